@@ -1,0 +1,12 @@
+"""Importing pretrained weights."""
+
+from kbert.checkpoints.hf_bert import (
+    load_hf_bert,
+    load_hf_bert_encoder,
+    load_hf_bert_tokenizer,
+    minilm_l6_dir,
+    resolve_checkpoint,
+)
+
+__all__ = ["load_hf_bert", "load_hf_bert_encoder", "load_hf_bert_tokenizer", "minilm_l6_dir",
+           "resolve_checkpoint"]

@@ -1,0 +1,140 @@
+"""Token + segment + learned position embeddings, with BERT's LayerNorm and ALBERT's factorization."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class Embeddings(keras.layers.Layer):
+    """Sums token, segment and position embeddings, then normalizes, projects and drops out.
+
+    With `embedding_dim` smaller than `hidden_dim` this is ALBERT's factorized embedding
+    (Lan et al. 2020): the vocabulary table is `vocabulary_size × embedding_dim` and a Dense
+    `projection` maps to `hidden_dim`, so a 30k × 128 table replaces a 30k × 768 one.
+
+    Sublayers: `token_embedding`, `position_embedding`, `segment_embedding` (absent when
+    `num_segments == 0`), `norm` (absent when `normalize=False`), `projection` (only when
+    factorized). Output heads that tie their weights read `token_embedding.embeddings`.
+
+    Args:
+        vocabulary_size: int. Rows of the token table.
+        hidden_dim: int. Output width.
+        max_sequence_length: int. Rows of the position table; longer inputs raise ValueError.
+        num_segments: int, default 2. Rows of the segment table; 0 for none (GPT-style).
+        embedding_dim: int, default None (= hidden_dim). Factorized embedding width.
+        dropout: float, default 0.1.
+        layer_norm_epsilon: float, default 1e-12.
+        normalize: bool, default True. BERT normalizes embeddings; pre-LN GPT-2 does not.
+        embeddings_initializer: initializer, default TruncatedNormal(stddev=0.02).
+
+    Call args:
+        token_ids: int tensor `(batch, seq)`.
+        segment_ids: int tensor `(batch, seq)`, default None (all zeros).
+        training: bool, default None.
+
+    Example:
+    >>> layer = Embeddings(vocabulary_size=50, hidden_dim=16, max_sequence_length=8)
+    >>> tuple(layer(keras.ops.array([[2, 7, 3]])).shape)
+    (1, 3, 16)
+    """
+
+    def __init__(self, vocabulary_size, hidden_dim, max_sequence_length, num_segments=2,
+                 embedding_dim=None, dropout=0.1, layer_norm_epsilon=1e-12, normalize=True,
+                 embeddings_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.hidden_dim = hidden_dim
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.embedding_dim = embedding_dim
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize = normalize
+        self.embeddings_initializer = keras.initializers.get(
+            embeddings_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
+        )
+        width = embedding_dim or hidden_dim
+        policy = self.dtype_policy
+
+        def table(rows, name):
+            return keras.layers.Embedding(
+                rows, width, embeddings_initializer=self.embeddings_initializer, dtype=policy,
+                name=name,
+            )
+
+        self.token_embedding = table(vocabulary_size, "token_embedding")
+        self.position_embedding = table(max_sequence_length, "position_embedding")
+        self.segment_embedding = table(num_segments, "segment_embedding") if num_segments else None
+        self.norm = (keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy,
+                                                     name="norm") if normalize else None)
+        self.projection = None
+        if embedding_dim is not None and embedding_dim != hidden_dim:
+            self.projection = keras.layers.Dense(
+                hidden_dim, kernel_initializer=self.embeddings_initializer, dtype=policy,
+                name="projection",
+            )
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+
+    def build(self, token_ids_shape, segment_ids_shape=None):
+        width = self.embedding_dim or self.hidden_dim
+        self.token_embedding.build(token_ids_shape)
+        self.position_embedding.build((None,))
+        if self.segment_embedding is not None:
+            self.segment_embedding.build(token_ids_shape)
+        if self.norm is not None:
+            self.norm.build(tuple(token_ids_shape) + (width,))
+        if self.projection is not None:
+            self.projection.build(tuple(token_ids_shape) + (width,))
+        self.built = True
+
+    def call(self, token_ids, segment_ids=None, training=None):
+        seq = token_ids.shape[1]
+        if seq is not None and seq > self.max_sequence_length:
+            raise ValueError(
+                f"token_ids has sequence length {seq}, above the position table's "
+                f"max_sequence_length={self.max_sequence_length}; truncate the input "
+                f"(e.g. a packer with sequence_length <= {self.max_sequence_length})"
+            )
+        seq = ops.shape(token_ids)[1]
+        self._assert_fits(seq)
+        x = self.token_embedding(token_ids)  # (batch, seq, width)
+        positions = self.position_embedding.embeddings[:seq]  # (seq, width)
+        x = x + ops.cast(positions, x.dtype)[None, :, :]
+        if self.segment_embedding is not None:
+            if segment_ids is None:
+                segment_ids = ops.zeros_like(token_ids)
+            x = x + self.segment_embedding(segment_ids)
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.projection is not None:
+            x = self.projection(x)
+        return self.dropout_layer(x, training=training)
+
+    def _assert_fits(self, seq):
+        # Dynamic lengths (unknown when tracing) are checked when the graph runs.
+        if keras.backend.backend() == "tensorflow" and not isinstance(seq, int):
+            import tensorflow as tf
+
+            tf.debugging.assert_less_equal(
+                seq, self.max_sequence_length,
+                message=(f"token_ids sequence length is above the position table's "
+                         f"max_sequence_length={self.max_sequence_length}"),
+            )
+
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+        return tuple(token_ids_shape) + (self.hidden_dim,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocabulary_size": self.vocabulary_size,
+            "hidden_dim": self.hidden_dim,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "embedding_dim": self.embedding_dim,
+            "dropout": self.dropout,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "normalize": self.normalize,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        })
+        return config

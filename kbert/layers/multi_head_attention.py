@@ -1,0 +1,115 @@
+"""Multi-head scaled dot-product attention with named projections."""
+
+import math
+
+import keras
+from keras import ops
+
+from kbert.layers.masks import attention_bias
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class MultiHeadAttention(keras.layers.Layer):
+    """Multi-head self-attention (Vaswani et al. 2017) as BERT and GPT-2 use it.
+
+    The projections are four named `Dense` sublayers, `query`, `key`, `value` and `output`, so
+    adaptation wrappers (LoRA on `query`/`value`, say) can replace one of them without touching
+    this code. Scores and softmax run in float32 even under a bfloat16 policy.
+
+    Args:
+        num_heads: int. Number of attention heads.
+        hidden_dim: int. Model width; must be divisible by `num_heads`.
+        dropout: float, default 0.0. Dropout on the attention probabilities.
+        causal: bool, default False. Each position attends only to itself and earlier ones.
+        kernel_initializer: initializer, default TruncatedNormal(stddev=0.02) (BERT's).
+
+    Call args:
+        inputs: float tensor `(batch, seq, hidden_dim)`.
+        padding_mask: int/bool tensor `(batch, seq)`, default None; 1 for real tokens.
+        attention_mask: int/bool tensor `(batch, seq, seq)`, default None.
+        training: bool, default None.
+        return_attention_scores: bool, default False. Also return the probabilities
+            `(batch, heads, seq, seq)`.
+
+    Example:
+    >>> layer = MultiHeadAttention(num_heads=2, hidden_dim=8)
+    >>> tuple(layer(keras.ops.ones((1, 3, 8))).shape)
+    (1, 3, 8)
+    """
+
+    def __init__(self, num_heads, hidden_dim, dropout=0.0, causal=False,
+                 kernel_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        if hidden_dim % num_heads != 0:
+            raise ValueError(
+                f"hidden_dim must be divisible by num_heads; received hidden_dim={hidden_dim}, "
+                f"num_heads={num_heads}"
+            )
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.head_dim = hidden_dim // num_heads
+        self.dropout = dropout
+        self.causal = causal
+        self.kernel_initializer = keras.initializers.get(
+            kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
+        )
+
+        def dense(name):
+            return keras.layers.Dense(
+                hidden_dim, kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output")
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+
+    def build(self, input_shape):
+        for layer in (self.query, self.key, self.value, self.output_dense):
+            layer.build(input_shape)
+        self.built = True
+
+    def _split_heads(self, x, batch, seq):
+        x = ops.reshape(x, (batch, seq, self.num_heads, self.head_dim))
+        return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
+
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None,
+             return_attention_scores=False):
+        batch, seq = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        # Scaling the query (seq x head_dim) is cheaper than scaling the scores (seq x seq).
+        query = self.query(inputs) * ops.cast(1.0 / math.sqrt(self.head_dim), self.compute_dtype)
+        query = self._split_heads(query, batch, seq)
+        key = self._split_heads(self.key(inputs), batch, seq)
+        value = self._split_heads(self.value(inputs), batch, seq)
+
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
+        scores = ops.cast(scores, "float32")
+        bias = attention_bias(padding_mask, attention_mask, causal=self.causal,
+                              sequence_length=seq)
+        if bias is not None:
+            scores = scores + bias
+        probabilities = ops.softmax(scores, axis=-1)
+        dropped = self.dropout_layer(ops.cast(probabilities, self.compute_dtype),
+                                     training=training)
+        context = ops.matmul(dropped, value)  # (batch, heads, seq, head_dim)
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_dim))
+        outputs = self.output_dense(context)
+        if return_attention_scores:
+            return outputs, probabilities
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "dropout": self.dropout,
+            "causal": self.causal,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        })
+        return config

@@ -1,0 +1,117 @@
+"""One transformer block: attention and feed-forward sublayers with residuals and LayerNorm."""
+
+import keras
+
+from kbert.layers.feed_forward import FeedForward
+from kbert.layers.multi_head_attention import MultiHeadAttention
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class TransformerBlock(keras.layers.Layer):
+    """A transformer block in post-LN (BERT) or pre-LN (GPT-2) arrangement.
+
+    Post-LN (Devlin et al. 2019):  x = LN(x + Drop(Attn(x)));  x = LN(x + Drop(FFN(x)))
+    Pre-LN (Radford et al. 2019):  x = x + Drop(Attn(LN(x)));  x = x + Drop(FFN(LN(x)))
+
+    The four sublayers are attributes, `attention`, `attention_norm`, `feed_forward` and
+    `feed_forward_norm`. An adapter, LoRA or prefix wrapper replaces `attention` or `feed_forward`
+    with a layer of the same call signature; this class needs no flag for it.
+
+    Args:
+        num_heads: int. Attention heads.
+        hidden_dim: int. Model width.
+        intermediate_dim: int. Feed-forward inner width.
+        dropout: float, default 0.1. Dropout on each sublayer's output.
+        attention_dropout: float, default 0.1. Dropout on attention probabilities.
+        activation: str, default "gelu". Feed-forward activation.
+        layer_norm_epsilon: float, default 1e-12 (BERT's; GPT-2 uses 1e-5).
+        norm_first: bool, default False. Pre-LN instead of post-LN.
+        causal: bool, default False. Causal (left-to-right) attention.
+        kernel_initializer: initializer, default TruncatedNormal(stddev=0.02).
+
+    Call args:
+        inputs: float tensor `(batch, seq, hidden_dim)`.
+        padding_mask: int/bool `(batch, seq)`, default None.
+        attention_mask: int/bool `(batch, seq, seq)`, default None.
+        training: bool, default None.
+
+    Example:
+    >>> block = TransformerBlock(num_heads=2, hidden_dim=8, intermediate_dim=16)
+    >>> x = keras.ops.ones((1, 4, 8))
+    >>> tuple(block(x, padding_mask=keras.ops.array([[1, 1, 1, 0]])).shape)
+    (1, 4, 8)
+    """
+
+    def __init__(self, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+                 attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
+                 norm_first=False, causal=False, kernel_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.norm_first = norm_first
+        self.causal = causal
+        self.kernel_initializer = keras.initializers.get(
+            kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
+        )
+        policy = self.dtype_policy
+        self.attention = MultiHeadAttention(
+            num_heads, hidden_dim, dropout=attention_dropout, causal=causal,
+            kernel_initializer=self.kernel_initializer, dtype=policy, name="attention",
+        )
+        self.attention_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=policy, name="attention_norm"
+        )
+        self.attention_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.feed_forward = FeedForward(
+            hidden_dim, intermediate_dim, activation=activation,
+            kernel_initializer=self.kernel_initializer, dtype=policy, name="feed_forward",
+        )
+        self.feed_forward_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=policy, name="feed_forward_norm"
+        )
+        self.feed_forward_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+
+    def build(self, input_shape):
+        for layer in (self.attention, self.attention_norm, self.feed_forward,
+                      self.feed_forward_norm):
+            layer.build(input_shape)
+        self.built = True
+
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
+        x = inputs
+        masks = {"padding_mask": padding_mask, "attention_mask": attention_mask}
+        if self.norm_first:
+            attended = self.attention(self.attention_norm(x), training=training, **masks)
+            x = x + self.attention_dropout_layer(attended, training=training)
+            transformed = self.feed_forward(self.feed_forward_norm(x), training=training)
+            return x + self.feed_forward_dropout_layer(transformed, training=training)
+        attended = self.attention(x, training=training, **masks)
+        x = self.attention_norm(x + self.attention_dropout_layer(attended, training=training))
+        transformed = self.feed_forward(x, training=training)
+        return self.feed_forward_norm(
+            x + self.feed_forward_dropout_layer(transformed, training=training)
+        )
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "norm_first": self.norm_first,
+            "causal": self.causal,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        })
+        return config

@@ -1,0 +1,154 @@
+"""The transformer encoder: a functional Keras model with dict inputs and dict outputs."""
+
+import keras
+from keras import ops
+
+from kbert.layers.embeddings import Embeddings
+from kbert.layers.transformer_block import TransformerBlock
+from kbert.models.encoder_config import EncoderConfig
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class Encoder(keras.Model):
+    """A BERT-style (bidirectional) or GPT-style (causal) transformer encoder.
+
+    Inputs (dict): `token_ids`, `segment_ids`, `padding_mask`, each int32 `(batch, seq)`.
+    Outputs (dict):
+        `sequence_output`: `(batch, seq, hidden_dim)`, the top layer (after the final LayerNorm
+            for pre-LN models).
+        `pooled_output`: `(batch, hidden_dim)`, tanh Dense on the first ([CLS]) position.
+        `hidden_states`: list of `num_layers + 1` tensors `(batch, seq, hidden_dim)`: the
+            embedding output, then each block's output (the last equals `sequence_output`).
+            For layer averaging and probing.
+
+    Task heads are built on `encoder.inputs` and `encoder.outputs`, so one encoder serves many
+    heads. `layer_groups()` names the parts that freezing, gradual unfreezing and per-layer
+    learning rates address: `embeddings`, `block_0` … `block_{N-1}`, `pooler` (and `final_norm`
+    for pre-LN models).
+
+    Args: the fields of `EncoderConfig` (see there), plus Keras `name`/`dtype`.
+
+    Example:
+    >>> encoder = Encoder.from_preset("tiny")
+    >>> inputs = {"token_ids": ops.array([[2, 5, 3, 0]]), "segment_ids": ops.zeros((1, 4), "int32"),
+    ...           "padding_mask": ops.array([[1, 1, 1, 0]])}
+    >>> tuple(encoder(inputs)["sequence_output"].shape)
+    (1, 4, 16)
+    """
+
+    def __init__(self, vocabulary_size, num_layers, hidden_dim, num_heads, intermediate_dim,
+                 max_sequence_length=512, num_segments=2, embedding_dim=None, dropout=0.1,
+                 attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
+                 norm_first=False, causal=False, share_layers=False, initializer_range=0.02,
+                 dtype=None, **kwargs):
+        config = EncoderConfig(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, hidden_dim=hidden_dim,
+            num_heads=num_heads, intermediate_dim=intermediate_dim,
+            max_sequence_length=max_sequence_length, num_segments=num_segments,
+            embedding_dim=embedding_dim, dropout=dropout, attention_dropout=attention_dropout,
+            activation=activation, layer_norm_epsilon=layer_norm_epsilon, norm_first=norm_first,
+            causal=causal, share_layers=share_layers, initializer_range=initializer_range,
+        )
+        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+        # === Layers ===
+        embeddings = Embeddings(
+            vocabulary_size, hidden_dim, max_sequence_length, num_segments=num_segments,
+            embedding_dim=embedding_dim, dropout=dropout, layer_norm_epsilon=layer_norm_epsilon,
+            normalize=not norm_first, embeddings_initializer=initializer, dtype=dtype,
+            name="embeddings",
+        )
+
+        def make_block(index):
+            return TransformerBlock(
+                num_heads, hidden_dim, intermediate_dim, dropout=dropout,
+                attention_dropout=attention_dropout, activation=activation,
+                layer_norm_epsilon=layer_norm_epsilon, norm_first=norm_first, causal=causal,
+                kernel_initializer=initializer, dtype=dtype, name=f"block_{index}",
+            )
+
+        if share_layers:
+            shared = make_block("shared")
+            blocks = [shared] * num_layers
+        else:
+            blocks = [make_block(i) for i in range(num_layers)]
+        final_norm = (keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=dtype,
+                                                      name="final_norm")
+                      if norm_first else None)
+        pooler = keras.layers.Dense(hidden_dim, activation="tanh", kernel_initializer=initializer,
+                                    dtype=dtype, name="pooler")
+
+        # === Functional model ===
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask")
+        }
+        x = embeddings(inputs["token_ids"], inputs["segment_ids"])
+        hidden_states = [x]
+        for block in blocks:
+            x = block(x, padding_mask=inputs["padding_mask"])
+            hidden_states.append(x)
+        if final_norm is not None:
+            x = final_norm(x)
+            hidden_states[-1] = x
+        pooled = pooler(x[:, 0, :])
+        outputs = {"sequence_output": x, "pooled_output": pooled, "hidden_states": hidden_states}
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config and named parts ===
+        self.config = config
+        self.embeddings = embeddings
+        self.blocks = blocks
+        self.final_norm = final_norm
+        self.pooler = pooler
+
+    def layer_groups(self):
+        """Named groups of layers, bottom to top, for freezing and per-layer learning rates.
+
+        Returns:
+            dict (ordered bottom to top) of group name → list of layers: `embeddings`,
+            `block_0` … `block_{N-1}`, `final_norm` (pre-LN only), `pooler`. With
+            `share_layers=True` every `block_i` holds the same shared layer.
+        """
+        groups = {"embeddings": [self.embeddings]}
+        for index, block in enumerate(self.blocks):
+            groups[f"block_{index}"] = [block]
+        if self.final_norm is not None:
+            groups["final_norm"] = [self.final_norm]
+        groups["pooler"] = [self.pooler]
+        return groups
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable, **self.config.to_dict(),
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def from_config_object(cls, config, **kwargs):
+        """Builds an encoder from an `EncoderConfig`."""
+        return cls(**config.to_dict(), **kwargs)
+
+    @classmethod
+    def from_preset(cls, name, **changes):
+        """Builds a randomly initialised encoder from a named preset (see `EncoderConfig`).
+
+        Args:
+            name: str. A preset name, e.g. "tiny", "minilm_l6", "tutorial_50m".
+            **changes: `EncoderConfig` fields to override, plus Keras `name`/`dtype`.
+
+        For pretrained weights use `kbert.checkpoints.load_hf_bert`.
+        """
+        keras_kwargs = {key: changes.pop(key) for key in ("name", "dtype") if key in changes}
+        return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
+
+    def dummy_inputs(self, batch_size=1, sequence_length=8):
+        """Returns a valid input dict of zeros/ones, for building and smoke tests."""
+        shape = (batch_size, sequence_length)
+        return {"token_ids": ops.zeros(shape, "int32"), "segment_ids": ops.zeros(shape, "int32"),
+                "padding_mask": ops.ones(shape, "int32")}
