@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from kbert.layers import TransformerBlock
+from tests.layer_test_case import run_layer_test
+
+X = np.random.default_rng(2).normal(size=(2, 6, 16)).astype("float32")
+PADDING = np.array([[1] * 6, [1] * 4 + [0] * 2], "int32")
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layer_end_to_end(norm_first):
+    run_layer_test(TransformerBlock,
+                   {"num_heads": 2, "hidden_dim": 16, "intermediate_dim": 32,
+                    "norm_first": norm_first},
+                   X, {"padding_mask": PADDING}, expected_output_shape=(2, 6, 16),
+                   expected_num_trainable_weights=16,
+                   zero_gradient_weights=("key/bias",))
+
+
+def _layer_norm(x, layer):
+    mean = x.mean(-1, keepdims=True)
+    var = x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + layer.epsilon) * np.array(layer.gamma) + np.array(layer.beta)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_residual_and_norm_arrangement(norm_first):
+    block = TransformerBlock(2, 16, 32, norm_first=norm_first)
+    out = np.array(block(X, padding_mask=PADDING))
+    attend = lambda x: np.array(block.attention(x, padding_mask=PADDING))  # noqa: E731
+    ffn = lambda x: np.array(block.feed_forward(x))  # noqa: E731
+    if norm_first:
+        h = X + attend(_layer_norm(X, block.attention_norm))
+        expected = h + ffn(_layer_norm(h, block.feed_forward_norm))
+    else:
+        h = _layer_norm(X + attend(X), block.attention_norm)
+        expected = _layer_norm(h + ffn(h), block.feed_forward_norm)
+    np.testing.assert_allclose(out, expected, atol=1e-4)
+
+
+def test_sublayers_can_be_wrapped_without_flags():
+    """An adaptation wrapper replaces a sublayer attribute; the block calls whatever is there."""
+    block = TransformerBlock(2, 16, 32)
+    block(X)
+    original = block.feed_forward
+    calls = []
+
+    def wrapped(inputs, training=None):
+        calls.append(1)
+        return original(inputs) * 0.0
+
+    block.feed_forward = wrapped
+    block(X)
+    assert calls
