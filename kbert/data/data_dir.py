@@ -43,3 +43,43 @@ def data_dir(path=None, required=False):
             "(expected a folder such as ../shared/data holding trec/, sst2/, ...)"
         )
     return None
+
+
+def locate(relative_path, url=None, data_dir_path=None, extract_member=None):
+    """Finds a dataset file locally, or downloads the public original when online.
+
+    Args:
+        relative_path: str. Path under the data directory, e.g. "trec/TREC_10.label".
+        url: str, default None. Where the public original lives (a file, or a zip archive
+            holding `extract_member`). None means local only.
+        data_dir_path: str or Path, default None. See `data_dir`.
+        extract_member: str, default None. Path inside the downloaded zip archive.
+
+    Returns:
+        A `Path` to a readable file.
+    """
+    root = data_dir(data_dir_path)
+    if root is not None and (root / relative_path).is_file():
+        return root / relative_path
+    if url is None:
+        raise ValueError(f"{relative_path} not found under data directory {str(root)!r} and "
+                         "there is no public download for it")
+    import keras
+
+    cache = Path(os.environ.get("KBERT_CACHE_DIR", Path.home() / ".cache" / "kbert"))
+    name = relative_path.replace("/", "_") if extract_member is None else Path(url).name
+    try:
+        downloaded = Path(keras.utils.get_file(name, url, cache_dir=str(cache),
+                                               cache_subdir="datasets",
+                                               extract=extract_member is not None))
+    except Exception as error:  # no network, HTTP error
+        raise ValueError(
+            f"{relative_path} is not under data directory {str(root)!r} and downloading {url} "
+            f"failed ({error}); set {ENV_VAR} to a folder that holds it"
+        ) from None
+    if extract_member is None:
+        return downloaded
+    matches = list(downloaded.parent.rglob(Path(extract_member).name))
+    if not matches:
+        raise ValueError(f"{url} does not contain {extract_member}")
+    return matches[0]
