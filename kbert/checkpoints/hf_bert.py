@@ -140,7 +140,8 @@ def _normalise_names(tensors):
     return renamed
 
 
-def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, **config_changes):
+def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding=True,
+                         **config_changes):
     """Builds a kbert `Encoder` holding a Hugging Face BERT checkpoint's weights.
 
     Args:
@@ -148,6 +149,7 @@ def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, **config_cha
         activation: str, default None (the checkpoint's). Override, e.g. "gelu_approximate" to
             reproduce keras-hub's BERT, which uses the tanh GELU whatever the checkpoint says.
         dtype: Keras dtype policy name, default None (global policy), e.g. "mixed_bfloat16".
+        skip_padding: bool, default True. See `Encoder`.
         **config_changes: other `EncoderConfig` fields to override (e.g. `dropout=0.0`).
 
     Returns:
@@ -177,7 +179,7 @@ def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, **config_cha
     except Exception as error:  # safetensors raises its own error types for corrupt files
         raise ValueError(f"{weights_path}: cannot be read as safetensors ({error})") from None
 
-    encoder = Encoder.from_config_object(config, dtype=dtype)
+    encoder = Encoder.from_config_object(config, dtype=dtype, skip_padding=skip_padding)
     assignments = []
     for variable, name, transpose in _weight_map(encoder):
         if name not in tensors:

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from kbert.layers.masks import attention_bias
+from kbert.layers.unpadding import apply_to_real_tokens
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -22,6 +23,8 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: float, default 0.0. Dropout on the attention probabilities.
         causal: bool, default False. Each position attends only to itself and earlier ones.
         kernel_initializer: initializer, default TruncatedNormal(stddev=0.02) (BERT's).
+        skip_padding: bool, default True. Project real tokens only (`kbert.layers.unpadding`);
+            outputs at padded positions are then 0.
 
     Call args:
         inputs: float tensor `(batch, seq, hidden_dim)`.
@@ -38,7 +41,7 @@ class MultiHeadAttention(keras.layers.Layer):
     """
 
     def __init__(self, num_heads, hidden_dim, dropout=0.0, causal=False,
-                 kernel_initializer=None, **kwargs):
+                 kernel_initializer=None, skip_padding=True, **kwargs):
         super().__init__(**kwargs)
         if hidden_dim % num_heads != 0:
             raise ValueError(
@@ -50,6 +53,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.head_dim = hidden_dim // num_heads
         self.dropout = dropout
         self.causal = causal
+        self.skip_padding = skip_padding
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
         )
@@ -78,11 +82,17 @@ class MultiHeadAttention(keras.layers.Layer):
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None,
              return_attention_scores=False):
         batch, seq = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        real_tokens = padding_mask if self.skip_padding else None
+
+        def project(layer, x):
+            return apply_to_real_tokens(layer, x, real_tokens)
+
         # Scaling the query (seq x head_dim) is cheaper than scaling the scores (seq x seq).
-        query = self.query(inputs) * ops.cast(1.0 / math.sqrt(self.head_dim), self.compute_dtype)
+        query = project(self.query, inputs)
+        query = query * ops.cast(1.0 / math.sqrt(self.head_dim), self.compute_dtype)
         query = self._split_heads(query, batch, seq)
-        key = self._split_heads(self.key(inputs), batch, seq)
-        value = self._split_heads(self.value(inputs), batch, seq)
+        key = self._split_heads(project(self.key, inputs), batch, seq)
+        value = self._split_heads(project(self.value, inputs), batch, seq)
 
         scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
         scores = ops.cast(scores, "float32")
@@ -95,7 +105,7 @@ class MultiHeadAttention(keras.layers.Layer):
                                      training=training)
         context = ops.matmul(dropped, value)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_dim))
-        outputs = self.output_dense(context)
+        outputs = project(self.output_dense, context)
         if return_attention_scores:
             return outputs, probabilities
         return outputs
@@ -110,6 +120,7 @@ class MultiHeadAttention(keras.layers.Layer):
             "hidden_dim": self.hidden_dim,
             "dropout": self.dropout,
             "causal": self.causal,
+            "skip_padding": self.skip_padding,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
         })
         return config

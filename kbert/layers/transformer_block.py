@@ -4,6 +4,7 @@ import keras
 
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.multi_head_attention import MultiHeadAttention
+from kbert.layers.unpadding import apply_to_real_tokens
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -28,6 +29,9 @@ class TransformerBlock(keras.layers.Layer):
         norm_first: bool, default False. Pre-LN instead of post-LN.
         causal: bool, default False. Causal (left-to-right) attention.
         kernel_initializer: initializer, default TruncatedNormal(stddev=0.02).
+        skip_padding: bool, default True. Run the position-wise matmuls (attention projections,
+            feed-forward) on real tokens only (see `kbert.layers.unpadding`); outputs at real
+            positions are unchanged, padded positions hold other values than with False.
 
     Call args:
         inputs: float tensor `(batch, seq, hidden_dim)`.
@@ -44,7 +48,8 @@ class TransformerBlock(keras.layers.Layer):
 
     def __init__(self, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
                  attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
-                 norm_first=False, causal=False, kernel_initializer=None, **kwargs):
+                 norm_first=False, causal=False, kernel_initializer=None, skip_padding=True,
+                 **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.hidden_dim = hidden_dim
@@ -55,13 +60,15 @@ class TransformerBlock(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.norm_first = norm_first
         self.causal = causal
+        self.skip_padding = skip_padding
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
         )
         policy = self.dtype_policy
         self.attention = MultiHeadAttention(
             num_heads, hidden_dim, dropout=attention_dropout, causal=causal,
-            kernel_initializer=self.kernel_initializer, dtype=policy, name="attention",
+            kernel_initializer=self.kernel_initializer, skip_padding=skip_padding, dtype=policy,
+            name="attention",
         )
         self.attention_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="attention_norm"
@@ -85,14 +92,19 @@ class TransformerBlock(keras.layers.Layer):
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
         x = inputs
         masks = {"padding_mask": padding_mask, "attention_mask": attention_mask}
+        real_tokens = padding_mask if self.skip_padding else None
+
+        def feed_forward(h):
+            return apply_to_real_tokens(self.feed_forward, h, real_tokens, training=training)
+
         if self.norm_first:
             attended = self.attention(self.attention_norm(x), training=training, **masks)
             x = x + self.attention_dropout_layer(attended, training=training)
-            transformed = self.feed_forward(self.feed_forward_norm(x), training=training)
+            transformed = feed_forward(self.feed_forward_norm(x))
             return x + self.feed_forward_dropout_layer(transformed, training=training)
         attended = self.attention(x, training=training, **masks)
         x = self.attention_norm(x + self.attention_dropout_layer(attended, training=training))
-        transformed = self.feed_forward(x, training=training)
+        transformed = feed_forward(x)
         return self.feed_forward_norm(
             x + self.feed_forward_dropout_layer(transformed, training=training)
         )
@@ -112,6 +124,7 @@ class TransformerBlock(keras.layers.Layer):
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "norm_first": self.norm_first,
             "causal": self.causal,
+            "skip_padding": self.skip_padding,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
         })
         return config

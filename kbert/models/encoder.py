@@ -26,7 +26,9 @@ class Encoder(keras.Model):
     learning rates address: `embeddings`, `block_0` … `block_{N-1}`, `pooler` (and `final_norm`
     for pre-LN models).
 
-    Args: the fields of `EncoderConfig` (see there), plus Keras `name`/`dtype`.
+    Args: the fields of `EncoderConfig` (see there), plus Keras `name`/`dtype`, and
+        skip_padding: bool, default True. Feed-forward sublayers compute real tokens only
+            (`kbert.layers.unpadding`): same outputs at real positions, faster on padded batches.
 
     Example:
     >>> encoder = Encoder.from_preset("tiny")
@@ -40,7 +42,7 @@ class Encoder(keras.Model):
                  max_sequence_length=512, num_segments=2, embedding_dim=None, dropout=0.1,
                  attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
                  norm_first=False, causal=False, share_layers=False, initializer_range=0.02,
-                 dtype=None, **kwargs):
+                 skip_padding=True, dtype=None, **kwargs):
         config = EncoderConfig(
             vocabulary_size=vocabulary_size, num_layers=num_layers, hidden_dim=hidden_dim,
             num_heads=num_heads, intermediate_dim=intermediate_dim,
@@ -64,7 +66,8 @@ class Encoder(keras.Model):
                 num_heads, hidden_dim, intermediate_dim, dropout=dropout,
                 attention_dropout=attention_dropout, activation=activation,
                 layer_norm_epsilon=layer_norm_epsilon, norm_first=norm_first, causal=causal,
-                kernel_initializer=initializer, dtype=dtype, name=f"block_{index}",
+                kernel_initializer=initializer, skip_padding=skip_padding, dtype=dtype,
+                name=f"block_{index}",
             )
 
         if share_layers:
@@ -97,6 +100,7 @@ class Encoder(keras.Model):
 
         # === Config and named parts ===
         self.config = config
+        self.skip_padding = skip_padding
         self.embeddings = embeddings
         self.blocks = blocks
         self.final_norm = final_norm
@@ -120,7 +124,7 @@ class Encoder(keras.Model):
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable, **self.config.to_dict(),
-                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+                "skip_padding": self.skip_padding, "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
 
     @classmethod
     def from_config(cls, config):
@@ -140,11 +144,12 @@ class Encoder(keras.Model):
 
         Args:
             name: str. A preset name, e.g. "tiny", "minilm_l6", "tutorial_50m".
-            **changes: `EncoderConfig` fields to override, plus Keras `name`/`dtype`.
+            **changes: `EncoderConfig` fields to override, plus `name`, `dtype`, `skip_padding`.
 
         For pretrained weights use `kbert.checkpoints.load_hf_bert`.
         """
-        keras_kwargs = {key: changes.pop(key) for key in ("name", "dtype") if key in changes}
+        keras_kwargs = {key: changes.pop(key) for key in ("name", "dtype", "skip_padding")
+                        if key in changes}
         return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
 
     def dummy_inputs(self, batch_size=1, sequence_length=8):

@@ -41,7 +41,7 @@ def bert_forward(tensors, num_heads, token_ids, segment_ids, padding_mask, eps=1
     while f"encoder.layer.{index}.attention.self.query.weight" in t:
         p = f"encoder.layer.{index}"
 
-        def heads(name, p=p):
+        def heads(name, p=p, x=x):
             y = _linear(x, t, f"{p}.attention.self.{name}")
             return y.reshape(batch, seq, num_heads, head_dim).transpose(0, 2, 1, 3)
 

@@ -36,7 +36,19 @@ def test_residual_and_norm_arrangement(norm_first):
     else:
         h = _layer_norm(X + attend(X), block.attention_norm)
         expected = _layer_norm(h + ffn(h), block.feed_forward_norm)
-    np.testing.assert_allclose(out, expected, atol=1e-4)
+    real = PADDING.astype(bool)
+    np.testing.assert_allclose(out[real], expected[real], atol=1e-4)
+
+
+def test_skip_padding_keeps_real_positions():
+    fast = TransformerBlock(2, 16, 32, dropout=0.0, attention_dropout=0.0)
+    plain = TransformerBlock(2, 16, 32, dropout=0.0, attention_dropout=0.0, skip_padding=False)
+    fast(X)
+    plain(X)
+    plain.set_weights(fast.get_weights())
+    real = PADDING.astype(bool)
+    np.testing.assert_allclose(np.array(fast(X, padding_mask=PADDING))[real],
+                               np.array(plain(X, padding_mask=PADDING))[real], atol=1e-5)
 
 
 def test_sublayers_can_be_wrapped_without_flags():

@@ -84,8 +84,8 @@ def test_fit_updates_every_weight_through_a_head():
     before = [np.array(w) for w in encoder.trainable_weights]
     history = model.fit(INPUTS, np.array([0, 2]), epochs=3, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
-    moved = [not np.allclose(np.array(w), b) for w, b in zip(encoder.trainable_weights, before)]
-    unmoved = [w.path for w, m in zip(encoder.trainable_weights, moved) if not m]
+    moved = [not np.allclose(np.array(w), b) for w, b in zip(encoder.trainable_weights, before, strict=True)]
+    unmoved = [w.path for w, m in zip(encoder.trainable_weights, moved, strict=True) if not m]
     assert all(path.endswith("key/bias") for path in unmoved), unmoved
 
 
