@@ -28,16 +28,22 @@ def measure_matmul_peak(dtype="float32", size=2048, seconds=2.0):
     return best
 
 
-def encoder_training_flops(config, batch_size, sequence_length):
-    """Model FLOPs of one training step (forward + backward = 3 × forward), as in PaLM's MFU.
+def encoder_training_flops(config, lengths):
+    """Useful model FLOPs of one training step (forward + backward = 3 × forward), as PaLM's MFU.
 
-    Counts the matmuls: the blocks' projections (2 FLOPs per weight per token) and attention's
-    two (seq × seq) products. Embedding lookups, norms and softmax are not counted.
+    Counts the matmuls a batch needs: the blocks' projections (2 FLOPs per weight per real token)
+    and attention's two (length × length) products per sequence. Padded positions add nothing, so
+    an implementation that computes them gets a lower MFU. Embedding lookups, norms and softmax
+    are not counted.
+
+    Args:
+        config: an `EncoderConfig`.
+        lengths: sequence of int, the real length of each sequence in the batch.
     """
     h, f, n = config.hidden_dim, config.intermediate_dim, config.num_layers
-    tokens = batch_size * sequence_length
+    tokens = sum(lengths)
     weights_per_block = 4 * h * h + 2 * h * f
     forward = 2 * weights_per_block * tokens * n
-    forward += 2 * 2 * batch_size * sequence_length * sequence_length * h * n  # QK^T and PV
-    forward += 2 * h * h * batch_size  # pooler
+    forward += 2 * 2 * sum(length * length for length in lengths) * h * n  # QK^T and PV
+    forward += 2 * h * h * len(lengths)  # pooler
     return 3 * forward
