@@ -1,0 +1,23 @@
+"""Tokenizing and packing BERT inputs, in tf.data and inside exported graphs.
+
+Everything here matches Hugging Face `tokenizers` (BERT normalizer, pre-tokenizer, WordPiece,
+post-processor and truncation) and uses only core TensorFlow ops plus the classic tf-text ops that
+TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8`,
+`WordpieceTokenizeWithOffsets`), so the same layers serve training pipelines and exported models.
+"""
+
+from kbert.text.input_packer import InputPacker
+from kbert.text.parity import TokenizerAgreement, tokenizer_agreement
+from kbert.text.preprocessor import BertPreprocessor
+from kbert.text.vocabulary_trainer import train_wordpiece_vocabulary, write_vocabulary
+from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
+
+__all__ = [
+    "BertPreprocessor",
+    "InputPacker",
+    "TokenizerAgreement",
+    "WordPieceTokenizer",
+    "tokenizer_agreement",
+    "train_wordpiece_vocabulary",
+    "write_vocabulary",
+]
