@@ -106,6 +106,9 @@ class InputPacker(keras.layers.Layer):
     [[0, 0, 0, 0, 0, 1, 1, 1]]
     """
 
+    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
+    supports_jit = False
+
     def __init__(
         self,
         sequence_length,

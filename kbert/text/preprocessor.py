@@ -37,6 +37,9 @@ class BertPreprocessor(keras.layers.Layer):
     [[0, 0, 0, 1, 1, 1, 0, 0]]
     """
 
+    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
+    supports_jit = False
+
     def __init__(
         self,
         tokenizer,

@@ -149,6 +149,9 @@ class WordPieceTokenizer(keras.layers.Layer):
     [[5, 6, 7, 8], [5]]
     """
 
+    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
+    supports_jit = False
+
     def __init__(
         self,
         vocabulary,

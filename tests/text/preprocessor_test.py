@@ -161,3 +161,14 @@ def test_saved_model_loads_in_a_fresh_process(tmp_path, tokenizer):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_model_with_preprocessor_compiles_without_xla_by_default(preprocessor):
+    import keras
+
+    inputs = keras.Input(shape=(), dtype="string")
+    packed = preprocessor(inputs)
+    logits = keras.layers.Dense(2)(keras.ops.cast(packed["token_ids"], "float32"))
+    model = keras.Model(inputs, logits)
+    model.compile(loss="mse")  # jit_compile="auto"
+    assert model.jit_compile is False
