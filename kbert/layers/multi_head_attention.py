@@ -87,12 +87,15 @@ class MultiHeadAttention(keras.layers.Layer):
         def project(layer, x):
             return apply_to_real_tokens(layer, x, real_tokens)
 
+        def query_key_value(x):
+            return self.query(x), self.key(x), self.value(x)
+
+        query, key, value = project(query_key_value, inputs)
         # Scaling the query (seq x head_dim) is cheaper than scaling the scores (seq x seq).
-        query = project(self.query, inputs)
         query = query * ops.cast(1.0 / math.sqrt(self.head_dim), self.compute_dtype)
         query = self._split_heads(query, batch, seq)
-        key = self._split_heads(project(self.key, inputs), batch, seq)
-        value = self._split_heads(project(self.value, inputs), batch, seq)
+        key = self._split_heads(key, batch, seq)
+        value = self._split_heads(value, batch, seq)
 
         scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
         scores = ops.cast(scores, "float32")

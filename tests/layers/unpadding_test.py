@@ -41,8 +41,20 @@ def test_gradients_flow_only_from_real_tokens():
     assert np.abs(gradient[MASK.astype(bool)]).min() > 0
 
 
-def test_xla_compiles_the_dynamic_gather():
+def test_xla_runs_the_padded_tensor():
+    """Under XLA the gather would cost (serial scatter), so the layer sees every position."""
     layer = _dense()
     compiled = tf.function(lambda x, m: apply_to_real_tokens(layer, x, m), jit_compile=True)
-    np.testing.assert_allclose(compiled(X, MASK).numpy(),
-                               np.array(apply_to_real_tokens(layer, X, MASK)), atol=1e-5)
+    np.testing.assert_allclose(compiled(X, MASK).numpy(), np.array(layer(X)), atol=1e-5)
+    nested = tf.function(lambda x, m: compiled(x, m))
+    np.testing.assert_allclose(nested(X, MASK).numpy(), np.array(layer(X)), atol=1e-5)
+    plain = tf.function(lambda x, m: apply_to_real_tokens(layer, x, m))
+    assert (plain(X, MASK).numpy()[~MASK.astype(bool)] == 0).all()
+
+
+def test_tuple_outputs_share_one_gather():
+    first, second = _dense(), _dense()
+    out_a, out_b = apply_to_real_tokens(lambda h: (first(h), second(h)), X, MASK)
+    real = MASK.astype(bool)
+    np.testing.assert_allclose(np.array(out_a)[real], np.array(first(X))[real], atol=1e-6)
+    np.testing.assert_allclose(np.array(out_b)[real], np.array(second(X))[real], atol=1e-6)
