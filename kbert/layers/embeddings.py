@@ -31,6 +31,8 @@ class Embeddings(keras.layers.Layer):
         token_ids: int tensor `(batch, seq)`.
         segment_ids: int tensor `(batch, seq)`, default None (all zeros).
         training: bool, default None.
+        start_position: int scalar, default 0. Position of the first token (for decoding with a
+            key/value cache, where one new token sits at the end of a prefix).
 
     Example:
     >>> layer = Embeddings(vocabulary_size=50, hidden_dim=16, max_sequence_length=8)
@@ -87,18 +89,24 @@ class Embeddings(keras.layers.Layer):
             self.projection.build(tuple(token_ids_shape) + (width,))
         self.built = True
 
-    def call(self, token_ids, segment_ids=None, training=None):
+    def call(self, token_ids, segment_ids=None, training=None, start_position=0):
         seq = token_ids.shape[1]
-        if seq is not None and seq > self.max_sequence_length:
+        if isinstance(start_position, int) and seq is not None:
+            seq = seq + start_position
+        if seq is not None and isinstance(seq, int) and seq > self.max_sequence_length:
             raise ValueError(
                 f"token_ids has sequence length {seq}, above the position table's "
                 f"max_sequence_length={self.max_sequence_length}; truncate the input "
                 f"(e.g. a packer with sequence_length <= {self.max_sequence_length})"
             )
         seq = ops.shape(token_ids)[1]
-        self._assert_fits(seq)
+        if not isinstance(start_position, int):
+            # Keras turns numeric call arguments into float tensors; positions are integers.
+            start_position = ops.cast(start_position, "int32")
+        self._assert_fits(seq + start_position)
         x = self.token_embedding(token_ids)  # (batch, seq, width)
-        positions = self.position_embedding.embeddings[:seq]  # (seq, width)
+        table = self.position_embedding.embeddings
+        positions = ops.slice(table, (start_position, 0), (seq, ops.shape(table)[1]))
         x = x + ops.cast(positions, x.dtype)[None, :, :]
         if self.segment_embedding is not None:
             if segment_ids is None:

@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from kbert.layers.masks import attention_bias
+from kbert.layers.masks import MASK_VALUE, attention_bias
 from kbert.layers.unpadding import apply_to_real_tokens
 
 
@@ -33,6 +33,13 @@ class MultiHeadAttention(keras.layers.Layer):
         training: bool, default None.
         return_attention_scores: bool, default False. Also return the probabilities
             `(batch, heads, seq, seq)`.
+        cache: float tensor `(batch, 2, heads, max_length, head_dim)`, default None. Keys and
+            values of earlier positions, for causal decoding: the new positions' keys and values
+            are written at `cache_index`, and the queries attend over the cache, so each new
+            token costs one position, not the whole prefix. The updated cache is returned after
+            the outputs. Only for causal layers; `padding_mask`, if given, then covers all
+            `max_length` cache positions.
+        cache_index: int scalar, default None. Absolute position of the first new token.
 
     Example:
     >>> layer = MultiHeadAttention(num_heads=2, hidden_dim=8)
@@ -80,9 +87,14 @@ class MultiHeadAttention(keras.layers.Layer):
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None,
-             return_attention_scores=False):
+             return_attention_scores=False, cache=None, cache_index=None):
         batch, seq = ops.shape(inputs)[0], ops.shape(inputs)[1]
-        real_tokens = padding_mask if self.skip_padding else None
+        if cache is not None and not self.causal:
+            raise ValueError("a key/value cache is for causal attention; this layer has "
+                             "causal=False")
+        if cache is not None and cache_index is None:
+            raise ValueError("`cache` needs `cache_index`, the position of the first new token")
+        real_tokens = padding_mask if self.skip_padding and cache is None else None
 
         def project(layer, x):
             return apply_to_real_tokens(layer, x, real_tokens)
@@ -97,10 +109,15 @@ class MultiHeadAttention(keras.layers.Layer):
         key = self._split_heads(key, batch, seq)
         value = self._split_heads(value, batch, seq)
 
-        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
+        if cache is not None:
+            key, value, cache, bias = self._use_cache(key, value, cache, cache_index, seq,
+                                                      padding_mask)
+        else:
+            bias = attention_bias(padding_mask, attention_mask, causal=self.causal,
+                                  sequence_length=seq)
+
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, keys)
         scores = ops.cast(scores, "float32")
-        bias = attention_bias(padding_mask, attention_mask, causal=self.causal,
-                              sequence_length=seq)
         if bias is not None:
             scores = scores + bias
         probabilities = ops.softmax(scores, axis=-1)
@@ -109,9 +126,29 @@ class MultiHeadAttention(keras.layers.Layer):
         context = ops.matmul(dropped, value)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_dim))
         outputs = project(self.output_dense, context)
+        results = (outputs,)
+        if cache is not None:
+            results += (cache,)
         if return_attention_scores:
-            return outputs, probabilities
-        return outputs
+            results += (probabilities,)
+        return results[0] if len(results) == 1 else results
+
+    def _use_cache(self, key, value, cache, cache_index, seq, padding_mask):
+        """Writes the new keys/values into the cache; returns them with the causal bias."""
+        cache = ops.cast(cache, key.dtype)
+        # Keras turns numeric call arguments into float tensors; indices must be integers.
+        cache_index = ops.cast(cache_index, "int32")
+        start = (0, 0, cache_index, 0)
+        key = ops.slice_update(cache[:, 0], start, key)  # (batch, heads, max_length, head_dim)
+        value = ops.slice_update(cache[:, 1], start, value)
+        max_length = ops.shape(key)[2]
+        query_positions = cache_index + ops.arange(seq)
+        allowed = ops.arange(max_length)[None, :] <= query_positions[:, None]  # (seq, max_length)
+        allowed = allowed[None, None, :, :]
+        if padding_mask is not None:
+            allowed = ops.logical_and(allowed, ops.cast(padding_mask, "bool")[:, None, None, :])
+        bias = ops.where(allowed, 0.0, MASK_VALUE)
+        return key, value, ops.stack([key, value], axis=1), bias
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -38,6 +38,8 @@ class TransformerBlock(keras.layers.Layer):
         padding_mask: int/bool `(batch, seq)`, default None.
         attention_mask: int/bool `(batch, seq, seq)`, default None.
         training: bool, default None.
+        cache, cache_index: the attention's key/value cache for causal decoding (see
+            `MultiHeadAttention`); with a cache the block returns `(outputs, cache)`.
 
     Example:
     >>> block = TransformerBlock(num_heads=2, hidden_dim=8, intermediate_dim=16)
@@ -89,25 +91,36 @@ class TransformerBlock(keras.layers.Layer):
             layer.build(input_shape)
         self.built = True
 
-    def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None, cache=None,
+             cache_index=None):
         x = inputs
         masks = {"padding_mask": padding_mask, "attention_mask": attention_mask}
-        real_tokens = padding_mask if self.skip_padding else None
+        real_tokens = padding_mask if self.skip_padding and cache is None else None
+        if cache is not None:
+            masks.update(cache=cache, cache_index=cache_index)
+
+        def attend(h):
+            nonlocal cache
+            if cache is None:
+                return self.attention(h, training=training, **masks)
+            attended, cache = self.attention(h, training=training, **masks)
+            return attended
 
         def feed_forward(h):
             return apply_to_real_tokens(self.feed_forward, h, real_tokens, training=training)
 
         if self.norm_first:
-            attended = self.attention(self.attention_norm(x), training=training, **masks)
-            x = x + self.attention_dropout_layer(attended, training=training)
+            x = x + self.attention_dropout_layer(attend(self.attention_norm(x)),
+                                                 training=training)
             transformed = feed_forward(self.feed_forward_norm(x))
-            return x + self.feed_forward_dropout_layer(transformed, training=training)
-        attended = self.attention(x, training=training, **masks)
-        x = self.attention_norm(x + self.attention_dropout_layer(attended, training=training))
-        transformed = feed_forward(x)
-        return self.feed_forward_norm(
-            x + self.feed_forward_dropout_layer(transformed, training=training)
-        )
+            outputs = x + self.feed_forward_dropout_layer(transformed, training=training)
+        else:
+            x = self.attention_norm(x + self.attention_dropout_layer(attend(x), training=training))
+            transformed = feed_forward(x)
+            outputs = self.feed_forward_norm(
+                x + self.feed_forward_dropout_layer(transformed, training=training)
+            )
+        return outputs if cache is None else (outputs, cache)
 
     def compute_output_shape(self, input_shape):
         return input_shape

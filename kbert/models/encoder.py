@@ -152,6 +152,42 @@ class Encoder(keras.Model):
                         if key in changes}
         return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
 
+    def init_cache(self, batch_size, max_length):
+        """Returns an empty key/value cache `(layers, batch, 2, heads, max_length, head_dim)`."""
+        if not self.config.causal:
+            raise ValueError("a key/value cache needs a causal encoder (config.causal=True)")
+        if max_length > self.config.max_sequence_length:
+            raise ValueError(f"max_length={max_length} is above the position table's "
+                             f"max_sequence_length={self.config.max_sequence_length}")
+        config = self.config
+        head_dim = config.hidden_dim // config.num_heads
+        return ops.zeros((config.num_layers, batch_size, 2, config.num_heads, max_length,
+                          head_dim), dtype=self.compute_dtype)
+
+    def decode(self, token_ids, cache, cache_index, segment_ids=None):
+        """Runs new positions of a causal encoder against a key/value cache.
+
+        Args:
+            token_ids: int tensor `(batch, new)`, the tokens at positions
+                `cache_index … cache_index + new - 1`.
+            cache: the tensor from `init_cache` or an earlier `decode`.
+            cache_index: int scalar, the position of the first new token.
+            segment_ids: int tensor `(batch, new)`, default None.
+
+        Returns:
+            `(sequence_output, cache)`: `(batch, new, hidden_dim)` and the updated cache.
+        """
+        if not self.config.causal:
+            raise ValueError("decode() needs a causal encoder (config.causal=True)")
+        x = self.embeddings(token_ids, segment_ids, start_position=cache_index)
+        caches = []
+        for index, block in enumerate(self.blocks):
+            x, layer_cache = block(x, cache=cache[index], cache_index=cache_index)
+            caches.append(layer_cache)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, ops.stack(caches)
+
     def dummy_inputs(self, batch_size=1, sequence_length=8):
         """Returns a valid input dict of zeros/ones, for building and smoke tests."""
         shape = (batch_size, sequence_length)
