@@ -1,5 +1,6 @@
-"""Training: schedules (and, as the adaptation issues land, freezing and optimizers)."""
+"""Training: schedules, distribution strategies (and, later, freezing and optimizers)."""
 
+from kbert.train.distribute import make_strategy, split_cpu
 from kbert.train.schedules import (
     LearningRateSchedule,
     slanted_triangular,
@@ -8,5 +9,5 @@ from kbert.train.schedules import (
     warmup_linear_decay,
 )
 
-__all__ = ["LearningRateSchedule", "slanted_triangular", "warmup_cosine_decay",
-           "warmup_inverse_sqrt", "warmup_linear_decay"]
+__all__ = ["LearningRateSchedule", "make_strategy", "slanted_triangular", "split_cpu",
+           "warmup_cosine_decay", "warmup_inverse_sqrt", "warmup_linear_decay"]
