@@ -7,17 +7,22 @@ TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8
 """
 
 from kbert.text.input_packer import InputPacker
+from kbert.text.masked_lm_masker import MaskedLMMasker, unigram_probabilities_from_counts
 from kbert.text.parity import TokenizerAgreement, tokenizer_agreement
 from kbert.text.preprocessor import BertPreprocessor
+from kbert.text.span_masker import SpanMasker
 from kbert.text.vocabulary_trainer import train_wordpiece_vocabulary, write_vocabulary
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 __all__ = [
     "BertPreprocessor",
     "InputPacker",
+    "MaskedLMMasker",
+    "SpanMasker",
     "TokenizerAgreement",
     "WordPieceTokenizer",
     "tokenizer_agreement",
     "train_wordpiece_vocabulary",
+    "unigram_probabilities_from_counts",
     "write_vocabulary",
 ]
