@@ -1,7 +1,30 @@
 """Dataset readers and the data-directory setting."""
 
 from kbert.data.data_dir import data_dir, locate
+from kbert.data.length_bucketing import bucket_by_length
+from kbert.data.pipeline_throughput import measure_pipeline_throughput
+from kbert.data.pretraining_pipelines import (
+    causal_lm_blocks,
+    full_sentences_blocks,
+    sentence_pair_examples,
+)
+from kbert.data.sentence_splitter import split_sentences
 from kbert.data.sst2 import read_sst2
+from kbert.data.text_corpus import read_text_corpus
 from kbert.data.trec import read_trec
+from kbert.data.wikitext import read_wikitext
+from kbert.data.word_count import count_whitespace_words, word_level_perplexity
 
 __all__ = ["data_dir", "locate", "read_sst2", "read_trec"]
+__all__ += [
+    "bucket_by_length",
+    "causal_lm_blocks",
+    "count_whitespace_words",
+    "full_sentences_blocks",
+    "measure_pipeline_throughput",
+    "read_text_corpus",
+    "read_wikitext",
+    "sentence_pair_examples",
+    "split_sentences",
+    "word_level_perplexity",
+]

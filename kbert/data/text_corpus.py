@@ -1,0 +1,145 @@
+"""Plain-text and JSONL pretraining corpora, read as lists of documents.
+
+A document is a list of str, its paragraphs; the pretraining pipelines split paragraphs into
+sentences where they need sentences. Two layouts are common:
+
+- plain text in BERT's `create_pretraining_data` layout: one sentence (or paragraph) per line and
+  a blank line between documents, or simply one document per line;
+- JSONL, one JSON object per line holding a document's text in one field (Hugging Face dataset
+  exports, `pretrain_corpus/*.jsonl` with its `"text"` field); paragraphs are the blocks of the
+  text between blank lines, with the text's own line breaks kept inside them.
+"""
+
+import json
+import os
+import re
+from pathlib import Path
+
+FORMATS = ("auto", "text", "jsonl")
+DOCUMENT_SEPARATORS = ("blank_line", "line")
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
+
+
+def _lines(path):
+    """Yields (line number, line without its end) of a UTF-8 file, naming the line that fails."""
+    with open(path, "rb") as file:
+        # Binary lines split at "\n" only; str.splitlines() would also split at U+2028 and
+        # U+0085, which JSON strings and prose may hold.
+        for number, raw in enumerate(file, start=1):
+            try:
+                yield number, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}:{number}: not valid UTF-8 ({error.reason})") from None
+
+
+def _paragraphs(text):
+    paragraphs = (paragraph.strip() for paragraph in _PARAGRAPH_BREAK.split(text))
+    return [paragraph for paragraph in paragraphs if paragraph]
+
+
+def _read_jsonl(path, text_field):
+    documents = []
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path}:{number}: malformed JSON ({error.msg} at column {error.colno}); "
+                f"found {line[:60]!r}"
+            ) from None
+        if not isinstance(record, dict):
+            raise ValueError(
+                f"{path}:{number}: expected a JSON object per line; found a {type(record).__name__}"
+            )
+        if text_field not in record:
+            raise ValueError(
+                f"{path}:{number}: expected the text field {text_field!r}; found the fields "
+                f"{sorted(record)[:10]} (pass text_field=)"
+            )
+        if not isinstance(record[text_field], str):
+            raise ValueError(
+                f"{path}:{number}: expected field {text_field!r} to be a string; found "
+                f"{type(record[text_field]).__name__}"
+            )
+        paragraphs = _paragraphs(record[text_field])
+        if paragraphs:
+            documents.append(paragraphs)
+    return documents
+
+
+def _read_text(path, document_separator):
+    documents = []
+    current = []
+    for _, line in _lines(path):
+        if not line.strip():
+            if current:
+                documents.append(current)
+            current = []
+            continue
+        if document_separator == "line":
+            documents.append([line.strip()])
+        else:
+            current.append(line.strip())
+    if current:
+        documents.append(current)
+    return documents
+
+
+def read_text_corpus(paths, format="auto", text_field="text", document_separator="blank_line"):
+    """Reads plain-text or JSONL files into a list of documents.
+
+    Empty documents (a blank `text_field`, runs of blank lines) are dropped, so a JSONL file
+    can give fewer documents than lines.
+
+    Args:
+        paths: str or Path, or a list of them. Files are read in the given order.
+        format: str, default "auto". "jsonl" (one JSON object per line), "text", or "auto":
+            "jsonl" for names ending in .jsonl or .ndjson, "text" otherwise.
+        text_field: str, default "text". The JSONL field holding the document's text.
+        document_separator: str, default "blank_line". For text files: "blank_line" (BERT's
+            layout: a document is a run of non-blank lines, each line one paragraph or
+            sentence) or "line" (every non-blank line is a document of one paragraph).
+
+    Returns:
+        list of documents, each a non-empty list of non-empty, stripped str paragraphs (for
+        JSONL, the text's blank-line separated blocks; for text files, its lines).
+
+    Example:
+    >>> books = read_text_corpus("../shared/data/pretrain_corpus/valid.jsonl")  # doctest: +SKIP
+    >>> len(books), books[3][0]  # doctest: +SKIP
+    (4, 'THE SEA-WOLF')
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}; received {format!r}")
+    if document_separator not in DOCUMENT_SEPARATORS:
+        raise ValueError(
+            f"document_separator must be one of {DOCUMENT_SEPARATORS}; received "
+            f"{document_separator!r}"
+        )
+    if not isinstance(text_field, str) or not text_field:
+        raise ValueError(f"text_field must be a non-empty str; received {text_field!r}")
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if not isinstance(paths, (list, tuple)) or not paths:
+        raise ValueError(f"paths must name at least one file; received {paths!r}")
+    paths = [Path(path) for path in paths]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise ValueError(f"paths must be existing files; these are not: {missing}")
+    documents = []
+    for path in paths:
+        file_format = format
+        if format == "auto":
+            file_format = "jsonl" if path.suffix.lower() in _JSONL_SUFFIXES else "text"
+        if file_format == "jsonl":
+            documents.extend(_read_jsonl(path, text_field))
+        else:
+            documents.extend(_read_text(path, document_separator))
+    if not documents:
+        raise ValueError(
+            f"paths hold no documents (only blank lines or empty texts): {[str(p) for p in paths]}"
+        )
+    return documents
