@@ -101,6 +101,9 @@ class Encoder(keras.Model):
         # === Config and named parts ===
         self.config = config
         self.skip_padding = skip_padding
+        # A functional Model reports its own policy as float32 whatever `dtype` its layers got,
+        # so the argument is kept for get_config (a saved mixed-precision encoder stays mixed).
+        self._dtype_argument = dtype
         self.embeddings = embeddings
         self.blocks = blocks
         self.final_norm = final_norm
@@ -123,8 +126,11 @@ class Encoder(keras.Model):
         return groups
 
     def get_config(self):
+        dtype = self._dtype_argument
+        if dtype is not None and not isinstance(dtype, str):
+            dtype = keras.dtype_policies.serialize(dtype)
         return {"name": self.name, "trainable": self.trainable, **self.config.to_dict(),
-                "skip_padding": self.skip_padding, "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+                "skip_padding": self.skip_padding, "dtype": dtype}
 
     @classmethod
     def from_config(cls, config):

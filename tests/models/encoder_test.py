@@ -135,3 +135,12 @@ def test_input_longer_than_position_table_is_an_error():
     encoder = Encoder.from_preset("tiny")
     with pytest.raises(ValueError, match="max_sequence_length=16"):
         encoder(encoder.dummy_inputs(1, 20))
+
+
+def test_mixed_precision_policy_survives_config_and_saving(tmp_path):
+    encoder = Encoder.from_preset("tiny", dtype="mixed_float16")
+    assert Encoder.from_config(encoder.get_config()).embeddings.dtype_policy.name == \
+        "mixed_float16"
+    encoder.save(tmp_path / "mixed.keras")
+    restored = keras.models.load_model(tmp_path / "mixed.keras")
+    assert restored.embeddings.dtype_policy.name == "mixed_float16"

@@ -1,0 +1,304 @@
+"""Lab 1: pretrain a causal and a masked transformer from scratch.
+
+Reproduces hands-on #1 of the NAACL 2019 tutorial "Transfer Learning in NLP" (pretraining a
+transformer language model) and the two objectives of Jurafsky & Martin ch. 11: (a) a causal
+language model, as in the tutorial, and (b) a masked language model of the same size (BERT's MLM:
+15% of tokens, 80/10/10, masks re-drawn every epoch).
+
+What it should show: both losses fall; the causal model's word-level perplexity on held-out books
+(by other authors) drops far below the vocabulary size, and its greedy/nucleus continuations
+become locally fluent; the masked model's masked-token accuracy rises well above the unigram
+baseline. The encoders are saved under `saved_models/` for the later labs.
+
+The training loop is plain `model.fit`: warmup + cosine decay, AdamW, gradient clipping,
+gradient accumulation, bfloat16 and XLA by flag, a `tf.distribute` strategy by flag, TensorBoard
+logs, a learning-curve PNG, and checkpoints every `--steps-per-epoch` steps from which a run
+killed with `kill -9` continues when started again with the same arguments.
+
+    python labs/lab01_pretraining.py                      # both parts, defaults (CPU-sized)
+    python labs/lab01_pretraining.py --part causal --preset tutorial_50m --block-length 256 \\
+        --corpus wikitext103 --dtype mixed_bfloat16 --strategy mirrored   # the tutorial, on GPUs
+"""
+
+import argparse
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from kbert.data import (  # noqa: E402
+    causal_lm_blocks,
+    count_whitespace_words,
+    full_sentences_blocks,
+    read_text_corpus,
+    read_wikitext,
+    word_level_perplexity,
+)
+from kbert.data.data_dir import locate  # noqa: E402
+from kbert.models import CausalLanguageModel, Encoder, MaskedLanguageModel  # noqa: E402
+from kbert.models.text_generator import TextGenerator  # noqa: E402
+from kbert.text import (  # noqa: E402
+    MaskedLMMasker,
+    WordPieceTokenizer,
+    train_wordpiece_vocabulary,
+    write_vocabulary,
+)
+from kbert.train import LearningRateSchedule, make_strategy  # noqa: E402
+
+PROMPTS = ["It was a dark and stormy night, and", "The old man looked at the sea and",
+           "She opened the letter and read"]
+
+
+# %% Data: books (or WikiText) as documents; the held-out books are by other authors.
+def read_corpus(name, data_dir, max_documents):
+    if name == "pretrain_corpus":
+        train = read_text_corpus([locate("pretrain_corpus/train.jsonl", None, data_dir)],
+                                 format="jsonl", text_field="text")
+        valid = read_text_corpus([locate("pretrain_corpus/valid.jsonl", None, data_dir)],
+                                 format="jsonl", text_field="text")
+    else:
+        variant = {"wikitext2": "wikitext-2", "wikitext103": "wikitext-103"}[name]
+        # WikiText-2's train split is not in the course data: train on valid, test on test.
+        train_split = "valid" if variant == "wikitext-2" else "train"
+        train = read_wikitext(train_split, variant=variant, data_dir=data_dir)
+        valid = read_wikitext("test", variant=variant, data_dir=data_dir)
+    if max_documents:
+        train, valid = train[:max_documents], valid[:max(1, max_documents // 4)]
+    return train, valid
+
+
+def as_text(document):
+    return document if isinstance(document, str) else "\n".join(document)
+
+
+def build_tokenizer(train_documents, vocabulary_size, run_dir):
+    """Trains a WordPiece vocabulary on the training corpus once; later runs reuse it."""
+    path = run_dir / "vocab.txt"
+    if not path.exists():
+        texts = tf.data.Dataset.from_tensor_slices(
+            [line for doc in train_documents for line in as_text(doc).split("\n") if line])
+        vocabulary = train_wordpiece_vocabulary(texts, vocabulary_size)
+        write_vocabulary(vocabulary, path)
+    return WordPieceTokenizer(str(path))
+
+
+# %% Models: the same encoder size, causal or bidirectional, with the objective's head.
+def build_model(part, args, vocabulary_size):
+    changes = dict(vocabulary_size=vocabulary_size, max_sequence_length=args.block_length,
+                   causal=part == "causal", norm_first=part == "causal",
+                   dropout=args.dropout, attention_dropout=args.dropout)
+    if args.preset == "lab01":
+        changes.update(num_layers=args.num_layers, hidden_dim=args.hidden_dim,
+                       num_heads=args.num_heads, intermediate_dim=4 * args.hidden_dim)
+        encoder = Encoder.from_preset("tiny", num_segments=0 if part == "causal" else 2,
+                                      skip_padding=False, dtype=args.dtype, **changes)
+    else:
+        encoder = Encoder.from_preset(args.preset, skip_padding=False, dtype=args.dtype,
+                                      **changes)
+    model_class = CausalLanguageModel if part == "causal" else MaskedLanguageModel
+    return model_class(encoder)
+
+
+def learning_curve_png(history_csv, path, part):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = np.genfromtxt(history_csv, delimiter=",", names=True)
+    rows = np.atleast_1d(rows)
+    prefix = "clm" if part == "causal" else "mlm"
+    figure, axis = plt.subplots(figsize=(6, 4))
+    axis.plot(rows["epoch"] + 1, rows[f"{prefix}_loss"], marker="o", label="train")
+    if f"val_{prefix}_loss" in rows.dtype.names:
+        axis.plot(rows["epoch"] + 1, rows[f"val_{prefix}_loss"], marker="o", label="held out")
+    axis.set_xlabel("checkpoint interval (epoch of --steps-per-epoch steps)")
+    axis.set_ylabel("cross-entropy (nats / sub-word)")
+    axis.set_title(f"lab01 {part} language model")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
+    """Writes encoder + vocabulary to save_dir/name atomically; never replaces silently."""
+    target = Path(save_dir) / name
+    if target.exists() and not overwrite:
+        raise ValueError(f"{target} exists; pass --overwrite to replace it")
+    staging = Path(save_dir) / f".{name}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    encoder.save(staging / "encoder.keras")
+    shutil.copy(tokenizer_path, staging / "vocab.txt")
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target
+
+
+def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, strategy):
+    part_dir = run_dir / part
+    part_dir.mkdir(parents=True, exist_ok=True)
+    special_ids = [tokenizer.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")]
+
+    # %% Input pipelines (masks are drawn after the cache, so every epoch gets new ones).
+    if part == "causal":
+        train = causal_lm_blocks(train_documents, tokenizer, args.block_length, args.batch_size,
+                                 seed=args.seed, drop_remainder=True).repeat()
+        valid = causal_lm_blocks(valid_documents, tokenizer, args.block_length, args.batch_size,
+                                 last_block="pad", shuffle=False)
+    else:
+        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
+                                special_ids, max_selections=int(args.block_length * 0.2) + 1,
+                                seed=args.seed)
+
+        def mask(batch):
+            masked = masker(batch["token_ids"], batch["padding_mask"])
+            return {**batch, **masked}
+
+        train = full_sentences_blocks(train_documents, tokenizer, args.block_length,
+                                      args.batch_size, seed=args.seed, map_fn=mask,
+                                      drop_remainder=True).repeat()
+        valid = full_sentences_blocks(valid_documents, tokenizer, args.block_length,
+                                      args.batch_size, shuffle=False, map_fn=mask)
+
+    # %% Model and optimizer under the strategy's scope.
+    total_steps = args.epochs * args.steps_per_epoch
+    with strategy.scope():
+        model = build_model(part, args, tokenizer.vocabulary_size())
+        schedule = LearningRateSchedule(
+            "warmup_cosine_decay", peak_learning_rate=args.peak_learning_rate,
+            total_steps=max(total_steps // args.gradient_accumulation, 1),
+            warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)))
+        accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
+        model.compile(optimizer=keras.optimizers.AdamW(
+            schedule, weight_decay=0.01, global_clipnorm=1.0,
+            gradient_accumulation_steps=accumulation), jit_compile=args.jit)
+
+    # %% Train: BackupAndRestore resumes a killed run at its last checkpoint interval.
+    callbacks = [
+        keras.callbacks.BackupAndRestore(str(part_dir / "backup")),
+        keras.callbacks.TensorBoard(str(part_dir / "tensorboard")),
+        keras.callbacks.CSVLogger(str(part_dir / "history.csv"), append=True),
+    ]
+    start = time.perf_counter()
+    model.fit(train, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch,
+              validation_data=valid, validation_steps=args.validation_steps,
+              callbacks=callbacks, verbose=args.verbose)
+    train_seconds = time.perf_counter() - start
+    learning_curve_png(part_dir / "history.csv", part_dir / "learning_curve.png", part)
+
+    # %% Evaluate on the held-out documents.
+    results = {"part": part, "train_s": round(train_seconds, 1),
+               "parameters": model.encoder.count_params()}
+    metrics = model.evaluate(valid, steps=args.validation_steps, return_dict=True, verbose=0)
+    results.update({k: round(float(v), 4) for k, v in metrics.items()})
+    if part == "causal":
+        total_nll, words = 0.0, 0
+        for batch in valid.take(args.validation_steps or -1):
+            scored = model.negative_log_likelihood(batch)
+            total_nll += float(np.sum(scored["total_nll"]))
+        evaluated = valid_documents if not args.validation_steps else None
+        if evaluated is not None:
+            words = count_whitespace_words(valid_documents)
+            results["word_perplexity"] = round(float(word_level_perplexity(total_nll, words)), 2)
+
+        # %% Generation with a key/value cache: greedy and nucleus sampling.
+        def logits(hidden):
+            return model.call_head({"sequence_output": hidden[:, None, :]}, None)["logits"][:, 0]
+
+        generator = TextGenerator(model.encoder, logits_fn=logits,
+                                  end_token_id=tokenizer.sep_token_id)
+        samples = []
+        for prompt in PROMPTS:
+            ids = np.asarray(tokenizer(tf.constant([prompt])).to_tensor())
+            for strategy_name in ("greedy", "top_p"):
+                out = generator.generate(ids, args.generate_tokens, strategy=strategy_name,
+                                         top_p=0.9, temperature=0.8, seed=args.seed)
+                text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1]:]))
+                samples.append((prompt, strategy_name, text.numpy()[0].decode()))
+        results["samples"] = samples
+    saved = save_for_later_labs(model.encoder, run_dir / "vocab.txt", args.save_dir,
+                                f"lab01_{part}", args.overwrite)
+    results["saved_to"] = str(saved)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", choices=["causal", "masked", "both"], default="both")
+    parser.add_argument("--corpus", choices=["pretrain_corpus", "wikitext2", "wikitext103"],
+                        default="pretrain_corpus")
+    parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
+    parser.add_argument("--max-documents", type=int, default=0, help="0 = all (smoke tests: 2)")
+    parser.add_argument("--vocabulary-size", type=int, default=8000,
+                        help="WordPiece vocabulary trained on the training corpus")
+    parser.add_argument("--preset", default="lab01",
+                        help="'lab01' (sized by the flags below) or an encoder preset, e.g. "
+                             "tutorial_50m (16 layers, 410 wide)")
+    parser.add_argument("--num-layers", type=int, default=4)
+    parser.add_argument("--hidden-dim", type=int, default=256)
+    parser.add_argument("--num-heads", type=int, default=4)
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--block-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--gradient-accumulation", type=int, default=1)
+    parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
+    parser.add_argument("--warmup-steps", type=int, default=200)
+    parser.add_argument("--epochs", type=int, default=8,
+                        help="checkpoint intervals; total steps = epochs × steps-per-epoch")
+    parser.add_argument("--steps-per-epoch", type=int, default=150)
+    parser.add_argument("--validation-steps", type=int, default=0, help="0 = all held-out")
+    parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
+    parser.add_argument("--jit", action="store_true", help="XLA (jit_compile=True)")
+    parser.add_argument("--strategy", default="default",
+                        choices=["default", "mirrored", "multi_worker"])
+    parser.add_argument("--generate-tokens", type=int, default=20)
+    parser.add_argument("--run-dir", default="runs/lab01")
+    parser.add_argument("--save-dir", default="saved_models")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace saved_models/lab01_<part> if it exists")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--verbose", type=int, default=2)
+    args = parser.parse_args()
+    args.validation_steps = args.validation_steps or None
+
+    keras.utils.set_random_seed(args.seed)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    strategy = make_strategy(args.strategy)
+    train_documents, valid_documents = read_corpus(args.corpus, args.data_dir,
+                                                   args.max_documents)
+    tokenizer = build_tokenizer(train_documents, args.vocabulary_size, run_dir)
+    parts = ["causal", "masked"] if args.part == "both" else [args.part]
+    results = [run_part(p, args, train_documents, valid_documents, tokenizer, run_dir, strategy)
+               for p in parts]
+
+    # %% Results table.
+    print("\npart    params   train s  held-out loss  sub-word ppl  word ppl  accuracy")
+    for r in results:
+        prefix = "clm" if r["part"] == "causal" else "mlm"
+        print(f"{r['part']:7s} {r['parameters'] / 1e6:6.1f}M {r['train_s']:8.0f}  "
+              f"{r.get(f'{prefix}_loss', float('nan')):13.3f}  "
+              f"{r.get(f'{prefix}_perplexity', float('nan')):12.1f}  "
+              f"{r.get('word_perplexity', float('nan')):8.1f}  "
+              f"{r.get(f'{prefix}_accuracy', float('nan')):8.3f}")
+    for r in results:
+        for prompt, strategy_name, text in r.get("samples", []):
+            print(f"[{strategy_name:6s}] {prompt} … {text}")
+    (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    print(json.dumps({r["part"]: {k: v for k, v in r.items() if k != "samples"}
+                      for r in results}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""lab01 as a user runs it: a smoke run, and a run killed with kill -9 that resumes."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--max-documents", "4", "--vocabulary-size", "600", "--num-layers", "1",
+         "--hidden-dim", "32", "--num-heads", "2", "--block-length", "32", "--batch-size", "8",
+         "--warmup-steps", "2", "--generate-tokens", "5", "--validation-steps", "2"]
+
+
+def _command(tmp_path, *extra):
+    return [sys.executable, "labs/lab01_pretraining.py", *SMALL, "--run-dir",
+            str(tmp_path / "run"), "--save-dir", str(tmp_path / "saved"), *extra]
+
+
+def _env(data_root):
+    return {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+
+
+@pytest.mark.slow
+def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
+    result = subprocess.run(_command(tmp_path, "--epochs", "2", "--steps-per-epoch", "3"),
+                            cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(report) == {"causal", "masked"}
+    for part in ("causal", "masked"):
+        assert (tmp_path / "saved" / f"lab01_{part}" / "encoder.keras").is_file()
+        assert (tmp_path / "saved" / f"lab01_{part}" / "vocab.txt").is_file()
+        assert (tmp_path / "run" / part / "learning_curve.png").stat().st_size > 1000
+        assert any((tmp_path / "run" / part / "tensorboard").rglob("*tfevents*"))
+    assert "[greedy]" in result.stdout and "[top_p ]" in result.stdout
+    # A second run must not replace the saved models unless told to.
+    again = subprocess.run(_command(tmp_path, "--part", "causal", "--epochs", "1",
+                                    "--steps-per-epoch", "1"),
+                           cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode != 0 and "pass --overwrite" in again.stderr
+
+
+def _epochs(history):
+    if not history.exists():
+        return []
+    with history.open() as handle:
+        return [int(row["epoch"]) for row in csv.DictReader(handle)]
+
+
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_continues_from_its_last_checkpoint(tmp_path, data_root):
+    command = _command(tmp_path, "--part", "causal", "--epochs", "4", "--steps-per-epoch", "4")
+    history = tmp_path / "run" / "causal" / "history.csv"
+    process = subprocess.Popen(command, cwd=ROOT, env=_env(data_root),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while len(_epochs(history)) < 2 and process.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    done_before = _epochs(history)
+    assert 2 <= len(done_before) < 4
+
+    result = subprocess.run(command, cwd=ROOT, env=_env(data_root), capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    epochs = _epochs(history)
+    resumed = epochs[len(done_before):]
+    # It starts again after the last checkpointed epoch, not at epoch 0, and finishes all 4.
+    assert resumed and resumed[0] >= 1 and resumed[-1] == 3, epochs
