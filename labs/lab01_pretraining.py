@@ -37,6 +37,7 @@ from kbert.data import (  # noqa: E402
     causal_lm_blocks,
     count_whitespace_words,
     full_sentences_blocks,
+    measure_pipeline_throughput,
     read_text_corpus,
     read_wikitext,
     word_level_perplexity,
@@ -128,6 +129,21 @@ def learning_curve_png(history_csv, path, part):
     plt.close(figure)
 
 
+class EncoderSnapshots(keras.callbacks.Callback):
+    """Saves the encoder after checkpoint intervals 1, 2, 4, 8, … (for the transfer benchmark)."""
+
+    def __init__(self, directory, steps_per_epoch):
+        super().__init__()
+        self.directory = Path(directory)
+        self.steps_per_epoch = steps_per_epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        done = epoch + 1
+        if done & (done - 1) == 0:  # a power of two
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.model.encoder.save(self.directory / f"step_{done * self.steps_per_epoch}.keras")
+
+
 def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     """Writes encoder + vocabulary to save_dir/name atomically; never replaces silently."""
     target = Path(save_dir) / name
@@ -188,7 +204,10 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         keras.callbacks.BackupAndRestore(str(part_dir / "backup")),
         keras.callbacks.TensorBoard(str(part_dir / "tensorboard")),
         keras.callbacks.CSVLogger(str(part_dir / "history.csv"), append=True),
+        EncoderSnapshots(part_dir / "snapshots", args.steps_per_epoch),
     ]
+    # The input pipeline must outpace training: compare its examples/s with the step's below.
+    pipeline_examples_per_s = measure_pipeline_throughput(train, steps=20)
     start = time.perf_counter()
     model.fit(train, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch,
               validation_data=valid, validation_steps=args.validation_steps,
@@ -197,8 +216,11 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     learning_curve_png(part_dir / "history.csv", part_dir / "learning_curve.png", part)
 
     # %% Evaluate on the held-out documents.
+    examples = args.epochs * args.steps_per_epoch * args.batch_size
     results = {"part": part, "train_s": round(train_seconds, 1),
-               "parameters": model.encoder.count_params()}
+               "parameters": model.encoder.count_params(),
+               "train_examples_per_s": round(examples / train_seconds, 1),
+               "pipeline_examples_per_s": round(pipeline_examples_per_s, 1)}
     metrics = model.evaluate(valid, steps=args.validation_steps, return_dict=True, verbose=0)
     results.update({k: round(float(v), 4) for k, v in metrics.items()})
     if part == "causal":
@@ -284,10 +306,12 @@ def main():
                for p in parts]
 
     # %% Results table.
-    print("\npart    params   train s  held-out loss  sub-word ppl  word ppl  accuracy")
+    print("\npart    params   train s  pipeline ex/s  train ex/s  held-out loss  sub-word ppl"
+          "  word ppl  accuracy")
     for r in results:
         prefix = "clm" if r["part"] == "causal" else "mlm"
         print(f"{r['part']:7s} {r['parameters'] / 1e6:6.1f}M {r['train_s']:8.0f}  "
+              f"{r['pipeline_examples_per_s']:13.0f}  {r['train_examples_per_s']:10.1f}  "
               f"{r.get(f'{prefix}_loss', float('nan')):13.3f}  "
               f"{r.get(f'{prefix}_perplexity', float('nan')):12.1f}  "
               f"{r.get('word_perplexity', float('nan')):8.1f}  "
