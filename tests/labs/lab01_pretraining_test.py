@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = ["--max-documents", "4", "--vocabulary-size", "600", "--num-layers", "1",
+SMALL = ["--max-documents", "4", "--vocabulary-size", "600", "--num-layers", "1", "--eval-steps", "2",
          "--hidden-dim", "32", "--num-heads", "2", "--block-length", "32", "--batch-size", "8",
          "--warmup-steps", "2", "--generate-tokens", "5", "--validation-steps", "2"]
 
