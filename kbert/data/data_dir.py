@@ -79,7 +79,12 @@ def locate(relative_path, url=None, data_dir_path=None, extract_member=None):
         ) from None
     if extract_member is None:
         return downloaded
-    matches = list(downloaded.parent.rglob(Path(extract_member).name))
+    # Match the whole member path: two archives in the cache can hold files of the same name
+    # (wikitext-2-raw/wiki.valid.raw and wikitext-103-raw/wiki.valid.raw).
+    root = downloaded if downloaded.is_dir() else downloaded.parent
+    member = Path(extract_member).as_posix()
+    matches = sorted(path for path in root.rglob(Path(extract_member).name)
+                     if path.as_posix().endswith("/" + member))
     if not matches:
         raise ValueError(f"{url} does not contain {extract_member}")
     return matches[0]

@@ -45,3 +45,20 @@ def test_real_files_have_the_documented_counts(data_root):
     assert len(read_trec("train", fine=True, data_dir=data_root)[1]) == 5452
     texts, labels = read_sst2("dev", data_dir=data_root)
     assert len(texts) == 872 and sum(labels) == 444
+
+
+def test_extracted_member_is_matched_by_its_whole_path(tmp_path, monkeypatch):
+    """Two archives may hold files of the same name; the member path decides."""
+    import keras
+
+    from kbert.data import locate
+
+    cache = tmp_path / "cache" / "datasets"
+    for variant in ("wikitext-103-raw", "wikitext-2-raw"):
+        (cache / "extracted" / variant).mkdir(parents=True)
+        (cache / "extracted" / variant / "wiki.valid.raw").write_text(variant)
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: str(cache / "extracted"))
+    monkeypatch.setenv("KBERT_DATA_DIR", str(tmp_path))
+    found = locate("wikitext2/wiki.valid.raw", "https://example.invalid/w2.zip",
+                   extract_member="wikitext-2-raw/wiki.valid.raw")
+    assert found.read_text() == "wikitext-2-raw"
