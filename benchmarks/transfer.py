@@ -42,11 +42,13 @@ def classifier(encoder, num_classes, dropout=0.1):
     return keras.Model(encoder.input, logits)
 
 
-def datasets(preprocessor, data_dir, batch_size):
+def datasets(preprocessor, data_dir, batch_size, train_examples=0):
     labels = {name: index for index, name in enumerate(COARSE_LABELS)}
     out = []
     for split in ("train", "test"):
         texts, names = read_trec(split, data_dir=data_dir)
+        if split == "train" and train_examples:
+            texts, names = texts[:train_examples], names[:train_examples]
         y = np.array([labels[n] for n in names], "int32")
         x = {k: np.asarray(v) for k, v in preprocessor(tf.constant(texts)).items()}
         dataset = tf.data.Dataset.from_tensor_slices((x, y))
@@ -84,15 +86,21 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--train-examples", type=int, default=0,
+                        help="use only the first N training questions (0 = all; smoke tests)")
     args = parser.parse_args()
 
     folder = Path(args.pretrained)
     if not (folder / "encoder.keras").is_file() or not (folder / "vocab.txt").is_file():
         raise ValueError(f"{folder} must hold encoder.keras and vocab.txt: run "
                          "labs/lab01_pretraining.py --part masked first")
+    positions = keras.models.load_model(folder / "encoder.keras").config
+    if args.sequence_length > positions.max_sequence_length:
+        raise ValueError(f"--sequence-length {args.sequence_length} is above the encoder's "
+                         f"max_sequence_length={positions.max_sequence_length}")
     tokenizer = WordPieceTokenizer(str(folder / "vocab.txt"))
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    train, test = datasets(preprocessor, args.data_dir, args.batch_size)
+    train, test = datasets(preprocessor, args.data_dir, args.batch_size, args.train_examples)
     steps_per_epoch = int(train.cardinality())
 
     def pretrained(path=folder / "encoder.keras"):

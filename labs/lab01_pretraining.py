@@ -231,7 +231,8 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         words = int(np.sum(count_whitespace_words(valid_documents)))
         results["word_perplexity"] = round(float(word_level_perplexity(total_nll, words)), 2)
 
-        # %% Generation with a key/value cache: greedy and nucleus sampling.
+    # %% Generation with a key/value cache: greedy, top-k and nucleus sampling.
+    if part == "causal":
         def logits(hidden):
             return model.call_head({"sequence_output": hidden[:, None, :]}, None)["logits"][:, 0]
 
@@ -240,9 +241,9 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         samples = []
         for prompt in PROMPTS:
             ids = np.asarray(tokenizer(tf.constant([prompt])).to_tensor())
-            for strategy_name in ("greedy", "top_p"):
+            for strategy_name in ("greedy", "top_k", "top_p"):
                 out = generator.generate(ids, args.generate_tokens, strategy=strategy_name,
-                                         top_p=0.9, temperature=0.8, seed=args.seed)
+                                         top_k=40, top_p=0.9, temperature=0.8, seed=args.seed)
                 text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1]:]))
                 samples.append((prompt, strategy_name, text.numpy()[0].decode()))
         results["samples"] = samples
