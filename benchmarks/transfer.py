@@ -94,10 +94,10 @@ def main():
     if not (folder / "encoder.keras").is_file() or not (folder / "vocab.txt").is_file():
         raise ValueError(f"{folder} must hold encoder.keras and vocab.txt: run "
                          "labs/lab01_pretraining.py --part masked first")
-    positions = keras.models.load_model(folder / "encoder.keras").config
-    if args.sequence_length > positions.max_sequence_length:
+    config = keras.models.load_model(folder / "encoder.keras").config
+    if args.sequence_length > config.max_sequence_length:
         raise ValueError(f"--sequence-length {args.sequence_length} is above the encoder's "
-                         f"max_sequence_length={positions.max_sequence_length}")
+                         f"max_sequence_length={config.max_sequence_length}")
     tokenizer = WordPieceTokenizer(str(folder / "vocab.txt"))
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     train, test = datasets(preprocessor, args.data_dir, args.batch_size, args.train_examples)

@@ -379,8 +379,62 @@ def _make_generator(seed):
 # ---------------------------------------------------------------------------------- the layer
 
 
+class _Masker(keras.layers.Layer):
+    """What both maskers share: validated ids and rates, the replacement sampler, the RNG."""
+
+    # Meant for tf.data: stateful random ops gain nothing from XLA, so jit_compile="auto" skips it.
+    supports_jit = False
+
+    def __init__(self, vocabulary_size, mask_token_id, special_token_ids, max_selections,
+                 selection_rate, mask_token_rate, random_token_rate, unigram_probabilities,
+                 seed, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        # Integer ids pass through untouched (Keras would cast positional inputs to floats).
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.vocabulary_size = _check_int("vocabulary_size", vocabulary_size, 1)
+        self.mask_token_id = _check_int("mask_token_id", mask_token_id, 0, self.vocabulary_size - 1)
+        self.special_token_ids = _check_special_token_ids(special_token_ids, self.vocabulary_size)
+        self.max_selections = _check_int("max_selections", max_selections, 1)
+        self.selection_rate, self.mask_token_rate, self.random_token_rate = _check_rates(
+            selection_rate, mask_token_rate, random_token_rate
+        )
+        self.seed = _check_seed(seed)
+        # [MASK] is never selected (it carries no target) nor drawn (it would be a mask).
+        self._excluded_ids = sorted(set(self.special_token_ids) | {self.mask_token_id})
+        self._replacement_cdf = _replacement_cdf(
+            self.vocabulary_size, self._excluded_ids, unigram_probabilities
+        )
+        self.unigram_probabilities = (
+            None
+            if unigram_probabilities is None
+            else np.asarray(unigram_probabilities, np.float64).tolist()
+        )
+        self._generator = _make_generator(self.seed)
+        self.built = True
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "mask_token_id": self.mask_token_id,
+                "special_token_ids": list(self.special_token_ids),
+                "max_selections": self.max_selections,
+                "selection_rate": self.selection_rate,
+                "mask_token_rate": self.mask_token_rate,
+                "random_token_rate": self.random_token_rate,
+                "unigram_probabilities": self.unigram_probabilities,
+                "seed": self.seed,
+            }
+        )
+        return config
+
+
 @keras.saving.register_keras_serializable(package="kbert")
-class MaskedLMMasker(keras.layers.Layer):
+class MaskedLMMasker(_Masker):
     """Selects tokens for masked language modeling and corrupts them, with new masks every call.
 
     Each eligible token (not padding, not one of `special_token_ids` or `mask_token_id`) is
@@ -433,9 +487,6 @@ class MaskedLMMasker(keras.layers.Layer):
     ([[5, 6, 0]], [[1.0, 1.0, 0.0]])
     """
 
-    # Meant for tf.data: stateful random ops gain nothing from XLA, so jit_compile="auto" skips it.
-    supports_jit = False
-
     def __init__(
         self,
         vocabulary_size,
@@ -450,35 +501,12 @@ class MaskedLMMasker(keras.layers.Layer):
         seed=None,
         **kwargs,
     ):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        # Integer ids pass through untouched (Keras would cast positional inputs to floats).
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.vocabulary_size = _check_int("vocabulary_size", vocabulary_size, 1)
-        self.mask_token_id = _check_int("mask_token_id", mask_token_id, 0, self.vocabulary_size - 1)
-        self.special_token_ids = _check_special_token_ids(special_token_ids, self.vocabulary_size)
-        self.max_selections = _check_int("max_selections", max_selections, 1)
-        self.selection_rate, self.mask_token_rate, self.random_token_rate = _check_rates(
-            selection_rate, mask_token_rate, random_token_rate
-        )
+        super().__init__(vocabulary_size, mask_token_id, special_token_ids, max_selections,
+                         selection_rate, mask_token_rate, random_token_rate,
+                         unigram_probabilities, seed, **kwargs)
         if not isinstance(whole_word_masking, bool):
             raise ValueError(f"whole_word_masking must be a bool; received {whole_word_masking!r}")
         self.whole_word_masking = whole_word_masking
-        self.seed = _check_seed(seed)
-        # [MASK] is never selected (it carries no target) nor drawn (it would be a mask).
-        self._excluded_ids = sorted(set(self.special_token_ids) | {self.mask_token_id})
-        self._replacement_cdf = _replacement_cdf(
-            self.vocabulary_size, self._excluded_ids, unigram_probabilities
-        )
-        self.unigram_probabilities = (
-            None
-            if unigram_probabilities is None
-            else np.asarray(unigram_probabilities, np.float64).tolist()
-        )
-        self._generator = _make_generator(self.seed)
-        self.built = True
 
     @tf.autograph.experimental.do_not_convert  # no tensor-dependent Python control flow
     def call(self, token_ids, padding_mask=None, word_ids=None):
@@ -551,19 +579,4 @@ class MaskedLMMasker(keras.layers.Layer):
         }
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "mask_token_id": self.mask_token_id,
-                "special_token_ids": list(self.special_token_ids),
-                "max_selections": self.max_selections,
-                "selection_rate": self.selection_rate,
-                "mask_token_rate": self.mask_token_rate,
-                "random_token_rate": self.random_token_rate,
-                "unigram_probabilities": self.unigram_probabilities,
-                "whole_word_masking": self.whole_word_masking,
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {**super().get_config(), "whole_word_masking": self.whole_word_masking}

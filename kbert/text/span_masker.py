@@ -43,15 +43,11 @@ import tensorflow as tf
 from kbert.text.masked_lm_masker import (
     OUTPUT_KEYS,
     _check_int,
-    _check_rates,
-    _check_seed,
-    _check_special_token_ids,
     _corrupt,
     _gather_selected,
-    _make_generator,
+    _Masker,
     _per_token,
     _prepare_inputs,
-    _replacement_cdf,
     _sample_ids,
     _word_table,
 )
@@ -92,7 +88,7 @@ def _shift(values, offset, fill):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SpanMasker(keras.layers.Layer):
+class SpanMasker(_Masker):
     """Masks contiguous spans of whole words for SpanBERT (masked LM plus span boundary objective).
 
     Span lengths follow a geometric distribution over words restricted to 1..`max_span_length`;
@@ -139,9 +135,6 @@ class SpanMasker(keras.layers.Layer):
     [[1, 2, 0]]
     """
 
-    # Meant for tf.data: stateful random ops gain nothing from XLA, so jit_compile="auto" skips it.
-    supports_jit = False
-
     def __init__(
         self,
         vocabulary_size,
@@ -158,19 +151,9 @@ class SpanMasker(keras.layers.Layer):
         seed=None,
         **kwargs,
     ):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        # Integer ids pass through untouched (Keras would cast positional inputs to floats).
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.vocabulary_size = _check_int("vocabulary_size", vocabulary_size, 1)
-        self.mask_token_id = _check_int("mask_token_id", mask_token_id, 0, self.vocabulary_size - 1)
-        self.special_token_ids = _check_special_token_ids(special_token_ids, self.vocabulary_size)
-        self.max_selections = _check_int("max_selections", max_selections, 1)
-        self.selection_rate, self.mask_token_rate, self.random_token_rate = _check_rates(
-            selection_rate, mask_token_rate, random_token_rate
-        )
+        super().__init__(vocabulary_size, mask_token_id, special_token_ids, max_selections,
+                         selection_rate, mask_token_rate, random_token_rate,
+                         unigram_probabilities, seed, **kwargs)
         if (
             isinstance(geometric_probability, bool)
             or not isinstance(geometric_probability, numbers.Real)
@@ -185,24 +168,12 @@ class SpanMasker(keras.layers.Layer):
         if not isinstance(whole_words, bool):
             raise ValueError(f"whole_words must be a bool; received {whole_words!r}")
         self.whole_words = whole_words
-        self.seed = _check_seed(seed)
-        self._excluded_ids = sorted(set(self.special_token_ids) | {self.mask_token_id})
-        self._replacement_cdf = _replacement_cdf(
-            self.vocabulary_size, self._excluded_ids, unigram_probabilities
-        )
-        self.unigram_probabilities = (
-            None
-            if unigram_probabilities is None
-            else np.asarray(unigram_probabilities, np.float64).tolist()
-        )
         span_cdf = np.cumsum(
             span_length_probabilities(self.geometric_probability, self.max_span_length)
         )
         span_cdf[-1] = 1.0  # every u < 1 finds a length
         self._span_length_cdf = span_cdf
         self._max_attempts = 2 * self.max_selections + 4 * self.max_span_length
-        self._generator = _make_generator(self.seed)
-        self.built = True
 
     def sample_span_lengths(self, count):
         """Draws span lengths in words, as the layer does for each attempt.
@@ -399,21 +370,9 @@ class SpanMasker(keras.layers.Layer):
         return outputs
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "mask_token_id": self.mask_token_id,
-                "special_token_ids": list(self.special_token_ids),
-                "max_selections": self.max_selections,
-                "selection_rate": self.selection_rate,
-                "mask_token_rate": self.mask_token_rate,
-                "random_token_rate": self.random_token_rate,
-                "geometric_probability": self.geometric_probability,
-                "max_span_length": self.max_span_length,
-                "unigram_probabilities": self.unigram_probabilities,
-                "whole_words": self.whole_words,
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "geometric_probability": self.geometric_probability,
+            "max_span_length": self.max_span_length,
+            "whole_words": self.whole_words,
+        }
