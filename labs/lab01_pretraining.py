@@ -51,7 +51,7 @@ from kbert.text import (  # noqa: E402
     train_wordpiece_vocabulary,
     write_vocabulary,
 )
-from kbert.train import LearningRateSchedule, make_strategy  # noqa: E402
+from kbert.train import LearningRateSchedule, ResumableBackup, make_strategy  # noqa: E402
 
 PROMPTS = ["It was a dark and stormy night, and", "The old man looked at the sea and",
            "She opened the letter and read"]
@@ -199,9 +199,10 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
             schedule, weight_decay=0.01, global_clipnorm=1.0,
             gradient_accumulation_steps=accumulation), jit_compile=args.jit)
 
-    # %% Train: BackupAndRestore resumes a killed run at its last checkpoint interval.
+    # %% Train: ResumableBackup resumes a killed run at its last checkpoint interval (its saves
+    # are atomic, unlike keras.callbacks.BackupAndRestore, so a kill mid-save loses nothing).
     callbacks = [
-        keras.callbacks.BackupAndRestore(str(part_dir / "backup")),
+        ResumableBackup(part_dir / "backup"),
         keras.callbacks.TensorBoard(str(part_dir / "tensorboard")),
         keras.callbacks.CSVLogger(str(part_dir / "history.csv"), append=True),
         EncoderSnapshots(part_dir / "snapshots", args.steps_per_epoch),
