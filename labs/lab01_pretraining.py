@@ -43,6 +43,7 @@ from kbert.data import (  # noqa: E402
     word_level_perplexity,
 )
 from kbert.data.data_dir import locate  # noqa: E402
+from kbert.metrics import learning_curve_png  # noqa: E402
 from kbert.models import CausalLanguageModel, Encoder, MaskedLanguageModel  # noqa: E402
 from kbert.models.text_generator import TextGenerator  # noqa: E402
 from kbert.text import (  # noqa: E402
@@ -105,28 +106,6 @@ def build_model(part, args, vocabulary_size):
                                       **changes)
     model_class = CausalLanguageModel if part == "causal" else MaskedLanguageModel
     return model_class(encoder)
-
-
-def learning_curve_png(history_csv, path, part):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = np.genfromtxt(history_csv, delimiter=",", names=True)
-    rows = np.atleast_1d(rows)
-    prefix = "clm" if part == "causal" else "mlm"
-    figure, axis = plt.subplots(figsize=(6, 4))
-    axis.plot(rows["epoch"] + 1, rows[f"{prefix}_loss"], marker="o", label="train")
-    if f"val_{prefix}_loss" in rows.dtype.names:
-        axis.plot(rows["epoch"] + 1, rows[f"val_{prefix}_loss"], marker="o", label="held out")
-    axis.set_xlabel("checkpoint interval (epoch of --steps-per-epoch steps)")
-    axis.set_ylabel("cross-entropy (nats / sub-word)")
-    axis.set_title(f"lab01 {part} language model")
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 class EncoderSnapshots(keras.callbacks.Callback):
@@ -214,7 +193,17 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
               validation_data=valid, validation_steps=args.validation_steps,
               callbacks=callbacks, verbose=args.verbose)
     train_seconds = time.perf_counter() - start
-    learning_curve_png(part_dir / "history.csv", part_dir / "learning_curve.png", part)
+    prefix = "clm" if part == "causal" else "mlm"
+    learning_curve_png(
+        part_dir / "history.csv", part_dir / "learning_curve.png",
+        title=f"lab01 {part} language model",
+        metrics=[f"{prefix}_loss", f"{prefix}_perplexity", f"{prefix}_accuracy"],
+        xlabel="checkpoint interval (--steps-per-epoch steps)",
+        ylabels={f"{prefix}_loss": "cross-entropy (nats / sub-word)",
+                 f"{prefix}_perplexity": "sub-word perplexity (log scale)",
+                 f"{prefix}_accuracy": "next-token accuracy" if part == "causal"
+                 else "masked-token accuracy"},
+        log_scale=(f"{prefix}_perplexity",))
 
     # %% Evaluate on the held-out documents.
     examples = args.epochs * args.steps_per_epoch * args.batch_size

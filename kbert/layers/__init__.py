@@ -5,13 +5,18 @@ from kbert.layers.embeddings import Embeddings
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.masks import attention_bias
 from kbert.layers.multi_head_attention import MultiHeadAttention
+from kbert.layers.scalar_mix import ScalarMix
+from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 from kbert.layers.transformer_block import TransformerBlock
 
 __all__ = [
     "Embeddings",
     "FeedForward",
     "MultiHeadAttention",
+    "POOLING_MODES",
+    "SequencePooling",
     "TransformerBlock",
     "attention_bias",
     "get_activation",
 ]
+__all__ += ["ScalarMix"]
