@@ -1,13 +1,25 @@
 """Dataset readers and the data-directory setting."""
 
+from kbert.data.classification_dataset import classification_dataset, default_bucket_lengths
+from kbert.data.classification_tasks import (
+    CLASSIFICATION_TASKS,
+    ClassificationTask,
+    Examples,
+    classification_task_from_files,
+    load_classification_task,
+)
 from kbert.data.data_dir import data_dir, locate
+from kbert.data.imdb import read_imdb
+from kbert.data.label_vocabulary import LabelVocabulary
 from kbert.data.length_bucketing import bucket_by_length
+from kbert.data.mrpc import read_mrpc
 from kbert.data.pipeline_throughput import measure_pipeline_throughput
 from kbert.data.pretraining_pipelines import (
     causal_lm_blocks,
     full_sentences_blocks,
     sentence_pair_examples,
 )
+from kbert.data.rte import read_rte
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.sst2 import read_sst2
 from kbert.data.text_corpus import read_text_corpus
@@ -28,3 +40,15 @@ __all__ += [
     "split_sentences",
     "word_level_perplexity",
 ]
+__all__ += [
+    "CLASSIFICATION_TASKS",
+    "ClassificationTask",
+    "Examples",
+    "LabelVocabulary",
+    "classification_task_from_files",
+    "load_classification_task",
+    "read_imdb",
+    "read_mrpc",
+    "read_rte",
+]
+__all__ += ["classification_dataset", "default_bucket_lengths"]

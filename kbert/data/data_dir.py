@@ -50,13 +50,14 @@ def locate(relative_path, url=None, data_dir_path=None, extract_member=None):
 
     Args:
         relative_path: str. Path under the data directory, e.g. "trec/TREC_10.label".
-        url: str, default None. Where the public original lives (a file, or a zip archive
-            holding `extract_member`). None means local only.
+        url: str, default None. Where the public original lives (a file, or a zip or tar.gz
+            archive holding `extract_member`). None means local only.
         data_dir_path: str or Path, default None. See `data_dir`.
-        extract_member: str, default None. Path inside the downloaded zip archive.
+        extract_member: str, default None. Path inside the downloaded archive: a file, or a
+            folder (IMDb's "aclImdb/train"), which is then returned as a folder.
 
     Returns:
-        A `Path` to a readable file.
+        A `Path` to a readable file, or to the extracted folder `extract_member` names.
     """
     root = data_dir(data_dir_path)
     if root is not None and (root / relative_path).is_file():

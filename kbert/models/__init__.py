@@ -4,15 +4,25 @@ from kbert.models.causal_language_model import CausalLanguageModel
 from kbert.models.electra_pretraining_model import ElectraPretrainingModel
 from kbert.models.encoder import Encoder
 from kbert.models.encoder_config import PRESETS, EncoderConfig
+from kbert.models.feature_classifier import (
+    FEATURE_LAYERS,
+    FeatureClassifier,
+    frozen_encoder_classifier,
+)
+from kbert.models.layer_features import extract_layer_features, pool_hidden_states
 from kbert.models.masked_language_model import MaskedLanguageModel
 from kbert.models.next_sentence_prediction import NextSentencePrediction
 from kbert.models.perplexity import Perplexity
 from kbert.models.pretraining_model import PretrainingModel
 from kbert.models.pretraining_objective import PretrainingObjective
+from kbert.models.sequence_classifier import CLASSIFIER_POOLING, SequenceClassifier
 from kbert.models.span_boundary_objective import SpanBoundaryObjective
 from kbert.models.tied_decoder import TiedDecoder
+from kbert.models.vocabulary_growth import grow_vocabulary
 
 __all__ = ["PRESETS", "Encoder", "EncoderConfig"]
+# Task models.
+__all__ += ["CLASSIFIER_POOLING", "SequenceClassifier", "grow_vocabulary"]
 # Pretraining objectives (BERT, GPT, ALBERT, SpanBERT, ELECTRA) and their parts.
 __all__ += [
     "CausalLanguageModel",
@@ -25,3 +35,6 @@ __all__ += [
     "SpanBoundaryObjective",
     "TiedDecoder",
 ]
+# Feature extraction: a frozen encoder's cached per-layer features and classifiers on them.
+__all__ += ["FEATURE_LAYERS", "FeatureClassifier", "extract_layer_features",
+            "frozen_encoder_classifier", "pool_hidden_states"]

@@ -1,6 +1,8 @@
-"""Training: schedules, distribution strategies callbacks (and, later, freezing and optimizers)."""
+"""Training: schedules, the fine-tuning optimizer, callbacks, distribution strategies."""
 
+from kbert.train.best_checkpoint import BestCheckpoint
 from kbert.train.distribute import make_strategy, split_cpu
+from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
 from kbert.train.resumable_backup import ResumableBackup
 from kbert.train.schedules import (
     LearningRateSchedule,
@@ -10,5 +12,16 @@ from kbert.train.schedules import (
     warmup_linear_decay,
 )
 
-__all__ = ["LearningRateSchedule", "ResumableBackup", "make_strategy", "slanted_triangular", "split_cpu",
-           "warmup_cosine_decay", "warmup_inverse_sqrt", "warmup_linear_decay"]
+__all__ = [
+    "BestCheckpoint",
+    "LearningRateSchedule",
+    "ResumableBackup",
+    "count_batches",
+    "fine_tuning_optimizer",
+    "make_strategy",
+    "slanted_triangular",
+    "split_cpu",
+    "warmup_cosine_decay",
+    "warmup_inverse_sqrt",
+    "warmup_linear_decay",
+]

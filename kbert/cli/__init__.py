@@ -1,0 +1,1 @@
+"""The `kbert` command line: fine-tune, evaluate and predict."""

@@ -1,0 +1,290 @@
+"""`kbert finetune | evaluate | predict` for sentence and sentence-pair classification.
+
+A run directory holds everything needed to evaluate or predict later, with nothing else:
+
+    config.json          the resolved command-line settings, versions, data sources
+    labels.json          the class names (class id = position)
+    preprocessor.json    the tokenizer and packer (vocabulary included)
+    best.keras           the classifier at its best validation epoch
+    history.csv, tensorboard/, learning_curve.png
+    metrics.json         validation and test reports of the best model
+    confusion_matrix.png on the test split
+"""
+
+import json
+import os
+import platform
+import shutil
+import time
+from pathlib import Path
+
+FILES_TASK = "files"
+
+
+def add_finetune_arguments(parser):
+    """The flags of `kbert finetune`."""
+    from kbert.data import CLASSIFICATION_TASKS
+    from kbert.models import CLASSIFIER_POOLING
+
+    task = parser.add_argument_group("task and data")
+    task.add_argument("--task", required=True, choices=sorted(CLASSIFICATION_TASKS) + [FILES_TASK],
+                      help="built-in task, or 'files' with --train-file/--test-file (TSV lines "
+                           "'text<TAB>label' or 'text_a<TAB>text_b<TAB>label')")
+    task.add_argument("--train-file", help="with --task files: labelled training TSV")
+    task.add_argument("--test-file", help="with --task files: labelled test TSV")
+    task.add_argument("--validation-file", help="with --task files: labelled validation TSV "
+                                                "(default: a held-out slice of train)")
+    task.add_argument("--data-dir", help="dataset directory (default: $KBERT_DATA_DIR, then "
+                                         "../shared/data; else the public originals download)")
+    task.add_argument("--validation-fraction", type=float, default=0.1,
+                      help="share of the training file held out for validation (default 0.1)")
+    task.add_argument("--max-train-examples", type=int,
+                      help="train on a seeded random sample of this many examples")
+    model = parser.add_argument_group("model")
+    model.add_argument("--model", default="minilm_l6",
+                       help="'minilm_l6', a Hugging Face BERT directory, or a kbert directory "
+                            "(encoder.keras + vocab.txt, e.g. saved_models/lab01_masked)")
+    model.add_argument("--pooling", default="cls", choices=CLASSIFIER_POOLING,
+                       help="how the classifier reads the sequence (default cls)")
+    model.add_argument("--dropout", type=float, default=0.1, help="head dropout (default 0.1)")
+    model.add_argument("--hidden-units", type=int, nargs="*", default=[],
+                       help="hidden layers of the head (default none: a linear head)")
+    model.add_argument("--sequence-length", type=int, default=128,
+                       help="maximum tokens per example, longer inputs are truncated "
+                            "(default 128)")
+    train = parser.add_argument_group("training")
+    train.add_argument("--epochs", type=int, default=3, help="(default 3)")
+    train.add_argument("--batch-size", type=int, default=32, help="(default 32)")
+    train.add_argument("--learning-rate", type=float, default=5e-5,
+                       help="peak AdamW rate after warmup, then linear decay to 0 (default 5e-5)")
+    train.add_argument("--warmup-fraction", type=float, default=0.1,
+                       help="share of steps spent warming up (default 0.1)")
+    train.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
+    train.add_argument("--dtype", default="float32",
+                       choices=("float32", "mixed_bfloat16", "mixed_float16"),
+                       help="compute precision: mixed_bfloat16 is about 2x faster on CPUs with "
+                            "AVX512-BF16 and on recent GPUs (default float32)")
+    train.add_argument("--jit", action="store_true",
+                       help="compile the train step with XLA (helps on GPU; one compile per "
+                            "length bucket)")
+    train.add_argument("--seed", type=int, default=0,
+                       help="seeds weights, dropout, shuffling and the validation split")
+    out = parser.add_argument_group("output")
+    out.add_argument("--output-dir", required=True, help="the run directory to create")
+    out.add_argument("--overwrite", action="store_true",
+                     help="replace an existing run directory (otherwise refuse)")
+    out.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2),
+                     help="Keras progress output: 0 silent, 1 progress bar, 2 one line per epoch")
+
+
+def _load_splits(args):
+    from kbert.data import (
+        CLASSIFICATION_TASKS,
+        classification_task_from_files,
+        load_classification_task,
+    )
+
+    if args.task == FILES_TASK:
+        if not args.train_file or not args.test_file:
+            raise ValueError("--task files needs --train-file and --test-file")
+        task, splits = classification_task_from_files(
+            args.train_file, args.test_file, args.validation_file,
+            validation_fraction=args.validation_fraction, seed=args.seed,
+            max_examples=args.max_train_examples)
+        return task, splits
+    task = CLASSIFICATION_TASKS[args.task]
+    splits = {split: load_classification_task(
+        args.task, split, data_dir=args.data_dir, validation_fraction=args.validation_fraction,
+        seed=args.seed, max_examples=args.max_train_examples if split == "train" else None)
+        for split in ("train", "validation", "test")}
+    return task, splits
+
+
+def _prepare_run_dir(path, overwrite):
+    path = Path(path)
+    if path.exists() and any(path.iterdir()):
+        if not overwrite:
+            raise ValueError(f"run directory {path} exists and is not empty; choose another "
+                             "--output-dir or pass --overwrite to replace it")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _report(classifier, preprocessor, examples, task, batch_size=64):
+    import numpy as np
+
+    from kbert.data import classification_dataset
+    from kbert.metrics import binary_f1, classification_report
+
+    logits = classifier.predict(classification_dataset(
+        preprocessor, examples.texts, examples.text_pairs, batch_size=batch_size), verbose=0)
+    predictions = np.argmax(logits, axis=-1)
+    report = classification_report(examples.labels, predictions,
+                                   [str(name) for name in task.label_names.names])
+    if task.metric == "f1":
+        positive = task.label_names.names.index(task.positive_label)
+        report["f1"] = binary_f1(examples.labels, predictions, positive=positive)
+    report["source"] = examples.source
+    return report
+
+
+def finetune(args):
+    """Fine-tunes a classifier and writes a run directory; returns the metrics dict."""
+    import keras
+
+    from kbert.checkpoints import load_pretrained
+    from kbert.data import classification_dataset
+    from kbert.metrics import confusion_matrix_png, learning_curve_png
+    from kbert.models import SequenceClassifier
+    from kbert.text import BertPreprocessor
+    from kbert.train import BestCheckpoint, count_batches, fine_tuning_optimizer
+
+    task, splits = _load_splits(args)  # data errors come before any file is written
+    run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
+    keras.utils.set_random_seed(args.seed)
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling,
+                                    dropout=args.dropout, hidden_units=args.hidden_units)
+    train, validation, test = splits["train"], splits["validation"], splits["test"]
+    train_batches = classification_dataset(preprocessor, train.texts, train.text_pairs,
+                                           train.labels, args.batch_size, training=True,
+                                           seed=args.seed)
+    validation_batches = classification_dataset(preprocessor, validation.texts,
+                                                validation.text_pairs, validation.labels, 64)
+    steps = count_batches(train_batches) * args.epochs
+    classifier.compile(
+        optimizer=fine_tuning_optimizer(steps, args.learning_rate, args.warmup_fraction,
+                                        args.weight_decay),
+        loss=classifier.default_loss(), metrics=["accuracy"], jit_compile=args.jit)
+
+    config = {key: value for key, value in vars(args).items() if key != "handler"}
+    config.update(task_metric=task.metric, num_classes=len(task.label_names), is_pair=task.is_pair,
+                  train_examples=len(train), validation_examples=len(validation),
+                  test_examples=len(test), total_steps=steps,
+                  sources={split: examples.source for split, examples in splits.items()},
+                  versions=_versions())
+    (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+    (run_dir / "labels.json").write_text(json.dumps(list(task.label_names.names)))
+    (run_dir / "preprocessor.json").write_text(
+        json.dumps(keras.saving.serialize_keras_object(preprocessor)))
+
+    best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
+    start = time.perf_counter()
+    classifier.fit(train_batches, validation_data=validation_batches, epochs=args.epochs,
+                   verbose=args.verbose, callbacks=[
+                       best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
+                       keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
+    train_seconds = time.perf_counter() - start
+
+    classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
+    metrics = {"task": task.name, "best_epoch": best.best_epoch,
+               "train_seconds": round(train_seconds, 1),
+               "train_examples_per_s": round(len(train) * args.epochs / train_seconds, 1),
+               "validation": _report(classifier, preprocessor, validation, task),
+               "test": _report(classifier, preprocessor, test, task)}
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
+                       title=f"{task.name}: {args.model}")
+    confusion_matrix_png(metrics["test"]["confusion_matrix"], metrics["test"]["label_names"],
+                         run_dir / "confusion_matrix.png", title=f"{task.name} test")
+    return metrics
+
+
+def _versions():
+    import keras
+    import tensorflow as tf
+
+    return {"python": platform.python_version(), "tensorflow": tf.__version__,
+            "keras": keras.__version__}
+
+
+def load_run(run_dir):
+    """Returns `(classifier, preprocessor, label_names, config)` of a finished run directory."""
+    import keras
+
+    import kbert.models  # noqa: F401  (registers kbert's classes for deserialization)
+    import kbert.text  # noqa: F401
+
+    run_dir = Path(run_dir)
+    needed = ("config.json", "labels.json", "preprocessor.json", "best.keras")
+    missing = [name for name in needed if not (run_dir / name).is_file()]
+    if missing:
+        raise ValueError(f"{run_dir} is not a finished kbert run directory: it lacks "
+                         f"{', '.join(missing)} (written by `kbert finetune --output-dir`)")
+    config = json.loads((run_dir / "config.json").read_text())
+    preprocessor = keras.saving.deserialize_keras_object(
+        json.loads((run_dir / "preprocessor.json").read_text()))
+    classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
+    return classifier, preprocessor, json.loads((run_dir / "labels.json").read_text()), config
+
+
+def evaluate(args):
+    """Re-scores a run's best model on a split; returns the report."""
+    from kbert.data import CLASSIFICATION_TASKS, ClassificationTask, LabelVocabulary
+
+    classifier, preprocessor, label_names, config = load_run(args.run_dir)
+    for key in ("train_file", "test_file", "validation_file", "data_dir",
+                "validation_fraction", "seed"):
+        config.setdefault(key, None)
+    config["max_train_examples"] = None
+    if args.data_dir:
+        config["data_dir"] = args.data_dir
+    namespace = type("Args", (), config)
+    task, splits = _load_splits(namespace)
+    if list(task.label_names.names) != label_names and config["task"] != FILES_TASK:
+        raise ValueError(f"the run's labels {label_names} differ from task {task.name}'s")
+    if config["task"] == FILES_TASK:
+        task = ClassificationTask(FILES_TASK, LabelVocabulary(label_names), task.is_pair)
+    elif task.name in CLASSIFICATION_TASKS:
+        task = CLASSIFICATION_TASKS[task.name]
+    return _report(classifier, preprocessor, splits[args.split], task)
+
+
+def predict(args):
+    """Classifies texts (or pairs) with a run's best model; returns one dict per input."""
+    import numpy as np
+
+    from kbert.data import classification_dataset
+
+    classifier, preprocessor, label_names, config = load_run(args.run_dir)
+    texts = list(args.texts)
+    if not texts:
+        raise ValueError("predict needs at least one text")
+    pairs = list(args.pair) if args.pair else None
+    is_pair = config.get("is_pair")
+    if is_pair is None:
+        from kbert.data import CLASSIFICATION_TASKS
+        is_pair = CLASSIFICATION_TASKS[config["task"]].is_pair \
+            if config["task"] in CLASSIFICATION_TASKS else pairs is not None
+    if is_pair and pairs is None:
+        raise ValueError(f"task {config['task']} classifies text pairs: give each text its "
+                         "second text with --pair (once per text, in order)")
+    if not is_pair and pairs is not None:
+        raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
+    logits = classifier.predict(classification_dataset(preprocessor, texts, pairs), verbose=0)
+    probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probabilities /= probabilities.sum(axis=-1, keepdims=True)
+    results = []
+    for index, row in enumerate(probabilities):
+        best = int(np.argmax(row))
+        results.append({"text": texts[index], **({"pair": pairs[index]} if pairs else {}),
+                        "label": label_names[best], "probability": round(float(row[best]), 4),
+                        "probabilities": {name: round(float(p), 4)
+                                          for name, p in zip(label_names, row, strict=True)}})
+    return results
+
+
+def main_finetune(args):
+    metrics = finetune(args)
+    metric = "f1" if "f1" in metrics["test"] else "accuracy"
+    print(f"best epoch {metrics['best_epoch']}: validation accuracy "
+          f"{metrics['validation']['accuracy']:.4f}, test {metric} {metrics['test'][metric]:.4f} "
+          f"(macro-F1 {metrics['test']['macro_f1']:.4f}); "
+          f"{metrics['train_examples_per_s']} training examples/s")
+    print(f"run directory: {os.path.abspath(args.output_dir)}")
+    print(json.dumps({key: metrics[key] for key in ("task", "best_epoch",
+                                                    "train_examples_per_s")}
+                     | {"test_accuracy": metrics["test"]["accuracy"],
+                        "test_macro_f1": metrics["test"]["macro_f1"]}))

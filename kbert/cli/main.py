@@ -1,0 +1,80 @@
+"""`kbert`: fine-tune pretrained encoders from the command line, then evaluate and predict.
+
+    kbert finetune --task trec --model minilm_l6 --output-dir runs/trec
+    kbert evaluate runs/trec --split test
+    kbert predict runs/trec "How far is it from Denver to Aspen?"
+    kbert predict runs/rte "A man is playing." --pair "Somebody plays."
+
+`kbert <command> --help` explains every flag.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+
+def build_parser():
+    """The argument parser of every subcommand."""
+    from kbert.cli import classification
+
+    parser = argparse.ArgumentParser(
+        prog="kbert", description=__doc__.split("\n\n")[0],
+        epilog="Run `kbert <command> --help` for the flags of a command.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+
+    finetune = commands.add_parser(
+        "finetune", help="fine-tune a classifier and write a run directory",
+        description="Fine-tunes a pretrained encoder with a classification head (AdamW, "
+                    "warmup then linear decay), keeps the epoch with the best validation "
+                    "accuracy, and writes config, metrics JSON, plots, TensorBoard logs and the "
+                    "best model to --output-dir.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    classification.add_finetune_arguments(finetune)
+    finetune.set_defaults(handler=classification.main_finetune)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="score a run's best model on a split",
+        description="Loads RUN_DIR's best model and prints its classification report (accuracy, "
+                    "macro-F1, per-class scores, confusion matrix; F1 for MRPC) as JSON.")
+    evaluate.add_argument("run_dir", help="a directory written by `kbert finetune`")
+    evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"),
+                          help="which split of the run's task to score (default test)")
+    evaluate.add_argument("--data-dir", help="dataset directory, if not the one used to train")
+
+    def print_evaluation(args):
+        print(json.dumps(classification.evaluate(args), indent=2))
+
+    evaluate.set_defaults(handler=print_evaluation)
+
+    predict = commands.add_parser(
+        "predict", help="classify texts with a run's best model",
+        description="Prints one JSON line per text: the predicted label, its probability and "
+                    "every class's probability.")
+    predict.add_argument("run_dir", help="a directory written by `kbert finetune`")
+    predict.add_argument("texts", nargs="*", help="texts to classify")
+    predict.add_argument("--pair", action="append",
+                         help="for pair tasks (RTE, MRPC): the second text, once per text")
+
+    def print_predictions(args):
+        for result in classification.predict(args):
+            print(json.dumps(result))
+
+    predict.set_defaults(handler=print_predictions)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the `kbert` script; returns the exit status."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except ValueError as error:
+        print(f"kbert {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""The standard BERT fine-tuning recipe: AdamW, warmup then linear decay to zero."""
+
+import math
+
+import keras
+
+from kbert.train.schedules import LearningRateSchedule
+
+# BERT excludes biases and LayerNorm parameters from weight decay.
+NO_DECAY = ("bias", "gamma", "beta")
+
+
+def count_batches(dataset):
+    """Counts a finite dataset's batches by iterating it once (exact with length bucketing)."""
+    return sum(1 for _ in dataset)
+
+
+def fine_tuning_optimizer(total_steps, learning_rate=1e-4, warmup_fraction=0.1, weight_decay=0.01,
+                          final_learning_rate=0.0, clipnorm=1.0):
+    """AdamW with linear warmup then linear decay, decoupled weight decay off biases and norms.
+
+    The NAACL tutorial fine-tunes with lr 6.5e-5 decaying linearly to 0 after warmup; BERT uses
+    2e-5…5e-5 with 10% warmup. The schedule is a pure function of the step
+    (`kbert.train.warmup_linear_decay`), so the rate any step used can be recomputed.
+
+    Args:
+        total_steps: int >= 1. Optimizer steps over the whole run (epochs × batches per epoch).
+        learning_rate: float, default 1e-4. The peak rate.
+        warmup_fraction: float, default 0.1. Share of `total_steps` spent warming up.
+        weight_decay: float, default 0.01.
+        final_learning_rate: float, default 0.0.
+        clipnorm: float or None, default 1.0. Global gradient-norm clipping.
+
+    Returns:
+        A `keras.optimizers.AdamW`.
+    """
+    if not isinstance(total_steps, int) or total_steps < 1:
+        raise ValueError(f"total_steps must be an int >= 1; received {total_steps!r}")
+    if not 0.0 <= warmup_fraction <= 1.0:
+        raise ValueError(f"warmup_fraction must be in [0, 1]; received {warmup_fraction!r}")
+    schedule = LearningRateSchedule(
+        "warmup_linear_decay", peak_learning_rate=learning_rate, total_steps=total_steps,
+        warmup_steps=int(math.floor(warmup_fraction * total_steps)),
+        final_learning_rate=final_learning_rate)
+    optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay,
+                                       global_clipnorm=clipnorm)
+    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
+    return optimizer

@@ -1,0 +1,48 @@
+import keras
+import numpy as np
+import pytest
+
+from kbert.train import BestCheckpoint, count_batches, fine_tuning_optimizer, warmup_linear_decay
+
+
+def test_optimizer_follows_warmup_then_linear_decay_and_skips_decay_on_biases_and_norms():
+    optimizer = fine_tuning_optimizer(100, learning_rate=1e-3, warmup_fraction=0.1)
+    for step in (0, 5, 9, 10, 50, 99, 100):
+        expected = warmup_linear_decay(step, 1e-3, 100, warmup_steps=10)
+        assert float(optimizer._learning_rate(step)) == pytest.approx(expected)
+    bias = keras.Variable(np.ones(2), name="bias")
+    kernel = keras.Variable(np.ones(2), name="kernel")
+    optimizer.build([bias, kernel])
+    optimizer.apply([np.zeros(2), np.zeros(2)], [bias, kernel])
+    assert bias.numpy().tolist() == [1.0, 1.0]  # no decay: zero gradient leaves it alone
+    assert kernel.numpy()[0] < 1.0  # decoupled weight decay shrinks it
+
+
+@pytest.mark.parametrize("kwargs, message", [({"total_steps": 0}, "total_steps"),
+                                             ({"total_steps": 5, "warmup_fraction": 2},
+                                              "warmup_fraction")])
+def test_optimizer_arguments_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        fine_tuning_optimizer(**kwargs)
+
+
+def test_count_batches():
+    import tensorflow as tf
+    assert count_batches(tf.data.Dataset.range(10).batch(3)) == 4
+
+
+def test_best_checkpoint_keeps_the_best_epoch_and_never_a_partial_file(tmp_path):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    path = tmp_path / "best" / "model.keras"
+    checkpoint = BestCheckpoint(path, monitor="val_loss", mode="min")
+    values = iter([3.0, 1.0, 2.0])
+    checkpoint.set_model(model)
+    for epoch in range(3):
+        checkpoint.on_epoch_end(epoch, {"val_loss": next(values)})
+    assert checkpoint.best == 1.0 and checkpoint.best_epoch == 2
+    assert path.is_file() and not list(path.parent.glob(".partial-*"))
+    with pytest.raises(ValueError, match="monitors 'val_accuracy', which the epoch logs lack"):
+        BestCheckpoint(tmp_path / "m.keras").on_epoch_end(0, {"loss": 1.0})
+    with pytest.raises(ValueError, match="must end in .keras"):
+        BestCheckpoint(tmp_path / "m.h5")
