@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import shutil
-import time
 from pathlib import Path
 
 FILES_TASK = "files"
@@ -111,21 +110,13 @@ def _prepare_run_dir(path, overwrite):
     return path
 
 
-def _report(classifier, preprocessor, examples, task, batch_size=64):
-    import numpy as np
+def _report(classifier, preprocessor, examples, task):
+    from kbert.metrics import evaluate_classifier
 
-    from kbert.data import classification_dataset
-    from kbert.metrics import binary_f1, classification_report
-
-    logits = classifier.predict(classification_dataset(
-        preprocessor, examples.texts, examples.text_pairs, batch_size=batch_size), verbose=0)
-    predictions = np.argmax(logits, axis=-1)
-    report = classification_report(examples.labels, predictions,
-                                   [str(name) for name in task.label_names.names])
-    if task.metric == "f1":
-        positive = task.label_names.names.index(task.positive_label)
-        report["f1"] = binary_f1(examples.labels, predictions, positive=positive)
-    report["source"] = examples.source
+    report = evaluate_classifier(classifier, preprocessor, examples,
+                                 positive_label=task.positive_label if task.metric == "f1"
+                                 else None)
+    report.pop("predictions")
     return report
 
 
@@ -134,11 +125,10 @@ def finetune(args):
     import keras
 
     from kbert.checkpoints import load_pretrained
-    from kbert.data import classification_dataset
     from kbert.metrics import confusion_matrix_png, learning_curve_png
     from kbert.models import SequenceClassifier
     from kbert.text import BertPreprocessor
-    from kbert.train import BestCheckpoint, count_batches, fine_tuning_optimizer
+    from kbert.train import BestCheckpoint, fine_tune_classifier
 
     task, splits = _load_splits(args)  # data errors come before any file is written
     run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
@@ -148,21 +138,11 @@ def finetune(args):
     classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling,
                                     dropout=args.dropout, hidden_units=args.hidden_units)
     train, validation, test = splits["train"], splits["validation"], splits["test"]
-    train_batches = classification_dataset(preprocessor, train.texts, train.text_pairs,
-                                           train.labels, args.batch_size, training=True,
-                                           seed=args.seed)
-    validation_batches = classification_dataset(preprocessor, validation.texts,
-                                                validation.text_pairs, validation.labels, 64)
-    steps = count_batches(train_batches) * args.epochs
-    classifier.compile(
-        optimizer=fine_tuning_optimizer(steps, args.learning_rate, args.warmup_fraction,
-                                        args.weight_decay),
-        loss=classifier.default_loss(), metrics=["accuracy"], jit_compile=args.jit)
 
     config = {key: value for key, value in vars(args).items() if key != "handler"}
     config.update(task_metric=task.metric, num_classes=len(task.label_names), is_pair=task.is_pair,
                   train_examples=len(train), validation_examples=len(validation),
-                  test_examples=len(test), total_steps=steps,
+                  test_examples=len(test),
                   sources={split: examples.source for split, examples in splits.items()},
                   versions=_versions())
     (run_dir / "config.json").write_text(json.dumps(config, indent=2))
@@ -171,12 +151,13 @@ def finetune(args):
         json.dumps(keras.saving.serialize_keras_object(preprocessor)))
 
     best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
-    start = time.perf_counter()
-    classifier.fit(train_batches, validation_data=validation_batches, epochs=args.epochs,
-                   verbose=args.verbose, callbacks=[
-                       best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
-                       keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
-    train_seconds = time.perf_counter() - start
+    _, train_seconds = fine_tune_classifier(
+        classifier, preprocessor, train, validation, epochs=args.epochs,
+        batch_size=args.batch_size, learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction, weight_decay=args.weight_decay, seed=args.seed,
+        jit_compile=args.jit, verbose=args.verbose, callbacks=[
+            best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
+            keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
 
     classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
     metrics = {"task": task.name, "best_epoch": best.best_epoch,

@@ -15,6 +15,7 @@ from kbert.metrics.classification_metrics import (
     multi_label_scores,
     per_class_scores,
 )
+from kbert.metrics.classifier_evaluation import evaluate_classifier
 from kbert.metrics.plots import confusion_matrix_png, learning_curve_png
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "classification_report",
     "confusion_matrix",
     "confusion_matrix_png",
+    "evaluate_classifier",
     "learning_curve_png",
     "macro_f1",
     "multi_label_scores",
