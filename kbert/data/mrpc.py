@@ -2,6 +2,7 @@
 
 from kbert.data.data_dir import data_dir as find_data_dir
 from kbert.data.data_dir import locate
+from kbert.data.tsv_rows import tsv_rows
 
 _HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
 # GLUE's own download script builds train.tsv/dev.tsv from these two files (as do Hugging Face
@@ -64,24 +65,15 @@ def read_mrpc(split="train", data_dir=None):
 def _read_pairs(path):
     """Parses the five-column MSR format into `(id1, id2, text_a, text_b, label)` tuples."""
     rows = []
-    with open(path, encoding="utf-8-sig") as lines:
-        header = next(lines, "").rstrip("\r\n")
-        if header.split("\t") != _HEADER:
-            raise ValueError(f"{path}:1: expected the header '{'<TAB>'.join(_HEADER)}'; found "
-                             f"{header[:60]!r}")
-        for number, line in enumerate(lines, start=2):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if (len(fields) != 5 or fields[0] not in ("0", "1") or not fields[1].isdigit()
-                    or not fields[2].isdigit() or not fields[3].strip()
-                    or not fields[4].strip()):
-                raise ValueError(f"{path}:{number}: expected '0|1<TAB>#1 ID<TAB>#2 ID<TAB>"
-                                 f"#1 String<TAB>#2 String' with numeric ids and non-empty "
-                                 f"strings; found {len(fields)} fields in {line[:60]!r}")
-            rows.append((fields[1], fields[2], fields[3].strip(), fields[4].strip(),
-                         int(fields[0])))
+    for number, fields in tsv_rows(path, _HEADER):
+        if (len(fields) != 5 or fields[0] not in ("0", "1") or not fields[1].isdigit()
+                or not fields[2].isdigit() or not fields[3].strip() or not fields[4].strip()):
+            raise ValueError(f"{path}:{number}: expected '0|1<TAB>#1 ID<TAB>#2 ID<TAB>"
+                             f"#1 String<TAB>#2 String' with numeric ids and non-empty "
+                             f"strings; found {len(fields)} fields in "
+                             f"{chr(9).join(fields)[:60]!r}")
+        rows.append((fields[1], fields[2], fields[3].strip(), fields[4].strip(),
+                     int(fields[0])))
     return rows
 
 

@@ -1,6 +1,7 @@
 """RTE, Recognizing Textual Entailment (PASCAL RTE 1, 2, 3 and 5) as GLUE distributes it."""
 
 from kbert.data.data_dir import locate
+from kbert.data.tsv_rows import tsv_rows
 
 LABELS = ("entailment", "not_entailment")
 _HEADER = ["index", "sentence1", "sentence2", "label"]
@@ -35,24 +36,13 @@ def read_rte(split="train", data_dir=None):
         raise ValueError(f"RTE split must be 'train' or 'dev'; received {split!r}")
     path = locate(f"rte/{split}.tsv", _URL, data_dir, extract_member=f"RTE/{split}.tsv")
     texts_a, texts_b, labels = [], [], []
-    # Iterating the file splits on \n, \r\n and \r only, as csv does; str.splitlines would also
-    # split on characters such as U+0085 inside a sentence.
-    with open(path, encoding="utf-8-sig") as lines:
-        header = next(lines, "").rstrip("\r\n")
-        if header.split("\t") != _HEADER:
-            raise ValueError(f"{path}:1: expected the header '{'<TAB>'.join(_HEADER)}'; found "
-                             f"{header[:60]!r}")
-        for number, line in enumerate(lines, start=2):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if (len(fields) != 4 or fields[3] not in LABELS or not fields[1].strip()
-                    or not fields[2].strip()):
-                raise ValueError(f"{path}:{number}: expected 'index<TAB>sentence1<TAB>sentence2"
-                                 f"<TAB>{'|'.join(LABELS)}' with non-empty sentences; found "
-                                 f"{len(fields)} fields in {line[:60]!r}")
-            texts_a.append(fields[1].strip())
-            texts_b.append(fields[2].strip())
-            labels.append(fields[3])
+    for number, fields in tsv_rows(path, _HEADER):
+        if (len(fields) != 4 or fields[3] not in LABELS or not fields[1].strip()
+                or not fields[2].strip()):
+            raise ValueError(f"{path}:{number}: expected 'index<TAB>sentence1<TAB>sentence2"
+                             f"<TAB>{'|'.join(LABELS)}' with non-empty sentences; found "
+                             f"{len(fields)} fields in {chr(9).join(fields)[:60]!r}")
+        texts_a.append(fields[1].strip())
+        texts_b.append(fields[2].strip())
+        labels.append(fields[3])
     return texts_a, texts_b, labels

@@ -6,6 +6,7 @@ from keras import ops
 
 from kbert.layers.scalar_mix import ScalarMix
 from kbert.models.layer_features import pool_hidden_states
+from kbert.models.sequence_classifier import classification_loss
 
 FEATURE_LAYERS = ("top", "last4", "scalar_mix")
 
@@ -97,9 +98,7 @@ class FeatureClassifier(keras.Model):
 
     def default_loss(self):
         """The matching Keras loss (logits in, integer labels or 0/1 vectors for multi-label)."""
-        if self.multi_label:
-            return keras.losses.BinaryCrossentropy(from_logits=True)
-        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return classification_loss(self.multi_label)
 
     def mixing_weights(self):
         """Returns how much each layer contributes, bottom (embeddings) first.

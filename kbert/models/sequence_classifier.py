@@ -8,6 +8,13 @@ from kbert.models.pretraining_utils import encoder_dtype_policy
 CLASSIFIER_POOLING = ("pooler",) + POOLING_MODES
 
 
+def classification_loss(multi_label=False):
+    """The Keras loss for classifier logits: integer labels, or 0/1 vectors when multi-label."""
+    if multi_label:
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
 @keras.saving.register_keras_serializable(package="kbert")
 class SequenceClassifier(keras.Model):
     """Classifies a text or a text pair from one pooled vector (J&M §11.4.1–11.4.2).
@@ -96,9 +103,7 @@ class SequenceClassifier(keras.Model):
 
     def default_loss(self):
         """The matching Keras loss (logits in, integer labels or 0/1 vectors for multi-label)."""
-        if self.multi_label:
-            return keras.losses.BinaryCrossentropy(from_logits=True)
-        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return classification_loss(self.multi_label)
 
     def head_layers(self):
         """The layers after the encoder (for freezing the encoder and training the head)."""

@@ -2,9 +2,8 @@
 
 import time
 
-import keras
-
 from kbert.data.classification_dataset import classification_dataset
+from kbert.models.sequence_classifier import classification_loss
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
 
 
@@ -49,8 +48,8 @@ def fine_tune_classifier(classifier, preprocessor, train, validation=None, epoch
         warmup_fraction = min(warmup_steps / steps, 1.0)
     classifier.compile(
         optimizer=fine_tuning_optimizer(steps, learning_rate, warmup_fraction, weight_decay),
-        loss=getattr(classifier, "default_loss", lambda: keras.losses.
-                     SparseCategoricalCrossentropy(from_logits=True))(),
+        loss=classifier.default_loss() if hasattr(classifier, "default_loss")
+        else classification_loss(),
         metrics=["accuracy"], jit_compile=jit_compile)
     start = time.perf_counter()
     history = classifier.fit(train_batches, validation_data=validation_batches, epochs=epochs,
