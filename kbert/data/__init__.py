@@ -8,6 +8,14 @@ from kbert.data.classification_tasks import (
     classification_task_from_files,
     load_classification_task,
 )
+from kbert.data.conll2003 import (
+    CONLL2003_ENTITY_TYPES,
+    CONLL2003_TAGS,
+    TaggedSentence,
+    check_tags,
+    read_conll2003,
+    read_conll_file,
+)
 from kbert.data.data_dir import data_dir, locate
 from kbert.data.imdb import read_imdb
 from kbert.data.label_vocabulary import LabelVocabulary
@@ -19,8 +27,10 @@ from kbert.data.pretraining_pipelines import (
     full_sentences_blocks,
     sentence_pair_examples,
 )
+from kbert.data.question_answering_features import question_answering_features
 from kbert.data.rte import read_rte
 from kbert.data.sentence_splitter import split_sentences
+from kbert.data.squad import SquadExample, load_squad, read_squad, squad_references
 from kbert.data.sst2 import read_sst2
 from kbert.data.text_corpus import read_text_corpus
 from kbert.data.trec import read_trec
@@ -52,3 +62,16 @@ __all__ += [
     "read_rte",
 ]
 __all__ += ["classification_dataset", "default_bucket_lengths"]
+__all__ += [
+    "CONLL2003_ENTITY_TYPES",
+    "CONLL2003_TAGS",
+    "SquadExample",
+    "TaggedSentence",
+    "check_tags",
+    "load_squad",
+    "read_conll2003",
+    "read_conll_file",
+    "read_squad",
+    "squad_references",
+]
+__all__ += ["question_answering_features"]

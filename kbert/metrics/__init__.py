@@ -4,6 +4,8 @@
   precision/recall/F1, macro-F1 (scikit-learn's default convention), GLUE binary F1, multi-label
   scores, and a JSON-ready report.
 - `kbert.metrics.plots`: confusion-matrix heatmaps and learning curves written to PNG files.
+- `kbert.metrics.entity_metrics`: IOB2 decoding and repair, CoNLL entity F1, token accuracy.
+- `kbert.metrics.squad_metrics`: the official SQuAD v1.1 exact match and token F1.
 """
 
 from kbert.metrics.classification_metrics import (
@@ -16,7 +18,21 @@ from kbert.metrics.classification_metrics import (
     per_class_scores,
 )
 from kbert.metrics.classifier_evaluation import evaluate_classifier
+from kbert.metrics.entity_metrics import (
+    bio_to_entities,
+    entity_report,
+    entity_scores,
+    repair_bio,
+    token_accuracy,
+)
 from kbert.metrics.plots import confusion_matrix_png, learning_curve_png
+from kbert.metrics.squad_metrics import (
+    exact_match_score,
+    f1_score,
+    metric_max_over_ground_truths,
+    normalize_answer,
+    squad_scores,
+)
 
 __all__ = [
     "accuracy",
@@ -29,4 +45,14 @@ __all__ = [
     "macro_f1",
     "multi_label_scores",
     "per_class_scores",
+    "bio_to_entities",
+    "entity_report",
+    "entity_scores",
+    "repair_bio",
+    "token_accuracy",
+    "exact_match_score",
+    "f1_score",
+    "metric_max_over_ground_truths",
+    "normalize_answer",
+    "squad_scores",
 ]

@@ -1,5 +1,6 @@
 """Encoders and their configuration."""
 
+from kbert.models.answer_decoding import decode_answers
 from kbert.models.causal_language_model import CausalLanguageModel
 from kbert.models.electra_pretraining_model import ElectraPretrainingModel
 from kbert.models.encoder import Encoder
@@ -15,6 +16,7 @@ from kbert.models.next_sentence_prediction import NextSentencePrediction
 from kbert.models.perplexity import Perplexity
 from kbert.models.pretraining_model import PretrainingModel
 from kbert.models.pretraining_objective import PretrainingObjective
+from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import CLASSIFIER_POOLING, SequenceClassifier
 from kbert.models.span_boundary_objective import SpanBoundaryObjective
 from kbert.models.tied_decoder import TiedDecoder
@@ -38,3 +40,5 @@ __all__ += [
 # Feature extraction: a frozen encoder's cached per-layer features and classifiers on them.
 __all__ += ["FEATURE_LAYERS", "FeatureClassifier", "extract_layer_features",
             "frozen_encoder_classifier", "pool_hidden_states"]
+# Extractive question answering: the span head and decoding spans back to text.
+__all__ += ["QuestionAnswerer", "decode_answers"]

@@ -1,0 +1,109 @@
+"""Span-based NER (J&M §11.5.2): classify every candidate span as an entity type or NULL."""
+
+import keras
+
+from kbert.data.token_classification_features import IGNORE_INDEX
+from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
+from kbert.models.pretraining_utils import encoder_dtype_policy
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class SpanClassifier(keras.Model):
+    """Labels candidate spans instead of tokens, so entities may nest and need no BIO scheme.
+
+    Each span (i, j) gets `[s_i; e_j; g_ij]` (`kbert.layers.SpanRepresentation`), then
+    `Dropout → Dense(hidden_units, gelu) → Dropout → Dense(1 + num_types)`; a softmax over the
+    entity types plus NULL (id 0) classifies it. Candidate spans come from
+    `kbert.data.span_features`, decoding from `kbert.data.span_features.decode_spans`.
+
+    Inputs: the encoder's dict plus `span_starts`, `span_ends` (batch, spans) int32 token
+    positions (end inclusive).
+    Output: float32 logits `(batch, spans, 1 + num_types)`; labels `(batch, spans)` with
+    `IGNORE_INDEX` on padding spans.
+
+    Args:
+        encoder: `kbert.models.Encoder`, shared.
+        num_types: int >= 1, entity types without NULL.
+        projection_dim: int, default 128. Width of the start and end projections.
+        hidden_units: int, default 256. Width of the classifier's hidden layer.
+        pooling: str, default "mean". `g_ij` as the span's mean or attention-pooled vector.
+        dropout: float, default 0.1.
+        **kwargs: `name`, `trainable`.
+
+    Example:
+    >>> from kbert.models import Encoder
+    >>> model = SpanClassifier(Encoder.from_preset("tiny"), num_types=4)
+    >>> inputs = {"token_ids": ops.array([[2, 5, 6, 3]]),
+    ...           "segment_ids": ops.zeros((1, 4), "int32"),
+    ...           "padding_mask": ops.ones((1, 4), "int32"),
+    ...           "span_starts": ops.array([[1, 1, 2]]), "span_ends": ops.array([[1, 2, 2]])}
+    >>> tuple(model(inputs).shape)
+    (1, 3, 5)
+    """
+
+    def __init__(self, encoder, num_types, projection_dim=128, hidden_units=256, pooling="mean",
+                 dropout=0.1, **kwargs):
+        if isinstance(num_types, bool) or not isinstance(num_types, int) or num_types < 1:
+            raise ValueError(f"num_types must be an int >= 1; received {num_types!r}")
+        if pooling not in SPAN_POOLING:
+            raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
+        if not isinstance(hidden_units, int) or hidden_units < 1:
+            raise ValueError(f"hidden_units must be a positive int; received {hidden_units!r}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
+        policy = encoder_dtype_policy(encoder)
+        initializer = keras.initializers.TruncatedNormal(stddev=0.02)
+
+        # === Functional model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+                  for name in ("token_ids", "segment_ids", "padding_mask", "span_starts",
+                               "span_ends")}
+        hidden = encoder({key: inputs[key] for key in
+                          ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
+        x = SpanRepresentation(projection_dim, pooling=pooling, dtype=policy,
+                               name="span_representation")(
+            hidden, inputs["span_starts"], inputs["span_ends"])  # (batch, spans, width)
+        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_0")(x)
+        x = keras.layers.Dense(hidden_units, activation="gelu", kernel_initializer=initializer,
+                               dtype=policy, name="head_dense")(x)
+        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_1")(x)
+        x = keras.layers.Dense(1 + num_types, kernel_initializer=initializer, dtype="float32",
+                               name="logits")(x)  # (batch, spans, 1 + num_types)
+        super().__init__(inputs=inputs, outputs=x, **kwargs)
+
+        # === Config ===
+        self.encoder = encoder
+        self.num_types = num_types
+        self.projection_dim = projection_dim
+        self.hidden_units = hidden_units
+        self.pooling = pooling
+        self.dropout = dropout
+
+    def default_loss(self):
+        """Softmax cross-entropy over NULL + types, padding spans ignored."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                          ignore_class=IGNORE_INDEX)
+
+    def head_layers(self):
+        """The layers after the encoder."""
+        return [layer for layer in self.layers
+                if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)]
+
+    def get_config(self):
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "num_types": self.num_types,
+            "projection_dim": self.projection_dim,
+            "hidden_units": self.hidden_units,
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config["encoder"], dict):
+            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        return cls(**config)
