@@ -33,13 +33,14 @@ def entity_types(tag_names):
 
 
 def ner_features(method, words, tokenizer, tag_names, tags=None, sequence_length=128,
-                 max_span_length=8, label_all_subwords=False):
-    """Featurizes sentences for one NER method (`NER_METHODS`)."""
+                 max_span_length=8, label_all_subwords=False, stride=None):
+    """Featurizes sentences for one NER method (`NER_METHODS`); `stride` as in
+    `token_classification_features`."""
     if method not in NER_METHODS:
         raise ValueError(f"NER method must be one of {NER_METHODS}; received {method!r}")
     features = token_classification_features(
         words, tokenizer, tags=tags if method != "span" else None, tag_names=tag_names,
-        sequence_length=sequence_length,
+        sequence_length=sequence_length, stride=stride,
         label_all_subwords=label_all_subwords and method != "span")
     if method == "span":
         entities = None if tags is None else [bio_to_entities(list(t)) for t in tags]
@@ -71,11 +72,11 @@ def model_method(model):
 def fine_tune_ner(model, tokenizer, words, tags, tag_names, epochs=3, batch_size=32,
                   learning_rate=3e-4, warmup_fraction=0.1, weight_decay=0.01, seed=0,
                   sequence_length=128, max_span_length=8, label_all_subwords=False,
-                  callbacks=(), verbose=1):
+                  stride=None, callbacks=(), verbose=1):
     """Featurizes tagged sentences and fine-tunes an NER model; returns `(history, seconds)`."""
     method = model_method(model)
     features = ner_features(method, words, tokenizer, tag_names, tags, sequence_length,
-                            max_span_length, label_all_subwords)
+                            max_span_length, label_all_subwords, stride)
     label = "span_labels" if method == "span" else "labels"
     extra = ("span_mask",) if method == "span" else ()
     return fine_tune_on_features(model, features, label, epochs=epochs, batch_size=batch_size,
@@ -85,7 +86,7 @@ def fine_tune_ner(model, tokenizer, words, tags, tag_names, epochs=3, batch_size
 
 
 def evaluate_ner(model, tokenizer, words, tags, tag_names, sequence_length=128,
-                 max_span_length=8, combine="first", nested=False, batch_size=64):
+                 max_span_length=8, combine="first", nested=False, batch_size=64, stride=None):
     """Entity scores (CoNLL exact match) of an NER model on tagged sentences.
 
     Returns:
@@ -94,7 +95,7 @@ def evaluate_ner(model, tokenizer, words, tags, tag_names, sequence_length=128,
     method = model_method(model)
     start = time.perf_counter()
     features = ner_features(method, words, tokenizer, tag_names, None, sequence_length,
-                            max_span_length)
+                            max_span_length, stride=stride)
     if method == "span":
         result = evaluate_span_classifier(model, features, tags, entity_types(tag_names),
                                           nested=nested, batch_size=batch_size)
@@ -106,7 +107,7 @@ def evaluate_ner(model, tokenizer, words, tags, tag_names, sequence_length=128,
 
 
 def predict_entities(model, tokenizer, texts, tag_names, sequence_length=128, max_span_length=8,
-                     combine="first", nested=False, batch_size=64):
+                     combine="first", nested=False, batch_size=64, stride=None):
     """Entities with character spans in raw texts.
 
     Words are the tokenizer's pre-tokenized words (whitespace-separated pieces with punctuation
@@ -133,7 +134,7 @@ def predict_entities(model, tokenizer, texts, tag_names, sequence_length=128, ma
     if not words:
         return results
     features = ner_features(method, words, tokenizer, tag_names, None, sequence_length,
-                            max_span_length)
+                            max_span_length, stride=stride)
     if method == "span":
         from kbert.data.span_features import decode_spans
         from kbert.metrics.token_task_evaluation import predict_span_probabilities
