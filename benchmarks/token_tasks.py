@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.data.feature_batches import _batch_indices  # noqa: E402
+from kbert.data.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.data.squad import load_squad  # noqa: E402
 from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
 from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
@@ -49,7 +49,6 @@ from kbert.train.token_task_fine_tuning import (  # noqa: E402
     fine_tune_ner,
     fine_tune_question_answerer,
 )
-
 
 # ------------------------------------------------------------------ kbert
 
@@ -110,7 +109,7 @@ def torch_train(model, batches_per_epoch, epochs, learning_rate, loss_of_batch):
 def grouped_batches(lengths, batch_size, seed, training):
     """Length-grouped batches (transformers' `group_by_length`), reshuffled per epoch."""
     def batches(epoch):
-        return _batch_indices(np.asarray(lengths), batch_size, training,
+        return length_grouped_indices(np.asarray(lengths), batch_size, training,
                               np.random.default_rng([seed, epoch]))
     return batches
 

@@ -26,9 +26,13 @@ def add_finetune_arguments(parser):
     from kbert.models import CLASSIFIER_POOLING
 
     task = parser.add_argument_group("task and data")
-    task.add_argument("--task", required=True, choices=sorted(CLASSIFICATION_TASKS) + [FILES_TASK],
-                      help="built-in task, or 'files' with --train-file/--test-file (TSV lines "
-                           "'text<TAB>label' or 'text_a<TAB>text_b<TAB>label')")
+    from kbert.cli.token_tasks import TOKEN_TASKS, add_token_task_arguments
+
+    task.add_argument("--task", required=True,
+                      choices=sorted(CLASSIFICATION_TASKS) + [FILES_TASK] + list(TOKEN_TASKS),
+                      help="built-in classification task, 'files' with --train-file/--test-file "
+                           "(TSV lines 'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'), or a "
+                           "token/span task: conll2003 (NER), squad (extractive QA)")
     task.add_argument("--train-file", help="with --task files: labelled training TSV")
     task.add_argument("--test-file", help="with --task files: labelled test TSV")
     task.add_argument("--validation-file", help="with --task files: labelled validation TSV "
@@ -38,7 +42,8 @@ def add_finetune_arguments(parser):
     task.add_argument("--validation-fraction", type=float, default=0.1,
                       help="share of the training file held out for validation (default 0.1)")
     task.add_argument("--max-train-examples", type=int,
-                      help="train on a seeded random sample of this many examples")
+                      help="train on a seeded random sample of this many examples (conll2003 "
+                           "and squad: the first ones)")
     model = parser.add_argument_group("model")
     model.add_argument("--model", default="minilm_l6",
                        help="'minilm_l6', a Hugging Face BERT directory, or a kbert directory "
@@ -48,14 +53,16 @@ def add_finetune_arguments(parser):
     model.add_argument("--dropout", type=float, default=0.1, help="head dropout (default 0.1)")
     model.add_argument("--hidden-units", type=int, nargs="*", default=[],
                        help="hidden layers of the head (default none: a linear head)")
-    model.add_argument("--sequence-length", type=int, default=128,
-                       help="maximum tokens per example, longer inputs are truncated "
-                            "(default 128)")
+    model.add_argument("--sequence-length", type=int, default=None,
+                       help="maximum tokens per example (default 128; 384 for squad). "
+                            "Classification truncates longer inputs; NER and QA split them into "
+                            "overlapping windows")
     train = parser.add_argument_group("training")
     train.add_argument("--epochs", type=int, default=3, help="(default 3)")
     train.add_argument("--batch-size", type=int, default=32, help="(default 32)")
-    train.add_argument("--learning-rate", type=float, default=5e-5,
-                       help="peak AdamW rate after warmup, then linear decay to 0 (default 5e-5)")
+    train.add_argument("--learning-rate", type=float, default=None,
+                       help="peak AdamW rate after warmup, then linear decay to 0 (default 5e-5 "
+                            "for classification, 3e-4 for conll2003, 2e-4 for squad)")
     train.add_argument("--warmup-fraction", type=float, default=0.1,
                        help="share of steps spent warming up (default 0.1)")
     train.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
@@ -68,6 +75,7 @@ def add_finetune_arguments(parser):
                             "length bucket)")
     train.add_argument("--seed", type=int, default=0,
                        help="seeds weights, dropout, shuffling and the validation split")
+    add_token_task_arguments(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--output-dir", required=True, help="the run directory to create")
     out.add_argument("--overwrite", action="store_true",
@@ -130,6 +138,10 @@ def finetune(args):
     from kbert.text import BertPreprocessor
     from kbert.train import BestCheckpoint, fine_tune_classifier
 
+    if args.sequence_length is None:
+        args.sequence_length = 128
+    if args.learning_rate is None:
+        args.learning_rate = 5e-5
     task, splits = _load_splits(args)  # data errors come before any file is written
     run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
     keras.utils.set_random_seed(args.seed)

@@ -147,7 +147,10 @@ def read_conll2003(split="train", data_dir=None, max_sentences=None):
         raise ValueError(f"max_sentences must be None or at least 1; received {max_sentences}")
     path = locate(f"conll2003/{_FILES[split]}", _URL + _FILES[split], data_dir)
     sentences = read_conll_file(path)
-    check_tags(sentences, CONLL2003_TAGS)
+    try:
+        check_tags(sentences, CONLL2003_TAGS)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     return sentences if max_sentences is None else sentences[:max_sentences]
 
 

@@ -10,8 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 
-def _batch_indices(lengths, batch_size, training, rng):
-    """Row indices of each batch: in order for evaluation, length-grouped and shuffled for training."""
+def length_grouped_indices(lengths, batch_size, training, rng):
+    """Row indices of each batch: in order for evaluation; for training, shuffled, grouped by
+    length within windows of 50 batches, in shuffled batch order (`rng` a numpy Generator)."""
     order = np.arange(len(lengths))
     if not training:
         return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
@@ -45,9 +46,10 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
             similar length; otherwise keep the order, so predictions line up with the rows.
         seed: int, default 0.
         length_key: str, default "padding_mask". The 0/1 array whose row sums are the lengths.
-        extra_length_keys: sequence of str, default (). Further 0/1 masks (e.g. over candidate
-            spans) whose arrays of the same width get trimmed by their own longest row. Keys
-            trimmed this way are not trimmed by `length_key`.
+        extra_length_keys: sequence of str, default (). Further 0/1 masks named `<prefix>_mask`
+            (e.g. `span_mask` over candidate spans): the arrays whose names start with
+            `<prefix>_` and that are as wide as the mask get trimmed by its longest row instead
+            of by `length_key`.
         input_keys: sequence of str, default None (every key that is not a label). The keys
             that form the inputs dict (the model's input names).
 
@@ -61,7 +63,7 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
     >>> batch["token_ids"].numpy().tolist()
     [[2, 5, 3], [2, 3, 0]]
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
     if length_key not in features:
         raise ValueError(f"features need {length_key!r} to measure row lengths; received keys "
@@ -78,15 +80,21 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
     if not rows[length_key]:
         raise ValueError("features hold no rows")
     lengths = features[length_key].sum(axis=1)
-    # Which mask trims each array: the extra masks claim their arrays first (a span list may be
-    # as wide as the token axis by chance), then `length_key` takes the arrays as wide as it.
+    # Which mask trims each array: an extra mask claims the arrays of its prefix (a span list may
+    # be as wide as the token axis by chance, so width alone cannot tell), then `length_key`
+    # takes the other arrays as wide as it.
     trim_by = {}
     for mask_key in tuple(extra_length_keys) + (length_key,):
         if mask_key not in features:
             raise ValueError(f"length key {mask_key!r} is not in features {sorted(features)}")
+        if mask_key != length_key and not mask_key.endswith("_mask"):
+            raise ValueError(f"extra length keys must be named '<prefix>_mask'; received "
+                             f"{mask_key!r}")
+        prefix = mask_key[:-len("mask")] if mask_key != length_key else ""
         width = features[mask_key].shape[1]
         for key, value in features.items():
-            if key not in trim_by and value.ndim >= 2 and value.shape[1] == width:
+            if (key not in trim_by and key.startswith(prefix) and value.ndim >= 2
+                    and value.shape[1] == width):
                 trim_by[key] = mask_key
     mask_lengths = {key: features[key].sum(axis=1) for key in set(trim_by.values())}
     if input_keys is None:
@@ -105,7 +113,7 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
     def batches():
         rng = np.random.default_rng([seed, state["epoch"]])
         state["epoch"] += 1
-        for index in _batch_indices(lengths, batch_size, training, rng):
+        for index in length_grouped_indices(lengths, batch_size, training, rng):
             inputs = {key: cut(key, index) for key in input_keys}
             if not label_keys:
                 yield inputs

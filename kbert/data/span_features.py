@@ -64,25 +64,37 @@ def span_features(features, max_span_length=8, entities=None, type_names=None):
                 labelled[(start, end)] = type_ids[kind]
             gold.append(labelled)
 
-    rows = []
+    # Where each word's subwords sit in each row, and which words each row owns.
+    first, last, owned = [], [], []
     for row, words in enumerate(features["word_index"]):
-        positions = np.nonzero(words >= 0)[0]
-        first, last = {}, {}
-        for position in positions:
+        starts, ends = {}, {}
+        for position in np.nonzero(words >= 0)[0]:
             word = int(words[position])
-            first.setdefault(word, int(position))
-            last[word] = int(position)
-        owned = {int(words[p]) for p in np.nonzero(features["first_subword"][row])[0]}
-        spans = []
-        for start in sorted(owned):
+            starts.setdefault(word, int(position))
+            ends[word] = int(position)
+        first.append(starts)
+        last.append(ends)
+        owned.append(sorted({int(words[p]) for p in np.nonzero(features["first_subword"][row])[0]}))
+    rows_of_sentence = {}
+    for row, sentence in enumerate(features["sentence_index"]):
+        rows_of_sentence.setdefault(int(sentence), []).append(row)
+
+    rows = [[] for _ in first]
+    for row in range(len(first)):
+        sentence = int(features["sentence_index"][row])
+        for start in owned[row]:
             for end in range(start, start + max_span_length):
-                if end not in last:
+                # The row owning the first word, or else a row of the sentence holding the
+                # whole span: each span is scored exactly once, wherever it fits.
+                home = row if end in last[row] else next(
+                    (other for other in rows_of_sentence[sentence]
+                     if start in first[other] and end in last[other]), None)
+                if home is None:
                     break
                 label = 0
                 if type_ids is not None:
-                    label = gold[features["sentence_index"][row]].get((start, end + 1), 0)
-                spans.append((first[start], last[end], start, end + 1, label))
-        rows.append(spans)
+                    label = gold[sentence].get((start, end + 1), 0)
+                rows[home].append((first[home][start], last[home][end], start, end + 1, label))
 
     width = max(1, max(len(spans) for spans in rows))
     shape = (len(rows), width)

@@ -158,6 +158,11 @@ def predict_entities(model, tokenizer, texts, tag_names, sequence_length=128, ma
 
 # ------------------------------------------------------------------ extractive QA
 
+def question_budget(sequence_length):
+    """Most question tokens kept: 64 (BERT's `max_query_length`), or half a short input."""
+    return min(64, sequence_length // 2)
+
+
 def fine_tune_question_answerer(model, tokenizer, examples, epochs=2, batch_size=32,
                                 learning_rate=1e-4, warmup_fraction=0.1, weight_decay=0.01,
                                 seed=0, sequence_length=384, stride=128, callbacks=(),
@@ -168,7 +173,7 @@ def fine_tune_question_answerer(model, tokenizer, examples, epochs=2, batch_size
         `(history, seconds, number of training windows)`.
     """
     features = question_answering_features(examples, tokenizer, sequence_length, stride,
-                                           training=True)
+                                           question_budget(sequence_length), training=True)
     labels = {output: key for key, output in QuestionAnswerer.LABEL_OUTPUTS.items()}
     history, seconds = fine_tune_on_features(
         model, features, labels, epochs=epochs, batch_size=batch_size,
@@ -180,7 +185,8 @@ def fine_tune_question_answerer(model, tokenizer, examples, epochs=2, batch_size
 def predict_answers(model, tokenizer, examples, sequence_length=384, stride=128, n_best=20,
                     max_answer_length=30, batch_size=64):
     """Answers (text, character offsets, score, probability) per example id."""
-    features = question_answering_features(examples, tokenizer, sequence_length, stride)
+    features = question_answering_features(examples, tokenizer, sequence_length, stride,
+                                           question_budget(sequence_length))
     width = features["token_ids"].shape[1]
     starts, ends = [], []
     inputs = {key: features[key] for key in ("token_ids", "segment_ids", "padding_mask")}

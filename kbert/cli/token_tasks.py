@@ -1,0 +1,268 @@
+"""`kbert finetune | evaluate | predict` for token and span tasks: CoNLL-2003 NER, SQuAD QA.
+
+A run directory holds everything needed to evaluate or predict later:
+
+    config.json          the resolved command-line settings, versions, data source
+    labels.json          the tag set (NER; tag id = position), or [] for QA
+    tokenizer.json       the WordPiece tokenizer (vocabulary included)
+    model.keras          the fine-tuned model (written to a temporary file, then renamed)
+    history.csv, learning_curve.png
+    metrics.json         entity scores per type (NER) or EM/F1 (QA) on the held-out splits
+"""
+
+import json
+import os
+from pathlib import Path
+
+TOKEN_TASKS = ("conll2003", "squad")
+_DEFAULTS = {"conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
+             "squad": {"learning_rate": 2e-4, "sequence_length": 384}}
+
+
+def add_token_task_arguments(parser):
+    """The flags of `kbert finetune` that only token and span tasks read."""
+    from kbert.train.token_task_fine_tuning import NER_METHODS
+
+    group = parser.add_argument_group("token and span tasks (conll2003, squad)")
+    group.add_argument("--method", default="softmax", choices=NER_METHODS,
+                       help="conll2003: softmax over BIO tags, BIO + CRF, or span-based "
+                            "(default softmax)")
+    group.add_argument("--max-span-length", type=int, default=8,
+                       help="span method: longest candidate entity in words (default 8)")
+    group.add_argument("--stride", type=int, default=None,
+                       help="tokens shared by consecutive windows of a long input (default 32 "
+                            "for conll2003, 128 for squad)")
+    group.add_argument("--max-answer-length", type=int, default=30,
+                       help="squad: most tokens in an answer (default 30)")
+    group.add_argument("--train-articles", type=int, default=40,
+                       help="squad without train-v1.1.json: dev articles used for training, the "
+                            "rest are evaluated (default 40 of 48)")
+
+
+def _resolve(args):
+    for key, value in _DEFAULTS[args.task].items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    if args.stride is None:
+        args.stride = 128 if args.task == "squad" else None
+
+
+def _load_data(args, max_train=None):
+    """`{split: data}` and the source name; NER data are lists of `TaggedSentence`."""
+    if args.task == "conll2003":
+        from kbert.data.conll2003 import read_conll2003
+
+        data = {split: read_conll2003(split, args.data_dir,
+                                      max_train if split == "train" else None)
+                for split in ("train", "validation", "test")}
+        return data, "conll2003 (train / valid = testa / test = testb)"
+    from kbert.data.squad import load_squad
+
+    train, source = load_squad("train", args.data_dir, args.train_articles)
+    evaluation, _ = load_squad("validation", args.data_dir, args.train_articles)
+    return {"train": train[:max_train], "test": evaluation}, source
+
+
+def _save_atomically(model, path):
+    temporary = path.with_name(f".{path.name}.partial.keras")
+    model.save(temporary)
+    os.replace(temporary, path)
+
+
+def _score(model, tokenizer, data, config):
+    from kbert.train.token_task_fine_tuning import evaluate_ner, evaluate_question_answerer
+
+    if config["task"] == "squad":
+        scores = evaluate_question_answerer(model, tokenizer, data, config["sequence_length"],
+                                            config["stride"],
+                                            max_answer_length=config["max_answer_length"])
+        scores.pop("answers")
+        return scores
+    scores = evaluate_ner(model, tokenizer, [s.words for s in data], [s.tags for s in data],
+                          config["tag_names"], sequence_length=config["sequence_length"],
+                          max_span_length=config["max_span_length"], stride=config["stride"])
+    return {"entity": scores["entity"], "token_accuracy": scores.get("token_accuracy"),
+            "repaired_tags": scores.get("repaired_tags"), "seconds": scores["seconds"]}
+
+
+def _check_sizes(args, examples, tokenizer, tag_names):
+    """Featurizes a training example with the run's sizes, so that a sequence length, stride or
+    span length the featurizers refuse fails before any file is written."""
+    from kbert.data.question_answering_features import question_answering_features
+    from kbert.train.token_task_fine_tuning import ner_features, question_budget
+
+    if args.task == "squad":
+        if args.max_answer_length < 1:
+            raise ValueError(f"--max-answer-length must be at least 1; received "
+                             f"{args.max_answer_length}")
+        if examples:
+            question_answering_features(examples, tokenizer, args.sequence_length, args.stride,
+                                        question_budget(args.sequence_length))
+    elif examples:
+        ner_features(args.method, [s.words for s in examples], tokenizer, tag_names, None,
+                     args.sequence_length, args.max_span_length, stride=args.stride)
+
+
+def finetune(args):
+    """Fine-tunes an NER or QA model and writes a run directory; returns the metrics dict."""
+    import keras
+
+    from kbert.checkpoints import load_pretrained
+    from kbert.cli.classification import _prepare_run_dir, _versions
+    from kbert.data.conll2003 import CONLL2003_TAGS
+    from kbert.metrics import learning_curve_png
+    from kbert.models import QuestionAnswerer
+    from kbert.train.token_task_fine_tuning import (
+        build_ner_model,
+        fine_tune_ner,
+        fine_tune_question_answerer,
+    )
+
+    _resolve(args)
+    data, source = _load_data(args, args.max_train_examples)  # errors before any file
+    keras.utils.set_random_seed(args.seed)
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    tag_names = list(CONLL2003_TAGS) if args.task == "conll2003" else []
+    _check_sizes(args, data["train"][:1], tokenizer, tag_names)
+    run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
+    config = {key: value for key, value in vars(args).items() if key != "handler"}
+    config.update(task_family="token", tag_names=tag_names, source=source,
+                  train_examples=len(data["train"]), versions=_versions())
+    (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+    (run_dir / "labels.json").write_text(json.dumps(tag_names))
+    (run_dir / "tokenizer.json").write_text(
+        json.dumps(keras.saving.serialize_keras_object(tokenizer)))
+    callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
+    common = {"epochs": args.epochs, "batch_size": args.batch_size,
+              "learning_rate": args.learning_rate, "warmup_fraction": args.warmup_fraction,
+              "weight_decay": args.weight_decay, "seed": args.seed, "callbacks": callbacks,
+              "verbose": args.verbose}
+    if args.task == "squad":
+        model = QuestionAnswerer(encoder, dropout=args.dropout)
+        _, seconds, windows = fine_tune_question_answerer(
+            model, tokenizer, data["train"], sequence_length=args.sequence_length,
+            stride=args.stride, **common)
+        examples_per_s = windows * args.epochs / seconds
+    else:
+        model = build_ner_model(args.method, encoder, tag_names, dropout=args.dropout)
+        train = data["train"]
+        _, seconds = fine_tune_ner(model, tokenizer, [s.words for s in train],
+                                   [s.tags for s in train], tag_names,
+                                   sequence_length=args.sequence_length,
+                                   max_span_length=args.max_span_length, stride=args.stride,
+                                   **common)
+        examples_per_s = len(train) * args.epochs / seconds
+    _save_atomically(model, run_dir / "model.keras")
+    metrics = {"task": args.task, "source": source, "train_seconds": round(seconds, 1),
+               "train_examples_per_s": round(examples_per_s, 1)}
+    for split in data:
+        if split != "train":
+            metrics[split] = _score(model, tokenizer, data[split], config)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
+                       title=f"{args.task}: {args.model}")
+    return metrics
+
+
+def load_token_run(run_dir):
+    """Returns `(model, tokenizer, config)` of a finished token-task run directory."""
+    import keras
+
+    import kbert.layers  # noqa: F401  (registers kbert's classes for deserialization)
+    import kbert.models  # noqa: F401
+    import kbert.text  # noqa: F401
+
+    run_dir = Path(run_dir)
+    needed = ("config.json", "tokenizer.json", "model.keras")
+    missing = [name for name in needed if not (run_dir / name).is_file()]
+    if missing:
+        raise ValueError(f"{run_dir} is not a finished kbert token-task run directory: it lacks "
+                         f"{', '.join(missing)} (written by `kbert finetune --task conll2003|squad"
+                         " --output-dir`)")
+    config = json.loads((run_dir / "config.json").read_text())
+    tokenizer = keras.saving.deserialize_keras_object(
+        json.loads((run_dir / "tokenizer.json").read_text()))
+    model = keras.saving.load_model(run_dir / "model.keras", compile=False)
+    return model, tokenizer, config
+
+
+def is_token_run(run_dir):
+    """Whether `run_dir` was written for a token or span task."""
+    path = Path(run_dir) / "config.json"
+    return path.is_file() and json.loads(path.read_text()).get("task_family") == "token"
+
+
+def evaluate(args):
+    """Re-scores a token-task run on a split; returns the scores."""
+    model, tokenizer, config = load_token_run(args.run_dir)
+    namespace = argparse_namespace(config, data_dir=args.data_dir or config.get("data_dir"))
+    data, _ = _load_data(namespace)
+    if args.split not in data:
+        raise ValueError(f"task {config['task']} has splits {sorted(data)}; received "
+                         f"{args.split!r}")
+    return _score(model, tokenizer, data[args.split], config)
+
+
+def argparse_namespace(config, **overrides):
+    """A namespace with a run's settings (and overrides), like the one `finetune` got."""
+    values = dict(config)
+    values.update(overrides)
+    return type("Args", (), values)
+
+
+def predict(args):
+    """Entities (NER) or answers (QA) for raw texts; returns one dict per text."""
+    from kbert.data.squad import SquadExample
+    from kbert.train.token_task_fine_tuning import predict_answers, predict_entities
+
+    model, tokenizer, config = load_token_run(args.run_dir)
+    texts = list(args.texts)
+    if not texts:
+        raise ValueError("predict needs at least one text")
+    if config["task"] == "conll2003":
+        if args.context:
+            raise ValueError("--context is for squad runs; a conll2003 run tags texts alone")
+        entities = predict_entities(model, tokenizer, texts, config["tag_names"],
+                                    sequence_length=config["sequence_length"],
+                                    max_span_length=config["max_span_length"],
+                                    stride=config["stride"])
+        return [{"text": text, "entities": found}
+                for text, found in zip(texts, entities, strict=True)]
+    contexts = list(args.context or [])
+    if len(contexts) == 1:
+        contexts = contexts * len(texts)
+    if len(contexts) != len(texts):
+        raise ValueError(f"a squad run answers questions from a context: give --context once "
+                         f"(shared) or once per question; received {len(texts)} questions and "
+                         f"{len(contexts)} contexts")
+    examples = [SquadExample(id=str(i), title="", context=context, question=question,
+                             answers=())
+                for i, (question, context) in enumerate(zip(texts, contexts, strict=True))]
+    answers = predict_answers(model, tokenizer, examples, config["sequence_length"],
+                              config["stride"], max_answer_length=config["max_answer_length"])
+    results = []
+    for example in examples:
+        answer = answers[example.id]
+        results.append({"question": example.question, "answer": answer["text"],
+                        "start": answer["start"], "end": answer["end"],
+                        "score": round(float(answer["score"]), 4),
+                        "probability": round(float(answer["probability"]), 4)})
+    return results
+
+
+def main_finetune(args):
+    metrics = finetune(args)
+    if args.task == "squad":
+        test = metrics["test"]
+        print(f"{metrics['source']}: exact match {test['exact_match']:.2f}, F1 "
+              f"{test['f1']:.2f}; {metrics['train_examples_per_s']} training windows/s")
+        summary = {"exact_match": test["exact_match"], "f1": test["f1"]}
+    else:
+        test = metrics["test"]["entity"]
+        print(f"CoNLL-2003 test entity F1 {100 * test['f1']:.2f} (precision "
+              f"{100 * test['precision']:.2f}, recall {100 * test['recall']:.2f}); "
+              f"{metrics['train_examples_per_s']} training sentences/s")
+        summary = {"test_f1": test["f1"], "validation_f1": metrics["validation"]["entity"]["f1"]}
+    print(f"run directory: {os.path.abspath(args.output_dir)}")
+    print(json.dumps({"task": args.task, "train_examples_per_s":
+                      metrics["train_examples_per_s"]} | summary))
