@@ -4,13 +4,14 @@ import keras
 from keras import ops
 
 from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.task_model import TaskModel
 
 # Logit given to padding positions: far below any real logit, still finite in float16.
 PADDING_LOGIT = -1e4
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class QuestionAnswerer(keras.Model):
+class QuestionAnswerer(TaskModel):
     """Predicts where the answer starts and ends in `[CLS] question [SEP] context [SEP]`.
 
     BERT's SQuAD head (Devlin et al. 2019 §4.2; J&M §11.4.3): one Dense(2) on every token of the
@@ -94,23 +95,7 @@ class QuestionAnswerer(keras.Model):
                              f" missing {missing} among keys {sorted(features)}")
         return {output: features[key] for key, output in cls.LABEL_OUTPUTS.items()}
 
-    def head_layers(self):
-        """The layers after the encoder (for freezing the encoder and training the head)."""
-        return [layer for layer in self.layers
-                if layer is not self.encoder and isinstance(layer, keras.layers.Layer)
-                and not isinstance(layer, keras.layers.InputLayer)]
-
-    def get_config(self):
+    def _config(self):
         return {
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
             "dropout": self.dropout,
-            "name": self.name,
-            "trainable": self.trainable,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config["encoder"], dict):
-            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)

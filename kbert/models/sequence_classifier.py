@@ -4,6 +4,7 @@ import keras
 
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.task_model import TaskModel
 
 CLASSIFIER_POOLING = ("pooler",) + POOLING_MODES
 
@@ -16,7 +17,7 @@ def classification_loss(multi_label=False):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SequenceClassifier(keras.Model):
+class SequenceClassifier(TaskModel):
     """Classifies a text or a text pair from one pooled vector (J&M §11.4.1–11.4.2).
 
     A pair is one packed input `[CLS] a [SEP] b [SEP]` whose segment ids tell the halves apart,
@@ -105,27 +106,12 @@ class SequenceClassifier(keras.Model):
         """The matching Keras loss (logits in, integer labels or 0/1 vectors for multi-label)."""
         return classification_loss(self.multi_label)
 
-    def head_layers(self):
-        """The layers after the encoder (for freezing the encoder and training the head)."""
-        return [layer for layer in self.layers
-                if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)]
-
-    def get_config(self):
+    def _config(self):
         return {
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
             "num_classes": self.num_classes,
             "pooling": self.pooling,
             "dropout": self.dropout,
             "hidden_units": list(self.hidden_units),
             "batch_norm": self.batch_norm,
             "multi_label": self.multi_label,
-            "name": self.name,
-            "trainable": self.trainable,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config["encoder"], dict):
-            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)

@@ -5,10 +5,11 @@ import keras
 from kbert.data.token_classification_features import IGNORE_INDEX
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
 from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.task_model import TaskModel
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SpanClassifier(keras.Model):
+class SpanClassifier(TaskModel):
     """Labels candidate spans instead of tokens, so entities may nest and need no BIO scheme.
 
     Each span (i, j) gets `[s_i; e_j; g_ij]` (`kbert.layers.SpanRepresentation`), then
@@ -84,26 +85,11 @@ class SpanClassifier(keras.Model):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                           ignore_class=IGNORE_INDEX)
 
-    def head_layers(self):
-        """The layers after the encoder."""
-        return [layer for layer in self.layers
-                if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)]
-
-    def get_config(self):
+    def _config(self):
         return {
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
             "num_types": self.num_types,
             "projection_dim": self.projection_dim,
             "hidden_units": self.hidden_units,
             "pooling": self.pooling,
             "dropout": self.dropout,
-            "name": self.name,
-            "trainable": self.trainable,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config["encoder"], dict):
-            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)

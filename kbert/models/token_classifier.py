@@ -7,10 +7,11 @@ from keras import ops
 from kbert.data.token_classification_features import IGNORE_INDEX, word_scores
 from kbert.layers.crf import CRF, CRFLoss
 from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.task_model import TaskModel
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class TokenClassifier(keras.Model):
+class TokenClassifier(TaskModel):
     """Tags every subword from the encoder's top layer: BIO tagging for NER, POS tagging.
 
     `Dropout → Dense(num_tags)` on `sequence_output` gives per-token emission logits. Without a
@@ -76,10 +77,6 @@ class TokenClassifier(keras.Model):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                           ignore_class=IGNORE_INDEX)
 
-    def head_layers(self):
-        """The layers after the encoder (for freezing the encoder and training the head)."""
-        return [layer for layer in self.layers
-                if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)]
 
     def token_probabilities(self, logits, mask):
         """Per-token tag distributions: a softmax, or one-hot Viterbi tags with a CRF.
@@ -133,19 +130,9 @@ class TokenClassifier(keras.Model):
         scores = word_scores(features, probabilities, num_sentences, combine=combine)
         return [score.argmax(axis=-1).tolist() for score in scores]
 
-    def get_config(self):
+    def _config(self):
         return {
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
             "num_tags": self.num_tags,
             "dropout": self.dropout,
             "crf": self.crf,
-            "name": self.name,
-            "trainable": self.trainable,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config["encoder"], dict):
-            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)
