@@ -14,6 +14,7 @@ for names, is gone.
 
     python labs/lab_ner.py
     python labs/lab_ner.py --methods softmax --epochs 1 --max-train-sentences 2000
+    python labs/lab_ner.py --methods softmax,crf --label-all-subwords --combine mean
 """
 
 import argparse
@@ -47,14 +48,15 @@ def run_method(method, data, args):
     history, seconds = fine_tune_ner(
         model, tokenizer, [s.words for s in train], [s.tags for s in train], CONLL2003_TAGS,
         epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        seed=args.seed, max_span_length=args.max_span_length, verbose=args.verbose)
+        seed=args.seed, max_span_length=args.max_span_length,
+        label_all_subwords=args.label_all_subwords, verbose=args.verbose)
     # %% Score on the held-out sets, word by word from each word's first subword.
     scores = {}
     for split in ("validation", "test"):
         sentences = data[split]
         scores[split] = evaluate_ner(model, tokenizer, [s.words for s in sentences],
                                      [s.tags for s in sentences], CONLL2003_TAGS,
-                                     max_span_length=args.max_span_length)
+                                     max_span_length=args.max_span_length, combine=args.combine)
     test = scores["test"]
     print(f"\n{method}: test entities\n{entity_report(test['entity'])}")
     return {"method": method, "train_sentences": len(train), "train_seconds": round(seconds, 1),
@@ -77,6 +79,12 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--max-span-length", type=int, default=8)
+    parser.add_argument("--label-all-subwords", action="store_true",
+                        help="label every subword (continuations of B-X get I-X), not only the "
+                             "first")
+    parser.add_argument("--combine", default="first", choices=("first", "mean"),
+                        help="read a word's tag from its first subword (J&M) or from the mean "
+                             "of its subwords' distributions")
     parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
     parser.add_argument("--max-train-sentences", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--max-eval-sentences", type=int, default=None, help="(smoke tests)")
