@@ -1,7 +1,7 @@
 """Numeric building blocks of kbert's transformers."""
 
 from kbert.layers.activations import get_activation
-from kbert.layers.crf import CRF, CRFLoss
+from kbert.layers.crf import CRF, CRFLoss, bio_constraints
 from kbert.layers.embeddings import Embeddings
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.masks import attention_bias
@@ -21,4 +21,4 @@ __all__ = [
     "get_activation",
 ]
 __all__ += ["ScalarMix"]
-__all__ += ["CRF", "CRFLoss"]
+__all__ += ["CRF", "CRFLoss", "bio_constraints"]

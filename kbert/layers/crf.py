@@ -223,12 +223,17 @@ class CRF(keras.layers.Layer):
         return (self.sequence_score(emissions, tags, mask)
                 - self.log_partition(emissions, mask))
 
-    def decode(self, emissions, mask):
+    def decode(self, emissions, mask, constraints=None):
         """Finds the highest-scoring tag path with the Viterbi algorithm.
 
         Args:
             emissions: float tensor `(batch, seq, num_tags)`, any float dtype.
             mask: bool or 0/1 int tensor `(batch, seq)`; 1 marks a scored position.
+            constraints: dict, default None. Penalties added to the learned scores while
+                decoding only, e.g. `bio_constraints(tag_names)`: `transitions`
+                `(num_tags, num_tags)` and `start` `(num_tags,)`, 0 where allowed and a large
+                negative number where forbidden, so the path obeys the tagging scheme
+                (AllenNLP's constrained CRF).
 
         Returns:
             A tuple `(tags, best_scores)`: int32 `(batch, seq)`, the best path at scored
@@ -245,6 +250,9 @@ class CRF(keras.layers.Layer):
         ([[0, 1, 0]], [2.0])
         """
         (transitions, start, end), steps, not_started = self._prepare(emissions, mask)
+        if constraints is not None:
+            transitions = transitions + ops.cast(constraints["transitions"], "float32")
+            start = start + ops.cast(constraints["start"], "float32")
         identity = ops.arange(self.num_tags, dtype="int32")[None, :]  # (1, num_tags)
 
         def step(carry, packed):
@@ -285,6 +293,44 @@ class CRF(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "num_tags": self.num_tags}
+
+
+def bio_constraints(tag_names, penalty=-1e4):
+    """Decoding penalties that forbid the transitions IOB2 forbids.
+
+    `I-X` may only follow `B-X` or `I-X`, and may not start a sentence; everything else is
+    allowed. Pass the result to `CRF.decode(..., constraints=...)`.
+
+    Args:
+        tag_names: sequence of str, IOB2 tags in id order ("O", "B-PER", "I-PER", ...).
+        penalty: float, default -1e4. Added to a forbidden transition's score.
+
+    Returns:
+        dict with float32 numpy arrays `transitions` (num_tags, num_tags) and `start`
+        (num_tags,).
+
+    Example:
+    >>> bio_constraints(["O", "B-PER", "I-PER"])["transitions"].tolist()
+    [[0.0, 0.0, -10000.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    import numpy as np
+
+    tag_names = list(tag_names)
+    for tag in tag_names:
+        if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
+            raise ValueError(f"bio_constraints needs IOB2 tags ('O', 'B-X', 'I-X'); received "
+                             f"{tag!r}")
+    size = len(tag_names)
+    transitions = np.zeros((size, size), np.float32)
+    start = np.zeros(size, np.float32)
+    for j, tag in enumerate(tag_names):
+        if not tag.startswith("I-"):
+            continue
+        start[j] = penalty
+        for i, previous in enumerate(tag_names):
+            if previous[2:] != tag[2:] or previous == "O":
+                transitions[i, j] = penalty
+    return {"transitions": transitions, "start": start}
 
 
 @keras.saving.register_keras_serializable(package="kbert")

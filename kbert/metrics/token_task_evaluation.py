@@ -18,7 +18,9 @@ def evaluate_tagger(tagger, features, gold_tags, tag_names, combine="first", rep
         gold_tags: list (one per sentence) of lists of str tags.
         tag_names: sequence of str, the tag set in id order.
         combine: str, default "first". See `TokenClassifier.predict_word_tags`.
-        repair: str, default "begin". How invalid predicted `I-X` are read (`repair_bio`).
+        repair: str, default "begin". How invalid predicted `I-X` are read (`repair_bio`); a
+            CRF tagger decodes valid IOB2 paths only, so it leaves nothing to repair within a
+            window.
         batch_size: int, default 64.
 
     Returns:
@@ -26,7 +28,7 @@ def evaluate_tagger(tagger, features, gold_tags, tag_names, combine="first", rep
         repaired tags per sentence), `repaired_tags` (how many predicted tags were invalid IOB2).
     """
     predicted_ids = tagger.predict_word_tags(features, batch_size=batch_size, combine=combine,
-                                             num_sentences=len(gold_tags))
+                                             num_sentences=len(gold_tags), tag_names=tag_names)
     raw = [[tag_names[i] for i in ids] for ids in predicted_ids]
     predicted = [repair_bio(tags, repair) for tags in raw]
     repaired = sum(a != b for tags, fixed in zip(raw, predicted, strict=False) for a, b in zip(tags, fixed, strict=False))

@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 
 from kbert.data.token_classification_features import IGNORE_INDEX, word_scores
-from kbert.layers.crf import CRF, CRFLoss
+from kbert.layers.crf import CRF, CRFLoss, bio_constraints
 from kbert.models.pretraining_utils import encoder_dtype_policy
 from kbert.models.task_model import TaskModel
 
@@ -78,13 +78,15 @@ class TokenClassifier(TaskModel):
                                                           ignore_class=IGNORE_INDEX)
 
 
-    def token_probabilities(self, logits, mask):
+    def token_probabilities(self, logits, mask, tag_names=None):
         """Per-token tag distributions: a softmax, or one-hot Viterbi tags with a CRF.
 
         Args:
             logits: array (batch, seq, num_tags), this model's output.
             mask: array (batch, seq) 0/1: the positions the CRF chain runs over (the labelled
                 positions in training: first subwords, or all word subwords). Ignored without CRF.
+            tag_names: sequence of str, default None. With a CRF and IOB2 tag names, Viterbi
+                only considers valid IOB2 paths (`kbert.layers.crf.bio_constraints`).
 
         Returns:
             numpy float32 (batch, seq, num_tags).
@@ -92,10 +94,13 @@ class TokenClassifier(TaskModel):
         logits = ops.convert_to_tensor(logits, "float32")
         if not self.crf:
             return ops.convert_to_numpy(ops.softmax(logits, axis=-1))
-        tags, _ = self.crf_layer.decode(logits, ops.convert_to_tensor(mask, "int32"))
+        constraints = None if tag_names is None else bio_constraints(tag_names)
+        tags, _ = self.crf_layer.decode(logits, ops.convert_to_tensor(mask, "int32"),
+                                        constraints=constraints)
         return np.eye(self.num_tags, dtype=np.float32)[ops.convert_to_numpy(tags)]
 
-    def predict_word_tags(self, features, batch_size=64, combine="first", num_sentences=None):
+    def predict_word_tags(self, features, batch_size=64, combine="first", num_sentences=None,
+                          tag_names=None):
         """Tag ids per word, read from each word's owning window.
 
         Args:
@@ -106,6 +111,8 @@ class TokenClassifier(TaskModel):
                 first subwords and "mean" over every subword of the words, then reads the
                 first subword's tag.
             num_sentences: int, default None (the highest sentence index + 1).
+            tag_names: sequence of str, default None. IOB2 tag names: with a CRF, decode only
+                valid IOB2 paths.
 
         Returns:
             A list (one per sentence) of lists of int tag ids.
@@ -121,7 +128,7 @@ class TokenClassifier(TaskModel):
                                  for part in logits])
         if self.crf:
             chain = features["first_subword"] if combine == "first" else features["owned"]
-            probabilities = self.token_probabilities(logits, chain)
+            probabilities = self.token_probabilities(logits, chain, tag_names)
             combine = "first"
         else:
             probabilities = self.token_probabilities(logits, None)

@@ -146,7 +146,7 @@ def predict_entities(model, tokenizer, texts, tag_names, sequence_length=128, ma
         from kbert.metrics.entity_metrics import repair_bio
 
         ids = model.predict_word_tags(features, batch_size=batch_size, combine=combine,
-                                      num_sentences=len(words))
+                                      num_sentences=len(words), tag_names=tag_names)
         entities = [bio_to_entities(repair_bio([tag_names[i] for i in row])) for row in ids]
     for index, found in zip(nonempty, entities, strict=True):
         for start, end, kind in sorted(found):

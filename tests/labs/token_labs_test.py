@@ -43,7 +43,7 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
     assert "test F1" in stdout and "PER" in stdout and "micro" in stdout
     rows = json.loads((tmp_path / "results.json").read_text())
     assert [row["method"] for row in rows] == ["softmax", "crf", "span"]
-    # A CRF decodes valid IOB2 only, so nothing is left to repair; softmax may need repairs.
+    # The CRF decodes valid IOB2 paths only (bio_constraints): nothing is left to repair.
     assert rows[1]["repaired_tags"] == 0
 
 

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from keras import ops
 
-from kbert.layers import CRF, CRFLoss
+from kbert.layers import CRF, CRFLoss, bio_constraints
 from tests.layer_test_case import run_layer_test
 
 NUM_TAGS = 3
@@ -299,3 +299,47 @@ def test_a_wrong_number_of_tags_is_named(method):
 def test_emissions_must_have_rank_three():
     with pytest.raises(ValueError, match=r"received shape \(2, 3\) of rank 2"):
         CRF(NUM_TAGS).decode(np.zeros((2, 3), "float32"), np.ones((2,)))
+
+
+def test_bio_constraints_forbid_exactly_the_invalid_iob2_transitions():
+    names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    constraints = bio_constraints(names)
+    forbidden = {(i, j) for i, a in enumerate(names) for j, b in enumerate(names)
+                 if b.startswith("I-") and a[2:] != b[2:]}
+    forbidden |= {(0, 2), (0, 4)}  # O -> I-X
+    for i in range(5):
+        for j in range(5):
+            assert (constraints["transitions"][i, j] < 0) == ((i, j) in forbidden), (i, j)
+    assert constraints["start"].tolist() == [0.0, 0.0, -1e4, 0.0, -1e4]
+    with pytest.raises(ValueError, match="IOB2"):
+        bio_constraints(["O", "PER"])
+
+
+def test_constrained_decode_is_the_best_valid_path_by_brute_force():
+    names = ["O", "B-PER", "I-PER"]
+    rng = np.random.default_rng(7)
+    crf = CRF(3)
+    crf.build()
+    crf.transitions.assign(rng.normal(size=(3, 3)).astype("float32"))
+    crf.start_transitions.assign(np.array([0.0, 0.0, 3.0], "float32"))
+    emissions = rng.normal(size=(2, 5, 3)).astype("float32")
+    emissions[:, :, 2] += 2.0  # the unconstrained best path starts with I-PER
+    mask = np.array([[1, 1, 1, 1, 1], [0, 1, 0, 1, 1]])
+    constraints = bio_constraints(names)
+    tags, scores = crf.decode(emissions, mask, constraints=constraints)
+    tags = ops.convert_to_numpy(tags)
+    transitions = ops.convert_to_numpy(crf.transitions)
+    start = ops.convert_to_numpy(crf.start_transitions)
+    for row in range(2):
+        positions = np.nonzero(mask[row])[0]
+        best, best_path = -np.inf, None
+        for path in itertools.product(range(3), repeat=len(positions)):
+            labels = [names[t] for t in path]
+            if labels[0] == "I-PER" or any(b == "I-PER" and a == "O"
+                                           for a, b in zip(labels, labels[1:], strict=False)):
+                continue
+            score = start[path[0]] + sum(emissions[row, p, t] for p, t in zip(positions, path, strict=False))
+            score += sum(transitions[a, b] for a, b in zip(path, path[1:], strict=False))
+            if score > best:
+                best, best_path = score, path
+        assert tags[row, positions].tolist() == list(best_path)

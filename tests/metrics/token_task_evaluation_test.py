@@ -82,7 +82,8 @@ def test_invalid_i_tags_are_repaired_and_counted(tokenizer, tagger, monkeypatch,
                                                  expected, repaired):
     calls = []
 
-    def fixed(self, features, batch_size=64, combine="first", num_sentences=None):
+    def fixed(self, features, batch_size=64, combine="first", num_sentences=None,
+              tag_names=None):
         calls.append((combine, num_sentences))
         return [[2, 2, 0, 4, 0], [5, 0]]  # I-PER I-PER O I-ORG O ; B-MISC O
 

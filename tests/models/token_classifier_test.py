@@ -188,3 +188,24 @@ def test_save_and_load_give_the_same_outputs(tokenizer, crf, tmp_path):
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TokenClassifier(Encoder.from_preset("tiny"), **kwargs)
+
+
+def test_constrained_crf_decoding_gives_valid_bio_even_against_the_learned_scores(tokenizer):
+    keras.utils.set_random_seed(3)
+    sentences = [["eu", "rejects", "german", "call"] * 6 for _ in range(3)]
+    features = token_classification_features(sentences, tokenizer, sequence_length=16)
+    tagger = TokenClassifier(Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY),
+                                                 num_layers=1), len(TAG_NAMES), crf=True)
+    tagger.predict_word_tags(features)  # builds the CRF
+    # Learned scores that prefer exactly what IOB2 forbids: O -> I-PER, and I-PER first.
+    transitions = np.zeros((len(TAG_NAMES), len(TAG_NAMES)), "float32")
+    i_per = TAG_NAMES.index("I-PER")
+    transitions[TAG_NAMES.index("O"), i_per] = 50.0
+    tagger.crf_layer.transitions.assign(transitions)
+    tagger.crf_layer.start_transitions.assign(
+        np.eye(len(TAG_NAMES), dtype="float32")[i_per] * 50.0)
+    free = [[TAG_NAMES[i] for i in tags] for tags in tagger.predict_word_tags(features)]
+    assert any(repair_bio(tags) != tags for tags in free)
+    constrained = [[TAG_NAMES[i] for i in tags]
+                   for tags in tagger.predict_word_tags(features, tag_names=TAG_NAMES)]
+    assert all(repair_bio(tags) == tags for tags in constrained)
