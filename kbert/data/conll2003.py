@@ -3,6 +3,7 @@
 import dataclasses
 
 from kbert.data.data_dir import locate
+from kbert.data.token_classification_features import word_offsets
 
 CONLL2003_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 CONLL2003_ENTITY_TYPES = ("LOC", "MISC", "ORG", "PER")
@@ -43,11 +44,7 @@ class TaggedSentence:
 
     def word_offsets(self):
         """Returns the `(start, end)` character span of each word in `text()`."""
-        offsets, start = [], 0
-        for word in self.words:
-            offsets.append((start, start + len(word)))
-            start += len(word) + 1  # the joining space
-        return offsets
+        return word_offsets(self.words)
 
 
 def read_conll_file(path, tag_column=-1):

@@ -9,20 +9,7 @@ into the exact original text (casing and accents included).
 
 import numpy as np
 
-# Texts per `tokenize_with_alignment` call: one in-graph op per batch, fast enough for SQuAD.
-_TOKENIZE_BATCH = 1024
-
-
-def _tokenize(tokenizer, texts):
-    """Tokenizes `texts` in batches; returns one `(token_ids, starts, ends)` numpy triple per text."""
-    pieces = []
-    for begin in range(0, len(texts), _TOKENIZE_BATCH):
-        outputs = tokenizer.tokenize_with_alignment(list(texts[begin:begin + _TOKENIZE_BATCH]))
-        splits = outputs["token_ids"].row_splits.numpy()[1:-1]
-        columns = [np.split(outputs[key].flat_values.numpy().astype(np.int32), splits)
-                   for key in ("token_ids", "start_offsets", "end_offsets")]
-        pieces += list(zip(*columns, strict=True))
-    return pieces
+from kbert.data.batched_tokenization import tokenize_with_offsets
 
 
 def _window_starts(num_tokens, capacity, stride):
@@ -162,10 +149,10 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
             if not getattr(example, field).strip():
                 raise ValueError(f"example {example.id!r} has an empty {field}")
 
-    questions = _tokenize(tokenizer, [example.question for example in examples])
+    questions = tokenize_with_offsets(tokenizer, [example.question for example in examples])
     # SQuAD asks about five questions per paragraph: tokenize each distinct context once.
     distinct = list(dict.fromkeys(example.context for example in examples))
-    context_tokens = dict(zip(distinct, _tokenize(tokenizer, distinct), strict=True))
+    context_tokens = dict(zip(distinct, tokenize_with_offsets(tokenizer, distinct), strict=True))
 
     rows = {key: [] for key in ("token_ids", "segment_ids", "context_start_offsets",
                                 "context_end_offsets", "max_context")}

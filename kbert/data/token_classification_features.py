@@ -19,8 +19,9 @@ word, and a word that normalization deletes entirely (a lone control character) 
 
 import numpy as np
 
+from kbert.data.batched_tokenization import tokenize_with_offsets
+
 IGNORE_INDEX = -100
-_TOKENIZE_BATCH = 1024
 
 
 def continuation_tags(tag_names):
@@ -52,22 +53,15 @@ def word_offsets(words):
 
 def _word_pieces(tokenizer, sentences):
     """Per sentence, per word, the token ids of its subwords (never empty)."""
-    texts = [" ".join(words) for words in sentences]
+    tokenized = tokenize_with_offsets(tokenizer, [" ".join(words) for words in sentences])
     pieces = []
-    for begin in range(0, len(texts), _TOKENIZE_BATCH):
-        chunk = texts[begin:begin + _TOKENIZE_BATCH]
-        tokenized = tokenizer.tokenize_with_alignment(chunk)
-        ids = tokenized["token_ids"].to_list()
-        starts = tokenized["start_offsets"].to_list()
-        for row, (token_ids, token_starts) in enumerate(zip(ids, starts, strict=False)):
-            words = sentences[begin + row]
-            word_starts = np.array([span[0] for span in word_offsets(words)])
-            owner = np.searchsorted(word_starts, np.array(token_starts, dtype=np.int64),
-                                    side="right") - 1
-            per_word = [[] for _ in words]
-            for token_id, word in zip(token_ids, owner, strict=False):
-                per_word[int(word)].append(token_id)
-            pieces.append([ids_ or [tokenizer.unknown_token_id] for ids_ in per_word])
+    for words, (token_ids, token_starts, _) in zip(sentences, tokenized, strict=True):
+        word_starts = np.array([span[0] for span in word_offsets(words)])
+        owner = np.searchsorted(word_starts, token_starts, side="right") - 1
+        per_word = [[] for _ in words]
+        for token_id, word in zip(token_ids.tolist(), owner.tolist(), strict=True):
+            per_word[word].append(token_id)
+        pieces.append([ids or [tokenizer.unknown_token_id] for ids in per_word])
     return pieces
 
 

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.data.feature_batches import feature_batches
 from kbert.data.token_classification_features import IGNORE_INDEX, word_scores
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
 from kbert.models.pretraining_utils import encoder_dtype_policy
@@ -117,8 +118,6 @@ class TokenClassifier(TaskModel):
         Returns:
             A list (one per sentence) of lists of int tag ids.
         """
-        from kbert.data.feature_batches import feature_batches
-
         inputs = {key: features[key] for key in ("token_ids", "segment_ids", "padding_mask")}
         logits = []
         for batch in feature_batches(inputs, batch_size=batch_size):

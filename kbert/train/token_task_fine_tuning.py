@@ -13,11 +13,15 @@ from keras import ops
 
 from kbert.data.feature_batches import feature_batches
 from kbert.data.question_answering_features import question_answering_features
-from kbert.data.span_features import span_features
+from kbert.data.span_features import decode_spans, span_features
 from kbert.data.token_classification_features import token_classification_features
-from kbert.metrics.entity_metrics import bio_to_entities
+from kbert.metrics.entity_metrics import bio_to_entities, repair_bio
 from kbert.metrics.squad_metrics import squad_scores
-from kbert.metrics.token_task_evaluation import evaluate_span_classifier, evaluate_tagger
+from kbert.metrics.token_task_evaluation import (
+    evaluate_span_classifier,
+    evaluate_tagger,
+    predict_span_probabilities,
+)
 from kbert.models.answer_decoding import decode_answers
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.span_classifier import SpanClassifier
@@ -136,15 +140,10 @@ def predict_entities(model, tokenizer, texts, tag_names, sequence_length=128, ma
     features = ner_features(method, words, tokenizer, tag_names, None, sequence_length,
                             max_span_length, stride=stride)
     if method == "span":
-        from kbert.data.span_features import decode_spans
-        from kbert.metrics.token_task_evaluation import predict_span_probabilities
-
         probabilities = predict_span_probabilities(model, features, batch_size)
         entities = decode_spans(features, probabilities, len(words), entity_types(tag_names),
                                 nested=nested)
     else:
-        from kbert.metrics.entity_metrics import repair_bio
-
         ids = model.predict_word_tags(features, batch_size=batch_size, combine=combine,
                                       num_sentences=len(words), tag_names=tag_names)
         entities = [bio_to_entities(repair_bio([tag_names[i] for i in row])) for row in ids]

@@ -137,9 +137,9 @@ def test_ner_evaluate_matches_the_run_metrics(ner_run, capsys):
 def _force_entities(monkeypatch, method):
     """Makes every sentence's words 0-1 a PER and word 4 a LOC, whatever the model says."""
     if method == "span":
-        import kbert.metrics.token_task_evaluation as evaluation
+        import kbert.train.token_task_fine_tuning as recipes
 
-        original = evaluation.predict_span_probabilities
+        original = recipes.predict_span_probabilities
         types = ("NULL", "LOC", "MISC", "ORG", "PER")
 
         def forced(model, features, batch_size=64):
@@ -153,7 +153,7 @@ def _force_entities(monkeypatch, method):
                 probabilities[hit] = np.eye(len(types))[types.index(kind)]
             return probabilities
 
-        monkeypatch.setattr(evaluation, "predict_span_probabilities", forced)
+        monkeypatch.setattr(recipes, "predict_span_probabilities", forced)
         return
     from kbert.models.token_classifier import TokenClassifier
 

@@ -4,6 +4,7 @@ import importlib
 import numpy as np
 import pytest
 
+from kbert.data import batched_tokenization
 from kbert.data.question_answering_features import question_answering_features
 from kbert.text import WordPieceTokenizer
 
@@ -162,7 +163,7 @@ def test_batched_tokenization_gives_the_same_rows(tokenizer, monkeypatch):
     examples += [Example("other", "", "José wrote it.", "Who wrote it?", (("it", 11),))]
     expected = question_answering_features(examples, tokenizer, sequence_length=16, stride=2,
                                            max_question_length=4, training=True)
-    monkeypatch.setattr(featurizer_module, "_TOKENIZE_BATCH", 2)
+    monkeypatch.setattr(batched_tokenization, "_BATCH", 2)
     batched = question_answering_features(examples, tokenizer, sequence_length=16, stride=2,
                                           max_question_length=4, training=True)
     assert expected.keys() == batched.keys()
