@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kbert.layers.initializers import clone_initializer
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class Embeddings(keras.layers.Layer):
@@ -60,7 +62,7 @@ class Embeddings(keras.layers.Layer):
 
         def table(rows, name):
             return keras.layers.Embedding(
-                rows, width, embeddings_initializer=self.embeddings_initializer, dtype=policy,
+                rows, width, embeddings_initializer=clone_initializer(self.embeddings_initializer), dtype=policy,
                 name=name,
             )
 
@@ -72,7 +74,7 @@ class Embeddings(keras.layers.Layer):
         self.projection = None
         if embedding_dim is not None and embedding_dim != hidden_dim:
             self.projection = keras.layers.Dense(
-                hidden_dim, kernel_initializer=self.embeddings_initializer, dtype=policy,
+                hidden_dim, kernel_initializer=clone_initializer(self.embeddings_initializer), dtype=policy,
                 name="projection",
             )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)

@@ -3,6 +3,7 @@
 import keras
 
 from kbert.layers.activations import get_activation
+from kbert.layers.initializers import clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -35,11 +36,12 @@ class FeedForward(keras.layers.Layer):
             kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
         )
         self.intermediate = keras.layers.Dense(
-            intermediate_dim, kernel_initializer=self.kernel_initializer,
+            intermediate_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=self.dtype_policy, name="intermediate",
         )
         self.output_dense = keras.layers.Dense(
-            hidden_dim, kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy,
+            hidden_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
             name="output",
         )
 

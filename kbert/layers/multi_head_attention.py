@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from kbert.layers.initializers import clone_initializer
 from kbert.layers.masks import MASK_VALUE, attention_bias
 from kbert.layers.unpadding import apply_to_real_tokens
 
@@ -67,7 +68,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
         def dense(name):
             return keras.layers.Dense(
-                hidden_dim, kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy,
+                hidden_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
+                dtype=self.dtype_policy,
                 name=name,
             )
 

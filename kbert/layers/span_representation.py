@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kbert.layers.initializers import clone_initializer
+
 SPAN_POOLING = ("mean", "attention")
 
 
@@ -47,15 +49,15 @@ class SpanRepresentation(keras.layers.Layer):
         self.activation = activation
         initializer = keras.initializers.TruncatedNormal(stddev=0.02)
         self.start_projection = keras.layers.Dense(
-            projection_dim, activation=activation, kernel_initializer=initializer,
+            projection_dim, activation=activation, kernel_initializer=clone_initializer(initializer),
             dtype=self.dtype_policy, name="start_projection")
         self.end_projection = keras.layers.Dense(
-            projection_dim, activation=activation, kernel_initializer=initializer,
+            projection_dim, activation=activation, kernel_initializer=clone_initializer(initializer),
             dtype=self.dtype_policy, name="end_projection")
         self.attention_score = None
         if pooling == "attention":
             self.attention_score = keras.layers.Dense(
-                1, kernel_initializer=initializer, dtype=self.dtype_policy,
+                1, kernel_initializer=clone_initializer(initializer), dtype=self.dtype_policy,
                 name="attention_score")
 
     def build(self, hidden_shape, span_starts_shape=None, span_ends_shape=None):

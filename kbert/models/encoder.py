@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kbert.layers.embeddings import Embeddings
+from kbert.layers.initializers import clone_initializer
 from kbert.layers.transformer_block import TransformerBlock
 from kbert.models.encoder_config import EncoderConfig
 
@@ -78,7 +79,8 @@ class Encoder(keras.Model):
         final_norm = (keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=dtype,
                                                       name="final_norm")
                       if norm_first else None)
-        pooler = keras.layers.Dense(hidden_dim, activation="tanh", kernel_initializer=initializer,
+        pooler = keras.layers.Dense(hidden_dim, activation="tanh",
+                                    kernel_initializer=clone_initializer(initializer),
                                     dtype=dtype, name="pooler")
 
         # === Functional model ===

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kbert.layers.activations import get_activation
+from kbert.layers.initializers import clone_initializer
 from kbert.models import pretraining_utils
 from kbert.models.pretraining_objective import PretrainingObjective
 from kbert.models.tied_decoder import TiedDecoder
@@ -71,16 +72,16 @@ class SpanBoundaryObjective(PretrainingObjective):
         activation = get_activation(config.activation)
         policy = self.dtype_policy
         self.position_embedding = keras.layers.Embedding(
-            max_span_length, hidden, embeddings_initializer=initializer, dtype=policy,
+            max_span_length, hidden, embeddings_initializer=clone_initializer(initializer), dtype=policy,
             name="position_embedding")
         self.dense_1 = keras.layers.Dense(hidden, activation=activation,
-                                          kernel_initializer=initializer, dtype=policy,
+                                          kernel_initializer=clone_initializer(initializer), dtype=policy,
                                           name="dense_1")
         self.norm_1 = keras.layers.LayerNormalization(epsilon=config.layer_norm_epsilon,
                                                       dtype=policy, name="norm_1")
         # The second layer ends at the table's width so the tied decoder can read it.
         self.dense_2 = keras.layers.Dense(width, activation=activation,
-                                          kernel_initializer=initializer, dtype=policy,
+                                          kernel_initializer=clone_initializer(initializer), dtype=policy,
                                           name="dense_2")
         self.norm_2 = keras.layers.LayerNormalization(epsilon=config.layer_norm_epsilon,
                                                       dtype=policy, name="norm_2")

@@ -3,6 +3,7 @@
 import keras
 
 from kbert.data.token_classification_features import IGNORE_INDEX
+from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
 from kbert.models.pretraining_utils import encoder_dtype_policy
 from kbert.models.task_model import TaskModel
@@ -65,10 +66,10 @@ class SpanClassifier(TaskModel):
                                name="span_representation")(
             hidden, inputs["span_starts"], inputs["span_ends"])  # (batch, spans, width)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_0")(x)
-        x = keras.layers.Dense(hidden_units, activation="gelu", kernel_initializer=initializer,
+        x = keras.layers.Dense(hidden_units, activation="gelu", kernel_initializer=clone_initializer(initializer),
                                dtype=policy, name="head_dense")(x)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_1")(x)
-        x = keras.layers.Dense(1 + num_types, kernel_initializer=initializer, dtype="float32",
+        x = keras.layers.Dense(1 + num_types, kernel_initializer=clone_initializer(initializer), dtype="float32",
                                name="logits")(x)  # (batch, spans, 1 + num_types)
         super().__init__(inputs=inputs, outputs=x, **kwargs)
 
