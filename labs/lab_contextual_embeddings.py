@@ -1,0 +1,312 @@
+"""What is in a contextual representation: word senses, anisotropy, probes, pictures.
+
+Reproduces J&M §11.3 (contextual embeddings; word sense disambiguation by the nearest sense
+embedding, §11.3.1; similarity and anisotropy, §11.3.2) and the NAACL 2019 tutorial's §3 ("What
+is in a representation?": visualisation, probes, layer-wise analysis) with the pretrained
+MiniLM-L6 (a 6-layer uncased BERT):
+
+1. WSD, the Raganato et al. (2017) framework: a sense embedding is the average contextual vector
+   (mean of the last 4 layers, subwords averaged) of its labelled training instances (SemCor when
+   it is in the data directory, else Senseval-2 + Senseval-3); a test word takes the candidate
+   WordNet sense whose embedding is nearest by cosine, and WordNet's first sense (MFS) when none
+   of its candidates was seen. Scored with the framework's F1 on SemEval-2007, -2013, -2015 and
+   ALL minus the training sets, next to the MFS baseline.
+2. Anisotropy per layer: the expected cosine of two random words from different sentences
+   (Ethayarajh 2019), the share of it that the top 3 "rogue" dimensions carry (Timkey & van
+   Schijndel 2021), both before and after z-scoring each dimension; and a word-in-context check:
+   do two occurrences of a lemma with the same WordNet sense have a higher cosine than two with
+   different senses (AUC), raw and z-scored.
+3. Probes: a linear classifier per layer on frozen word vectors (first subword) for POS and NER
+   tags of CoNLL-2003, against the same architecture with random weights (the control).
+4. Figures (PNG, under the run directory): a polysemous word's vectors coloured by sense (PCA and
+   t-SNE), an attention grid (layers x heads) for one sentence, anisotropy per layer before and
+   after z-scoring, probe accuracy per layer against the control.
+
+What it should show: nearest-sense WSD beats MFS; every layer is anisotropic (random words have
+a clearly positive cosine) with a few dimensions carrying much of it, and z-scoring removes most
+of it; POS is linearly decodable from the lowest layers and the random-weight control trails by
+a wide margin above the embedding layer.
+
+    python labs/lab_contextual_embeddings.py
+    python labs/lab_contextual_embeddings.py --probe-train-sentences 500 --probe-test-sentences 200
+"""
+
+import argparse
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kbert.analysis.anisotropy import (  # noqa: E402
+    ZScorer,
+    layer_anisotropy,
+    word_in_context_similarity,
+)
+from kbert.analysis.attention import sentence_attention  # noqa: E402
+from kbert.analysis.contextual_embeddings import contextual_embeddings  # noqa: E402
+from kbert.analysis.figures import (  # noqa: E402
+    attention_grid_png,
+    layer_curves_png,
+    sense_projection_png,
+)
+from kbert.analysis.probing import (  # noqa: E402
+    layerwise_probe_accuracy,
+    majority_accuracy,
+    random_encoder_like,
+)
+from kbert.analysis.projection import pca_2d, tsne_2d  # noqa: E402
+from kbert.analysis.wsd import NearestSenseWSD, SenseEmbeddings, mfs_predictions  # noqa: E402
+from kbert.checkpoints import load_pretrained  # noqa: E402
+from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
+from kbert.data.data_dir import data_dir  # noqa: E402
+from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores  # noqa: E402
+from kbert.data.wordnet import load_wordnet  # noqa: E402
+from kbert.text import BertPreprocessor  # noqa: E402
+
+ATTENTION_SENTENCE = "The fishermen sat on the bank of the river and watched the boats."
+
+
+def embed(encoder, tokenizer, sentences, args, layers="all", pooling="mean"):
+    return contextual_embeddings(encoder, tokenizer, sentences, layers=layers,
+                                 subword_pooling=pooling, batch_size=args.batch_size,
+                                 cache_dir=args.run_dir / "cache", progress=args.verbose)
+
+
+def instance_vectors(embeddings, corpus):
+    """The vector of every instance of a WSD corpus, in the order of `corpus.instances`."""
+    return np.stack([embeddings.word(instance.sentence_index, instance.word_index)
+                     for instance in corpus.instances])
+
+
+# %% 1. Word sense disambiguation by the nearest sense embedding, against WordNet's first sense.
+def wsd_section(encoder, tokenizer, wordnet, args):
+    everything = load_wsd_set("ALL", args.data_dir)
+    all_layers = instance_vectors(embed(encoder, tokenizer,
+                                        [s.words for s in everything.sentences], args),
+                                  everything)  # (instances, layers, dim)
+    last4 = all_layers[:, -4:].mean(axis=1)
+    try:  # SemCor is the framework's training corpus; the shared data directory lacks it
+        semcor = load_wsd_set("semcor", args.data_dir)
+    except ValueError:
+        semcor = None
+    if semcor is not None:
+        train_sets = ("semcor",)
+        train_vectors = instance_vectors(
+            embed(encoder, tokenizer, [s.words for s in semcor.sentences], args,
+                  layers="last4_mean"), semcor)
+        train_keys = [instance.gold_keys for instance in semcor.instances]
+    else:
+        train_sets = ("senseval2", "senseval3")
+        rows = [i for i, instance in enumerate(everything.instances)
+                if instance.id.split(".")[0] in train_sets]
+        train_vectors = last4[rows]
+        train_keys = [everything.instances[i].gold_keys for i in rows]
+    senses = SenseEmbeddings.fit(train_vectors, train_keys, inventory=wordnet)
+    model = NearestSenseWSD(senses, wordnet)
+    predictions = model.predict(last4, [i.lemma for i in everything.instances],
+                                [i.pos for i in everything.instances])
+    mfs = mfs_predictions(everything, wordnet)
+    evaluation_sets = [name for name in WSD_EVALUATION_SETS if name not in train_sets] + ["ALL"]
+    results = {}
+    for name in evaluation_sets:
+        rows = [i for i, instance in enumerate(everything.instances)
+                if name == "ALL" and instance.id.split(".")[0] not in train_sets
+                or instance.id.split(".")[0] == name]
+        gold = {everything.instances[i].id: set(everything.instances[i].gold_keys) for i in rows}
+        ours = {everything.instances[i].id: predictions[i].key for i in rows
+                if predictions[i].key is not None}
+        sources = Counter(predictions[i].source for i in rows)
+        results[name] = {
+            "instances": len(rows),
+            "wsd_f1": round(wsd_scores(ours, gold)["f1"], 2),
+            "mfs_f1": round(wsd_scores({k: mfs[k] for k in gold if mfs.get(k)}, gold)["f1"], 2),
+            "nearest_pct": round(100 * sources["nearest"] / len(rows), 1),
+        }
+    label = "ALL" if semcor is not None else "ALL minus SE2, SE3"
+    print(f"\nWSD (train: {' + '.join(train_sets)}; {len(senses.keys)} sense embeddings)")
+    print(f"{'set':<22}{'instances':>10}{'nearest-sense F1':>18}{'MFS F1':>9}{'via nearest':>13}")
+    for name, row in results.items():
+        shown = label if name == "ALL" else name
+        print(f"{shown:<22}{row['instances']:>10}{row['wsd_f1']:>18.2f}{row['mfs_f1']:>9.2f}"
+              f"{row['nearest_pct']:>12.1f}%")
+    return results, everything, all_layers
+
+
+# %% 2. Anisotropy per layer, and what z-scoring does to it and to word-in-context similarity.
+def anisotropy_section(encoder, tokenizer, wsd_corpus, wsd_vectors, args):
+    sentences = [s.words for s in read_conll2003("validation", args.data_dir,
+                                                 max_sentences=args.anisotropy_sentences)]
+    embeddings = embed(encoder, tokenizer, sentences, args)
+    per_layer = layer_anisotropy(embeddings.vectors, groups=embeddings.sentence_index,
+                                 num_pairs=args.pairs, seed=args.seed)
+    # Word in context: pairs of occurrences of one lemma, same sense or not (gold WordNet keys).
+    lemma_ids = _ids([f"{i.lemma}/{i.pos}" for i in wsd_corpus.instances])
+    sense_ids = _ids([min(i.gold_keys) for i in wsd_corpus.instances])
+    for layer, row in enumerate(per_layer):
+        raw = wsd_vectors[:, layer]
+        row["wic_auc"] = word_in_context_similarity(raw, lemma_ids, sense_ids,
+                                                    seed=args.seed)["auc"]
+        standardized = ZScorer().fit(embeddings.vectors[:, layer]).transform(raw)
+        row["wic_auc_z"] = word_in_context_similarity(standardized, lemma_ids, sense_ids,
+                                                      seed=args.seed)["auc"]
+    print(f"\nAnisotropy ({len(embeddings)} words of {len(sentences)} CoNLL-2003 sentences; "
+          f"word in context: {len(wsd_corpus.instances)} WSD instances)")
+    print(f"{'layer':<7}{'E[cos]':>8}{'z-scored':>10}{'top-3 dims share':>18}{'z-scored':>10}"
+          f"{'WiC AUC':>9}{'z-scored':>10}")
+    for layer, row in enumerate(per_layer):
+        print(f"{layer:<7}{row['expected_cosine']:>8.3f}{row['expected_cosine_z']:>10.3f}"
+              f"{row['rogue_share']:>18.3f}{row['rogue_share_z']:>10.3f}"
+              f"{row['wic_auc']:>9.3f}{row['wic_auc_z']:>10.3f}")
+    return per_layer
+
+
+# %% 3. Linear probes per layer for POS and NER, against a randomly initialised control.
+def probing_section(encoder, tokenizer, args):
+    train = read_conll2003("train", args.data_dir, max_sentences=args.probe_train_sentences)
+    test = read_conll2003("test", args.data_dir, max_sentences=args.probe_test_sentences)
+    pos_names = sorted({tag for s in train + test for tag in s.pos_tags})
+    tasks = {"pos": (pos_names, "pos_tags"), "ner": (list(CONLL2003_TAGS), "tags")}
+    control = random_encoder_like(encoder, seed=args.seed)
+    results = {}
+    for name, model in (("pretrained", encoder), ("random", control)):
+        features = {split: embed(model, tokenizer, [s.words for s in sentences], args,
+                                 pooling="first").vectors
+                    for split, sentences in (("train", train), ("test", test))}
+        for task, (names, field) in tasks.items():
+            index = {tag: i for i, tag in enumerate(names)}
+
+            def labels(sentences, field=field, index=index):
+                return np.array([index[tag] for s in sentences for tag in getattr(s, field)])
+
+            start = time.perf_counter()
+            accuracy = layerwise_probe_accuracy(features["train"], labels(train),
+                                                features["test"], labels(test), len(names),
+                                                seed=args.seed)
+            results[f"{task}_{name}"] = [round(100 * a, 2) for a in accuracy]
+            results[f"{task}_majority"] = round(100 * majority_accuracy(labels(train),
+                                                                        labels(test)), 2)
+            if args.verbose:
+                print(f"probes {task}/{name}: {time.perf_counter() - start:.1f} s")
+    words = (sum(len(s.words) for s in train), sum(len(s.words) for s in test))
+    print(f"\nLinear probes, test accuracy % per layer (CoNLL-2003: {words[0]} train words, "
+          f"{words[1]} test words; first subword)")
+    layers = len(results["pos_pretrained"])
+    print(f"{'probe':<16}" + "".join(f"{f'L{i}':>8}" for i in range(layers)) + f"{'majority':>10}")
+    for task in tasks:
+        for name in ("pretrained", "random"):
+            values = results[f"{task}_{name}"]
+            print(f"{task + ' ' + name:<16}" + "".join(f"{v:>8.2f}" for v in values)
+                  + f"{results[f'{task}_majority']:>10.2f}")
+    return results
+
+
+# %% 4. Pictures.
+def polysemous_lemma(corpus, min_per_sense=4):
+    """The lemma with the most instances over at least 3 senses of `min_per_sense` or more."""
+    by_lemma = defaultdict(lambda: defaultdict(list))
+    for row, instance in enumerate(corpus.instances):
+        by_lemma[(instance.lemma, instance.pos)][min(instance.gold_keys)].append(row)
+    best = None
+    for lemma, senses in by_lemma.items():
+        kept = {key: rows for key, rows in senses.items() if len(rows) >= min_per_sense}
+        count = sum(len(rows) for rows in kept.values())
+        if len(kept) >= 3 and (best is None or count > best[0]):
+            best = (count, lemma, kept)
+    return best
+
+
+def figures(encoder, tokenizer, wordnet, corpus, wsd_vectors, anisotropy, probes, args):
+    paths = []
+    chosen = polysemous_lemma(corpus)
+    if chosen is not None:
+        _, (lemma, pos), senses = chosen
+        rows = [row for key_rows in senses.values() for row in key_rows]
+        labels = [key for key, key_rows in senses.items() for _ in key_rows]
+        vectors = wsd_vectors[rows][:, -4:].mean(axis=1)
+        names = {key: f"{key.split('%')[1]}: {wordnet.gloss(key)[:40]}" for key in senses}
+        points, _ = pca_2d(vectors)
+        paths.append(sense_projection_png(points, labels, args.run_dir / "senses_pca.png",
+                                          title=f'"{lemma}" ({pos}) by WordNet sense, PCA',
+                                          label_names=names))
+        points = tsne_2d(vectors, perplexity=min(30.0, (len(rows) - 1) / 3), seed=args.seed)
+        paths.append(sense_projection_png(points, labels, args.run_dir / "senses_tsne.png",
+                                          title=f'"{lemma}" ({pos}) by WordNet sense, t-SNE',
+                                          label_names=names))
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=64)
+    maps, tokens = sentence_attention(encoder, preprocessor, tokenizer, ATTENTION_SENTENCE)
+    paths.append(attention_grid_png(maps, tokens, args.run_dir / "attention.png",
+                                    title="MiniLM-L6 attention, layers x heads"))
+    curves = {"expected cosine": [row["expected_cosine"] for row in anisotropy],
+              "expected cosine, z-scored": [row["expected_cosine_z"] for row in anisotropy],
+              "top-3 dims share": [row["rogue_share"] for row in anisotropy],
+              "top-3 dims share, z-scored": [row["rogue_share_z"] for row in anisotropy]}
+    paths.append(layer_curves_png(curves, args.run_dir / "anisotropy.png",
+                                  title="Anisotropy per layer (CoNLL-2003 words)",
+                                  ylabel="cosine / share"))
+    curves = {f"{task.upper()} {name}": probes[f"{task}_{name}"]
+              for task in ("pos", "ner") for name in ("pretrained", "random")}
+    styles = {name: {"linestyle": "--"} for name in curves if name.endswith("random")}
+    paths.append(layer_curves_png(curves, args.run_dir / "probes.png", styles=styles,
+                                  title="Linear probes per layer vs a random-weight control",
+                                  ylabel="test accuracy (%)"))
+    print("\nFigures:\n" + "\n".join(f"  {path}" for path in paths))
+    return paths
+
+
+def _ids(values):
+    index = {}
+    return np.array([index.setdefault(value, len(index)) for value in values])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="minilm_l6")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--wordnet-dir", default=None,
+                        help="WordNet 3.0 folder (default: KBERT_WORDNET_DIR or Debian's "
+                             "/usr/share/wordnet from the wordnet-base package)")
+    parser.add_argument("--run-dir", default="runs/lab_contextual_embeddings")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--anisotropy-sentences", type=int, default=1000)
+    parser.add_argument("--pairs", type=int, default=20000, help="random word pairs per layer")
+    parser.add_argument("--probe-train-sentences", type=int, default=3000)
+    parser.add_argument("--probe-test-sentences", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    args.run_dir = Path(args.run_dir)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    args.data_dir = data_dir(args.data_dir)
+    keras.utils.set_random_seed(args.seed)
+    start = time.perf_counter()
+
+    # %% The pretrained encoder, its tokenizer and the WordNet 3.0 sense inventory.
+    encoder, tokenizer = load_pretrained(args.model)
+    wordnet = load_wordnet(args.wordnet_dir)
+    wsd, corpus, wsd_vectors = wsd_section(encoder, tokenizer, wordnet, args)
+    anisotropy = anisotropy_section(encoder, tokenizer, corpus, wsd_vectors, args)
+    probes = probing_section(encoder, tokenizer, args)
+    figures(encoder, tokenizer, wordnet, corpus, wsd_vectors, anisotropy, probes, args)
+    summary = {
+        "wsd_f1": {name: row["wsd_f1"] for name, row in wsd.items()},
+        "mfs_f1": {name: row["mfs_f1"] for name, row in wsd.items()},
+        "expected_cosine": [round(row["expected_cosine"], 4) for row in anisotropy],
+        "expected_cosine_z": [round(row["expected_cosine_z"], 4) for row in anisotropy],
+        "rogue_share": [round(row["rogue_share"], 4) for row in anisotropy],
+        "wic_auc": [round(row["wic_auc"], 4) for row in anisotropy],
+        "wic_auc_z": [round(row["wic_auc_z"], 4) for row in anisotropy],
+        "probes": probes,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    (args.run_dir / "results.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
