@@ -237,7 +237,7 @@ def read_raganato(xml_path, gold_path, name=None):
     return WsdCorpus(name, tuple(sentences), tuple(instances), str(xml_path))
 
 
-def load_wsd_set(name, data_dir=None):
+def load_wsd_set(name, data_dir=None, download=True):
     """Loads one set of the evaluation framework, from the data directory or the web.
 
     Looks for `<data_dir>/wsd_raganato2017/<name>/<name>.data.xml` and `.gold.key.txt`;
@@ -250,12 +250,15 @@ def load_wsd_set(name, data_dir=None):
             training corpus; not in the course data, so put it under
             `wsd_raganato2017/semcor/` or let it download).
         data_dir: str or Path, default None (`KBERT_DATA_DIR`, then ../shared/data).
+        download: bool, default True. Download the framework when the files are not local;
+            False reads the data directory only (to ask "is SemCor here?" without fetching).
 
     Returns:
         A `WsdCorpus`.
 
     Raises:
-        ValueError: an unknown name, or files neither local nor downloadable.
+        ValueError: an unknown name, or files neither local nor downloadable (nor local, with
+            `download=False`).
 
     Example:
     >>> corpus = load_wsd_set("semeval2007")  # doctest: +SKIP
@@ -264,7 +267,8 @@ def load_wsd_set(name, data_dir=None):
     """
     if name not in _NAMES:
         raise ValueError(f"WSD set must be one of {_NAMES}; received {name!r}")
-    paths = [locate(f"wsd_raganato2017/{name}/{name}{suffix}", _URL, data_dir,
+    paths = [locate(f"wsd_raganato2017/{name}/{name}{suffix}", _URL if download else None,
+                    data_dir,
                     extract_member=_member(name) + suffix)
              for suffix in (".data.xml", ".gold.key.txt")]
     return read_raganato(*paths, name=name)

@@ -172,6 +172,11 @@ def test_without_a_local_copy_the_framework_zip_is_downloaded(tmp_path, monkeypa
     assert len(corpus.instances) == 3
     url = "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip"
     assert requested == [("WSD_Evaluation_Framework.zip", url, True)] * 2
+    requested.clear()
+    with pytest.raises(ValueError, match="semcor.data.xml not found under data directory .* "
+                                         "there is no public download"):
+        load_wsd_set("semcor", data_dir=tmp_path / "empty", download=False)
+    assert requested == []
 
 
 # The real files read in well under a second each, so these stay in the fast tier.
