@@ -8,6 +8,11 @@ The library is split by what a reader looks for:
 - `kbert.checkpoints`: importing pretrained weights (Hugging Face BERT format, no PyTorch).
 - `kbert.data`: dataset readers and the data-directory setting.
 - `kbert.analysis`: contextual-embedding studies (WSD, anisotropy, probes, figures).
+- `kbert.export`: TF Serving SavedModels with the tokenizer inside (`export_saved_model`),
+  `models.config` and batching files, the TF Hub BERT interface (`export_hub_encoder`,
+  `export_hub_preprocessor`).
+- `kbert.hub`: TF2 Hub-format SavedModels as fine-tunable Keras 3 layers.
+- `kbert.serving`: a TF Serving client (REST predict API and gRPC PredictRequest).
 """
 
 __version__ = "0.1.0"

@@ -8,6 +8,7 @@
     kbert predict runs/ner "Peter Blackburn flew to Brussels."
     kbert finetune --task squad --output-dir runs/qa
     kbert predict runs/qa "Who flew?" --context "Peter Blackburn flew to Brussels."
+    kbert export runs/trec --name trec --models-config
 
 `kbert <command> --help` explains every flag.
 """
@@ -20,7 +21,7 @@ import sys
 
 def build_parser():
     """The argument parser of every subcommand."""
-    from kbert.cli import classification, token_tasks
+    from kbert.cli import classification, export, token_tasks
 
     parser = argparse.ArgumentParser(
         prog="kbert", description=__doc__.split("\n\n")[0],
@@ -85,6 +86,16 @@ def build_parser():
             print(json.dumps(result))
 
     predict.set_defaults(handler=print_predictions)
+
+    exporter = commands.add_parser(
+        "export", help="write a run (or a pretrained encoder) as a TF Serving SavedModel",
+        description="Writes saved_models/<name>/<version>/ (TF Serving's layout) with the "
+                    "tokenizer inside the graph: signatures classify (the default), tag or "
+                    "answer by the run's task, plus embed and token_ids. Never overwrites a "
+                    "version; writes to a temporary directory and renames it when complete.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    export.add_export_arguments(exporter)
+    exporter.set_defaults(handler=lambda args: print(json.dumps(export.main_export(args))))
     return parser
 
 

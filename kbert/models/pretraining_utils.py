@@ -18,9 +18,12 @@ def encoder_dtype_policy(encoder):
 
     Read from the embedding layer rather than `encoder.dtype_policy`: a functional model does not
     keep the `dtype` it was built with, so an encoder built with `dtype="mixed_float16"` reports
-    float32 there while every layer in it runs in float16.
+    float32 there while every layer in it runs in float16. An encoder without kbert's
+    `embeddings` layer (a TF Hub module wrapped by `kbert.hub.hub_encoder_model`) computes in its
+    own policy.
     """
-    return encoder.embeddings.dtype_policy
+    embeddings = getattr(encoder, "embeddings", None)
+    return (embeddings if embeddings is not None else encoder).dtype_policy
 
 
 def require_inputs(x, keys, owner):

@@ -1,0 +1,73 @@
+"""`kbert export`: a fine-tuned run (or a pretrained encoder) as a TF Serving SavedModel.
+
+    kbert export runs/trec --name trec                  # saved_models/trec/<next version>/
+    kbert export runs/ner --name ner --version 3 --models-config
+    kbert export --model minilm_l6 --name minilm        # the `embed` signature only
+
+The run directory's kind decides the signatures: a classifier gets `classify` (the default
+signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `embed` and
+`token_ids`. See `kbert.export.export_saved_model`.
+"""
+
+from pathlib import Path
+
+
+def add_export_arguments(parser):
+    parser.add_argument("run_dir", nargs="?",
+                        help="a directory written by `kbert finetune` (or use --model)")
+    parser.add_argument("--model", help="export a pretrained encoder instead of a run: a "
+                                        "checkpoint name (minilm_l6) or directory")
+    parser.add_argument("--name", required=True, help="model name: saved_models/<name>/")
+    parser.add_argument("--version", type=int, default=None,
+                        help="version number (default: one more than the highest existing); "
+                             "an existing version is never overwritten")
+    parser.add_argument("--export-dir", default="saved_models",
+                        help="the TF Serving model base directory")
+    parser.add_argument("--sequence-length", type=int, default=None,
+                        help="tokens per input in the serving graph (default: the run's)")
+    parser.add_argument("--models-config", action="store_true",
+                        help="also (re)write <export-dir>/models.config for "
+                             "tensorflow_model_server --model_config_file")
+
+
+def main_export(args):
+    """Exports and returns a JSON-ready summary."""
+    from kbert.cli import classification, token_tasks
+    from kbert.export import export_saved_model
+    from kbert.export.models_config import write_models_config
+
+    if (args.run_dir is None) == (args.model is None):
+        raise ValueError("give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
+                         "--model (a pretrained checkpoint)")
+    common = {"export_dir": args.export_dir, "name": args.name, "version": args.version}
+    if args.model is not None:
+        from kbert.checkpoints import load_pretrained
+
+        encoder, tokenizer = load_pretrained(args.model)
+        length = args.sequence_length or min(128, encoder.config.max_sequence_length)
+        path = export_saved_model(encoder, tokenizer, task="embed", sequence_length=length,
+                                  **common)
+    elif token_tasks.is_token_run(args.run_dir):
+        model, tokenizer, config = token_tasks.load_token_run(args.run_dir)
+        sequence_length = args.sequence_length or config["sequence_length"]
+        if config["task"] == "squad":
+            path = export_saved_model(model, tokenizer, task="answer",
+                                      sequence_length=sequence_length,
+                                      max_answer_length=config["max_answer_length"], **common)
+        elif config.get("method") == "span":
+            raise ValueError(f"{args.run_dir} holds a span-based NER model; the `tag` signature "
+                             "decodes BIO taggers (fine-tune with --method softmax or crf)")
+        else:
+            path = export_saved_model(model, tokenizer, task="tag",
+                                      label_names=config["tag_names"],
+                                      sequence_length=sequence_length, **common)
+    else:
+        model, preprocessor, label_names, config = classification.load_run(args.run_dir)
+        path = export_saved_model(model, preprocessor.tokenizer, task="classify",
+                                  label_names=label_names, pair=bool(config.get("is_pair")),
+                                  sequence_length=args.sequence_length
+                                  or preprocessor.sequence_length, **common)
+    summary = {"path": str(path), "name": args.name, "version": int(Path(path).name)}
+    if args.models_config:
+        summary["models_config"] = str(write_models_config(args.export_dir))
+    return summary

@@ -1,0 +1,101 @@
+"""`kbert export`: finished runs (classifier, CRF tagger) and a pretrained encoder become TF
+Serving SavedModels; bad requests are refused before anything is written (fast tier)."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kbert.checkpoints import save_pretrained
+from kbert.cli.main import main
+from kbert.export import load_exported
+from kbert.models import Encoder
+from kbert.text import WordPieceTokenizer
+from tests.cli import classification_test, token_tasks_test
+
+
+def _tiny_model(path, vocabulary, max_sequence_length=32):
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(vocabulary),
+                                  max_sequence_length=max_sequence_length)
+    return save_pretrained(encoder, WordPieceTokenizer(vocabulary), path)
+
+
+@pytest.fixture(scope="module")
+def classification_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("classification")
+    model = _tiny_model(root / "tiny", classification_test.VOCABULARY)
+    train = classification_test._tsv(root / "train.tsv", classification_test._rows(12))
+    test = classification_test._tsv(root / "test.tsv", classification_test._rows(4))
+    assert classification_test._finetune(root, model, train, test, "--epochs", "1") == 0
+    return root / "run", model
+
+
+def test_a_classification_run_exports_its_labels_and_signatures(classification_run, tmp_path,
+                                                                capsys):
+    run, _ = classification_run
+    capsys.readouterr()
+    export_dir = tmp_path / "saved_models"
+    assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir),
+                 "--models-config"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["path"] == str(export_dir / "sentiment" / "1") and summary["version"] == 1
+    assert "name: \"sentiment\"" in (export_dir / "models.config").read_text()
+    model = load_exported(summary["path"])
+    assert {"serving_default", "classify", "embed", "token_ids"} <= set(model.signatures)
+    outputs = model.signatures["classify"](text=tf.constant(["the movie was good", ""]))
+    assert {label.decode() for label in outputs["labels"].numpy()} <= {"neg", "pos"}
+    np.testing.assert_allclose(outputs["probabilities"].numpy().sum(1), 1, atol=1e-5)
+    assert (export_dir / "sentiment" / "1" / "assets" / "labels.txt").read_text().split() == [
+        "neg", "pos"]
+
+    # A second export is version 2; asking for version 1 again is refused, version 1 untouched.
+    before = (export_dir / "sentiment" / "1" / "saved_model.pb").read_bytes()
+    assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir)]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 2
+    assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir),
+                 "--version", "1"]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert (export_dir / "sentiment" / "1" / "saved_model.pb").read_bytes() == before
+    assert sorted(p.name for p in (export_dir / "sentiment").iterdir()) == ["1", "2"]
+
+
+@pytest.mark.parametrize("method", ["crf", "span"])
+def test_a_ner_run_exports_a_tag_signature_and_a_span_run_is_refused(method, tmp_path, capsys):
+    model = _tiny_model(tmp_path / "tiny", token_tasks_test.VOCABULARY, 128)
+    data = token_tasks_test._conll_dir(tmp_path / "data")
+    run = tmp_path / "run"
+    assert token_tasks_test._finetune("conll2003", data, model, run, "--method", method) == 0
+    capsys.readouterr()
+    export_dir = tmp_path / "saved_models"
+    status = main(["export", str(run), "--name", "ner", "--export-dir", str(export_dir)])
+    if method == "span":
+        assert status == 2 and "span-based NER" in capsys.readouterr().err
+        assert not export_dir.exists() or not any(export_dir.rglob("saved_model.pb"))
+        return
+    assert status == 0
+    path = json.loads(capsys.readouterr().out)["path"]
+    text = "Peter Blackburn flew to Brussels."
+    outputs = load_exported(path).signatures["tag"](text=tf.constant([text]))
+    for start, end, kind in zip(outputs["entity_starts"].numpy()[0],
+                                outputs["entity_ends"].numpy()[0],
+                                outputs["entity_types"].numpy()[0], strict=True):
+        if start >= 0:
+            assert kind.decode() in ("PER", "LOC", "ORG", "MISC") and text[start:end]
+
+
+def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_path, capsys):
+    model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)
+    export_dir = tmp_path / "saved_models"
+    assert main(["export", "--model", str(model), "--name", "encoder",
+                 "--export-dir", str(export_dir)]) == 0
+    path = json.loads(capsys.readouterr().out)["path"]
+    outputs = load_exported(path).signatures["serving_default"](text=tf.constant(["good"]))
+    assert outputs["cls_embedding"].shape == (1, 16)
+
+    assert main(["export", "--name", "x", "--export-dir", str(export_dir)]) == 2
+    assert "exactly one of RUN_DIR" in capsys.readouterr().err
+    assert main(["export", str(tmp_path), "--name", "x", "--export-dir", str(export_dir)]) == 2
+    assert "not a finished kbert run directory" in capsys.readouterr().err
+    assert sorted(p.name for p in export_dir.iterdir()) == ["encoder"]
+
