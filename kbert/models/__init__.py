@@ -42,3 +42,22 @@ __all__ += ["FEATURE_LAYERS", "FeatureClassifier", "extract_layer_features",
             "frozen_encoder_classifier", "pool_hidden_states"]
 # Extractive question answering: the span head and decoding spans back to text.
 __all__ += ["QuestionAnswerer", "decode_answers"]
+# Adapters, LoRA, prefix and prompt tuning inserted into an encoder.
+from kbert.models.peft import (  # noqa: E402
+    ADAPTER_PLACEMENTS,
+    adapter_trainable_setup,
+    add_adapters,
+    add_lora,
+    add_prefix_tuning,
+    load_adapters,
+    merge_lora,
+    prompt_tuned_encoder,
+    remove_adapters,
+    remove_prefix_tuning,
+    save_adapters,
+    set_active_adapter,
+)
+
+__all__ += ["ADAPTER_PLACEMENTS", "adapter_trainable_setup", "add_adapters", "add_lora",
+            "add_prefix_tuning", "load_adapters", "merge_lora", "prompt_tuned_encoder",
+            "remove_adapters", "remove_prefix_tuning", "save_adapters", "set_active_adapter"]

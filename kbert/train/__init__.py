@@ -1,4 +1,6 @@
-"""Training: schedules, the fine-tuning optimizer, callbacks, distribution strategies."""
+"""Training: schedules, the fine-tuning optimizer, callbacks, distribution strategies, and which
+weights train when (freezing by layer group, gradual unfreezing, chain-thaw, per-group learning
+rates)."""
 
 from kbert.train.best_checkpoint import BestCheckpoint
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
@@ -27,3 +29,25 @@ __all__ = [
     "warmup_inverse_sqrt",
     "warmup_linear_decay",
 ]
+# Which weights train, and when (the NAACL 2019 tutorial's §4.2).
+from kbert.train.discriminative_learning_rates import (  # noqa: E402
+    DiscriminativeOptimizer,
+    layerwise_learning_rates,
+    layerwise_schedules,
+)
+from kbert.train.freezing import (  # noqa: E402
+    format_trainable_report,
+    freeze,
+    freeze_all_but_top,
+    freeze_embeddings,
+    freeze_for_feature_extraction,
+    layer_groups,
+    trainable_report,
+    unfreeze,
+)
+from kbert.train.unfreezing import ChainThaw, GradualUnfreezing  # noqa: E402
+
+__all__ += ["ChainThaw", "DiscriminativeOptimizer", "GradualUnfreezing",
+            "format_trainable_report", "freeze", "freeze_all_but_top", "freeze_embeddings",
+            "freeze_for_feature_extraction", "layer_groups", "layerwise_learning_rates",
+            "layerwise_schedules", "trainable_report", "unfreeze"]
