@@ -33,7 +33,6 @@ import tempfile
 import tensorflow as tf
 
 from kbert.models.encoder import Encoder
-from kbert.text import _bert_text
 from kbert.text.input_packer import TRUNCATION_STRATEGIES, _kept_pair_lengths
 from kbert.text.preprocessor import BertPreprocessor
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
@@ -93,26 +92,9 @@ def _tracked_resources(root):
 
 
 def _tokenize_words(tokenizer, texts):
-    """WordPiece ids of a 1-D string batch, grouped by word: int32 ragged [batch, words, pieces].
-
-    The same steps as `WordPieceTokenizer` (whose output is this one with the last two dimensions
-    merged); the word level is what TF Hub's BERT preprocessors return from `.tokenize`.
-    """
-    pieces = _bert_text.pre_tokenize(
-        texts,
-        tokenizer._lowercase_table,
-        lowercase=tokenizer.lowercase,
-        strip_accents=tokenizer._effective_strip_accents,
-        split_chinese_characters=tokenizer.split_chinese_characters,
-    )
-    words = pieces["words"]  # (batch, words)
-    flat_words = words.flat_values  # (num_words,)
-    too_long = (
-        tf.strings.length(flat_words, unit="UTF8_CHAR") > tokenizer.max_characters_per_word
-    )
-    flat_words = tf.where(too_long, tf.constant(tokenizer.unknown_token), flat_words)
-    ids = tokenizer._wordpiece.tokenize(flat_words)  # (num_words, pieces) int64
-    return words.with_flat_values(tf.cast(ids, tf.int32))  # (batch, words, pieces)
+    """WordPiece ids of a 1-D string batch, grouped by word: int32 ragged [batch, words, pieces]
+    (what TF Hub's BERT preprocessors return from `.tokenize`)."""
+    return tokenizer.tokenize_words(texts)
 
 
 def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):

@@ -399,8 +399,15 @@ class WordPieceTokenizer(keras.layers.Layer):
 
     # ------------------------------------------------------------------ tokenizing
 
-    def _tokenize(self, texts, with_alignment):
-        """Tokenizes a 1-D batch; returns a dict of (batch, tokens) ragged tensors."""
+    def _words(self, texts):
+        """Pre-tokenizes a 1-D batch: `(pieces, wordpiece_input, word_lengths)`.
+
+        `pieces` is `_bert_text.pre_tokenize`'s dict, whose `words` is the (batch, words) ragged
+        tensor of normalized words (none empty);
+        `wordpiece_input` its flat values with every too-long word replaced by the unknown token,
+        which WordPiece then looks up whole, so the reference's "too long -> [UNK]" costs no
+        second op; `word_lengths` the flat words' lengths in characters.
+        """
         pieces = _bert_text.pre_tokenize(
             texts,
             self._lowercase_table,
@@ -408,16 +415,37 @@ class WordPieceTokenizer(keras.layers.Layer):
             strip_accents=self._effective_strip_accents,
             split_chinese_characters=self.split_chinese_characters,
         )
-        words = pieces["words"]  # (batch, words), normalized, none empty
+        words = pieces["words"]  # (batch, words)
         flat_words = words.flat_values  # (num_words,)
         word_lengths = tf.strings.length(flat_words, unit="UTF8_CHAR")  # (num_words,)
-        # A word that is too long becomes exactly the unknown token, which WordPiece then looks up
-        # whole, so the reference's "too long -> [UNK]" costs no second op.
         wordpiece_input = tf.where(
             word_lengths > self.max_characters_per_word,
             tf.constant(self.unknown_token),
             flat_words,
         )
+        return pieces, wordpiece_input, word_lengths
+
+    def tokenize_words(self, texts):
+        """Token ids grouped by word: int32 ragged `(batch, words, pieces)`.
+
+        What TF Hub's BERT preprocessors return from `.tokenize`; merging the last two
+        dimensions gives `tokenize`'s output.
+
+        Args:
+            texts: 1-D string tensor (or list of str).
+
+        Returns:
+            int32 `tf.RaggedTensor` of shape `(batch, words, pieces)`.
+        """
+        pieces, wordpiece_input, _ = self._words(tf.convert_to_tensor(texts, tf.string))
+        ids = self._wordpiece.tokenize(wordpiece_input)  # (num_words, pieces) int64
+        return pieces["words"].with_flat_values(tf.cast(ids, tf.int32))
+
+    def _tokenize(self, texts, with_alignment):
+        """Tokenizes a 1-D batch; returns a dict of (batch, tokens) ragged tensors."""
+        pieces, wordpiece_input, word_lengths = self._words(texts)
+        words = pieces["words"]  # (batch, words), normalized, none empty
+        flat_words = words.flat_values  # (num_words,)
         ids, piece_starts, piece_ends = self._wordpiece.tokenize_with_offsets(wordpiece_input)
         # ids: (num_words, pieces) -> (batch, words, pieces) -> (batch, tokens)
         token_ids = words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
