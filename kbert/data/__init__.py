@@ -75,3 +75,14 @@ __all__ += [
     "squad_references",
 ]
 __all__ += ["question_answering_features"]
+# Multi-task batches: per-step task sampling, auxiliary masked-LM inputs.
+from kbert.data.multitask_batches import (  # noqa: E402
+    SAMPLING_MODES,
+    joint_batches,
+    multitask_dataset,
+    task_sampling_probabilities,
+    with_masked_language_model_inputs,
+)
+
+__all__ += ["SAMPLING_MODES", "joint_batches", "multitask_dataset",
+            "task_sampling_probabilities", "with_masked_language_model_inputs"]

@@ -29,3 +29,8 @@ from kbert.layers.prefix_tuning import PrefixAttention  # noqa: E402
 from kbert.layers.prompt_tuning import PromptTuning  # noqa: E402
 
 __all__ += ["Adapter", "AdaptedSublayer", "LoRADense", "PrefixAttention", "PromptTuning"]
+# Heads that share one encoder pass (kbert.models.MultitaskModel).
+from kbert.layers.classification_head import ClassificationHead  # noqa: E402
+from kbert.layers.tagging_head import TaggingHead  # noqa: E402
+
+__all__ += ["ClassificationHead", "TaggingHead"]

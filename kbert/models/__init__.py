@@ -61,3 +61,17 @@ from kbert.models.peft import (  # noqa: E402
 __all__ += ["ADAPTER_PLACEMENTS", "adapter_trainable_setup", "add_adapters", "add_lora",
             "add_prefix_tuning", "load_adapters", "merge_lora", "prompt_tuned_encoder",
             "remove_adapters", "remove_prefix_tuning", "save_adapters", "set_active_adapter"]
+# Distillation into a smaller student, and ensembles of fine-tuned classifiers.
+from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble  # noqa: E402
+from kbert.models.distiller import Distiller  # noqa: E402
+from kbert.models.student_initialization import (  # noqa: E402
+    default_student_layers,
+    student_encoder,
+)
+
+__all__ += ["ENSEMBLE_METHODS", "ClassifierEnsemble", "Distiller", "default_student_layers",
+            "student_encoder"]
+# Multi-task fine-tuning: several heads on one encoder, an optional auxiliary LM loss.
+from kbert.models.multitask_model import MultitaskModel  # noqa: E402
+
+__all__ += ["MultitaskModel"]

@@ -51,3 +51,18 @@ __all__ += ["ChainThaw", "DiscriminativeOptimizer", "GradualUnfreezing",
             "format_trainable_report", "freeze", "freeze_all_but_top", "freeze_embeddings",
             "freeze_for_feature_extraction", "layer_groups", "layerwise_learning_rates",
             "layerwise_schedules", "trainable_report", "unfreeze"]
+# Loss weights changed while fit runs (an annealed auxiliary LM loss).
+from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing  # noqa: E402
+
+__all__ += ["LossWeightAnnealing", "linear_annealing"]
+# Regularisation toward the pretrained weights (L2-SP, EWC with a diagonal Fisher).
+from kbert.train.pretrained_anchor import (  # noqa: E402
+    PretrainedAnchor,
+    anchor_penalty,
+    anchor_to_pretrained,
+    estimate_diagonal_fisher,
+    release_anchor,
+)
+
+__all__ += ["PretrainedAnchor", "anchor_penalty", "anchor_to_pretrained",
+            "estimate_diagonal_fisher", "release_anchor"]

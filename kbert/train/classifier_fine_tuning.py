@@ -2,6 +2,8 @@
 
 import time
 
+import keras
+
 from kbert.data.classification_dataset import classification_dataset
 from kbert.models.sequence_classifier import classification_loss
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
@@ -10,7 +12,7 @@ from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
 def fine_tune_classifier(classifier, preprocessor, train, validation=None, epochs=3,
                          batch_size=32, learning_rate=5e-5, warmup_fraction=0.1,
                          warmup_steps=None, weight_decay=0.01, seed=0, jit_compile=False,
-                         callbacks=(), verbose=1):
+                         callbacks=(), optimizer=None, verbose=1):
     """Compiles and fits `classifier` with the standard recipe; returns `(history, seconds)`.
 
     Batches are grouped by length (`classification_dataset`), the optimizer is AdamW with
@@ -32,6 +34,9 @@ def fine_tune_classifier(classifier, preprocessor, train, validation=None, epoch
         seed: int, default 0. Shuffling seed (set Keras's global seed for weights and dropout).
         jit_compile: bool, default False.
         callbacks: list of Keras callbacks.
+        optimizer: callable or None, default None. `optimizer(total_steps)` returns the
+            optimizer to use instead of the standard one (a `DiscriminativeOptimizer` with
+            per-group schedules, say); the run's exact step count is only known here.
         verbose: int, default 1.
 
     Returns:
@@ -46,8 +51,16 @@ def fine_tune_classifier(classifier, preprocessor, train, validation=None, epoch
     steps = count_batches(train_batches) * epochs
     if warmup_steps is not None:
         warmup_fraction = min(warmup_steps / steps, 1.0)
+    if optimizer is None:
+        compiled_optimizer = fine_tuning_optimizer(steps, learning_rate, warmup_fraction,
+                                                   weight_decay)
+    else:
+        compiled_optimizer = optimizer(steps)
+        if not isinstance(compiled_optimizer, keras.optimizers.Optimizer):
+            raise ValueError("optimizer must be a callable returning a keras Optimizer from the "
+                             f"step count; it returned {type(compiled_optimizer).__name__}")
     classifier.compile(
-        optimizer=fine_tuning_optimizer(steps, learning_rate, warmup_fraction, weight_decay),
+        optimizer=compiled_optimizer,
         loss=classifier.default_loss() if hasattr(classifier, "default_loss")
         else classification_loss(),
         metrics=["accuracy"], jit_compile=jit_compile)

@@ -81,8 +81,11 @@ class _GroupSchedule(keras.callbacks.Callback):
         self._stage_list = self._stages(names)
         epochs = self.params.get("epochs") if self.params else None
         steps = self.params.get("steps") if self.params else None
-        self._check_fits(len(self._stage_list), epochs,
-                         epochs * steps if epochs is not None and steps else None)
+        # A tf.data pipeline of unknown length (length-bucketed batches) gives no `steps`: then
+        # the `total_steps` the caller declared is the bound to check.
+        total = epochs * steps if epochs is not None and steps else self.total_steps
+        self._check_fits(len(self._stage_list), epochs if epochs is not None else self.epochs,
+                         total)
         self._check_optimizer(model, groups)
         self._step = 0
         self._stage = -1

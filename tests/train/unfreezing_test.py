@@ -90,6 +90,19 @@ def test_a_schedule_longer_than_training_is_an_error():
                   callbacks=[GradualUnfreezing(every=3)])
 
 
+
+def test_a_schedule_longer_than_an_unknown_length_dataset_is_an_error():
+    # Length-bucketed tf.data batches have unknown cardinality, so `fit` knows no step count:
+    # the `total_steps` the caller declared is what the schedule is checked against.
+    import tensorflow as tf
+
+    x, y = _data()
+    batches = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).filter(lambda *_: True)
+    assert int(batches.cardinality()) == int(tf.data.UNKNOWN_CARDINALITY)
+    with pytest.raises(ValueError, match=r"needs >= 13 training steps; training has 8"):
+        _classifier().fit(batches, epochs=2, verbose=0,
+                          callbacks=[GradualUnfreezing(every=3, total_steps=8)])
+
 def test_bad_arguments():
     for every in (0, "step", 1.5):
         with pytest.raises(ValueError, match="every must be"):

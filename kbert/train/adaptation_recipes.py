@@ -1,0 +1,491 @@
+"""Every way the NAACL 2019 tutorial and the textbook adapt a pretrained encoder, one call each.
+
+`adapt_classifier(method, start, data, seed)` builds a fresh classifier from a starting point,
+applies one adaptation method, fine-tunes it on `data["train"]` and measures test accuracy, so
+labs 3–6, `lab_peft`, `lab_distillation` and `benchmarks/adaptation.py` compare methods on one
+footing. Each method is a few lines of kbert calls: read them as worked examples.
+"""
+
+import dataclasses
+import time
+
+import keras
+import numpy as np
+
+from kbert.data.classification_dataset import classification_dataset
+from kbert.metrics.classifier_evaluation import evaluate_classifier
+from kbert.models.sequence_classifier import SequenceClassifier
+from kbert.train.classifier_fine_tuning import fine_tune_classifier
+from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
+from kbert.train.fine_tuning import NO_DECAY, count_batches
+from kbert.train.freezing import freeze_all_but_top, freeze_for_feature_extraction, layer_groups
+from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
+
+# Method → its peak learning rate. Fine-tuning every weight wants BERT's 1e-4 (on 2 cores, a
+# few epochs); methods that train a few new weights from scratch want larger rates (Houlsby et
+# al. 2019 and Hu et al. 2021 use 1e-4…1e-3; Lester et al. 2021 prompt-tune at 0.3 with
+# Adafactor, here 1e-2 with AdamW).
+DEFAULT_LEARNING_RATES = {
+    "full": 1e-4,
+    "feature_extraction": 5e-3,
+    "top_2": 1e-4,
+    "adapters": 1e-3,
+    "gradual_unfreezing": 1e-4,
+    "chain_thaw": 1e-4,
+    "discriminative_lr": 1e-4,
+    "l2_sp": 1e-4,
+    "ewc": 1e-4,
+    "multitask": 1e-4,
+    "lora": 1e-3,
+    "prefix_tuning": 5e-3,
+    "prompt_tuning": 1e-2,
+    "sequential": 1e-4,
+    "distillation": 2e-4,
+}
+ADAPTATION_METHODS = tuple(DEFAULT_LEARNING_RATES) + ("ensemble",)
+
+
+@dataclasses.dataclass
+class StartingPoint:
+    """A pretrained encoder to adapt: how to load a fresh copy and how to read a sentence off it.
+
+    Args:
+        name: str. Shown in tables.
+        load: callable returning `(encoder, preprocessor)`, a fresh copy on every call.
+        pooling: str. The classifier's pooling ("cls" for BERT; "last" for a causal model whose
+            classification token closes the input).
+        objective: str or None. The pretraining objective whose head the checkpoint can rebuild
+            ("causal": a tied decoder, "masked"), for EWC's Fisher and the multitask LM loss;
+            None when the checkpoint ships no usable pretraining head.
+    """
+
+    name: str
+    load: object
+    pooling: str = "cls"
+    objective: str | None = None
+
+
+def pretrained_starting_point(name_or_path, sequence_length=64, classification_token="[CLF]",
+                              dtype=None):
+    """A `StartingPoint` from `kbert.checkpoints.load_pretrained`'s names and directories.
+
+    A causal checkpoint (lab01's tutorial-style model) is adapted as the tutorial's hands-on
+    #2 does: a new classification token is added to the vocabulary and closes every input, and
+    the classifier reads its final hidden state, the only one that has seen the whole text. A
+    bidirectional checkpoint is read at [CLS].
+
+    Args:
+        name_or_path: str or Path. "minilm_l6", a Hugging Face BERT directory, or a kbert
+            directory (`encoder.keras` + `vocab.txt`) such as lab01's output.
+        sequence_length: int, default 64.
+        classification_token: str, default "[CLF]". For causal checkpoints only.
+        dtype: dtype policy, default None (float32).
+
+    Returns:
+        `StartingPoint`.
+    """
+    from kbert.checkpoints import load_pretrained
+    from kbert.models.vocabulary_growth import grow_vocabulary
+    from kbert.text import BertPreprocessor, WordPieceTokenizer
+
+    causal = load_pretrained(name_or_path, dtype=dtype)[0].config.causal
+
+    def load():
+        encoder, tokenizer = load_pretrained(name_or_path, dtype=dtype)
+        if causal:
+            encoder, tokenizer = grow_vocabulary(encoder, tokenizer, [classification_token])
+            # The packer closes each input with `sep_token`: make it the classification token.
+            tokenizer = WordPieceTokenizer.from_config(
+                {**tokenizer.get_config(), "sep_token": classification_token})
+        length = min(sequence_length, encoder.config.max_sequence_length)
+        return encoder, BertPreprocessor(tokenizer, sequence_length=length)
+
+    name = str(name_or_path)
+    return StartingPoint(name, load, pooling="last" if causal else "cls",
+                         objective="causal" if causal else None)
+
+
+def parameter_counts(model):
+    """`(trainable, total)` parameter counts of `model` (every variable, by its trainable flag)."""
+    trainable = sum(int(np.prod(v.shape)) for v in model.trainable_weights)
+    total = sum(int(np.prod(v.shape)) for v in model.weights)
+    return trainable, total
+
+
+def _steps(preprocessor, train, batch_size, epochs, seed):
+    return count_batches(classification_dataset(
+        preprocessor, train.texts, train.text_pairs, train.labels, batch_size, training=True,
+        seed=seed)) * epochs
+
+
+def _adamw(learning_rate, weight_decay=0.01):
+    optimizer = keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay)
+    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
+    return optimizer
+
+
+class _Run:
+    """One method's run: the settings every recipe reads, and the fine-tune + test step."""
+
+    def __init__(self, start, data, seed, epochs, batch_size, learning_rate, verbose, options):
+        self.start, self.data, self.seed = start, data, seed
+        self.epochs, self.batch_size = epochs, batch_size
+        self.learning_rate, self.verbose, self.options = learning_rate, verbose, options
+        self.num_classes = len(data["train"].label_names)
+
+    def classifier(self, encoder, num_classes=None):
+        return SequenceClassifier(encoder, num_classes or self.num_classes,
+                                  pooling=self.start.pooling)
+
+    def steps(self, preprocessor, train=None, epochs=None):
+        return _steps(preprocessor, train or self.data["train"], self.batch_size,
+                      epochs or self.epochs, self.seed)
+
+    def fit(self, classifier, preprocessor, train=None, epochs=None, learning_rate=None,
+            callbacks=(), optimizer=None):
+        _, seconds = fine_tune_classifier(
+            classifier, preprocessor, train or self.data["train"], None,
+            epochs=epochs or self.epochs, batch_size=self.batch_size,
+            learning_rate=learning_rate or self.learning_rate, seed=self.seed,
+            callbacks=callbacks, optimizer=optimizer, verbose=self.verbose)
+        return seconds
+
+    def accuracy(self, model, preprocessor):
+        return evaluate_classifier(model, preprocessor, self.data["test"])["accuracy"]
+
+    def result(self, model, preprocessor, seconds, counts=None, accuracy=None, **extra):
+        trainable, total = counts or parameter_counts(model)
+        if accuracy is None:
+            accuracy = self.accuracy(model, preprocessor)
+        return {"trainable_params": trainable, "total_params": total,
+                "trainable_pct": 100.0 * trainable / total, "accuracy": float(accuracy),
+                "train_s": seconds, **extra}
+
+
+# === Which weights (tutorial §4.2.A) ===
+
+def _full(run):
+    encoder, preprocessor = run.start.load()
+    classifier = run.classifier(encoder)
+    seconds = run.fit(classifier, preprocessor)
+    return run.result(classifier, preprocessor, seconds), classifier
+
+
+def _feature_extraction(run):
+    encoder, preprocessor = run.start.load()
+    classifier = run.classifier(encoder)
+    freeze_for_feature_extraction(classifier)
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+def _top_2(run):
+    encoder, preprocessor = run.start.load()
+    classifier = run.classifier(encoder)
+    freeze_all_but_top(classifier, run.options.get("top_k", 2))
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+def _adapters(run):
+    from kbert.models.peft import adapter_trainable_setup, add_adapters
+
+    encoder, preprocessor = run.start.load()
+    add_adapters(encoder, bottleneck_dim=run.options.get("bottleneck_dim", 32),
+                 placement=run.options.get("placement", "houlsby"))
+    classifier = run.classifier(encoder)
+    adapter_trainable_setup(classifier)
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+# === How and when (tutorial §4.2.B) ===
+
+def _group_schedule(run, callback_class, stages_share):
+    """Fits with `callback_class` spacing its stages so they fill `stages_share` of training."""
+    encoder, preprocessor = run.start.load()
+    classifier = run.classifier(encoder)
+    steps = run.steps(preprocessor)
+    stages = len(layer_groups(classifier)) + (1 if callback_class is ChainThaw else 0)
+    every = max(1, int(steps * stages_share) // stages)
+    callback = callback_class(every=every, total_steps=steps)
+    seconds = run.fit(classifier, preprocessor, callbacks=[callback])
+    return run.result(classifier, preprocessor, seconds, stages=len(callback.history)), classifier
+
+
+def _gradual_unfreezing(run):
+    # ULMFiT thaws one layer group per epoch; with a few epochs, one group every k steps so the
+    # whole model trains for the second half of the run.
+    return _group_schedule(run, GradualUnfreezing, 0.5)
+
+
+def _chain_thaw(run):
+    return _group_schedule(run, ChainThaw, 0.5)
+
+
+def _discriminative_lr(run):
+    encoder, preprocessor = run.start.load()
+    classifier = run.classifier(encoder)
+    groups = list(layer_groups(classifier))
+
+    def optimizer(steps):
+        # lr_l = lr_top / 2.6^(L - l), each group on ULMFiT's slanted triangular schedule.
+        schedules = layerwise_schedules(groups, "slanted_triangular", run.learning_rate,
+                                        factor=run.options.get("factor", 2.6), total_steps=steps)
+        return DiscriminativeOptimizer(classifier, _adamw, schedules, global_clipnorm=1.0)
+
+    seconds = run.fit(classifier, preprocessor, optimizer=optimizer)
+    return run.result(classifier, preprocessor, seconds), classifier
+
+
+def _anchored(run, fisher_batches):
+    from kbert.train.pretrained_anchor import anchor_to_pretrained, estimate_diagonal_fisher
+
+    encoder, preprocessor = run.start.load()
+    fisher, fisher_seconds = None, 0.0
+    if fisher_batches:
+        if run.start.objective is None:
+            raise ValueError(f"EWC needs the pretraining objective's head; {run.start.name} "
+                             "ships none (StartingPoint.objective is None)")
+        start = time.perf_counter()
+        fisher = estimate_diagonal_fisher(
+            _pretraining_objective(run.start, encoder),
+            _language_model_batches(run, preprocessor), max_batches=fisher_batches,
+            normalize=True)
+        fisher_seconds = time.perf_counter() - start
+    anchor_to_pretrained(encoder, run.options.get("strength", 0.01), fisher=fisher)
+    classifier = run.classifier(encoder)
+    seconds = run.fit(classifier, preprocessor)
+    return run.result(classifier, preprocessor, seconds + fisher_seconds,
+                      fisher_s=fisher_seconds), classifier
+
+
+def _l2_sp(run):
+    return _anchored(run, 0)
+
+
+def _ewc(run):
+    return _anchored(run, run.options.get("fisher_batches", 50))
+
+
+def _pretraining_objective(start, encoder):
+    from kbert.models import CausalLanguageModel, MaskedLanguageModel
+
+    if start.objective == "causal":
+        return CausalLanguageModel(encoder)
+    return MaskedLanguageModel(encoder)
+
+
+def _language_model_batches(run, preprocessor):
+    """The training texts as LM input dicts (the task's own text; no labels needed)."""
+    train = run.data["train"]
+    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, None,
+                                     run.batch_size)
+    return batches.map(lambda x: x[0] if isinstance(x, tuple) else x)
+
+
+# === More signal (tutorial §4.3) ===
+
+def _sequential(run):
+    """Intermediate task first (SST-2 sentiment by default), then the target task."""
+    from kbert.data import load_classification_task
+
+    encoder, preprocessor = run.start.load()
+    intermediate = run.options.get("intermediate")
+    if intermediate is None:
+        intermediate = load_classification_task(
+            run.options.get("intermediate_task", "sst2"), "train",
+            data_dir=run.options.get("data_dir"), seed=run.seed,
+            max_examples=run.options.get("intermediate_examples", len(run.data["train"])))
+    first = run.classifier(encoder, len(intermediate.label_names))
+    seconds = run.fit(first, preprocessor, train=intermediate, epochs=1)
+    classifier = run.classifier(encoder)  # a new head on the adapted encoder
+    seconds += run.fit(classifier, preprocessor)
+    return run.result(classifier, preprocessor, seconds), classifier
+
+
+def _lora(run):
+    from kbert.models.peft import add_lora
+
+    encoder, preprocessor = run.start.load()
+    add_lora(encoder, rank=run.options.get("rank", 8), alpha=run.options.get("alpha", 16))
+    classifier = run.classifier(encoder)
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+def _prefix_tuning(run):
+    from kbert.models.peft import add_prefix_tuning
+
+    encoder, preprocessor = run.start.load()
+    add_prefix_tuning(encoder, prefix_length=run.options.get("prefix_length", 10))
+    classifier = run.classifier(encoder)
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+def _prompt_tuning(run):
+    from kbert.models.peft import prompt_tuned_encoder
+
+    encoder, preprocessor = run.start.load()
+    prompted = prompt_tuned_encoder(encoder, run.options.get("prompt_tokens", 20))
+    classifier = run.classifier(prompted)
+    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+
+
+RECIPES = {
+    "full": _full,
+    "feature_extraction": _feature_extraction,
+    "top_2": _top_2,
+    "adapters": _adapters,
+    "gradual_unfreezing": _gradual_unfreezing,
+    "chain_thaw": _chain_thaw,
+    "discriminative_lr": _discriminative_lr,
+    "l2_sp": _l2_sp,
+    "ewc": _ewc,
+    "lora": _lora,
+    "prefix_tuning": _prefix_tuning,
+    "prompt_tuning": _prompt_tuning,
+    "sequential": _sequential,
+}
+
+
+def adapt_classifier(method, start, data, seed=0, epochs=3, batch_size=32, learning_rate=None,
+                     verbose=0, **options):
+    """Adapts `start` to `data` with one method; returns `(result, trained classifier)`.
+
+    Args:
+        method: str. One of `ADAPTATION_METHODS` except "ensemble" (see `ensemble_result`).
+        start: `StartingPoint`.
+        data: dict with `kbert.data.Examples` under "train" and "test".
+        seed: int, default 0. Keras's global seed (head initialisation, dropout, shuffling).
+        epochs: int, default 3.
+        batch_size: int, default 32.
+        learning_rate: float, default None (`DEFAULT_LEARNING_RATES[method]`).
+        verbose: int, default 0.
+        **options: method settings: `top_k` (2), `bottleneck_dim` (32), `placement`
+            ("houlsby"), `factor` (2.6), `strength` (0.01), `fisher_batches` (50), `rank` (8),
+            `alpha` (16), `prefix_length` (10), `prompt_tokens` (20), `intermediate_task`
+            ("sst2"), `intermediate_examples`, `data_dir`, `language_model_weight` (0.5),
+            `teacher`, `student_layers`, `temperature` (2.0), `soft_weight` (0.5),
+            `hidden_weight` (0.0).
+
+    Returns:
+        `(dict, keras.Model)`: the result (`trainable_params`, `total_params`,
+        `trainable_pct`, `accuracy` on `data["test"]`, `train_s`, …) and the trained model.
+
+    Raises:
+        ValueError: unknown method, or a method the starting point cannot run.
+    """
+    recipes = {**RECIPES, "multitask": _multitask, "distillation": _distillation}
+    if method not in recipes:
+        raise ValueError(f"method must be one of {sorted(recipes)}; received {method!r}")
+    keras.utils.set_random_seed(seed)
+    rate = learning_rate or DEFAULT_LEARNING_RATES[method]
+    run = _Run(start, data, seed, epochs, batch_size, rate, verbose, options)
+    result, model = recipes[method](run)
+    return {"method": method, "start": start.name, "seed": seed, **result}, model
+
+
+def _multitask(run):
+    """The tutorial's hands-on #6: classification loss 1.0 + language-modelling loss 0.5.
+
+    A causal checkpoint scores its LM loss on the same forward pass the classifier reads; a
+    bidirectional one gets a masked-LM loss on a second, masked pass (15%, 80/10/10), so the
+    classifier never sees [MASK]. Optionally the LM weight anneals linearly to
+    `language_model_final_weight` over the run (`LossWeightAnnealing`).
+    """
+    from kbert.data.multitask_batches import joint_batches, with_masked_language_model_inputs
+    from kbert.layers.classification_head import ClassificationHead
+    from kbert.models.multitask_model import MultitaskModel
+    from kbert.text import MaskedLMMasker
+    from kbert.train.fine_tuning import fine_tuning_optimizer
+    from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing
+
+    encoder, preprocessor = run.start.load()
+    causal = encoder.config.causal
+    weight = run.options.get("language_model_weight", 0.5)
+    model = MultitaskModel(
+        encoder, {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
+        loss_weights={"task": 1.0},
+        language_model=_pretraining_objective(
+            StartingPoint("", None, objective="causal" if causal else "masked"), encoder),
+        language_model_weight=weight)
+    train = run.data["train"]
+    batches = joint_batches(classification_dataset(
+        preprocessor, train.texts, train.text_pairs, train.labels, run.batch_size,
+        training=True, seed=run.seed), "task")
+    if not causal:
+        tokenizer = preprocessor.tokenizer
+        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
+                                tokenizer.special_token_ids,
+                                max_selections=max(1, int(preprocessor.sequence_length * 0.2)),
+                                seed=run.seed)
+        batches = with_masked_language_model_inputs(batches, masker)
+    steps = count_batches(batches) * run.epochs
+    callbacks = []
+    final = run.options.get("language_model_final_weight")
+    if final is not None:
+        callbacks.append(LossWeightAnnealing(
+            "language_model", lambda step: linear_annealing(step, weight, final, steps)))
+    model.compile(optimizer=fine_tuning_optimizer(steps, run.learning_rate))
+    start = time.perf_counter()
+    model.fit(batches, epochs=run.epochs, callbacks=callbacks, verbose=run.verbose)
+    seconds = time.perf_counter() - start
+    # Test through the encoder and the task head alone (no LM logits over the vocabulary).
+    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+              for name in ("token_ids", "segment_ids", "padding_mask")}
+    classifier = keras.Model(inputs, model.heads["task"](
+        encoder(inputs), padding_mask=inputs["padding_mask"]))
+    return run.result(model, preprocessor, seconds, accuracy=run.accuracy(classifier, preprocessor),
+                      language_model_weight=weight), classifier
+
+
+def _distillation(run):
+    """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
+
+    The student (`student_encoder`) copies the teacher's embeddings and every other block
+    (DistilBERT's initialisation) and gets a new head. `trainable_pct` here is the student's
+    size as a share of the teacher's; `train_s` is the distillation alone (`teacher_s` is the
+    teacher's fine-tuning when this call had to train it).
+    """
+    from kbert.models.distiller import Distiller
+    from kbert.models.student_initialization import student_encoder
+    from kbert.train.fine_tuning import fine_tuning_optimizer
+
+    teacher, teacher_seconds = run.options.get("teacher"), 0.0
+    _, preprocessor = run.start.load()
+    if teacher is None:
+        teacher_result, teacher = _full(run)
+        teacher_seconds = teacher_result["train_s"]
+    layers = teacher.encoder.config.num_layers
+    student = run.classifier(student_encoder(
+        teacher.encoder, run.options.get("student_layers", max(1, layers // 2))))
+    distiller = Distiller(teacher, student, temperature=run.options.get("temperature", 2.0),
+                          soft_weight=run.options.get("soft_weight", 0.5),
+                          hidden_weight=run.options.get("hidden_weight", 0.0))
+    train = run.data["train"]
+    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, train.labels,
+                                     run.batch_size, training=True, seed=run.seed)
+    distiller.compile(optimizer=fine_tuning_optimizer(count_batches(batches) * run.epochs,
+                                                      run.learning_rate),
+                      metrics=["accuracy"])
+    start = time.perf_counter()
+    distiller.fit(batches, epochs=run.epochs, verbose=run.verbose)
+    seconds = time.perf_counter() - start
+    counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
+    return run.result(student, preprocessor, seconds, counts=counts,
+                      teacher_s=teacher_seconds, student_layers=student.encoder.config.num_layers,
+                      teacher_accuracy=float(run.accuracy(teacher, preprocessor))), student
+
+
+def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_probabilities"):
+    """Test accuracy of averaging fine-tuned classifiers' predictions (`ClassifierEnsemble`)."""
+    from kbert.models.classifier_ensemble import ClassifierEnsemble
+
+    ensemble = ClassifierEnsemble(list(models), method=method)
+    trainable = sum(parameter_counts(model)[0] for model in models)
+    total = sum(parameter_counts(model)[1] for model in models)
+    accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
+    return {"method": "ensemble", "members": len(models), "trainable_params": trainable,
+            "total_params": total, "trainable_pct": 100.0 * trainable / total,
+            "accuracy": float(accuracy), "train_s": float(train_seconds)}
+
+
+__all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
+           "ensemble_result", "parameter_counts", "pretrained_starting_point"]
