@@ -66,7 +66,7 @@ class StartingPoint:
 
 
 def pretrained_starting_point(name_or_path, sequence_length=64, classification_token="[CLF]",
-                              dtype=None):
+                              dtype=None, name=None):
     """A `StartingPoint` from `kbert.checkpoints.load_pretrained`'s names and directories.
 
     A causal checkpoint (lab01's tutorial-style model) is adapted as the tutorial's hands-on
@@ -80,6 +80,7 @@ def pretrained_starting_point(name_or_path, sequence_length=64, classification_t
         sequence_length: int, default 64.
         classification_token: str, default "[CLF]". For causal checkpoints only.
         dtype: dtype policy, default None (float32).
+        name: str, default None (`name_or_path`). The name shown in tables.
 
     Returns:
         `StartingPoint`.
@@ -100,8 +101,7 @@ def pretrained_starting_point(name_or_path, sequence_length=64, classification_t
         length = min(sequence_length, encoder.config.max_sequence_length)
         return encoder, BertPreprocessor(tokenizer, sequence_length=length)
 
-    name = str(name_or_path)
-    return StartingPoint(name, load, pooling="last" if causal else "cls",
+    return StartingPoint(name or str(name_or_path), load, pooling="last" if causal else "cls",
                          objective="causal" if causal else None)
 
 
@@ -475,12 +475,17 @@ def _distillation(run):
 
 
 def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_probabilities"):
-    """Test accuracy of averaging fine-tuned classifiers' predictions (`ClassifierEnsemble`)."""
+    """Test accuracy of averaging fine-tuned classifiers' predictions (`ClassifierEnsemble`).
+
+    `trainable_params` is the members' total size and `trainable_pct` that size as a share of
+    one member's (300% for three), the cost an ensemble adds at inference.
+    """
     from kbert.models.classifier_ensemble import ClassifierEnsemble
 
+    # Every member was fine-tuned in full: the ensemble's size as a share of one member's.
+    trainable = sum(parameter_counts(model)[1] for model in models)
+    total = parameter_counts(models[0])[1]
     ensemble = ClassifierEnsemble(list(models), method=method)
-    trainable = sum(parameter_counts(model)[0] for model in models)
-    total = sum(parameter_counts(model)[1] for model in models)
     accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
     return {"method": "ensemble", "members": len(models), "trainable_params": trainable,
             "total_params": total, "trainable_pct": 100.0 * trainable / total,
@@ -489,3 +494,118 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
 
 __all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
            "ensemble_result", "parameter_counts", "pretrained_starting_point"]
+
+
+# === Comparing methods (labs 3–6, lab_peft, lab_distillation, benchmarks/adaptation.py) ===
+
+def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(),
+                    on_result=None, verbose=0):
+    """Runs every variant from every starting point with every seed; returns the result rows.
+
+    Within one start and seed, a "distillation" variant's teacher is that seed's "full" model
+    (trained first if no "full" variant ran), and an "ensemble" variant combines the start's
+    "full" models of all seeds (one row, seed None), so put it last.
+
+    Args:
+        variants: list of `(label, method, options)`: a row label, an `ADAPTATION_METHODS`
+            name and that method's options dict (see `adapt_classifier`).
+        starts: list of `StartingPoint`.
+        data: dict with "train" and "test" `Examples`.
+        seeds: sequence of int, default (0,).
+        epochs: int, default 3.
+        batch_size: int, default 32.
+        done: rows from an earlier, interrupted call (with `label`, `start`, `seed`): those
+            runs are not repeated (a teacher or ensemble member is retrained if needed but
+            not reported again).
+        on_result: callable or None. Called with each new row as soon as it exists (to save
+            progress).
+        verbose: int, default 0.
+
+    Returns:
+        list of row dicts (`label`, `method`, `start`, `seed`, and `adapt_classifier`'s
+        result), `done` rows included.
+    """
+    methods = [method for _, method, _ in variants]
+    unknown = sorted(set(methods) - set(ADAPTATION_METHODS))
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; expected names among "
+                         f"{list(ADAPTATION_METHODS)}")
+    rows = list(done)
+    finished = {(row["label"], row["start"], row["seed"]) for row in rows}
+
+    def report(row):
+        rows.append(row)
+        if on_result is not None:
+            on_result(row)
+
+    for start in starts:
+        full_models, full_seconds = {}, {}
+        _, preprocessor = start.load()
+        for seed in seeds:
+            for label, method, options in variants:
+                if method == "ensemble" or (label, start.name, seed) in finished:
+                    continue
+                if method == "ewc" and start.objective is None:
+                    continue  # no pretraining head to estimate the Fisher with
+                if method == "distillation" and seed not in full_models:
+                    result, full_models[seed] = adapt_classifier(
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose)
+                    full_seconds[seed] = result["train_s"]
+                if method == "distillation":
+                    options = {**options, "teacher": full_models[seed]}
+                result, model = adapt_classifier(method, start, data, seed, epochs, batch_size,
+                                                 verbose=verbose, **options)
+                if method == "full" and not options:
+                    full_models[seed], full_seconds[seed] = model, result["train_s"]
+                report({"label": label, **result})
+        for label, method, options in variants:
+            if method != "ensemble" or (label, start.name, None) in finished:
+                continue
+            for seed in seeds:
+                if seed not in full_models:
+                    result, full_models[seed] = adapt_classifier(
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose)
+                    full_seconds[seed] = result["train_s"]
+            members = [full_models[seed] for seed in seeds]
+            result = ensemble_result(members, preprocessor, data,
+                                     sum(full_seconds[seed] for seed in seeds), **options)
+            report({"label": label, "start": start.name, "seed": None, **result})
+    return rows
+
+
+def summarize(rows):
+    """Mean ± sd of accuracy over seeds per (start, label); list of dicts in first-seen order.
+
+    Each summary: `start`, `label`, `method`, `seeds` (count), `trainable_params`,
+    `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for one run), `train_s`
+    (mean seconds per run).
+    """
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["start"], row["label"]), []).append(row)
+    summaries = []
+    for (start, label), group in groups.items():
+        accuracies = np.array([row["accuracy"] for row in group])
+        summaries.append({
+            "start": start, "label": label, "method": group[0]["method"], "seeds": len(group),
+            "trainable_params": group[-1]["trainable_params"],
+            "trainable_pct": group[-1]["trainable_pct"],
+            "acc_mean": float(accuracies.mean()),
+            "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
+            "train_s": float(np.mean([row["train_s"] for row in group]))})
+    return summaries
+
+
+def format_summary_table(summaries):
+    """A Markdown table of `summarize`'s rows."""
+    lines = ["| start | method | trainable params | test accuracy (mean ± sd, n) | train s |",
+             "|---|---|---:|---:|---:|"]
+    for row in summaries:
+        spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
+        lines.append(f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
+                     f"({row['trainable_pct']:.2f}%) | {100 * row['acc_mean']:.2f}{spread} "
+                     f"(n={row['seeds']}) | {row['train_s']:.1f} |")
+    return "\n".join(lines)
+
+
+__all__ += ["compare_methods", "format_summary_table", "summarize"]
