@@ -100,7 +100,12 @@ def _train_only(model, keep, candidates=None):
     still trains); `candidates` limits the freezing to those variables (the encoder's, leaving
     a task head trainable).
     """
-    model.trainable = True  # resets every variable created trainable
+    model.trainable = True
+    # `model.trainable = True` leaves a variable switched off by itself (an earlier setup's
+    # work) off: reset every variable created trainable.
+    for layer in model._flatten_layers():
+        for variable in layer._trainable_variables:
+            variable.trainable = True
     keep = {id(v) for v in keep}
     candidates = None if candidates is None else {id(v) for v in candidates}
     for variable in model.trainable_weights:
@@ -204,21 +209,27 @@ def _encoder_of(model, encoder):
     raise ValueError(f"cannot find the encoder of {type(model).__name__}; pass `encoder=`")
 
 
-def adapter_trainable_setup(model, encoder=None, train_embeddings=False):
+def adapter_trainable_setup(model, encoder=None, train_embeddings=False, train_layer_norms=True):
     """Freezes the encoder except the active adapters and LayerNorms; the head stays trainable.
+
+    Houlsby et al. train the LayerNorms with each task's adapters. The LayerNorms belong to the
+    shared base, though: when several tasks' adapters sit on one base, train a later task with
+    `train_layer_norms=False`, or the earlier tasks' outputs drift.
 
     Args:
         model: a `keras.Model`: the encoder, or a task model built on it.
         encoder: `kbert.models.Encoder`, default `model` itself or `model.encoder`.
         train_embeddings: bool, default False. Also train the embeddings group.
+        train_layer_norms: bool, default True. Also train the encoder's LayerNorms.
     """
     encoder = _encoder_of(model, encoder)
     keep = []
     for _, wrapper in _adapted_sublayers(encoder):
         if wrapper.active_adapter is not None:
             keep += wrapper.adapters[wrapper.active_adapter].weights
-    for norm in _layers_of(encoder, keras.layers.LayerNormalization):
-        keep += norm.weights
+    if train_layer_norms:
+        for norm in _layers_of(encoder, keras.layers.LayerNormalization):
+            keep += norm.weights
     if train_embeddings:
         keep += encoder.embeddings.weights
     _train_only(model, keep, candidates=encoder.weights)

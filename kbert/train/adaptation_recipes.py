@@ -18,7 +18,12 @@ from kbert.models.sequence_classifier import SequenceClassifier
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
 from kbert.train.fine_tuning import NO_DECAY, count_batches
-from kbert.train.freezing import freeze_all_but_top, freeze_for_feature_extraction, layer_groups
+from kbert.train.freezing import (
+    HEAD,
+    freeze_all_but_top,
+    freeze_for_feature_extraction,
+    layer_groups,
+)
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 # Method → its peak learning rate. Fine-tuning every weight wants BERT's 1e-4 (on 2 cores, a
@@ -198,14 +203,39 @@ def _adapters(run):
 
 # === How and when (tutorial §4.2.B) ===
 
+def schedule_groups(classifier, callback_class, pooling):
+    """The layer groups `callback_class` should schedule on `classifier`, in its order.
+
+    Leaves out the pooler when the head does not read it (`pooling` other than "pooler"): a
+    chain-thaw stage training it alone would get no gradient at all.
+    """
+    names = [name for name in layer_groups(classifier)
+             if name != "pooler" or pooling == "pooler"]
+    if callback_class is ChainThaw:
+        return [HEAD] + [name for name in names if name != HEAD]
+    return list(reversed(names))
+
+
+def schedule_spacing(preprocessor, train, batch_size, epochs, num_stages, stages_share=0.5,
+                     seed=0):
+    """`(total_steps, every)` so `num_stages` stages, `every` steps apart, fill `stages_share`.
+
+    ULMFiT unfreezes one layer group per epoch; with fewer epochs than groups, the stages are
+    spaced `every` steps apart so that the last one starts at `stages_share` of the run.
+    """
+    steps = _steps(preprocessor, train, batch_size, epochs, seed)
+    return steps, max(1, int(steps * stages_share) // num_stages)
+
+
 def _group_schedule(run, callback_class, stages_share):
     """Fits with `callback_class` spacing its stages so they fill `stages_share` of training."""
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
-    steps = run.steps(preprocessor)
-    stages = len(layer_groups(classifier)) + (1 if callback_class is ChainThaw else 0)
-    every = max(1, int(steps * stages_share) // stages)
-    callback = callback_class(every=every, total_steps=steps)
+    groups = schedule_groups(classifier, callback_class, run.start.pooling)
+    stages = len(groups) + (1 if callback_class is ChainThaw else 0)
+    steps, every = schedule_spacing(preprocessor, run.data["train"], run.batch_size, run.epochs,
+                                    stages, stages_share, run.seed)
+    callback = callback_class(groups, every=every, total_steps=steps)
     seconds = run.fit(classifier, preprocessor, callbacks=[callback])
     return run.result(classifier, preprocessor, seconds, stages=len(callback.history)), classifier
 
@@ -493,7 +523,8 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
 
 
 __all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
-           "ensemble_result", "parameter_counts", "pretrained_starting_point"]
+           "ensemble_result", "parameter_counts", "pretrained_starting_point", "schedule_groups",
+           "schedule_spacing"]
 
 
 # === Comparing methods (labs 3–6, lab_peft, lab_distillation, benchmarks/adaptation.py) ===

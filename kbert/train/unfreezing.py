@@ -53,6 +53,17 @@ class _GroupSchedule(keras.callbacks.Callback):
     def _default_groups(self, model):
         raise NotImplementedError
 
+    def plan(self, model):
+        """The stages this schedule runs on `model`, without changing it.
+
+        Returns:
+            list of `(start, groups)`: the epoch (every="epoch") or step at which each stage
+            starts, and the layer groups it trains.
+        """
+        names = self.groups if self.groups is not None else self._default_groups(model)
+        return [(stage if self.every == "epoch" else stage * self.every, list(trainable))
+                for stage, trainable in enumerate(self._stages(names))]
+
     def required(self, num_stages):
         """Epochs (every="epoch") or steps needed so the last stage trains at least once."""
         if self.every == "epoch":

@@ -96,6 +96,18 @@ def test_setup_can_train_embeddings():
         v.path for v in encoder.trainable_weights}
 
 
+
+def test_setup_can_leave_the_shared_layer_norms_frozen():
+    encoder = _encoder()
+    peft.add_adapters(encoder, bottleneck_dim=4, placement="houlsby")
+    peft.adapter_trainable_setup(encoder, train_layer_norms=False)
+    trainable = {v.path for v in encoder.trainable_weights}
+    assert trainable == {v.path for v in _adapter_variables(encoder, "task")}
+    peft.adapter_trainable_setup(encoder)
+    norms = [v.path for layer in encoder._flatten_layers()
+             if isinstance(layer, keras.layers.LayerNormalization) for v in layer.weights]
+    assert norms and set(norms) <= {v.path for v in encoder.trainable_weights}
+
 def test_saved_adapters_reload_into_a_fresh_encoder_with_the_same_base():
     encoder = _encoder(0)
     base_weights = encoder.get_weights()

@@ -127,3 +127,13 @@ def test_an_optimizer_built_without_a_group_is_reported():
     model.optimizer.build(model.trainable_variables)
     with pytest.raises(ValueError, match=r"built while group\(s\) \['block_0'\] were frozen"):
         model.fit(*_data(), epochs=5, verbose=0, callbacks=[GradualUnfreezing()])
+
+
+def test_plan_lists_the_stages_without_changing_the_model():
+    model = _classifier()
+    before = [v.trainable for v in model.weights]
+    plan = GradualUnfreezing(["head", "block_1", "block_0"], every=5).plan(model)
+    assert plan == [(0, ["head"]), (5, ["head", "block_1"]), (10, ["head", "block_1", "block_0"])]
+    chain = ChainThaw(["head", "block_1"]).plan(model)
+    assert chain == [(0, ["head"]), (1, ["block_1"]), (2, ["head", "block_1"])]
+    assert [v.trainable for v in model.weights] == before

@@ -1,0 +1,136 @@
+"""The command line the adaptation labs and `benchmarks/adaptation.py` share.
+
+Each of them compares some adaptation methods (`kbert.train.adaptation_recipes`) on TREC-6
+from lab01's tutorial-style causal model and/or MiniLM-L6; this module holds their common
+arguments, data loading, resumable result file and printed table, so a lab reads as the list of
+methods it compares plus its own demonstration.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
+
+
+def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
+    """An `argparse.ArgumentParser` with the arguments every comparison takes.
+
+    Args:
+        description: str. The program's description.
+        seeds: int, default 1. Default number of seeds.
+        run_dir: str, default "runs/adaptation". Where `results.jsonl` goes.
+
+    Returns:
+        `argparse.ArgumentParser`; add the program's own arguments, then `parse_args()`.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--starts", default="lab01,minilm_l6",
+                        help="comma-separated: lab01 (its causal model), minilm_l6, or paths")
+    parser.add_argument("--lab01-model", default=STARTS["lab01"],
+                        help="lab01's causal encoder directory (encoder.keras + vocab.txt)")
+    parser.add_argument("--methods", default="all", help="comma-separated labels, or all")
+    parser.add_argument("--seeds", type=int, default=seeds)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--sequence-length", type=int, default=64)
+    parser.add_argument("--train-examples", type=int, default=1000,
+                        help="a seeded slice of TREC-6 train; 0 for all 4,907")
+    parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
+    parser.add_argument("--run-dir", default=run_dir)
+    parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
+    parser.add_argument("--verbose", type=int, default=0)
+    return parser
+
+
+def selected_variants(parser, args, variants):
+    """The `(label, method, options)` variants `--methods` names (all for "all")."""
+    if args.methods == "all":
+        return list(variants)
+    wanted = [label.strip() for label in args.methods.split(",") if label.strip()]
+    labels = [label for label, _, _ in variants]
+    unknown = [label for label in wanted if label not in labels]
+    if unknown or not wanted:
+        parser.error(f"--methods must name labels among {labels}; received {args.methods!r}")
+    return [variant for variant in variants if variant[0] in wanted]
+
+
+def starting_points(parser, args):
+    """`StartingPoint`s for `--starts` (lab01 must have been run first)."""
+    from kbert.train.adaptation_recipes import pretrained_starting_point
+
+    starts = []
+    for name in [name.strip() for name in args.starts.split(",") if name.strip()]:
+        path = args.lab01_model if name == "lab01" else STARTS.get(name, name)
+        if name == "lab01" and not (Path(path) / "encoder.keras").is_file():
+            parser.error(f"lab01's causal model is not at {path}: run "
+                         "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
+                         "choose --starts minilm_l6")
+        starts.append(pretrained_starting_point(path, args.sequence_length, name=name))
+    if not starts:
+        parser.error("--starts names no starting point")
+    return starts
+
+
+def trec_data(args):
+    """TREC-6 train (`--train-examples` of it) and test (TREC_10) as `Examples`."""
+    from kbert.data import load_classification_task
+
+    limit = args.train_examples or None
+    return {"train": load_classification_task("trec", "train", data_dir=args.data_dir,
+                                              max_examples=limit),
+            "test": load_classification_task("trec", "test", data_dir=args.data_dir)}
+
+
+def run_comparison(variants, starts, data, args):
+    """Runs `compare_methods`, appending each row to `<run-dir>/results.jsonl` as it comes.
+
+    Rows of an earlier run with the same settings are reused (so an interrupted run resumes);
+    `--fresh` ignores them. Progress lines go to stderr.
+
+    Returns:
+        `(rows, settings)`.
+    """
+    from kbert.train.adaptation_recipes import compare_methods
+
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results_path = run_dir / "results.jsonl"
+    settings = {"train_examples": len(data["train"]), "epochs": args.epochs,
+                "batch_size": args.batch_size, "sequence_length": args.sequence_length}
+    done = []
+    if results_path.exists() and not args.fresh:
+        labels = {label for label, _, _ in variants}
+        names = {start.name for start in starts}
+        done = [row for row in map(json.loads, results_path.read_text().splitlines())
+                if row.get("settings") == settings and row["label"] in labels
+                and row["start"] in names and (row["seed"] is None or row["seed"] < args.seeds)]
+
+    def save(row):
+        with results_path.open("a") as stream:
+            stream.write(json.dumps({**row, "settings": settings}) + "\n")
+        print(f"[{time.strftime('%H:%M:%S')}] {row['start']} {row['label']} seed {row['seed']}: "
+              f"acc {row['accuracy']:.4f}, {row['trainable_pct']:.2f}% trainable, "
+              f"{row['train_s']:.1f} s", file=sys.stderr, flush=True)
+
+    rows = compare_methods(variants, starts, data, seeds=range(args.seeds), epochs=args.epochs,
+                           batch_size=args.batch_size, done=done, on_result=save,
+                           verbose=args.verbose)
+    return rows, settings
+
+
+def print_comparison(rows, data, args):
+    """Prints the summary table, then (last line) JSON `start/label` → the four numbers."""
+    from kbert.train.adaptation_recipes import format_summary_table, summarize
+
+    summaries = summarize(rows)
+    print(f"TREC-6: {len(data['train'])} training questions, {len(data['test'])} test "
+          f"(TREC_10), {args.epochs} epochs, batch {args.batch_size}, {args.seeds} seed(s)")
+    print(format_summary_table(summaries))
+    print(json.dumps({f"{row['start']}/{row['label']}": {
+        "trainable_pct": round(row["trainable_pct"], 3), "acc_mean": round(row["acc_mean"], 4),
+        "acc_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
+        "train_s": round(row["train_s"], 1)} for row in summaries}))
+    return summaries
