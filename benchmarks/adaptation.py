@@ -26,18 +26,12 @@ to `trainable_pct`, `acc_mean`, `acc_sd`, `train_s`.
 """
 
 import os
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 
 # (label, method, options): every method the labs compare, in the table's order.
 VARIANTS = [
@@ -49,6 +43,7 @@ VARIANTS = [
     ("gradual_unfreezing", "gradual_unfreezing", {}),
     ("chain_thaw", "chain_thaw", {}),
     ("discriminative_lr", "discriminative_lr", {"factor": 2.6}),
+    ("layerwise_decay_0.9", "discriminative_lr", {"decay": 0.9}),
     ("l2_sp", "l2_sp", {"strength": 0.01}),
     ("ewc", "ewc", {"strength": 0.01}),
     ("multitask", "multitask", {"language_model_weight": 0.5}),
@@ -62,15 +57,9 @@ VARIANTS = [
 
 
 def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], seeds=3)
-    args = parser.parse_args()
-    variants = selected_variants(parser, args, VARIANTS)
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    start_time = time.perf_counter()
-    rows, _ = run_comparison(variants, starts, data, args)
-    print(f"{time.perf_counter() - start_time:.0f} s this call")
-    print_comparison(rows, data, args)
+    start = time.perf_counter()
+    comparison_main(__doc__, VARIANTS, "runs/adaptation", seeds=3)
+    print(f"{time.perf_counter() - start:.0f} s this call", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -29,14 +29,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import (  # noqa: E402
@@ -103,21 +96,19 @@ def adapters_apart_from_the_base(start, data, args):
             "max_abs_logit_diff_after_second_task": float(np.max(np.abs(after_switch - logits)))}
 
 
-def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab03_adapters")
-    parser.add_argument("--bottleneck-dim", type=int, default=32, help="the tutorial's 32")
-    args = parser.parse_args()
-    chosen = selected_variants(parser, args, variants(args))
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    rows, _ = run_comparison(chosen, starts, data, args)
+def print_demo(starts, data, args):
     for start in starts:
         demo = adapters_apart_from_the_base(start, data, args)
         print(f"{demo['start']}: TREC-6 adapters file {demo['adapter_file_kb']} KB vs base "
               f"{demo['base_model_mb']} MB; reloaded into a fresh base, max |Δ logit| "
               f"{demo['max_abs_logit_diff_reloaded']:.2e}; after adding and training SST-2 "
               f"adapters and switching back, {demo['max_abs_logit_diff_after_second_task']:.2e}")
-    print_comparison(rows, data, args)
+
+
+def main():
+    comparison_main(__doc__, variants, "runs/lab03_adapters", after=print_demo,
+                    add_arguments=lambda parser: parser.add_argument(
+                        "--bottleneck-dim", type=int, default=32, help="the tutorial's 32"))
 
 
 if __name__ == "__main__":

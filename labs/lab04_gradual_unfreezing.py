@@ -25,14 +25,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.train import ChainThaw, GradualUnfreezing, layer_groups  # noqa: E402
 from kbert.train.adaptation_recipes import schedule_groups, schedule_spacing  # noqa: E402
@@ -63,15 +56,8 @@ def describe_schedules(start, data, args):
 
 
 def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab04_gradual_unfreezing")
-    args = parser.parse_args()
-    variants = selected_variants(parser, args, VARIANTS)
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    for start in starts:
-        print(describe_schedules(start, data, args))
-    rows, _ = run_comparison(variants, starts, data, args)
-    print_comparison(rows, data, args)
+    comparison_main(__doc__, VARIANTS, "runs/lab04_gradual_unfreezing",
+                    before=describe_schedules)
 
 
 if __name__ == "__main__":

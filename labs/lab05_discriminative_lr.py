@@ -5,7 +5,10 @@ textbook's layer-wise learning-rate decay: lower layers hold general features an
 less, so layer group l trains at lr_l = lr_top / 2.6^(L − l) (ULMFiT) — or lr_top · ξ^(L − l)
 with a decay ξ per layer (the textbook; ξ = 1/2.6 is the same thing) — each on ULMFiT's slanted
 triangular schedule (a short linear rise over 10% of the steps, a long linear fall to 1/32 of
-the peak). `kbert.train.DiscriminativeOptimizer` gives every group its own AdamW.
+the peak). `kbert.train.DiscriminativeOptimizer` gives every group its own AdamW. The groups
+above the last block (final LayerNorm, pooler, head) share the top rate, as ULMFiT's classifier
+layer does. ULMFiT's 2.6 was chosen for a 3-layer LSTM; for BERT-style encoders the usual
+layer-wise decay is ξ ≈ 0.9 per block (a second row).
 
 Two regularisers pull the weights toward the pretrained point instead: L2-SP (Li et al. 2018),
 λ/2 · ||w − w₀||², and EWC (Kirkpatrick et al. 2017), λ/2 · Σ F_i (w_i − w₀,i)², whose diagonal
@@ -24,17 +27,10 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.train import layer_groups, layerwise_learning_rates, slanted_triangular  # noqa: E402
-from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES  # noqa: E402
+from kbert.train import layerwise_learning_rates, slanted_triangular  # noqa: E402
+from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES, depth_groups  # noqa: E402
 
 
 # %% The comparison: how fast each layer moves, and how far from the pretrained weights.
@@ -42,6 +38,7 @@ def variants(args):
     return [
         ("full", "full", {}),
         ("discriminative_lr", "discriminative_lr", {"factor": args.factor}),
+        ("layerwise_decay", "discriminative_lr", {"decay": args.decay}),
         ("l2_sp", "l2_sp", {"strength": args.strength}),
         ("ewc", "ewc", {"strength": args.strength}),
     ]
@@ -52,10 +49,14 @@ def describe_rates(start, data, args):
     encoder, _ = start.load()
     classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
     top = DEFAULT_LEARNING_RATES["discriminative_lr"]
-    rates = layerwise_learning_rates(list(layer_groups(classifier)), top, factor=args.factor)
-    lines = [f"{start.name}: peak learning rate per layer group (lr_top {top:g} / "
-             f"{args.factor}^(L − l))"]
-    lines += [f"  {name:>12}: {rate:.3g}" for name, rate in rates.items()]
+    depths = depth_groups(classifier)
+    order = list(dict.fromkeys(depths.values()))
+    by_factor = layerwise_learning_rates(order, top, factor=args.factor)
+    by_decay = layerwise_learning_rates(order, top, decay=args.decay)
+    lines = [f"{start.name}: peak learning rate per layer group: lr_top {top:g} / "
+             f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"]
+    lines += [f"  {name:>12}: {by_factor[depth]:.3g} | {by_decay[depth]:.3g}"
+              for name, depth in depths.items()]
     steps = 100
     curve = [float(slanted_triangular(step, 1.0, steps)) for step in (0, 5, 10, 25, 50, 75, 99)]
     lines.append("  slanted triangular, share of the peak at 0/5/10/25/50/75/99% of the run: "
@@ -63,18 +64,15 @@ def describe_rates(start, data, args):
     return "\n".join(lines)
 
 
-def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discriminative_lr")
+def add_arguments(parser):
     parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups")
+    parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
     parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
-    args = parser.parse_args()
-    chosen = selected_variants(parser, args, variants(args))
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    for start in starts:
-        print(describe_rates(start, data, args))
-    rows, _ = run_comparison(chosen, starts, data, args)
-    print_comparison(rows, data, args)
+
+
+def main():
+    comparison_main(__doc__, variants, "runs/lab05_discriminative_lr", before=describe_rates,
+                    add_arguments=add_arguments)
 
 
 if __name__ == "__main__":

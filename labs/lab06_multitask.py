@@ -28,14 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data import load_classification_task, multitask_dataset  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.layers import ClassificationHead  # noqa: E402
@@ -83,18 +76,16 @@ def two_tasks_sampled_per_step(start, data, args):
             if name.endswith("accuracy")} | {"trec_test_accuracy": round(accuracy, 4)}
 
 
-def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab06_multitask")
-    parser.add_argument("--language-model-weight", type=float, default=0.5)
-    args = parser.parse_args()
-    chosen = selected_variants(parser, args, variants(args))
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    rows, _ = run_comparison(chosen, starts, data, args)
+def print_two_tasks(starts, data, args):
     start = starts[-1]
     print(f"{start.name}, TREC-6 + SST-2 heads on one encoder, tasks sampled per step "
           f"(temperature 2), one pass over both: {two_tasks_sampled_per_step(start, data, args)}")
-    print_comparison(rows, data, args)
+
+
+def main():
+    comparison_main(__doc__, variants, "runs/lab06_multitask", after=print_two_tasks,
+                    add_arguments=lambda parser: parser.add_argument(
+                        "--language-model-weight", type=float, default=0.5))
 
 
 if __name__ == "__main__":

@@ -28,14 +28,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 
 
 # %% The comparison: teacher, students, ensemble.
@@ -50,16 +43,14 @@ def variants(args):
     ]
 
 
-def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab_distillation")
+def add_arguments(parser):
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--soft-weight", type=float, default=0.5)
-    args = parser.parse_args()
-    chosen = selected_variants(parser, args, variants(args))
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    rows, _ = run_comparison(chosen, starts, data, args)
-    print_comparison(rows, data, args)
+
+
+def main():
+    comparison_main(__doc__, variants, "runs/lab_distillation", seeds=2,
+                    add_arguments=add_arguments)
 
 
 if __name__ == "__main__":

@@ -28,14 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
-    comparison_parser,
-    print_comparison,
-    run_comparison,
-    selected_variants,
-    starting_points,
-    trec_data,
-)
+from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import SequenceClassifier, add_lora, merge_lora  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
@@ -68,20 +61,17 @@ def merged_lora_matches(start, data, args):
             "same_predictions": float(np.mean(after.argmax(-1) == before.argmax(-1)))}
 
 
-def main():
-    parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab_peft")
-    args = parser.parse_args()
-    variants = selected_variants(parser, args, VARIANTS)
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    rows, _ = run_comparison(variants, starts, data, args)
+def print_merged(starts, data, args):
     for start in starts:
         merged = merged_lora_matches(start, data, args)
         print(f"{merged['start']}: LoRA merged into W: {merged['params_with_lora']:,} → "
               f"{merged['params_merged']:,} parameters, max |Δ logit| "
               f"{merged['max_abs_logit_diff']:.2e}, same prediction on "
               f"{100 * merged['same_predictions']:.1f}% of the test set")
-    print_comparison(rows, data, args)
+
+
+def main():
+    comparison_main(__doc__, VARIANTS, "runs/lab_peft", after=print_merged)
 
 
 if __name__ == "__main__":

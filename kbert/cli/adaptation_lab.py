@@ -134,3 +134,35 @@ def print_comparison(rows, data, args):
         "acc_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
         "train_s": round(row["train_s"], 1)} for row in summaries}))
     return summaries
+
+
+def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=None,
+                    after=None):
+    """A comparison lab's whole `main()`: parse, load, show, compare, print.
+
+    Args:
+        doc: str. The program's module docstring (its first paragraph is the description).
+        variants: list of `(label, method, options)`, or a callable `variants(args)` that
+            returns one (when options come from the program's own arguments).
+        run_dir: str. Default `--run-dir`.
+        seeds: int, default 1. Default `--seeds`.
+        add_arguments: callable or None. `add_arguments(parser)` adds the program's own.
+        before: callable or None. `before(start, data, args)` returns text printed for each
+            starting point before the comparison (a schedule, a rate table).
+        after: callable or None. `after(starts, data, args)` runs after the comparison (a
+            demonstration that prints its own lines).
+    """
+    parser = comparison_parser(doc.split("\n\n")[0], seeds=seeds, run_dir=run_dir)
+    if add_arguments is not None:
+        add_arguments(parser)
+    args = parser.parse_args()
+    chosen = selected_variants(parser, args, variants(args) if callable(variants) else variants)
+    starts = starting_points(parser, args)
+    data = trec_data(args)
+    if before is not None:
+        for start in starts:
+            print(before(start, data, args))
+    rows, _ = run_comparison(chosen, starts, data, args)
+    if after is not None:
+        after(starts, data, args)
+    return print_comparison(rows, data, args)

@@ -3,21 +3,12 @@
 import keras
 from keras import ops
 
+from kbert.models.task_model import num_classes_of
+
 ENSEMBLE_METHODS = ("mean_probabilities", "mean_logits", "majority_vote")
 
 # Weighted vote counts closer than this are a tie (the weights are normalized floats).
 _VOTE_TIE_TOLERANCE = 1e-6
-
-
-def _num_classes(model):
-    """The model's class count: its `num_classes`, else its output's last dimension, else None."""
-    num_classes = getattr(model, "num_classes", None)
-    if num_classes is not None:
-        return num_classes
-    try:
-        return model.outputs[0].shape[-1]
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return None
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -78,7 +69,7 @@ class ClassifierEnsemble(keras.Model):
             if getattr(model, "multi_label", False):
                 raise ValueError(f"models[{index}] is multi-label (sigmoid outputs); expected "
                                  f"softmax classifiers")
-        counts = [_num_classes(model) for model in models]
+        counts = [num_classes_of(model) for model in models]
         known = {count for count in counts if count is not None}
         if len(known) > 1:
             raise ValueError(f"models must all predict the same number of classes; received "

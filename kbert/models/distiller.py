@@ -4,17 +4,7 @@ import keras
 from keras import ops
 
 from kbert.models import pretraining_utils
-
-
-def _num_classes(model):
-    """The model's class count: its `num_classes`, else its output's last dimension, else None."""
-    num_classes = getattr(model, "num_classes", None)
-    if num_classes is not None:
-        return num_classes
-    try:
-        return model.outputs[0].shape[-1]
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return None
+from kbert.models.task_model import num_classes_of
 
 
 def logits_and_sequence_output(model, argument):
@@ -142,7 +132,7 @@ class Distiller(keras.Model):
             if not isinstance(model, keras.Model):
                 raise ValueError(f"{argument} must be a keras.Model classifier; received "
                                  f"{type(model).__name__}")
-        teacher_classes, student_classes = _num_classes(teacher), _num_classes(student)
+        teacher_classes, student_classes = num_classes_of(teacher), num_classes_of(student)
         if teacher_classes is not None and student_classes is not None and \
                 teacher_classes != student_classes:
             raise ValueError(f"teacher and student must predict the same classes; received "

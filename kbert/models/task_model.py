@@ -3,6 +3,17 @@
 import keras
 
 
+def num_classes_of(model):
+    """The model's class count: its `num_classes`, else its output's last dimension, else None."""
+    num_classes = getattr(model, "num_classes", None)
+    if num_classes is not None:
+        return num_classes
+    try:
+        return model.outputs[0].shape[-1]
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return None
+
+
 class TaskModel(keras.Model):
     """Base of kbert's task models: a functional model calling a shared `encoder`.
 

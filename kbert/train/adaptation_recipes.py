@@ -250,16 +250,34 @@ def _chain_thaw(run):
     return _group_schedule(run, ChainThaw, 0.5)
 
 
+def depth_groups(classifier):
+    """Each layer group's depth for per-layer rates: `{group: depth name}`, bottom to top.
+
+    ULMFiT's layers are the embeddings, each block, and the classifier on top: the groups
+    above the last block (a final LayerNorm, the pooler, the head) share the top depth, so the
+    last block trains at lr_top / 2.6 and the head at lr_top, whatever extra groups the model
+    names.
+    """
+    names = list(layer_groups(classifier))
+    blocks = [name for name in names if name.startswith("block_")]
+    return {name: name if name == "embeddings" or name in blocks else "top" for name in names}
+
+
 def _discriminative_lr(run):
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
-    groups = list(layer_groups(classifier))
+    depths = depth_groups(classifier)
+    order = list(dict.fromkeys(depths.values()))  # embeddings, block_0 … block_N, top
 
     def optimizer(steps):
-        # lr_l = lr_top / 2.6^(L - l), each group on ULMFiT's slanted triangular schedule.
-        schedules = layerwise_schedules(groups, "slanted_triangular", run.learning_rate,
-                                        factor=run.options.get("factor", 2.6), total_steps=steps)
-        return DiscriminativeOptimizer(classifier, _adamw, schedules, global_clipnorm=1.0)
+        # lr_l = lr_top / 2.6^(L - l) (or lr_top · ξ^(L - l) with a decay ξ), each depth on
+        # ULMFiT's slanted triangular schedule.
+        schedules = layerwise_schedules(order, "slanted_triangular", run.learning_rate,
+                                        factor=run.options.get("factor", 2.6),
+                                        decay=run.options.get("decay"), total_steps=steps)
+        return DiscriminativeOptimizer(
+            classifier, _adamw, {group: schedules[depth] for group, depth in depths.items()},
+            global_clipnorm=1.0)
 
     seconds = run.fit(classifier, preprocessor, optimizer=optimizer)
     return run.result(classifier, preprocessor, seconds), classifier
@@ -389,7 +407,8 @@ def adapt_classifier(method, start, data, seed=0, epochs=3, batch_size=32, learn
         learning_rate: float, default None (`DEFAULT_LEARNING_RATES[method]`).
         verbose: int, default 0.
         **options: method settings: `top_k` (2), `bottleneck_dim` (32), `placement`
-            ("houlsby"), `factor` (2.6), `strength` (0.01), `fisher_batches` (50), `rank` (8),
+            ("houlsby"), `factor` (2.6), `decay` (None; the textbook's ξ per layer, instead of
+            `factor`), `strength` (0.01), `fisher_batches` (50), `rank` (8),
             `alpha` (16), `prefix_length` (10), `prompt_tokens` (20), `intermediate_task`
             ("sst2"), `intermediate_examples`, `data_dir`, `language_model_weight` (0.5),
             `teacher`, `student_layers`, `temperature` (2.0), `soft_weight` (0.5),
@@ -523,7 +542,7 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
 
 
 __all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
-           "ensemble_result", "parameter_counts", "pretrained_starting_point", "schedule_groups",
+           "depth_groups", "ensemble_result", "parameter_counts", "pretrained_starting_point", "schedule_groups",
            "schedule_spacing"]
 
 

@@ -89,7 +89,8 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
 def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab05_discriminative_lr.py", *_starts(tiny_models)],
                           data_root, tmp_path)
-    _check_report(report, tiny_models, ["full", "discriminative_lr", "l2_sp", "ewc"])
+    _check_report(report, tiny_models, ["full", "discriminative_lr", "layerwise_decay", "l2_sp",
+                                        "ewc"])
     assert "peak learning rate per layer group" in stdout
 
 

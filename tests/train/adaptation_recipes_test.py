@@ -244,9 +244,13 @@ def test_discriminative_lr_compiles_a_discriminative_optimizer(adapted):
     inner = optimizer.group_optimizers
     for group in ("embeddings", "block_0", "block_1", "head"):
         assert int(inner[group].iterations) == int(optimizer.iterations), group
-    # ULMFiT's factor 2.6 per group, four groups below the head.
+    # ULMFiT's factor 2.6 per depth: the head (and the pooler above the blocks) on top, then
+    # block_1, block_0, embeddings.
     ratio = float(inner["head"].learning_rate) / float(inner["embeddings"].learning_rate)
-    assert ratio == pytest.approx(2.6 ** 4, rel=1e-4)
+    assert ratio == pytest.approx(2.6 ** 3, rel=1e-4)
+    assert float(inner["pooler"].learning_rate) == float(inner["head"].learning_rate)
+    ratio = float(inner["head"].learning_rate) / float(inner["block_1"].learning_rate)
+    assert ratio == pytest.approx(2.6, rel=1e-4)
 
 
 def test_ewc_on_the_causal_start(causal, data):
