@@ -7,6 +7,7 @@ footing. Each method is a few lines of kbert calls: read them as worked examples
 """
 
 import dataclasses
+import gc
 import time
 
 import keras
@@ -608,6 +609,8 @@ def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32,
                 if method == "full" and not options:
                     full_models[seed], full_seconds[seed] = model, result["train_s"]
                 report({"label": label, **result})
+                del model
+                gc.collect()  # each run's model and traced graphs; the process runs dozens
         for label, method, options in variants:
             if method != "ensemble" or (label, start.name, None) in finished:
                 continue
