@@ -165,4 +165,9 @@ def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=
     rows, _ = run_comparison(chosen, starts, data, args)
     if after is not None:
         after(starts, data, args)
+    # The table in the order of the starts and the variants, resumed rows included.
+    labels = [label for label, _, _ in chosen]
+    names = [start.name for start in starts]
+    rows = sorted(rows, key=lambda row: (names.index(row["start"]), labels.index(row["label"]),
+                                         -1 if row["seed"] is None else row["seed"]))
     return print_comparison(rows, data, args)
