@@ -91,7 +91,7 @@ def run_comparison(variants, starts, data, args):
     `--fresh` ignores them. Progress lines go to stderr.
 
     Returns:
-        `(rows, settings)`.
+        list of row dicts (resumed rows included).
     """
     from kbert.train.adaptation_recipes import compare_methods
 
@@ -118,7 +118,7 @@ def run_comparison(variants, starts, data, args):
     rows = compare_methods(variants, starts, data, seeds=range(args.seeds), epochs=args.epochs,
                            batch_size=args.batch_size, done=done, on_result=save,
                            verbose=args.verbose)
-    return rows, settings
+    return rows
 
 
 def print_comparison(rows, data, args):
@@ -162,7 +162,7 @@ def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=
     if before is not None:
         for start in starts:
             print(before(start, data, args))
-    rows, _ = run_comparison(chosen, starts, data, args)
+    rows = run_comparison(chosen, starts, data, args)
     if after is not None:
         after(starts, data, args)
     # The table in the order of the starts and the variants, resumed rows included.

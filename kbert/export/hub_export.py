@@ -91,12 +91,6 @@ def _tracked_resources(root):
 # ---------------------------------------------------------------------- preprocessor
 
 
-def _tokenize_words(tokenizer, texts):
-    """WordPiece ids of a 1-D string batch, grouped by word: int32 ragged [batch, words, pieces]
-    (what TF Hub's BERT preprocessors return from `.tokenize`)."""
-    return tokenizer.tokenize_words(texts)
-
-
 def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
     """Packs 1-2 ragged segments like `InputPacker`, with `seq_length` a scalar tensor.
 
@@ -174,7 +168,7 @@ def _build_preprocessor_module(tokenizer, seq_length, truncation, vocab_path):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def tokenize(strings):
-        return _tokenize_words(tokenizer, strings)
+        return tokenizer.tokenize_words(strings)
 
     @tf.function(autograph=False)
     def bert_pack_inputs(segments, seq_length=seq_length):

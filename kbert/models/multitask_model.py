@@ -277,17 +277,13 @@ class MultitaskModel(keras.Model):
             lm_loss = self.language_model.objective_loss(lm_x, y_pred[LANGUAGE_MODEL])
             self.language_model_loss_metric.update_state(lm_loss)
             loss = loss + self._loss_weight_variables[LANGUAGE_MODEL] * lm_loss
-        for regularization in self.losses:
-            loss = loss + ops.cast(regularization, "float32")
-        return loss
+        return pretraining_utils.with_regularization(self, loss)
 
     def get_config(self):
         language_model = None
         if self.language_model is not None:
-            language_model = keras.saving.serialize_keras_object(self.language_model)
             # The shared encoder is stored once, below, not inside the language model.
-            language_model["config"] = {key: value for key, value in
-                                        language_model["config"].items() if key != "encoder"}
+            language_model = pretraining_utils.serialize_objective(self.language_model)
         config = {
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "heads": {task: keras.saving.serialize_keras_object(head)
@@ -309,15 +305,8 @@ class MultitaskModel(keras.Model):
         heads = {task: keras.saving.deserialize_keras_object(spec)
                  for task, spec in config.pop("heads").items()}
         spec = config.pop("language_model", None)
-        language_model = None
-        if spec is not None:
-            objective_class = keras.saving.get_registered_object(spec["registered_name"])
-            if objective_class is None:
-                raise ValueError(
-                    f"language model class {spec['registered_name']!r} is not registered; "
-                    "expected a class decorated with keras.saving.register_keras_serializable"
-                )
-            language_model = objective_class.from_config({**spec["config"], "encoder": encoder})
+        language_model = None if spec is None else pretraining_utils.deserialize_objective(
+            spec, encoder)
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(encoder, heads, language_model=language_model, **config)

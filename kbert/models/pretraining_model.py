@@ -89,20 +89,20 @@ class PretrainingModel(keras.Model):
         return {objective.metric_prefix: objective.call_head(encoder_outputs, x, training=training)
                 for objective in self.objectives}
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+    def objective_loss(self, x, y_pred):
+        """`Σ loss_weights[k] · objectives[k].objective_loss`, without regularization terms."""
         loss = 0.0
         for objective, weight in zip(self.objectives, self.loss_weights, strict=True):
             loss = loss + weight * objective.objective_loss(x, y_pred[objective.metric_prefix])
-        return pretraining_utils.total_loss(self, loss, y)
+        return loss
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return pretraining_utils.total_loss(self, self.objective_loss(x, y_pred), y)
 
     def get_config(self):
-        objectives = []
-        for objective in self.objectives:
-            spec = keras.saving.serialize_keras_object(objective)
-            # The shared encoder is stored once, below, not inside every objective.
-            spec["config"] = {key: value for key, value in spec["config"].items()
-                              if key != "encoder"}
-            objectives.append(spec)
+        # The shared encoder is stored once, not inside every objective.
+        objectives = [pretraining_utils.serialize_objective(objective)
+                      for objective in self.objectives]
         return {
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "objectives": objectives,
@@ -116,15 +116,8 @@ class PretrainingModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         encoder = keras.saving.deserialize_keras_object(config.pop("encoder"))
-        objectives = []
-        for spec in config.pop("objectives"):
-            objective_class = keras.saving.get_registered_object(spec["registered_name"])
-            if objective_class is None:
-                raise ValueError(
-                    f"objective class {spec['registered_name']!r} is not registered; expected "
-                    f"a class decorated with keras.saving.register_keras_serializable"
-                )
-            objectives.append(objective_class.from_config({**spec["config"], "encoder": encoder}))
+        objectives = [pretraining_utils.deserialize_objective(spec, encoder)
+                      for spec in config.pop("objectives")]
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(encoder, objectives, **config)

@@ -141,6 +141,30 @@ def total_loss(model, objective_loss, y):
             f"{type(model).__name__} reads its targets from the input dict; fit it on a dataset "
             f"of x dicts only; received targets y of type {type(y).__name__}"
         )
-    for loss in model.losses:
-        objective_loss = objective_loss + ops.cast(loss, "float32")
-    return objective_loss
+    return with_regularization(model, objective_loss)
+
+
+def with_regularization(model, loss):
+    """`loss` plus the model's regularization losses (`model.losses`), in float32."""
+    for regularization in model.losses:
+        loss = loss + ops.cast(regularization, "float32")
+    return loss
+
+
+def serialize_objective(objective):
+    """A pretraining objective's Keras config without its encoder, which the model holding it
+    (sharing one encoder among several heads) stores once."""
+    spec = keras.saving.serialize_keras_object(objective)
+    spec["config"] = {key: value for key, value in spec["config"].items() if key != "encoder"}
+    return spec
+
+
+def deserialize_objective(spec, encoder):
+    """Rebuilds an objective saved by `serialize_objective` on the shared `encoder`."""
+    objective_class = keras.saving.get_registered_object(spec["registered_name"])
+    if objective_class is None:
+        raise ValueError(
+            f"objective class {spec['registered_name']!r} is not registered; expected "
+            f"a class decorated with keras.saving.register_keras_serializable"
+        )
+    return objective_class.from_config({**spec["config"], "encoder": encoder})

@@ -18,7 +18,7 @@ from kbert.metrics.classifier_evaluation import evaluate_classifier
 from kbert.models.sequence_classifier import SequenceClassifier
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
-from kbert.train.fine_tuning import NO_DECAY, count_batches
+from kbert.train.fine_tuning import count_batches, decoupled_adamw, fine_tuning_optimizer
 from kbert.train.freezing import (
     HEAD,
     freeze_all_but_top,
@@ -95,10 +95,13 @@ def pretrained_starting_point(name_or_path, sequence_length=64, classification_t
     from kbert.models.vocabulary_growth import grow_vocabulary
     from kbert.text import BertPreprocessor, WordPieceTokenizer
 
-    causal = load_pretrained(name_or_path, dtype=dtype)[0].config.causal
+    # Loading tells the architecture; that first copy is the first `load()`'s fresh one.
+    unused = [load_pretrained(name_or_path, dtype=dtype)]
+    causal = unused[0][0].config.causal
 
     def load():
-        encoder, tokenizer = load_pretrained(name_or_path, dtype=dtype)
+        encoder, tokenizer = unused.pop() if unused else load_pretrained(name_or_path,
+                                                                          dtype=dtype)
         if causal:
             encoder, tokenizer = grow_vocabulary(encoder, tokenizer, [classification_token])
             # The packer closes each input with `sep_token`: make it the classification token.
@@ -124,12 +127,6 @@ def _steps(preprocessor, train, batch_size, epochs, seed):
         seed=seed)) * epochs
 
 
-def _adamw(learning_rate, weight_decay=0.01):
-    optimizer = keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay)
-    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
-    return optimizer
-
-
 class _Run:
     """One method's run: the settings every recipe reads, and the fine-tune + test step."""
 
@@ -142,10 +139,6 @@ class _Run:
     def classifier(self, encoder, num_classes=None):
         return SequenceClassifier(encoder, num_classes or self.num_classes,
                                   pooling=self.start.pooling)
-
-    def steps(self, preprocessor, train=None, epochs=None):
-        return _steps(preprocessor, train or self.data["train"], self.batch_size,
-                      epochs or self.epochs, self.seed)
 
     def fit(self, classifier, preprocessor, train=None, epochs=None, learning_rate=None,
             callbacks=(), optimizer=None):
@@ -276,9 +269,8 @@ def _discriminative_lr(run):
         schedules = layerwise_schedules(order, "slanted_triangular", run.learning_rate,
                                         factor=run.options.get("factor", 2.6),
                                         decay=run.options.get("decay"), total_steps=steps)
-        return DiscriminativeOptimizer(
-            classifier, _adamw, {group: schedules[depth] for group, depth in depths.items()},
-            global_clipnorm=1.0)
+        rates = {group: schedules[depth] for group, depth in depths.items()}
+        return DiscriminativeOptimizer(classifier, decoupled_adamw, rates, global_clipnorm=1.0)
 
     seconds = run.fit(classifier, preprocessor, optimizer=optimizer)
     return run.result(classifier, preprocessor, seconds), classifier
@@ -295,7 +287,7 @@ def _anchored(run, fisher_batches):
                              "ships none (StartingPoint.objective is None)")
         start = time.perf_counter()
         fisher = estimate_diagonal_fisher(
-            _pretraining_objective(run.start, encoder),
+            _pretraining_objective(encoder),
             _language_model_batches(run, preprocessor), max_batches=fisher_batches,
             normalize=True)
         fisher_seconds = time.perf_counter() - start
@@ -314,10 +306,10 @@ def _ewc(run):
     return _anchored(run, run.options.get("fisher_batches", 50))
 
 
-def _pretraining_objective(start, encoder):
+def _pretraining_objective(encoder):
     from kbert.models import CausalLanguageModel, MaskedLanguageModel
 
-    if start.objective == "causal":
+    if encoder.config.causal:
         return CausalLanguageModel(encoder)
     return MaskedLanguageModel(encoder)
 
@@ -325,9 +317,8 @@ def _pretraining_objective(start, encoder):
 def _language_model_batches(run, preprocessor):
     """The training texts as LM input dicts (the task's own text; no labels needed)."""
     train = run.data["train"]
-    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, None,
-                                     run.batch_size)
-    return batches.map(lambda x: x[0] if isinstance(x, tuple) else x)
+    return classification_dataset(preprocessor, train.texts, train.text_pairs, None,
+                                  run.batch_size)
 
 
 # === More signal (tutorial §4.3) ===
@@ -377,6 +368,96 @@ def _prompt_tuning(run):
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
+def _fit_batches(run, model, batches, steps, callbacks=(), metrics=None):
+    """Compiles `model` with the standard optimizer over `steps` and fits it; returns seconds."""
+    model.compile(optimizer=fine_tuning_optimizer(steps, run.learning_rate), metrics=metrics)
+    start = time.perf_counter()
+    model.fit(batches, epochs=run.epochs, callbacks=list(callbacks), verbose=run.verbose)
+    return time.perf_counter() - start
+
+
+def _multitask(run):
+    """The tutorial's hands-on #6: classification loss 1.0 + language-modelling loss 0.5.
+
+    A causal checkpoint scores its LM loss on the same forward pass the classifier reads; a
+    bidirectional one gets a masked-LM loss on a second, masked pass (15%, 80/10/10), so the
+    classifier never sees [MASK]. Optionally the LM weight anneals linearly to
+    `language_model_final_weight` over the run (`LossWeightAnnealing`).
+    """
+    from kbert.data.multitask_batches import joint_batches, with_masked_language_model_inputs
+    from kbert.layers.classification_head import ClassificationHead
+    from kbert.models.multitask_model import MultitaskModel
+    from kbert.text import MaskedLMMasker
+    from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing
+
+    encoder, preprocessor = run.start.load()
+    causal = encoder.config.causal
+    weight = run.options.get("language_model_weight", 0.5)
+    model = MultitaskModel(
+        encoder, {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
+        loss_weights={"task": 1.0},
+        language_model=_pretraining_objective(encoder),
+        language_model_weight=weight)
+    train = run.data["train"]
+    batches = joint_batches(classification_dataset(
+        preprocessor, train.texts, train.text_pairs, train.labels, run.batch_size,
+        training=True, seed=run.seed), "task")
+    if not causal:
+        tokenizer = preprocessor.tokenizer
+        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
+                                tokenizer.special_token_ids,
+                                max_selections=max(1, int(preprocessor.sequence_length * 0.2)),
+                                seed=run.seed)
+        batches = with_masked_language_model_inputs(batches, masker)
+    steps = count_batches(batches) * run.epochs
+    callbacks = []
+    final = run.options.get("language_model_final_weight")
+    if final is not None:
+        callbacks.append(LossWeightAnnealing(
+            "language_model", lambda step: linear_annealing(step, weight, final, steps)))
+    seconds = _fit_batches(run, model, batches, steps, callbacks)
+    # Test through the encoder and the task head alone (no LM logits over the vocabulary).
+    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+              for name in ("token_ids", "segment_ids", "padding_mask")}
+    classifier = keras.Model(inputs, model.heads["task"](
+        encoder(inputs), padding_mask=inputs["padding_mask"]))
+    return run.result(model, preprocessor, seconds, accuracy=run.accuracy(classifier, preprocessor),
+                      language_model_weight=weight), classifier
+
+
+def _distillation(run):
+    """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
+
+    The student (`student_encoder`) copies the teacher's embeddings and every other block
+    (DistilBERT's initialisation) and gets a new head. `trainable_pct` here is the student's
+    size as a share of the teacher's; `train_s` is the distillation alone (`teacher_s` is the
+    teacher's fine-tuning when this call had to train it).
+    """
+    from kbert.models.distiller import Distiller
+    from kbert.models.student_initialization import student_encoder
+
+    teacher, teacher_seconds = run.options.get("teacher"), 0.0
+    _, preprocessor = run.start.load()
+    if teacher is None:
+        teacher_result, teacher = _full(run)
+        teacher_seconds = teacher_result["train_s"]
+    layers = teacher.encoder.config.num_layers
+    student = run.classifier(student_encoder(
+        teacher.encoder, run.options.get("student_layers", max(1, layers // 2))))
+    distiller = Distiller(teacher, student, temperature=run.options.get("temperature", 2.0),
+                          soft_weight=run.options.get("soft_weight", 0.5),
+                          hidden_weight=run.options.get("hidden_weight", 0.0))
+    train = run.data["train"]
+    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, train.labels,
+                                     run.batch_size, training=True, seed=run.seed)
+    seconds = _fit_batches(run, distiller, batches, count_batches(batches) * run.epochs,
+                           metrics=["accuracy"])
+    counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
+    return run.result(student, preprocessor, seconds, counts=counts,
+                      teacher_s=teacher_seconds, student_layers=student.encoder.config.num_layers,
+                      teacher_accuracy=float(run.accuracy(teacher, preprocessor))), student
+
+
 RECIPES = {
     "full": _full,
     "feature_extraction": _feature_extraction,
@@ -391,6 +472,8 @@ RECIPES = {
     "prefix_tuning": _prefix_tuning,
     "prompt_tuning": _prompt_tuning,
     "sequential": _sequential,
+    "multitask": _multitask,
+    "distillation": _distillation,
 }
 
 
@@ -422,106 +505,13 @@ def adapt_classifier(method, start, data, seed=0, epochs=3, batch_size=32, learn
     Raises:
         ValueError: unknown method, or a method the starting point cannot run.
     """
-    recipes = {**RECIPES, "multitask": _multitask, "distillation": _distillation}
-    if method not in recipes:
-        raise ValueError(f"method must be one of {sorted(recipes)}; received {method!r}")
+    if method not in RECIPES:
+        raise ValueError(f"method must be one of {sorted(RECIPES)}; received {method!r}")
     keras.utils.set_random_seed(seed)
     rate = learning_rate or DEFAULT_LEARNING_RATES[method]
     run = _Run(start, data, seed, epochs, batch_size, rate, verbose, options)
-    result, model = recipes[method](run)
+    result, model = RECIPES[method](run)
     return {"method": method, "start": start.name, "seed": seed, **result}, model
-
-
-def _multitask(run):
-    """The tutorial's hands-on #6: classification loss 1.0 + language-modelling loss 0.5.
-
-    A causal checkpoint scores its LM loss on the same forward pass the classifier reads; a
-    bidirectional one gets a masked-LM loss on a second, masked pass (15%, 80/10/10), so the
-    classifier never sees [MASK]. Optionally the LM weight anneals linearly to
-    `language_model_final_weight` over the run (`LossWeightAnnealing`).
-    """
-    from kbert.data.multitask_batches import joint_batches, with_masked_language_model_inputs
-    from kbert.layers.classification_head import ClassificationHead
-    from kbert.models.multitask_model import MultitaskModel
-    from kbert.text import MaskedLMMasker
-    from kbert.train.fine_tuning import fine_tuning_optimizer
-    from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing
-
-    encoder, preprocessor = run.start.load()
-    causal = encoder.config.causal
-    weight = run.options.get("language_model_weight", 0.5)
-    model = MultitaskModel(
-        encoder, {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
-        loss_weights={"task": 1.0},
-        language_model=_pretraining_objective(
-            StartingPoint("", None, objective="causal" if causal else "masked"), encoder),
-        language_model_weight=weight)
-    train = run.data["train"]
-    batches = joint_batches(classification_dataset(
-        preprocessor, train.texts, train.text_pairs, train.labels, run.batch_size,
-        training=True, seed=run.seed), "task")
-    if not causal:
-        tokenizer = preprocessor.tokenizer
-        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
-                                tokenizer.special_token_ids,
-                                max_selections=max(1, int(preprocessor.sequence_length * 0.2)),
-                                seed=run.seed)
-        batches = with_masked_language_model_inputs(batches, masker)
-    steps = count_batches(batches) * run.epochs
-    callbacks = []
-    final = run.options.get("language_model_final_weight")
-    if final is not None:
-        callbacks.append(LossWeightAnnealing(
-            "language_model", lambda step: linear_annealing(step, weight, final, steps)))
-    model.compile(optimizer=fine_tuning_optimizer(steps, run.learning_rate))
-    start = time.perf_counter()
-    model.fit(batches, epochs=run.epochs, callbacks=callbacks, verbose=run.verbose)
-    seconds = time.perf_counter() - start
-    # Test through the encoder and the task head alone (no LM logits over the vocabulary).
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
-    classifier = keras.Model(inputs, model.heads["task"](
-        encoder(inputs), padding_mask=inputs["padding_mask"]))
-    return run.result(model, preprocessor, seconds, accuracy=run.accuracy(classifier, preprocessor),
-                      language_model_weight=weight), classifier
-
-
-def _distillation(run):
-    """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
-
-    The student (`student_encoder`) copies the teacher's embeddings and every other block
-    (DistilBERT's initialisation) and gets a new head. `trainable_pct` here is the student's
-    size as a share of the teacher's; `train_s` is the distillation alone (`teacher_s` is the
-    teacher's fine-tuning when this call had to train it).
-    """
-    from kbert.models.distiller import Distiller
-    from kbert.models.student_initialization import student_encoder
-    from kbert.train.fine_tuning import fine_tuning_optimizer
-
-    teacher, teacher_seconds = run.options.get("teacher"), 0.0
-    _, preprocessor = run.start.load()
-    if teacher is None:
-        teacher_result, teacher = _full(run)
-        teacher_seconds = teacher_result["train_s"]
-    layers = teacher.encoder.config.num_layers
-    student = run.classifier(student_encoder(
-        teacher.encoder, run.options.get("student_layers", max(1, layers // 2))))
-    distiller = Distiller(teacher, student, temperature=run.options.get("temperature", 2.0),
-                          soft_weight=run.options.get("soft_weight", 0.5),
-                          hidden_weight=run.options.get("hidden_weight", 0.0))
-    train = run.data["train"]
-    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, train.labels,
-                                     run.batch_size, training=True, seed=run.seed)
-    distiller.compile(optimizer=fine_tuning_optimizer(count_batches(batches) * run.epochs,
-                                                      run.learning_rate),
-                      metrics=["accuracy"])
-    start = time.perf_counter()
-    distiller.fit(batches, epochs=run.epochs, verbose=run.verbose)
-    seconds = time.perf_counter() - start
-    counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
-    return run.result(student, preprocessor, seconds, counts=counts,
-                      teacher_s=teacher_seconds, student_layers=student.encoder.config.num_layers,
-                      teacher_accuracy=float(run.accuracy(teacher, preprocessor))), student
 
 
 def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_probabilities"):
@@ -543,8 +533,8 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
 
 
 __all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
-           "depth_groups", "ensemble_result", "parameter_counts", "pretrained_starting_point", "schedule_groups",
-           "schedule_spacing"]
+           "depth_groups", "ensemble_result", "parameter_counts", "pretrained_starting_point",
+           "schedule_groups", "schedule_spacing"]
 
 
 # === Comparing methods (labs 3–6, lab_peft, lab_distillation, benchmarks/adaptation.py) ===

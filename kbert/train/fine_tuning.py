@@ -42,7 +42,21 @@ def fine_tuning_optimizer(total_steps, learning_rate=1e-4, warmup_fraction=0.1, 
         "warmup_linear_decay", peak_learning_rate=learning_rate, total_steps=total_steps,
         warmup_steps=int(math.floor(warmup_fraction * total_steps)),
         final_learning_rate=final_learning_rate)
-    optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay,
-                                       global_clipnorm=clipnorm)
+    return decoupled_adamw(schedule, weight_decay, global_clipnorm=clipnorm)
+
+
+def decoupled_adamw(learning_rate, weight_decay=0.01, global_clipnorm=None):
+    """AdamW whose decoupled weight decay skips biases and LayerNorm parameters (BERT's rule).
+
+    Args:
+        learning_rate: float, schedule, or callable.
+        weight_decay: float, default 0.01.
+        global_clipnorm: float or None, default None.
+
+    Returns:
+        A `keras.optimizers.AdamW`.
+    """
+    optimizer = keras.optimizers.AdamW(learning_rate=learning_rate, weight_decay=weight_decay,
+                                       global_clipnorm=global_clipnorm)
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
     return optimizer

@@ -264,18 +264,10 @@ def anchor_penalty(model):
 
 def _pretraining_loss(objective):
     """The unregularised pretraining loss `(x, y_pred) → scalar` of `objective`."""
-    if isinstance(objective, PretrainingModel):
-        def loss(x, y_pred):
-            total = 0.0
-            for head, weight in zip(objective.objectives, objective.loss_weights, strict=True):
-                total = total + weight * ops.cast(
-                    head.objective_loss(x, y_pred[head.metric_prefix]), "float32")
-            return total
-        return loss
-    if isinstance(objective, PretrainingObjective):
-        return lambda x, y_pred: ops.cast(objective.objective_loss(x, y_pred), "float32")
-    raise ValueError(f"objective must be a kbert PretrainingObjective or PretrainingModel; "
-                     f"received {type(objective).__name__}")
+    if not isinstance(objective, (PretrainingObjective, PretrainingModel)):
+        raise ValueError(f"objective must be a kbert PretrainingObjective or PretrainingModel; "
+                         f"received {type(objective).__name__}")
+    return lambda x, y_pred: ops.cast(objective.objective_loss(x, y_pred), "float32")
 
 
 def _metric_variables(objective):
