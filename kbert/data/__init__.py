@@ -29,6 +29,7 @@ from kbert.data.pretraining_pipelines import (
 )
 from kbert.data.question_answering_features import question_answering_features
 from kbert.data.rte import read_rte
+from kbert.data.semcor import SEMCOR_PARTS, load_semcor, read_semcor, semcor_counts
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.squad import SquadExample, load_squad, read_squad, squad_references
 from kbert.data.sst2 import read_sst2
@@ -75,6 +76,7 @@ __all__ += [
     "squad_references",
 ]
 __all__ += ["question_answering_features"]
+__all__ += ["SEMCOR_PARTS", "load_semcor", "read_semcor", "semcor_counts"]
 # Multi-task batches: per-step task sampling, auxiliary masked-LM inputs.
 from kbert.data.multitask_batches import (  # noqa: E402
     SAMPLING_MODES,

@@ -17,6 +17,20 @@ _POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r", "n": "n", "v": "v", "a
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 _SS_TYPE = {"n": 1, "v": 2, "a": 3, "r": 4, "s": 5}
 _UNIVERSAL = {"1": "NOUN", "2": "VERB", "3": "ADJ", "4": "ADV", "5": "ADJ"}
+# Hypernym and instance-hypernym pointer symbols (wndb(5WN)); nouns and verbs have them.
+_HYPERNYM_POINTERS = ("@", "@i")
+# Lexicographer file names by number (lexnames(5WN)): a coarse semantic class of every synset.
+LEXNAMES = (
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
+    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
+    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
+    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
+    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
+    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
+    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather",
+    "adj.ppl",
+)
 # Syntactic markers on adjectives in data.adj: "galore(ip)", "used_to(p)", "elect(a)".
 _MARKER = re.compile(r"\((?:a|p|ip)\)$")
 _CACHE = {}
@@ -88,10 +102,11 @@ def _lemma(word):
 
 
 def _read_synsets(path):
-    """Returns `{offset: (lex_filenum, ss_type, words, head_offset, gloss)}` from a data file.
+    """Returns `{offset: (lex_filenum, ss_type, words, head_offset, gloss, hypernyms)}`.
 
     `words` is a list of `(lemma, lex_id)`, the lemma lowercased and without its adjective
-    marker; `head_offset` is the `&` pointer's target for a satellite (`ss_type` "s"), else None.
+    marker; `head_offset` is the `&` pointer's target for a satellite (`ss_type` "s"), else None;
+    `hypernyms` the offsets that the synset's `@` and `@i` pointers name (same file).
     """
     synsets = {}
     with open(path, encoding="utf-8") as lines:
@@ -113,12 +128,18 @@ def _read_synsets(path):
                 if ss_type == "s":
                     head_offset = next(int(pointers[j + 1]) for j in range(0, len(pointers), 4)
                                        if pointers[j] == "&")
+                hypernyms = tuple(int(pointers[j + 1]) for j in range(0, len(pointers), 4)
+                                  if pointers[j] in _HYPERNYM_POINTERS)
+                if not 0 <= lex_filenum < len(LEXNAMES):
+                    raise ValueError
             except (IndexError, ValueError, StopIteration):
                 raise ValueError(
                     f"{path}:{number}: expected a WordNet data line `offset lex_filenum ss_type "
-                    f"w_cnt word lex_id ... p_cnt ptr... | gloss` (a satellite with an `&` "
-                    f"pointer to its head); found {line[:80]!r}") from None
-            synsets[offset] = (lex_filenum, ss_type, words, head_offset, gloss.strip())
+                    f"w_cnt word lex_id ... p_cnt ptr... | gloss` (lex_filenum in [0, "
+                    f"{len(LEXNAMES)}), a satellite with an `&` pointer to its head); found "
+                    f"{line[:80]!r}") from None
+            synsets[offset] = (lex_filenum, ss_type, words, head_offset, gloss.strip(),
+                               hypernyms)
     return synsets
 
 
@@ -153,6 +174,9 @@ class WordNet:
                                  f"data.* and index.* for {tuple(_FILES.values())}")
         self._keys = {}  # key -> (data-file letter, offset)
         self._glosses = {}  # (data-file letter, offset) -> gloss
+        self._members = {}  # (data-file letter, offset) -> tuple of keys, in the synset's order
+        self._hypernyms = {}  # (data-file letter, offset) -> tuple of synsets
+        self._lexnames = {}  # (data-file letter, offset) -> lexicographer file number
         self._senses = {}  # (data-file letter, lemma) -> tuple of keys in sense-number order
         for letter, file in _FILES.items():
             by_lemma = self._read_data(letter, self.path / f"data.{file}")
@@ -162,7 +186,8 @@ class WordNet:
         """Fills `_keys` and `_glosses`; returns `{(offset, lemma): key}` for the index."""
         synsets = _read_synsets(path)
         by_lemma = {}
-        for offset, (lex_filenum, ss_type, words, head_offset, gloss) in synsets.items():
+        for offset, (lex_filenum, ss_type, words, head_offset, gloss,
+                     hypernyms) in synsets.items():
             head = ":"  # empty head_word and head_id
             if ss_type == "s":
                 if head_offset not in synsets:
@@ -171,10 +196,19 @@ class WordNet:
                 head_word, head_id = synsets[head_offset][2][0]
                 head = f"{head_word}:{head_id:02d}"
             self._glosses[letter, offset] = gloss
+            self._lexnames[letter, offset] = lex_filenum
+            missing = [target for target in hypernyms if target not in synsets]
+            if missing:
+                raise ValueError(f"{path}: synset {offset:08d} has a hypernym pointer to "
+                                 f"{missing[0]:08d}, which is not in the file")
+            self._hypernyms[letter, offset] = tuple((letter, target) for target in hypernyms)
+            members = []
             for lemma, lex_id in words:
                 key = f"{lemma}%{_SS_TYPE[ss_type]}:{lex_filenum:02d}:{lex_id:02d}:{head}"
                 self._keys.setdefault(key, (letter, offset))
                 by_lemma.setdefault((offset, lemma), key)
+                members.append(key)
+            self._members[letter, offset] = tuple(dict.fromkeys(members))
         return by_lemma
 
     def _read_index(self, letter, path, by_lemma):
@@ -280,6 +314,58 @@ class WordNet:
         'a financial institution that a'
         """
         return self._glosses[self._entry(key)]
+
+    def synset(self, key):
+        """Returns the synset of a sense key as `(data-file letter, offset)`, e.g. `("n", 9213565)`.
+
+        The pair names a synset uniquely (offsets repeat across parts of speech); it is what
+        `synset_keys`, `hypernyms` and `lexname` take.
+
+        Example:
+        >>> load_wordnet().synset("bank%1:17:01::")  # doctest: +SKIP
+        ('n', 9213565)
+        """
+        return self._entry(key)
+
+    def _synset_entry(self, synset, table):
+        try:
+            return table[tuple(synset)]
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{synset!r} is not a synset of the WordNet at {str(self.path)!r}; "
+                             "expected a (letter, offset) pair from `synset(key)`") from None
+
+    def synset_keys(self, synset):
+        """Returns the sense keys of a synset's words (its synonyms), in the data file's order.
+
+        Example:
+        >>> wordnet = load_wordnet()  # doctest: +SKIP
+        >>> wordnet.synset_keys(wordnet.synset("car%1:06:00::"))[:2]  # doctest: +SKIP
+        ('car%1:06:00::', 'auto%1:06:00::')
+        """
+        return self._synset_entry(synset, self._members)
+
+    def hypernyms(self, synset):
+        """Returns a synset's direct hypernyms (`@`) and instance hypernyms (`@i`) as synsets.
+
+        Nouns and verbs have them; adjectives and adverbs have none (an empty tuple).
+
+        Example:
+        >>> wordnet = load_wordnet()  # doctest: +SKIP
+        >>> wordnet.synset_keys(wordnet.hypernyms(wordnet.synset("car%1:06:00::"))[0])
+        ... # doctest: +SKIP
+        ('motor_vehicle%1:06:00::', 'automotive_vehicle%1:06:00::')
+        """
+        return self._synset_entry(synset, self._hypernyms)
+
+    def lexname(self, synset):
+        """Returns a synset's lexicographer file name (its coarse class), e.g. "noun.artifact".
+
+        Example:
+        >>> wordnet = load_wordnet()  # doctest: +SKIP
+        >>> wordnet.lexname(wordnet.synset("bank%1:17:01::"))  # doctest: +SKIP
+        'noun.object'
+        """
+        return LEXNAMES[self._synset_entry(synset, self._lexnames)]
 
     def synset_offset(self, key):
         """Returns the byte offset of a sense key's synset in its `data.*` file, as an int.

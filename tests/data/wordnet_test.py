@@ -124,6 +124,41 @@ def test_gloss_offset_lemma_and_pos_of_a_key(tiny):
             method("bank%1:99:00::")
 
 
+def test_synsets_members_hypernyms_and_lexnames(tiny):
+    river = tiny.synset("bank%1:17:01::")
+    assert river == ("n", 100) and tiny.synset("riverside%1:17:00::") == river
+    assert tiny.synset_keys(river) == ("bank%1:17:01::", "riverside%1:17:00::")
+    assert tiny.hypernyms(river) == (("n", 300),)
+    assert tiny.synset_keys(("n", 300)) == ("institution%1:14:00::",)
+    assert tiny.hypernyms(("n", 300)) == ()
+    assert tiny.lexname(river) == "noun.object" and tiny.lexname(("n", 300)) == "noun.group"
+    assert tiny.hypernyms(tiny.synset("bank%2:40:11::")) == (("v", 600),)
+    assert tiny.lexname(("v", 600)) == "verb.possession"
+    assert tiny.hypernyms(tiny.synset("capable%5:00:01:able:03")) == ()  # & is not a hypernym
+    assert tiny.lexname(tiny.synset("ably%4:02:00::")) == "adv.all"
+    # A lemma written twice in one synset lists both keys once each.
+    assert tiny.synset_keys(tiny.synset("moon%1:17:01::")) == ("moon%1:17:01::",
+                                                               "moon%1:17:03::")
+    for bad in (("n", 999), ("x", 100), "n100", None):
+        with pytest.raises(ValueError, match=r"is not a synset of the WordNet .* expected a "
+                                             r"\(letter, offset\) pair"):
+            tiny.synset_keys(bad)
+    with pytest.raises(ValueError, match="is not a sense key"):
+        tiny.synset("bank%1:99:00::")
+
+
+def test_hypernym_pointers_and_lexnames_are_checked(tmp_path):
+    with pytest.raises(ValueError, match=r"data.noun: synset 00000100 has a hypernym pointer to "
+                                         r"00000999, which is not in the file"):
+        WordNet(write_tiny_wordnet(tmp_path / "a", data_noun=[
+            "00000100 17 n 01 bank 1 001 @ 00000999 n 0000 | sloping land  "],
+            index_noun=["bank n 1 1 @ 1 0 00000100  "]))
+    with pytest.raises(ValueError, match=r"data.noun:2: .*lex_filenum in \[0, 45\)"):
+        WordNet(write_tiny_wordnet(tmp_path / "b", data_noun=[
+            "00000100 45 n 01 bank 1 000 | sloping land  "],
+            index_noun=["bank n 1 0 1 0 00000100  "]))
+
+
 def test_wordnet_dir_order_and_errors(tmp_path, monkeypatch):
     folder = write_tiny_wordnet(tmp_path / "wn")
     monkeypatch.delenv("KBERT_WORDNET_DIR", raising=False)
@@ -198,6 +233,42 @@ def test_real_wordnet_holds_every_gold_key_of_all(real_wordnet, data_root):
             for key in line.split()[1:]}
     assert len(keys) == 3669
     assert sorted(key for key in keys if key not in real_wordnet) == []
+
+
+@pytest.mark.slow
+def test_real_keys_offsets_and_sense_numbers_equal_index_sense(real_wordnet):
+    # index.sense (Debian's wordnet-sense-index, which run.sh installs) is WordNet's own list of
+    # sense keys: `sense_key synset_offset sense_number tag_cnt`. The keys that kbert builds
+    # from data.* and index.* must be exactly these, in the same synsets and sense order.
+    path = real_wordnet.path / "index.sense"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: install it with `apt-get install wordnet-sense-index` "
+                    "(bash run.sh setup does)")
+    letter = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
+    keys = set()
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            key, offset, number, _ = line.split()
+            keys.add(key)
+            assert real_wordnet.synset(key) == (letter[key.split("%")[1][0]], int(offset)), key
+            senses = real_wordnet.senses(real_wordnet.lemma_of(key), letter[key.split("%")[1][0]])
+            # A lemma written twice in one synset (8 keys) is listed under its first key only.
+            if key in senses:
+                assert senses.index(key) + 1 == int(number), key
+    # All of index.sense's keys are built, plus the 8 second keys of "Moon 1 moon 3"-style
+    # synsets, which index.sense leaves out.
+    assert len(keys) == 206_941 and len(real_wordnet) == 206_949
+
+
+@pytest.mark.slow
+def test_real_hypernyms_and_lexnames(real_wordnet):
+    car = real_wordnet.synset("car%1:06:00::")
+    assert [real_wordnet.synset_keys(h)[0] for h in real_wordnet.hypernyms(car)] == [
+        "motor_vehicle%1:06:00::"]
+    assert real_wordnet.lexname(car) == "noun.artifact"
+    paris = real_wordnet.synset("paris%1:15:00::")  # an instance: @i to national_capital
+    assert "national_capital%1:15:00::" in [real_wordnet.synset_keys(h)[0]
+                                            for h in real_wordnet.hypernyms(paris)]
 
 
 @pytest.mark.slow
