@@ -35,6 +35,7 @@ what makes 1-NN beat MFS in the literature: `--train-corpus semcor` downloads it
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import time
@@ -64,11 +65,25 @@ from kbert.analysis.probing import (  # noqa: E402
     random_encoder_like,
 )
 from kbert.analysis.projection import pca_2d, tsne_2d  # noqa: E402
-from kbert.analysis.wsd import NearestSenseWSD, SenseEmbeddings, mfs_predictions  # noqa: E402
+from kbert.analysis.sense_training import (  # noqa: E402
+    corpus_sense_embeddings,
+    gloss_sense_embeddings,
+)
+from kbert.analysis.wsd import (  # noqa: E402
+    COVERAGE_SOURCES,
+    NearestSenseWSD,
+    SenseEmbeddings,
+    concatenate_sense_embeddings,
+    fill_sense_embeddings,
+    mfs_predictions,
+    propagate_sense_embeddings,
+    unit_rows,
+)
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
 from kbert.data.data_dir import data_dir  # noqa: E402
 from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores  # noqa: E402
+from kbert.data.semcor import load_semcor  # noqa: E402
 from kbert.data.wordnet import load_wordnet  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 
@@ -88,77 +103,126 @@ def instance_vectors(embeddings, corpus):
 
 
 # %% 1. Word sense disambiguation by the nearest sense embedding, against WordNet's first sense.
+def training_corpus(everything, args):
+    """SemCor 3.0 (the framework's training corpus), or Senseval-2 + -3 taken out of ALL."""
+    if args.train_corpus != "senseval":
+        try:  # "auto" uses SemCor only when the data directory has it; "semcor" may download it
+            semcor = load_semcor(args.data_dir, download=args.train_corpus == "semcor",
+                                 max_sentences=args.max_train_sentences)
+            return semcor, ()
+        except ValueError:
+            if args.train_corpus == "semcor":
+                raise
+    train_sets = ("senseval2", "senseval3")
+    train = everything.without_sets([name for name in WSD_EVALUATION_SETS
+                                     if name not in train_sets])
+    return dataclasses.replace(train, name="senseval2+senseval3"), train_sets
+
+
+def wsd_variants(senses, glosses, wordnet, keys):
+    """The sense inventories compared: the corpus alone, then full coverage by glosses, by
+    WordNet neighbours (LMMS-1024), and by both (LMMS-2048), as `{name: (senses, repeat)}`;
+    `repeat` is how many unit copies of a test vector query the (concatenated) sense vectors."""
+    with_glosses, _ = fill_sense_embeddings(senses, glosses)
+    propagated, sources = propagate_sense_embeddings(senses, wordnet, keys)
+    return {
+        "corpus": (senses, 1),
+        "corpus+glosses": (concatenate_sense_embeddings(with_glosses, glosses), 2),
+        "corpus+neighbours": (propagated, 1),
+        "corpus+neighbours+glosses": (concatenate_sense_embeddings(propagated, glosses), 2),
+    }, sources
+
+
 def wsd_section(encoder, tokenizer, wordnet, args):
     everything = load_wsd_set("ALL", args.data_dir)
     all_layers = instance_vectors(embed(encoder, tokenizer,
                                         [s.words for s in everything.sentences], args),
                                   everything)  # (instances, layers, dim)
     last4 = all_layers[:, -4:].mean(axis=1)
-    semcor = None
-    if args.train_corpus != "senseval":  # SemCor is the framework's training corpus
-        try:  # "auto" uses it only when the data directory has it; "semcor" may download it
-            semcor = load_wsd_set("semcor", args.data_dir, download=args.train_corpus == "semcor")
-        except ValueError:
-            if args.train_corpus == "semcor":
-                raise
-    if semcor is not None:
-        train_sets = ("semcor",)
-        train_vectors = instance_vectors(
-            embed(encoder, tokenizer, [s.words for s in semcor.sentences], args,
-                  layers="last4_mean"), semcor)
-        train_keys = [instance.gold_keys for instance in semcor.instances]
-    else:
-        train_sets = ("senseval2", "senseval3")
-        train_rows = [i for i, instance in enumerate(everything.instances)
-                      if instance.id.split(".")[0] in train_sets]
-        train_vectors = last4[train_rows]
-        train_keys = [everything.instances[i].gold_keys for i in train_rows]
-    senses = SenseEmbeddings.fit(train_vectors, train_keys, inventory=wordnet)
-    model = NearestSenseWSD(senses, wordnet)
-    predictions = model.predict(last4, [i.lemma for i in everything.instances],
-                                [i.pos for i in everything.instances])
+    train, train_sets = training_corpus(everything, args)
+    test_rows = [i for i, instance in enumerate(everything.instances)
+                 if instance.id.split(".")[0] not in train_sets]
+
+    # The sense embeddings: one encoder pass over each training sentence, sentences by length.
+    start = time.perf_counter()
+    senses = corpus_sense_embeddings(encoder, tokenizer, train, inventory=wordnet,
+                                     batch_size=args.batch_size, cache_dir=args.run_dir / "cache",
+                                     progress=args.verbose)
+    train_seconds = time.perf_counter() - start
+    # Full coverage: every WordNet sense of every test lemma gets a vector.
+    keys = sorted({key for i in test_rows for key in wordnet.senses(everything.instances[i].lemma,
+                                                                   everything.instances[i].pos)})
+    start = time.perf_counter()
+    glosses = gloss_sense_embeddings(encoder, tokenizer, wordnet, keys,
+                                     batch_size=args.batch_size, cache_dir=args.run_dir / "cache")
+    gloss_seconds = time.perf_counter() - start
+    variants, sources = wsd_variants(senses, glosses, wordnet, keys)
+    lemmas = [everything.instances[i].lemma for i in test_rows]
+    tags = [everything.instances[i].pos for i in test_rows]
+    predictions = {}
+    for name, (inventory, repeat) in variants.items():
+        queries = np.concatenate([unit_rows(last4[test_rows])] * repeat, axis=1)
+        predictions[name] = NearestSenseWSD(inventory, wordnet).predict(queries, lemmas, tags)
     mfs = mfs_predictions(everything, wordnet)
     evaluation_sets = [name for name in WSD_EVALUATION_SETS if name not in train_sets] + ["ALL"]
+    position = {row: n for n, row in enumerate(test_rows)}
     results = {}
     for name in evaluation_sets:
-        rows = [i for i, instance in enumerate(everything.instances)
-                if name == "ALL" and instance.id.split(".")[0] not in train_sets
-                or instance.id.split(".")[0] == name]
+        rows = [i for i in test_rows if name == "ALL"
+                or everything.instances[i].id.split(".")[0] == name]
         gold = {everything.instances[i].id: set(everything.instances[i].gold_keys) for i in rows}
-        ours = {everything.instances[i].id: predictions[i].key for i in rows
-                if predictions[i].key is not None}
-        sources = Counter(predictions[i].source for i in rows)
-        results[name] = {
-            "instances": len(rows),
-            "wsd_f1": round(wsd_scores(ours, gold)["f1"], 2),
-            "mfs_f1": round(wsd_scores({k: mfs[k] for k in gold if mfs.get(k)}, gold)["f1"], 2),
-            "nearest_pct": round(100 * sources["nearest"] / len(rows), 1),
-        }
-    label = "ALL" if semcor is not None else "ALL minus SE2, SE3"
-    print(f"\nWSD (train: {' + '.join(train_sets)}; {len(senses.keys)} sense embeddings)")
-    print(f"{'set':<22}{'instances':>10}{'nearest-sense F1':>18}{'MFS F1':>9}{'via nearest':>13}")
+        row = {"instances": len(rows),
+               "mfs_f1": round(wsd_scores({k: mfs[k] for k in gold if mfs.get(k)}, gold)["f1"], 2)}
+        for variant, chosen in predictions.items():
+            ours = {everything.instances[i].id: chosen[position[i]].key for i in rows
+                    if chosen[position[i]].key is not None}
+            row[variant] = round(wsd_scores(ours, gold)["f1"], 2)
+        nearest = Counter(predictions["corpus"][position[i]].source for i in rows)["nearest"]
+        row["corpus_nearest_pct"] = round(100 * nearest / len(rows), 1)
+        results[name] = row
+    # The reported variant is chosen on SemEval-2007, the framework's usual development set.
+    development = "semeval2007" if "semeval2007" in results else "ALL"
+    best = max(variants, key=lambda variant: (results[development][variant], variant))
+
+    label = "ALL" if not train_sets else "ALL minus SE2, SE3"
+    covered = Counter(sources.values())
+    print(f"\nWSD: sense embeddings from {train.name} ({len(train.sentences):,} sentences, "
+          f"{len(train.instances):,} instances, {len(senses):,} senses; {train_seconds:.0f} s); "
+          f"{len(keys):,} WordNet senses of the test lemmas, glosses embedded in "
+          f"{gloss_seconds:.0f} s; neighbours: "
+          + ", ".join(f"{covered[source]:,} {source}" for source in COVERAGE_SOURCES))
+    print(f"{'set':<20}{'instances':>10}" + "".join(f"{name:>27}" for name in variants)
+          + f"{'MFS':>8}{'corpus covers':>15}")
     for name, row in results.items():
         shown = label if name == "ALL" else name
-        print(f"{shown:<22}{row['instances']:>10}{row['wsd_f1']:>18.2f}{row['mfs_f1']:>9.2f}"
-              f"{row['nearest_pct']:>12.1f}%")
-    if semcor is None:  # the same on each single layer (training vectors of every layer exist)
-        test = [i for i, instance in enumerate(everything.instances)
-                if instance.id.split(".")[0] not in train_sets]
-        gold = {everything.instances[i].id: set(everything.instances[i].gold_keys) for i in test}
+        print(f"{shown:<20}{row['instances']:>10}"
+              + "".join(f"{row[variant]:>27.2f}" for variant in variants)
+              + f"{row['mfs_f1']:>8.2f}{row['corpus_nearest_pct']:>14.1f}%")
+    print(f"F1 of the framework's scorer; 'corpus' falls back to MFS where no sense of a lemma "
+          f"was seen. Reported variant (best on {development}): {best}")
+    summary = {"variant": best, "train_corpus": train.name,
+               "train_sentences": len(train.sentences), "train_instances": len(train.instances),
+               "sense_embeddings": len(senses), "test_lemma_senses": len(keys),
+               "coverage": {source: covered[source] for source in COVERAGE_SOURCES},
+               "train_seconds": round(train_seconds, 1), "gloss_seconds": round(gloss_seconds, 1),
+               "sets": results}
+    if train_sets:  # the same on each single layer (training vectors of every layer exist)
+        train_rows = [i for i in range(len(everything.instances)) if i not in set(test_rows)]
+        train_keys = [everything.instances[i].gold_keys for i in train_rows]
+        gold = {everything.instances[i].id: set(everything.instances[i].gold_keys)
+                for i in test_rows}
         by_layer = []
         for layer in range(all_layers.shape[1]):
             layer_model = NearestSenseWSD(SenseEmbeddings.fit(
                 all_layers[train_rows, layer], train_keys, inventory=wordnet), wordnet)
-            layer_predictions = layer_model.predict(
-                all_layers[test, layer], [everything.instances[i].lemma for i in test],
-                [everything.instances[i].pos for i in test])
-            ours = {everything.instances[i].id: p.key for i, p in zip(test, layer_predictions,
+            layer_predictions = layer_model.predict(all_layers[test_rows, layer], lemmas, tags)
+            ours = {everything.instances[i].id: p.key for i, p in zip(test_rows, layer_predictions,
                                                                         strict=True) if p.key}
             by_layer.append(round(wsd_scores(ours, gold)["f1"], 2))
-        results["ALL"]["wsd_f1_by_layer"] = by_layer
-        print(f"{label}, one layer at a time: "
+        summary["corpus_f1_by_layer"] = by_layer
+        print(f"{label}, corpus variant one layer at a time: "
               + "  ".join(f"L{layer} {f1:.2f}" for layer, f1 in enumerate(by_layer)))
-    return results, everything, all_layers
+    return summary, everything, all_layers
 
 
 # %% 2. Anisotropy per layer, and what z-scoring does to it and to word-in-context similarity.
@@ -296,9 +360,12 @@ def main():
                              "/usr/share/wordnet from the wordnet-base package)")
     parser.add_argument("--train-corpus", choices=["auto", "semcor", "senseval"],
                         default="auto",
-                        help="WSD training data: SemCor if the data directory has it, else "
-                             "Senseval-2 + Senseval-3 (auto); SemCor, downloading the framework "
-                             "if needed (semcor); Senseval-2 + Senseval-3 (senseval)")
+                        help="WSD training data: SemCor 3.0 if the data directory has it, else "
+                             "Senseval-2 + Senseval-3 (auto); SemCor, downloading it if needed "
+                             "(semcor); Senseval-2 + Senseval-3 (senseval)")
+    parser.add_argument("--max-train-sentences", type=int, default=None,
+                        help="read only this many SemCor sentences (a quick look; default: all "
+                             "37,176)")
     parser.add_argument("--run-dir", default="runs/lab_contextual_embeddings")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--anisotropy-sentences", type=int, default=1000)
@@ -322,9 +389,9 @@ def main():
     probes = probing_section(encoder, tokenizer, args)
     figures(encoder, tokenizer, wordnet, corpus, wsd_vectors, anisotropy, probes, args)
     summary = {
-        "wsd_f1": {name: row["wsd_f1"] for name, row in wsd.items()},
-        "mfs_f1": {name: row["mfs_f1"] for name, row in wsd.items()},
-        "wsd_f1_by_layer": wsd["ALL"].get("wsd_f1_by_layer"),
+        "wsd_f1": {name: row[wsd["variant"]] for name, row in wsd["sets"].items()},
+        "mfs_f1": {name: row["mfs_f1"] for name, row in wsd["sets"].items()},
+        "wsd": wsd,
         "expected_cosine": [round(row["expected_cosine"], 4) for row in anisotropy],
         "expected_cosine_z": [round(row["expected_cosine_z"], 4) for row in anisotropy],
         "rogue_share": [round(row["rogue_share"], 4) for row in anisotropy],

@@ -371,13 +371,31 @@ def _pool_words(vectors, sentences, words, pooling):
     return pooled, sentences[starts], words[starts]
 
 
-def _cache_key(encoder, tokenizer, sentences, layers, level, pooling, sequence_length, stride):
+def model_fingerprint(encoder, tokenizer):
+    """A hex digest of an encoder's config and weights and a tokenizer's vocabulary.
+
+    Disk caches of anything computed from the encoder key on it, so that changed weights or a
+    changed vocabulary never read a stale cache.
+
+    Args:
+        encoder: a Keras model (e.g. `kbert.models.Encoder`).
+        tokenizer: anything with `get_vocabulary()`.
+
+    Returns:
+        A str of 64 hex digits.
+    """
     digest = hashlib.sha256()
     digest.update(json.dumps(encoder.get_config(), sort_keys=True, default=str).encode())
     for weight in encoder.weights:
         digest.update(weight.path.encode())
         digest.update(np.ascontiguousarray(keras.ops.convert_to_numpy(weight)).tobytes())
     digest.update("\n".join(tokenizer.get_vocabulary()).encode())
+    return digest.hexdigest()
+
+
+def _cache_key(encoder, tokenizer, sentences, layers, level, pooling, sequence_length, stride):
+    digest = hashlib.sha256()
+    digest.update(model_fingerprint(encoder, tokenizer).encode())
     digest.update(json.dumps(sentences).encode())
     if isinstance(layers, ScalarMix):
         layers = ["scalar_mix"] + [np.asarray(w).tolist() for w in layers.get_weights()]

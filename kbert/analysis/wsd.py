@@ -6,7 +6,13 @@ choose, among its WordNet senses that have a vector, the one with the highest co
 (`NearestSenseWSD`); a word none of whose senses was seen in training gets WordNet's first
 sense, the most-frequent-sense (MFS) baseline of `mfs_predictions`.
 
-Numpy only: the embeddings arrive as arrays, computed elsewhere (e.g. by an encoder).
+Full coverage (Loureiro & Jorge 2019, "LMMS"): `propagate_sense_embeddings` gives every sense an
+embedding from its WordNet neighbours' (its synset, then its hypernyms, then its lexicographer
+class), and `concatenate_sense_embeddings` joins those with gloss embeddings, so that no test
+word falls back to MFS.
+
+Numpy only: the embeddings arrive as arrays, computed elsewhere (e.g. by an encoder; see
+`kbert.analysis.sense_training`).
 """
 
 import dataclasses
@@ -17,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 PREDICTION_SOURCES = ("nearest", "mfs", "unknown_lemma")
+# Where a propagated sense embedding came from, most specific first.
+COVERAGE_SOURCES = ("corpus", "synset", "hypernym", "lexname")
 _ON_UNKNOWN = ("error", "skip")
 
 
@@ -290,6 +298,182 @@ class NearestSenseWSD:
             else:
                 predictions.append(WsdPrediction(None, "unknown_lemma"))
         return predictions
+
+
+def unit_rows(vectors):
+    """Returns `vectors` with each row scaled to unit length (zero rows stay zero).
+
+    Example:
+    >>> unit_rows([[3.0, 4.0], [0.0, 0.0]]).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    vectors = _checked_vectors(vectors)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def propagate_sense_embeddings(sense_embeddings, wordnet, keys):
+    """Gives every sense in `keys` an embedding, from its WordNet neighbours when it has none.
+
+    LMMS's propagation (Loureiro & Jorge 2019, §3.2), most specific source first:
+
+    1. "corpus": the sense's own embedding (from a sense-tagged corpus such as SemCor);
+    2. "synset": the mean of the embedded senses of its synset (its synonyms);
+    3. "hypernym": the mean of the synset embeddings of its direct hypernyms (`@`, `@i`); when
+       none of them has one, the next level up, and so on to the root;
+    4. "lexname": the mean of every embedded sense in its lexicographer class
+       ("noun.artifact", "verb.motion", ...; 45 classes).
+
+    A sense whose lexicographer class has no embedded sense at all gets none (and is left out).
+
+    Args:
+        sense_embeddings: `SenseEmbeddings` (e.g. from `SenseEmbeddings.fit` on SemCor).
+        wordnet: `kbert.data.wordnet.WordNet` (anything with `synset`, `synset_keys`,
+            `hypernyms` and `lexname`).
+        keys: iterable of str. The senses to cover, e.g. every WordNet sense of the test
+            lemmas; each must be a key of `wordnet`.
+
+    Returns:
+        `(SenseEmbeddings, sources)`: the embeddings of the covered keys (sorted; `counts` holds
+        the number of corpus vectors behind each), and `{key: source}` with a source from
+        `COVERAGE_SOURCES`.
+
+    Raises:
+        ValueError: a key that is not in `wordnet`.
+
+    Example:
+    >>> full, sources = propagate_sense_embeddings(senses, load_wordnet(), keys)  # doctest: +SKIP
+    >>> Counter(sources.values())  # doctest: +SKIP
+    Counter({'lexname': 9120, 'corpus': 7340, 'hypernym': 5311, 'synset': 611})
+    """
+    keys = sorted(dict.fromkeys(keys))
+    unknown = [key for key in keys if key not in wordnet]
+    if unknown:
+        raise ValueError(f"{len(unknown)} key(s) to cover are not in the WordNet, e.g. "
+                         f"{unknown[:5]}; expected WordNet sense keys")
+    matrix = sense_embeddings.matrix.astype(np.float64)
+    index = {key: row for row, key in enumerate(sense_embeddings.keys) if key in wordnet}
+    # Synset and lexname means over every embedded sense (not only the keys to cover).
+    synset_rows, lexname_rows = {}, {}
+    for key, row in index.items():
+        synset = wordnet.synset(key)
+        synset_rows.setdefault(synset, []).append(row)
+        lexname_rows.setdefault(wordnet.lexname(synset), []).append(row)
+    synset_vectors = {synset: matrix[rows].mean(axis=0) for synset, rows in synset_rows.items()}
+    lexname_vectors = {name: matrix[rows].mean(axis=0) for name, rows in lexname_rows.items()}
+    hypernym_vectors = {}  # synset -> vector or None, memoized over the walk up
+
+    def hypernym_vector(synset):
+        if synset not in hypernym_vectors:
+            level, seen = list(wordnet.hypernyms(synset)), set()
+            vector = None
+            while level and vector is None:
+                found = [synset_vectors[s] for s in level if s in synset_vectors]
+                if found:
+                    vector = np.mean(found, axis=0)
+                seen.update(level)
+                # Each synset of the next level once, however many paths lead to it.
+                level = list(dict.fromkeys(up for s in level for up in wordnet.hypernyms(s)
+                                           if up not in seen))
+            hypernym_vectors[synset] = vector
+        return hypernym_vectors[synset]
+
+    covered, vectors, counts, sources = [], [], [], {}
+    for key in keys:
+        synset = wordnet.synset(key)
+        if key in index:
+            vector, source = matrix[index[key]], "corpus"
+        elif synset in synset_vectors:
+            vector, source = synset_vectors[synset], "synset"
+        elif (vector := hypernym_vector(synset)) is not None:
+            source = "hypernym"
+        elif wordnet.lexname(synset) in lexname_vectors:
+            vector, source = lexname_vectors[wordnet.lexname(synset)], "lexname"
+        else:
+            continue
+        covered.append(key)
+        vectors.append(vector)
+        counts.append(int(sense_embeddings.counts[index[key]]) if key in index else 0)
+        sources[key] = source
+    dimension = matrix.shape[1]
+    return (SenseEmbeddings(covered, np.asarray(vectors).reshape(-1, dimension), counts),
+            sources)
+
+
+def fill_sense_embeddings(primary, fallback):
+    """Embeddings of every key of either input: `primary`'s vector where it has one, else
+    `fallback`'s (e.g. SemCor vectors, and gloss vectors for the senses SemCor never tags).
+
+    Args:
+        primary: `SenseEmbeddings`.
+        fallback: `SenseEmbeddings` of the same dimension.
+
+    Returns:
+        `(SenseEmbeddings, sources)`: keys sorted, `counts` from whichever input gave the row;
+        `sources` maps each key to "primary" or "fallback".
+
+    Raises:
+        ValueError: the two have different dimensions.
+
+    Example:
+    >>> a = SenseEmbeddings(["x%1:00:00::"], [[1.0, 0.0]], [3])
+    >>> b = SenseEmbeddings(["x%1:00:00::", "y%1:00:00::"], [[0.0, 1.0], [1.0, 1.0]], [1, 1])
+    >>> filled, sources = fill_sense_embeddings(a, b)
+    >>> filled.matrix.tolist(), sources
+    ([[1.0, 0.0], [1.0, 1.0]], {'x%1:00:00::': 'primary', 'y%1:00:00::': 'fallback'})
+    """
+    if primary.matrix.shape[1] != fallback.matrix.shape[1]:
+        raise ValueError(f"primary and fallback must have the same dimension; received "
+                         f"{primary.matrix.shape[1]} and {fallback.matrix.shape[1]}")
+    keys = sorted(set(primary.keys) | set(fallback.keys))
+    rows, counts, sources = [], [], {}
+    for key in keys:
+        source = primary if key in primary else fallback
+        sources[key] = "primary" if source is primary else "fallback"
+        rows.append(source.matrix[source._index[key]])
+        counts.append(source.counts[source._index[key]])
+    return SenseEmbeddings(keys, np.asarray(rows), counts), sources
+
+
+def concatenate_sense_embeddings(*sense_embeddings):
+    """Joins several embeddings of the same senses: each row unit-normalised, then concatenated.
+
+    LMMS-2048's sense vector is `[unit(contextual); unit(gloss)]`; a test word then queries with
+    its contextual vector repeated (`np.concatenate([unit_rows(v), unit_rows(v)], axis=1)`), so
+    its cosine is the mean of its cosines with the two parts.
+
+    Args:
+        *sense_embeddings: two or more `SenseEmbeddings`.
+
+    Returns:
+        A `SenseEmbeddings` over the keys present in all of them (sorted); `counts` from the
+        first.
+
+    Raises:
+        ValueError: fewer than two inputs, or no key common to all.
+
+    Example:
+    >>> a = SenseEmbeddings(["x%1:00:00::"], [[3.0, 4.0]], [2])
+    >>> b = SenseEmbeddings(["x%1:00:00::"], [[0.0, 2.0]], [0])
+    >>> concatenate_sense_embeddings(a, b).matrix.tolist()
+    [[0.6000000238418579, 0.800000011920929, 0.0, 1.0]]
+    """
+    if len(sense_embeddings) < 2:
+        raise ValueError(f"expected at least two SenseEmbeddings to concatenate; received "
+                         f"{len(sense_embeddings)}")
+    common = set(sense_embeddings[0].keys)
+    for embeddings in sense_embeddings[1:]:
+        common &= set(embeddings.keys)
+    if not common:
+        raise ValueError("the SenseEmbeddings share no sense key; expected embeddings of the "
+                         "same senses")
+    keys = sorted(common)
+    parts = []
+    for embeddings in sense_embeddings:
+        rows = [embeddings._index[key] for key in keys]
+        parts.append(unit_rows(embeddings.matrix[rows]))
+    first = sense_embeddings[0]
+    return SenseEmbeddings(keys, np.concatenate(parts, axis=1),
+                           first.counts[[first._index[key] for key in keys]])
 
 
 def mfs_predictions(corpus, wordnet):

@@ -2,10 +2,14 @@ import numpy as np
 import pytest
 
 from kbert.analysis.wsd import (
+    COVERAGE_SOURCES,
     NearestSenseWSD,
     SenseEmbeddings,
     WsdPrediction,
+    concatenate_sense_embeddings,
     mfs_predictions,
+    propagate_sense_embeddings,
+    unit_rows,
 )
 from kbert.data.raganato import (
     WSD_EVALUATION_SETS,
@@ -170,3 +174,226 @@ def test_mfs_reproduces_the_frameworks_wordnet_first_sense_baseline(data_root):
         scores = wsd_scores(mfs_predictions(corpus, wordnet), corpus.gold())
         assert scores["answered"] == scores["total"]  # WordNet knows every instance's lemma
         assert round(scores["f1"], 1) == published[name], name
+
+
+# A toy inventory for full-coverage propagation: synset -> (lexname, direct hypernyms, keys).
+# entity > animal {animal, beast, creature} > dog {dog, domestic_dog}, cat {cat},
+# pet {pet} > lapdog {lapdog}; hybrid and chimera have two direct hypernyms; rock sits under
+# entity in noun.object; a verb and an adjective (no hypernyms) have their own lexnames.
+TOY_SYNSETS = {
+    "entity": ("noun.Tops", (), ("entity%1:03:00::",)),
+    "animal": ("noun.animal", ("entity",),
+               ("animal%1:05:00::", "beast%1:05:00::", "creature%1:05:00::")),
+    "dog": ("noun.animal", ("animal",), ("dog%1:05:00::", "domestic_dog%1:05:00::")),
+    "cat": ("noun.animal", ("animal",), ("cat%1:05:00::",)),
+    "puppy": ("noun.animal", ("dog",), ("puppy%1:05:00::",)),
+    "pet": ("noun.animal", ("animal",), ("pet%1:05:00::",)),
+    "lapdog": ("noun.animal", ("pet",), ("lapdog%1:05:00::",)),
+    "hybrid": ("noun.animal", ("animal", "cat"), ("hybrid%1:05:00::",)),
+    "chimera": ("noun.animal", ("cat", "pet"), ("chimera%1:05:00::",)),
+    "monster": ("noun.animal", ("entity",), ("monster%1:05:00::",)),
+    "stone": ("noun.object", (), ("stone%1:17:00::", "pebble%1:17:00::")),
+    "boulder": ("noun.object", (), ("boulder%1:17:00::",)),
+    "rock": ("noun.object", ("entity",), ("rock%1:17:00::",)),
+    "move": ("verb.motion", (), ("move%2:38:00::",)),
+    "walk": ("verb.motion", ("move",), ("walk%2:38:00::",)),
+    "run": ("verb.motion", ("move",), ("run%2:38:00::",)),
+    "big": ("adj.all", (), ("big%3:00:00::",)),
+}
+# The corpus vectors (and counts): two members of animal, dog, cat, and three noun.object senses
+# that are not among the keys to cover; ghost is no key of the toy WordNet.
+TOY_CORPUS = {"animal%1:05:00::": ([2.0, 0.0], 3), "beast%1:05:00::": ([0.0, 2.0], 1),
+              "dog%1:05:00::": ([6.0, 0.0], 5), "cat%1:05:00::": ([4.0, 4.0], 2),
+              "stone%1:17:00::": ([0.0, 6.0], 1), "pebble%1:17:00::": ([2.0, 2.0], 4),
+              "boulder%1:17:00::": ([4.0, 4.0], 1), "walk%2:38:00::": ([0.0, 3.0], 7),
+              "ghost%1:18:00::": ([100.0, -100.0], 9)}
+
+
+class ToyWordNet:
+    """The five methods `propagate_sense_embeddings` uses, over a synset table."""
+
+    def __init__(self, synsets=None):
+        self.synsets = TOY_SYNSETS if synsets is None else synsets
+        self._synset_of = {key: name for name, (_, _, keys) in self.synsets.items()
+                           for key in keys}
+
+    def __contains__(self, key):
+        return key in self._synset_of
+
+    def synset(self, key):
+        if key not in self._synset_of:
+            raise ValueError(f"{key!r} is not a toy sense key")
+        return self._synset_of[key]
+
+    def synset_keys(self, synset):
+        return self.synsets[synset][2]
+
+    def hypernyms(self, synset):
+        return self.synsets[synset][1]
+
+    def lexname(self, synset):
+        return self.synsets[synset][0]
+
+
+@pytest.fixture
+def toy_corpus():
+    keys = sorted(TOY_CORPUS)
+    return SenseEmbeddings(keys, [TOY_CORPUS[key][0] for key in keys],
+                           [TOY_CORPUS[key][1] for key in keys])
+
+
+def propagated(toy_corpus, keys, wordnet=None):
+    """Returns `{key: (vector, source)}` from propagating `toy_corpus` over `keys`."""
+    full, sources = propagate_sense_embeddings(toy_corpus, wordnet or ToyWordNet(), keys)
+    assert set(sources) == set(full.keys)
+    return {key: (full.vector(key), sources[key]) for key in full.keys}
+
+
+def test_propagation_keeps_corpus_vectors_and_fills_synonyms_with_the_synset_mean(toy_corpus):
+    result = propagated(toy_corpus, ["dog%1:05:00::", "creature%1:05:00::",
+                                     "domestic_dog%1:05:00::", "beast%1:05:00::"])
+    np.testing.assert_allclose(result["dog%1:05:00::"][0], [6.0, 0.0])
+    np.testing.assert_allclose(result["beast%1:05:00::"][0], [0.0, 2.0])
+    # creature's synset holds animal [2, 0] and beast [0, 2] (beast counts though not a key).
+    np.testing.assert_allclose(result["creature%1:05:00::"][0], [1.0, 1.0])
+    np.testing.assert_allclose(result["domestic_dog%1:05:00::"][0], [6.0, 0.0])
+    assert {key: source for key, (_, source) in result.items()} == {
+        "dog%1:05:00::": "corpus", "beast%1:05:00::": "corpus",
+        "creature%1:05:00::": "synset", "domestic_dog%1:05:00::": "synset"}
+
+
+def test_propagation_takes_the_mean_of_the_nearest_embedded_hypernym_level(toy_corpus):
+    result = propagated(toy_corpus, ["puppy%1:05:00::", "pet%1:05:00::", "hybrid%1:05:00::",
+                                     "chimera%1:05:00::", "lapdog%1:05:00::",
+                                     "run%2:38:00::"])
+    expected = {
+        "puppy%1:05:00::": [6.0, 0.0],  # dog's synset
+        "pet%1:05:00::": [1.0, 1.0],  # animal's synset mean, not its first member's vector
+        # animal [1, 1] and cat [4, 4]: the mean of synset means, not of their three senses.
+        "hybrid%1:05:00::": [2.5, 2.5],
+        # cat [4, 4] only: pet has no embedding, and a level with one stops the walk.
+        "chimera%1:05:00::": [4.0, 4.0],
+        "lapdog%1:05:00::": [1.0, 1.0],  # pet is empty: one level up, animal
+        "run%2:38:00::": [0.0, 3.0],  # move is empty and has no hypernym: verb.motion
+    }
+    for key, vector in expected.items():
+        np.testing.assert_allclose(result[key][0], vector, err_msg=key)
+    assert {key: source for key, (_, source) in result.items()} == {
+        **{key: "hypernym" for key in expected}, "run%2:38:00::": "lexname"}
+
+
+def test_a_walk_up_averages_each_synset_of_a_level_once(toy_corpus):
+    # mule's hypernyms are both empty; one level up, cat is reached twice and dog once.
+    synsets = {**TOY_SYNSETS,
+               "horse": ("noun.animal", ("cat",), ("horse%1:05:00::",)),
+               "donkey": ("noun.animal", ("cat", "dog"), ("donkey%1:05:00::",)),
+               "mule": ("noun.animal", ("horse", "donkey"), ("mule%1:05:00::",))}
+    result = propagated(toy_corpus, ["mule%1:05:00::"], ToyWordNet(synsets))
+    assert result["mule%1:05:00::"][1] == "hypernym"
+    # The mean of the level's synsets {cat [4, 4], dog [6, 0]}.
+    np.testing.assert_allclose(result["mule%1:05:00::"][0], [5.0, 2.0])
+
+
+def test_propagation_falls_back_to_the_lexname_mean_or_leaves_the_key_out(toy_corpus):
+    result = propagated(toy_corpus, ["rock%1:17:00::", "monster%1:05:00::", "big%3:00:00::",
+                                     "entity%1:03:00::"])
+    # noun.object: the mean of its senses stone [0, 6], pebble [2, 2] and boulder [4, 4] (none
+    # of them a key to cover), not of its synset means ([1, 4] and [4, 4]).
+    np.testing.assert_allclose(result["rock%1:17:00::"][0], [2.0, 4.0])
+    # noun.animal: animal, beast, dog and cat; ghost's [100, -100] is no WordNet key and ignored.
+    np.testing.assert_allclose(result["monster%1:05:00::"][0], [3.0, 1.5])
+    # adj.all and noun.Tops have no embedded sense: big and entity are left out.
+    assert {key: source for key, (_, source) in result.items()} == {
+        "rock%1:17:00::": "lexname", "monster%1:05:00::": "lexname"}
+
+
+def test_propagated_embeddings_are_sorted_with_corpus_counts(toy_corpus):
+    keys = ["run%2:38:00::", "cat%1:05:00::", "big%3:00:00::", "creature%1:05:00::",
+            "cat%1:05:00::", "walk%2:38:00::", "lapdog%1:05:00::", "run%2:38:00::"]
+    full, sources = propagate_sense_embeddings(toy_corpus, ToyWordNet(), keys)
+    assert full.keys == ("cat%1:05:00::", "creature%1:05:00::", "lapdog%1:05:00::",
+                         "run%2:38:00::", "walk%2:38:00::")
+    assert full.counts.tolist() == [2, 0, 0, 0, 7]
+    assert list(sources) == list(full.keys)
+    assert set(sources.values()) <= set(COVERAGE_SOURCES)
+    assert full.matrix.shape == (5, 2)
+    assert COVERAGE_SOURCES == ("corpus", "synset", "hypernym", "lexname")
+    empty, none = propagate_sense_embeddings(toy_corpus, ToyWordNet(), ["big%3:00:00::"])
+    assert (len(empty), empty.matrix.shape, none) == (0, (0, 2), {})
+
+
+def test_propagation_refuses_keys_outside_the_wordnet(toy_corpus):
+    with pytest.raises(ValueError, match=r"2 key\(s\) to cover are not in the WordNet, e.g. "
+                                         r"\['ghost%1:18:00::', 'zebra%1:05:00::'\]; expected "
+                                         r"WordNet sense keys"):
+        propagate_sense_embeddings(toy_corpus, ToyWordNet(),
+                                   ["zebra%1:05:00::", "dog%1:05:00::", "ghost%1:18:00::"])
+
+
+def test_propagation_covers_every_sense_of_the_tiny_wordnet_lemmas(tiny):
+    corpus = SenseEmbeddings.fit([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]],
+                                 [FINANCE, "institution%1:14:00::", "deal%2:40:00::",
+                                  "able%3:00:03::"])
+    lemmas, pos = ["bank", "bank", "capable"], ["NOUN", "VERB", "ADJ"]
+    keys = [key for lemma, tag in zip(lemmas, pos, strict=True)
+            for key in tiny.senses(lemma, tag)]
+    full, sources = propagate_sense_embeddings(corpus, tiny, keys)
+    assert sources == {FINANCE: "corpus", RIVER: "hypernym", "bank%2:40:11::": "hypernym",
+                       "capable%5:00:01:able:03": "lexname"}
+    np.testing.assert_allclose(full.vector(RIVER), [0.0, 1.0])  # its hypernym, institution
+    vectors = [[0.2, 1.0], [5.0, 1.0], [0.0, -3.0]]
+    before = NearestSenseWSD(corpus, tiny).predict(vectors, lemmas, pos)
+    assert [p.source for p in before] == ["nearest", "mfs", "mfs"]
+    after = NearestSenseWSD(full, tiny).predict(vectors, lemmas, pos)
+    assert after == [WsdPrediction(RIVER, "nearest"), WsdPrediction("bank%2:40:11::", "nearest"),
+                     WsdPrediction("capable%5:00:01:able:03", "nearest")]
+
+
+def test_concatenation_unit_normalises_each_part_over_the_common_keys():
+    a = SenseEmbeddings(["y%1:00:00::", "x%1:00:00::", "z%1:00:00::"],
+                        [[0.0, 5.0], [3.0, 4.0], [1.0, 1.0]], [4, 2, 6])
+    b = SenseEmbeddings(["x%1:00:00::", "y%1:00:00::", "w%1:00:00::"],
+                        [[0.0, 0.0, 2.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]], [0, 9, 1])
+    joined = concatenate_sense_embeddings(a, b)
+    assert joined.keys == ("x%1:00:00::", "y%1:00:00::")
+    assert joined.counts.tolist() == [2, 4]  # from the first
+    np.testing.assert_allclose(joined.matrix, [[0.6, 0.8, 0.0, 0.0, 1.0],
+                                               [0.0, 1.0, 1.0, 0.0, 0.0]], rtol=1e-6)
+    c = SenseEmbeddings(["y%1:00:00::"], [[-2.0]], [3])
+    three = concatenate_sense_embeddings(a, b, c)
+    assert three.keys == ("y%1:00:00::",) and three.counts.tolist() == [4]
+    np.testing.assert_allclose(three.matrix, [[0.0, 1.0, 1.0, 0.0, 0.0, -1.0]])
+
+
+def test_concatenation_needs_two_inputs_sharing_a_key():
+    a = SenseEmbeddings(["x%1:00:00::"], [[1.0]], [1])
+    b = SenseEmbeddings(["y%1:00:00::"], [[1.0]], [1])
+    for inputs, received in (((), 0), ((a,), 1)):
+        with pytest.raises(ValueError, match=rf"expected at least two SenseEmbeddings to "
+                                             rf"concatenate; received {received}"):
+            concatenate_sense_embeddings(*inputs)
+    with pytest.raises(ValueError, match=r"the SenseEmbeddings share no sense key"):
+        concatenate_sense_embeddings(a, b)
+
+
+def test_a_repeated_query_scores_the_mean_cosine_of_the_concatenated_parts():
+    generator = np.random.default_rng(0)
+    query, contextual, gloss = generator.normal(size=(3, 6))
+    sense = concatenate_sense_embeddings(SenseEmbeddings(["x%1:00:00::"], [contextual], [1]),
+                                         SenseEmbeddings(["x%1:00:00::"], [gloss], [0]))
+    repeated = np.concatenate([unit_rows([query]), unit_rows([query])], axis=1)[0]
+    row = sense.matrix[0].astype(np.float64)
+    cosine = repeated @ row / (np.linalg.norm(repeated) * np.linalg.norm(row))
+
+    def cos(u, v):
+        return u @ v / (np.linalg.norm(u) * np.linalg.norm(v))
+
+    assert cosine == pytest.approx((cos(query, contextual) + cos(query, gloss)) / 2, abs=1e-6)
+
+
+def test_unit_rows_scales_rows_to_unit_length_and_keeps_zero_rows():
+    rows = unit_rows([[3.0, 4.0], [0.0, 0.0], [0.0, -2.0], [1e-3, 0.0]])
+    np.testing.assert_allclose(rows, [[0.6, 0.8], [0.0, 0.0], [0.0, -1.0], [1.0, 0.0]])
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), [1.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"vectors must be a 2-D array"):
+        unit_rows([1.0, 2.0])
