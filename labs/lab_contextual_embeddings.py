@@ -119,18 +119,25 @@ def training_corpus(everything, args):
     return dataclasses.replace(train, name="senseval2+senseval3"), train_sets
 
 
-def wsd_variants(senses, glosses, wordnet, keys):
-    """The sense inventories compared: the corpus alone, then full coverage by glosses, by
-    WordNet neighbours (LMMS-1024), and by both (LMMS-2048), as `{name: (senses, repeat)}`;
-    `repeat` is how many unit copies of a test vector query the (concatenated) sense vectors."""
+def wsd_variants(senses, glosses, wordnet, keys, gloss_weight):
+    """The sense inventories compared, as `{name: (senses, repeat)}`: the corpus alone, then full
+    coverage by glosses, by WordNet neighbours (LMMS-1024), and by both (LMMS-2048), the gloss
+    part weighted by `gloss_weight`; `repeat` is how many unit copies of a test vector query the
+    (concatenated) sense vectors."""
     with_glosses, _ = fill_sense_embeddings(senses, glosses)
     propagated, sources = propagate_sense_embeddings(senses, wordnet, keys)
+    weights = (1.0, gloss_weight)
     return {
         "corpus": (senses, 1),
-        "corpus+glosses": (concatenate_sense_embeddings(with_glosses, glosses), 2),
+        "corpus+glosses": (concatenate_sense_embeddings(with_glosses, glosses, weights=weights), 2),
         "corpus+neighbours": (propagated, 1),
-        "corpus+neighbours+glosses": (concatenate_sense_embeddings(propagated, glosses), 2),
+        "corpus+neighbours+glosses": (
+            concatenate_sense_embeddings(propagated, glosses, weights=weights), 2),
     }, sources
+
+
+def standardized(senses, zscorer):
+    return SenseEmbeddings(senses.keys, zscorer.transform(senses.matrix), senses.counts)
 
 
 def wsd_section(encoder, tokenizer, wordnet, args):
@@ -143,26 +150,39 @@ def wsd_section(encoder, tokenizer, wordnet, args):
     test_rows = [i for i, instance in enumerate(everything.instances)
                  if instance.id.split(".")[0] not in train_sets]
 
-    # The sense embeddings: one encoder pass over each training sentence, sentences by length.
+    # The sense embeddings: one encoder pass over each training sentence, sentences by length,
+    # and each dimension's mean and deviation over the training occurrences (for z-scoring).
     start = time.perf_counter()
-    senses = corpus_sense_embeddings(encoder, tokenizer, train, inventory=wordnet,
-                                     batch_size=args.batch_size, cache_dir=args.run_dir / "cache",
-                                     progress=args.verbose)
+    raw_senses, zscorer = corpus_sense_embeddings(
+        encoder, tokenizer, train, inventory=wordnet, batch_size=args.batch_size,
+        cache_dir=args.run_dir / "cache", progress=args.verbose, return_zscorer=True)
     train_seconds = time.perf_counter() - start
-    # Full coverage: every WordNet sense of every test lemma gets a vector.
+    # Full coverage: every WordNet sense of every test lemma gets a gloss vector.
     keys = sorted({key for i in test_rows for key in wordnet.senses(everything.instances[i].lemma,
                                                                    everything.instances[i].pos)})
     start = time.perf_counter()
-    glosses = gloss_sense_embeddings(encoder, tokenizer, wordnet, keys,
-                                     batch_size=args.batch_size, cache_dir=args.run_dir / "cache")
+    raw_glosses = gloss_sense_embeddings(encoder, tokenizer, wordnet, keys,
+                                         batch_size=args.batch_size,
+                                         cache_dir=args.run_dir / "cache")
     gloss_seconds = time.perf_counter() - start
-    variants, sources = wsd_variants(senses, glosses, wordnet, keys)
+    # J&M §11.3.2: z-score each dimension (glosses with their own statistics: a gloss vector is a
+    # mean over a whole definition, not one word in context).
+    senses = standardized(raw_senses, zscorer)
+    glosses = standardized(raw_glosses, ZScorer().fit(raw_glosses.matrix))
     lemmas = [everything.instances[i].lemma for i in test_rows]
     tags = [everything.instances[i].pos for i in test_rows]
+    queries = {"raw": unit_rows(last4[test_rows]),
+               "z": unit_rows(zscorer.transform(last4[test_rows]))}
+    inventories = {"corpus, not z-scored": (raw_senses, 1, "raw")}
+    for weight in args.gloss_weights:
+        variants, sources = wsd_variants(senses, glosses, wordnet, keys, weight)
+        for name, (inventory, repeat) in variants.items():
+            shown = name if "glosses" not in name else f"{name} x{weight:g}"
+            inventories.setdefault(shown, (inventory, repeat, "z"))
     predictions = {}
-    for name, (inventory, repeat) in variants.items():
-        queries = np.concatenate([unit_rows(last4[test_rows])] * repeat, axis=1)
-        predictions[name] = NearestSenseWSD(inventory, wordnet).predict(queries, lemmas, tags)
+    for name, (inventory, repeat, space) in inventories.items():
+        query = np.concatenate([queries[space]] * repeat, axis=1)
+        predictions[name] = NearestSenseWSD(inventory, wordnet).predict(query, lemmas, tags)
     mfs = mfs_predictions(everything, wordnet)
     evaluation_sets = [name for name in WSD_EVALUATION_SETS if name not in train_sets] + ["ALL"]
     position = {row: n for n, row in enumerate(test_rows)}
@@ -180,30 +200,39 @@ def wsd_section(encoder, tokenizer, wordnet, args):
         nearest = Counter(predictions["corpus"][position[i]].source for i in rows)["nearest"]
         row["corpus_nearest_pct"] = round(100 * nearest / len(rows), 1)
         results[name] = row
-    # The reported variant is chosen on SemEval-2007, the framework's usual development set.
+    # The reported variant (and gloss weight) is chosen on SemEval-2007, the framework's usual
+    # development set; ties go to the simpler variant (fewer parts, then the lower weight).
     development = "semeval2007" if "semeval2007" in results else "ALL"
-    best = max(variants, key=lambda variant: (results[development][variant], variant))
+    chosen = [name for name in inventories if name != "corpus, not z-scored"]
+    best = max(chosen, key=lambda name: (results[development][name], -chosen.index(name)))
 
     label = "ALL" if not train_sets else "ALL minus SE2, SE3"
     covered = Counter(sources.values())
     print(f"\nWSD: sense embeddings from {train.name} ({len(train.sentences):,} sentences, "
-          f"{len(train.instances):,} instances, {len(senses):,} senses; {train_seconds:.0f} s); "
-          f"{len(keys):,} WordNet senses of the test lemmas, glosses embedded in "
+          f"{len(train.instances):,} instances, {len(raw_senses):,} senses; {train_seconds:.0f} s)"
+          f"; {len(keys):,} WordNet senses of the test lemmas, glosses embedded in "
           f"{gloss_seconds:.0f} s; neighbours: "
           + ", ".join(f"{covered[source]:,} {source}" for source in COVERAGE_SOURCES))
-    print(f"{'set':<20}{'instances':>10}" + "".join(f"{name:>27}" for name in variants)
-          + f"{'MFS':>8}{'corpus covers':>15}")
-    for name, row in results.items():
-        shown = label if name == "ALL" else name
-        print(f"{shown:<20}{row['instances']:>10}"
-              + "".join(f"{row[variant]:>27.2f}" for variant in variants)
-              + f"{row['mfs_f1']:>8.2f}{row['corpus_nearest_pct']:>14.1f}%")
-    print(f"F1 of the framework's scorer; 'corpus' falls back to MFS where no sense of a lemma "
-          f"was seen. Reported variant (best on {development}): {best}")
-    summary = {"variant": best, "train_corpus": train.name,
+    sets = list(results)
+    shown_sets = [label if name == "ALL" else name for name in sets]
+    print("F1 (framework scorer) per set; 'corpus' falls back to MFS where no sense of a lemma "
+          "was seen; xW = weight of the gloss part")
+    print(f"{'variant':<34}" + "".join(f"{name[:17]:>18}" for name in shown_sets))
+    print(f"{'(instances)':<34}" + "".join(f"{results[name]['instances']:>18}" for name in sets))
+    for variant in inventories:
+        mark = " *" if variant == best else ""
+        print(f"{variant + mark:<34}" + "".join(f"{results[name][variant]:>18.2f}"
+                                                for name in sets))
+    print(f"{'MFS (WordNet first sense)':<34}"
+          + "".join(f"{results[name]['mfs_f1']:>18.2f}" for name in sets))
+    print(f"{'corpus covers (% of instances)':<34}"
+          + "".join(f"{results[name]['corpus_nearest_pct']:>18.1f}" for name in sets))
+    print(f"* reported variant: best F1 on {development} (development set)")
+    summary = {"variant": best, "development_set": development, "train_corpus": train.name,
                "train_sentences": len(train.sentences), "train_instances": len(train.instances),
-               "sense_embeddings": len(senses), "test_lemma_senses": len(keys),
+               "sense_embeddings": len(raw_senses), "test_lemma_senses": len(keys),
                "coverage": {source: covered[source] for source in COVERAGE_SOURCES},
+               "gloss_weights": list(args.gloss_weights),
                "train_seconds": round(train_seconds, 1), "gloss_seconds": round(gloss_seconds, 1),
                "sets": results}
     if train_sets:  # the same on each single layer (training vectors of every layer exist)
@@ -363,6 +392,9 @@ def main():
                         help="WSD training data: SemCor 3.0 if the data directory has it, else "
                              "Senseval-2 + Senseval-3 (auto); SemCor, downloading it if needed "
                              "(semcor); Senseval-2 + Senseval-3 (senseval)")
+    parser.add_argument("--gloss-weights", type=float, nargs="+", default=[0.5, 0.75, 1.0],
+                        help="weights of the gloss part tried (the reported one is chosen on "
+                             "SemEval-2007)")
     parser.add_argument("--max-train-sentences", type=int, default=None,
                         help="read only this many SemCor sentences (a quick look; default: all "
                              "37,176)")

@@ -160,7 +160,7 @@ def layer_selection(layers, num_states):
 
 
 def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", level="word",
-                          subword_pooling="mean", batch_size=32, sequence_length=128,
+                          subword_pooling="mean", batch_size=32, sequence_length=None,
                           stride=None, cache_dir=None, progress=False):
     """Runs an encoder over sentences and returns a vector per word (or subword).
 
@@ -174,8 +174,9 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
         subword_pooling: "first", "mean" (default) or "last": a word's vector from its
             subwords' (`level="word"` only).
         batch_size: int, default 32. Windows per forward pass.
-        sequence_length: int, default 128. Window length with [CLS] and [SEP]; longer sentences
-            run in overlapping windows.
+        sequence_length: int, default None: 128, or the encoder's position table when that is
+            shorter (`encoder.config.max_sequence_length`). Window length with [CLS] and [SEP];
+            longer sentences run in overlapping windows.
         stride: int, default None. Tokens consecutive windows share (see
             `kbert.data.token_classification_features`).
         cache_dir: str or Path, default None. Folder for a disk cache of the result.
@@ -212,6 +213,9 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
     indices, reduction, description = layer_selection(layers, num_states)
     if reduction == "mix" and not layers.built:  # variables must exist before tracing
         layers.build((None, num_states, None, encoder.output["sequence_output"].shape[-1]))
+    if sequence_length is None:
+        config = getattr(encoder, "config", None)
+        sequence_length = min(128, getattr(config, "max_sequence_length", 128))
     if level == "subword":
         subword_pooling = None  # not used: every subword is a unit
 

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from kbert.analysis.anisotropy import ZScorer
 from kbert.analysis.contextual_embeddings import contextual_embeddings, model_fingerprint
 from kbert.analysis.wsd import SenseEmbeddings
 
-_CACHE_FORMAT = 1  # bump when the cached arrays change meaning
+_CACHE_FORMAT = 2  # bump when the cached arrays change meaning
+_MEAN, _STD = "#mean", "#std"  # cache rows holding the instance vectors' moments
 
 
 def _positive_int(value, name):
@@ -49,12 +51,18 @@ def _digest(encoder, tokenizer, *parts):
 
 def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
                             subword_pooling="mean", batch_size=64, chunk_sentences=4096,
-                            inventory=None, cache_dir=None, progress=False):
+                            inventory=None, cache_dir=None, progress=False, return_zscorer=False):
     """Averages an encoder's contextual vectors of each sense's occurrences in a tagged corpus.
 
     Every sentence that holds an instance runs through the encoder once (sentences without one
     are skipped), in order of length and in chunks of `chunk_sentences`, so memory stays at one
     chunk's word vectors. An instance with several gold keys counts toward each.
+
+    With `return_zscorer`, it also returns a `kbert.analysis.ZScorer` holding the mean and
+    standard deviation of every dimension over all instance vectors (one row per instance).
+    Z-scoring is affine, so `zscorer.transform(senses.matrix)` equals averaging the z-scored
+    occurrences: the sense embeddings of J&M §11.3.2's standardized space, where a few rogue
+    dimensions no longer dominate the cosine.
 
     Args:
         encoder: `kbert.models.Encoder` (any model with its dict inputs and `hidden_states`).
@@ -68,9 +76,11 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
             dropped (`SenseEmbeddings.fit(on_unknown="skip")`).
         cache_dir: str or Path, default None. Folder for the cached result.
         progress: bool, default False. Print one line per chunk.
+        return_zscorer: bool, default False. Also return the corpus's `ZScorer`.
 
     Returns:
-        A `SenseEmbeddings` (`counts`: occurrences per sense).
+        A `SenseEmbeddings` (`counts`: occurrences per sense); with `return_zscorer`,
+        `(SenseEmbeddings, ZScorer)`.
 
     Raises:
         ValueError: a corpus without instances, or a bad option.
@@ -96,6 +106,7 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
 
     def compute():
         vectors, keys = [], []
+        moments = np.zeros((3, 1))  # count, sum, sum of squares (float64; widened below)
         for start in range(0, len(used), chunk_sentences):
             chunk = used[start:start + chunk_sentences]
             embeddings = contextual_embeddings(
@@ -115,15 +126,33 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
                                  f"sentence {corpus.sentences[instance.sentence_index].id!r}) "
                                  "got no vector: expected every word to yield at least one "
                                  "subword token")
-            vectors.append(embeddings.vectors[rows])
+            chunk_vectors = embeddings.vectors[rows]
+            vectors.append(chunk_vectors)
             keys.extend(instance.gold_keys for _, instance in wanted)
+            as_float64 = chunk_vectors.astype(np.float64)
+            moments = moments + np.stack([np.full(as_float64.shape[1], len(as_float64)),
+                                          as_float64.sum(axis=0),
+                                          np.square(as_float64).sum(axis=0)])
             if progress:
                 print(f"  {corpus.name}: {start + len(chunk):,} / {len(used):,} sentences",
                       flush=True)
-        return SenseEmbeddings.fit(np.concatenate(vectors), keys, inventory=inventory,
-                                   on_unknown="error" if inventory is None else "skip")
+        senses = SenseEmbeddings.fit(np.concatenate(vectors), keys, inventory=inventory,
+                                     on_unknown="error" if inventory is None else "skip")
+        count, total, squares = moments
+        mean = total / count
+        std = np.sqrt(np.maximum(squares / count - np.square(mean), 0.0))
+        # The moments travel as two extra "senses" rows of the cache file.
+        return SenseEmbeddings(senses.keys + (_MEAN, _STD), np.concatenate(
+            [senses.matrix, mean[None], std[None]]), np.concatenate([senses.counts, [0, 0]]))
 
-    return _cached(cache_dir, f"senses_{corpus.name}", digest, compute)
+    stored = _cached(cache_dir, f"senses_{corpus.name}", digest, compute)
+    senses = SenseEmbeddings(stored.keys[:-2], stored.matrix[:-2], stored.counts[:-2])
+    if not return_zscorer:
+        return senses
+    zscorer = ZScorer()
+    std = stored.matrix[-1].astype(np.float64)
+    zscorer.mean, zscorer.std = stored.matrix[-2].astype(np.float64), np.where(std > 0, std, 1.0)
+    return senses, zscorer
 
 
 def gloss_text(wordnet, key):

@@ -434,15 +434,18 @@ def fill_sense_embeddings(primary, fallback):
     return SenseEmbeddings(keys, np.asarray(rows), counts), sources
 
 
-def concatenate_sense_embeddings(*sense_embeddings):
+def concatenate_sense_embeddings(*sense_embeddings, weights=None):
     """Joins several embeddings of the same senses: each row unit-normalised, then concatenated.
 
     LMMS-2048's sense vector is `[unit(contextual); unit(gloss)]`; a test word then queries with
     its contextual vector repeated (`np.concatenate([unit_rows(v), unit_rows(v)], axis=1)`), so
-    its cosine is the mean of its cosines with the two parts.
+    its cosine is the mean of its cosines with the two parts. With `weights`, part `i` is scaled
+    by `weights[i]`, and the nearest sense maximises `Σ weights[i] · cos(v, part_i)` (every sense
+    vector has the same norm, so the ranking is that of the weighted sum).
 
     Args:
         *sense_embeddings: two or more `SenseEmbeddings`.
+        weights: sequence of positive floats, one per input, default None (all 1).
 
     Returns:
         A `SenseEmbeddings` over the keys present in all of them (sorted); `counts` from the
@@ -460,6 +463,11 @@ def concatenate_sense_embeddings(*sense_embeddings):
     if len(sense_embeddings) < 2:
         raise ValueError(f"expected at least two SenseEmbeddings to concatenate; received "
                          f"{len(sense_embeddings)}")
+    weights = [1.0] * len(sense_embeddings) if weights is None else list(weights)
+    if len(weights) != len(sense_embeddings) or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in weights):
+        raise ValueError(f"weights must be {len(sense_embeddings)} positive numbers, one per "
+                         f"input; received {weights!r}")
     common = set(sense_embeddings[0].keys)
     for embeddings in sense_embeddings[1:]:
         common &= set(embeddings.keys)
@@ -468,9 +476,9 @@ def concatenate_sense_embeddings(*sense_embeddings):
                          "same senses")
     keys = sorted(common)
     parts = []
-    for embeddings in sense_embeddings:
+    for embeddings, weight in zip(sense_embeddings, weights, strict=True):
         rows = [embeddings._index[key] for key in keys]
-        parts.append(unit_rows(embeddings.matrix[rows]))
+        parts.append(weight * unit_rows(embeddings.matrix[rows]))
     first = sense_embeddings[0]
     return SenseEmbeddings(keys, np.concatenate(parts, axis=1),
                            first.counts[[first._index[key] for key in keys]])

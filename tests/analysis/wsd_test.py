@@ -7,6 +7,7 @@ from kbert.analysis.wsd import (
     SenseEmbeddings,
     WsdPrediction,
     concatenate_sense_embeddings,
+    fill_sense_embeddings,
     mfs_predictions,
     propagate_sense_embeddings,
     unit_rows,
@@ -397,3 +398,27 @@ def test_unit_rows_scales_rows_to_unit_length_and_keeps_zero_rows():
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), [1.0, 0.0, 1.0, 1.0])
     with pytest.raises(ValueError, match=r"vectors must be a 2-D array"):
         unit_rows([1.0, 2.0])
+
+
+def test_concatenation_weights_scale_each_part_and_rank_by_the_weighted_cosines():
+    a = SenseEmbeddings(["x%1:00:00::", "y%1:00:00::"], [[1.0, 0.0], [0.0, 1.0]], [1, 1])
+    b = SenseEmbeddings(["x%1:00:00::", "y%1:00:00::"], [[0.0, 1.0], [1.0, 0.0]], [1, 1])
+    joined = concatenate_sense_embeddings(a, b, weights=[1.0, 0.5])
+    np.testing.assert_allclose(joined.matrix, [[1.0, 0.0, 0.0, 0.5], [0.0, 1.0, 0.5, 0.0]])
+    query = np.concatenate([unit_rows([[0.8, 0.6]])] * 2, axis=1)
+    # x: 0.8 + 0.5 * 0.6 = 1.1 against y: 0.6 + 0.5 * 0.8 = 1.0; equal weights would tie.
+    np.testing.assert_allclose(joined.matrix @ query[0], [1.1, 1.0])
+    for bad in ([1.0], [1.0, 0.0], [1.0, -2.0], [True, 1.0], ["1", 1.0]):
+        with pytest.raises(ValueError, match=r"weights must be 2 positive numbers, one per input"):
+            concatenate_sense_embeddings(a, b, weights=bad)
+
+
+def test_fill_takes_the_primary_vector_where_there_is_one():
+    primary = SenseEmbeddings(["x%1:00:00::"], [[1.0, 0.0]], [3])
+    fallback = SenseEmbeddings(["x%1:00:00::", "y%1:00:00::"], [[0.0, 1.0], [1.0, 1.0]], [1, 1])
+    filled, sources = fill_sense_embeddings(primary, fallback)
+    assert filled.keys == ("x%1:00:00::", "y%1:00:00::") and filled.counts.tolist() == [3, 1]
+    np.testing.assert_allclose(filled.matrix, [[1.0, 0.0], [1.0, 1.0]])
+    assert sources == {"x%1:00:00::": "primary", "y%1:00:00::": "fallback"}
+    with pytest.raises(ValueError, match="the same dimension; received 2 and 3"):
+        fill_sense_embeddings(primary, SenseEmbeddings(["x%1:00:00::"], [[0.0, 1.0, 2.0]], [1]))
