@@ -85,6 +85,7 @@ from kbert.data.data_dir import data_dir  # noqa: E402
 from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores  # noqa: E402
 from kbert.data.semcor import load_semcor  # noqa: E402
 from kbert.data.wordnet import load_wordnet  # noqa: E402
+from kbert.run_records import write_run_record  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 
 ATTENTION_SENTENCE = "The fishermen sat on the bank of the river and watched the boats."
@@ -405,6 +406,10 @@ def main():
     parser.add_argument("--probe-train-sentences", type=int, default=3000)
     parser.add_argument("--probe-test-sentences", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--record", default=None,
+                        help="also write the results with the command, commit, date, wall time "
+                             "and machine to this JSON file (the published numbers: "
+                             "docs/results/lab_contextual_embeddings.json)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     args.run_dir = Path(args.run_dir)
@@ -433,6 +438,8 @@ def main():
         "seconds": round(time.perf_counter() - start, 1),
     }
     (args.run_dir / "results.json").write_text(json.dumps(summary, indent=2))
+    if args.record:
+        write_run_record(args.record, summary, summary["seconds"])
     print(json.dumps(summary))
 
 

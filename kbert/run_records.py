@@ -1,0 +1,103 @@
+"""Recorded runs: a lab's or benchmark's numbers with the command, commit, date and machine.
+
+Published numbers come from these files (`docs/results/<name>.json`), never from hand-copied
+tables: each holds what was measured and exactly how, so a reader can re-run it and a changed
+number can be traced to a commit.
+"""
+
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def _git(*arguments):
+    try:
+        result = subprocess.run(["git", *arguments], capture_output=True, text=True, timeout=30,
+                                cwd=Path(__file__).resolve().parents[1])
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def machine_description():
+    """The machine a run happened on: CPU model, cores, memory, OS and Python.
+
+    Returns:
+        A dict with "cpu", "cores", "memory_gib", "platform" and "python".
+
+    Example:
+    >>> sorted(machine_description())
+    ['cores', 'cpu', 'memory_gib', 'platform', 'python']
+    """
+    cpu = platform.processor() or platform.machine()
+    memory = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as lines:
+            cpu = next((line.split(":", 1)[1].strip() for line in lines
+                        if line.startswith("model name")), cpu)
+        with open("/proc/meminfo", encoding="utf-8") as lines:
+            kib = next((int(line.split()[1]) for line in lines if line.startswith("MemTotal")),
+                       None)
+            memory = None if kib is None else round(kib / 2**20, 1)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": memory,
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+def write_run_record(path, results, seconds, argv=None):
+    """Writes `results` with how they were made to a JSON file, atomically.
+
+    The record holds the command (`python` + `argv`), the git commit of the code (with
+    `"dirty": true` when tracked files had uncommitted changes), the UTC date, the wall time and
+    the machine; a killed run never leaves a half-written file.
+
+    Args:
+        path: str or Path. The JSON file (its folder is created).
+        results: dict. The run's numbers (JSON-serializable).
+        seconds: float. The run's wall time.
+        argv: list of str, default None (`sys.argv`).
+
+    Returns:
+        The record (a dict).
+
+    Raises:
+        ValueError: `results` is not a dict or not JSON-serializable.
+
+    Example:
+    >>> record = write_run_record("/tmp/record.json", {"f1": 70.1}, 12.5)  # doctest: +SKIP
+    """
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a dict of numbers; received {type(results).__name__}")
+    argv = list(sys.argv if argv is None else argv)
+    record = {
+        "command": "python " + shlex.join(argv),
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(float(seconds), 1),
+        "machine": machine_description(),
+        "results": results,
+    }
+    try:
+        text = json.dumps(record, indent=2) + "\n"
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"results must be JSON-serializable; {error}") from None
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
+                                         suffix=".partial")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return record

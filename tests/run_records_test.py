@@ -1,0 +1,37 @@
+import json
+
+import pytest
+
+from kbert.run_records import machine_description, write_run_record
+
+
+def test_a_record_holds_the_results_and_how_they_were_made(tmp_path):
+    path = tmp_path / "results" / "lab.json"
+    record = write_run_record(path, {"f1": 70.5, "sets": {"ALL": 7253}}, 12.345,
+                              argv=["labs/lab.py", "--seed", "1", "a b"])
+    assert json.loads(path.read_text()) == record
+    assert record["results"] == {"f1": 70.5, "sets": {"ALL": 7253}}
+    assert record["command"] == "python labs/lab.py --seed 1 'a b'"
+    assert record["wall_seconds"] == 12.3
+    assert len(record["commit"]) == 40 and isinstance(record["dirty"], bool)
+    assert record["date"].endswith("+00:00")
+    assert record["machine"]["cores"] >= 1 and record["machine"]["cpu"]
+    assert [p.name for p in path.parent.iterdir()] == ["lab.json"]  # no temporary left
+
+
+def test_bad_results_leave_the_previous_record(tmp_path):
+    path = tmp_path / "lab.json"
+    write_run_record(path, {"f1": 1.0}, 1.0, argv=["lab.py"])
+    before = path.read_text()
+    with pytest.raises(ValueError, match="results must be a dict"):
+        write_run_record(path, [1.0], 1.0)
+    with pytest.raises(ValueError, match="results must be JSON-serializable"):
+        write_run_record(path, {"f1": object()}, 1.0)
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["lab.json"]
+
+
+def test_machine_description_names_the_cpu_and_memory():
+    machine = machine_description()
+    assert set(machine) == {"cpu", "cores", "memory_gib", "platform", "python"}
+    assert machine["memory_gib"] is None or machine["memory_gib"] > 0
