@@ -1,0 +1,52 @@
+import json
+
+import pytest
+
+from benchmarks import report
+from kbert.run_records import write_run_record
+
+WSD = {
+    "variant": "corpus+glosses x0.5", "development_set": "semeval2007",
+    "train_corpus": "semcor", "train_sentences": 10, "train_instances": 20,
+    "sense_embeddings": 5, "test_lemma_senses": 7,
+    "coverage": {"corpus": 4, "synset": 1, "hypernym": 1, "lexname": 1},
+    "train_seconds": 1.0, "gloss_seconds": 2.0,
+    "sets": {name: {"instances": 3, "mfs_f1": 50.0, "corpus": 55.5, "corpus+glosses x0.5": 61.25,
+                    "corpus_nearest_pct": 90.0} for name in ("semeval2007", "ALL")},
+}
+LAB = {"wsd": WSD, "expected_cosine": [0.1, 0.2], "expected_cosine_z": [0.0, 0.01],
+       "rogue_share": [0.5, 0.6], "wic_auc": [0.7, 0.8], "wic_auc_z": [0.71, 0.81],
+       "probes": {"pos_pretrained": [80.0, 90.0], "pos_random": [70.0, 70.0],
+                  "pos_majority": 20.0, "ner_pretrained": [85.0, 88.0],
+                  "ner_random": [79.0, 79.0], "ner_majority": 77.0}}
+
+
+def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
+    records, page = tmp_path / "results", tmp_path / "results.md"
+    write_run_record(records / "lab_contextual_embeddings.json", LAB, 305.2,
+                     argv=["labs/lab_contextual_embeddings.py"])
+    write_run_record(records / "other.json", {"accuracy": 0.5, "nested": {"x": 1}}, 2.0,
+                     argv=["benchmarks/other.py"])
+    arguments = ["--results-dir", str(records), "--output", str(page)]
+    assert report.main(arguments + ["--check"]) == 1  # no page yet
+    assert report.main(arguments) == 0
+    text = page.read_text()
+    assert "Command: `python labs/lab_contextual_embeddings.py`" in text
+    assert "| **corpus+glosses x0.5** | **61.25** | **61.25** |" in text
+    assert "| MFS (WordNet's first sense) | 50.00 | 50.00 |" in text
+    assert "| NER random | 79.00 | 79.00 | 77.00 |" in text
+    assert "## other" in text and "| accuracy | 0.5 |" in text and "nested" not in text
+    assert report.main(arguments + ["--check"]) == 0
+    page.write_text(text.replace("61.25", "99.99"))  # a hand edit
+    assert report.main(arguments + ["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_record_is_named(tmp_path):
+    (tmp_path / "broken.json").write_text(json.dumps({"accuracy": 1}))
+    with pytest.raises(ValueError, match=r"broken.json: expected a run record"):
+        report.render(tmp_path)
+
+
+def test_the_committed_page_matches_the_committed_records():
+    assert report.main(["--check"]) == 0, "run `python -m benchmarks.report` and commit"
