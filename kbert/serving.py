@@ -13,6 +13,17 @@ The request builders and response parsers are pure functions, so they can be rea
 without a server. `classify`, `tag`, `answer` and `embed` call the signatures that
 `kbert export` writes (input names `text`, `text_pair`, `question`, `context`).
 
+What the clients refuse rather than guess:
+
+- `host` is a host alone: a name, an IPv4 address, or an IPv6 literal with or without brackets
+  (`::1`, `[::1]`). A port, scheme or path inside it (`localhost:8501`, `http://...`) is a
+  ValueError that says to pass `port=` separately; kbert never merges two sources of one port.
+- `port` is an int in 1..65535; `timeout` a positive, finite number of seconds.
+- A request that times out says "timed out after <timeout> s"; "cannot reach TF Serving" means
+  the connection itself failed (refused, no route, unknown host).
+- An answer must hold one row per example sent, for every output; `{"b64": ...}` values must be
+  valid base64. Either failure raises instead of returning a short or empty result.
+
 Example:
 
     client = RestClient("localhost", "trec")
@@ -21,7 +32,11 @@ Example:
 """
 
 import base64
+import ipaddress
 import json
+import math
+import numbers
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,6 +50,9 @@ REST_PORT = 8501
 GRPC_PORT = 8500
 DEFAULT_SIGNATURE = "serving_default"
 REQUEST_FORMATS = ("instances", "inputs")
+# `[v6]:port` or `name:port`; a bare IPv6 literal (two colons or more) never matches.
+_HOST_AND_PORT = re.compile(r"(?:\[([^\[\]]+)\]|([^\[\]:]+)):([0-9]+)")
+_HOST_REFUSED_CHARACTERS = frozenset("/?#@[] \t\r\n")
 
 
 class ServingError(RuntimeError):
@@ -86,6 +104,67 @@ def _check_batch(inputs):
     return batch_size
 
 
+def _address_host(host):
+    """Checks `host` and returns it the way URLs and gRPC targets write it (IPv6 in brackets).
+
+    Raises:
+        ValueError: anything but a bare host name, IPv4 address or IPv6 literal; a port inside
+            `host` gets a message that says how to split it.
+    """
+    expected = ("host must be a host name or address such as 'localhost', '10.0.0.2' or '::1' "
+                "(no scheme, port or path; give the port as port=)")
+    if not isinstance(host, str) or not host:
+        raise ValueError(f"{expected}; got {host!r}")
+    with_port = _HOST_AND_PORT.fullmatch(host)
+    if with_port:
+        bracketed, name, port = with_port.groups()
+        raise ValueError(f"{expected}; got {host!r}; pass host={bracketed or name!r}, "
+                         f"port={int(port)}")
+    inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if ":" in inner:
+        try:
+            ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise ValueError(f"{expected}; got {host!r}") from None
+        return f"[{inner}]"  # an IPv6 address needs brackets before a port
+    if inner != host or _HOST_REFUSED_CHARACTERS.intersection(host):
+        raise ValueError(f"{expected}; got {host!r}")
+    return host
+
+
+def _check_port(port):
+    """Returns `port` as an int, or raises ValueError unless it is an int in 1..65535."""
+    if isinstance(port, bool) or not isinstance(port, numbers.Integral) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be an int in 1..65535; got {port!r}")
+    return int(port)
+
+
+def _check_timeout(timeout):
+    """Returns `timeout`, or raises ValueError unless it is a positive, finite number."""
+    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
+            or not math.isfinite(timeout) or timeout <= 0):
+        raise ValueError(f"timeout must be a positive, finite number of seconds; got {timeout!r}")
+    return timeout
+
+
+def _check_rows(outputs, batch_size):
+    """Raises ServingError unless every output has one row (first axis) per example sent."""
+    for name, value in outputs.items():
+        shape = np.shape(value)
+        if not shape:
+            raise ServingError(f"output {name!r} has no batch axis (a scalar); expected "
+                               f"{batch_size} row(s), one per example sent")
+        if shape[0] != batch_size:
+            raise ServingError(f"output {name!r} has {shape[0]} row(s); expected {batch_size}, "
+                               "one per example sent")
+
+
+def _check_batch_size(batch_size):
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
+            batch_size, numbers.Integral) or batch_size < 1):
+        raise ValueError(f"batch_size must be an int >= 1 or None; got {batch_size!r}")
+
+
 def _check_version_and_label(version, label):
     if version is not None and label is not None:
         raise ValueError(f"give at most one of version and label; got version={version!r} and "
@@ -102,17 +181,14 @@ def _check_version_and_label(version, label):
 
 
 def _rest_model_url(host, model, version=None, label=None, port=REST_PORT, scheme="http"):
-    if not isinstance(host, str) or not host or "/" in host:
-        raise ValueError(f"host must be a host name or address such as 'localhost' (no scheme, "
-                         f"port or path); got {host!r}")
+    host = _address_host(host)
+    port = _check_port(port)
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty model name; got {model!r}")
     if scheme not in ("http", "https"):
         raise ValueError(f"scheme must be 'http' or 'https'; got {scheme!r}")
     _check_version_and_label(version, label)
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"  # an IPv6 address needs brackets in a URL
-    url = f"{scheme}://{host}:{int(port)}/v1/models/{urllib.parse.quote(model, safe='')}"
+    url = f"{scheme}://{host}:{port}/v1/models/{urllib.parse.quote(model, safe='')}"
     if version is not None:
         url += f"/versions/{version}"
     elif label is not None:
@@ -124,19 +200,21 @@ def rest_predict_url(host, model, version=None, label=None, port=REST_PORT, sche
     """Returns TF Serving's REST predict URL for a model.
 
     Args:
-        host: str, the server's host name or address, without scheme or port.
+        host: str, the server's host name or address (`localhost`, `10.0.0.2`, `::1` or
+            `[::1]`), without scheme or port.
         model: str, the model name (the `--model_name` or a `models.config` entry).
         version: int or None (default), a version to pin; None asks for the served default.
         label: str or None (default), a version label from `models.config` (`stable`, `canary`);
             at most one of `version` and `label`.
-        port: int, default 8501, the `--rest_api_port`.
+        port: int, default 8501, the `--rest_api_port`, in 1..65535.
         scheme: str, "http" (default) or "https".
 
     Returns:
         A str, `<scheme>://<host>:<port>/v1/models/<model>[/versions/<v>|/labels/<l>]:predict`.
 
     Raises:
-        ValueError: a malformed host or model, a negative version, or both version and label.
+        ValueError: a malformed host (a port or scheme inside it included) or model, a port
+            outside 1..65535, a negative version, or both version and label.
 
     Example:
 
@@ -204,12 +282,21 @@ def _is_b64(value):
     return isinstance(value, dict) and set(value) == {"b64"}
 
 
-def _from_json(value):
-    """Decodes `{"b64": ...}` leaves back to bytes, recursively."""
+def _from_json(value, name):
+    """Decodes `{"b64": ...}` leaves of output `name` back to bytes, recursively."""
     if _is_b64(value):
-        return base64.b64decode(value["b64"])
+        text = value["b64"]
+        try:
+            if not isinstance(text, str):
+                raise TypeError(type(text).__name__)
+            # validate=True: a character outside the alphabet is an error, not skipped.
+            return base64.b64decode(text, validate=True)
+        except (TypeError, ValueError):  # binascii.Error is a ValueError
+            raise ValueError(f"output {name!r}: a {{'b64': ...}} value is not valid base64; "
+                             f"expected base64 text (A-Z, a-z, 0-9, '+', '/', '=' padding); "
+                             f"got {text!r:.80}") from None
     if isinstance(value, list):
-        return [_from_json(item) for item in value]
+        return [_from_json(item, name) for item in value]
     return value
 
 
@@ -221,7 +308,7 @@ def _has_bytes(value):
 
 def _to_array(value, name):
     """A decoded JSON value -> numpy; text stays `str` (dtype `<U`), binary is an object array."""
-    value = _from_json(value)
+    value = _from_json(value, name)
     try:
         if _has_bytes(value):
             # Object, not fixed-width `S`: numpy's `S` dtype drops trailing NUL bytes.
@@ -231,7 +318,7 @@ def _to_array(value, name):
         raise ValueError(f"output {name!r} is not a rectangular tensor: {error}") from None
 
 
-def parse_rest_response(payload):
+def parse_rest_response(payload, batch_size=None):
     """Turns a TF Serving REST predict response into a dict of numpy arrays.
 
     Args:
@@ -240,6 +327,8 @@ def parse_rest_response(payload):
             `{"predictions": [value, ...]}` (row format from a single-output signature, which TF
             Serving sends without the output name), and `{"outputs": {name: [...], ...}}` or
             `{"outputs": [...]}` (columnar format, named or single-output).
+        batch_size: int or None (default), the number of examples sent; when given, every output
+            must have exactly that many rows.
 
     Returns:
         A dict of output name -> numpy array with the batch on the first axis. A single output
@@ -247,14 +336,25 @@ def parse_rest_response(payload):
         Text outputs come back as `str` arrays; `{"b64": ...}` outputs as object arrays of bytes.
 
     Raises:
-        ServingError: the payload is TF Serving's `{"error": "..."}`; the message is the server's.
-        ValueError: the payload has none of these shapes, or its rows disagree on output names.
+        ServingError: the payload is TF Serving's `{"error": "..."}` (the message is the
+            server's), or an output's row count differs from `batch_size`.
+        ValueError: the payload has none of these shapes, its rows disagree on output names, or a
+            `{"b64": ...}` value is not valid base64.
 
     Example:
 
         >>> parse_rest_response({"predictions": [{"labels": "NUM", "label_ids": 3}]})["labels"]
         array(['NUM'], dtype='<U3')
     """
+    _check_batch_size(batch_size)
+    outputs = _rest_outputs(payload)
+    if batch_size is not None:
+        _check_rows(outputs, batch_size)
+    return outputs
+
+
+def _rest_outputs(payload):
+    """The dict of arrays in a REST payload; see `parse_rest_response`."""
     if isinstance(payload, (str, bytes)):
         try:
             payload = json.loads(payload)
@@ -297,14 +397,14 @@ class RestClient:
     Args:
         host: str, the server's host name or address, e.g. "localhost".
         model: str, the model name.
-        port: int, default 8501, the server's `--rest_api_port`.
+        port: int, default 8501, the server's `--rest_api_port`, in 1..65535.
         version: int or None (default), a version to pin; None uses the served default.
         label: str or None (default), a version label instead of a version.
-        timeout: float, default 30.0, seconds to wait for each answer.
+        timeout: float, default 30.0, seconds to wait for each answer; positive and finite.
         scheme: str, "http" (default) or "https".
 
     Raises:
-        ValueError: see `rest_predict_url`.
+        ValueError: see `rest_predict_url`; or a timeout that is not a positive number.
 
     Example:
 
@@ -323,6 +423,7 @@ class RestClient:
         self.timeout = timeout
         self.scheme = scheme
         self.model_url = _rest_model_url(host, model, version, label, port, scheme)
+        _check_timeout(timeout)
 
     def __repr__(self):
         return f"RestClient({self.model_url!r})"
@@ -339,14 +440,15 @@ class RestClient:
             A dict of output name -> numpy array, as `parse_rest_response` returns it.
 
         Raises:
-            ValueError: malformed inputs (see `rest_predict_body`).
-            ServingError: the server could not be reached or answered with an error.
+            ValueError: malformed inputs (see `rest_predict_body`), or a malformed answer.
+            ServingError: the server could not be reached, timed out, answered with an error,
+                or answered with a row count per output other than the number of examples.
         """
         body = rest_predict_body(inputs, signature_name=signature_name, format=format)
         url = self.model_url + ":predict"
         payload = self._request(url, body)
         try:
-            return parse_rest_response(payload)
+            return parse_rest_response(payload, batch_size=_check_batch(inputs))
         except ServingError as error:
             raise ServingError(f"{url}: {error}", url=url) from None
 
@@ -382,9 +484,13 @@ class RestClient:
             raise ServingError(f"{url}: HTTP {error.code}: {detail}", url=url,
                                status=error.code) from None
         except urllib.error.URLError as error:
+            if isinstance(error.reason, TimeoutError):
+                raise ServingError(f"{url}: timed out after {self.timeout} s connecting to TF "
+                                   "Serving", url=url) from None
             raise ServingError(f"{url}: cannot reach TF Serving: {error.reason}", url=url) from None
-        except TimeoutError:
-            raise ServingError(f"{url}: no answer within {self.timeout} s", url=url) from None
+        except TimeoutError:  # connected, but the answer did not come in time
+            raise ServingError(f"{url}: timed out after {self.timeout} s waiting for TF "
+                               "Serving's answer", url=url) from None
         try:
             return json.loads(text)
         except json.JSONDecodeError:
@@ -453,7 +559,7 @@ def _decode_text(array):
     return np.array(decoded, dtype=str).reshape(array.shape)
 
 
-def parse_grpc_response(response, decode_strings=True):
+def parse_grpc_response(response, decode_strings=True, batch_size=None):
     """Turns a gRPC `PredictResponse` into a dict of numpy arrays.
 
     Args:
@@ -461,12 +567,15 @@ def parse_grpc_response(response, decode_strings=True):
         decode_strings: bool, default True: decode DT_STRING outputs from UTF-8 into `str`
             arrays, as the REST parser returns them; an output that is not valid UTF-8 stays an
             object array of bytes. False keeps every string output as bytes.
+        batch_size: int or None (default), the number of examples sent; when given, every output
+            must have exactly that many rows.
 
     Returns:
         A dict of output name -> numpy array (`tf.make_ndarray` of each output tensor).
 
     Raises:
         ValueError: `response` is not a `PredictResponse`.
+        ServingError: an output's row count differs from `batch_size`.
 
     Example:
 
@@ -478,10 +587,13 @@ def parse_grpc_response(response, decode_strings=True):
     if not isinstance(response, predict_pb2.PredictResponse):
         raise ValueError(f"expected a tensorflow_serving PredictResponse; got "
                          f"{type(response).__name__}")
+    _check_batch_size(batch_size)
     outputs = {}
     for name, tensor in response.outputs.items():
         array = tf.make_ndarray(tensor)
         outputs[name] = _decode_text(array) if decode_strings else array
+    if batch_size is not None:
+        _check_rows(outputs, batch_size)
     return outputs
 
 
@@ -491,17 +603,18 @@ class GrpcClient:
     `grpc` is imported when the client is created, so REST users never load it.
 
     Args:
-        host: str, the server's host name or address, e.g. "localhost".
+        host: str, the server's host name or address (`localhost`, `::1`), without port.
         model: str, the model name.
-        port: int, default 8500, the server's `--port`.
+        port: int, default 8500, the server's `--port`, in 1..65535.
         version: int or None (default), a version to pin.
         label: str or None (default), a version label instead of a version.
-        timeout: float, default 30.0, seconds to wait for each answer.
+        timeout: float, default 30.0, seconds to wait for each answer; positive and finite.
         max_message_mb: int, default 64, the largest answer accepted (gRPC's default is 4 MB,
             less than a batch of `token_ids` sequence outputs).
 
     Raises:
-        ValueError: an empty host or model, or both a version and a label.
+        ValueError: a malformed host (a port inside it included) or model, a port outside
+            1..65535, a timeout that is not a positive number, or both a version and a label.
 
     Example:
 
@@ -514,16 +627,16 @@ class GrpcClient:
         import grpc
         from tensorflow_serving.apis import prediction_service_pb2_grpc
 
-        if not isinstance(host, str) or not host:
-            raise ValueError(f"host must be a host name or address; got {host!r}")
+        host = _address_host(host)
+        port = _check_port(port)
         if not isinstance(model, str) or not model:
             raise ValueError(f"model must be a non-empty model name; got {model!r}")
         _check_version_and_label(version, label)
         self.model = model
         self.version = version
         self.label = label
-        self.timeout = timeout
-        self.target = f"{host}:{int(port)}"
+        self.timeout = _check_timeout(timeout)
+        self.target = f"{host}:{port}"
         size = int(max_message_mb) * 1024 * 1024
         self._grpc = grpc
         self._channel = grpc.insecure_channel(
@@ -547,18 +660,25 @@ class GrpcClient:
 
         Raises:
             ValueError: malformed inputs (see `grpc_predict_request`).
-            ServingError: the server could not be reached or returned an error status.
+            ServingError: the server could not be reached, timed out, returned an error status,
+                or answered with a row count per output other than the number of examples.
         """
         request = grpc_predict_request(inputs, self.model, signature_name=signature_name,
                                        version=self.version, label=self.label)
+        where = f"grpc://{self.target} (model {self.model!r})"
         try:
             response = self._stub.Predict(request, timeout=self.timeout)
         except self._grpc.RpcError as error:
             code = error.code().name if error.code() is not None else "UNKNOWN"
-            raise ServingError(f"grpc://{self.target} (model {self.model!r}): {code}: "
-                               f"{error.details()}", url=f"grpc://{self.target}",
-                               status=code) from None
-        return parse_grpc_response(response, decode_strings=decode_strings)
+            timed_out = (f"timed out after {self.timeout} s: "
+                         if code == "DEADLINE_EXCEEDED" else "")
+            raise ServingError(f"{where}: {timed_out}{code}: {error.details()}",
+                               url=f"grpc://{self.target}", status=code) from None
+        try:
+            return parse_grpc_response(response, decode_strings=decode_strings,
+                                       batch_size=_check_batch(inputs))
+        except ServingError as error:
+            raise ServingError(f"{where}: {error}", url=f"grpc://{self.target}") from None
 
     def close(self):
         """Closes the channel."""
@@ -584,7 +704,13 @@ def _texts(values, name):
 def _call(client, signature_name, inputs):
     if not callable(getattr(client, "predict", None)):
         raise ValueError(f"client must be a RestClient or GrpcClient; got {type(client).__name__}")
-    return client.predict(inputs, signature_name=signature_name)
+    outputs = client.predict(inputs, signature_name=signature_name)
+    # The clients check this already; any other object with a `predict` is checked here.
+    try:
+        _check_rows(outputs, _check_batch(inputs))
+    except ServingError as error:
+        raise ServingError(f"signature {signature_name!r}: {error}") from None
+    return outputs
 
 
 def classify(client, texts, text_pairs=None):
@@ -601,7 +727,8 @@ def classify(client, texts, text_pairs=None):
 
     Raises:
         ValueError: `texts` or `text_pairs` is a bare string, or they differ in length.
-        ServingError: the server failed the request.
+        ServingError: the server failed the request, or an output does not hold one row per
+            example sent.
 
     Example:
 
@@ -625,7 +752,8 @@ def tag(client, texts):
 
     Raises:
         ValueError: `texts` is a bare string.
-        ServingError: the server failed the request.
+        ServingError: the server failed the request, or an output does not hold one row per
+            example sent.
 
     Example:
 
@@ -647,7 +775,8 @@ def answer(client, questions, contexts):
 
     Raises:
         ValueError: a bare string instead of a list, or questions and contexts differ in length.
-        ServingError: the server failed the request.
+        ServingError: the server failed the request, or an output does not hold one row per
+            example sent.
 
     Example:
 
@@ -669,7 +798,8 @@ def embed(client, texts):
 
     Raises:
         ValueError: `texts` is a bare string.
-        ServingError: the server failed the request.
+        ServingError: the server failed the request, or an output does not hold one row per
+            example sent.
 
     Example:
 

@@ -6,8 +6,13 @@ and tensorflow_serving/apis/predict.proto define.
 """
 
 import base64
+import contextlib
+import http.server
 import json
 import socket
+import threading
+import time
+import urllib.error
 
 import numpy as np
 import pytest
@@ -38,6 +43,43 @@ def closed_port():
         return probe.getsockname()[1]
 
 
+@contextlib.contextmanager
+def silent_port():
+    """A loopback port that accepts connections (the kernel's backlog) and never answers."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+@contextlib.contextmanager
+def answering_port(payload):
+    """A loopback HTTP server that answers every request with `payload` as JSON."""
+    body = json.dumps(payload).encode("utf-8")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *arguments):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 # ---- REST URLs
 
 
@@ -61,6 +103,57 @@ def test_predict_urls():
 def test_bad_url_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         rest_predict_url(**arguments)
+
+
+def test_ipv6_literals_get_brackets_in_urls_and_grpc_targets():
+    for host in ("::1", "[::1]"):
+        assert rest_predict_url(host, "m") == "http://[::1]:8501/v1/models/m:predict"
+        assert RestClient(host, "m", port=9000).model_url == "http://[::1]:9000/v1/models/m"
+        with GrpcClient(host, "m") as client:
+            assert client.target == "[::1]:8500"
+    assert rest_predict_url("fe80::1", "m") == "http://[fe80::1]:8501/v1/models/m:predict"
+    with GrpcClient("localhost", "m", port=9000) as client:
+        assert client.target == "localhost:9000"
+    with GrpcClient("10.0.0.2", "m") as client:
+        assert client.target == "10.0.0.2:8500"
+
+
+@pytest.mark.parametrize("host, message", [
+    ("localhost:8501", r"got 'localhost:8501'; pass host='localhost', port=8501"),
+    ("127.0.0.1:9000", r"got '127.0.0.1:9000'; pass host='127.0.0.1', port=9000"),
+    ("[::1]:8501", r"got '\[::1\]:8501'; pass host='::1', port=8501"),
+    ("http://localhost:8501", r"no scheme, port or path.*got 'http://localhost:8501'"),
+    ("localhost:", "no scheme, port or path"),
+    ("[::1", "no scheme, port or path"),
+    ("[localhost]", "no scheme, port or path"),
+    ("not::an::address", "no scheme, port or path"),
+    ("local host", "no scheme, port or path"),
+    ("", "no scheme, port or path"),
+    (None, "no scheme, port or path"),
+])
+def test_a_port_or_scheme_inside_host_is_refused(host, message):
+    with pytest.raises(ValueError, match=message):
+        rest_predict_url(host, "m")
+    with pytest.raises(ValueError, match=message):
+        RestClient(host, "m")
+    with pytest.raises(ValueError, match=message):
+        GrpcClient(host, "m")
+
+
+@pytest.mark.parametrize("port", [-1, 0, 65536, 70000, "8501", 8501.0, True, None])
+def test_ports_outside_1_to_65535_are_refused(port):
+    message = rf"port must be an int in 1\.\.65535; got {port!r}"
+    with pytest.raises(ValueError, match=message):
+        rest_predict_url("localhost", "m", port=port)
+    with pytest.raises(ValueError, match=message):
+        RestClient("localhost", "m", port=port)
+    with pytest.raises(ValueError, match=message):
+        GrpcClient("localhost", "m", port=port)
+
+
+def test_ports_at_the_ends_of_the_range_are_kept():
+    assert rest_predict_url("h", "m", port=1) == "http://h:1/v1/models/m:predict"
+    assert rest_predict_url("h", "m", port=np.int64(65535)).startswith("http://h:65535/")
 
 
 # ---- REST request bodies
@@ -166,6 +259,21 @@ def test_error_payload_raises_serving_error_with_the_message():
     assert caught.value.url is None
 
 
+@pytest.mark.parametrize("payload, name", [
+    ({"predictions": [{"b64": "%%%%"}, {"b64": "YQ=="}]}, "predictions"),  # bare values
+    ({"predictions": [{"b64": "YQ==!"}]}, "predictions"),
+    ({"predictions": [{"raw": {"b64": "%%%%"}, "ids": 1}]}, "raw"),  # named rows
+    ({"outputs": {"raw": [[{"b64": "Y Q=="}]]}}, "raw"),  # columnar, named
+    ({"outputs": {"raw": [{"b64": "YQ"}]}}, "raw"),  # padding missing
+    ({"outputs": {"b64": "****"}}, "outputs"),  # columnar, one unnamed value
+    ({"outputs": {"raw": [{"b64": 3}]}}, "raw"),
+    ({"outputs": {"raw": [{"b64": "caf\u00e9"}]}}, "raw"),
+])
+def test_invalid_b64_is_refused_not_decoded_to_empty_bytes(payload, name):
+    with pytest.raises(ValueError, match=rf"output '{name}'.*expected base64 text.*; got"):
+        parse_rest_response(payload)
+
+
 @pytest.mark.parametrize("payload, message", [
     ({"result": []}, r"'predictions', 'outputs' or 'error'; got the keys \['result'\]"),
     ([1, 2], "expected a JSON object"),
@@ -178,6 +286,74 @@ def test_error_payload_raises_serving_error_with_the_message():
 def test_malformed_payloads(payload, message):
     with pytest.raises(ValueError, match=message):
         parse_rest_response(payload)
+
+
+# ---- one row per example sent
+
+
+def test_rest_response_rows_are_checked_against_the_batch_size():
+    one_row = {"predictions": [{"labels": "NUM", "label_ids": 3}]}
+    assert parse_rest_response(one_row, batch_size=1)["labels"].tolist() == ["NUM"]
+    with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
+        parse_rest_response(one_row, batch_size=2)
+    columnar = {"outputs": {"tags": [["O"], ["O"]], "num_words": [1]}}
+    with pytest.raises(ServingError, match=r"output 'num_words' has 1 row\(s\); expected 2"):
+        parse_rest_response(columnar, batch_size=2)
+    with pytest.raises(ServingError, match=r"output 'outputs' has no batch axis \(a scalar\); "
+                                           r"expected 2"):
+        parse_rest_response({"outputs": 0.5}, batch_size=2)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1 or None; got 0"):
+        parse_rest_response(one_row, batch_size=0)
+
+
+def test_rest_client_refuses_an_answer_with_too_few_rows():
+    with answering_port({"predictions": [{"labels": "NUM", "label_ids": 3}]}) as port:
+        client = RestClient("127.0.0.1", "trec", port=port, timeout=5)
+        url = f"http://127.0.0.1:{port}/v1/models/trec:predict"
+        assert client.predict({"text": ["a"]})["labels"].tolist() == ["NUM"]
+        for format in ("instances", "inputs"):
+            with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); "
+                                                   r"expected 2") as caught:
+                client.predict({"text": ["a", "b"]}, format=format)
+            assert str(caught.value).startswith(f"{url}: ") and caught.value.url == url
+        with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
+            classify(client, ["a", "b"])
+
+
+def test_grpc_response_rows_are_checked_against_the_batch_size():
+    response = hand_built_response()  # two rows per output
+    assert parse_grpc_response(response, batch_size=2)["label_ids"].tolist() == [3, 1]
+    with pytest.raises(ServingError, match=r"output '\w+' has 2 row\(s\); expected 3"):
+        parse_grpc_response(response, batch_size=3)
+    response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto([3], dtype=tf.int32))
+    with pytest.raises(ServingError, match=r"output 'label_ids' has 1 row\(s\); expected 2"):
+        parse_grpc_response(response, batch_size=2)
+    response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto(3, dtype=tf.int32))
+    with pytest.raises(ServingError, match=r"output 'label_ids' has no batch axis"):
+        parse_grpc_response(response, batch_size=2)
+
+
+class AnsweringStub:
+    """Stands in for `PredictionServiceStub`: answers every call with one fixed response."""
+
+    def __init__(self, response):
+        self.response = response
+
+    def Predict(self, request, timeout):
+        return self.response
+
+
+def test_grpc_client_refuses_an_answer_with_too_few_rows(monkeypatch):
+    response = predict_pb2.PredictResponse()
+    response.outputs["labels"].CopyFrom(tf.make_tensor_proto(["NUM"]))
+    with GrpcClient("127.0.0.1", "trec", port=closed_port()) as client:
+        monkeypatch.setattr(client, "_stub", AnsweringStub(response))
+        assert client.predict({"text": ["a"]})["labels"].tolist() == ["NUM"]
+        with pytest.raises(ServingError, match=r"^grpc://127.0.0.1:\d+ \(model 'trec'\): "
+                                               r"output 'labels' has 1 row\(s\); expected 2"):
+            client.predict({"text": ["a", "b"]})
+        with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
+            embed(client, ["a", "b"])
 
 
 # ---- REST client: only what needs no server
@@ -195,6 +371,41 @@ def test_rest_client_to_a_closed_port_names_the_url():
         client.status()
     with pytest.raises(ServingError, match=f"^{url}/metadata: cannot reach"):
         client.metadata()
+
+
+@pytest.mark.parametrize("timeout", [0, -1, -0.5, True, "5", None, float("nan"),
+                                     float("inf")])
+def test_timeouts_must_be_positive_numbers(timeout):
+    message = rf"timeout must be a positive, finite number of seconds; got {timeout!r}"
+    with pytest.raises(ValueError, match=message):
+        RestClient("localhost", "m", timeout=timeout)
+    with pytest.raises(ValueError, match=message):
+        GrpcClient("localhost", "m", timeout=timeout)
+
+
+def test_rest_client_timeout_says_it_timed_out():
+    with silent_port() as port:
+        client = RestClient("127.0.0.1", "trec", port=port, timeout=0.25)
+        url = f"http://127.0.0.1:{port}/v1/models/trec"
+        started = time.monotonic()
+        with pytest.raises(ServingError, match=r"timed out after 0\.25 s") as caught:
+            client.predict({"text": ["a"]})
+        assert time.monotonic() - started < 5
+        assert str(caught.value).startswith(url + ":predict: ")
+        assert "cannot reach" not in str(caught.value)
+        with pytest.raises(ServingError, match=f"^{url}: timed out after 0.25 s"):
+            client.status()
+
+
+def test_rest_client_connect_timeout_says_it_timed_out(monkeypatch):
+    def urlopen(request, timeout):
+        raise urllib.error.URLError(TimeoutError("timed out"))
+
+    monkeypatch.setattr(serving.urllib.request, "urlopen", urlopen)
+    client = RestClient("10.255.255.1", "trec", timeout=2)
+    with pytest.raises(ServingError, match=r"timed out after 2 s connecting") as caught:
+        client.status()
+    assert "cannot reach" not in str(caught.value)
 
 
 def test_rest_client_checks_inputs_before_sending():
@@ -288,18 +499,30 @@ def test_grpc_client_to_a_closed_port_names_the_target():
             client.predict({"text": ["a"]}, signature_name="classify")
 
 
+def test_grpc_client_timeout_says_it_timed_out():
+    with silent_port() as port, GrpcClient("127.0.0.1", "trec", port=port,
+                                           timeout=0.25) as client:
+        started = time.monotonic()
+        with pytest.raises(ServingError, match=r"timed out after 0\.25 s") as caught:
+            client.predict({"text": ["a"]})
+        assert time.monotonic() - started < 5
+        assert caught.value.status == "DEADLINE_EXCEEDED"
+
+
 # ---- kbert's signatures, through a recording stand-in for a client (not a server)
 
 
 class RecordingClient:
-    """Records what the helpers send; answers with a fixed, already-parsed dict."""
+    """Records what the helpers send; answers `{"ok": [1, ...]}`, one row per example or `rows`."""
 
-    def __init__(self):
+    def __init__(self, rows=None):
         self.calls = []
+        self.rows = rows
 
     def predict(self, inputs, signature_name):
         self.calls.append((signature_name, inputs))
-        return {"ok": np.array([1])}
+        rows = self.rows if self.rows is not None else len(next(iter(inputs.values())))
+        return {"ok": np.array([1] * rows)}
 
 
 def test_signature_helpers_use_kbert_names():
@@ -313,6 +536,20 @@ def test_signature_helpers_use_kbert_names():
                                                   "embed"]
     assert client.calls[1][1] == {"text": ["a"], "text_pair": ["b"]}
     assert client.calls[3][1] == {"question": ["q"], "context": ["c"]}
+
+
+@pytest.mark.parametrize("call", [
+    lambda client: classify(client, ["a", "b"]),
+    lambda client: classify(client, ["a", "b"], ["c", "d"]),
+    lambda client: tag(client, ["a", "b"]),
+    lambda client: answer(client, ["q1", "q2"], ["c1", "c2"]),
+    lambda client: embed(client, ["a", "b"]),
+])
+def test_signature_helpers_refuse_an_answer_with_too_few_rows(call):
+    with pytest.raises(ServingError, match=r"output 'ok' has 1 row\(s\); expected 2"):
+        call(RecordingClient(rows=1))
+    with pytest.raises(ServingError, match=r"output 'ok' has 3 row\(s\); expected 2"):
+        call(RecordingClient(rows=3))
 
 
 def test_signature_helpers_refuse_a_bare_string():

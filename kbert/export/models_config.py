@@ -25,7 +25,20 @@ into one batch; `batching_parameters_text` writes that file. Its fields are
 `google.protobuf.Int64Value` wrappers, hence `max_batch_size { value: 32 }`.
 
 `docker_run_command` prints the matching `docker run` line; it is documentation help, kbert never
-runs it.
+runs it. Docker reads each `--mount` value as one CSV record, so a path holding a comma or a
+double quote is written as a quoted CSV field (`"source=/data/a,b"`, with `"` doubled); a path
+holding a line break is refused.
+
+What `find_model_versions` (and so `write_models_config`) counts as a version, read the way TF
+Serving reads a model directory (it parses every all-digit child as an int64 version):
+
+- `<name>/<digits>/` holding a non-empty `saved_model.pb` or `saved_model.pbtxt`. A `variables/`
+  folder is not required: TF Serving loads a SavedModel without variables.
+- Leading zeros name the same number (`007` is version 7). Two directories with one number
+  (`1` and `01`) are a ValueError naming both: TF Serving would load one of them arbitrarily.
+- A number above 2**63 - 1 is a ValueError: TF Serving versions are int64.
+- A version directory without a SavedModel, or with only an empty one, is skipped with a
+  warning.
 """
 
 import dataclasses
@@ -46,6 +59,7 @@ SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
 # Model names end up in URLs (/v1/models/<name>) and paths; keep them to one safe word.
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _VERSION_PATTERN = re.compile(r"[0-9]+")
+MAX_VERSION = 2**63 - 1  # TF Serving's versions are int64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +71,8 @@ class ServedModel:
         version_policy: str, which versions the server loads: "latest" (default; the
             `num_versions` highest), "all", or "specific" (exactly `versions`).
         num_versions: int, default 1, versions kept by the "latest" policy.
-        versions: tuple of int, default (), the versions of the "specific" policy.
+        versions: tuple of int, default (), the versions of the "specific" policy, each in
+            0..2**63 - 1 (TF Serving's int64).
         version_labels: dict of str -> int or None (default), labels such as
             `{"stable": 1, "canary": 2}` that clients can ask for instead of a number.
         base_path: str or None (default), the model directory as the server sees it; None means
@@ -91,8 +106,9 @@ class ServedModel:
                              f"{self.num_versions!r}")
         versions = tuple(self.versions)
         object.__setattr__(self, "versions", versions)
-        if any(not _is_count(version, minimum=0) for version in versions):
-            raise ValueError(f"model {self.name!r}: versions must be ints >= 0; got {versions!r}")
+        if any(not _is_version(version) for version in versions):
+            raise ValueError(f"model {self.name!r}: versions must be ints >= 0 and <= 2**63 - 1 "
+                             f"(TF Serving's int64); got {versions!r}")
         if self.version_policy == "specific" and not versions:
             raise ValueError(f"model {self.name!r}: the 'specific' policy needs versions, e.g. "
                              "versions=(1, 2)")
@@ -103,9 +119,9 @@ class ServedModel:
             if not isinstance(label, str) or not _NAME_PATTERN.fullmatch(label):
                 raise ValueError(f"model {self.name!r}: version label must be a word such as "
                                  f"'stable'; got {label!r}")
-            if not _is_count(version, minimum=0):
+            if not _is_version(version):
                 raise ValueError(f"model {self.name!r}: label {label!r} must point at an int "
-                                 f"version; got {version!r}")
+                                 f"version in 0..2**63 - 1; got {version!r}")
             if self.version_policy == "specific" and version not in versions:
                 raise ValueError(f"model {self.name!r}: label {label!r} points at version "
                                  f"{version}, which the 'specific' policy {versions} does not "
@@ -118,6 +134,10 @@ class ServedModel:
 
 def _is_count(value, minimum):
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _is_version(value):
+    return _is_count(value, minimum=0) and value <= MAX_VERSION
 
 
 def _served_model(entry):
@@ -229,10 +249,11 @@ def _atomic_write(path, text):
 def find_model_versions(export_dir):
     """Lists the servable versions under an export directory.
 
-    A version is a directory `<export_dir>/<name>/<digits>/` holding `saved_model.pb` (or
-    `.pbtxt`). Hidden entries (an export in progress) and files are ignored; a model directory
-    without a complete version, and version directories without a SavedModel, are reported with a
-    warning.
+    A version is a directory `<export_dir>/<name>/<digits>/` holding a non-empty
+    `saved_model.pb` (or `.pbtxt`); its number is the directory name read as an int, as TF
+    Serving reads it (`007` is version 7). Hidden entries (an export in progress) and files are
+    ignored; a model directory with an unusable name or without a complete version, and version
+    directories without a SavedModel or with an empty one, are skipped with a warning.
 
     Args:
         export_dir: str or `os.PathLike`, the directory `kbert export` writes into.
@@ -241,7 +262,9 @@ def find_model_versions(export_dir):
         A dict of model name -> sorted list of int versions, names in sorted order.
 
     Raises:
-        ValueError: `export_dir` is not a directory.
+        ValueError: `export_dir` is not a directory; two version directories of one model name
+            the same number (`1` and `01`), which TF Serving would pick between arbitrarily; or
+            a version directory's number is above 2**63 - 1 (TF Serving versions are int64).
 
     Example:
 
@@ -255,27 +278,53 @@ def find_model_versions(export_dir):
     for model_dir in sorted(export_dir.iterdir()):
         if not model_dir.is_dir() or model_dir.name.startswith("."):
             continue
-        versions, incomplete = [], []
-        for version_dir in model_dir.iterdir():
-            if not version_dir.is_dir() or not _VERSION_PATTERN.fullmatch(version_dir.name):
-                continue
-            if any((version_dir / name).is_file() for name in SAVED_MODEL_FILES):
-                versions.append(int(version_dir.name))
-            else:
-                incomplete.append(version_dir.name)
-        if incomplete:
-            warnings.warn(f"{model_dir}: version directories {sorted(incomplete)} hold no "
-                          "saved_model.pb; skipped", stacklevel=2)
-        if not versions:
-            warnings.warn(f"{model_dir}: no numeric version directory with a saved_model.pb; "
-                          "not a servable model, skipped", stacklevel=2)
-            continue
         if not _NAME_PATTERN.fullmatch(model_dir.name):
             warnings.warn(f"{model_dir}: {model_dir.name!r} is not a usable model name (letters, "
                           "digits, '_', '.', '-'); skipped", stacklevel=2)
             continue
+        directories = {}  # version number -> directory names; TF Serving sees each of them
+        versions, incomplete = [], []
+        for version_dir in sorted(model_dir.iterdir()):
+            if not version_dir.is_dir() or not _VERSION_PATTERN.fullmatch(version_dir.name):
+                continue
+            version = int(version_dir.name)
+            if version > MAX_VERSION:
+                raise ValueError(f"{model_dir}: version directory {version_dir.name!r} is above "
+                                 f"2**63 - 1 = {MAX_VERSION}, the largest version TF Serving "
+                                 "reads (versions are int64); renumber it")
+            directories.setdefault(version, []).append(version_dir.name)
+            if _holds_saved_model(version_dir):
+                versions.append(version)
+            else:
+                incomplete.append(version_dir.name)
+        for version, names in sorted(directories.items()):
+            if len(names) > 1:
+                raise ValueError(f"{model_dir}: version directories {sorted(names)} are all "
+                                 f"version {version}; TF Serving would load one of them "
+                                 "arbitrarily. Keep one directory per version number")
+        if incomplete:
+            # Only the 'specific' policy pins the versions found here; TF Serving's own scan
+            # still sees these directories.
+            risk = ("; skipped here, but TF Serving's 'all' policy (and 'latest', where one is "
+                    "the highest) still tries to load them: remove them or finish the export"
+                    if versions else "; skipped")
+            warnings.warn(f"{model_dir}: version directories {sorted(incomplete)} hold no "
+                          f"saved_model.pb, or an empty saved_model.pb{risk}", stacklevel=2)
+        if not versions:
+            warnings.warn(f"{model_dir}: no numeric version directory with a non-empty "
+                          "saved_model.pb; not a servable model, skipped", stacklevel=2)
+            continue
         found[model_dir.name] = sorted(versions)
     return found
+
+
+def _holds_saved_model(version_dir):
+    """Whether a version directory holds a non-empty `saved_model.pb` or `saved_model.pbtxt`."""
+    for name in SAVED_MODEL_FILES:
+        path = version_dir / name
+        if path.is_file() and path.stat().st_size > 0:
+            return True
+    return False
 
 
 def write_models_config(export_dir, path=None, model_base_path=CONTAINER_MODEL_BASE_PATH,
@@ -295,8 +344,9 @@ def write_models_config(export_dir, path=None, model_base_path=CONTAINER_MODEL_B
         The `Path` written.
 
     Raises:
-        ValueError: `export_dir` is not a directory, holds no servable model, or
-            `version_policy` is unknown.
+        ValueError: `export_dir` is not a directory, holds no servable model or a version
+            directory `find_model_versions` refuses (two names for one number, a number above
+            2**63 - 1), or `version_policy` is unknown.
 
     Example:
 
@@ -390,6 +440,26 @@ def write_batching_parameters(path, **parameters):
     return _atomic_write(path, batching_parameters_text(**parameters))
 
 
+def _mount_argument(source, target, readonly=False):
+    """The value of one docker `--mount type=bind`: a CSV record, quoted where a field needs it.
+
+    Docker parses `--mount` with Go's `encoding/csv`: a field holding a comma or a double quote
+    must be quoted, with `"` doubled inside. A line break would be rewritten by the CSV reader
+    (`\r\n` -> `\n`), so a path holding one is refused.
+    """
+    fields = ["type=bind", f"source={source}", f"target={target}"]
+    if readonly:
+        fields.append("readonly")
+    quoted = []
+    for field in fields:
+        if "\n" in field or "\r" in field:
+            raise ValueError(f"a docker --mount path cannot hold a line break; got {field!r}")
+        if "," in field or '"' in field:
+            field = '"' + field.replace('"', '""') + '"'
+        quoted.append(field)
+    return ",".join(quoted)
+
+
 def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, grpc_port=8500,
                        models_config=None, batching=None):
     """Returns the `docker run` line that serves an export directory with TF Serving.
@@ -414,11 +484,13 @@ def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, g
             alone (the server's default parameters).
 
     Returns:
-        The command as one shell-quoted line (`shlex.split` gives back the arguments).
+        The command as one shell-quoted line (`shlex.split` gives back the arguments). A mount
+        path holding a comma or a double quote is a quoted CSV field inside `--mount`
+        (`type=bind,"source=/data/a,b",target=/models`), as docker reads it.
 
     Raises:
         ValueError: neither or both of `model_name` and `models_config`, a malformed model name,
-            or a port outside 1..65535.
+            a port outside 1..65535, or a mounted path holding a line break.
 
     Example:
 
@@ -445,7 +517,7 @@ def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, g
                 return posixpath.join(target, host_file.relative_to(source).as_posix())
         target = posixpath.join(CONTAINER_CONFIG_DIR, host_file.name)
         mounts.append((host_file, target))
-        arguments.extend(["--mount", f"type=bind,source={host_file},target={target},readonly"])
+        arguments.extend(["--mount", _mount_argument(host_file, target, readonly=True)])
         return target
 
     server_flags = []
@@ -453,11 +525,11 @@ def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, g
         ServedModel(model_name)  # the name check
         source, target = export_dir / model_name, posixpath.join("/models", model_name)
         mounts.append((source, target))
-        arguments += ["--mount", f"type=bind,source={source},target={target}",
+        arguments += ["--mount", _mount_argument(source, target),
                       "-e", f"MODEL_NAME={model_name}"]
     else:
         mounts.append((export_dir, "/models"))
-        arguments += ["--mount", f"type=bind,source={export_dir},target=/models"]
+        arguments += ["--mount", _mount_argument(export_dir, "/models")]
         config = export_dir / MODELS_CONFIG_FILE if models_config is True else models_config
         server_flags.append(f"--model_config_file={container_path(config)}")
     if batching:

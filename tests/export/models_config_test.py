@@ -1,3 +1,4 @@
+import csv
 import shlex
 import warnings
 
@@ -60,13 +61,16 @@ def batching_parameters_class():
 
 
 def fake_export(root, layout):
-    """Writes empty `<name>/<version>/saved_model.pb` files; a None version makes an empty dir."""
+    """Writes stand-in (non-empty) `<name>/<version>/saved_model.pb` files.
+
+    A version named `empty...` gets a directory without one.
+    """
     for name, versions in layout.items():
         (root / name).mkdir(parents=True, exist_ok=True)
         for version in versions:
             (root / name / version).mkdir()
             if not version.startswith("empty"):
-                (root / name / version / "saved_model.pb").touch()
+                (root / name / version / "saved_model.pb").write_bytes(b"\x08\x01")
 
 
 # ---- models_config_text
@@ -118,6 +122,8 @@ def test_base_path_with_quotes_and_backslashes_round_trips():
     ([{"name": "a", "versions": [1], "version_labels": {"stable": 2}}], "does not load"),
     ([{"name": "a", "num_versions": 0}], "num_versions must be an int >= 1"),
     ([{"name": "a", "versions": [-1]}], "versions must be ints >= 0"),
+    ([{"name": "a", "versions": [2**63]}], r"versions must be ints >= 0 and <= 2\*\*63 - 1"),
+    ([{"name": "a", "version_labels": {"big": 2**70}}], r"int version in 0\.\.2\*\*63 - 1"),
     ([3], "must be a name, a dict or a ServedModel"),
 ])
 def test_bad_models_are_refused(models, message):
@@ -165,6 +171,78 @@ def test_write_specific_pins_the_present_versions_and_replaces_the_file(tmp_path
         write_models_config(tmp_path / "export", path=target, version_policy="all")
     (entry,) = parse_config(target.read_text()).model_config_list.config
     assert entry.model_version_policy.WhichOneof("policy_choice") == "all"
+
+
+def test_the_largest_int64_version_is_kept():
+    text = models_config_text([{"name": "a", "versions": [2**63 - 1]}])
+    (entry,) = parse_config(text).model_config_list.config
+    assert list(entry.model_version_policy.specific.versions) == [2**63 - 1]
+
+
+def test_versions_1_and_01_are_refused_as_one_version_twice(tmp_path):
+    fake_export(tmp_path, {"trec": ["1", "01", "2"], "ner": ["1"]})
+    message = r"version directories \['01', '1'\] are all version 1; TF Serving would load"
+    with pytest.raises(ValueError, match=message):
+        find_model_versions(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        write_models_config(tmp_path)
+    assert not (tmp_path / "models.config").exists()
+
+
+def test_an_incomplete_duplicate_version_is_refused_too(tmp_path):
+    # TF Serving lists numeric directories whatever they hold, so "001" still clashes with "1".
+    fake_export(tmp_path, {"trec": ["1"]})
+    (tmp_path / "trec" / "001").mkdir()
+    with pytest.raises(ValueError, match=r"\['001', '1'\] are all version 1"):
+        find_model_versions(tmp_path)
+
+
+def test_a_version_with_leading_zeros_alone_is_its_number(tmp_path):
+    fake_export(tmp_path, {"trec": ["007"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert find_model_versions(tmp_path) == {"trec": [7]}
+
+
+@pytest.mark.parametrize("version", [str(2**63), str(2**70), "9" * 30])
+def test_versions_beyond_int64_are_refused(tmp_path, version):
+    fake_export(tmp_path, {"trec": ["1", version]})
+    with pytest.raises(ValueError, match=rf"'{version}' is above 2\*\*63 - 1 = "
+                                         r"9223372036854775807"):
+        write_models_config(tmp_path)
+    assert not (tmp_path / "models.config").exists()
+
+
+def test_the_largest_int64_version_directory_is_kept(tmp_path):
+    fake_export(tmp_path, {"trec": ["1", str(2**63 - 1)]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert find_model_versions(tmp_path) == {"trec": [1, 2**63 - 1]}
+
+
+def test_an_empty_saved_model_file_is_not_servable(tmp_path):
+    fake_export(tmp_path, {"trec": ["1", "2"], "ner": ["1"]})
+    (tmp_path / "trec" / "2" / "saved_model.pb").write_bytes(b"")  # an interrupted copy
+    (tmp_path / "ner" / "1" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "ner" / "1" / "saved_model.pbtxt").write_text("")
+    with pytest.warns(UserWarning) as caught:
+        assert find_model_versions(tmp_path) == {"trec": [1]}
+    messages = [str(warning.message) for warning in caught]
+    assert any("trec" in message and "['2']" in message and "empty saved_model.pb" in message
+               and "remove" in message for message in messages)
+    assert any("ner" in message and "not a servable model" in message for message in messages)
+    with pytest.warns(UserWarning):
+        path = write_models_config(tmp_path, version_policy="specific")
+    (entry,) = parse_config(path.read_text()).model_config_list.config
+    assert entry.name == "trec" and list(entry.model_version_policy.specific.versions) == [1]
+
+
+def test_a_non_empty_saved_model_pbtxt_is_servable_without_variables(tmp_path):
+    (tmp_path / "m" / "3").mkdir(parents=True)
+    (tmp_path / "m" / "3" / "saved_model.pbtxt").write_text("saved_model_schema_version: 1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert find_model_versions(tmp_path) == {"m": [3]}
 
 
 def test_write_refuses_missing_dirs_empty_exports_and_bad_policies(tmp_path):
@@ -257,6 +335,38 @@ def test_docker_command_batching_true_and_files_inside_the_mount(tmp_path):
     arguments = shlex.split(docker_run_command(tmp_path, model_name="trec",
                                                batching=tmp_path / "batching.txt"))
     assert arguments[-1] == "--batching_parameters_file=/config/batching.txt"
+
+
+def test_docker_mount_quotes_a_comma_or_quote_in_a_path_the_csv_way(tmp_path):
+    export_dir = tmp_path / 'a,b "c"'
+    command = docker_run_command(export_dir, model_name="trec")
+    source = f"{tmp_path}/a,b \"c\"/trec"
+    mount = f'type=bind,"source={tmp_path}/a,b ""c""/trec",target=/models/trec'
+    assert command == shlex.join(["docker", "run", "--rm", "-p", "8501:8501", "-p", "8500:8500",
+                                  "--mount", mount, "-e", "MODEL_NAME=trec",
+                                  "tensorflow/serving:latest"])
+    # Docker reads --mount as one CSV record (Go's encoding/csv, the same rules as Python's).
+    arguments = shlex.split(command)
+    (fields,) = csv.reader([arguments[arguments.index("--mount") + 1]], strict=True)
+    assert fields == ["type=bind", f"source={source}", "target=/models/trec"]
+
+
+def test_docker_mount_quotes_a_comma_in_a_config_file_name(tmp_path):
+    config = tmp_path / "elsewhere" / "serving,v2.config"
+    command = docker_run_command(tmp_path / "export", models_config=config)
+    mount = f'type=bind,source={config},target=/config/serving,v2.config,readonly'
+    quoted = f'type=bind,"source={config}","target=/config/serving,v2.config",readonly'
+    assert mount not in command
+    assert command == shlex.join(
+        ["docker", "run", "--rm", "-p", "8501:8501", "-p", "8500:8500",
+         "--mount", f"type=bind,source={tmp_path / 'export'},target=/models",
+         "--mount", quoted, "tensorflow/serving:latest",
+         "--model_config_file=/config/serving,v2.config"])
+
+
+def test_docker_mount_refuses_a_line_break_in_a_path(tmp_path):
+    with pytest.raises(ValueError, match=r"line break.*got '.*a\\nb/trec'"):
+        docker_run_command(tmp_path / "a\nb", model_name="trec")
 
 
 @pytest.mark.parametrize("arguments, message", [

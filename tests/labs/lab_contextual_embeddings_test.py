@@ -45,8 +45,10 @@ def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
                 "corpus+glosses x1", "corpus+neighbours+glosses x0.5",
                 "corpus+neighbours+glosses x1"}
     assert variants <= set(wsd["sets"]["ALL"]) and wsd["variant"] in variants
-    # Every WordNet sense of a test lemma has a vector once neighbours fill the gaps.
-    assert sum(wsd["coverage"].values()) == wsd["test_lemma_senses"]
+    # Neighbours give nearly every WordNet sense of a test lemma a vector (all of them with the
+    # whole of SemCor; from 1,500 sentences a few lexicographer classes have no tagged sense).
+    assert 0.99 * wsd["test_lemma_senses"] <= sum(wsd["coverage"].values()) <= wsd[
+        "test_lemma_senses"]
     # 1,500 SemCor sentences already put the reported variant near MFS; a broken embedding,
     # z-scoring or sense lookup falls far below it (the full run is above it on every set).
     assert summary["wsd_f1"]["ALL"] > summary["mfs_f1"]["ALL"] - 4
