@@ -6,7 +6,9 @@ Reads tensors with `safetensors.numpy`, so no PyTorch is needed. PyTorch's `Line
 
 import importlib.util
 import json
+import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,16 @@ MINILM_ENV_VAR = "KBERT_MINILM_DIR"
 _ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_approximate",
                 "gelu_pytorch_tanh": "gelu_approximate", "relu": "relu", "silu": "silu",
                 "swish": "silu", "tanh": "tanh"}
+
+# config.json fields that must hold positive ints; the optional ones with Hugging Face's defaults.
+_POSITIVE_INT_FIELDS = ("vocab_size", "num_hidden_layers", "hidden_size", "num_attention_heads",
+                        "intermediate_size", "max_position_embeddings", "type_vocab_size")
+_DEFAULTS = {"max_position_embeddings": 512, "type_vocab_size": 2, "hidden_dropout_prob": 0.1,
+             "attention_probs_dropout_prob": 0.1, "layer_norm_eps": 1e-12,
+             "initializer_range": 0.02}
+_LAYER_TENSOR = re.compile(r"encoder\.layer\.(\d+)\.")
+_JSON_TYPES = {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+               type(None): "null"}
 
 
 def minilm_l6_dir():
@@ -66,8 +78,64 @@ def resolve_checkpoint(path_or_name):
     return path
 
 
+def _read_json_object(path):
+    """Reads a JSON file that must hold one object (a dict), such as config.json.
+
+    Raises:
+        ValueError: naming the file, when it is not UTF-8, not JSON, or not a JSON object.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 (byte offset {error.start}: {error.reason}); "
+                         "expected a UTF-8 JSON file") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object ({{...}}) at the top level; received a "
+                         f"JSON {_JSON_TYPES.get(type(value), type(value).__name__)}")
+    return value
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _field(hf_config, name, source):
+    if name in hf_config:
+        return hf_config[name]
+    if name in _DEFAULTS:
+        return _DEFAULTS[name]
+    raise ValueError(f"{source}: required field {name!r} is missing")
+
+
 def encoder_config_from_hf(hf_config, source="config.json"):
-    """Maps a Hugging Face BERT config dict to an `EncoderConfig`."""
+    """Maps a Hugging Face BERT config dict to an `EncoderConfig`, checking every field it reads.
+
+    Args:
+        hf_config: dict, the parsed config.json.
+        source: str, default "config.json". The file, for error messages.
+
+    Returns:
+        An `EncoderConfig`.
+
+    Raises:
+        ValueError: naming `source` and the field: a required field is missing, the architecture
+            is not BERT, a size is not a positive int, `hidden_size` is not divisible by
+            `num_attention_heads`, `layer_norm_eps` or `initializer_range` is not a positive,
+            finite number, a dropout is not in [0, 1), or `hidden_act` is not supported.
+
+    Example:
+    >>> encoder_config_from_hf({"vocab_size": 50, "num_hidden_layers": 2, "hidden_size": 16,
+    ...                         "num_attention_heads": 2, "intermediate_size": 32}).hidden_dim
+    16
+    """
+    if not isinstance(hf_config, dict):
+        raise ValueError(f"{source}: expected a JSON object ({{...}}) at the top level; received "
+                         f"{type(hf_config).__name__}")
     model_type = hf_config.get("model_type", "bert")
     if model_type != "bert":
         raise ValueError(f"{source}: model_type {model_type!r} is not supported; expected 'bert'")
@@ -76,26 +144,42 @@ def encoder_config_from_hf(hf_config, source="config.json"):
         raise ValueError(f"{source}: position_embedding_type {position_type!r} is not "
                          "supported; expected 'absolute'")
     activation = hf_config.get("hidden_act", "gelu")
-    if activation not in _ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in _ACTIVATIONS:
         raise ValueError(f"{source}: hidden_act {activation!r} is not supported; expected one "
                          f"of {sorted(_ACTIVATIONS)}")
-    try:
-        return EncoderConfig(
-            vocabulary_size=hf_config["vocab_size"],
-            num_layers=hf_config["num_hidden_layers"],
-            hidden_dim=hf_config["hidden_size"],
-            num_heads=hf_config["num_attention_heads"],
-            intermediate_dim=hf_config["intermediate_size"],
-            max_sequence_length=hf_config.get("max_position_embeddings", 512),
-            num_segments=hf_config.get("type_vocab_size", 2),
-            dropout=hf_config.get("hidden_dropout_prob", 0.1),
-            attention_dropout=hf_config.get("attention_probs_dropout_prob", 0.1),
-            activation=_ACTIVATIONS[activation],
-            layer_norm_epsilon=hf_config.get("layer_norm_eps", 1e-12),
-            initializer_range=hf_config.get("initializer_range", 0.02),
+    sizes = {name: _field(hf_config, name, source) for name in _POSITIVE_INT_FIELDS}
+    for name, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{source}: {name} must be a positive int; received {value!r}")
+    if sizes["hidden_size"] % sizes["num_attention_heads"]:
+        raise ValueError(
+            f"{source}: hidden_size must be divisible by num_attention_heads; received "
+            f"hidden_size {sizes['hidden_size']} and num_attention_heads "
+            f"{sizes['num_attention_heads']}"
         )
-    except KeyError as error:
-        raise ValueError(f"{source}: required field {error.args[0]!r} is missing") from None
+    for name in ("layer_norm_eps", "initializer_range"):
+        value = _field(hf_config, name, source)
+        if not _is_number(value) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{source}: {name} must be a positive, finite number; received "
+                             f"{value!r}")
+    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+        value = _field(hf_config, name, source)
+        if not _is_number(value) or not 0 <= value < 1:
+            raise ValueError(f"{source}: {name} must be a number in [0, 1); received {value!r}")
+    return EncoderConfig(
+        vocabulary_size=sizes["vocab_size"],
+        num_layers=sizes["num_hidden_layers"],
+        hidden_dim=sizes["hidden_size"],
+        num_heads=sizes["num_attention_heads"],
+        intermediate_dim=sizes["intermediate_size"],
+        max_sequence_length=sizes["max_position_embeddings"],
+        num_segments=sizes["type_vocab_size"],
+        dropout=_field(hf_config, "hidden_dropout_prob", source),
+        attention_dropout=_field(hf_config, "attention_probs_dropout_prob", source),
+        activation=_ACTIVATIONS[activation],
+        layer_norm_epsilon=_field(hf_config, "layer_norm_eps", source),
+        initializer_range=_field(hf_config, "initializer_range", source),
+    )
 
 
 def _weight_map(encoder):
@@ -140,6 +224,31 @@ def _normalise_names(tensors):
     return renamed
 
 
+def _check_against_tensors(tensors, hf_config, path, weights_path):
+    """Checks config.json's layer count and vocab.txt's size against model.safetensors."""
+    indices = {int(match.group(1)) for name in tensors
+               if (match := _LAYER_TENSOR.match(name))}
+    present = max(indices) + 1 if indices else 0
+    if hf_config["num_hidden_layers"] != present:
+        held = f"encoder.layer.0 to encoder.layer.{present - 1}" if present else "none"
+        raise ValueError(
+            f"{path / 'config.json'}: num_hidden_layers is {hf_config['num_hidden_layers']} but "
+            f"{weights_path} holds {present} layers ({held}); expected the same number"
+        )
+    name = "embeddings.word_embeddings.weight"
+    if name in tensors:  # a missing tensor is reported with the others
+        from kbert.text.wordpiece_tokenizer import load_vocabulary
+
+        tokens, _ = load_vocabulary(str(path / "vocab.txt"))
+        rows = tensors[name].shape[0]
+        if len(tokens) != rows:
+            raise ValueError(
+                f"{path / 'vocab.txt'}: has {len(tokens)} lines (tokens) but {weights_path}'s "
+                f"{name} has {rows} rows (shape {tuple(tensors[name].shape)}); expected one "
+                "embedding row per token"
+            )
+
+
 def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding=True,
                          **config_changes):
     """Builds a kbert `Encoder` holding a Hugging Face BERT checkpoint's weights.
@@ -156,7 +265,12 @@ def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding
         An `Encoder`.
 
     Raises:
-        ValueError: a file is missing, a tensor is missing, or a tensor has the wrong shape.
+        ValueError: naming the file: a file is missing or unreadable, a config.json field is
+            invalid, config.json's `num_hidden_layers` differs from the layers in
+            model.safetensors, vocab.txt's line count differs from the word embedding table's
+            rows, a tensor is missing, or a tensor has the wrong shape. A `num_layers` override
+            in `config_changes` is taken as asked: fewer layers than the file holds keeps the
+            first ones.
 
     Example:
     >>> encoder = load_hf_bert_encoder("minilm_l6")  # doctest: +SKIP
@@ -165,10 +279,7 @@ def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding
 
     path = resolve_checkpoint(path_or_name)
     config_path = path / "config.json"
-    try:
-        hf_config = json.loads(config_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{config_path}: not valid JSON ({error})") from None
+    hf_config = _read_json_object(config_path)
     config = encoder_config_from_hf(hf_config, source=str(config_path))
     if activation is not None:
         config_changes["activation"] = activation
@@ -178,6 +289,7 @@ def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding
         tensors = _normalise_names(load_file(str(weights_path)))
     except Exception as error:  # safetensors raises its own error types for corrupt files
         raise ValueError(f"{weights_path}: cannot be read as safetensors ({error})") from None
+    _check_against_tensors(tensors, hf_config, path, weights_path)
 
     encoder = Encoder.from_config_object(config, dtype=dtype, skip_padding=skip_padding)
     assignments = []
@@ -201,6 +313,10 @@ def load_hf_bert_tokenizer(path_or_name, **kwargs):
     """Builds kbert's in-graph WordPiece tokenizer from a checkpoint's vocab.txt.
 
     Lower-casing follows tokenizer_config.json's `do_lower_case` (default True).
+
+    Raises:
+        ValueError: naming the file: vocab.txt or tokenizer_config.json is not UTF-8,
+            tokenizer_config.json is not a JSON object or holds a setting of the wrong type.
     """
     from kbert.text import WordPieceTokenizer
 
@@ -208,7 +324,13 @@ def load_hf_bert_tokenizer(path_or_name, **kwargs):
     lowercase = True
     tokenizer_config = path / "tokenizer_config.json"
     if tokenizer_config.is_file():
-        settings = json.loads(tokenizer_config.read_text(encoding="utf-8"))
+        settings = _read_json_object(tokenizer_config)
+        for name, allowed in (("do_lower_case", (bool,)), ("strip_accents", (bool, type(None))),
+                              ("tokenize_chinese_chars", (bool,))):
+            if name in settings and not isinstance(settings[name], allowed):
+                expected = "true or false" + (" or null" if len(allowed) > 1 else "")
+                raise ValueError(f"{tokenizer_config}: {name} must be {expected}; received "
+                                 f"{settings[name]!r}")
         lowercase = settings.get("do_lower_case", True)
         kwargs.setdefault("strip_accents", settings.get("strip_accents"))
         kwargs.setdefault("split_chinese_characters", settings.get("tokenize_chinese_chars", True))

@@ -14,8 +14,9 @@ A run directory holds everything needed to evaluate or predict later, with nothi
 import json
 import os
 import platform
-import shutil
 from pathlib import Path
+
+from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
 
 FILES_TASK = "files"
 
@@ -107,17 +108,6 @@ def _load_splits(args):
     return task, splits
 
 
-def _prepare_run_dir(path, overwrite):
-    path = Path(path)
-    if path.exists() and any(path.iterdir()):
-        if not overwrite:
-            raise ValueError(f"run directory {path} exists and is not empty; choose another "
-                             "--output-dir or pass --overwrite to replace it")
-        shutil.rmtree(path)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def _report(classifier, preprocessor, examples, task):
     from kbert.metrics import evaluate_classifier
 
@@ -142,47 +132,88 @@ def finetune(args):
         args.sequence_length = 128
     if args.learning_rate is None:
         args.learning_rate = 5e-5
+    check_training_arguments(args)
+    check_output_dir(args.output_dir, args.overwrite)
     task, splits = _load_splits(args)  # data errors come before any file is written
-    run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    check_sequence_length(args.sequence_length, encoder, args.model)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling,
                                     dropout=args.dropout, hidden_units=args.hidden_units)
     train, validation, test = splits["train"], splits["validation"], splits["test"]
 
     config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update(task_metric=task.metric, num_classes=len(task.label_names), is_pair=task.is_pair,
+    config.update({RUN_MARKER: True}, task_metric=task.metric,
+                  num_classes=len(task.label_names), is_pair=task.is_pair,
                   train_examples=len(train), validation_examples=len(validation),
                   test_examples=len(test),
                   sources={split: examples.source for split, examples in splits.items()},
                   versions=_versions())
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-    (run_dir / "labels.json").write_text(json.dumps(list(task.label_names.names)))
-    (run_dir / "preprocessor.json").write_text(
-        json.dumps(keras.saving.serialize_keras_object(preprocessor)))
+    # Everything is written into a hidden sibling and moved to --output-dir only at the end.
+    with StagedRunDirectory(args.output_dir) as staged:
+        run_dir = staged.path
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+        (run_dir / "labels.json").write_text(json.dumps(list(task.label_names.names)))
+        (run_dir / "preprocessor.json").write_text(
+            json.dumps(keras.saving.serialize_keras_object(preprocessor)))
 
-    best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
-    _, train_seconds = fine_tune_classifier(
-        classifier, preprocessor, train, validation, epochs=args.epochs,
-        batch_size=args.batch_size, learning_rate=args.learning_rate,
-        warmup_fraction=args.warmup_fraction, weight_decay=args.weight_decay, seed=args.seed,
-        jit_compile=args.jit, verbose=args.verbose, callbacks=[
-            best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
-            keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
+        best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
+        _, train_seconds = fine_tune_classifier(
+            classifier, preprocessor, train, validation, epochs=args.epochs,
+            batch_size=args.batch_size, learning_rate=args.learning_rate,
+            warmup_fraction=args.warmup_fraction, weight_decay=args.weight_decay,
+            seed=args.seed, jit_compile=args.jit, verbose=args.verbose, callbacks=[
+                best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
+                keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
 
-    classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
-    metrics = {"task": task.name, "best_epoch": best.best_epoch,
-               "train_seconds": round(train_seconds, 1),
-               "train_examples_per_s": round(len(train) * args.epochs / train_seconds, 1),
-               "validation": _report(classifier, preprocessor, validation, task),
-               "test": _report(classifier, preprocessor, test, task)}
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
-                       title=f"{task.name}: {args.model}")
-    confusion_matrix_png(metrics["test"]["confusion_matrix"], metrics["test"]["label_names"],
-                         run_dir / "confusion_matrix.png", title=f"{task.name} test")
+        classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
+        metrics = {"task": task.name, "best_epoch": best.best_epoch,
+                   "train_seconds": round(train_seconds, 1),
+                   "train_examples_per_s": round(len(train) * args.epochs / train_seconds, 1),
+                   "validation": _report(classifier, preprocessor, validation, task),
+                   "test": _report(classifier, preprocessor, test, task)}
+        (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
+                           title=f"{task.name}: {args.model}")
+        confusion_matrix_png(metrics["test"]["confusion_matrix"],
+                             metrics["test"]["label_names"], run_dir / "confusion_matrix.png",
+                             title=f"{task.name} test")
+        staged.commit()
     return metrics
+
+
+def check_training_arguments(args):
+    """Refuses hyperparameters no run can use, before anything is loaded or written."""
+    checks = (("--epochs", args.epochs, 1), ("--batch-size", args.batch_size, 1),
+              ("--sequence-length", args.sequence_length, 8))
+    for flag, value, minimum in checks:
+        if value is not None and value < minimum:
+            raise ValueError(f"{flag} must be an int >= {minimum}; received {value}")
+    if not args.learning_rate > 0:
+        raise ValueError(f"--learning-rate must be a positive number; received "
+                         f"{args.learning_rate}")
+    if not 0 <= args.warmup_fraction < 1:
+        raise ValueError(f"--warmup-fraction must be in [0, 1); received {args.warmup_fraction}")
+    if args.weight_decay < 0:
+        raise ValueError(f"--weight-decay must be >= 0; received {args.weight_decay}")
+    if not 0 <= args.dropout < 1:
+        raise ValueError(f"--dropout must be in [0, 1); received {args.dropout}")
+    if getattr(args, "max_train_examples", None) is not None and args.max_train_examples < 1:
+        raise ValueError(f"--max-train-examples must be an int >= 1; received "
+                         f"{args.max_train_examples}")
+    if not 0 < args.validation_fraction < 1:
+        raise ValueError(f"--validation-fraction must be in (0, 1); received "
+                         f"{args.validation_fraction}")
+
+
+def check_sequence_length(sequence_length, encoder, model):
+    """Refuses a `--sequence-length` above the model's position table."""
+    limit = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
+    if limit is not None and sequence_length > limit:
+        raise ValueError(f"--sequence-length {sequence_length} is longer than model {model!r} "
+                         f"can read: its position table has {limit} positions; use at most "
+                         f"{limit}")
 
 
 def _versions():

@@ -108,7 +108,12 @@ def finetune(args):
     import keras
 
     from kbert.checkpoints import load_pretrained
-    from kbert.cli.classification import _prepare_run_dir, _versions
+    from kbert.cli.classification import (
+        _versions,
+        check_sequence_length,
+        check_training_arguments,
+    )
+    from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
     from kbert.data.conll2003 import CONLL2003_TAGS
     from kbert.metrics import learning_curve_png
     from kbert.models import QuestionAnswerer
@@ -119,48 +124,54 @@ def finetune(args):
     )
 
     _resolve(args)
+    check_training_arguments(args)
+    check_output_dir(args.output_dir, args.overwrite)
     data, source = _load_data(args, args.max_train_examples)  # errors before any file
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    check_sequence_length(args.sequence_length, encoder, args.model)
     tag_names = list(CONLL2003_TAGS) if args.task == "conll2003" else []
     _check_sizes(args, data["train"][:1], tokenizer, tag_names)
-    run_dir = _prepare_run_dir(args.output_dir, args.overwrite)
     config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update(task_family="token", tag_names=tag_names, source=source,
+    config.update({RUN_MARKER: True}, task_family="token", tag_names=tag_names, source=source,
                   train_examples=len(data["train"]), versions=_versions())
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-    (run_dir / "labels.json").write_text(json.dumps(tag_names))
-    (run_dir / "tokenizer.json").write_text(
-        json.dumps(keras.saving.serialize_keras_object(tokenizer)))
-    callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
-    common = {"epochs": args.epochs, "batch_size": args.batch_size,
-              "learning_rate": args.learning_rate, "warmup_fraction": args.warmup_fraction,
-              "weight_decay": args.weight_decay, "seed": args.seed, "callbacks": callbacks,
-              "verbose": args.verbose}
-    if args.task == "squad":
-        model = QuestionAnswerer(encoder, dropout=args.dropout)
-        _, seconds, windows = fine_tune_question_answerer(
-            model, tokenizer, data["train"], sequence_length=args.sequence_length,
-            stride=args.stride, **common)
-        examples_per_s = windows * args.epochs / seconds
-    else:
-        model = build_ner_model(args.method, encoder, tag_names, dropout=args.dropout)
-        train = data["train"]
-        _, seconds = fine_tune_ner(model, tokenizer, [s.words for s in train],
-                                   [s.tags for s in train], tag_names,
-                                   sequence_length=args.sequence_length,
-                                   max_span_length=args.max_span_length, stride=args.stride,
-                                   **common)
-        examples_per_s = len(train) * args.epochs / seconds
-    _save_atomically(model, run_dir / "model.keras")
-    metrics = {"task": args.task, "source": source, "train_seconds": round(seconds, 1),
-               "train_examples_per_s": round(examples_per_s, 1)}
-    for split in data:
-        if split != "train":
-            metrics[split] = _score(model, tokenizer, data[split], config)
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
-                       title=f"{args.task}: {args.model}")
+    # Everything is written into a hidden sibling and moved to --output-dir only at the end.
+    with StagedRunDirectory(args.output_dir) as staged:
+        run_dir = staged.path
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+        (run_dir / "labels.json").write_text(json.dumps(tag_names))
+        (run_dir / "tokenizer.json").write_text(
+            json.dumps(keras.saving.serialize_keras_object(tokenizer)))
+        callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
+        common = {"epochs": args.epochs, "batch_size": args.batch_size,
+                  "learning_rate": args.learning_rate, "warmup_fraction": args.warmup_fraction,
+                  "weight_decay": args.weight_decay, "seed": args.seed, "callbacks": callbacks,
+                  "verbose": args.verbose}
+        if args.task == "squad":
+            model = QuestionAnswerer(encoder, dropout=args.dropout)
+            _, seconds, windows = fine_tune_question_answerer(
+                model, tokenizer, data["train"], sequence_length=args.sequence_length,
+                stride=args.stride, **common)
+            examples_per_s = windows * args.epochs / seconds
+        else:
+            model = build_ner_model(args.method, encoder, tag_names, dropout=args.dropout)
+            train = data["train"]
+            _, seconds = fine_tune_ner(model, tokenizer, [s.words for s in train],
+                                       [s.tags for s in train], tag_names,
+                                       sequence_length=args.sequence_length,
+                                       max_span_length=args.max_span_length,
+                                       stride=args.stride, **common)
+            examples_per_s = len(train) * args.epochs / seconds
+        _save_atomically(model, run_dir / "model.keras")
+        metrics = {"task": args.task, "source": source, "train_seconds": round(seconds, 1),
+                   "train_examples_per_s": round(examples_per_s, 1)}
+        for split in data:
+            if split != "train":
+                metrics[split] = _score(model, tokenizer, data[split], config)
+        (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
+                           title=f"{args.task}: {args.model}")
+        staged.commit()
     return metrics
 
 

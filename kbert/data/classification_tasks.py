@@ -238,7 +238,8 @@ def classification_task_from_files(train_path, test_path, validation_path=None, 
         validation_fraction: float, default 0.1. Held-out share of train when there is no
             validation file.
         seed: int, default 0. Chooses the held-out rows and the order of train and validation.
-        max_examples: int, default None. Keep only the first `max_examples` of each split.
+        max_examples: int, default None. Keep only `max_examples` training examples (a seeded
+            sample); validation and test are never cut, so their metrics cover every row.
         metric: str, default "accuracy". "accuracy" or "f1".
         positive_label: str, default None. The positive class when `metric` is "f1".
 
@@ -259,7 +260,8 @@ def classification_task_from_files(train_path, test_path, validation_path=None, 
     splits = {}
     if validation_path is None:
         for split in ("train", "validation"):
-            rows = _held_out_rows(len(texts), split, validation_fraction, seed)[:max_examples]
+            rows = _held_out_rows(len(texts), split, validation_fraction, seed)
+            rows = rows[:max_examples] if split == "train" else rows
             source = (f"{train_path} ({split}: {len(rows)} rows of {len(texts)}, "
                       f"validation_fraction={validation_fraction}, seed={seed})")
             splits[split] = _examples(texts, pairs, labels, rows, task.label_names, source, split)
@@ -276,7 +278,7 @@ def classification_task_from_files(train_path, test_path, validation_path=None, 
             raise ValueError(f"{path} holds {kinds[other_pairs is None]} but the training file "
                              f"{train_path} holds {kinds[not task.is_pair]}; expected the same "
                              f"kind in every file")
-        rows = np.arange(min(len(other_texts), max_examples or len(other_texts)))
+        rows = np.arange(len(other_texts))
         splits[split] = _examples(other_texts, other_pairs, other_labels, rows, task.label_names,
                                   str(path), split)
     return task, {split: splits[split] for split in SPLITS}

@@ -51,6 +51,9 @@ def load_vocabulary(vocabulary):
         A pair `(tokens, source)`: the list of tokens and a short description of where they came
         from, for error messages.
 
+    Raises:
+        ValueError: naming the file, when it does not exist, is empty or is not UTF-8.
+
     Example:
     >>> load_vocabulary(["[PAD]", "a"])
     (['[PAD]', 'a'], 'the given list of 2 tokens')
@@ -60,7 +63,16 @@ def load_vocabulary(vocabulary):
         if not tf.io.gfile.exists(path):
             raise ValueError(f"vocabulary file {path!r} does not exist")
         with tf.io.gfile.GFile(path, "rb") as file:
-            content = file.read().decode("utf-8")
+            data = file.read()
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"vocabulary file {path!r} is not valid UTF-8 (byte offset {error.start}: "
+                f"{error.reason}); expected a UTF-8 text file, one token per line"
+            ) from None
+        if not content:
+            raise ValueError(f"vocabulary file {path!r} is empty; expected one token per line")
         # Only "\n" separates tokens: str.splitlines() would also split on U+2028, U+0085, ...
         lines = content.split("\n")
         if lines and lines[-1] == "":

@@ -1,10 +1,11 @@
 import json
+import re
 
 import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from kbert.checkpoints import load_hf_bert_encoder
+from kbert.checkpoints import load_hf_bert, load_hf_bert_encoder, load_hf_bert_tokenizer
 from tests.checkpoints.numpy_bert import bert_forward, write_tiny_checkpoint
 
 IDS = np.array([[2, 7, 8, 9, 3, 0], [2, 10, 11, 3, 12, 3]], "int32")
@@ -95,6 +96,121 @@ def test_unsupported_architecture_is_named(tiny_checkpoint):
     (path / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="'num_hidden_layers' is missing"):
         load_hf_bert_encoder(path)
+
+
+def _change_config(path, **changes):
+    config = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**config, **changes}))
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_config_layer_count_must_match_the_weights(tiny_checkpoint, layers):
+    path, _ = tiny_checkpoint
+    _change_config(path, num_hidden_layers=layers)
+    with pytest.raises(ValueError, match=rf"config\.json: num_hidden_layers is {layers} but "
+                                         r".*model\.safetensors holds 2 layers"):
+        load_hf_bert_encoder(path)
+
+
+@pytest.mark.parametrize("eps", [0, -1e-12, float("nan"), float("inf"), "1e-12", True, None])
+def test_layer_norm_eps_must_be_a_positive_number(tiny_checkpoint, eps):
+    path, _ = tiny_checkpoint
+    _change_config(path, layer_norm_eps=eps)
+    with pytest.raises(ValueError, match=r"config\.json: layer_norm_eps must be a positive, "
+                                         rf"finite number; received {re.escape(repr(eps))}"):
+        load_hf_bert_encoder(path)
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("vocab_size", 0, "vocab_size must be a positive int; received 0"),
+    ("num_hidden_layers", -2, "num_hidden_layers must be a positive int; received -2"),
+    ("hidden_size", 16.0, "hidden_size must be a positive int; received 16.0"),
+    ("num_attention_heads", "2", "num_attention_heads must be a positive int; received '2'"),
+    ("num_attention_heads", 3, "hidden_size must be divisible by num_attention_heads; received "
+                               "hidden_size 16 and num_attention_heads 3"),
+    ("intermediate_size", True, "intermediate_size must be a positive int; received True"),
+    ("max_position_embeddings", None,
+     "max_position_embeddings must be a positive int; received None"),
+    ("type_vocab_size", 0, "type_vocab_size must be a positive int; received 0"),
+    ("hidden_act", ["gelu"], "hidden_act ['gelu'] is not supported; expected one of"),
+    ("hidden_dropout_prob", 1.5, "hidden_dropout_prob must be a number in [0, 1); received 1.5"),
+    ("attention_probs_dropout_prob", "0.1",
+     "attention_probs_dropout_prob must be a number in [0, 1); received '0.1'"),
+    ("initializer_range", -0.02,
+     "initializer_range must be a positive, finite number; received -0.02"),
+])
+def test_bad_config_field_is_named(tiny_checkpoint, field, value, expected):
+    path, _ = tiny_checkpoint
+    _change_config(path, **{field: value})
+    with pytest.raises(ValueError, match=r"config\.json: " + re.escape(expected)):
+        load_hf_bert_encoder(path)
+
+
+@pytest.mark.parametrize("lines", [39, 41])
+def test_vocab_size_must_match_the_embedding_table(tiny_checkpoint, lines):
+    path, _ = tiny_checkpoint
+    tokens = (path / "vocab.txt").read_text().split("\n")[:-1]
+    tokens = (tokens + ["##extra"])[:lines]
+    (path / "vocab.txt").write_text("\n".join(tokens) + "\n")
+    expected = (rf"vocab\.txt: has {lines} lines \(tokens\) but .*model\.safetensors's "
+                r"embeddings\.word_embeddings\.weight has 40 rows \(shape \(40, 16\)\)")
+    with pytest.raises(ValueError, match=expected):
+        load_hf_bert(path)
+    with pytest.raises(ValueError, match=expected):
+        load_hf_bert_encoder(path)
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
+@pytest.mark.parametrize("text, kind", [("[1, 2]", "array"), ('"bert"', "string"),
+                                        ("null", "null")])
+def test_json_file_that_is_not_an_object_is_named(tiny_checkpoint, name, text, kind):
+    path, _ = tiny_checkpoint
+    (path / name).write_text(text)
+    load = load_hf_bert_encoder if name == "config.json" else load_hf_bert_tokenizer
+    with pytest.raises(ValueError, match=rf"{re.escape(name)}: expected a JSON object .* "
+                                         rf"received a JSON {kind}"):
+        load(path)
+
+
+def test_tokenizer_config_setting_of_the_wrong_type_is_named(tiny_checkpoint):
+    path, _ = tiny_checkpoint
+    (path / "tokenizer_config.json").write_text('{"do_lower_case": "false"}')
+    with pytest.raises(ValueError, match=r"tokenizer_config\.json: do_lower_case must be true or "
+                                         r"false; received 'false'"):
+        load_hf_bert_tokenizer(path)
+
+
+@pytest.mark.parametrize("name, content, offset", [
+    ("vocab.txt", b"[PAD]\n\xff[UNK]\n", 6),
+    ("tokenizer_config.json", b'{"do_lower_case": "\xe9"}', 19),
+    ("config.json", b'{"model_type": "b\xe9rt"}', 17),
+])
+def test_file_that_is_not_utf8_is_named(tiny_checkpoint, name, content, offset):
+    path, _ = tiny_checkpoint
+    (path / name).write_bytes(content)
+    load = load_hf_bert_encoder if name == "config.json" else load_hf_bert_tokenizer
+    with pytest.raises(ValueError, match=rf"{re.escape(name)}'?:? (is )?not valid UTF-8 \(byte "
+                                         rf"offset {offset}: .*expected a UTF-8"):
+        load(path)
+
+
+def test_empty_vocab_is_named(tiny_checkpoint):
+    path, _ = tiny_checkpoint
+    (path / "vocab.txt").write_bytes(b"")
+    for load in (load_hf_bert_tokenizer, load_hf_bert_encoder):
+        with pytest.raises(ValueError, match=r"vocab\.txt' is empty; expected one token per line"):
+            load(path)
+
+
+def test_repeated_vocab_token_is_refused(tiny_checkpoint):
+    """Hugging Face keeps the last id of a repeated token (the first is unreachable); kbert
+    refuses the file instead of guessing."""
+    path, _ = tiny_checkpoint
+    tokens = (path / "vocab.txt").read_text().split("\n")[:-1]
+    tokens[-1] = tokens[5]
+    (path / "vocab.txt").write_text("\n".join(tokens) + "\n")
+    with pytest.raises(ValueError, match=r"vocab\.txt' must not repeat tokens .* \['a'\]"):
+        load_hf_bert_tokenizer(path)
 
 
 @pytest.mark.slow

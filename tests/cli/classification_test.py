@@ -115,3 +115,93 @@ def test_help_explains_every_flag(capsys):
     for flag in ("--task", "--model", "--pooling", "--epochs", "--learning-rate", "--dtype",
                  "--output-dir", "--overwrite", "--seed", "--max-train-examples"):
         assert flag in text
+
+
+def _snapshot(folder):
+    return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file()}
+
+
+def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    before = _snapshot(tmp_path / "run")
+    capsys.readouterr()
+    failures = {
+        "--model": ("is neither 'minilm_l6' nor an existing directory", "--model",
+                    str(tmp_path / "typo")),
+        "--epochs": ("--epochs must be an int >= 1; received 0", "--epochs", "0"),
+        "--sequence-length": ("--sequence-length 100000 is longer than model",
+                              "--sequence-length", "100000"),
+        "--learning-rate": ("--learning-rate must be a positive number", "--learning-rate", "0"),
+        "data": ("missing.tsv", "--test-file", str(tmp_path / "missing.tsv")),
+    }
+    for name, (message, *flags) in failures.items():
+        assert _finetune(tmp_path, tiny_model, train, train, "--overwrite", *flags) == 2, name
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error, (name, error)
+        assert _snapshot(tmp_path / "run") == before, name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "train.tsv"]
+
+
+def test_overwrite_never_deletes_files_kbert_did_not_write(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    mine = tmp_path / "run"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("months of work")
+    assert _finetune(tmp_path, tiny_model, train, train, "--overwrite") == 2
+    assert "holds files kbert did not write (thesis.tex)" in capsys.readouterr().err
+    assert (mine / "thesis.tex").read_text() == "months of work"
+    (tmp_path / "file").write_text("a file")
+    assert main(["finetune", "--task", "files", "--train-file", train, "--test-file", train,
+                 "--model", str(tiny_model), "--output-dir", str(tmp_path / "file")]) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_max_train_examples_cuts_only_the_training_split(tmp_path, tiny_model):
+    train = _tsv(tmp_path / "train.tsv", _rows(24))
+    test = _tsv(tmp_path / "test.tsv", _rows(8))
+    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1",
+                     "--max-train-examples", "4") == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert config["train_examples"] == 4
+    assert metrics["test"]["num_examples"] == 8
+
+
+@pytest.mark.slow
+def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tiny_model):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    train = _tsv(tmp_path / "train.tsv", _rows(400))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    run = tmp_path / "run"
+    before = _snapshot(run)
+    command = [sys.executable, "-m", "kbert.cli.main", "finetune", "--task", "files",
+               "--train-file", train, "--test-file", train, "--model", str(tiny_model),
+               "--output-dir", str(run), "--overwrite", "--epochs", "6", "--batch-size", "4",
+               "--sequence-length", "16", "--verbose", "2"]
+    env = {**os.environ, "PYTHONPATH": str(root), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    # Killed while importing, loading the model, training and evaluating: each time the
+    # previous run is byte for byte what it was.
+    for delay in (1.0, 4.0, 7.0, 10.0, 14.0):
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        assert process.poll() is None, f"the run ended before the kill at {delay} s"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        assert _snapshot(run) == before, f"killed at {delay} s"
+    # Left alone, the same command replaces the run.
+    finished = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                              timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert _snapshot(run) != before
+    assert json.loads((run / "config.json").read_text())["epochs"] == 6
+    assert not list(tmp_path.glob(".run.old-*"))
