@@ -244,6 +244,21 @@ def load_run(run_dir):
     return classifier, preprocessor, json.loads((run_dir / "labels.json").read_text()), config
 
 
+def is_pair_run(run_dir):
+    """Whether a classification run classifies text pairs (read from its config.json)."""
+    from kbert.data import CLASSIFICATION_TASKS
+
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise ValueError(f"{run_dir} is not a finished kbert run directory: it lacks config.json "
+                         "(written by `kbert finetune --output-dir`)")
+    config = json.loads(path.read_text())
+    if config.get("is_pair") is not None:
+        return bool(config["is_pair"])
+    task = CLASSIFICATION_TASKS.get(config.get("task"))
+    return bool(task and task.is_pair)
+
+
 def evaluate(args):
     """Re-scores a run's best model on a split; returns the report."""
     from kbert.data import CLASSIFICATION_TASKS, ClassificationTask, LabelVocabulary
@@ -266,38 +281,64 @@ def evaluate(args):
     return _report(classifier, preprocessor, splits[args.split], task)
 
 
-def predict(args):
-    """Classifies texts (or pairs) with a run's best model; returns one dict per input."""
+def predict(args, batches=None):
+    """Classifies texts (or pairs) with a run's best model; yields one dict per input.
+
+    Args:
+        args: the parsed `kbert predict` flags (`run_dir`, `texts`, `pair`).
+        batches: iterable of `(texts, pairs)` lists, default None (`args.texts` and
+            `args.pair` as one batch). The run is loaded once for all of them.
+
+    Each result says whether its input was longer than the run's sequence length: "tokens" is
+    the input's length in tokens with [CLS] and [SEP], "tokens_kept" what the model read, and
+    "truncated" whether the rest was cut (classification reads the first tokens only).
+    """
     import numpy as np
 
-    from kbert.data import classification_dataset
+    from kbert.data import CLASSIFICATION_TASKS, classification_dataset
 
     classifier, preprocessor, label_names, config = load_run(args.run_dir)
-    texts = list(args.texts)
-    if not texts:
-        raise ValueError("predict needs at least one text")
-    pairs = list(args.pair) if args.pair else None
     is_pair = config.get("is_pair")
     if is_pair is None:
-        from kbert.data import CLASSIFICATION_TASKS
         is_pair = CLASSIFICATION_TASKS[config["task"]].is_pair \
-            if config["task"] in CLASSIFICATION_TASKS else pairs is not None
-    if is_pair and pairs is None:
-        raise ValueError(f"task {config['task']} classifies text pairs: give each text its "
-                         "second text with --pair (once per text, in order)")
-    if not is_pair and pairs is not None:
-        raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
-    logits = classifier.predict(classification_dataset(preprocessor, texts, pairs), verbose=0)
-    probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probabilities /= probabilities.sum(axis=-1, keepdims=True)
-    results = []
-    for index, row in enumerate(probabilities):
-        best = int(np.argmax(row))
-        results.append({"text": texts[index], **({"pair": pairs[index]} if pairs else {}),
-                        "label": label_names[best], "probability": round(float(row[best]), 4),
-                        "probabilities": {name: round(float(p), 4)
-                                          for name, p in zip(label_names, row, strict=True)}})
-    return results
+            if config["task"] in CLASSIFICATION_TASKS else bool(args.pair)
+    if batches is None:
+        batches = [(list(args.texts), list(args.pair) if args.pair else None)]
+    for texts, pairs in batches:
+        if not texts:
+            raise ValueError("predict needs at least one text")
+        if is_pair and pairs is None:
+            raise ValueError(f"task {config['task']} classifies text pairs: give each text its "
+                             "second text with --pair (once per text, in order), or "
+                             "'text<TAB>second text' lines with --input")
+        if not is_pair and pairs is not None:
+            raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
+        logits = classifier.predict(classification_dataset(preprocessor, texts, pairs),
+                                    verbose=0)
+        probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        probabilities /= probabilities.sum(axis=-1, keepdims=True)
+        lengths = _token_counts(preprocessor, texts, pairs)
+        limit = preprocessor.sequence_length
+        for index, row in enumerate(probabilities):
+            best = int(np.argmax(row))
+            yield {"text": texts[index], **({"pair": pairs[index]} if pairs else {}),
+                   "label": label_names[best], "probability": round(float(row[best]), 4),
+                   "probabilities": {name: round(float(p), 4)
+                                     for name, p in zip(label_names, row, strict=True)},
+                   "tokens": lengths[index], "tokens_kept": min(lengths[index], limit),
+                   "truncated": lengths[index] > limit}
+
+
+def _token_counts(preprocessor, texts, pairs):
+    """Each input's length in tokens with its [CLS] and [SEP] marks, before truncation."""
+    import numpy as np
+    import tensorflow as tf
+
+    tokenizer = preprocessor.tokenizer
+    counts = tokenizer(tf.constant(texts)).row_lengths().numpy() + 2
+    if pairs is not None:
+        counts = counts + tokenizer(tf.constant(pairs)).row_lengths().numpy() + 1
+    return [int(count) for count in np.asarray(counts)]
 
 
 def main_finetune(args):

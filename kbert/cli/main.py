@@ -64,9 +64,14 @@ def build_parser():
     evaluate.set_defaults(handler=print_evaluation)
 
     predict = commands.add_parser(
-        "predict", help="classify texts with a run's best model",
-        description="Prints one JSON line per text: the predicted label, its probability and "
-                    "every class's probability.")
+        "predict", help="classify, tag or answer texts with a run's model",
+        description="Prints one JSON line per input as soon as its batch is done: the "
+                    "predicted label, its probability, every class's probability and whether "
+                    "the text was longer than the run's sequence length (classification reads "
+                    "its first tokens only: 'truncated', 'tokens', 'tokens_kept'); the entities "
+                    "of a conll2003 run; the answer of a squad run. Texts come as arguments or, "
+                    "with --input, one per line from a file or standard input (TSV "
+                    "'text<TAB>second text' for pair runs, 'question<TAB>context' for squad).")
     predict.add_argument("run_dir", help="a directory written by `kbert finetune`")
     predict.add_argument("texts", nargs="*", help="texts to classify or tag, or questions")
     predict.add_argument("--pair", action="append",
@@ -74,6 +79,11 @@ def build_parser():
     predict.add_argument("--context", action="append",
                          help="for squad runs: the paragraph to answer from, once (shared by "
                               "all questions) or once per question")
+    predict.add_argument("--input", metavar="FILE",
+                         help="read the inputs from FILE ('-' for standard input), one per line "
+                              "(UTF-8); blank lines are skipped")
+    predict.add_argument("--batch-lines", type=int, default=256,
+                         help="lines predicted (and printed) together with --input (default 256)")
 
     def print_predictions(args):
         token_run = token_tasks.is_token_run(args.run_dir)
@@ -81,9 +91,20 @@ def build_parser():
             raise ValueError("--context is for squad runs; this run classifies texts")
         if token_run and args.pair:
             raise ValueError("--pair is for sentence-pair classification runs")
+        for position, text in enumerate(args.texts + (args.pair or []) + (args.context or [])):
+            _check_utf8(text, f"argument {position + 1}")
         family = token_tasks if token_run else classification
-        for result in family.predict(args):
-            print(json.dumps(result))
+        batches = None
+        if args.input is not None:
+            if args.texts or args.pair or args.context:
+                raise ValueError("give the inputs either as arguments or with --input, not both")
+            if args.batch_lines < 1:
+                raise ValueError(f"--batch-lines must be an int >= 1; received {args.batch_lines}")
+            two_columns = token_run and token_tasks.run_task(args.run_dir) == "squad" or (
+                not token_run and classification.is_pair_run(args.run_dir))
+            batches = _input_batches(args.input, two_columns, args.batch_lines)
+        for result in family.predict(args, batches):
+            print(json.dumps(result), flush=True)
 
     predict.set_defaults(handler=print_predictions)
 
@@ -97,6 +118,56 @@ def build_parser():
     export.add_export_arguments(exporter)
     exporter.set_defaults(handler=lambda args: print(json.dumps(export.main_export(args))))
     return parser
+
+
+def _check_utf8(text, where):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{where} is not valid UTF-8 (byte {text[error.start]!r} at character "
+                         f"{error.start}); expected UTF-8 text") from None
+
+
+def _input_batches(path, two_columns, size):
+    """Yields `(firsts, seconds)` lists of at most `size` lines from `path` ('-': stdin)."""
+    name = "standard input" if path == "-" else path
+    if path == "-":
+        lines = sys.stdin.buffer
+    else:
+        try:
+            lines = open(path, "rb")  # noqa: SIM115 (closed below; read lazily)
+        except OSError as error:
+            raise ValueError(f"--input {path!r}: {error.strerror}") from None
+    try:
+        firsts, seconds, read = [], [], False
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{name}:{number}: not valid UTF-8 (byte offset {error.start} "
+                                 "of the line); expected UTF-8 text") from None
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            expected = 2 if two_columns else 1
+            if len(fields) != expected:
+                shape = "'text<TAB>second text'" if two_columns else "one text without tabs"
+                raise ValueError(f"{name}:{number}: expected {shape} per line; found "
+                                 f"{len(fields)} tab-separated field(s)")
+            firsts.append(fields[0])
+            if two_columns:
+                seconds.append(fields[1])
+            if len(firsts) == size:
+                yield firsts, seconds if two_columns else None
+                firsts, seconds, read = [], [], True
+        if firsts:
+            yield firsts, seconds if two_columns else None
+            read = True
+        if not read:
+            raise ValueError(f"{name} holds no input lines; expected one input per line")
+    finally:
+        if path != "-":
+            lines.close()
 
 
 def main(argv=None):

@@ -221,44 +221,56 @@ def argparse_namespace(config, **overrides):
     return type("Args", (), values)
 
 
-def predict(args):
-    """Entities (NER) or answers (QA) for raw texts; returns one dict per text."""
+def run_task(run_dir):
+    """The task of a token-task run ("conll2003" or "squad"), from its config.json."""
+    return json.loads((Path(run_dir) / "config.json").read_text())["task"]
+
+
+def predict(args, batches=None):
+    """Entities (NER) or answers (QA) for raw texts; yields one dict per text.
+
+    Args:
+        args: the parsed `kbert predict` flags (`run_dir`, `texts`, `context`).
+        batches: iterable of `(texts, contexts)` lists, default None (`args.texts` and
+            `args.context` as one batch). The run is loaded once for all of them.
+    """
     from kbert.data.squad import SquadExample
     from kbert.train.token_task_fine_tuning import predict_answers, predict_entities
 
     model, tokenizer, config = load_token_run(args.run_dir)
-    texts = list(args.texts)
-    if not texts:
-        raise ValueError("predict needs at least one text")
-    if config["task"] == "conll2003":
-        if args.context:
-            raise ValueError("--context is for squad runs; a conll2003 run tags texts alone")
-        entities = predict_entities(model, tokenizer, texts, config["tag_names"],
-                                    sequence_length=config["sequence_length"],
-                                    max_span_length=config["max_span_length"],
-                                    stride=config["stride"])
-        return [{"text": text, "entities": found}
-                for text, found in zip(texts, entities, strict=True)]
-    contexts = list(args.context or [])
-    if len(contexts) == 1:
-        contexts = contexts * len(texts)
-    if len(contexts) != len(texts):
-        raise ValueError(f"a squad run answers questions from a context: give --context once "
-                         f"(shared) or once per question; received {len(texts)} questions and "
-                         f"{len(contexts)} contexts")
-    examples = [SquadExample(id=str(i), title="", context=context, question=question,
-                             answers=())
-                for i, (question, context) in enumerate(zip(texts, contexts, strict=True))]
-    answers = predict_answers(model, tokenizer, examples, config["sequence_length"],
-                              config["stride"], max_answer_length=config["max_answer_length"])
-    results = []
-    for example in examples:
-        answer = answers[example.id]
-        results.append({"question": example.question, "answer": answer["text"],
-                        "start": answer["start"], "end": answer["end"],
-                        "score": round(float(answer["score"]), 4),
-                        "probability": round(float(answer["probability"]), 4)})
-    return results
+    if batches is None:
+        batches = [(list(args.texts), list(args.context) if args.context else None)]
+    for texts, contexts in batches:
+        if not texts:
+            raise ValueError("predict needs at least one text")
+        if config["task"] == "conll2003":
+            if contexts:
+                raise ValueError("--context is for squad runs; a conll2003 run tags texts alone")
+            entities = predict_entities(model, tokenizer, texts, config["tag_names"],
+                                        sequence_length=config["sequence_length"],
+                                        max_span_length=config["max_span_length"],
+                                        stride=config["stride"])
+            yield from ({"text": text, "entities": found}
+                        for text, found in zip(texts, entities, strict=True))
+            continue
+        contexts = list(contexts or [])
+        if len(contexts) == 1:
+            contexts = contexts * len(texts)
+        if len(contexts) != len(texts):
+            raise ValueError(f"a squad run answers questions from a context: give --context "
+                             f"once (shared) or once per question; received {len(texts)} "
+                             f"questions and {len(contexts)} contexts")
+        examples = [SquadExample(id=str(i), title="", context=context, question=question,
+                                 answers=())
+                    for i, (question, context) in enumerate(zip(texts, contexts, strict=True))]
+        answers = predict_answers(model, tokenizer, examples, config["sequence_length"],
+                                  config["stride"], max_answer_length=config["max_answer_length"])
+        for example in examples:
+            answer = answers[example.id]
+            yield {"question": example.question, "answer": answer["text"],
+                   "start": answer["start"], "end": answer["end"],
+                   "score": round(float(answer["score"]), 4),
+                   "probability": round(float(answer["probability"]), 4)}
 
 
 def main_finetune(args):

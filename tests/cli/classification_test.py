@@ -205,3 +205,60 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
     assert _snapshot(run) != before
     assert json.loads((run / "config.json").read_text())["epochs"] == 6
     assert not list(tmp_path.glob(".run.old-*"))
+
+
+def test_predict_reads_a_file_or_stdin_and_reports_truncation(tmp_path, tiny_model, capsys,
+                                                               monkeypatch):
+    import io
+    import sys
+
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    run = str(tmp_path / "run")
+    capsys.readouterr()
+    long_text = " ".join(["the movie was good"] * 10)  # 40 words; the run reads 16 tokens
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text(f"the movie was good\n\n{long_text}\nbad plot\n", encoding="utf-8")
+    assert main(["predict", run, "--input", str(inputs), "--batch-lines", "2"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["text"] for line in lines] == ["the movie was good", long_text, "bad plot"]
+    assert [line["truncated"] for line in lines] == [False, True, False]
+    assert lines[0]["tokens"] == 6 and lines[0]["tokens_kept"] == 6  # [CLS] 4 words [SEP]
+    assert lines[1]["tokens"] == 42 and lines[1]["tokens_kept"] == 16
+    # The same texts as arguments give the same answers.
+    assert main(["predict", run, "the movie was good", long_text, "bad plot"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == lines
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"bad plot\n")))
+    assert main(["predict", run, "--input", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == "bad plot"
+
+    bad = {"latin1.txt": (b"fine\ncaf\xe9\n", "latin1.txt:2: not valid UTF-8"),
+           "tabs.txt": (b"a\tb\n", "tabs.txt:1: expected one text without tabs per line"),
+           "empty.txt": (b"\n\n", "empty.txt holds no input lines")}
+    for name, (content, message) in bad.items():
+        (tmp_path / name).write_bytes(content)
+        assert main(["predict", run, "--input", str(tmp_path / name)]) == 2, name
+        assert message in capsys.readouterr().err, name
+    assert main(["predict", run, "text", "--input", str(inputs)]) == 2
+    assert "either as arguments or with --input" in capsys.readouterr().err
+    assert main(["predict", run, "--input", str(tmp_path / "missing.txt")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    assert main(["predict", run, "caf\udce9"]) == 2  # undecodable bytes in argv
+    assert "argument 1 is not valid UTF-8" in capsys.readouterr().err
+
+
+def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8, pair=True))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    capsys.readouterr()
+    inputs = tmp_path / "pairs.tsv"
+    inputs.write_text("the movie was good\tthe plot was fine\nbad\tgood\n", encoding="utf-8")
+    assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["text"], line["pair"]) for line in lines] == [
+        ("the movie was good", "the plot was fine"), ("bad", "good")]
+    assert lines[0]["tokens"] == 2 + 4 + 1 + 4
+    inputs.write_text("only one column\n", encoding="utf-8")
+    assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 2
+    assert "expected 'text<TAB>second text' per line" in capsys.readouterr().err
