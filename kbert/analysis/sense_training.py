@@ -18,7 +18,7 @@ import numpy as np
 
 from kbert.analysis.anisotropy import ZScorer
 from kbert.analysis.contextual_embeddings import contextual_embeddings, model_fingerprint
-from kbert.analysis.wsd import SenseEmbeddings
+from kbert.analysis.wsd import SenseEmbeddings, checked_sense_keys
 
 _CACHE_FORMAT = 2  # bump when the cached arrays change meaning
 _MEAN, _STD = "#mean", "#std"  # cache rows holding the instance vectors' moments
@@ -201,13 +201,9 @@ def gloss_sense_embeddings(encoder, tokenizer, wordnet, keys, layers="last4_mean
     ...                                  ["bank%1:17:01::", "bank%1:14:00::"])  # doctest: +SKIP
     """
     _positive_int(batch_size, "batch_size")
-    keys = sorted(dict.fromkeys(keys))
+    keys = checked_sense_keys(keys, wordnet, "to embed")
     if not keys:
         raise ValueError("keys is empty; expected at least one sense key to embed")
-    unknown = [key for key in keys if key not in wordnet]
-    if unknown:
-        raise ValueError(f"{len(unknown)} key(s) are not in the WordNet, e.g. {unknown[:5]}; "
-                         "expected WordNet sense keys")
     texts = [gloss_text(wordnet, key) for key in keys]
     digest = _digest(encoder, tokenizer, "gloss", layers, texts)
 

@@ -311,6 +311,22 @@ def unit_rows(vectors):
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
+def checked_sense_keys(keys, wordnet, purpose):
+    """Returns `keys` sorted without repeats, or raises ValueError naming those not in `wordnet`.
+
+    Example:
+    >>> checked_sense_keys(["b%1:00:00::", "a%1:00:00::", "b%1:00:00::"], {"a%1:00:00::",
+    ...                    "b%1:00:00::"}, "to embed")
+    ['a%1:00:00::', 'b%1:00:00::']
+    """
+    keys = sorted(dict.fromkeys(keys))
+    unknown = [key for key in keys if key not in wordnet]
+    if unknown:
+        raise ValueError(f"{len(unknown)} key(s) {purpose} are not in the WordNet, e.g. "
+                         f"{unknown[:5]}; expected WordNet sense keys")
+    return keys
+
+
 def propagate_sense_embeddings(sense_embeddings, wordnet, keys):
     """Gives every sense in `keys` an embedding, from its WordNet neighbours when it has none.
 
@@ -345,11 +361,7 @@ def propagate_sense_embeddings(sense_embeddings, wordnet, keys):
     >>> Counter(sources.values())  # doctest: +SKIP
     Counter({'lexname': 9120, 'corpus': 7340, 'hypernym': 5311, 'synset': 611})
     """
-    keys = sorted(dict.fromkeys(keys))
-    unknown = [key for key in keys if key not in wordnet]
-    if unknown:
-        raise ValueError(f"{len(unknown)} key(s) to cover are not in the WordNet, e.g. "
-                         f"{unknown[:5]}; expected WordNet sense keys")
+    keys = checked_sense_keys(keys, wordnet, "to cover")
     matrix = sense_embeddings.matrix.astype(np.float64)
     index = {key: row for row, key in enumerate(sense_embeddings.keys) if key in wordnet}
     # Synset and lexname means over every embedded sense (not only the keys to cover).

@@ -33,7 +33,14 @@ replaced (each maximal invalid sequence by one U+FFFD), then each input is cut t
 costs no more than a long one; all character offsets in the outputs refer to that cleaned,
 cut text. An empty batch gives outputs with 0 rows; two inputs of one request (`text` and
 `text_pair`, `question` and `context`) must have the same batch size, or the call fails with an
-InvalidArgumentError naming both.
+InvalidArgumentError naming both. TF Serving and the restored `signatures` do not hold a request
+to the signature's shapes, so the graph also checks them: a string input that is not rank 1
+(a scalar, a (2, 2) batch) fails with an InvalidArgumentError that names the signature and the
+input, says "expected a rank-1 string tensor [batch]" and gives the received shape and rank; the
+`token_ids` signature asks the same of its three rank-2 inputs, which must share one shape,
+and wants `token_ids` in [0, vocabulary_size), `segment_ids` in [0, num_segments) (any values
+when the model has no segment table) and `padding_mask` values 0 or 1, the error giving the
+range and the smallest and largest value received.
 """
 
 import os
@@ -132,6 +139,45 @@ def _clean(texts, max_input_chars):
     """Valid UTF-8, cut to its first `max_input_chars` characters: (batch,) strings."""
     texts = replace_invalid_utf8(texts)
     return tf.strings.substr(texts, 0, max_input_chars, unit="UTF8_CHAR")
+
+
+def _runtime_rank(tensor):
+    """The rank `tensor` has when the graph runs: int32 scalar.
+
+    `tf.rank(tensor)` is no check here: the restored `signatures` run a (2, 2) tensor through a
+    (None,) signature, and there Grappler folds `tf.rank` (even of a shape-hiding
+    `PlaceholderWithDefault`) to the signature's static rank. The size of a `tf.where` output
+    is only known at run time.
+    """
+    dims = tf.shape(tensor)  # (rank,) at run time
+    return tf.size(tf.where(dims >= 0), out_type=tf.int32)
+
+
+def _assert_rank(tensor, rank, signature, name, expected):
+    """Asserts `tensor` has `rank` at run time; the error names the signature and the input."""
+    received = _runtime_rank(tensor)
+    # The session loader prints Assert's message C-escaped: no quotes in these messages.
+    message = tf.strings.format(
+        f"signature {signature}, input {name}: expected a rank-{rank} {expected}; received "
+        "shape {} (rank {})", (tf.shape(tensor), received))
+    return tf.debugging.Assert(tf.equal(received, rank), [message])
+
+
+def _checked_texts(signature, **texts):
+    """The signature's string inputs, each asserted to be a (batch,) tensor first."""
+    checks = [_assert_rank(text, 1, signature, name, "string tensor [batch]")
+              for name, text in texts.items()]
+    with tf.control_dependencies(checks):
+        return [tf.identity(text) for text in texts.values()]
+
+
+def _assert_in_range(values, low, high, signature, name, expected):
+    """Asserts every value is in [low, high); an empty tensor passes."""
+    smallest, largest = tf.reduce_min(values), tf.reduce_max(values)  # int max, min if empty
+    message = tf.strings.format(
+        f"signature {signature}, input {name}: expected {expected}; received values from {{}} "
+        "to {}", (smallest, largest))
+    return tf.debugging.Assert(tf.logical_and(smallest >= low, largest < high), [message])
 
 
 def _same_batch(first, second, first_name, second_name):
@@ -298,6 +344,7 @@ class _Exporter:
     # ------------------------------------------------------------------ signatures
 
     def embed(self, text):
+        (text,) = _checked_texts("embed", text=text)
         packed = self.preprocessor(_clean(text, self.max_input_chars))
         outputs = self.encoder(self._encoder_inputs(packed), training=False)
         sequence = tf.cast(outputs["sequence_output"], tf.float32)  # (batch, seq, hidden)
@@ -307,6 +354,10 @@ class _Exporter:
         return {"cls_embedding": sequence[:, 0, :], "mean_embedding": total / count}
 
     def classify(self, text, text_pair=None):
+        if text_pair is None:
+            (text,) = _checked_texts("classify", text=text)
+        else:
+            text, text_pair = _checked_texts("classify", text=text, text_pair=text_pair)
         text = _clean(text, self.max_input_chars)
         if text_pair is None:
             packed = self.preprocessor(text)
@@ -327,6 +378,7 @@ class _Exporter:
     def tag(self, text):
         from kbert.export.graph_decoding import tag_outputs
 
+        (text,) = _checked_texts("tag", text=text)
         text = _clean(text, self.max_input_chars)
         packed = self.aligned(text)
         emissions = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
@@ -340,6 +392,7 @@ class _Exporter:
     def answer(self, question, context):
         from kbert.export.graph_decoding import answer_outputs
 
+        question, context = _checked_texts("answer", question=question, context=context)
         check = _same_batch(question, context, "question", "context")
         with tf.control_dependencies([check]):
             question = tf.identity(_clean(question, self.max_input_chars))
@@ -358,7 +411,7 @@ class _Exporter:
     def token_ids(self, token_ids, segment_ids, padding_mask):
         inputs = {"token_ids": token_ids, "segment_ids": segment_ids,
                   "padding_mask": padding_mask}
-        outputs = self.model(inputs, training=False)
+        outputs = self.model(self._checked_token_inputs(inputs), training=False)
         if self.task == "classify":
             return {"logits": tf.cast(outputs, tf.float32)}
         if self.task == "tag":
@@ -368,6 +421,34 @@ class _Exporter:
                     for key in ("start_logits", "end_logits")}
         return {key: tf.cast(outputs[key], tf.float32)
                 for key in ("sequence_output", "pooled_output")}
+
+    def _checked_token_inputs(self, inputs):
+        """The `token_ids` signature's inputs, asserted (batch, sequence) and in range first."""
+        signature = "token_ids"
+        ranks = [_assert_rank(value, 2, signature, name, "int32 tensor [batch, sequence]")
+                 for name, value in inputs.items()]
+        with tf.control_dependencies(ranks):  # the checks below need rank 2
+            inputs = {name: tf.identity(value) for name, value in inputs.items()}
+        shapes = {name: tf.shape(value) for name, value in inputs.items()}  # (2,) each
+        same = tf.reduce_all(tf.stack([tf.equal(shapes[name], shapes["token_ids"])
+                                       for name in ("segment_ids", "padding_mask")]))
+        message = tf.strings.format(
+            f"signature {signature}: inputs segment_ids and padding_mask must have the shape "
+            "of token_ids; received token_ids {}, segment_ids {}, padding_mask {}",
+            tuple(shapes.values()))
+        checks = [tf.debugging.Assert(same, [message])]
+        config = self.encoder.config
+        checks.append(_assert_in_range(
+            inputs["token_ids"], 0, config.vocabulary_size, signature, "token_ids",
+            f"ids in [0, {config.vocabulary_size}) (vocabulary_size)"))
+        if config.num_segments:  # without a segment table the model ignores segment_ids
+            checks.append(_assert_in_range(
+                inputs["segment_ids"], 0, config.num_segments, signature, "segment_ids",
+                f"ids in [0, {config.num_segments}) (num_segments)"))
+        checks.append(_assert_in_range(inputs["padding_mask"], 0, 2, signature, "padding_mask",
+                                       "values 0 (padding) or 1 (token)"))
+        with tf.control_dependencies(checks):
+            return {name: tf.identity(value) for name, value in inputs.items()}
 
     def add_endpoints(self):
         """Registers every signature; the task's own one first, so it is serving_default."""

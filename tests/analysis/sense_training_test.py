@@ -162,6 +162,6 @@ def test_gloss_senses_are_the_mean_subword_vector_of_the_gloss_text(encoder, tok
 def test_gloss_senses_bad_input(encoder, tokenizer, tiny):
     with pytest.raises(ValueError, match="keys is empty"):
         gloss_sense_embeddings(encoder, tokenizer, tiny, [])
-    with pytest.raises(ValueError, match=r"1 key\(s\) are not in the WordNet, e.g. "
+    with pytest.raises(ValueError, match=r"1 key\(s\) to embed are not in the WordNet, e.g. "
                                          r"\['bank%1:99:00::'\]"):
         gloss_sense_embeddings(encoder, tokenizer, tiny, [RIVER, "bank%1:99:00::"])

@@ -1,11 +1,12 @@
 """Tests of the TF Serving exporter: signatures vs the Keras models, loaders, versions, bad input.
 
 Each task is exported once per module (tiny models, `sequence_length=16`). The fast tier reloads
-in-process; the slow tier also runs every signature in a fresh process that imports only
+in-process (bad shapes and ids also through the session loader, fed unchecked); the slow tier also runs every signature in a fresh process that imports only
 TensorFlow and tf-text, through the session-based loader that TF Serving's C++ server uses, and
 compares `saved_model_cli show --all` with the documented table.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -386,6 +387,131 @@ def test_tagger_bad_inputs(tagger):
     outputs = tag(text=tf.constant([b"\xff\xfe", b"", "ok " * 50_000]))
     assert outputs["num_words"].numpy().tolist()[:2] == [0, 0]
     assert outputs["num_words"].numpy()[2] == LENGTH - 2  # one window of the cut text
+
+
+# The signature that serving_default is, per export: in-graph errors name it.
+MAIN_SIGNATURE = {"classifier": "classify", "pair_classifier": "classify", "tagger": "tag",
+                  "answerer": "answer", "encoder": "embed"}
+# Bad string inputs and the shape the error reports for each.
+BAD_RANKS = ((np.array([["a b", "c"], ["d", "e"]], dtype=object), "[2 2] (rank 2)"),
+             (np.array("a b", dtype=object), "[] (rank 0)"))
+
+
+def rank_requests(export):
+    """(signature, inputs, expected error) with one string input of rank 2 or 0, for every input
+    of every string signature of `export`."""
+    for signature, entry in SIGNATURES[export].items():
+        names = list(entry["inputs"])
+        if entry["inputs"][names[0]] != STRING:
+            continue
+        shown = MAIN_SIGNATURE[export] if signature == "serving_default" else signature
+        for bad_name in names:
+            for bad, shape in BAD_RANKS:
+                inputs = {name: bad if name == bad_name else np.array(["a", "b"], dtype=object)
+                          for name in names}
+                yield signature, inputs, re.escape(
+                    f"signature {shown}, input {bad_name}: expected a rank-1 string tensor "
+                    f"[batch]; received shape {shape}")
+
+
+@contextlib.contextmanager
+def serving_session(path):
+    """Runs signatures as TF Serving's C++ server does: TF1 session loader, feeds by tensor name.
+
+    `Session.run` refuses a (2, 2) feed for a (None,) placeholder in Python, before the graph sees
+    it; the C++ `Session::Run` that TF Serving calls checks no shape, so the feeds go through
+    `_call_tf_sessionrun`, the call below that Python check. Yields `run(signature, inputs)`.
+    """
+    graph = tf.Graph()
+    session = tf.compat.v1.Session(graph=graph)  # not `with`: that would leave eager mode
+    with graph.as_default():
+        meta = tf.compat.v1.saved_model.loader.load(session, ["serve"], str(path))
+
+    def run(signature, inputs):
+        definition = meta.signature_def[signature]
+        feeds = {}
+        for name, value in inputs.items():
+            tensor = graph.get_tensor_by_name(definition.inputs[name].name)
+            dtype = object if tensor.dtype == tf.string else tensor.dtype.as_numpy_dtype
+            feeds[tensor._as_tf_output()] = np.asarray(value, dtype=dtype)
+        names = sorted(definition.outputs)
+        fetches = [graph.get_tensor_by_name(definition.outputs[name].name)._as_tf_output()
+                   for name in names]
+        return dict(zip(names, session._call_tf_sessionrun(None, feeds, fetches, [], None),
+                        strict=True))
+
+    try:
+        yield run
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("export", sorted(SIGNATURES))
+def test_string_inputs_must_be_rank_1(export, request):
+    """A (2, 2) batch or a scalar fails in the graph, through both loaders, naming the input."""
+    _, path = request.getfixturevalue(export)
+    signatures = load_exported(path).signatures
+    requests = list(rank_requests(export))
+    assert len(requests) >= 4
+    with serving_session(path) as run:
+        for signature, inputs, message in requests:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                signatures[signature](**{k: tf.constant(v) for k, v in inputs.items()})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                run(signature, inputs)
+        # The same signatures still answer a good batch in the session.
+        good = {name: np.array(["the cat", ""], dtype=object)
+                for name in SIGNATURES[export]["serving_default"]["inputs"]}
+        assert all(len(value) == 2 for value in run("serving_default", good).values())
+
+
+def test_token_ids_inputs_checked(classifier):
+    _, path = classifier
+    ids = [[2, 5, 3]]
+    zeros, ones = [[0, 0, 0]], [[1, 1, 1]]
+    size = len(TINY_VOCABULARY)
+    cases = [  # (token_ids, segment_ids, padding_mask, error)
+        ([[2, -1, 3]], zeros, ones,
+         f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
+         "from -1 to 3"),
+        ([[2, size, 3]], zeros, ones,
+         f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
+         f"from 2 to {size}"),
+        (ids, [[0, 2, 0]], ones,
+         "input segment_ids: expected ids in [0, 2) (num_segments); received values from 0 to 2"),
+        (ids, [[0, -1, 0]], ones, "input segment_ids: expected ids in [0, 2)"),
+        (ids, zeros, [[1, 2, 0]],
+         "input padding_mask: expected values 0 (padding) or 1 (token); received values from 0 "
+         "to 2"),
+        ([2, 5, 3], zeros, ones,
+         "input token_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape [3] "
+         "(rank 1)"),
+        (ids, [[[0, 0, 0]]], ones,
+         "input segment_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape "
+         "[1 1 3] (rank 3)"),
+        (ids, zeros, [[1, 1]],
+         "inputs segment_ids and padding_mask must have the shape of token_ids; received "
+         "token_ids [1 3], segment_ids [1 3], padding_mask [1 2]"),
+    ]
+    function = load_exported(path).signatures["token_ids"]
+    with serving_session(path) as run:
+        for token_ids, segment_ids, padding_mask, error in cases:
+            inputs = {"token_ids": np.array(token_ids, np.int32),
+                      "segment_ids": np.array(segment_ids, np.int32),
+                      "padding_mask": np.array(padding_mask, np.int32)}
+            message = re.escape("signature token_ids") + ".*" + re.escape(error)
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                function(**{k: tf.constant(v) for k, v in inputs.items()})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                run("token_ids", inputs)
+        # Good ids, the largest included, and an empty batch pass.
+        good = {"token_ids": [[2, size - 1, 3]], "segment_ids": [[0, 1, 1]],
+                "padding_mask": [[1, 1, 0]]}
+        assert run("token_ids", good)["logits"].shape == (1, 3)
+        empty = {name: np.zeros((0, 3), np.int32) for name in good}
+        assert run("token_ids", empty)["logits"].shape == (0, 3)
+        assert function(**{k: tf.constant(v) for k, v in empty.items()})["logits"].shape == \
+            (0, 3)
 
 
 # ---------------------------------------------------------------------------------- export time
