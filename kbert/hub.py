@@ -160,6 +160,55 @@ def _accepts_training(function):
         return False
 
 
+def _describe_inputs(structure):
+    """A few words on what a traced function takes as its first argument."""
+    if isinstance(structure, dict):
+        return f"a dict with the keys {sorted(structure)}"
+    if isinstance(structure, (list, tuple)):
+        return f"a {type(structure).__name__} of {len(structure)} inputs"
+    if isinstance(structure, tf.TensorSpec):
+        return f"one {structure.dtype.name} tensor of shape {structure.shape}"
+    if structure is None:
+        return "no positional input"
+    return type(structure).__name__
+
+
+def _check_encoder_inputs(module, signature, handle):
+    """Refuses a module that cannot take `HUB_INPUT_KEYS`, naming what it takes instead.
+
+    A restored `__call__` only runs on the input structures it was traced with; checked here,
+    a module with other input names fails with its names instead of TensorFlow's "Could not
+    find matching concrete function" listing. A function whose traces are unknown passes.
+    """
+    expected = set(HUB_INPUT_KEYS)
+    if signature is not None:
+        names = set(module.signatures[signature].structured_input_signature[1])
+        if names != expected:
+            raise ValueError(
+                f"HubEncoder needs a signature whose inputs are {list(HUB_INPUT_KEYS)} (TF "
+                f"Hub's BERT encoder inputs); signature {signature!r} of the module at "
+                f"{handle!r} takes {sorted(names)}"
+            )
+        return
+    traces = getattr(module.__call__, "concrete_functions", None) if callable(module) else None
+    if not traces:
+        return
+    found = []
+    for trace in traces:
+        args = trace.structured_input_signature[0]
+        first = args[0] if args else None
+        if isinstance(first, dict) and set(first) == expected:
+            return
+        described = _describe_inputs(first)
+        if described not in found:
+            found.append(described)
+    raise ValueError(
+        f"HubEncoder needs a module whose __call__ takes a dict with the keys "
+        f"{list(HUB_INPUT_KEYS)} (TF Hub's BERT encoder inputs); the module at {handle!r} "
+        f"takes {' or '.join(found)}"
+    )
+
+
 def _variable_name(variable, index):
     name = getattr(variable, "name", "") or "variable"
     name = re.sub(r"[^A-Za-z0-9_]+", "_", name.split(":")[0]).strip("_") or "variable"
@@ -468,7 +517,9 @@ class HubEncoder(HubLayer):
         **kwargs: passed to `HubLayer` (`output_key`, `name`).
 
     Raises:
-        ValueError: see `HubLayer`.
+        ValueError: see `HubLayer`; also the module's `__call__` (or `signature`) does not take
+            the inputs `input_word_ids`, `input_mask`, `input_type_ids` (the error lists the
+            inputs it does take).
 
     Example:
     >>> encoder = HubEncoder("/tmp/enc")  # doctest: +SKIP
@@ -477,6 +528,7 @@ class HubEncoder(HubLayer):
 
     def __init__(self, handle, trainable=True, **kwargs):
         super().__init__(handle, trainable=trainable, **kwargs)
+        _check_encoder_inputs(self.module, self.signature, self.handle)
 
     def call(self, inputs, training=None):
         if not isinstance(inputs, dict):
@@ -509,6 +561,10 @@ def hub_encoder_model(handle, trainable=True, name="hub_encoder"):
     Returns:
         A `keras.Model`.
 
+    Raises:
+        ValueError: see `HubEncoder`; also the module's outputs lack `sequence_output` or
+            `pooled_output` (the error lists the outputs it has).
+
     Example:
     >>> encoder = hub_encoder_model("/tmp/enc")  # doctest: +SKIP
     >>> QuestionAnswerer(encoder)  # doctest: +SKIP
@@ -517,5 +573,13 @@ def hub_encoder_model(handle, trainable=True, name="hub_encoder"):
     inputs = {key: keras.Input(shape=(None,), dtype="int32", name=key)
               for key in ("token_ids", "segment_ids", "padding_mask")}
     outputs = layer(inputs)
+    needed = ["sequence_output", "pooled_output"]
+    if not isinstance(outputs, dict) or any(key not in outputs for key in needed):
+        found = (f"the outputs {sorted(outputs)}" if isinstance(outputs, dict)
+                 else f"a {type(outputs).__name__}, not a dict")
+        raise ValueError(
+            f"hub_encoder_model needs a module whose outputs include {needed} (TF Hub's BERT "
+            f"encoder outputs); the module at {layer.handle!r} returns {found}"
+        )
     return keras.Model(inputs, {"sequence_output": outputs["sequence_output"],
                                 "pooled_output": outputs["pooled_output"]}, name=name)

@@ -12,6 +12,7 @@ from kbert.hub import (
     HubEncoder,
     HubLayer,
     HubPreprocessor,
+    hub_encoder_model,
     hub_text_inputs_from_kbert,
     resolve_handle,
 )
@@ -276,6 +277,51 @@ def test_clear_errors(tf_keras_path, encoder_path, tmp_path):
     assert os.path.isdir(path)
     np.testing.assert_allclose(HubLayer(path, signature="double", output_key="y")(
         tf.constant([1.0, 2.0])), [2.0, 4.0])
+
+
+def _toy_encoder_module(path, input_keys=HUB_INPUT_KEYS,
+                        output_keys=("sequence_output", "pooled_output")):
+    """A one-variable module shaped like a Hub BERT encoder, with the given names; fast."""
+    module = tf.Module()
+    module.kernel = tf.Variable(tf.ones((4,)))
+
+    @tf.function(autograph=False)
+    def call(inputs, training=False):
+        sequence = tf.cast(inputs[input_keys[0]], tf.float32)[:, :, None] * module.kernel
+        return {output_keys[0]: sequence, output_keys[1]: sequence[:, 0]}  # (b, s, 4), (b, 4)
+
+    spec = {key: tf.TensorSpec([None, None], tf.int32, name=key) for key in input_keys}
+    for training in (False, True):
+        call.get_concrete_function(spec, training=training)
+    module.__call__ = call
+    tf.saved_model.save(module, str(path))
+    return str(path)
+
+
+def test_encoder_module_with_other_input_names_is_refused_up_front(tmp_path):
+    good = _toy_encoder_module(tmp_path / "good")
+    x = {key: tf.ones((1, 3), tf.int32) for key in HUB_INPUT_KEYS}
+    assert HubEncoder(good)(x)["pooled_output"].shape == (1, 4)
+    renamed = _toy_encoder_module(tmp_path / "renamed", ("ids", "mask", "types"))
+    with pytest.raises(ValueError) as error:
+        HubEncoder(renamed)
+    message = str(error.value)
+    assert "['input_word_ids', 'input_mask', 'input_type_ids']" in message
+    assert "takes a dict with the keys ['ids', 'mask', 'types']" in message
+    assert renamed in message and "concrete function" not in message and len(message) < 400
+    with pytest.raises(ValueError, match="takes a dict with the keys \\['ids'"):
+        hub_encoder_model(renamed)
+
+
+def test_encoder_module_with_other_output_names_is_refused_by_hub_encoder_model(tmp_path):
+    renamed = _toy_encoder_module(tmp_path / "outputs", output_keys=("tokens", "summary"))
+    with pytest.raises(ValueError) as error:
+        hub_encoder_model(renamed)
+    message = str(error.value)
+    assert "outputs include ['sequence_output', 'pooled_output']" in message
+    assert "returns the outputs ['summary', 'tokens']" in message and renamed in message
+    model = hub_encoder_model(_toy_encoder_module(tmp_path / "good"))
+    assert sorted(model.output) == ["pooled_output", "sequence_output"]
 
 
 # ---------------------------------------------------------------- a real checkpoint

@@ -11,6 +11,9 @@ signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `e
 
 from pathlib import Path
 
+# As `kbert finetune --sequence-length`: shorter windows leave a text hardly a token.
+MIN_SEQUENCE_LENGTH = 8
+
 
 def add_export_arguments(parser):
     parser.add_argument("run_dir", nargs="?",
@@ -24,7 +27,9 @@ def add_export_arguments(parser):
     parser.add_argument("--export-dir", default="saved_models",
                         help="the TF Serving model base directory")
     parser.add_argument("--sequence-length", type=int, default=None,
-                        help="tokens per input in the serving graph (default: the run's)")
+                        help=f"tokens per input in the serving graph, from {MIN_SEQUENCE_LENGTH} "
+                             "to the model's position table (default: the run's; for --model "
+                             "128 or the position table if shorter)")
     parser.add_argument("--models-config", action="store_true",
                         help="also (re)write <export-dir>/models.config for "
                              "tensorflow_model_server --model_config_file")
@@ -35,21 +40,36 @@ def main_export(args):
     from kbert.cli import classification, token_tasks
     from kbert.export import export_saved_model
     from kbert.export.models_config import write_models_config
+    from kbert.export.saved_model_export import check_export_dir
 
     if (args.run_dir is None) == (args.model is None):
         raise ValueError("give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
                          "--model (a pretrained checkpoint)")
+    # Flag errors before anything is loaded; the upper bound needs the model's position table.
+    if args.sequence_length is not None and args.sequence_length < MIN_SEQUENCE_LENGTH:
+        raise ValueError(f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
+                         f"`kbert finetune`); received {args.sequence_length}")
+    check_export_dir(args.export_dir, "--export-dir")
+
+    def checked_length(encoder, default):
+        if args.sequence_length is None:
+            return default
+        classification.check_sequence_length(args.sequence_length, encoder,
+                                             args.model or args.run_dir)
+        return args.sequence_length
+
     common = {"export_dir": args.export_dir, "name": args.name, "version": args.version}
     if args.model is not None:
         from kbert.checkpoints import load_pretrained
 
         encoder, tokenizer = load_pretrained(args.model)
-        length = args.sequence_length or min(128, encoder.config.max_sequence_length)
+        length = checked_length(encoder, min(128, encoder.config.max_sequence_length))
         path = export_saved_model(encoder, tokenizer, task="embed", sequence_length=length,
                                   **common)
     elif token_tasks.is_token_run(args.run_dir):
         model, tokenizer, config = token_tasks.load_token_run(args.run_dir)
-        sequence_length = args.sequence_length or config["sequence_length"]
+        sequence_length = checked_length(getattr(model, "encoder", None),
+                                         config["sequence_length"])
         if config["task"] == "squad":
             path = export_saved_model(model, tokenizer, task="answer",
                                       sequence_length=sequence_length,
@@ -65,8 +85,8 @@ def main_export(args):
         model, preprocessor, label_names, config = classification.load_run(args.run_dir)
         path = export_saved_model(model, preprocessor.tokenizer, task="classify",
                                   label_names=label_names, pair=bool(config.get("is_pair")),
-                                  sequence_length=args.sequence_length
-                                  or preprocessor.sequence_length, **common)
+                                  sequence_length=checked_length(
+                                      model.encoder, preprocessor.sequence_length), **common)
     summary = {"path": str(path), "name": args.name, "version": int(Path(path).name)}
     if args.models_config:
         summary["models_config"] = str(write_models_config(args.export_dir))

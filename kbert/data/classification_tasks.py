@@ -40,6 +40,7 @@ from kbert.data.rte import LABELS as RTE_LABELS
 from kbert.data.rte import read_rte
 from kbert.data.sst2 import read_sst2
 from kbert.data.trec import COARSE_LABELS, read_trec
+from kbert.data.tsv_rows import text_lines
 
 SPLITS = ("train", "validation", "test")
 METRICS = ("accuracy", "f1")
@@ -364,32 +365,30 @@ def _read_labeled_tsv(path):
     if not path.is_file():
         raise ValueError(f"expected a labeled TSV file; {str(path)!r} does not exist")
     texts, pairs, labels, columns = [], [], [], None
-    with open(path, encoding="utf-8-sig") as lines:
-        for number, line in enumerate(lines, start=1):
-            line = line.rstrip("\r\n")
-            if number == 1 and line in (_SINGLE_HEADER, _PAIR_HEADER):
-                columns = line.count("\t") + 1
-                continue
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if columns is None and len(fields) in (2, 3):
-                columns = len(fields)
-            if len(fields) != columns:
-                expected = ("'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'" if columns is None
-                            else f"{columns} tab-separated fields as in the file's first line")
-                raise ValueError(f"{path}:{number}: expected {expected}; found {len(fields)} "
-                                 f"fields in {line[:60]!r}")
-            if any(not text.strip() for text in fields[:-1]):
-                raise ValueError(f"{path}:{number}: empty text; expected non-empty text before "
-                                 f"the label, found {line[:60]!r}")
-            if not fields[-1].strip():
-                raise ValueError(f"{path}:{number}: empty label; expected a class name after the "
-                                 f"last tab, found {line[:60]!r}")
-            texts.append(fields[0].strip())
-            if columns == 3:
-                pairs.append(fields[1].strip())
-            labels.append(fields[-1].strip())
+    for number, line in text_lines(path):  # UTF-8 text, checked line by line
+        if number == 1 and line in (_SINGLE_HEADER, _PAIR_HEADER):
+            columns = line.count("\t") + 1
+            continue
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if columns is None and len(fields) in (2, 3):
+            columns = len(fields)
+        if len(fields) != columns:
+            expected = ("'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'" if columns is None
+                        else f"{columns} tab-separated fields as in the file's first line")
+            raise ValueError(f"{path}:{number}: expected {expected}; found {len(fields)} "
+                             f"fields in {line[:60]!r}")
+        if any(not text.strip() for text in fields[:-1]):
+            raise ValueError(f"{path}:{number}: empty text; expected non-empty text before "
+                             f"the label, found {line[:60]!r}")
+        if not fields[-1].strip():
+            raise ValueError(f"{path}:{number}: empty label; expected a class name after the "
+                             f"last tab, found {line[:60]!r}")
+        texts.append(fields[0].strip())
+        if columns == 3:
+            pairs.append(fields[1].strip())
+        labels.append(fields[-1].strip())
     if not texts:
         raise ValueError(f"{path}: no examples; expected lines 'text<TAB>label' or "
                          f"'text_a<TAB>text_b<TAB>label'")

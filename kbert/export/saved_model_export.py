@@ -114,6 +114,36 @@ def infer_task(model):
         "QuestionAnswerer or Encoder, or pass task= one of " f"{TASKS}")
 
 
+def check_export_dir(export_dir, what="export_dir"):
+    """Refuses an export directory no new version can be written into; touches nothing.
+
+    Args:
+        export_dir: str or `os.PathLike`, a directory that may not exist yet.
+        what: str, default "export_dir": what the error calls it (the CLI says "--export-dir").
+
+    Raises:
+        ValueError: `export_dir` is not a path, is a file, or is not writable; or, when it does
+            not exist, the nearest existing folder above it is a file or not writable.
+
+    Example:
+    >>> check_export_dir("/tmp/saved_models")
+    """
+    if not isinstance(export_dir, (str, os.PathLike)):
+        raise ValueError(f"{what} must be a str or os.PathLike directory; received "
+                         f"{type(export_dir).__name__}")
+    path = os.fspath(export_dir)
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):  # the folder that makedirs would create it in
+        existing = os.path.dirname(existing)
+    where = "" if existing == os.path.abspath(path) else f": its folder {existing!r}"
+    if not os.path.isdir(existing):
+        raise ValueError(f"{what} {path!r}{where} is a file; expected a directory (created if "
+                         "missing) to hold <name>/<version>/")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path!r}{where} is not writable; expected a directory this "
+                         "user can write a new model version into")
+
+
 def next_version(model_dir):
     """Returns 1 + the highest numeric version directory under `model_dir` (1 if none).
 
@@ -545,7 +575,7 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         label_names: sequence of str or None, default None. Class names ("classify") or tag
             names ("tag", IOB2 names give entities), one per model class.
         sequence_length: int or None, default None: the preprocessor's, else 128. Tokens per
-            packed row.
+            packed row, from 3 to the model's `max_sequence_length` (its position table).
         max_input_chars: int or None, default None: `CHARS_PER_TOKEN * sequence_length` (4096
             for 128). Characters kept of each input before tokenization.
         max_answer_length: int, default 30. Most tokens in an answer ("answer" task).
@@ -557,8 +587,9 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
 
     Raises:
         ValueError: for a tokenizer that cannot run in the graph, an unknown task, a model that
-            does not fit the task, label names not one per class, a bad number, or a version
-            directory that already exists.
+            does not fit the task, label names not one per class, a bad number (a
+            `sequence_length` beyond the position table), an `export_dir` that is a file or not
+            writable (see `check_export_dir`), or a version directory that already exists.
 
     Example:
     >>> from kbert.models import Encoder
@@ -586,7 +617,15 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
                          f"received {name!r}")
     if pair and task != "classify":
         raise ValueError(f"pair=True is for the 'classify' task; received task {task!r}")
+    encoder = model if task == "embed" else getattr(model, "encoder", None)
+    positions = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
+    if positions is not None and sequence_length > positions:
+        raise ValueError(f"sequence_length {sequence_length} is longer than the model can read: "
+                         f"its position table has {positions} positions; expected at most "
+                         f"{positions}")
+    check_export_dir(export_dir)
     model_dir = os.path.join(os.fspath(export_dir), name)
+    check_export_dir(model_dir, "the model directory")
     if version is None:
         version = next_version(model_dir)
     final = os.path.join(model_dir, str(version))
@@ -594,7 +633,11 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         raise ValueError(f"version {version} of model {name!r} already exists at {final}; "
                          "expected a new version (versions are never replaced)")
     created = not os.path.isdir(model_dir)
-    os.makedirs(model_dir, exist_ok=True)
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the model directory {model_dir!r}: "
+                         f"{error.strerror}") from None
     temporary = os.path.join(model_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:

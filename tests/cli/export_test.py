@@ -2,6 +2,7 @@
 Serving SavedModels; bad requests are refused before anything is written (fast tier)."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -99,3 +100,41 @@ def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_pat
     assert "not a finished kbert run directory" in capsys.readouterr().err
     assert sorted(p.name for p in export_dir.iterdir()) == ["encoder"]
 
+
+
+def test_bad_sequence_length_and_export_dir_are_refused_before_writing(tmp_path, capsys,
+                                                                       monkeypatch):
+    model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)  # 32 positions
+    export_dir = tmp_path / "saved_models"
+
+    def export(*flags, target=export_dir):
+        status = main(["export", "--model", str(model), "--name", "encoder",
+                       "--export-dir", str(target), *flags])
+        error = capsys.readouterr().err
+        assert status == 2 and "Traceback" not in error
+        return error
+
+    for value in ("0", "-3", "7"):
+        assert (f"--sequence-length must be an int >= 8 (as for `kbert finetune`); received "
+                f"{value}") in export("--sequence-length", value)
+    assert ("--sequence-length 33 is longer than model "
+            f"{str(model)!r} can read: its position table has 32 positions; use at most 32"
+            in export("--sequence-length", "33"))
+    assert not export_dir.exists()
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a directory")
+    assert f"--export-dir {str(a_file)!r} is a file; expected a directory" in export(
+        target=a_file)
+    assert (f"--export-dir {str(a_file / 'models')!r}: its folder {str(a_file)!r} is a file"
+            in export(target=a_file / "models"))
+
+    read_only = tmp_path / "read_only"
+    read_only.mkdir()
+    access = os.access  # tests run as root, who may write anywhere: pretend the mode bits count
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: (
+        os.fspath(path) != str(read_only) and access(path, mode, **kwargs)))
+    assert f"--export-dir {str(read_only)!r} is not writable" in export(target=read_only)
+    assert (f"--export-dir {str(read_only / 'models')!r}: its folder {str(read_only)!r} is not "
+            "writable" in export(target=read_only / "models"))
+    assert list(read_only.iterdir()) == [] and a_file.read_text() == "not a directory"

@@ -229,3 +229,15 @@ def test_fraction_zero_trains_on_the_whole_file_and_subset_selects_rows(data_roo
     assert part.texts == [train.texts[3], train.texts[1]]
     assert part.text_pairs == [train.text_pairs[3], train.text_pairs[1]]
     assert part.labels.tolist() == [train.labels[3], train.labels[1]]
+@pytest.mark.parametrize("content, says", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", r"train\.tsv:1: byte b'\\x89' .* not valid UTF-8"),
+    (b"good\tpos\nbad \xff movie\tneg\n", r"train\.tsv:2: byte b'\\xff' .* not valid UTF-8"),
+    (b"good\tpos\nba\x00d\tneg\n", r"train\.tsv:2: NUL byte"),
+], ids=["png", "bad-byte", "nul-byte"])
+def test_user_files_that_are_not_utf8_text_name_the_file_and_line(tmp_path, content, says):
+    train = tmp_path / "train.tsv"
+    train.write_bytes(content)
+    test = _write(tmp_path / "test.tsv", "good\tpos\nbad\tneg\n")
+    with pytest.raises(ValueError, match=says) as error:
+        classification_task_from_files(train, test)
+    assert str(train) in str(error.value) and "expected UTF-8 text" in str(error.value)

@@ -1,6 +1,10 @@
 import pytest
 
-from kbert.data import read_sst2, read_trec
+from kbert.data import read_rte, read_sst2, read_trec
+from kbert.data.tsv_rows import text_lines, tsv_rows
+
+RTE_HEADER = b"index\tsentence1\tsentence2\tlabel\n"
+PNG_START = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 
 
 def test_trec_reader_parses_and_reports_bad_lines(tmp_path):
@@ -62,3 +66,32 @@ def test_extracted_member_is_matched_by_its_whole_path(tmp_path, monkeypatch):
     found = locate("wikitext2/wiki.valid.raw", "https://example.invalid/w2.zip",
                    extract_member="wikitext-2-raw/wiki.valid.raw")
     assert found.read_text() == "wikitext-2-raw"
+
+
+def test_text_lines_split_like_text_mode_and_drop_the_byte_order_mark(tmp_path):
+    path = tmp_path / "mixed.tsv"
+    path.write_bytes(b"\xef\xbb\xbfa\tb\r\nc\rd\n\ncaf\xc3\xa9 \xc2\x85 x\r")
+    assert list(text_lines(path)) == [(1, "a\tb"), (2, "c"), (3, "d"), (4, ""),
+                                      (5, "caf\u00e9 \u0085 x")]
+    with open(path, encoding="utf-8-sig") as file:
+        assert [line for _, line in text_lines(path)] == [x.rstrip("\r\n") for x in file]
+
+
+@pytest.mark.parametrize("content, line, says", [
+    (PNG_START, 1, r"byte b'\\x89' \(byte 1 of the line\) is not valid UTF-8"),
+    (RTE_HEADER + b"0\tok.\tok.\tentailment\n1\tbad \xff\xfe\tb\tentailment\n", 3,
+     r"byte b'\\xff' \(byte 7 of the line\) is not valid UTF-8"),
+    (RTE_HEADER + b"0\ta\x00b\tok.\tentailment\n", 2,
+     r"NUL byte \(character 4 of the line\); expected UTF-8 text"),
+    ("index\tsentence1\tsentence2\tlabel\n".encode("utf-16"), 1,
+     r"byte b'\\xff' .* not valid UTF-8"),
+], ids=["png", "bad-byte-on-line-3", "nul-byte", "utf-16"])
+def test_binary_tsv_is_refused_naming_the_file_and_line(tmp_path, content, line, says):
+    (tmp_path / "rte").mkdir()
+    path = tmp_path / "rte" / "dev.tsv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=rf"dev\.tsv:{line}: {says}") as error:
+        read_rte("dev", data_dir=tmp_path)
+    assert str(path) in str(error.value) and "expected UTF-8 text" in str(error.value)
+    with pytest.raises(ValueError, match=rf"dev\.tsv:{line}: "):
+        list(tsv_rows(path, ["index", "sentence1", "sentence2", "label"]))
