@@ -350,6 +350,7 @@ class _Exporter:
                                             truncation="only_second", return_alignment=True)
         vocab_path = os.path.join(asset_dir, "vocab.txt")
         _write_lines(vocab_path, tokenizer.get_vocabulary(), "vocabulary tokens")
+        self.vocabulary_size = len(tokenizer.get_vocabulary())
         # Tracked tables carry their text file into `<version>/assets/` (the vocabulary for
         # clients that tokenize themselves; the labels also serve the `labels` outputs).
         self.vocab_table = _line_table(vocab_path, key_is_line_number=False)
@@ -467,14 +468,18 @@ class _Exporter:
             "of token_ids; received token_ids {}, segment_ids {}, padding_mask {}",
             tuple(shapes.values()))
         checks = [tf.debugging.Assert(same, [message])]
-        config = self.encoder.config
+        # A kbert encoder states its table sizes; another encoder (a TF Hub module wrapped by
+        # kbert.hub) reads the exported vocabulary, and its segment table size is unknown.
+        config = getattr(self.encoder, "config", None)
+        vocabulary_size = getattr(config, "vocabulary_size", None) or self.vocabulary_size
         checks.append(_assert_in_range(
-            inputs["token_ids"], 0, config.vocabulary_size, signature, "token_ids",
-            f"ids in [0, {config.vocabulary_size}) (vocabulary_size)"))
-        if config.num_segments:  # without a segment table the model ignores segment_ids
+            inputs["token_ids"], 0, vocabulary_size, signature, "token_ids",
+            f"ids in [0, {vocabulary_size}) (vocabulary_size)"))
+        num_segments = getattr(config, "num_segments", None)
+        if num_segments:  # without a segment table the model ignores segment_ids
             checks.append(_assert_in_range(
-                inputs["segment_ids"], 0, config.num_segments, signature, "segment_ids",
-                f"ids in [0, {config.num_segments}) (num_segments)"))
+                inputs["segment_ids"], 0, num_segments, signature, "segment_ids",
+                f"ids in [0, {num_segments}) (num_segments)"))
         checks.append(_assert_in_range(inputs["padding_mask"], 0, 2, signature, "padding_mask",
                                        "values 0 (padding) or 1 (token)"))
         with tf.control_dependencies(checks):

@@ -307,7 +307,8 @@ def test_load_semcor_finds_the_folder_or_downloads_it(tmp_path, monkeypatch):
 def semcor_dir():
     root = data_dir()
     if root is None or not (root / "semcor3.0").is_dir():
-        pytest.skip(f"no semcor3.0/ under the data directory ({root}); set KBERT_DATA_DIR to a "
+        pytest.fail(f"the slow tier needs SemCor: no semcor3.0/ under the data directory ({root}); "
+                    "set KBERT_DATA_DIR to a "
                     "folder holding it")
     return root / "semcor3.0"
 
@@ -355,7 +356,7 @@ def test_real_corpus_is_consistent_and_in_wordnet(semcor_dir):
     try:
         wordnet = load_wordnet()
     except ValueError as error:
-        pytest.skip(f"no WordNet 3.0 to check the gold keys against ({error})")
+        pytest.fail(f"the slow tier needs WordNet 3.0 to check the gold keys against ({error})")
     keys = [key for instance in corpus.instances for key in instance.gold_keys]
     missing = collections.Counter(key for key in keys if key not in wordnet)
     print(f"SemCor gold keys not in WordNet 3.0: {sum(missing.values())} of {len(keys)}; "
