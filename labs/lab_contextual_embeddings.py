@@ -35,7 +35,7 @@ dimensions carrying half or more of the expected cosine of random words, and z-s
 (and lifts the word-in-context AUC slightly); POS and NER are linearly decodable far above the
 random-weight control, best in the lower-middle layers. WSD: SemCor's sense embeddings beat MFS
 on ALL, z-scoring adds about a point, and the glosses (at half weight) add two more and put every
-set above MFS (the recorded run: docs/results.md; about 5 minutes on 2 cores, 2 with the cache
+set above MFS (the recorded run: docs/results.md; 466 s on 2 cores from a cold cache, less with it
 warm). `--max-train-sentences 2000` takes a quick look.
 
     python labs/lab_contextual_embeddings.py --record docs/results/lab_contextual_embeddings.json
