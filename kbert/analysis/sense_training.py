@@ -20,7 +20,7 @@ from kbert.analysis.anisotropy import ZScorer
 from kbert.analysis.contextual_embeddings import contextual_embeddings, model_fingerprint
 from kbert.analysis.wsd import SenseEmbeddings, checked_sense_keys
 
-_CACHE_FORMAT = 2  # bump when the cached arrays change meaning
+_CACHE_FORMAT = 3  # bump when the cached arrays change meaning
 _MEAN, _STD = "#mean", "#std"  # cache rows holding the instance vectors' moments
 
 
@@ -106,7 +106,6 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
 
     def compute():
         vectors, keys = [], []
-        moments = np.zeros((3, 1))  # count, sum, sum of squares (float64; widened below)
         for start in range(0, len(used), chunk_sentences):
             chunk = used[start:start + chunk_sentences]
             embeddings = contextual_embeddings(
@@ -126,32 +125,27 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
                                  f"sentence {corpus.sentences[instance.sentence_index].id!r}) "
                                  "got no vector: expected every word to yield at least one "
                                  "subword token")
-            chunk_vectors = embeddings.vectors[rows]
-            vectors.append(chunk_vectors)
+            vectors.append(embeddings.vectors[rows])
             keys.extend(instance.gold_keys for _, instance in wanted)
-            as_float64 = chunk_vectors.astype(np.float64)
-            moments = moments + np.stack([np.full(as_float64.shape[1], len(as_float64)),
-                                          as_float64.sum(axis=0),
-                                          np.square(as_float64).sum(axis=0)])
             if progress:
                 print(f"  {corpus.name}: {start + len(chunk):,} / {len(used):,} sentences",
                       flush=True)
-        senses = SenseEmbeddings.fit(np.concatenate(vectors), keys, inventory=inventory,
+        vectors = np.concatenate(vectors)  # (instances, dim)
+        senses = SenseEmbeddings.fit(vectors, keys, inventory=inventory,
                                      on_unknown="error" if inventory is None else "skip")
-        count, total, squares = moments
-        mean = total / count
-        std = np.sqrt(np.maximum(squares / count - np.square(mean), 0.0))
+        zscorer = ZScorer().fit(vectors)
         # The moments travel as two extra "senses" rows of the cache file.
         return SenseEmbeddings(senses.keys + (_MEAN, _STD), np.concatenate(
-            [senses.matrix, mean[None], std[None]]), np.concatenate([senses.counts, [0, 0]]))
+            [senses.matrix, zscorer.mean[None], zscorer.std[None]]),
+            np.concatenate([senses.counts, [0, 0]]))
 
     stored = _cached(cache_dir, f"senses_{corpus.name}", digest, compute)
     senses = SenseEmbeddings(stored.keys[:-2], stored.matrix[:-2], stored.counts[:-2])
     if not return_zscorer:
         return senses
-    zscorer = ZScorer()
-    std = stored.matrix[-1].astype(np.float64)
-    zscorer.mean, zscorer.std = stored.matrix[-2].astype(np.float64), np.where(std > 0, std, 1.0)
+    zscorer = ZScorer()  # the statistics `ZScorer.fit` computed, as cached
+    zscorer.mean, zscorer.std = (stored.matrix[-2].astype(np.float64),
+                                 stored.matrix[-1].astype(np.float64))
     return senses, zscorer
 
 
