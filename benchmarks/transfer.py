@@ -1,17 +1,31 @@
-"""Does pretraining transfer? lab01's masked encoder vs the same architecture from scratch.
+"""Does pretraining transfer? A learning curve on TREC-6 from lab01's starts and random init.
 
-Fine-tunes on TREC-6 (question type, 6 classes) with identical settings: (i) the encoder lab01
-pretrained with the MLM objective, (ii) the same architecture randomly initialised; 3 seeds each,
-test accuracy as mean ± sd. Then one seed from each pretraining snapshot lab01 kept (after 1, 2,
-4, 8 checkpoint intervals), to show how the effect grows with pretraining steps.
+The NAACL 2019 tutorial's central lesson (hands-on #1 → #2): an encoder pretrained on unlabelled
+text needs far fewer labelled examples than the same architecture trained from scratch. Here
+each start fine-tunes on TREC-6 (question type, 6 classes) with {100, 300, 1,000, all}
+labelled questions × 3 seeds, with one recipe for every start:
 
-The head: mean of the top layer over real tokens → dropout → Dense(6) (the pooler is not trained
-by MLM, so [CLS] pooling would start from noise). AdamW with 10% warmup and linear decay.
-ULMFiT (Howard & Ruder 2018) saw TREC-6 error fall from 10.67% to 5.69% with pretraining.
+- starts: lab01's causal LM, masked LM and ELECTRA discriminator (pretrained at the same CPU
+  budget by `labs/lab01_pretraining.py --part all --budget-minutes M`), and random
+  initialisations of both architectures (bidirectional post-norm; causal pre-norm), so each
+  pretrained start has its own control;
+- head: mean of the top layer over real tokens → dropout 0.1 → Dense(6) (no pretrained start
+  trained the pooler);
+- AdamW (weight decay 0.01), batch 32, 10% warmup then linear decay, at least 3 epochs and at
+  least `--min-steps` steps (120: 100 questions get ~38 epochs, enough to fit them);
+- the peak rate is chosen per start from `--learning-rates` on 500 held-out training questions
+  (never the test set) at 1,000 labels, seed 0, and then used at every size and seed;
+- subsets: seed s draws the same s-th random subset for every start (a paired comparison).
 
-    python -m benchmarks.transfer [--pretrained saved_models/lab01_masked] [--seeds 3]
+ULMFiT (Howard & Ruder 2018, fig. 3) shows the same shape on TREC-6: from scratch needs ~10×
+more labels to match the pretrained start at 100-1,000 examples.
 
-The last line is JSON with `pretrained_acc`, `random_acc`, `seeds` (and sd, per-step results).
+    python -m benchmarks.transfer [--pretrained-dir saved_models] [--seeds 3] \\
+        [--record docs/results/transfer.json]
+
+Writes the curve to `--figure` (PNG). The last line is JSON with `labelled`, `pretrained_acc`,
+`random_acc` (means at the size ≤ 1,000 where the best pretrained start leads its control by
+the most), `seeds`, `objective` and `curve` (start → size → mean, sd, runs).
 """
 
 import argparse
@@ -28,119 +42,219 @@ import tensorflow as tf  # noqa: E402
 
 from kbert.data import read_trec  # noqa: E402
 from kbert.data.trec import COARSE_LABELS  # noqa: E402
+from kbert.metrics import data_size_curve_png  # noqa: E402
 from kbert.models import Encoder  # noqa: E402
+from kbert.run_records import write_run_record  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
 from kbert.train import LearningRateSchedule  # noqa: E402
 
+OBJECTIVES = ("causal", "masked", "electra")
+VALIDATION_SIZE = 500  # held out of TREC-6 train for choosing the learning rate
 
+
+# %% The task head: mean-pooled top layer → Dense(6).
 def classifier(encoder, num_classes, dropout=0.1):
-    sequence = encoder.output["sequence_output"]
+    sequence = encoder.output["sequence_output"]  # (batch, seq, hidden)
     mask = keras.ops.cast(encoder.input["padding_mask"], sequence.dtype)[:, :, None]
     pooled = keras.ops.sum(sequence * mask, axis=1) / keras.ops.maximum(
-        keras.ops.sum(mask, axis=1), 1.0)
+        keras.ops.sum(mask, axis=1), 1.0)  # (batch, hidden)
     logits = keras.layers.Dense(num_classes)(keras.layers.Dropout(dropout)(pooled))
     return keras.Model(encoder.input, logits)
 
 
-def datasets(preprocessor, data_dir, batch_size, train_examples=0):
+# %% Data: TREC-6 train split into a labelled pool and 500 validation questions; the test set.
+def trec_arrays(preprocessor, data_dir):
     labels = {name: index for index, name in enumerate(COARSE_LABELS)}
-    out = []
+    arrays = {}
     for split in ("train", "test"):
         texts, names = read_trec(split, data_dir=data_dir)
-        if split == "train" and train_examples:
-            texts, names = texts[:train_examples], names[:train_examples]
-        y = np.array([labels[n] for n in names], "int32")
         x = {k: np.asarray(v) for k, v in preprocessor(tf.constant(texts)).items()}
-        dataset = tf.data.Dataset.from_tensor_slices((x, y))
-        if split == "train":
-            dataset = dataset.shuffle(len(texts), seed=0, reshuffle_each_iteration=True)
-        out.append(dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE))
-    return out[0], out[1]
+        arrays[split] = (x, np.array([labels[n] for n in names], "int32"))
+    x, y = arrays["train"]
+    order = np.random.default_rng(12345).permutation(len(y))
+    pick = lambda rows: ({k: v[rows] for k, v in x.items()}, y[rows])  # noqa: E731
+    return {"pool": pick(order[VALIDATION_SIZE:]), "validation": pick(order[:VALIDATION_SIZE]),
+            "test": arrays["test"]}
 
 
-def fine_tune(encoder, train, test, steps_per_epoch, args, seed):
+def subset(pool, size, seed):
+    """The seed-th random subset of `size` labelled questions (all of them when size is 0)."""
+    x, y = pool
+    if not size or size >= len(y):
+        return pool
+    rows = np.random.default_rng(seed).permutation(len(y))[:size]
+    return {k: v[rows] for k, v in x.items()}, y[rows]
+
+
+# %% One fine-tuning run: the same recipe for every start.
+def fine_tune(encoder, train, evaluation, learning_rate, seed, args):
     keras.utils.set_random_seed(seed)
     model = classifier(encoder, len(COARSE_LABELS))
-    total = args.epochs * steps_per_epoch
-    schedule = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=args.learning_rate,
-                                    total_steps=total, warmup_steps=total // 10)
+    x, y = train
+    steps_per_epoch = -(-len(y) // args.batch_size)
+    epochs = max(3, -(-args.min_steps // steps_per_epoch))
+    total = epochs * steps_per_epoch
+    schedule = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=learning_rate,
+                                    total_steps=total, warmup_steps=max(1, total // 10))
     model.compile(optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
-    start = time.perf_counter()
-    model.fit(train, epochs=args.epochs, verbose=0)
-    seconds = time.perf_counter() - start
-    accuracy = model.evaluate(test, verbose=0, return_dict=True)["accuracy"]
-    return float(accuracy), seconds
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(
+        len(y), seed=seed, reshuffle_each_iteration=True).batch(args.batch_size).map(
+            trim_padding)
+    model.fit(dataset, epochs=epochs, verbose=0)
+    scores = {}
+    for name, (ex, ey) in evaluation.items():
+        scores[name] = float(model.evaluate(ex, ey, batch_size=128, verbose=0,
+                                            return_dict=True)["accuracy"])
+    return scores
+
+
+def trim_padding(x, y):
+    """Cuts a batch to its longest question: TREC-6 averages ~12 tokens, the window is 40."""
+    length = tf.reduce_max(tf.reduce_sum(tf.cast(x["padding_mask"], tf.int32), axis=1))
+    return {k: v[:, :length] for k, v in x.items()}, y
+
+
+def load_starts(args):
+    """name → (builder(seed) → fresh Encoder, control name). Random starts copy a config."""
+    starts, configs = {}, {}
+    for objective in args.objectives:
+        path = Path(args.pretrained_dir) / f"lab01_{objective}" / "encoder.keras"
+        if not path.is_file():
+            raise ValueError(f"{path} not found: run labs/lab01_pretraining.py --part all "
+                             "--budget-minutes M first (or pass --objectives / "
+                             "--pretrained-dir)")
+        encoder = keras.models.load_model(path)
+        control = "random_causal" if encoder.config.causal else "random_bidirectional"
+        configs.setdefault(control, encoder.get_config())
+        starts[objective] = (lambda seed, p=path: keras.models.load_model(p), control)
+    for control, config in configs.items():
+        def random_init(seed, config=config):
+            keras.utils.set_random_seed(1000 + seed)
+            return Encoder.from_config(config)
+        starts[control] = (random_init, control)
+    return starts
+
+
+def vocabulary_path(args):
+    paths = [Path(args.pretrained_dir) / f"lab01_{o}" / "vocab.txt" for o in args.objectives]
+    texts = {p.read_text(encoding="utf-8") for p in paths}
+    if len(texts) != 1:
+        raise ValueError(f"the starts must share one vocabulary; {', '.join(map(str, paths))} "
+                         "differ (pretrain them in one lab01 run)")
+    return paths[0]
+
+
+def summarize(runs):
+    return {"mean": round(float(np.mean(runs)), 4),
+            "sd": round(float(np.std(runs, ddof=1)), 4) if len(runs) > 1 else 0.0,
+            "runs": [round(r, 4) for r in runs]}
+
+
+def headline(curve, starts, sizes):
+    """The best pretrained start at the size ≤ 1,000 where it leads its own control most."""
+    best = None
+    for name, (_, control) in starts.items():
+        if name == control:
+            continue
+        for size in sizes:
+            if not size or size > 1000:
+                continue
+            gap = curve[name][str(size)]["mean"] - curve[control][str(size)]["mean"]
+            if best is None or gap > best[0]:
+                best = (gap, name, control, size)
+    return best
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pretrained", default="saved_models/lab01_masked",
-                        help="lab01's output folder (encoder.keras, vocab.txt)")
-    parser.add_argument("--snapshots", default="runs/lab01/masked/snapshots",
-                        help="lab01's encoder snapshots ('' to skip the per-step runs)")
+    parser.add_argument("--pretrained-dir", default="saved_models",
+                        help="folder with lab01_<objective>/ (encoder.keras, vocab.txt)")
+    parser.add_argument("--objectives", nargs="+", default=list(OBJECTIVES), choices=OBJECTIVES)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 0],
+                        help="labelled questions per run (0 = the whole pool, 4,952)")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--learning-rates", type=float, nargs="+", default=[3e-4, 1e-3])
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--sequence-length", type=int, default=64)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--train-examples", type=int, default=0,
-                        help="use only the first N training questions (0 = all; smoke tests)")
+    parser.add_argument("--min-steps", type=int, default=120)
+    parser.add_argument("--sequence-length", type=int, default=40)
+    parser.add_argument("--figure", default="docs/results/transfer_curve.png")
+    parser.add_argument("--record", default=None, help="write the recorded run to this JSON")
     args = parser.parse_args()
+    if args.seeds < 1:
+        parser.error(f"--seeds must be >= 1; received {args.seeds}")
+    if any(size < 0 for size in args.sizes):
+        parser.error(f"--sizes must be >= 0; received {args.sizes}")
+    started = time.perf_counter()
 
-    folder = Path(args.pretrained)
-    if not (folder / "encoder.keras").is_file() or not (folder / "vocab.txt").is_file():
-        raise ValueError(f"{folder} must hold encoder.keras and vocab.txt: run "
-                         "labs/lab01_pretraining.py --part masked first")
-    config = keras.models.load_model(folder / "encoder.keras").config
-    if args.sequence_length > config.max_sequence_length:
-        raise ValueError(f"--sequence-length {args.sequence_length} is above the encoder's "
-                         f"max_sequence_length={config.max_sequence_length}")
-    tokenizer = WordPieceTokenizer(str(folder / "vocab.txt"))
+    starts = load_starts(args)
+    tokenizer = WordPieceTokenizer(str(vocabulary_path(args)))
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    train, test = datasets(preprocessor, args.data_dir, args.batch_size, args.train_examples)
-    steps_per_epoch = int(train.cardinality())
+    data = trec_arrays(preprocessor, args.data_dir)
+    lengths = np.sum(data["pool"][0]["padding_mask"], axis=1)
+    print(f"TREC-6: {len(data['pool'][1])} pool, {VALIDATION_SIZE} validation, "
+          f"{len(data['test'][1])} test questions; {np.mean(lengths == args.sequence_length):.1%}"
+          f" of pool questions fill the {args.sequence_length}-token window", flush=True)
 
-    def pretrained(path=folder / "encoder.keras"):
-        return keras.models.load_model(path)
+    # %% The learning rate per start, on validation (1,000 labels, seed 0).
+    chosen, selection = {}, {}
+    for name, (build, _) in starts.items():
+        scores = {}
+        for rate in args.learning_rates:
+            scores[rate] = fine_tune(build(0), subset(data["pool"], 1000, 0),
+                                     {"validation": data["validation"]}, rate, 0,
+                                     args)["validation"]
+            print(f"{name:22s} lr {rate:.0e}: validation accuracy {scores[rate]:.4f}",
+                  flush=True)
+        chosen[name] = max(scores, key=scores.get)
+        selection[name] = {f"{rate:.0e}": round(acc, 4) for rate, acc in scores.items()}
 
-    def random_init(seed):
-        keras.utils.set_random_seed(1000 + seed)
-        return Encoder.from_config(pretrained().get_config())
-
-    rows = {"pretrained": [], "random": []}
-    for seed in range(args.seeds):
-        for kind, build in (("pretrained", pretrained), ("random", lambda s=seed: random_init(s))):
-            accuracy, seconds = fine_tune(build(), train, test, steps_per_epoch, args, seed)
-            rows[kind].append(accuracy)
-            print(f"seed {seed} {kind:10s} TREC-6 test accuracy {accuracy:.4f} "
-                  f"({seconds:.0f} s)", flush=True)
-
-    by_steps = {}
-    snapshots = Path(args.snapshots) if args.snapshots else None
-    if snapshots and snapshots.is_dir():
-        for path in sorted(snapshots.glob("step_*.keras"),
-                           key=lambda p: int(p.stem.split("_")[1])):
-            steps = int(path.stem.split("_")[1])
-            accuracy, _ = fine_tune(pretrained(path), train, test, steps_per_epoch, args, 0)
-            by_steps[steps] = accuracy
-            print(f"pretrained for {steps:5d} steps: TREC-6 test accuracy {accuracy:.4f}",
+    # %% The curve: every start × size × seed, test accuracy.
+    curve = {}
+    for name, (build, _) in starts.items():
+        curve[name] = {}
+        for size in args.sizes:
+            runs = [fine_tune(build(seed), subset(data["pool"], size, seed),
+                              {"test": data["test"]}, chosen[name], seed, args)["test"]
+                    for seed in range(args.seeds)]
+            size_name = str(size or len(data["pool"][1]))
+            curve[name][size_name] = summarize(runs)
+            print(f"{name:22s} {size_name:>5s} labelled: test accuracy "
+                  f"{curve[name][size_name]['mean']:.4f} ± {curve[name][size_name]['sd']:.4f}",
                   flush=True)
 
-    summary = {kind: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0)
-               for kind, v in rows.items()}
-    print(f"\nTREC-6 test accuracy over {args.seeds} seeds: pretrained "
-          f"{summary['pretrained'][0]:.4f} ± {summary['pretrained'][1]:.4f}, from scratch "
-          f"{summary['random'][0]:.4f} ± {summary['random'][1]:.4f}")
-    print(json.dumps({"pretrained_acc": round(summary["pretrained"][0], 4),
-                      "random_acc": round(summary["random"][0], 4),
-                      "seeds": args.seeds,
-                      "pretrained_sd": round(summary["pretrained"][1], 4),
-                      "random_sd": round(summary["random"][1], 4),
-                      "pretrained_runs": rows["pretrained"], "random_runs": rows["random"],
-                      "by_pretraining_steps": by_steps}))
+    sizes = [size or len(data["pool"][1]) for size in args.sizes]
+    majority = float(np.mean(data["test"][1] == np.bincount(data["pool"][1]).argmax()))
+    data_size_curve_png({name: {s: c["runs"] for s, c in by_size.items()}
+                         for name, by_size in curve.items()}, args.figure,
+                        title="TREC-6: lab01 starts vs random init (mean ± sd over seeds)",
+                        baseline=("majority class", majority))
+    best = headline(curve, starts, sizes)
+    print(f"\n{'start':22s} lr     " + "".join(f"{s:>15d}" for s in sizes))
+    for name in curve:
+        print(f"{name:22s} {chosen[name]:.0e}" + "".join(
+            f"{curve[name][str(s)]['mean']:9.4f}±{curve[name][str(s)]['sd']:.3f}"
+            for s in sizes))
+    summary = {"labelled": None, "pretrained_acc": None, "random_acc": None,
+               "seeds": args.seeds, "objective": None, "gap_points": None,
+               "majority_class_acc": round(majority, 4), "learning_rates": selection,
+               "chosen_learning_rate": {k: f"{v:.0e}" for k, v in chosen.items()},
+               "curve": curve}
+    if best is not None:
+        gap, name, control, size = best
+        summary.update(labelled=size, objective=name, control=control,
+                       pretrained_acc=curve[name][str(size)]["mean"],
+                       random_acc=curve[control][str(size)]["mean"],
+                       gap_points=round(100 * gap, 1))
+        print(f"\nBest gap at ≤ 1,000 labels: {name} {summary['pretrained_acc']:.4f} vs "
+              f"{control} {summary['random_acc']:.4f} with {size} labels "
+              f"({summary['gap_points']:+.1f} points, {args.seeds} seeds)")
+    if args.record:
+        write_run_record(args.record, {**summary, "figure": args.figure},
+                         time.perf_counter() - started)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,17 @@
-"""Lab 1: pretrain a causal and a masked transformer from scratch.
+"""Lab 1: pretrain a causal, a masked and an ELECTRA transformer from scratch.
 
 Reproduces hands-on #1 of the NAACL 2019 tutorial "Transfer Learning in NLP" (pretraining a
 transformer language model) and the two objectives of Jurafsky & Martin ch. 11: (a) a causal
 language model, as in the tutorial, and (b) a masked language model of the same size (BERT's MLM:
-15% of tokens, 80/10/10, masks re-drawn every epoch).
+15% of tokens, 80/10/10, masks re-drawn every epoch); plus (c) ELECTRA's replaced-token
+detection (Clark et al. 2020; the textbook's ELECTRA section): a generator a quarter as wide
+fills 15% masked positions with samples and the discriminator, the encoder kept, labels every
+token original or replaced, so it learns from all tokens rather than 15%.
+
+`--budget-minutes M` gives every part the same CPU budget: the lab times a few training steps
+of the part's model on this machine, then trains for as many steps as fit in M minutes (the
+plan is written to `<run-dir>/<part>/plan.json` and reused when a killed run resumes). This is
+how `benchmarks/transfer.py` compares the objectives at equal compute.
 
 What it should show: both losses fall; the causal model's word-level perplexity on held-out books
 (by other authors) drops far below the vocabulary size, and its greedy/nucleus continuations
@@ -15,7 +23,8 @@ gradient accumulation, bfloat16 and XLA by flag, a `tf.distribute` strategy by f
 logs, a learning-curve PNG, and checkpoints every `--steps-per-epoch` steps from which a run
 killed with `kill -9` continues when started again with the same arguments.
 
-    python labs/lab01_pretraining.py                      # both parts, defaults (CPU-sized)
+    python labs/lab01_pretraining.py                      # causal + masked, defaults (CPU-sized)
+    python labs/lab01_pretraining.py --part all --budget-minutes 20   # three objectives, equal budget
     python labs/lab01_pretraining.py --part causal --preset tutorial_50m --block-length 256 \\
         --corpus wikitext103 --dtype mixed_bfloat16 --strategy mirrored   # the tutorial, on GPUs
 """
@@ -44,8 +53,14 @@ from kbert.data import (  # noqa: E402
 )
 from kbert.data.data_dir import locate  # noqa: E402
 from kbert.metrics import learning_curve_png  # noqa: E402
-from kbert.models import CausalLanguageModel, Encoder, MaskedLanguageModel  # noqa: E402
+from kbert.models import (  # noqa: E402
+    CausalLanguageModel,
+    ElectraPretrainingModel,
+    Encoder,
+    MaskedLanguageModel,
+)
 from kbert.models.text_generator import TextGenerator  # noqa: E402
+from kbert.run_records import write_run_record  # noqa: E402
 from kbert.text import (  # noqa: E402
     MaskedLMMasker,
     WordPieceTokenizer,
@@ -92,20 +107,79 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir):
 
 
 # %% Models: the same encoder size, causal or bidirectional, with the objective's head.
-def build_model(part, args, vocabulary_size):
+def build_encoder(part, args, vocabulary_size, width_factor=1):
     changes = dict(vocabulary_size=vocabulary_size, max_sequence_length=args.block_length,
                    causal=part == "causal", norm_first=part == "causal",
                    dropout=args.dropout, attention_dropout=args.dropout)
     if args.preset == "lab01":
-        changes.update(num_layers=args.num_layers, hidden_dim=args.hidden_dim,
-                       num_heads=args.num_heads, intermediate_dim=4 * args.hidden_dim)
-        encoder = Encoder.from_preset("tiny", num_segments=0 if part == "causal" else 2,
-                                      skip_padding=False, dtype=args.dtype, **changes)
-    else:
-        encoder = Encoder.from_preset(args.preset, skip_padding=False, dtype=args.dtype,
-                                      **changes)
-    model_class = CausalLanguageModel if part == "causal" else MaskedLanguageModel
-    return model_class(encoder)
+        hidden_dim = args.hidden_dim // width_factor
+        changes.update(num_layers=args.num_layers, hidden_dim=hidden_dim,
+                       num_heads=max(1, args.num_heads // width_factor),
+                       intermediate_dim=4 * hidden_dim)
+        return Encoder.from_preset("tiny", num_segments=0 if part == "causal" else 2,
+                                   skip_padding=False, dtype=args.dtype, **changes)
+    if width_factor != 1:
+        config = Encoder.from_preset(args.preset).config
+        changes.update(hidden_dim=config.hidden_dim // width_factor,
+                       num_heads=max(1, config.num_heads // width_factor),
+                       intermediate_dim=config.intermediate_dim // width_factor)
+    return Encoder.from_preset(args.preset, skip_padding=False, dtype=args.dtype, **changes)
+
+
+def build_model(part, args, vocabulary_size):
+    if part == "causal":
+        return CausalLanguageModel(build_encoder(part, args, vocabulary_size))
+    if part == "masked":
+        return MaskedLanguageModel(build_encoder(part, args, vocabulary_size))
+    # ELECTRA: the generator is a quarter of the discriminator's width (ELECTRA's best ratio).
+    return ElectraPretrainingModel(
+        generator_encoder=build_encoder(part, args, vocabulary_size, width_factor=4),
+        discriminator_encoder=build_encoder(part, args, vocabulary_size),
+        discriminator_weight=50.0, seed=args.seed)
+
+
+def compile_model(model, args, total_steps):
+    schedule = LearningRateSchedule(
+        "warmup_cosine_decay", peak_learning_rate=args.peak_learning_rate,
+        total_steps=max(total_steps // args.gradient_accumulation, 1),
+        warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)))
+    accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
+    model.compile(optimizer=keras.optimizers.AdamW(
+        schedule, weight_decay=0.01, global_clipnorm=1.0,
+        gradient_accumulation_steps=accumulation), jit_compile=args.jit)
+
+
+def pretrained_encoder(model):
+    return model.discriminator_encoder if isinstance(model, ElectraPretrainingModel) \
+        else model.encoder
+
+
+def plan_epochs(part, args, vocabulary_size, train, part_dir):
+    """Checkpoint intervals that fit `--budget-minutes` of training, timed on this machine.
+
+    A throw-away copy of the part's model trains 3 warm-up steps and then 12 timed ones; the
+    plan (seconds per step, intervals) is kept in `plan.json`, so a resumed run trains to the
+    same end as the run it continues.
+    """
+    path = part_dir / "plan.json"
+    if path.exists():
+        plan = json.loads(path.read_text())
+        if plan["budget_minutes"] != args.budget_minutes:
+            raise ValueError(f"{path} was planned for --budget-minutes "
+                             f"{plan['budget_minutes']}, not {args.budget_minutes}; use another "
+                             "--run-dir or delete the part's folder to start over")
+        return plan
+    probe = build_model(part, args, vocabulary_size)
+    compile_model(probe, args, total_steps=1000)
+    probe.fit(train, epochs=1, steps_per_epoch=3, verbose=0)
+    start = time.perf_counter()
+    probe.fit(train, epochs=1, steps_per_epoch=12, verbose=0)
+    seconds_per_step = (time.perf_counter() - start) / 12
+    epochs = max(1, int(args.budget_minutes * 60 / (seconds_per_step * args.steps_per_epoch)))
+    plan = {"budget_minutes": args.budget_minutes, "seconds_per_step": seconds_per_step,
+            "steps_per_epoch": args.steps_per_epoch, "epochs": epochs}
+    path.write_text(json.dumps(plan))
+    return plan
 
 
 class EncoderSnapshots(keras.callbacks.Callback):
@@ -120,7 +194,8 @@ class EncoderSnapshots(keras.callbacks.Callback):
         done = epoch + 1
         if done & (done - 1) == 0:  # a power of two
             self.directory.mkdir(parents=True, exist_ok=True)
-            self.model.encoder.save(self.directory / f"step_{done * self.steps_per_epoch}.keras")
+            pretrained_encoder(self.model).save(
+                self.directory / f"step_{done * self.steps_per_epoch}.keras")
 
 
 def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
@@ -151,9 +226,11 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         valid = causal_lm_blocks(valid_documents, tokenizer, args.block_length, args.batch_size,
                                  last_block="pad", shuffle=False)
     else:
+        # ELECTRA masks with [MASK] only: the generator's samples are the corruption.
+        rates = dict(mask_token_rate=1.0, random_token_rate=0.0) if part == "electra" else {}
         masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
                                 special_ids, max_selections=int(args.block_length * 0.2) + 1,
-                                seed=args.seed)
+                                seed=args.seed, **rates)
 
         def mask(batch):
             masked = masker(batch["token_ids"], batch["padding_mask"])
@@ -165,18 +242,17 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         valid = full_sentences_blocks(valid_documents, tokenizer, args.block_length,
                                       args.batch_size, shuffle=False, map_fn=mask)
 
-    # %% Model and optimizer under the strategy's scope.
-    total_steps = args.epochs * args.steps_per_epoch
+    # %% Model and optimizer under the strategy's scope; an equal time budget sets the steps.
+    epochs, plan = args.epochs, None
     with strategy.scope():
+        if args.budget_minutes:
+            plan = plan_epochs(part, args, tokenizer.vocabulary_size(), train, part_dir)
+            epochs = plan["epochs"]
+            print(f"{part}: {plan['seconds_per_step']:.3f} s/step → {epochs} intervals of "
+                  f"{args.steps_per_epoch} steps in {args.budget_minutes} min", flush=True)
+        total_steps = epochs * args.steps_per_epoch
         model = build_model(part, args, tokenizer.vocabulary_size())
-        schedule = LearningRateSchedule(
-            "warmup_cosine_decay", peak_learning_rate=args.peak_learning_rate,
-            total_steps=max(total_steps // args.gradient_accumulation, 1),
-            warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)))
-        accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
-        model.compile(optimizer=keras.optimizers.AdamW(
-            schedule, weight_decay=0.01, global_clipnorm=1.0,
-            gradient_accumulation_steps=accumulation), jit_compile=args.jit)
+        compile_model(model, args, total_steps)
 
     # %% Train: ResumableBackup resumes a killed run at its last checkpoint interval (its saves
     # are atomic, unlike keras.callbacks.BackupAndRestore, so a kill mid-save loses nothing).
@@ -189,26 +265,37 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     # The input pipeline must outpace training: compare its examples/s with the step's below.
     pipeline_examples_per_s = measure_pipeline_throughput(train, steps=20)
     start = time.perf_counter()
-    model.fit(train, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch,
+    model.fit(train, epochs=epochs, steps_per_epoch=args.steps_per_epoch,
               validation_data=valid, validation_steps=args.validation_steps,
               callbacks=callbacks, verbose=args.verbose)
     train_seconds = time.perf_counter() - start
-    prefix = "clm" if part == "causal" else "mlm"
-    learning_curve_png(
-        part_dir / "history.csv", part_dir / "learning_curve.png",
-        title=f"lab01 {part} language model",
-        metrics=[f"{prefix}_loss", f"{prefix}_perplexity", f"{prefix}_accuracy"],
-        xlabel="checkpoint interval (--steps-per-epoch steps)",
-        ylabels={f"{prefix}_loss": "cross-entropy (nats / sub-word)",
-                 f"{prefix}_perplexity": "sub-word perplexity (log scale)",
-                 f"{prefix}_accuracy": "next-token accuracy" if part == "causal"
-                 else "masked-token accuracy"},
-        log_scale=(f"{prefix}_perplexity",))
+    if part == "electra":
+        learning_curve_png(
+            part_dir / "history.csv", part_dir / "learning_curve.png",
+            title="lab01 ELECTRA (replaced-token detection)",
+            metrics=["rtd_loss", "rtd_accuracy", "generator_accuracy"],
+            xlabel="checkpoint interval (--steps-per-epoch steps)",
+            ylabels={"rtd_loss": "discriminator cross-entropy (nats / token)",
+                     "rtd_accuracy": "replaced-or-original accuracy",
+                     "generator_accuracy": "generator masked-token accuracy"})
+    else:
+        prefix = "clm" if part == "causal" else "mlm"
+        learning_curve_png(
+            part_dir / "history.csv", part_dir / "learning_curve.png",
+            title=f"lab01 {part} language model",
+            metrics=[f"{prefix}_loss", f"{prefix}_perplexity", f"{prefix}_accuracy"],
+            xlabel="checkpoint interval (--steps-per-epoch steps)",
+            ylabels={f"{prefix}_loss": "cross-entropy (nats / sub-word)",
+                     f"{prefix}_perplexity": "sub-word perplexity (log scale)",
+                     f"{prefix}_accuracy": "next-token accuracy" if part == "causal"
+                     else "masked-token accuracy"},
+            log_scale=(f"{prefix}_perplexity",))
 
     # %% Evaluate on the held-out documents.
-    examples = args.epochs * args.steps_per_epoch * args.batch_size
-    results = {"part": part, "train_s": round(train_seconds, 1),
-               "parameters": model.encoder.count_params(),
+    examples = epochs * args.steps_per_epoch * args.batch_size
+    results = {"part": part, "train_s": round(train_seconds, 1), "steps": total_steps,
+               "budget_minutes": args.budget_minutes or None,
+               "parameters": pretrained_encoder(model).count_params(),
                "train_examples_per_s": round(examples / train_seconds, 1),
                "pipeline_examples_per_s": round(pipeline_examples_per_s, 1)}
     metrics = model.evaluate(valid, steps=args.eval_steps, return_dict=True, verbose=0)
@@ -237,7 +324,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
                 text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1]:]))
                 samples.append((prompt, strategy_name, text.numpy()[0].decode()))
         results["samples"] = samples
-    saved = save_for_later_labs(model.encoder, run_dir / "vocab.txt", args.save_dir,
+    saved = save_for_later_labs(pretrained_encoder(model), run_dir / "vocab.txt", args.save_dir,
                                 f"lab01_{part}", args.overwrite)
     results["saved_to"] = str(saved)
     return results
@@ -246,7 +333,8 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=["causal", "masked", "both"], default="both")
+    parser.add_argument("--part", choices=["causal", "masked", "electra", "both", "all"],
+                        default="both", help="both = causal + masked; all = the three")
     parser.add_argument("--corpus", choices=["pretrain_corpus", "wikitext2", "wikitext103"],
                         default="pretrain_corpus")
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
@@ -268,6 +356,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=6,
                         help="checkpoint intervals; total steps = epochs × steps-per-epoch")
     parser.add_argument("--steps-per-epoch", type=int, default=150)
+    parser.add_argument("--budget-minutes", type=float, default=0,
+                        help="train each part for the steps that fit in this many minutes "
+                             "(timed here; replaces --epochs); 0 = use --epochs")
     parser.add_argument("--validation-steps", type=int, default=20,
                         help="held-out batches checked after each interval (0 = all)")
     parser.add_argument("--eval-steps", type=int, default=0,
@@ -284,10 +375,13 @@ def main():
                         help="replace saved_models/lab01_<part> if it exists")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    parser.add_argument("--record", default=None,
+                        help="write the recorded run (numbers, command, commit) to this JSON")
     args = parser.parse_args()
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
 
+    started = time.perf_counter()
     keras.utils.set_random_seed(args.seed)
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -295,7 +389,8 @@ def main():
     train_documents, valid_documents = read_corpus(args.corpus, args.data_dir,
                                                    args.max_documents)
     tokenizer = build_tokenizer(train_documents, args.vocabulary_size, run_dir)
-    parts = ["causal", "masked"] if args.part == "both" else [args.part]
+    parts = {"both": ["causal", "masked"], "all": ["causal", "masked", "electra"]}.get(
+        args.part, [args.part])
     results = [run_part(p, args, train_documents, valid_documents, tokenizer, run_dir, strategy)
                for p in parts]
 
@@ -303,7 +398,7 @@ def main():
     print("\npart    params   train s  pipeline ex/s  train ex/s  held-out loss  sub-word ppl"
           "  word ppl  accuracy")
     for r in results:
-        prefix = "clm" if r["part"] == "causal" else "mlm"
+        prefix = {"causal": "clm", "masked": "mlm", "electra": "rtd"}[r["part"]]
         print(f"{r['part']:7s} {r['parameters'] / 1e6:6.1f}M {r['train_s']:8.0f}  "
               f"{r['pipeline_examples_per_s']:13.0f}  {r['train_examples_per_s']:10.1f}  "
               f"{r.get(f'{prefix}_loss', float('nan')):13.3f}  "
@@ -314,6 +409,9 @@ def main():
         for prompt, strategy_name, text in r.get("samples", []):
             print(f"[{strategy_name:6s}] {prompt} … {text}")
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    if args.record:
+        write_run_record(args.record, {r["part"]: r for r in results},
+                         time.perf_counter() - started)
     print(json.dumps({r["part"]: {k: v for k, v in r.items() if k != "samples"}
                       for r in results}))
 

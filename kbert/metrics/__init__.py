@@ -25,7 +25,7 @@ from kbert.metrics.entity_metrics import (
     repair_bio,
     token_accuracy,
 )
-from kbert.metrics.plots import confusion_matrix_png, learning_curve_png
+from kbert.metrics.plots import confusion_matrix_png, data_size_curve_png, learning_curve_png
 from kbert.metrics.squad_metrics import (
     exact_match_score,
     f1_score,
@@ -42,6 +42,7 @@ __all__ = [
     "confusion_matrix_png",
     "evaluate_classifier",
     "learning_curve_png",
+    "data_size_curve_png",
     "macro_f1",
     "multi_label_scores",
     "per_class_scores",

@@ -287,3 +287,56 @@ def learning_curve_png(history, path, title=None, metrics=None, xlabel="epoch", 
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     return path
+
+
+def data_size_curve_png(curves, path, title=None, ylabel="test accuracy", baseline=None):
+    """Plots a score against the number of labelled examples, one line per model start.
+
+    The x axis is logarithmic (transfer-learning curves: 100, 300, 1,000, all); each point is
+    the mean over seeds with a ± sd error bar.
+
+    Args:
+        curves: dict of start name -> dict of labelled size (int or its str) -> list of
+            per-seed scores.
+        path: str or pathlib.Path ending in ".png".
+        title: str or None (default None).
+        ylabel: str (default "test accuracy").
+        baseline: (label, value) or None. A dashed horizontal line, e.g. the majority class.
+
+    Returns:
+        pathlib.Path of the written file.
+
+    Example:
+    >>> import tempfile
+    >>> curves = {"pretrained": {100: [0.7, 0.72], 1000: [0.85, 0.86]},
+    ...           "random": {100: [0.4, 0.45], 1000: [0.7, 0.72]}}
+    >>> data_size_curve_png(curves, f"{tempfile.mkdtemp()}/curve.png").name
+    'curve.png'
+    """
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError("curves must be a non-empty dict of start name -> {size: [scores]}; "
+                         f"received {curves!r:.80}")
+    path = _png_path(path)
+    figure = _figure(figsize=(6.5, 4.2))
+    axis = figure.subplots()
+    for name, by_size in curves.items():
+        if not isinstance(by_size, dict) or not by_size:
+            raise ValueError(f"curves[{name!r}] must be a non-empty dict of size -> scores")
+        sizes = sorted(by_size, key=int)
+        means = [float(np.mean(by_size[s])) for s in sizes]
+        sds = [float(np.std(by_size[s], ddof=1)) if len(by_size[s]) > 1 else 0.0
+               for s in sizes]
+        axis.errorbar([int(s) for s in sizes], means, yerr=sds, marker="o", markersize=4,
+                      capsize=3, label=str(name))
+    if baseline is not None:
+        axis.axhline(float(baseline[1]), color="grey", linestyle="--", label=str(baseline[0]))
+    axis.set_xscale("log")
+    axis.set_xlabel("labelled training examples (log scale)")
+    axis.set_ylabel(ylabel)
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8)
+    if title is not None:
+        axis.set_title(str(title))
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    return path

@@ -40,18 +40,34 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         assert (tmp_path / "run" / part / "learning_curve.png").stat().st_size > 1000
         assert any((tmp_path / "run" / part / "tensorboard").rglob("*tfevents*"))
     assert all(f"[{s}]" in result.stdout for s in ("greedy", "top_k ", "top_p "))
-    # The transfer benchmark runs on what lab01 saved (pretrained vs random init).
+    # ELECTRA at a time budget: the plan (timed steps → intervals) is written and reused.
+    electra = subprocess.run(_command(tmp_path, "--part", "electra", "--budget-minutes", "0.02",
+                                      "--steps-per-epoch", "2"),
+                             cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
+                             timeout=600)
+    assert electra.returncode == 0, electra.stderr[-3000:]
+    plan = json.loads((tmp_path / "run" / "electra" / "plan.json").read_text())
+    assert plan["budget_minutes"] == 0.02 and plan["epochs"] >= 1
+    assert plan["seconds_per_step"] > 0
+    assert json.loads(electra.stdout.strip().splitlines()[-1])["electra"]["rtd_accuracy"] > 0
+    assert (tmp_path / "saved" / "lab01_electra" / "encoder.keras").is_file()
+    # The transfer benchmark runs on what lab01 saved (each start vs random init).
+    record = tmp_path / "transfer.json"
     transfer = subprocess.run(
-        [sys.executable, "-m", "benchmarks.transfer", "--pretrained",
-         str(tmp_path / "saved" / "lab01_masked"), "--snapshots",
-         str(tmp_path / "run" / "masked" / "snapshots"), "--seeds", "2", "--epochs", "1",
-         "--train-examples", "128", "--sequence-length", "32"],
-        cwd=ROOT, env=_env(data_root), capture_output=True, text=True, timeout=600)
+        [sys.executable, "-m", "benchmarks.transfer", "--pretrained-dir",
+         str(tmp_path / "saved"), "--seeds", "2", "--sizes", "24", "48",
+         "--learning-rates", "1e-3", "--min-steps", "2", "--sequence-length", "32",
+         "--figure", str(tmp_path / "curve.png"), "--record", str(record)],
+        cwd=ROOT, env=_env(data_root), capture_output=True, text=True, timeout=900)
     assert transfer.returncode == 0, transfer.stderr[-3000:]
     summary = json.loads(transfer.stdout.strip().splitlines()[-1])
-    assert summary["seeds"] == 2 and len(summary["pretrained_runs"]) == 2
+    assert summary["seeds"] == 2 and summary["labelled"] in (24, 48)
+    assert set(summary["curve"]) == {"causal", "masked", "electra", "random_causal",
+                                     "random_bidirectional"}
+    assert len(summary["curve"]["masked"]["24"]["runs"]) == 2
     assert 0.0 <= summary["pretrained_acc"] <= 1.0 and 0.0 <= summary["random_acc"] <= 1.0
-    assert set(summary["by_pretraining_steps"]) == {"3", "6"}
+    assert (tmp_path / "curve.png").stat().st_size > 1000
+    assert json.loads(record.read_text())["results"]["objective"] == summary["objective"]
     # A second run must not replace the saved models unless told to.
     again = subprocess.run(_command(tmp_path, "--part", "causal", "--epochs", "1",
                                     "--steps-per-epoch", "1"),
