@@ -11,7 +11,7 @@ labelled questions × 3 seeds, with one recipe for every start:
   pretrained start has its own control;
 - head: mean of the top layer over real tokens → dropout 0.1 → Dense(6) (no pretrained start
   trained the pooler);
-- AdamW (weight decay 0.01), batch 32, 10% warmup then linear decay, at least 3 epochs and at
+- AdamW (weight decay 0.01), batch 32, 10% warmup then linear decay, at least 2 epochs and at
   least `--min-steps` steps (120: 100 questions get ~38 epochs, enough to fit them);
 - the peak rate is chosen per start from `--learning-rates` on 500 held-out training questions
   (never the test set) at 1,000 labels, seed 0, and then used at every size and seed;
@@ -92,7 +92,7 @@ def fine_tune(encoder, train, evaluation, learning_rate, seed, args):
     model = classifier(encoder, len(COARSE_LABELS))
     x, y = train
     steps_per_epoch = -(-len(y) // args.batch_size)
-    epochs = max(3, -(-args.min_steps // steps_per_epoch))
+    epochs = max(args.min_epochs, -(-args.min_steps // steps_per_epoch))
     total = epochs * steps_per_epoch
     schedule = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=learning_rate,
                                     total_steps=total, warmup_steps=max(1, total // 10))
@@ -179,6 +179,7 @@ def main():
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[3e-4, 1e-3])
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--min-steps", type=int, default=120)
+    parser.add_argument("--min-epochs", type=int, default=2)
     parser.add_argument("--sequence-length", type=int, default=40)
     parser.add_argument("--figure", default="docs/results/transfer_curve.png")
     parser.add_argument("--record", default=None, help="write the recorded run to this JSON")

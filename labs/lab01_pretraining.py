@@ -157,9 +157,9 @@ def pretrained_encoder(model):
 def plan_epochs(part, args, vocabulary_size, train, part_dir):
     """Checkpoint intervals that fit `--budget-minutes` of training, timed on this machine.
 
-    A throw-away copy of the part's model trains 3 warm-up steps and then 12 timed ones; the
-    plan (seconds per step, intervals) is kept in `plan.json`, so a resumed run trains to the
-    same end as the run it continues.
+    A throw-away copy of the part's model trains 15 steps in one `fit`; steps 4-15 are timed
+    (the first ones trace the graph). The plan (seconds per step, intervals) is kept in
+    `plan.json`, so a resumed run trains to the same end as the run it continues.
     """
     path = part_dir / "plan.json"
     if path.exists():
@@ -171,10 +171,11 @@ def plan_epochs(part, args, vocabulary_size, train, part_dir):
         return plan
     probe = build_model(part, args, vocabulary_size)
     compile_model(probe, args, total_steps=1000)
-    probe.fit(train, epochs=1, steps_per_epoch=3, verbose=0)
-    start = time.perf_counter()
-    probe.fit(train, epochs=1, steps_per_epoch=12, verbose=0)
-    seconds_per_step = (time.perf_counter() - start) / 12
+    ends = []  # one timestamp per step, in one `fit` (a second `fit` would trace again)
+    timer = keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
+    probe.fit(train, epochs=1, steps_per_epoch=15, verbose=0, callbacks=[timer])
+    seconds_per_step = (ends[-1] - ends[2]) / 12  # steps 4-15: traced and warm
     epochs = max(1, int(args.budget_minutes * 60 / (seconds_per_step * args.steps_per_epoch)))
     plan = {"budget_minutes": args.budget_minutes, "seconds_per_step": seconds_per_step,
             "steps_per_epoch": args.steps_per_epoch, "epochs": epochs}
