@@ -58,6 +58,7 @@ def add_finetune_arguments(parser):
                        help="maximum tokens per example (default 128; 384 for squad). "
                             "Classification truncates longer inputs; NER and QA split them into "
                             "overlapping windows")
+    add_long_input_arguments(model, default="head")
     train = parser.add_argument_group("training")
     train.add_argument("--epochs", type=int, default=3, help="(default 3)")
     train.add_argument("--batch-size", type=int, default=32, help="(default 32)")
@@ -83,6 +84,80 @@ def add_finetune_arguments(parser):
                      help="replace an existing run directory (otherwise refuse)")
     out.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2),
                      help="Keras progress output: 0 silent, 1 progress bar, 2 one line per epoch")
+
+
+LONG_INPUT_CHOICES = ("head", "head_tail", "window_mean", "window_max")
+
+
+def add_long_input_arguments(group, default=None):
+    """`--long-inputs`, `--head-tokens`, `--window-stride`, `--max-windows` (single texts)."""
+    run_default = "the run's" if default is None else f"default {default}"
+    group.add_argument("--long-inputs", choices=LONG_INPUT_CHOICES, default=default,
+                       help="how a text longer than --sequence-length is read "
+                            f"({run_default}): head = its first tokens; head_tail = the first "
+                            "quarter of the window from its start, the rest from its end (Sun "
+                            "et al. 2019); window_mean / window_max = every window of the text "
+                            "(training: each window an example with the text's label; "
+                            "prediction: the windows' logits averaged or max-pooled)")
+    group.add_argument("--head-tokens", type=int, default=None,
+                       help="head_tail: tokens from the start (default a quarter of the window)")
+    group.add_argument("--window-stride", type=int, default=None,
+                       help="window_*: tokens between window starts (default half a window)")
+    group.add_argument("--max-windows", type=int, default=None,
+                       help="window_*: most windows per text (default all)")
+
+
+def make_preprocessor(tokenizer, sequence_length, args, base=None):
+    """The run's preprocessor: a BertPreprocessor (head) or a LongTextPreprocessor.
+
+    Args:
+        tokenizer: the run's WordPieceTokenizer.
+        sequence_length: int.
+        args: flags with `long_inputs`, `head_tokens`, `window_stride`, `max_windows` (None
+            keeps `base`'s strategy and settings).
+        base: the run's saved preprocessor, default None.
+    """
+    from kbert.text import BertPreprocessor, LongTextPreprocessor
+
+    strategy = getattr(args, "long_inputs", None)
+    if strategy is None:
+        if base is not None:
+            return base
+        strategy = "head"
+    settings = {"head_tokens": getattr(args, "head_tokens", None),
+                "stride": getattr(args, "window_stride", None),
+                "max_windows": getattr(args, "max_windows", None)}
+    if strategy == "head" and not any(value is not None for value in settings.values()):
+        return BertPreprocessor(tokenizer, sequence_length=sequence_length)
+    return LongTextPreprocessor(tokenizer, sequence_length=sequence_length, strategy=strategy,
+                                **settings)
+
+
+def check_long_input_arguments(args, is_pair, sequence_length):
+    """Refuses long-input flags that cannot apply, naming the flag."""
+    strategy = getattr(args, "long_inputs", None)
+    flags = (("--head-tokens", getattr(args, "head_tokens", None), 0, "head_tail"),
+             ("--window-stride", getattr(args, "window_stride", None), 1, None),
+             ("--max-windows", getattr(args, "max_windows", None), 1, None))
+    for flag, value, minimum, needs in flags:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValueError(f"{flag} must be an int >= {minimum}; received {value!r}")
+        wanted = (needs,) if needs else ("window_mean", "window_max")
+        if strategy not in wanted:
+            raise ValueError(f"{flag} applies to --long-inputs {' or '.join(wanted)}; "
+                             f"received --long-inputs {strategy}")
+    if sequence_length is not None:
+        budget = sequence_length - 2
+        for flag, value in (("--head-tokens", getattr(args, "head_tokens", None)),
+                            ("--window-stride", getattr(args, "window_stride", None))):
+            if value is not None and value > budget:
+                raise ValueError(f"{flag} must be at most --sequence-length - 2 = {budget}; "
+                                 f"received {value}")
+    if is_pair and strategy not in (None, "head"):
+        raise ValueError(f"--long-inputs {strategy} reads single texts; this task classifies "
+                         "text pairs (pairs are cut longest-first to fit)")
 
 
 def _load_splits(args):
@@ -125,7 +200,6 @@ def finetune(args):
     from kbert.checkpoints import load_pretrained
     from kbert.metrics import confusion_matrix_png, learning_curve_png
     from kbert.models import SequenceClassifier
-    from kbert.text import BertPreprocessor
     from kbert.train import BestCheckpoint, fine_tune_classifier
 
     if args.sequence_length is None:
@@ -135,10 +209,11 @@ def finetune(args):
     check_training_arguments(args)
     check_output_dir(args.output_dir, args.overwrite)
     task, splits = _load_splits(args)  # data errors come before any file is written
+    check_long_input_arguments(args, task.is_pair, args.sequence_length)
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     check_sequence_length(args.sequence_length, encoder, args.model)
-    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    preprocessor = make_preprocessor(tokenizer, args.sequence_length, args)
     classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling,
                                     dropout=args.dropout, hidden_units=args.hidden_units)
     train, validation, test = splits["train"], splits["validation"], splits["test"]
@@ -264,6 +339,7 @@ def evaluate(args):
     from kbert.data import CLASSIFICATION_TASKS, ClassificationTask, LabelVocabulary
 
     classifier, preprocessor, label_names, config = load_run(args.run_dir)
+    preprocessor = override_long_inputs(preprocessor, args, config)
     for key in ("train_file", "test_file", "validation_file", "data_dir",
                 "validation_fraction", "seed"):
         config.setdefault(key, None)
@@ -295,9 +371,11 @@ def predict(args, batches=None):
     """
     import numpy as np
 
-    from kbert.data import CLASSIFICATION_TASKS, classification_dataset
+    from kbert.data import CLASSIFICATION_TASKS
+    from kbert.metrics import classifier_logits
 
     classifier, preprocessor, label_names, config = load_run(args.run_dir)
+    preprocessor = override_long_inputs(preprocessor, args, config)
     is_pair = config.get("is_pair")
     if is_pair is None:
         is_pair = CLASSIFICATION_TASKS[config["task"]].is_pair \
@@ -313,32 +391,30 @@ def predict(args, batches=None):
                              "'text<TAB>second text' lines with --input")
         if not is_pair and pairs is not None:
             raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
-        logits = classifier.predict(classification_dataset(preprocessor, texts, pairs),
-                                    verbose=0)
+        scored = classifier_logits(classifier, preprocessor, texts, pairs)
+        logits = scored["logits"]
         probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
         probabilities /= probabilities.sum(axis=-1, keepdims=True)
-        lengths = _token_counts(preprocessor, texts, pairs)
-        limit = preprocessor.sequence_length
         for index, row in enumerate(probabilities):
             best = int(np.argmax(row))
+            tokens, kept = int(scored["tokens"][index]), int(scored["tokens_kept"][index])
             yield {"text": texts[index], **({"pair": pairs[index]} if pairs else {}),
                    "label": label_names[best], "probability": round(float(row[best]), 4),
                    "probabilities": {name: round(float(p), 4)
                                      for name, p in zip(label_names, row, strict=True)},
-                   "tokens": lengths[index], "tokens_kept": min(lengths[index], limit),
-                   "truncated": lengths[index] > limit}
+                   "tokens": tokens, "tokens_kept": kept, "truncated": kept < tokens,
+                   "windows": int(scored["rows"][index])}
 
 
-def _token_counts(preprocessor, texts, pairs):
-    """Each input's length in tokens with its [CLS] and [SEP] marks, before truncation."""
-    import numpy as np
-    import tensorflow as tf
-
-    tokenizer = preprocessor.tokenizer
-    counts = tokenizer(tf.constant(texts)).row_lengths().numpy() + 2
-    if pairs is not None:
-        counts = counts + tokenizer(tf.constant(pairs)).row_lengths().numpy() + 1
-    return [int(count) for count in np.asarray(counts)]
+def override_long_inputs(preprocessor, args, config):
+    """The run's preprocessor, or one with the --long-inputs flags given to evaluate/predict."""
+    if getattr(args, "long_inputs", None) is None:
+        for flag in ("head_tokens", "window_stride", "max_windows"):
+            if getattr(args, flag, None) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} needs --long-inputs")
+        return preprocessor
+    check_long_input_arguments(args, bool(config.get("is_pair")), preprocessor.sequence_length)
+    return make_preprocessor(preprocessor.tokenizer, preprocessor.sequence_length, args)
 
 
 def main_finetune(args):

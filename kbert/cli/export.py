@@ -30,6 +30,10 @@ def add_export_arguments(parser):
                         help=f"tokens per input in the serving graph, from {MIN_SEQUENCE_LENGTH} "
                              "to the model's position table (default: the run's; for --model "
                              "128 or the position table if shorter)")
+    from kbert.cli.classification import add_long_input_arguments
+
+    add_long_input_arguments(parser.add_argument_group(
+        "long inputs (classification runs; `classify` applies it in the graph)"))
     parser.add_argument("--models-config", action="store_true",
                         help="also (re)write <export-dir>/models.config for "
                              "tensorflow_model_server --model_config_file")
@@ -58,6 +62,11 @@ def main_export(args):
                                              args.model or args.run_dir)
         return args.sequence_length
 
+    long_flags = [flag for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows")
+                  if getattr(args, flag, None) is not None]
+    if long_flags and (args.model is not None or token_tasks.is_token_run(args.run_dir)):
+        raise ValueError(f"--{long_flags[0].replace('_', '-')} is for classification runs; "
+                         f"{args.model or args.run_dir} is not one")
     common = {"export_dir": args.export_dir, "name": args.name, "version": args.version}
     if args.model is not None:
         from kbert.checkpoints import load_pretrained
@@ -83,7 +92,9 @@ def main_export(args):
                                       sequence_length=sequence_length, **common)
     else:
         model, preprocessor, label_names, config = classification.load_run(args.run_dir)
-        path = export_saved_model(model, preprocessor.tokenizer, task="classify",
+        preprocessor = classification.override_long_inputs(preprocessor, args, config)
+        reader = preprocessor if hasattr(preprocessor, "aggregation") else preprocessor.tokenizer
+        path = export_saved_model(model, reader, task="classify",
                                   label_names=label_names, pair=bool(config.get("is_pair")),
                                   sequence_length=checked_length(
                                       model.encoder, preprocessor.sequence_length), **common)

@@ -41,6 +41,11 @@ def build_parser():
 
     def run_finetune(args):
         if args.task in token_tasks.TOKEN_TASKS:
+            if args.long_inputs != "head" or any(
+                    getattr(args, flag) is not None
+                    for flag in ("head_tokens", "window_stride", "max_windows")):
+                raise ValueError(f"--long-inputs and its flags are for classification; "
+                                 f"{args.task} splits long inputs into windows itself")
             return token_tasks.main_finetune(args)
         return classification.main_finetune(args)
 
@@ -56,9 +61,14 @@ def build_parser():
     evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"),
                           help="which split of the run's task to score (default test)")
     evaluate.add_argument("--data-dir", help="dataset directory, if not the one used to train")
+    classification.add_long_input_arguments(evaluate.add_argument_group(
+        "long inputs (classification runs; default: the run's strategy)"))
 
     def print_evaluation(args):
-        family = token_tasks if token_tasks.is_token_run(args.run_dir) else classification
+        token_run = token_tasks.is_token_run(args.run_dir)
+        if token_run:
+            _refuse_long_input_flags(args)
+        family = token_tasks if token_run else classification
         print(json.dumps(family.evaluate(args), indent=2))
 
     evaluate.set_defaults(handler=print_evaluation)
@@ -84,6 +94,8 @@ def build_parser():
                               "(UTF-8); blank lines are skipped")
     predict.add_argument("--batch-lines", type=int, default=256,
                          help="lines predicted (and printed) together with --input (default 256)")
+    classification.add_long_input_arguments(predict.add_argument_group(
+        "long inputs (classification runs; default: the run's strategy)"))
 
     def print_predictions(args):
         token_run = token_tasks.is_token_run(args.run_dir)
@@ -91,6 +103,8 @@ def build_parser():
             raise ValueError("--context is for squad runs; this run classifies texts")
         if token_run and args.pair:
             raise ValueError("--pair is for sentence-pair classification runs")
+        if token_run:
+            _refuse_long_input_flags(args)
         for position, text in enumerate(args.texts + (args.pair or []) + (args.context or [])):
             _check_utf8(text, f"argument {position + 1}")
         family = token_tasks if token_run else classification
@@ -118,6 +132,14 @@ def build_parser():
     export.add_export_arguments(exporter)
     exporter.set_defaults(handler=lambda args: print(json.dumps(export.main_export(args))))
     return parser
+
+
+def _refuse_long_input_flags(args):
+    for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows"):
+        if getattr(args, flag, None) is not None:
+            raise ValueError(f"--{flag.replace('_', '-')} is for classification runs; "
+                             f"{args.run_dir} is a token-task run (it reads long inputs in "
+                             "overlapping windows itself)")
 
 
 def _check_utf8(text, where):

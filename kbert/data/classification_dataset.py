@@ -90,6 +90,11 @@ def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, ba
     texts, text_pairs, labels = _check_inputs(texts, text_pairs, labels)
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
+    if hasattr(preprocessor, "aggregation"):  # a LongTextPreprocessor: one row per window
+        if text_pairs is not None:
+            raise ValueError("long-input strategies are for single texts; this task has text "
+                             "pairs (use a BertPreprocessor, which cuts the longer text first)")
+        return long_text_dataset(preprocessor, texts, labels, batch_size, training, seed)[0]
     sequence_length = preprocessor.sequence_length
     lengths = list(bucket_lengths or default_bucket_lengths(sequence_length))
     if lengths[-1] < sequence_length:
@@ -130,6 +135,50 @@ def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, ba
 
     dataset = dataset.batch(batch_size).map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.map(trim).map(split).prefetch(tf.data.AUTOTUNE)
+
+
+def long_text_dataset(preprocessor, texts, labels=None, batch_size=32, training=False, seed=0,
+                      chunk=256):
+    """Batches of a `LongTextPreprocessor`'s rows: each window is an example with its text's label.
+
+    Texts are cut into rows once, eagerly, in chunks of `chunk` texts. For training the rows are
+    reshuffled every epoch, so the windows of one review land in different batches (labelling
+    every window with its document's label is the usual way to fine-tune on windows); each
+    batch is cut to its longest row.
+
+    Args:
+        preprocessor: `kbert.text.LongTextPreprocessor`.
+        texts: list of str.
+        labels: array-like or None, default None. One class id (or 0/1 row) per text.
+        batch_size: int, default 32.
+        training: bool, default False.
+        seed: int, default 0.
+        chunk: int, default 256. Texts tokenized per call.
+
+    Returns:
+        `(dataset, packed)`: the `tf.data.Dataset` of `(inputs, labels)` (or inputs), and a dict
+        of NumPy arrays with `text_index` `(rows,)`, `tokens` and `tokens_kept` `(texts,)`.
+    """
+    parts = {key: [] for key in (*_KEYS, "text_index", "tokens", "tokens_kept")}
+    for start in range(0, len(texts), chunk):
+        packed = preprocessor(tf.constant(texts[start:start + chunk]))
+        for key in parts:
+            value = packed[key].numpy()
+            parts[key].append(value + start if key == "text_index" else value)
+    packed = {key: np.concatenate(values) for key, values in parts.items()}
+    x = {key: packed[key] for key in _KEYS}
+    columns = x if labels is None else (x, np.asarray(labels)[packed["text_index"]])
+    dataset = tf.data.Dataset.from_tensor_slices(columns)
+    if training:
+        dataset = dataset.shuffle(len(packed["text_index"]), seed=seed,
+                                  reshuffle_each_iteration=True)
+
+    def trim(x, *y):
+        longest = tf.reduce_max(tf.reduce_sum(x["padding_mask"], axis=1))
+        x = {key: value[:, :longest] for key, value in x.items()}
+        return (x, *y) if y else x
+
+    return dataset.batch(batch_size).map(trim).prefetch(tf.data.AUTOTUNE), packed
 
 
 def _strip_padding(example):

@@ -1,6 +1,7 @@
 """SST-2, the binary Stanford Sentiment Treebank as GLUE distributes it."""
 
 from kbert.data.data_dir import locate
+from kbert.data.tsv_rows import text_lines
 
 LABELS = ("negative", "positive")
 _URL = "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip"
@@ -20,11 +21,14 @@ def read_sst2(split="dev", data_dir=None):
     if split not in ("train", "dev"):
         raise ValueError(f"SST-2 split must be 'train' or 'dev'; received {split!r}")
     path = locate(f"sst2/{split}.tsv", _URL, data_dir, extract_member=f"SST-2/{split}.tsv")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines or lines[0].split("\t")[:2] != ["sentence", "label"]:
+    # text_lines: lines end at \n or \r only (str.splitlines also breaks at U+0085 and
+    # friends inside a sentence) and a binary or non-UTF-8 file is refused naming FILE:line.
+    lines = text_lines(path)
+    header = next(lines, (1, ""))[1]
+    if header.split("\t")[:2] != ["sentence", "label"]:
         raise ValueError(f"{path}:1: expected the header 'sentence<TAB>label'")
     texts, labels = [], []
-    for number, line in enumerate(lines[1:], start=2):
+    for number, line in lines:
         if not line.strip():
             continue
         text, tab, label = line.rpartition("\t")

@@ -52,7 +52,7 @@ import uuid
 import keras
 import tensorflow as tf
 
-from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text._bert_text import replace_invalid_utf8
 
 TASKS = ("classify", "tag", "answer", "embed")
@@ -60,6 +60,9 @@ TASKS = ("classify", "tag", "answer", "embed")
 # Characters kept per input for each token of `sequence_length`: English WordPiece tokens
 # average about 4 characters, and 8x headroom keeps every input that could fill the window.
 CHARS_PER_TOKEN = 32
+# Head + tail and sliding windows read a whole document: keep up to this many characters (a long
+# IMDb review has 14k; the cost is one window per `sequence_length - 2` tokens).
+LONG_INPUT_CHARS = 200_000
 
 # Default signature per task (TF Serving answers requests without a signature_name with it).
 _DEFAULT_SIGNATURE = {"classify": "classify", "tag": "tag", "answer": "answer", "embed": "embed"}
@@ -265,7 +268,7 @@ def _model_classes(model, task):
 
 def _check_arguments(model, tokenizer, task, label_names, sequence_length, max_input_chars,
                      max_answer_length, version):
-    if isinstance(tokenizer, BertPreprocessor):
+    if isinstance(tokenizer, (BertPreprocessor, LongTextPreprocessor)):
         tokenizer = tokenizer.tokenizer
     if not isinstance(tokenizer, WordPieceTokenizer):
         raise ValueError(
@@ -328,7 +331,7 @@ class _Exporter:
     """Builds the serving functions of one model into a `keras.export.ExportArchive`."""
 
     def __init__(self, model, tokenizer, task, label_names, sequence_length, max_input_chars,
-                 max_answer_length, pair, truncation, asset_dir):
+                 max_answer_length, pair, truncation, asset_dir, long_inputs=None):
         self.model = model
         self.task = task
         self.max_input_chars = max_input_chars
@@ -340,6 +343,9 @@ class _Exporter:
         self.archive.track(model)
         self.preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length,
                                              truncation=truncation)
+        # Single-text classification reads long texts by the run's strategy (head by default).
+        self.long_text = LongTextPreprocessor(tokenizer, sequence_length=sequence_length,
+                                              **(long_inputs or {}))
         self.archive.track(tokenizer)
         if task == "tag":
             self.aligned = BertPreprocessor(tokenizer, sequence_length=sequence_length,
@@ -391,20 +397,29 @@ class _Exporter:
             text, text_pair = _checked_texts("classify", text=text, text_pair=text_pair)
         text = _clean(text, self.max_input_chars)
         if text_pair is None:
-            packed = self.preprocessor(text)
+            packed = self.long_text(text)
+            rows = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
+            logits = self.long_text.aggregate(rows, packed)  # (batch, classes)
+            tokens, kept = packed["tokens"], packed["tokens_kept"]
         else:
             check = _same_batch(text, text_pair, "text", "text_pair")
             with tf.control_dependencies([check]):
                 text_pair = tf.identity(_clean(text_pair, self.max_input_chars))
             packed = self.preprocessor((text, text_pair))
-        logits = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
+            logits = tf.cast(self.model(self._encoder_inputs(packed), training=False),
+                             tf.float32)
+            tokenizer = self.preprocessor.tokenizer
+            tokens = tf.cast(tokenizer(text).row_lengths() + tokenizer(text_pair).row_lengths(),
+                             tf.int32) + 3  # (batch,) with [CLS] and two [SEP]
+            kept = tf.reduce_sum(packed["padding_mask"], axis=1)
         if getattr(self.model, "multi_label", False):
             probabilities = tf.sigmoid(logits)  # (batch, classes)
         else:
             probabilities = tf.nn.softmax(logits, axis=-1)  # (batch, classes)
         label_ids = tf.argmax(probabilities, axis=-1, output_type=tf.int32)  # (batch,)
         return {"label_ids": label_ids, "labels": self._label_strings(label_ids),
-                "probabilities": probabilities}
+                "probabilities": probabilities, "tokens": tokens, "tokens_kept": kept,
+                "truncated": kept < tokens}
 
     def tag(self, text):
         from kbert.export.graph_decoding import tag_outputs
@@ -556,7 +571,8 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
 
     Classification: `probabilities` is a softmax over the classes, or one sigmoid per class for
     a `multi_label` classifier; `label_ids`/`labels` are the arg-max class (for multi-label
-    clients threshold `probabilities` themselves). Without `label_names`, `labels` holds the
+    clients threshold `probabilities` themselves). Every text also reports `tokens` (its length
+    with the special tokens), `tokens_kept` (what the model read) and `truncated`. Without `label_names`, `labels` holds the
     class ids as strings. Question answering: `question` is segment A, `context` segment B of
     one window of `sequence_length` tokens; the question is kept and the context cut to fit
     ("only_second" truncation), so an answer beyond the window is not found; `answer_start`
@@ -570,7 +586,10 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         model: a `SequenceClassifier`, `TokenClassifier`, `QuestionAnswerer` or `Encoder`, any
             dtype policy (outputs are cast to float32).
         tokenizer: `kbert.text.WordPieceTokenizer`, or a `BertPreprocessor` (as `load_run`
-            returns), whose tokenizer, `sequence_length` and `truncation` are then used.
+            returns), whose tokenizer, `sequence_length` and `truncation` are then used, or a
+            `LongTextPreprocessor`, whose long-input strategy `classify` then applies in the
+            graph (head, head + tail, or sliding windows whose logits are averaged or
+            max-pooled per text).
         export_dir: str or `os.PathLike`, the model base directory's parent.
         name: str, the model name (TF Serving's `model_name`), a plain directory name.
         version: int >= 0 or None, default None: 1 + the highest existing numeric version (1
@@ -582,7 +601,8 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         sequence_length: int or None, default None: the preprocessor's, else 128. Tokens per
             packed row, from 3 to the model's `max_sequence_length` (its position table).
         max_input_chars: int or None, default None: `CHARS_PER_TOKEN * sequence_length` (4096
-            for 128). Characters kept of each input before tokenization.
+            for 128), or `LONG_INPUT_CHARS` (200,000) for head + tail and window strategies.
+            Characters kept of each input before tokenization.
         max_answer_length: int, default 30. Most tokens in an answer ("answer" task).
         pair: bool, default False. The classifier was trained on text pairs: `classify` and
             `serving_default` then take `text` and `text_pair`.
@@ -605,13 +625,23 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
     ...                           "embedder")  # doctest: +SKIP
     >>> load_exported(path).signatures["embed"](text=tf.constant(["hello"]))  # doctest: +SKIP
     """
-    truncation = "longest_first"
+    truncation, long_inputs = "longest_first", None
     if isinstance(tokenizer, BertPreprocessor):
         truncation = tokenizer.truncation
         if sequence_length is None:
             sequence_length = tokenizer.sequence_length
+    if isinstance(tokenizer, LongTextPreprocessor):
+        long_inputs = {key: getattr(tokenizer, key)
+                       for key in ("strategy", "head_tokens", "stride", "max_windows")}
+        if pair:
+            raise ValueError("a LongTextPreprocessor reads single texts; pair=True needs a "
+                             "BertPreprocessor or a WordPieceTokenizer")
+        if sequence_length is None:
+            sequence_length = tokenizer.sequence_length
     if sequence_length is None:
         sequence_length = 128
+    if max_input_chars is None and long_inputs and long_inputs["strategy"] != "head":
+        max_input_chars = LONG_INPUT_CHARS
     if max_input_chars is None and isinstance(sequence_length, int):
         max_input_chars = CHARS_PER_TOKEN * sequence_length
     model, tokenizer, task, label_names = _check_arguments(
@@ -648,7 +678,7 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
             exporter = _Exporter(model, tokenizer, task, label_names, sequence_length,
                                  max_input_chars, max_answer_length, bool(pair), truncation,
-                                 asset_dir)
+                                 asset_dir, long_inputs)
             signature_names = exporter.add_endpoints()
             exporter.archive.write_out(temporary, verbose=False)
         _verify(temporary, signature_names, bool(pair), task)

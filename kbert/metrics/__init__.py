@@ -17,7 +17,7 @@ from kbert.metrics.classification_metrics import (
     multi_label_scores,
     per_class_scores,
 )
-from kbert.metrics.classifier_evaluation import evaluate_classifier
+from kbert.metrics.classifier_evaluation import classifier_logits, evaluate_classifier
 from kbert.metrics.entity_metrics import (
     bio_to_entities,
     entity_report,
@@ -41,6 +41,7 @@ __all__ = [
     "confusion_matrix",
     "confusion_matrix_png",
     "evaluate_classifier",
+    "classifier_logits",
     "learning_curve_png",
     "data_size_curve_png",
     "macro_f1",

@@ -7,6 +7,12 @@ TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8
 """
 
 from kbert.text.input_packer import InputPacker
+from kbert.text.long_text import (
+    LONG_INPUT_STRATEGIES,
+    LongTextPreprocessor,
+    aggregate_window_logits,
+    window_spans,
+)
 from kbert.text.masked_lm_masker import MaskedLMMasker, unigram_probabilities_from_counts
 from kbert.text.parity import TokenizerAgreement, tokenizer_agreement
 from kbert.text.preprocessor import BertPreprocessor
@@ -15,7 +21,11 @@ from kbert.text.vocabulary_trainer import train_wordpiece_vocabulary, write_voca
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 __all__ = [
+    "LONG_INPUT_STRATEGIES",
     "BertPreprocessor",
+    "LongTextPreprocessor",
+    "aggregate_window_logits",
+    "window_spans",
     "InputPacker",
     "MaskedLMMasker",
     "SpanMasker",

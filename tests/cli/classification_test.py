@@ -262,3 +262,76 @@ def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, tiny_model, capsys
     inputs.write_text("only one column\n", encoding="utf-8")
     assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 2
     assert "expected 'text<TAB>second text' per line" in capsys.readouterr().err
+
+
+def _long_rows(count):
+    """Reviews of 20-30 words whose verdict comes at the end, past a 16-token window."""
+    rows = []
+    for i in range(count):
+        positive = i % 2 == 0
+        filler = " ".join(["the plot was fine"] * (5 + i % 3))
+        rows.append([f"{filler} the movie was {'good' if positive else 'bad'}",
+                     "pos" if positive else "neg"])
+    return rows
+
+
+def test_long_input_strategies_at_finetune_predict_evaluate_and_export(tmp_path, tiny_model,
+                                                                       capsys):
+    from kbert.export import load_exported
+
+    train = _tsv(tmp_path / "train.tsv", _long_rows(16))
+    test = _tsv(tmp_path / "test.tsv", _long_rows(4))
+    assert _finetune(tmp_path, tiny_model, train, test, "--long-inputs", "window_mean",
+                     "--window-stride", "7", "--epochs", "1") == 0
+    capsys.readouterr()
+    run = tmp_path / "run"
+    review = _long_rows(1)[0][0]
+    assert main(["predict", str(run), review, "good"]) == 0
+    long_line, short_line = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # 24 tokens + [CLS] and [SEP]; windows of 14 every 7 tokens: 3 windows, nothing cut.
+    assert long_line["tokens"] == 26 and long_line["tokens_kept"] == 26
+    assert long_line["windows"] == 3 and long_line["truncated"] is False
+    assert short_line["windows"] == 1
+    # The same run read head-only, at predict time: truncation is reported, never silent.
+    assert main(["predict", str(run), review, "--long-inputs", "head"]) == 0
+    head = json.loads(capsys.readouterr().out)
+    assert head["truncated"] is True and head["tokens_kept"] == 16 and head["windows"] == 1
+    for strategy in ("head", "head_tail", "window_max"):
+        assert main(["evaluate", str(run), "--long-inputs", strategy]) == 0
+        assert json.loads(capsys.readouterr().out)["num_examples"] == 4
+    # Export applies the run's strategy in the graph (or the one asked for).
+    assert main(["export", str(run), "--name", "long", "--export-dir",
+                 str(tmp_path / "models")]) == 0
+    capsys.readouterr()
+    loaded = load_exported(str(tmp_path / "models" / "long" / "1"))
+    import tensorflow as tf
+
+    outputs = loaded.signatures["classify"](text=tf.constant([review]))
+    assert outputs["truncated"].numpy().tolist() == [False]
+    assert outputs["tokens"].numpy().tolist() == [26]
+    assert outputs["probabilities"].numpy()[0].tolist() == pytest.approx(
+        [long_line["probabilities"][name] for name in ("neg", "pos")], abs=1e-3)
+
+
+def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, capsys):
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    test = _tsv(tmp_path / "test.tsv", _rows(4))
+    pair_train = _tsv(tmp_path / "pair_train.tsv", _rows(8, pair=True))
+    pair_test = _tsv(tmp_path / "pair_test.tsv", _rows(4, pair=True))
+    cases = [((train, test, "--window-stride", "4"), "--window-stride applies to --long-inputs"),
+             ((train, test, "--long-inputs", "head_tail", "--head-tokens", "15"),
+              "--head-tokens must be at most --sequence-length - 2 = 14"),
+             ((train, test, "--long-inputs", "window_max", "--max-windows", "0"),
+              "--max-windows must be an int >= 1"),
+             ((pair_train, pair_test, "--long-inputs", "head_tail"), "reads single texts")]
+    for arguments, message in cases:
+        assert _finetune(tmp_path, tiny_model, *arguments) == 2
+        assert message in capsys.readouterr().err
+        assert not (tmp_path / "run").exists()
+    assert main(["finetune", "--task", "conll2003", "--model", str(tiny_model),
+                 "--output-dir", str(tmp_path / "ner"), "--long-inputs", "head_tail"]) == 2
+    assert "--long-inputs and its flags are for classification" in capsys.readouterr().err
+    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1") == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "run"), "good", "--max-windows", "2"]) == 2
+    assert "--max-windows needs --long-inputs" in capsys.readouterr().err

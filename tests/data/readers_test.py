@@ -32,6 +32,15 @@ def test_sst2_reader_parses_and_reports_bad_lines(tmp_path):
     (tmp_path / "sst2" / "dev.tsv").write_text("sentence\tlabel\ngood\t1\nno label here\n")
     with pytest.raises(ValueError, match=r"dev.tsv:3: expected 'sentence<TAB>0\|1'"):
         read_sst2("dev", data_dir=tmp_path)
+    # A sentence holding U+0085 stays one line; a non-UTF-8 byte is named with its line.
+    (tmp_path / "sst2" / "dev.tsv").write_text("sentence\tlabel\nso\u0085good\t1\n")
+    assert read_sst2("dev", data_dir=tmp_path) == (["so\u0085good"], [1])
+    (tmp_path / "sst2" / "dev.tsv").write_bytes(b"sentence\tlabel\ngood\t1\nba\xffd\t0\n")
+    with pytest.raises(ValueError, match=r"dev.tsv:3: .*UTF-8"):
+        read_sst2("dev", data_dir=tmp_path)
+    (tmp_path / "sst2" / "dev.tsv").write_bytes(b"")
+    with pytest.raises(ValueError, match="dev.tsv:1: expected the header"):
+        read_sst2("dev", data_dir=tmp_path)
 
 
 def test_bad_split_and_missing_directory_are_named(tmp_path):

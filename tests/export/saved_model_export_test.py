@@ -24,7 +24,8 @@ from kbert.export import export_saved_model, load_exported, next_version, saved_
 from kbert.export.graph_decoding import answer_outputs, tag_outputs
 from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
 from kbert.models.token_classifier import TokenClassifier
-from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.metrics import classifier_logits
+from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from tests.text.preprocessor_test import ALLOWED_TF_TEXT_OPS, graph_ops
 from tests.text.text_test_case import TINY_VOCABULARY
 
@@ -45,7 +46,9 @@ EMBED = {"inputs": {"text": STRING},
 TOKEN_INPUTS = {"token_ids": INT_MATRIX, "segment_ids": INT_MATRIX, "padding_mask": INT_MATRIX}
 CLASSIFY = {"inputs": {"text": STRING},
             "outputs": {"label_ids": ("DT_INT32", "(-1)"), "labels": STRING,
-                        "probabilities": ("DT_FLOAT", "(-1, 3)")}}
+                        "probabilities": ("DT_FLOAT", "(-1, 3)"),
+                        "tokens": ("DT_INT32", "(-1)"), "tokens_kept": ("DT_INT32", "(-1)"),
+                        "truncated": ("DT_BOOL", "(-1)")}}
 TAG = {"inputs": {"text": STRING},
        "outputs": {"tags": ("DT_STRING", "(-1, -1)"), "word_starts": INT_MATRIX,
                    "word_ends": INT_MATRIX, "num_words": ("DT_INT32", "(-1)"),
@@ -166,8 +169,13 @@ def expected_classify(model, tokenizer, texts, pairs=None):
     probabilities = np.asarray(tf.sigmoid(logits) if model.multi_label
                                else tf.nn.softmax(logits))
     ids = probabilities.argmax(-1)
+    tokens = tokenizer(tf.constant(texts)).row_lengths().numpy() + 2
+    if pairs is not None:
+        tokens = tokens + tokenizer(tf.constant(pairs)).row_lengths().numpy() + 1
+    kept = np.asarray(packed["padding_mask"]).sum(axis=1)
     return {"label_ids": ids, "labels": [CLASSES[i] for i in ids],
-            "probabilities": probabilities}
+            "probabilities": probabilities, "tokens": tokens.astype(np.int32),
+            "tokens_kept": kept.astype(np.int32), "truncated": kept < tokens}
 
 
 def expected_tag(model, tokenizer, texts):
@@ -585,6 +593,26 @@ def test_accepts_a_preprocessor(tokenizer, tmp_path):
     expected = tf.nn.softmax(model(preprocessor(["the cat sat"]), training=False))
     np.testing.assert_allclose(outputs["probabilities"], expected, atol=1e-5)
     assert outputs["labels"].numpy().tolist() == [str(outputs["label_ids"].numpy()[0]).encode()]
+
+
+@pytest.mark.parametrize("strategy", ["head", "head_tail", "window_mean", "window_max"])
+def test_long_input_strategies_in_the_graph(tokenizer, tmp_path, strategy):
+    """`classify` reads long texts as the LongTextPreprocessor does in Python, and says so."""
+    model = SequenceClassifier(tiny_encoder(9), num_classes=3)
+    reader = LongTextPreprocessor(tokenizer, sequence_length=8, strategy=strategy, stride=3)
+    path = export_saved_model(model, reader, tmp_path, "long", label_names=CLASSES)
+    texts = ["the cat sat on the mat " * 3, "hello", "un aff able ok x hello world the cat"]
+    outputs = load_exported(path).signatures["classify"](text=tf.constant(texts))
+    expected = classifier_logits(model, reader, texts)
+    np.testing.assert_allclose(outputs["probabilities"],
+                               tf.nn.softmax(expected["logits"]), atol=1e-5)
+    np.testing.assert_array_equal(outputs["tokens"], expected["tokens"])
+    np.testing.assert_array_equal(outputs["tokens_kept"], expected["tokens_kept"])
+    truncated = outputs["truncated"].numpy().tolist()
+    assert truncated == ([True, False, True] if strategy in ("head", "head_tail")
+                         else [False, False, False])
+    with pytest.raises(ValueError, match="single texts"):
+        export_saved_model(model, reader, tmp_path, "long_pair", pair=True)
 
 
 # ---------------------------------------------------------------------------------- other loaders
