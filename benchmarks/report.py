@@ -83,7 +83,128 @@ def contextual_embeddings_section(results):
     return "\n".join(parts)
 
 
-RENDERERS = {"lab_contextual_embeddings": contextual_embeddings_section}
+def pretraining_section(results):
+    """Table of `labs/lab01_pretraining.py`: one row per objective."""
+    prefixes = {"causal": "clm", "masked": "mlm", "electra": "rtd"}
+    measure = {"causal": "next-token accuracy", "masked": "masked-token accuracy",
+               "electra": "replaced/original accuracy"}
+    rows = []
+    for part, r in results.items():
+        prefix = prefixes[part]
+        perplexity = r.get(f"{prefix}_perplexity")
+        rows.append([part, f"{r['parameters'] / 1e6:.1f}M", f"{r['steps']:,}",
+                     r.get("budget_minutes") or "-", f"{r['train_s']:,.0f}",
+                     f"{r['train_examples_per_s']:.1f}", f"{r[f'{prefix}_loss']:.3f}",
+                     "-" if perplexity is None else f"{perplexity:.1f}",
+                     f"{r['word_perplexity']:.1f}" if "word_perplexity" in r else "-",
+                     f"{r[f'{prefix}_accuracy']:.3f} ({measure[part]})"])
+    parts = [_table(["objective", "encoder params", "steps", "budget (min)", "train s",
+                     "train sequences/s", "held-out loss", "sub-word ppl", "word ppl",
+                     "held-out accuracy"], rows)]
+    samples = [(prompt, text) for r in results.values()
+               for prompt, strategy, text in r.get("samples", []) if strategy == "top_p"]
+    if samples:
+        parts += ["", "Nucleus-sampled continuations (p = 0.9, temperature 0.8) of the causal "
+                      "model:", ""]
+        parts += [f"- *{prompt}* … {text}" for prompt, text in samples]
+    return "\n".join(parts)
+
+
+def transfer_section(results):
+    """Tables of `benchmarks/transfer.py`: the learning curve and the chosen learning rates."""
+    curve = results["curve"]
+    sizes = sorted({size for by_size in curve.values() for size in by_size}, key=int)
+    rows = [[name, results["chosen_learning_rate"][name]] + [
+        f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}" for size in sizes]
+        for name, by_size in curve.items()]
+    parts = []
+    if results.get("objective"):
+        parts += [f"**Best gap at ≤ 1,000 labels:** {results['objective']} "
+                  f"{results['pretrained_acc']:.3f} vs {results['control']} "
+                  f"{results['random_acc']:.3f} with {results['labelled']:,} labelled questions "
+                  f"({results['gap_points']:+.1f} points, mean of {results['seeds']} seeds).", ""]
+    parts += [f"TREC-6 test accuracy (mean ± sd over {results['seeds']} seeds; majority class "
+              f"{results['majority_class_acc']:.3f}) by labelled training questions:", "",
+              _table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows), "",
+              "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
+              "labels (validation accuracy):", "",
+              _table(["start"] + list(next(iter(results["learning_rates"].values()))),
+                     [[name] + [f"{value:.3f}" for value in rates.values()]
+                      for name, rates in results["learning_rates"].items()])]
+    if results.get("figure"):
+        parts += ["", f"![learning curve]({Path(results['figure']).relative_to('docs')})"]
+    return "\n".join(parts)
+
+
+RENDERERS = {"lab_contextual_embeddings": contextual_embeddings_section,
+             "lab01_pretraining": pretraining_section,
+             "transfer": transfer_section}
+
+
+def _wsd_headline(results):
+    wsd = results["wsd"]
+    all_set = wsd["sets"]["ALL"]
+    return (f"WSD on the Raganato ALL set: F1 {all_set[wsd['variant']]:.2f} ({wsd['variant']}, "
+            f"trained on {wsd['train_corpus']}) vs {all_set['mfs_f1']:.2f} for WordNet's first "
+            "sense")
+
+
+def _pretraining_headline(results):
+    parts = []
+    for part, r in results.items():
+        if part == "causal":
+            parts.append(f"causal word perplexity {r['word_perplexity']:.0f}" if
+                         "word_perplexity" in r else f"causal loss {r['clm_loss']:.2f}")
+        elif part == "masked":
+            parts.append(f"masked-token accuracy {r['mlm_accuracy']:.3f}")
+        elif part == "electra":
+            parts.append(f"ELECTRA replaced/original accuracy {r['rtd_accuracy']:.3f}")
+    budget = next(iter(results.values())).get("budget_minutes")
+    return ", ".join(parts) + (f" ({budget:g} min of pretraining each)" if budget else "")
+
+
+def _transfer_headline(results):
+    if not results.get("objective"):
+        return "no pretrained start measured"
+    return (f"TREC-6 with {results['labelled']:,} labels: {results['objective']} start "
+            f"{results['pretrained_acc']:.3f} vs random init {results['random_acc']:.3f} "
+            f"({results['gap_points']:+.1f} points, {results['seeds']} seeds)")
+
+
+def _long_inputs_headline(results):
+    best = max(((training, reading, value) for training, row in results["accuracy"].items()
+                for reading, value in row.items()), key=lambda item: item[2])
+    head = results["accuracy"].get("head", {}).get("head")
+    return (f"IMDb reviews longer than {results['sequence_length']} tokens: best "
+            f"{best[2]:.3f} (trained {best[0]}, read {best[1]})"
+            + (f" vs {head:.3f} head-only" if head is not None else ""))
+
+
+HEADLINES = {"lab_contextual_embeddings": _wsd_headline, "lab01_pretraining": _pretraining_headline,
+             "transfer": _transfer_headline, "long_inputs": _long_inputs_headline}
+README_BEGIN = "<!-- results summary: generated by python -m benchmarks.report -->"
+README_END = "<!-- end of results summary -->"
+
+
+def readme_summary(results_dir):
+    """The README's short results table: one headline per recorded run that has one."""
+    rows = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        headline = HEADLINES.get(path.stem)
+        if headline is not None:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            rows.append([f"[{path.stem}](docs/results.md#{path.stem})",
+                         headline(record["results"]), record["date"][:10]])
+    return _table(["run", "what it shows", "recorded"], rows)
+
+
+def with_readme_summary(readme, summary):
+    """`readme` with the text between the summary markers replaced by `summary`."""
+    if README_BEGIN not in readme or README_END not in readme:
+        raise ValueError(f"README.md must hold the lines {README_BEGIN!r} and {README_END!r}")
+    head, rest = readme.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    return f"{head}{README_BEGIN}\n{summary}\n{README_END}{tail}"
 
 
 def _generic_section(results):
@@ -117,21 +238,30 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results-dir", default=str(ROOT / "docs" / "results"))
     parser.add_argument("--output", default=str(ROOT / "docs" / "results.md"))
+    parser.add_argument("--readme", default=str(ROOT / "README.md"),
+                        help="the README whose results summary is regenerated ('' to skip)")
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 when the page differs from the records")
     args = parser.parse_args(argv)
-    page = render(args.results_dir)
-    output = Path(args.output)
+    outputs = {Path(args.output): render(args.results_dir)}
+    if args.readme:
+        readme = Path(args.readme)
+        outputs[readme] = with_readme_summary(readme.read_text(encoding="utf-8"),
+                                              readme_summary(args.results_dir))
     if args.check:
-        current = output.read_text(encoding="utf-8") if output.is_file() else None
-        if current != page:
-            print(f"{output} is out of date: run `python -m benchmarks.report`", file=sys.stderr)
+        stale = [path for path, text in outputs.items()
+                 if not path.is_file() or path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} is out of date: run `python -m benchmarks.report`", file=sys.stderr)
+        if stale:
             return 1
-        print(f"{output} matches the records")
+        print(f"{', '.join(map(str, outputs))} match the records")
         return 0
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page, encoding="utf-8")
-    print(f"wrote {output} from {len(list(Path(args.results_dir).glob('*.json')))} record(s)")
+    for path, text in outputs.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    print(f"wrote {', '.join(map(str, outputs))} from "
+          f"{len(list(Path(args.results_dir).glob('*.json')))} record(s)")
     return 0
 
 

@@ -27,7 +27,7 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
                      argv=["labs/lab_contextual_embeddings.py"])
     write_run_record(records / "other.json", {"accuracy": 0.5, "nested": {"x": 1}}, 2.0,
                      argv=["benchmarks/other.py"])
-    arguments = ["--results-dir", str(records), "--output", str(page)]
+    arguments = ["--results-dir", str(records), "--output", str(page), "--readme", ""]
     assert report.main(arguments + ["--check"]) == 1  # no page yet
     assert report.main(arguments) == 0
     text = page.read_text()
@@ -40,6 +40,31 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     page.write_text(text.replace("61.25", "99.99"))  # a hand edit
     assert report.main(arguments + ["--check"]) == 1
     assert "out of date" in capsys.readouterr().err
+
+
+TRANSFER = {"labelled": 300, "pretrained_acc": 0.71, "random_acc": 0.6, "seeds": 3,
+            "objective": "masked", "control": "random_bidirectional", "gap_points": 11.0,
+            "majority_class_acc": 0.188, "learning_rates": {"masked": {"3e-04": 0.8}},
+            "chosen_learning_rate": {"masked": "3e-04"},
+            "curve": {"masked": {"300": {"mean": 0.71, "sd": 0.02, "runs": [0.7, 0.72]}}}}
+
+
+def test_the_readme_summary_is_made_from_the_records(tmp_path):
+    records, page, readme = tmp_path / "results", tmp_path / "results.md", tmp_path / "README.md"
+    write_run_record(records / "transfer.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
+    readme.write_text(f"# kbert\n\n{report.README_BEGIN}\nold\n{report.README_END}\n\nmore\n")
+    arguments = ["--results-dir", str(records), "--output", str(page), "--readme", str(readme)]
+    assert report.main(arguments + ["--check"]) == 1
+    assert report.main(arguments) == 0
+    text = readme.read_text()
+    assert "old" not in text and text.endswith(f"{report.README_END}\n\nmore\n")
+    assert ("| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels: masked start 0.710 "
+            "vs random init 0.600 (+11.0 points, 3 seeds) |") in text
+    assert "| masked | 3e-04 | 0.710 ± 0.020 |" in page.read_text()
+    assert report.main(arguments + ["--check"]) == 0
+    readme.write_text("# no markers\n")
+    with pytest.raises(ValueError, match="must hold the lines"):
+        report.main(arguments)
 
 
 def test_a_file_that_is_not_a_record_is_named(tmp_path):
