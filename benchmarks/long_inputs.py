@@ -65,7 +65,6 @@ def main():
                                      validation_fraction=0.0)
     train = train.subset(range(min(args.train_examples, len(train))))
     test = load_classification_task("imdb", "test", data_dir=args.data_dir)
-    head = reader(tokenizer, "head", args.sequence_length)
     lengths = tokenizer(test.texts).row_lengths().numpy() + 2  # with [CLS] and [SEP]
     long_rows = np.flatnonzero(lengths > args.sequence_length)[:args.test_examples]
     test = test.subset(long_rows)

@@ -16,21 +16,23 @@ import os
 import platform
 from pathlib import Path
 
+from kbert.cli.choices import (
+    CLASSIFICATION_TASK_NAMES,
+    CLASSIFIER_POOLING,
+    FILES_TASK,
+    LONG_INPUT_STRATEGIES,
+    TOKEN_TASKS,
+)
 from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
-
-FILES_TASK = "files"
 
 
 def add_finetune_arguments(parser):
     """The flags of `kbert finetune`."""
-    from kbert.data import CLASSIFICATION_TASKS
-    from kbert.models import CLASSIFIER_POOLING
+    from kbert.cli.token_tasks import add_token_task_arguments
 
     task = parser.add_argument_group("task and data")
-    from kbert.cli.token_tasks import TOKEN_TASKS, add_token_task_arguments
-
     task.add_argument("--task", required=True,
-                      choices=sorted(CLASSIFICATION_TASKS) + [FILES_TASK] + list(TOKEN_TASKS),
+                      choices=list(CLASSIFICATION_TASK_NAMES) + [FILES_TASK] + list(TOKEN_TASKS),
                       help="built-in classification task, 'files' with --train-file/--test-file "
                            "(TSV lines 'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'), or a "
                            "token/span task: conll2003 (NER), squad (extractive QA)")
@@ -86,13 +88,10 @@ def add_finetune_arguments(parser):
                      help="Keras progress output: 0 silent, 1 progress bar, 2 one line per epoch")
 
 
-LONG_INPUT_CHOICES = ("head", "head_tail", "window_mean", "window_max")
-
-
 def add_long_input_arguments(group, default=None):
     """`--long-inputs`, `--head-tokens`, `--window-stride`, `--max-windows` (single texts)."""
     run_default = "the run's" if default is None else f"default {default}"
-    group.add_argument("--long-inputs", choices=LONG_INPUT_CHOICES, default=default,
+    group.add_argument("--long-inputs", choices=LONG_INPUT_STRATEGIES, default=default,
                        help="how a text longer than --sequence-length is read "
                             f"({run_default}): head = its first tokens; head_tail = the first "
                             "quarter of the window from its start, the rest from its end (Sun "

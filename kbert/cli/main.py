@@ -18,6 +18,8 @@ import json
 import os
 import sys
 
+from kbert.cli.choices import TOKEN_TASKS
+
 
 def build_parser():
     """The argument parser of every subcommand."""
@@ -40,7 +42,7 @@ def build_parser():
     classification.add_finetune_arguments(finetune)
 
     def run_finetune(args):
-        if args.task in token_tasks.TOKEN_TASKS:
+        if args.task in TOKEN_TASKS:
             if args.long_inputs != "head" or any(
                     getattr(args, flag) is not None
                     for flag in ("head_tokens", "window_stride", "max_windows")):

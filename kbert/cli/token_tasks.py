@@ -14,15 +14,14 @@ import json
 import os
 from pathlib import Path
 
-TOKEN_TASKS = ("conll2003", "squad")
+from kbert.cli.choices import NER_METHODS
+
 _DEFAULTS = {"conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
              "squad": {"learning_rate": 2e-4, "sequence_length": 384}}
 
 
 def add_token_task_arguments(parser):
     """The flags of `kbert finetune` that only token and span tasks read."""
-    from kbert.train.token_task_fine_tuning import NER_METHODS
-
     group = parser.add_argument_group("token and span tasks (conll2003, squad)")
     group.add_argument("--method", default="softmax", choices=NER_METHODS,
                        help="conll2003: softmax over BIO tags, BIO + CRF, or span-based "

@@ -1,0 +1,20 @@
+"""The string choices the `kbert` command line offers, importable without TensorFlow.
+
+`kbert --help` and argument errors must answer in well under 2 s, so building the parser may not
+import TensorFlow (which `kbert.data`, `kbert.models` and `kbert.train` do). The library's own
+constants stay the source of truth: `tests/cli/choices_test.py` fails when one of these drifts
+from the constant it copies.
+"""
+
+# kbert.data.CLASSIFICATION_TASKS (keys).
+CLASSIFICATION_TASK_NAMES = ("imdb", "mrpc", "rte", "sst2", "trec", "trec-fine")
+# User TSV files (`--task files`).
+FILES_TASK = "files"
+# Token and span tasks, fine-tuned by kbert.cli.token_tasks.
+TOKEN_TASKS = ("conll2003", "squad")
+# kbert.models.CLASSIFIER_POOLING.
+CLASSIFIER_POOLING = ("pooler", "cls", "mean", "max", "last", "concat")
+# kbert.train.token_task_fine_tuning.NER_METHODS.
+NER_METHODS = ("softmax", "crf", "span")
+# kbert.text.LONG_INPUT_STRATEGIES.
+LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
