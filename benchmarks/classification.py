@@ -48,18 +48,26 @@ def run_kbert(args, train, test):
     encoder, tokenizer = load_pretrained("minilm_l6", dtype=args.kbert_dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
-    train_batches = classification_dataset(preprocessor, train.texts, train.text_pairs,
-                                           train.labels, args.batch_size, training=True,
-                                           seed=args.seed)
+    train_batches = classification_dataset(
+        preprocessor,
+        train.texts,
+        train.text_pairs,
+        train.labels,
+        args.batch_size,
+        training=True,
+        seed=args.seed,
+    )
     steps = count_batches(train_batches) * args.epochs
-    classifier.compile(optimizer=fine_tuning_optimizer(steps, args.learning_rate),
-                       loss=classifier.default_loss(), metrics=["accuracy"],
-                       jit_compile=args.kbert_jit)
+    classifier.compile(
+        optimizer=fine_tuning_optimizer(steps, args.learning_rate),
+        loss=classifier.default_loss(),
+        metrics=["accuracy"],
+        jit_compile=args.kbert_jit,
+    )
     start = time.perf_counter()
     classifier.fit(train_batches, epochs=args.epochs, verbose=args.verbose)
     seconds = time.perf_counter() - start
-    test_batches = classification_dataset(preprocessor, test.texts, test.text_pairs,
-                                          batch_size=64)
+    test_batches = classification_dataset(preprocessor, test.texts, test.text_pairs, batch_size=64)
     predictions = np.argmax(classifier.predict(test_batches, verbose=0), axis=-1)
     return float(np.mean(predictions == test.labels)), seconds, steps
 
@@ -70,23 +78,32 @@ def run_peer(args, train, test):
     keras.utils.set_random_seed(args.seed)
     preset = str(minilm_l6_dir())
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(
-        preset, sequence_length=args.sequence_length)
+        preset, sequence_length=args.sequence_length
+    )
     classifier = keras_hub.models.BertTextClassifier.from_preset(
-        preset, num_classes=len(train.label_names), preprocessor=preprocessor)
+        preset, num_classes=len(train.label_names), preprocessor=preprocessor
+    )
 
     def inputs(examples):
-        return examples.texts if examples.text_pairs is None else (examples.texts,
-                                                                   examples.text_pairs)
+        return (
+            examples.texts if examples.text_pairs is None else (examples.texts, examples.text_pairs)
+        )
 
     # Raw strings in: the task runs its preprocessor inside `fit`/`predict`, as keras-hub
     # users do, padding every batch to `sequence_length`.
-    train_batches = (tf.data.Dataset.from_tensor_slices((inputs(train), train.labels))
-                     .shuffle(len(train.texts), seed=args.seed).batch(args.batch_size))
+    train_batches = (
+        tf.data.Dataset.from_tensor_slices((inputs(train), train.labels))
+        .shuffle(len(train.texts), seed=args.seed)
+        .batch(args.batch_size)
+    )
     steps = count_batches(train_batches) * args.epochs
     # The same optimizer object kbert gets, so the comparison is about the model and inputs.
-    classifier.compile(optimizer=fine_tuning_optimizer(steps, args.learning_rate),
-                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                       metrics=["accuracy"], jit_compile=False)
+    classifier.compile(
+        optimizer=fine_tuning_optimizer(steps, args.learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+        jit_compile=False,
+    )
     start = time.perf_counter()
     classifier.fit(train_batches, epochs=args.epochs, verbose=args.verbose)
     seconds = time.perf_counter() - start
@@ -102,12 +119,22 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--max-train-examples", type=int, default=None,
-                        help="subsample training examples (default: all for trec, 8000 for sst2)")
-    parser.add_argument("--pooling", default="pooler",
-                        help="kbert's pooling; 'pooler' is what keras-hub's classifier uses")
-    parser.add_argument("--kbert-dtype", default="float32",
-                        help="kbert's dtype policy, e.g. mixed_bfloat16 (keras-hub runs float32)")
+    parser.add_argument(
+        "--max-train-examples",
+        type=int,
+        default=None,
+        help="subsample training examples (default: all for trec, 8000 for sst2)",
+    )
+    parser.add_argument(
+        "--pooling",
+        default="pooler",
+        help="kbert's pooling; 'pooler' is what keras-hub's classifier uses",
+    )
+    parser.add_argument(
+        "--kbert-dtype",
+        default="float32",
+        help="kbert's dtype policy, e.g. mixed_bfloat16 (keras-hub runs float32)",
+    )
     parser.add_argument("--kbert-jit", action="store_true", help="compile kbert with XLA")
     parser.add_argument("--skip-peer", action="store_true", help="run kbert only")
     parser.add_argument("--seed", type=int, default=0)
@@ -119,24 +146,42 @@ def main():
 
     train, test = load_data(args.task, args.max_train_examples, args.data_dir)
     examples = len(train.texts) * args.epochs
-    print(f"{args.task}: {len(train.texts)} training examples × {args.epochs} epochs, "
-          f"{len(test.texts)} evaluation examples", flush=True)
+    print(
+        f"{args.task}: {len(train.texts)} training examples × {args.epochs} epochs, "
+        f"{len(test.texts)} evaluation examples",
+        flush=True,
+    )
     kbert_acc, kbert_s, kbert_steps = run_kbert(args, train, test)
-    print(f"kbert    acc {kbert_acc:.4f}  {examples / kbert_s:6.1f} examples/s "
-          f"({kbert_s:.0f} s, {kbert_steps} steps)", flush=True)
-    result = {"task": args.task, "train_examples": len(train.texts), "epochs": args.epochs,
-              "sequence_length": args.sequence_length, "batch_size": args.batch_size,
-              "learning_rate": args.learning_rate, "kbert_dtype": args.kbert_dtype,
-              "kbert_jit": args.kbert_jit, "kbert_pooling": args.pooling,
-              "kbert_acc": round(kbert_acc, 4),
-              "kbert_examples_per_s": round(examples / kbert_s, 1)}
+    print(
+        f"kbert    acc {kbert_acc:.4f}  {examples / kbert_s:6.1f} examples/s "
+        f"({kbert_s:.0f} s, {kbert_steps} steps)",
+        flush=True,
+    )
+    result = {
+        "task": args.task,
+        "train_examples": len(train.texts),
+        "epochs": args.epochs,
+        "sequence_length": args.sequence_length,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "kbert_dtype": args.kbert_dtype,
+        "kbert_jit": args.kbert_jit,
+        "kbert_pooling": args.pooling,
+        "kbert_acc": round(kbert_acc, 4),
+        "kbert_examples_per_s": round(examples / kbert_s, 1),
+    }
     if not args.skip_peer:
         peer_acc, peer_s, peer_steps = run_peer(args, train, test)
-        print(f"keras-hub acc {peer_acc:.4f}  {examples / peer_s:6.1f} examples/s "
-              f"({peer_s:.0f} s, {peer_steps} steps)", flush=True)
-        result.update(peer_acc=round(peer_acc, 4),
-                      peer_examples_per_s=round(examples / peer_s, 1),
-                      speedup=round(peer_s / kbert_s, 2))
+        print(
+            f"keras-hub acc {peer_acc:.4f}  {examples / peer_s:6.1f} examples/s "
+            f"({peer_s:.0f} s, {peer_steps} steps)",
+            flush=True,
+        )
+        result.update(
+            peer_acc=round(peer_acc, 4),
+            peer_examples_per_s=round(examples / peer_s, 1),
+            speedup=round(peer_s / kbert_s, 2),
+        )
     print(json.dumps(result))
 
 

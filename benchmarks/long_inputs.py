@@ -50,8 +50,12 @@ def main():
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--train-examples", type=int, default=2000)
-    parser.add_argument("--test-examples", type=int, default=1000,
-                        help="test reviews longer than the window (the first N of them)")
+    parser.add_argument(
+        "--test-examples",
+        type=int,
+        default=1000,
+        help="test reviews longer than the window (the first N of them)",
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=5e-5)
@@ -61,17 +65,20 @@ def main():
     started = time.perf_counter()
 
     _, tokenizer = load_pretrained(args.model)
-    train = load_classification_task("imdb", "train", data_dir=args.data_dir,
-                                     validation_fraction=0.0)
+    train = load_classification_task(
+        "imdb", "train", data_dir=args.data_dir, validation_fraction=0.0
+    )
     train = train.subset(range(min(args.train_examples, len(train))))
     test = load_classification_task("imdb", "test", data_dir=args.data_dir)
     lengths = tokenizer(test.texts).row_lengths().numpy() + 2  # with [CLS] and [SEP]
-    long_rows = np.flatnonzero(lengths > args.sequence_length)[:args.test_examples]
+    long_rows = np.flatnonzero(lengths > args.sequence_length)[: args.test_examples]
     test = test.subset(long_rows)
-    print(f"IMDb: {len(train)} training reviews; {len(test)} test reviews longer than "
-          f"{args.sequence_length} tokens (median {int(np.median(lengths[long_rows]))} tokens; "
-          f"{np.mean(lengths > args.sequence_length):.1%} of the test set is that long)",
-          flush=True)
+    print(
+        f"IMDb: {len(train)} training reviews; {len(test)} test reviews longer than "
+        f"{args.sequence_length} tokens (median {int(np.median(lengths[long_rows]))} tokens; "
+        f"{np.mean(lengths > args.sequence_length):.1%} of the test set is that long)",
+        flush=True,
+    )
 
     accuracy, speed, windows, train_seconds = {}, {}, {}, {}
     for name in args.training:
@@ -79,30 +86,45 @@ def main():
         encoder, _ = load_pretrained(args.model)
         classifier = SequenceClassifier(encoder, 2)
         _, seconds = fine_tune_classifier(
-            classifier, reader(tokenizer, TRAINING[name], args.sequence_length), train,
-            epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-            verbose=0)
+            classifier,
+            reader(tokenizer, TRAINING[name], args.sequence_length),
+            train,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            verbose=0,
+        )
         train_seconds[name] = round(seconds, 1)
         accuracy[name] = {}
         for strategy in READING:
             start = time.perf_counter()
-            scored = classifier_logits(classifier, reader(tokenizer, strategy,
-                                                          args.sequence_length), test.texts)
+            scored = classifier_logits(
+                classifier, reader(tokenizer, strategy, args.sequence_length), test.texts
+            )
             elapsed = time.perf_counter() - start
             predictions = np.argmax(scored["logits"], axis=-1)
             accuracy[name][strategy] = round(float(np.mean(predictions == test.labels)), 4)
             speed.setdefault(strategy, []).append(len(test) / elapsed)
             windows[strategy] = round(float(np.mean(scored["rows"])), 2)
-            print(f"trained on {name:9s} read as {strategy:11s}: accuracy "
-                  f"{accuracy[name][strategy]:.4f} ({len(test) / elapsed:.1f} reviews/s)",
-                  flush=True)
+            print(
+                f"trained on {name:9s} read as {strategy:11s}: accuracy "
+                f"{accuracy[name][strategy]:.4f} ({len(test) / elapsed:.1f} reviews/s)",
+                flush=True,
+            )
 
-    summary = {"accuracy": accuracy,
-               "reviews_per_s": {k: round(float(np.mean(v)), 1) for k, v in speed.items()},
-               "windows_per_review": windows, "train_seconds": train_seconds,
-               "test_reviews": len(test), "train_reviews": len(train),
-               "sequence_length": args.sequence_length, "epochs": args.epochs,
-               "model": args.model, "head_fraction": 0.25, "window_stride": "half a window"}
+    summary = {
+        "accuracy": accuracy,
+        "reviews_per_s": {k: round(float(np.mean(v)), 1) for k, v in speed.items()},
+        "windows_per_review": windows,
+        "train_seconds": train_seconds,
+        "test_reviews": len(test),
+        "train_reviews": len(train),
+        "sequence_length": args.sequence_length,
+        "epochs": args.epochs,
+        "model": args.model,
+        "head_fraction": 0.25,
+        "window_stride": "half a window",
+    }
     print(f"\n{'trained on':12s}" + "".join(f"{s:>13s}" for s in READING))
     for name, row in accuracy.items():
         print(f"{name:12s}" + "".join(f"{row[s]:13.4f}" for s in READING))

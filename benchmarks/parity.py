@@ -56,10 +56,16 @@ def compare(kbert_outputs, reference_outputs, batches):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", default="minilm_l6",
-                        help="Hugging Face BERT directory, or 'minilm_l6' (default)")
-    parser.add_argument("--data-dir", default=None,
-                        help="dataset directory (default: KBERT_DATA_DIR, then ../shared/data)")
+    parser.add_argument(
+        "--checkpoint",
+        default="minilm_l6",
+        help="Hugging Face BERT directory, or 'minilm_l6' (default)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="dataset directory (default: KBERT_DATA_DIR, then ../shared/data)",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--sequence-length", type=int, default=128)
     args = parser.parse_args()
@@ -74,39 +80,57 @@ def main():
     # === Tokenizer ===
     tokenizer = load_hf_bert_tokenizer(checkpoint)
     start = time.perf_counter()
-    report = tokenizer_agreement(tokenizer, checkpoint / "tokenizer.json",
-                                 trec_train + trec_test + sst2_dev)
-    print(f"tokenizer: {report.num_identical}/{report.num_texts} texts identical to HF tokenizers "
-          f"({report.fraction:.2%}) in {time.perf_counter() - start:.1f} s")
+    report = tokenizer_agreement(
+        tokenizer, checkpoint / "tokenizer.json", trec_train + trec_test + sst2_dev
+    )
+    print(
+        f"tokenizer: {report.num_identical}/{report.num_texts} texts identical to HF tokenizers "
+        f"({report.fraction:.2%}) in {time.perf_counter() - start:.1f} s"
+    )
     for mismatch in report.mismatches[:5]:
-        print("  mismatch:", mismatch["text"][:80], mismatch["expected_tokens"][:12],
-              mismatch["received_tokens"][:12])
+        print(
+            "  mismatch:",
+            mismatch["text"][:80],
+            mismatch["expected_tokens"][:12],
+            mismatch["received_tokens"][:12],
+        )
 
     # === Encoder ===
     sentences = trec_test + sst2_dev
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    batches = [preprocessor(sentences[i:i + args.batch_size])
-               for i in range(0, len(sentences), args.batch_size)]
+    batches = [
+        preprocessor(sentences[i : i + args.batch_size])
+        for i in range(0, len(sentences), args.batch_size)
+    ]
     reference = run_encoder(keras_hub.models.BertBackbone.from_preset(str(checkpoint)), batches)
     same_activation = run_encoder(
-        load_hf_bert_encoder(checkpoint, activation="gelu_approximate"), batches)
+        load_hf_bert_encoder(checkpoint, activation="gelu_approximate"), batches
+    )
     exact = run_encoder(load_hf_bert_encoder(checkpoint), batches)
     max_diff, min_cosine = compare(same_activation, reference, batches)
     exact_diff, exact_cosine = compare(exact, reference, batches)
     print(f"encoder on {len(sentences)} sentences (TREC-6 test + SST-2 dev):")
-    print(f"  kbert (tanh GELU, as keras-hub) vs keras-hub: max |diff| {max_diff:.3g}, "
-          f"min cosine {min_cosine:.8f}")
-    print(f"  kbert (exact GELU, the checkpoint's) vs keras-hub: max |diff| {exact_diff:.3g}, "
-          f"min cosine {exact_cosine:.8f}")
-    print(json.dumps({
-        "sentences": len(sentences),
-        "encoder_max_abs_diff": max_diff,
-        "embedding_min_cosine": min_cosine,
-        "tokenizer_agreement": report.fraction,
-        "tokenizer_texts": report.num_texts,
-        "exact_gelu_max_abs_diff": exact_diff,
-        "exact_gelu_embedding_min_cosine": exact_cosine,
-    }))
+    print(
+        f"  kbert (tanh GELU, as keras-hub) vs keras-hub: max |diff| {max_diff:.3g}, "
+        f"min cosine {min_cosine:.8f}"
+    )
+    print(
+        f"  kbert (exact GELU, the checkpoint's) vs keras-hub: max |diff| {exact_diff:.3g}, "
+        f"min cosine {exact_cosine:.8f}"
+    )
+    print(
+        json.dumps(
+            {
+                "sentences": len(sentences),
+                "encoder_max_abs_diff": max_diff,
+                "embedding_min_cosine": min_cosine,
+                "tokenizer_agreement": report.fraction,
+                "tokenizer_texts": report.num_texts,
+                "exact_gelu_max_abs_diff": exact_diff,
+                "exact_gelu_embedding_min_cosine": exact_cosine,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

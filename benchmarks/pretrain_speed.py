@@ -48,8 +48,11 @@ def time_steps(model, x, steps, warmup):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--preset", default="tutorial_50m",
-                        help="encoder preset (forced causal), default tutorial_50m")
+    parser.add_argument(
+        "--preset",
+        default="tutorial_50m",
+        help="encoder preset (forced causal), default tutorial_50m",
+    )
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--sequence-length", type=int, default=256)
     parser.add_argument("--steps", type=int, default=3)
@@ -58,40 +61,61 @@ def main():
     parser.add_argument("--jit", default="false,true")
     args = parser.parse_args()
 
-    peaks = {"float32": measure_matmul_peak("float32"),
-             "mixed_bfloat16": measure_matmul_peak("bfloat16")}
-    print(f"measured matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
-          f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s", flush=True)
+    peaks = {
+        "float32": measure_matmul_peak("float32"),
+        "mixed_bfloat16": measure_matmul_peak("bfloat16"),
+    }
+    print(
+        f"measured matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
+        f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s",
+        flush=True,
+    )
     rng = np.random.default_rng(0)
     results = {}
     for dtype in args.dtypes.split(","):
         for jit in [value == "true" for value in args.jit.split(",")]:
             keras.backend.clear_session()
             gc.collect()
-            encoder = Encoder.from_preset(args.preset, causal=True, skip_padding=False,
-                                          dtype=dtype)
+            encoder = Encoder.from_preset(args.preset, causal=True, skip_padding=False, dtype=dtype)
             config = encoder.config
             if args.sequence_length > config.max_sequence_length:
-                raise ValueError(f"--sequence-length {args.sequence_length} is above the "
-                                 f"preset's max_sequence_length={config.max_sequence_length}")
-            ids = rng.integers(5, config.vocabulary_size,
-                               (args.batch_size, args.sequence_length)).astype("int32")
+                raise ValueError(
+                    f"--sequence-length {args.sequence_length} is above the "
+                    f"preset's max_sequence_length={config.max_sequence_length}"
+                )
+            ids = rng.integers(
+                5, config.vocabulary_size, (args.batch_size, args.sequence_length)
+            ).astype("int32")
             x = {"token_ids": ids, "padding_mask": np.ones_like(ids)}
             model = CausalLanguageModel(encoder)
-            model.compile(optimizer=keras.optimizers.AdamW(1e-4, global_clipnorm=1.0),
-                          jit_compile=jit)
+            model.compile(
+                optimizer=keras.optimizers.AdamW(1e-4, global_clipnorm=1.0), jit_compile=jit
+            )
             seconds = time_steps(model, x, args.steps, args.warmup)
             tokens = args.batch_size * args.sequence_length
             flops = causal_lm_training_flops(config, args.batch_size, args.sequence_length)
             name = f"{dtype}{'+xla' if jit else ''}"
-            results[name] = {"tokens_per_s": round(tokens / seconds, 1),
-                             "mfu": round(flops / seconds / 1e9 / peaks[dtype], 4)}
-            print(f"{name:22s} {tokens / seconds:8.0f} tokens/s  MFU "
-                  f"{results[name]['mfu']:.1%}  ({seconds:.2f} s/step, "
-                  f"{encoder.count_params() / 1e6:.1f}M parameters)", flush=True)
-    print(json.dumps({**results, "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
-                      "preset": args.preset, "batch_size": args.batch_size,
-                      "sequence_length": args.sequence_length}))
+            results[name] = {
+                "tokens_per_s": round(tokens / seconds, 1),
+                "mfu": round(flops / seconds / 1e9 / peaks[dtype], 4),
+            }
+            print(
+                f"{name:22s} {tokens / seconds:8.0f} tokens/s  MFU "
+                f"{results[name]['mfu']:.1%}  ({seconds:.2f} s/step, "
+                f"{encoder.count_params() / 1e6:.1f}M parameters)",
+                flush=True,
+            )
+    print(
+        json.dumps(
+            {
+                **results,
+                "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
+                "preset": args.preset,
+                "batch_size": args.batch_size,
+                "sequence_length": args.sequence_length,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

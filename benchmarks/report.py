@@ -15,8 +15,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SET_NAMES = {"senseval2": "Senseval-2", "senseval3": "Senseval-3", "semeval2007": "SemEval-2007",
-             "semeval2013": "SemEval-2013", "semeval2015": "SemEval-2015", "ALL": "ALL"}
+SET_NAMES = {
+    "senseval2": "Senseval-2",
+    "senseval3": "Senseval-3",
+    "semeval2007": "SemEval-2007",
+    "semeval2013": "SemEval-2013",
+    "semeval2015": "SemEval-2015",
+    "ALL": "ALL",
+}
 
 
 def _table(header, rows):
@@ -28,26 +34,36 @@ def _table(header, rows):
 def _provenance(record):
     machine = record["machine"]
     dirty = " (with uncommitted changes)" if record.get("dirty") else ""
-    return (f"Command: `{record['command']}`; commit `{(record['commit'] or 'unknown')[:10]}`"
-            f"{dirty}; {record['date']}; wall time {record['wall_seconds']:,.0f} s; "
-            f"{machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB.")
+    return (
+        f"Command: `{record['command']}`; commit `{(record['commit'] or 'unknown')[:10]}`"
+        f"{dirty}; {record['date']}; wall time {record['wall_seconds']:,.0f} s; "
+        f"{machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB."
+    )
 
 
 def contextual_embeddings_section(results):
     """Tables of `labs/lab_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
     wsd = results["wsd"]
     sets = list(wsd["sets"])
-    variants = [key for key in wsd["sets"]["ALL"]
-                if key not in ("instances", "mfs_f1", "corpus_nearest_pct")]
+    variants = [
+        key
+        for key in wsd["sets"]["ALL"]
+        if key not in ("instances", "mfs_f1", "corpus_nearest_pct")
+    ]
     rows = [["instances"] + [f"{wsd['sets'][name]['instances']:,}" for name in sets]]
     for variant in variants:
         mark = "**" if variant == wsd["variant"] else ""
-        rows.append([f"{mark}{variant}{mark}"] + [
-            f"{mark}{wsd['sets'][name][variant]:.2f}{mark}" for name in sets])
-    rows.append(["MFS (WordNet's first sense)"] + [f"{wsd['sets'][name]['mfs_f1']:.2f}"
-                                                   for name in sets])
-    rows.append(["instances with a SemCor-seen sense (%)"] + [
-        f"{wsd['sets'][name]['corpus_nearest_pct']:.1f}" for name in sets])
+        rows.append(
+            [f"{mark}{variant}{mark}"]
+            + [f"{mark}{wsd['sets'][name][variant]:.2f}{mark}" for name in sets]
+        )
+    rows.append(
+        ["MFS (WordNet's first sense)"] + [f"{wsd['sets'][name]['mfs_f1']:.2f}" for name in sets]
+    )
+    rows.append(
+        ["instances with a SemCor-seen sense (%)"]
+        + [f"{wsd['sets'][name]['corpus_nearest_pct']:.1f}" for name in sets]
+    )
     coverage = ", ".join(f"{count:,} {source}" for source, count in wsd["coverage"].items())
     parts = [
         f"**Word sense disambiguation** (F1, the framework's scorer). Sense embeddings from "
@@ -64,21 +80,33 @@ def contextual_embeddings_section(results):
         "the share of it carried by the top 3 dimensions, and the word-in-context AUC; raw and "
         "z-scored):",
         "",
-        _table(["layer", "E[cos]", "z-scored", "top-3 share", "WiC AUC", "WiC AUC z-scored"],
-               [[layer, f"{results['expected_cosine'][layer]:.3f}",
-                 f"{results['expected_cosine_z'][layer]:.3f}",
-                 f"{results['rogue_share'][layer]:.3f}", f"{results['wic_auc'][layer]:.3f}",
-                 f"{results['wic_auc_z'][layer]:.3f}"]
-                for layer in range(len(results["expected_cosine"]))]),
+        _table(
+            ["layer", "E[cos]", "z-scored", "top-3 share", "WiC AUC", "WiC AUC z-scored"],
+            [
+                [
+                    layer,
+                    f"{results['expected_cosine'][layer]:.3f}",
+                    f"{results['expected_cosine_z'][layer]:.3f}",
+                    f"{results['rogue_share'][layer]:.3f}",
+                    f"{results['wic_auc'][layer]:.3f}",
+                    f"{results['wic_auc_z'][layer]:.3f}",
+                ]
+                for layer in range(len(results["expected_cosine"]))
+            ],
+        ),
         "",
         "**Linear probes** (test accuracy %, per layer, against the random-weight control):",
         "",
     ]
     probes = results["probes"]
     layers = len(probes["pos_pretrained"])
-    probe_rows = [[f"{task.upper()} {kind}"] + [f"{value:.2f}" for value in probes[f"{task}_{kind}"]]
-                  + [f"{probes[f'{task}_majority']:.2f}"]
-                  for task in ("pos", "ner") for kind in ("pretrained", "random")]
+    probe_rows = [
+        [f"{task.upper()} {kind}"]
+        + [f"{value:.2f}" for value in probes[f"{task}_{kind}"]]
+        + [f"{probes[f'{task}_majority']:.2f}"]
+        for task in ("pos", "ner")
+        for kind in ("pretrained", "random")
+    ]
     parts.append(_table(["probe"] + [f"L{i}" for i in range(layers)] + ["majority"], probe_rows))
     return "\n".join(parts)
 
@@ -86,26 +114,58 @@ def contextual_embeddings_section(results):
 def pretraining_section(results):
     """Table of `labs/lab01_pretraining.py`: one row per objective."""
     prefixes = {"causal": "clm", "masked": "mlm", "electra": "rtd"}
-    measure = {"causal": "next-token accuracy", "masked": "masked-token accuracy",
-               "electra": "replaced/original accuracy"}
+    measure = {
+        "causal": "next-token accuracy",
+        "masked": "masked-token accuracy",
+        "electra": "replaced/original accuracy",
+    }
     rows = []
     for part, r in results.items():
         prefix = prefixes[part]
         perplexity = r.get(f"{prefix}_perplexity")
-        rows.append([part, f"{r['parameters'] / 1e6:.1f}M", f"{r['steps']:,}",
-                     r.get("budget_minutes") or "-", f"{r['train_s']:,.0f}",
-                     f"{r['train_examples_per_s']:.1f}", f"{r[f'{prefix}_loss']:.3f}",
-                     "-" if perplexity is None else f"{perplexity:.1f}",
-                     f"{r['word_perplexity']:.1f}" if "word_perplexity" in r else "-",
-                     f"{r[f'{prefix}_accuracy']:.3f} ({measure[part]})"])
-    parts = [_table(["objective", "encoder params", "steps", "budget (min)", "train s",
-                     "train sequences/s", "held-out loss", "sub-word ppl", "word ppl",
-                     "held-out accuracy"], rows)]
-    samples = [(prompt, text) for r in results.values()
-               for prompt, strategy, text in r.get("samples", []) if strategy == "top_p"]
+        rows.append(
+            [
+                part,
+                f"{r['parameters'] / 1e6:.1f}M",
+                f"{r['steps']:,}",
+                r.get("budget_minutes") or "-",
+                f"{r['train_s']:,.0f}",
+                f"{r['train_examples_per_s']:.1f}",
+                f"{r[f'{prefix}_loss']:.3f}",
+                "-" if perplexity is None else f"{perplexity:.1f}",
+                f"{r['word_perplexity']:.1f}" if "word_perplexity" in r else "-",
+                f"{r[f'{prefix}_accuracy']:.3f} ({measure[part]})",
+            ]
+        )
+    parts = [
+        _table(
+            [
+                "objective",
+                "encoder params",
+                "steps",
+                "budget (min)",
+                "train s",
+                "train sequences/s",
+                "held-out loss",
+                "sub-word ppl",
+                "word ppl",
+                "held-out accuracy",
+            ],
+            rows,
+        )
+    ]
+    samples = [
+        (prompt, text)
+        for r in results.values()
+        for prompt, strategy, text in r.get("samples", [])
+        if strategy == "top_p"
+    ]
     if samples:
-        parts += ["", "Nucleus-sampled continuations (p = 0.9, temperature 0.8) of the causal "
-                      "model:", ""]
+        parts += [
+            "",
+            "Nucleus-sampled continuations (p = 0.9, temperature 0.8) of the causal model:",
+            "",
+        ]
         parts += [f"- *{prompt}* … {text}" for prompt, text in samples]
     return "\n".join(parts)
 
@@ -114,47 +174,68 @@ def transfer_section(results):
     """Tables of `benchmarks/transfer.py`: the learning curve and the chosen learning rates."""
     curve = results["curve"]
     sizes = sorted({size for by_size in curve.values() for size in by_size}, key=int)
-    rows = [[name, results["chosen_learning_rate"][name]] + [
-        f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}" for size in sizes]
-        for name, by_size in curve.items()]
+    rows = [
+        [name, results["chosen_learning_rate"][name]]
+        + [f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}" for size in sizes]
+        for name, by_size in curve.items()
+    ]
     parts = []
     if results.get("objective"):
-        parts += [f"**Best gap at ≤ 1,000 labels:** {results['objective']} "
-                  f"{results['pretrained_acc']:.3f} vs {results['control']} "
-                  f"{results['random_acc']:.3f} with {results['labelled']:,} labelled questions "
-                  f"({results['gap_points']:+.1f} points, mean of {results['seeds']} seeds).", ""]
-    parts += [f"TREC-6 test accuracy (mean ± sd over {results['seeds']} seeds; majority class "
-              f"{results['majority_class_acc']:.3f}) by labelled training questions:", "",
-              _table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows), "",
-              "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
-              "labels (validation accuracy):", "",
-              _table(["start"] + list(next(iter(results["learning_rates"].values()))),
-                     [[name] + [f"{value:.3f}" for value in rates.values()]
-                      for name, rates in results["learning_rates"].items()])]
+        parts += [
+            f"**Best gap at ≤ 1,000 labels:** {results['objective']} "
+            f"{results['pretrained_acc']:.3f} vs {results['control']} "
+            f"{results['random_acc']:.3f} with {results['labelled']:,} labelled questions "
+            f"({results['gap_points']:+.1f} points, mean of {results['seeds']} seeds).",
+            "",
+        ]
+    parts += [
+        f"TREC-6 test accuracy (mean ± sd over {results['seeds']} seeds; majority class "
+        f"{results['majority_class_acc']:.3f}) by labelled training questions:",
+        "",
+        _table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows),
+        "",
+        "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
+        "labels (validation accuracy):",
+        "",
+        _table(
+            ["start"] + list(next(iter(results["learning_rates"].values()))),
+            [
+                [name] + [f"{value:.3f}" for value in rates.values()]
+                for name, rates in results["learning_rates"].items()
+            ],
+        ),
+    ]
     if results.get("figure"):
         parts += ["", f"![learning curve]({Path(results['figure']).relative_to('docs')})"]
     return "\n".join(parts)
 
 
-RENDERERS = {"lab_contextual_embeddings": contextual_embeddings_section,
-             "lab01_pretraining": pretraining_section,
-             "transfer": transfer_section}
+RENDERERS = {
+    "lab_contextual_embeddings": contextual_embeddings_section,
+    "lab01_pretraining": pretraining_section,
+    "transfer": transfer_section,
+}
 
 
 def _wsd_headline(results):
     wsd = results["wsd"]
     all_set = wsd["sets"]["ALL"]
-    return (f"WSD on the Raganato ALL set: F1 {all_set[wsd['variant']]:.2f} ({wsd['variant']}, "
-            f"trained on {wsd['train_corpus']}) vs {all_set['mfs_f1']:.2f} for WordNet's first "
-            "sense")
+    return (
+        f"WSD on the Raganato ALL set: F1 {all_set[wsd['variant']]:.2f} ({wsd['variant']}, "
+        f"trained on {wsd['train_corpus']}) vs {all_set['mfs_f1']:.2f} for WordNet's first "
+        "sense"
+    )
 
 
 def _pretraining_headline(results):
     parts = []
     for part, r in results.items():
         if part == "causal":
-            parts.append(f"causal word perplexity {r['word_perplexity']:.0f}" if
-                         "word_perplexity" in r else f"causal loss {r['clm_loss']:.2f}")
+            parts.append(
+                f"causal word perplexity {r['word_perplexity']:.0f}"
+                if "word_perplexity" in r
+                else f"causal loss {r['clm_loss']:.2f}"
+            )
         elif part == "masked":
             parts.append(f"masked-token accuracy {r['mlm_accuracy']:.3f}")
         elif part == "electra":
@@ -166,22 +247,36 @@ def _pretraining_headline(results):
 def _transfer_headline(results):
     if not results.get("objective"):
         return "no pretrained start measured"
-    return (f"TREC-6 with {results['labelled']:,} labels: {results['objective']} start "
-            f"{results['pretrained_acc']:.3f} vs random init {results['random_acc']:.3f} "
-            f"({results['gap_points']:+.1f} points, {results['seeds']} seeds)")
+    return (
+        f"TREC-6 with {results['labelled']:,} labels: {results['objective']} start "
+        f"{results['pretrained_acc']:.3f} vs random init {results['random_acc']:.3f} "
+        f"({results['gap_points']:+.1f} points, {results['seeds']} seeds)"
+    )
 
 
 def _long_inputs_headline(results):
-    best = max(((training, reading, value) for training, row in results["accuracy"].items()
-                for reading, value in row.items()), key=lambda item: item[2])
+    best = max(
+        (
+            (training, reading, value)
+            for training, row in results["accuracy"].items()
+            for reading, value in row.items()
+        ),
+        key=lambda item: item[2],
+    )
     head = results["accuracy"].get("head", {}).get("head")
-    return (f"IMDb reviews longer than {results['sequence_length']} tokens: best "
-            f"{best[2]:.3f} (trained {best[0]}, read {best[1]})"
-            + (f" vs {head:.3f} head-only" if head is not None else ""))
+    return (
+        f"IMDb reviews longer than {results['sequence_length']} tokens: best "
+        f"{best[2]:.3f} (trained {best[0]}, read {best[1]})"
+        + (f" vs {head:.3f} head-only" if head is not None else "")
+    )
 
 
-HEADLINES = {"lab_contextual_embeddings": _wsd_headline, "lab01_pretraining": _pretraining_headline,
-             "transfer": _transfer_headline, "long_inputs": _long_inputs_headline}
+HEADLINES = {
+    "lab_contextual_embeddings": _wsd_headline,
+    "lab01_pretraining": _pretraining_headline,
+    "transfer": _transfer_headline,
+    "long_inputs": _long_inputs_headline,
+}
 README_BEGIN = "<!-- results summary: generated by python -m benchmarks.report -->"
 README_END = "<!-- end of results summary -->"
 
@@ -193,8 +288,13 @@ def readme_summary(results_dir):
         headline = HEADLINES.get(path.stem)
         if headline is not None:
             record = json.loads(path.read_text(encoding="utf-8"))
-            rows.append([f"[{path.stem}](docs/results.md#{path.stem})",
-                         headline(record["results"]), record["date"][:10]])
+            rows.append(
+                [
+                    f"[{path.stem}](docs/results.md#{path.stem})",
+                    headline(record["results"]),
+                    record["date"][:10],
+                ]
+            )
     return _table(["run", "what it shows", "recorded"], rows)
 
 
@@ -208,29 +308,44 @@ def with_readme_summary(readme, summary):
 
 
 def _generic_section(results):
-    numbers = {key: value for key, value in results.items()
-               if isinstance(value, (int, float, str)) and not isinstance(value, bool)}
+    numbers = {
+        key: value
+        for key, value in results.items()
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool)
+    }
     return _table(["result", "value"], sorted(numbers.items())) if numbers else "(no numbers)"
 
 
 def render(results_dir):
     """Returns the Markdown page for every record in `results_dir`, sorted by name."""
     records = sorted(Path(results_dir).glob("*.json"))
-    parts = ["# Results", "",
-             "Generated by `python -m benchmarks.report` from the recorded runs in "
-             "`docs/results/`; do not edit by hand. Each section names the command, commit, "
-             "date, wall time and machine of its run.", ""]
+    parts = [
+        "# Results",
+        "",
+        "Generated by `python -m benchmarks.report` from the recorded runs in "
+        "`docs/results/`; do not edit by hand. Each section names the command, commit, "
+        "date, wall time and machine of its run.",
+        "",
+    ]
     for path in records:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             results = record["results"]
             provenance = _provenance(record)
         except (ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"{path}: expected a run record written by "
-                             f"kbert.run_records.write_run_record; {error}") from None
+            raise ValueError(
+                f"{path}: expected a run record written by "
+                f"kbert.run_records.write_run_record; {error}"
+            ) from None
         name = path.stem
-        parts += [f"## {name}", "", provenance, "",
-                  RENDERERS.get(name, _generic_section)(results), ""]
+        parts += [
+            f"## {name}",
+            "",
+            provenance,
+            "",
+            RENDERERS.get(name, _generic_section)(results),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -238,19 +353,29 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results-dir", default=str(ROOT / "docs" / "results"))
     parser.add_argument("--output", default=str(ROOT / "docs" / "results.md"))
-    parser.add_argument("--readme", default=str(ROOT / "README.md"),
-                        help="the README whose results summary is regenerated ('' to skip)")
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 when the page differs from the records")
+    parser.add_argument(
+        "--readme",
+        default=str(ROOT / "README.md"),
+        help="the README whose results summary is regenerated ('' to skip)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 when the page differs from the records",
+    )
     args = parser.parse_args(argv)
     outputs = {Path(args.output): render(args.results_dir)}
     if args.readme:
         readme = Path(args.readme)
-        outputs[readme] = with_readme_summary(readme.read_text(encoding="utf-8"),
-                                              readme_summary(args.results_dir))
+        outputs[readme] = with_readme_summary(
+            readme.read_text(encoding="utf-8"), readme_summary(args.results_dir)
+        )
     if args.check:
-        stale = [path for path, text in outputs.items()
-                 if not path.is_file() or path.read_text(encoding="utf-8") != text]
+        stale = [
+            path
+            for path, text in outputs.items()
+            if not path.is_file() or path.read_text(encoding="utf-8") != text
+        ]
         for path in stale:
             print(f"{path} is out of date: run `python -m benchmarks.report`", file=sys.stderr)
         if stale:
@@ -260,8 +385,10 @@ def main(argv=None):
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {', '.join(map(str, outputs))} from "
-          f"{len(list(Path(args.results_dir).glob('*.json')))} record(s)")
+    print(
+        f"wrote {', '.join(map(str, outputs))} from "
+        f"{len(list(Path(args.results_dir).glob('*.json')))} record(s)"
+    )
     return 0
 
 

@@ -52,16 +52,26 @@ from kbert.train.token_task_fine_tuning import (  # noqa: E402
 
 # ------------------------------------------------------------------ kbert
 
+
 def kbert_ner(args, train, test):
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained("minilm_l6")
     model = build_ner_model("softmax", encoder, CONLL2003_TAGS)
-    _, seconds = fine_tune_ner(model, tokenizer, [s.words for s in train],
-                               [s.tags for s in train], CONLL2003_TAGS, epochs=args.ner_epochs,
-                               batch_size=args.batch_size, learning_rate=args.ner_lr,
-                               seed=args.seed, verbose=args.verbose)
-    scores = evaluate_ner(model, tokenizer, [s.words for s in test], [s.tags for s in test],
-                          CONLL2003_TAGS)
+    _, seconds = fine_tune_ner(
+        model,
+        tokenizer,
+        [s.words for s in train],
+        [s.tags for s in train],
+        CONLL2003_TAGS,
+        epochs=args.ner_epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.ner_lr,
+        seed=args.seed,
+        verbose=args.verbose,
+    )
+    scores = evaluate_ner(
+        model, tokenizer, [s.words for s in test], [s.tags for s in test], CONLL2003_TAGS
+    )
     return 100 * scores["entity"]["f1"], len(train) * args.ner_epochs / seconds
 
 
@@ -70,26 +80,36 @@ def kbert_qa(args, train, test):
     encoder, tokenizer = load_pretrained("minilm_l6")
     model = QuestionAnswerer(encoder)
     _, seconds, windows = fine_tune_question_answerer(
-        model, tokenizer, train, epochs=args.qa_epochs, batch_size=args.batch_size,
-        learning_rate=args.qa_lr, seed=args.seed, verbose=args.verbose)
+        model,
+        tokenizer,
+        train,
+        epochs=args.qa_epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.qa_lr,
+        seed=args.seed,
+        verbose=args.verbose,
+    )
     scores = evaluate_question_answerer(model, tokenizer, test)
     return scores["exact_match"], scores["f1"], windows * args.qa_epochs / seconds
 
 
 # ------------------------------------------------------------------ transformers (PyTorch)
 
+
 def torch_train(model, batches_per_epoch, epochs, learning_rate, loss_of_batch):
     """The shared recipe in PyTorch: AdamW, warmup 10% + linear decay, clipping 1.0."""
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    decay = [p for n, p in model.named_parameters() if not n.endswith("bias")
-             and "LayerNorm" not in n]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias")
-                or "LayerNorm" in n]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=learning_rate, eps=1e-6)
+    decay = [
+        p for n, p in model.named_parameters() if not n.endswith("bias") and "LayerNorm" not in n
+    ]
+    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=learning_rate,
+        eps=1e-6,
+    )
     total = sum(len(batches_per_epoch(epoch)) for epoch in range(epochs))
     schedule = get_linear_schedule_with_warmup(optimizer, int(0.1 * total), total)
     model.train()
@@ -108,9 +128,12 @@ def torch_train(model, batches_per_epoch, epochs, learning_rate, loss_of_batch):
 
 def grouped_batches(lengths, batch_size, seed, training):
     """Length-grouped batches (transformers' `group_by_length`), reshuffled per epoch."""
+
     def batches(epoch):
-        return length_grouped_indices(np.asarray(lengths), batch_size, training,
-                              np.random.default_rng([seed, epoch]))
+        return length_grouped_indices(
+            np.asarray(lengths), batch_size, training, np.random.default_rng([seed, epoch])
+        )
+
     return batches
 
 
@@ -125,20 +148,26 @@ def peer_ner(args, train, test):
 
     torch.manual_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(minilm_l6_dir())
-    model = AutoModelForTokenClassification.from_pretrained(minilm_l6_dir(),
-                                                            num_labels=len(CONLL2003_TAGS))
+    model = AutoModelForTokenClassification.from_pretrained(
+        minilm_l6_dir(), num_labels=len(CONLL2003_TAGS)
+    )
     tag_id = {tag: i for i, tag in enumerate(CONLL2003_TAGS)}
 
     def encode(sentences, with_labels):
-        encoded = tokenizer([list(s.words) for s in sentences], is_split_into_words=True,
-                            truncation=True, max_length=128)
+        encoded = tokenizer(
+            [list(s.words) for s in sentences],
+            is_split_into_words=True,
+            truncation=True,
+            max_length=128,
+        )
         rows = []
         for i, sentence in enumerate(sentences):
             words = encoded.word_ids(i)
             labels, previous = [], None
             for word in words:  # the first subword of each word carries its label
-                labels.append(-100 if word is None or word == previous
-                              else tag_id[sentence.tags[word]])
+                labels.append(
+                    -100 if word is None or word == previous else tag_id[sentence.tags[word]]
+                )
                 previous = word
             rows.append((encoded["input_ids"][i], labels, words))
         return rows
@@ -156,7 +185,7 @@ def peer_ner(args, train, test):
     predicted = []
     with torch.no_grad():
         for begin in range(0, len(test_rows), 64):
-            chunk = test_rows[begin:begin + 64]
+            chunk = test_rows[begin : begin + 64]
             ids = torch.tensor(pad([r[0] for r in chunk]))
             logits = model(input_ids=ids, attention_mask=(ids != 0).long()).logits.numpy()
             for row, (_, _, words) in zip(logits, chunk, strict=True):
@@ -168,8 +197,10 @@ def peer_ner(args, train, test):
                     previous = word
                 predicted.append(tags)
     # Words cut off by truncation stay "O" (padded to the sentence length).
-    predicted = [repair_bio(tags + ["O"] * (len(s.words) - len(tags)))
-                 for tags, s in zip(predicted, test, strict=True)]
+    predicted = [
+        repair_bio(tags + ["O"] * (len(s.words) - len(tags)))
+        for tags, s in zip(predicted, test, strict=True)
+    ]
     scores = entity_scores([list(s.tags) for s in test], predicted)
     return 100 * scores["f1"], len(train) * args.ner_epochs / seconds
 
@@ -183,9 +214,15 @@ def peer_qa(args, train, test):
     model = AutoModelForQuestionAnswering.from_pretrained(minilm_l6_dir())
 
     def encode(examples):  # run_qa.py's prepare_*_features
-        return tokenizer([e.question.lstrip() for e in examples], [e.context for e in examples],
-                         truncation="only_second", max_length=384, stride=128,
-                         return_overflowing_tokens=True, return_offsets_mapping=True)
+        return tokenizer(
+            [e.question.lstrip() for e in examples],
+            [e.context for e in examples],
+            truncation="only_second",
+            max_length=384,
+            stride=128,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+        )
 
     encoded = encode(train)
     starts, ends = [], []
@@ -214,10 +251,13 @@ def peer_qa(args, train, test):
 
     def loss_of_batch(index):
         ids = torch.tensor(pad([ids_rows[i] for i in index]))
-        return model(input_ids=ids, attention_mask=(ids != 0).long(),
-                     token_type_ids=torch.tensor(pad([types_rows[i] for i in index])),
-                     start_positions=torch.tensor([starts[i] for i in index]),
-                     end_positions=torch.tensor([ends[i] for i in index])).loss
+        return model(
+            input_ids=ids,
+            attention_mask=(ids != 0).long(),
+            token_type_ids=torch.tensor(pad([types_rows[i] for i in index])),
+            start_positions=torch.tensor([starts[i] for i in index]),
+            end_positions=torch.tensor([ends[i] for i in index]),
+        ).loss
 
     seconds = torch_train(model, batches, args.qa_epochs, args.qa_lr, loss_of_batch)
     windows = len(ids_rows)
@@ -228,9 +268,11 @@ def peer_qa(args, train, test):
         for begin in range(0, len(evaluation["input_ids"]), 64):
             index = range(begin, min(begin + 64, len(evaluation["input_ids"])))
             ids = torch.tensor(pad([evaluation["input_ids"][i] for i in index]))
-            output = model(input_ids=ids, attention_mask=(ids != 0).long(),
-                           token_type_ids=torch.tensor(pad([evaluation["token_type_ids"][i]
-                                                            for i in index])))
+            output = model(
+                input_ids=ids,
+                attention_mask=(ids != 0).long(),
+                token_type_ids=torch.tensor(pad([evaluation["token_type_ids"][i] for i in index])),
+            )
             for row, i in enumerate(index):  # run_qa.py's postprocess_qa_predictions
                 sequence = evaluation.sequence_ids(i)
                 offsets = evaluation["offset_mapping"][i]
@@ -239,12 +281,21 @@ def peer_qa(args, train, test):
                 end_logits = output.end_logits[row].numpy()
                 for s in np.argsort(start_logits)[-20:][::-1]:
                     for e in np.argsort(end_logits)[-20:][::-1]:
-                        if (s >= len(sequence) or e >= len(sequence) or sequence[s] != 1
-                                or sequence[e] != 1 or e < s or e - s + 1 > 30):
+                        if (
+                            s >= len(sequence)
+                            or e >= len(sequence)
+                            or sequence[s] != 1
+                            or sequence[e] != 1
+                            or e < s
+                            or e - s + 1 > 30
+                        ):
                             continue
                         candidates[example.id].append(
-                            (start_logits[s] + end_logits[e],
-                             example.context[offsets[s][0]:offsets[e][1]]))
+                            (
+                                start_logits[s] + end_logits[e],
+                                example.context[offsets[s][0] : offsets[e][1]],
+                            )
+                        )
     predictions = {e.id: max(candidates[e.id])[1] if candidates[e.id] else "" for e in test}
     scores = squad_scores(predictions, {e.id: [t for t, _ in e.answers] for e in test})
     return scores["exact_match"], scores["f1"], windows * args.qa_epochs / seconds
@@ -259,11 +310,19 @@ def main():
     parser.add_argument("--ner-lr", type=float, default=3e-4)
     parser.add_argument("--qa-lr", type=float, default=2e-4)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-train", type=int, default=None,
-                        help="first N training sentences / questions (smoke runs)")
+    parser.add_argument(
+        "--max-train",
+        type=int,
+        default=None,
+        help="first N training sentences / questions (smoke runs)",
+    )
     parser.add_argument("--max-eval", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="PyTorch intra-op threads (default: all cores, like TensorFlow)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="PyTorch intra-op threads (default: all cores, like TensorFlow)",
+    )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
@@ -278,29 +337,39 @@ def main():
     if "ner" in tasks:
         train = read_conll2003("train", args.data_dir, args.max_train)
         test = read_conll2003("test", args.data_dir, args.max_eval)
-        result.update(ner_epochs=args.ner_epochs, ner_lr=args.ner_lr,
-                      ner_train_sentences=len(train), ner_test_sentences=len(test))
+        result.update(
+            ner_epochs=args.ner_epochs,
+            ner_lr=args.ner_lr,
+            ner_train_sentences=len(train),
+            ner_test_sentences=len(test),
+        )
         for side, run in (("kbert", kbert_ner), ("peer", peer_ner)):
             if side in sides:
                 f1, speed = run(args, train, test)
                 result[f"{side}_ner_f1"] = round(f1, 2)
                 result[f"{side}_ner_train_examples_per_s"] = round(speed, 1)
-                print(f"NER {side}: test F1 {f1:.2f}, {speed:.1f} training sentences/s",
-                      flush=True)
+                print(f"NER {side}: test F1 {f1:.2f}, {speed:.1f} training sentences/s", flush=True)
     if "qa" in tasks:
         train, source = load_squad("train", args.data_dir)
         test, _ = load_squad("validation", args.data_dir)
-        train, test = train[:args.max_train], test[:args.max_eval]
-        result.update(qa_source=source, qa_epochs=args.qa_epochs, qa_lr=args.qa_lr,
-                      qa_train_questions=len(train), qa_eval_questions=len(test))
+        train, test = train[: args.max_train], test[: args.max_eval]
+        result.update(
+            qa_source=source,
+            qa_epochs=args.qa_epochs,
+            qa_lr=args.qa_lr,
+            qa_train_questions=len(train),
+            qa_eval_questions=len(test),
+        )
         for side, run in (("kbert", kbert_qa), ("peer", peer_qa)):
             if side in sides:
                 em, f1, speed = run(args, train, test)
                 result[f"{side}_qa_em"] = round(em, 2)
                 result[f"{side}_qa_f1"] = round(f1, 2)
                 result[f"{side}_qa_train_examples_per_s"] = round(speed, 1)
-                print(f"QA {side}: EM {em:.2f}, F1 {f1:.2f}, {speed:.1f} training windows/s",
-                      flush=True)
+                print(
+                    f"QA {side}: EM {em:.2f}, F1 {f1:.2f}, {speed:.1f} training windows/s",
+                    flush=True,
+                )
     print(json.dumps(result))
 
 

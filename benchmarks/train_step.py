@@ -37,8 +37,10 @@ from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint  # noqa: 
 
 def classifier(backbone, dropout_free=False):
     """Mean-pooled sequence output → Dense(2): the same head on either backbone."""
-    inputs = {name: keras.Input((None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
+    inputs = {
+        name: keras.Input((None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
     sequence = backbone(inputs)["sequence_output"]
     mask = keras.ops.cast(inputs["padding_mask"], sequence.dtype)[:, :, None]
     pooled = keras.ops.sum(sequence * mask, axis=1) / keras.ops.sum(mask, axis=1)
@@ -53,8 +55,11 @@ def make_batch(workload, batch_size, sequence_length, checkpoint, data_dir=None,
     if workload == "full":
         ids = rng.integers(1000, 30000, (batch_size, sequence_length)).astype("int32")
         ids[:, 0] = 101
-        inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids),
-                  "padding_mask": np.ones_like(ids)}
+        inputs = {
+            "token_ids": ids,
+            "segment_ids": np.zeros_like(ids),
+            "padding_mask": np.ones_like(ids),
+        }
         return inputs, labels
     if workload != "sst2":
         raise ValueError(f"workload must be 'full' or 'sst2'; received {workload!r}")
@@ -64,16 +69,19 @@ def make_batch(workload, batch_size, sequence_length, checkpoint, data_dir=None,
 
     texts, sst2_labels = read_sst2("dev", data_dir=data_dir)
     chosen = rng.choice(len(texts), batch_size, replace=False)
-    preprocessor = BertPreprocessor(load_hf_bert_tokenizer(checkpoint),
-                                    sequence_length=sequence_length)
+    preprocessor = BertPreprocessor(
+        load_hf_bert_tokenizer(checkpoint), sequence_length=sequence_length
+    )
     inputs = {k: np.asarray(v) for k, v in preprocessor([texts[i] for i in chosen]).items()}
     return inputs, np.array([sst2_labels[i] for i in chosen], "int32")
 
 
 def time_training(model, inputs, labels, jit_compile, steps, warmup):
-    model.compile(optimizer=keras.optimizers.AdamW(1e-5),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  jit_compile=jit_compile)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-5),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
+    )
     for _ in range(warmup):
         model.train_on_batch(inputs, labels)
     times = []
@@ -97,8 +105,11 @@ def build(kind, checkpoint, dtype):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", default="minilm_l6",
-                        help="Hugging Face BERT directory, or 'minilm_l6' (default)")
+    parser.add_argument(
+        "--checkpoint",
+        default="minilm_l6",
+        help="Hugging Face BERT directory, or 'minilm_l6' (default)",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=5, help="timed steps (median reported)")
@@ -110,18 +121,24 @@ def main():
     args = parser.parse_args()
 
     checkpoint = resolve_checkpoint(args.checkpoint)
-    peaks = {"float32": measure_matmul_peak("float32"),
-             "mixed_bfloat16": measure_matmul_peak("bfloat16")}
-    print(f"measured matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
-          f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s")
+    peaks = {
+        "float32": measure_matmul_peak("float32"),
+        "mixed_bfloat16": measure_matmul_peak("bfloat16"),
+    }
+    print(
+        f"measured matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
+        f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s"
+    )
     tokens = args.batch_size * args.sequence_length
     summaries = {}
     for workload in args.workloads.split(","):
-        inputs, labels = make_batch(workload, args.batch_size, args.sequence_length, checkpoint,
-                                    args.data_dir)
+        inputs, labels = make_batch(
+            workload, args.batch_size, args.sequence_length, checkpoint, args.data_dir
+        )
         real = int(inputs["padding_mask"].sum())
-        print(f"workload {workload}: {real} real tokens of {tokens} positions "
-              f"({real / tokens:.0%})")
+        print(
+            f"workload {workload}: {real} real tokens of {tokens} positions ({real / tokens:.0%})"
+        )
         rows = run_configurations(args, checkpoint, inputs, labels, peaks)
         best = max(rows, key=lambda r: r["kbert_tokens_per_s"])
         summaries[workload] = {
@@ -131,14 +148,24 @@ def main():
             "mfu": round(best["kbert_mfu"], 4),
             "keras_hub_mfu": round(best["keras_hub_mfu"], 4),
             "real_token_fraction": round(real / tokens, 3),
-            "configuration": {"dtype": best["dtype"], "jit_compile": best["jit_compile"],
-                              "batch_size": args.batch_size,
-                              "sequence_length": args.sequence_length},
+            "configuration": {
+                "dtype": best["dtype"],
+                "jit_compile": best["jit_compile"],
+                "batch_size": args.batch_size,
+                "sequence_length": args.sequence_length,
+            },
         }
     first, *others = summaries
-    print(json.dumps({**summaries[first], "workload": first,
-                      **{name: summaries[name] for name in others},
-                      "peak_gflops": {k: round(v, 1) for k, v in peaks.items()}}))
+    print(
+        json.dumps(
+            {
+                **summaries[first],
+                "workload": first,
+                **{name: summaries[name] for name in others},
+                "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
+            }
+        )
+    )
 
 
 def run_configurations(args, checkpoint, inputs, labels, peaks):
@@ -153,16 +180,20 @@ def run_configurations(args, checkpoint, inputs, labels, peaks):
                 backbone = build(kind, checkpoint, dtype)
                 lengths = inputs["padding_mask"].sum(axis=1).tolist()
                 flops = encoder_training_flops(load_config(backbone, kind), lengths)
-                seconds = time_training(classifier(backbone), inputs, labels, jit, args.steps,
-                                        args.warmup)
+                seconds = time_training(
+                    classifier(backbone), inputs, labels, jit, args.steps, args.warmup
+                )
                 result[f"{kind}_tokens_per_s"] = tokens / seconds
                 result[f"{kind}_mfu"] = flops / seconds / 1e9 / peaks[dtype]
             result["ratio"] = result["kbert_tokens_per_s"] / result["keras_hub_tokens_per_s"]
             rows.append(result)
-            print(f"{dtype:15s} jit={jit!s:5s}  kbert {result['kbert_tokens_per_s']:7.0f} tok/s "
-                  f"(MFU {result['kbert_mfu']:.1%})  keras-hub "
-                  f"{result['keras_hub_tokens_per_s']:7.0f} tok/s "
-                  f"(MFU {result['keras_hub_mfu']:.1%})  ratio {result['ratio']:.2f}", flush=True)
+            print(
+                f"{dtype:15s} jit={jit!s:5s}  kbert {result['kbert_tokens_per_s']:7.0f} tok/s "
+                f"(MFU {result['kbert_mfu']:.1%})  keras-hub "
+                f"{result['keras_hub_tokens_per_s']:7.0f} tok/s "
+                f"(MFU {result['keras_hub_mfu']:.1%})  ratio {result['ratio']:.2f}",
+                flush=True,
+            )
     return rows
 
 
@@ -171,9 +202,13 @@ def load_config(backbone, kind):
         return backbone.config
     from kbert.models import EncoderConfig
 
-    return EncoderConfig(vocabulary_size=backbone.vocabulary_size, num_layers=backbone.num_layers,
-                         hidden_dim=backbone.hidden_dim, num_heads=backbone.num_heads,
-                         intermediate_dim=backbone.intermediate_dim)
+    return EncoderConfig(
+        vocabulary_size=backbone.vocabulary_size,
+        num_layers=backbone.num_layers,
+        hidden_dim=backbone.hidden_dim,
+        num_heads=backbone.num_heads,
+        intermediate_dim=backbone.intermediate_dim,
+    )
 
 
 if __name__ == "__main__":

@@ -57,7 +57,8 @@ def classifier(encoder, num_classes, dropout=0.1):
     sequence = encoder.output["sequence_output"]  # (batch, seq, hidden)
     mask = keras.ops.cast(encoder.input["padding_mask"], sequence.dtype)[:, :, None]
     pooled = keras.ops.sum(sequence * mask, axis=1) / keras.ops.maximum(
-        keras.ops.sum(mask, axis=1), 1.0)  # (batch, hidden)
+        keras.ops.sum(mask, axis=1), 1.0
+    )  # (batch, hidden)
     logits = keras.layers.Dense(num_classes)(keras.layers.Dropout(dropout)(pooled))
     return keras.Model(encoder.input, logits)
 
@@ -73,8 +74,11 @@ def trec_arrays(preprocessor, data_dir):
     x, y = arrays["train"]
     order = np.random.default_rng(12345).permutation(len(y))
     pick = lambda rows: ({k: v[rows] for k, v in x.items()}, y[rows])  # noqa: E731
-    return {"pool": pick(order[VALIDATION_SIZE:]), "validation": pick(order[:VALIDATION_SIZE]),
-            "test": arrays["test"]}
+    return {
+        "pool": pick(order[VALIDATION_SIZE:]),
+        "validation": pick(order[:VALIDATION_SIZE]),
+        "test": arrays["test"],
+    }
 
 
 def subset(pool, size, seed):
@@ -94,19 +98,29 @@ def fine_tune(encoder, train, evaluation, learning_rate, seed, args):
     steps_per_epoch = -(-len(y) // args.batch_size)
     epochs = max(args.min_epochs, -(-args.min_steps // steps_per_epoch))
     total = epochs * steps_per_epoch
-    schedule = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=learning_rate,
-                                    total_steps=total, warmup_steps=max(1, total // 10))
-    model.compile(optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(
-        len(y), seed=seed, reshuffle_each_iteration=True).batch(args.batch_size).map(
-            trim_padding)
+    schedule = LearningRateSchedule(
+        "warmup_linear_decay",
+        peak_learning_rate=learning_rate,
+        total_steps=total,
+        warmup_steps=max(1, total // 10),
+    )
+    model.compile(
+        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    dataset = (
+        tf.data.Dataset.from_tensor_slices((x, y))
+        .shuffle(len(y), seed=seed, reshuffle_each_iteration=True)
+        .batch(args.batch_size)
+        .map(trim_padding)
+    )
     model.fit(dataset, epochs=epochs, verbose=0)
     scores = {}
     for name, (ex, ey) in evaluation.items():
-        scores[name] = float(model.evaluate(ex, ey, batch_size=128, verbose=0,
-                                            return_dict=True)["accuracy"])
+        scores[name] = float(
+            model.evaluate(ex, ey, batch_size=128, verbose=0, return_dict=True)["accuracy"]
+        )
     return scores
 
 
@@ -122,17 +136,21 @@ def load_starts(args):
     for objective in args.objectives:
         path = Path(args.pretrained_dir) / f"lab01_{objective}" / "encoder.keras"
         if not path.is_file():
-            raise ValueError(f"{path} not found: run labs/lab01_pretraining.py --part all "
-                             "--budget-minutes M first (or pass --objectives / "
-                             "--pretrained-dir)")
+            raise ValueError(
+                f"{path} not found: run labs/lab01_pretraining.py --part all "
+                "--budget-minutes M first (or pass --objectives / "
+                "--pretrained-dir)"
+            )
         encoder = keras.models.load_model(path)
         control = "random_causal" if encoder.config.causal else "random_bidirectional"
         configs.setdefault(control, encoder.get_config())
         starts[objective] = (lambda seed, p=path: keras.models.load_model(p), control)
     for control, config in configs.items():
+
         def random_init(seed, config=config):
             keras.utils.set_random_seed(1000 + seed)
             return Encoder.from_config(config)
+
         starts[control] = (random_init, control)
     return starts
 
@@ -141,15 +159,19 @@ def vocabulary_path(args):
     paths = [Path(args.pretrained_dir) / f"lab01_{o}" / "vocab.txt" for o in args.objectives]
     texts = {p.read_text(encoding="utf-8") for p in paths}
     if len(texts) != 1:
-        raise ValueError(f"the starts must share one vocabulary; {', '.join(map(str, paths))} "
-                         "differ (pretrain them in one lab01 run)")
+        raise ValueError(
+            f"the starts must share one vocabulary; {', '.join(map(str, paths))} "
+            "differ (pretrain them in one lab01 run)"
+        )
     return paths[0]
 
 
 def summarize(runs):
-    return {"mean": round(float(np.mean(runs)), 4),
-            "sd": round(float(np.std(runs, ddof=1)), 4) if len(runs) > 1 else 0.0,
-            "runs": [round(r, 4) for r in runs]}
+    return {
+        "mean": round(float(np.mean(runs)), 4),
+        "sd": round(float(np.std(runs, ddof=1)), 4) if len(runs) > 1 else 0.0,
+        "runs": [round(r, 4) for r in runs],
+    }
 
 
 def headline(curve, starts, sizes):
@@ -169,12 +191,20 @@ def headline(curve, starts, sizes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pretrained-dir", default="saved_models",
-                        help="folder with lab01_<objective>/ (encoder.keras, vocab.txt)")
+    parser.add_argument(
+        "--pretrained-dir",
+        default="saved_models",
+        help="folder with lab01_<objective>/ (encoder.keras, vocab.txt)",
+    )
     parser.add_argument("--objectives", nargs="+", default=list(OBJECTIVES), choices=OBJECTIVES)
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 0],
-                        help="labelled questions per run (0 = the whole pool, 4,952)")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[100, 300, 1000, 0],
+        help="labelled questions per run (0 = the whole pool, 4,952)",
+    )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[3e-4, 1e-3])
     parser.add_argument("--batch-size", type=int, default=32)
@@ -195,20 +225,27 @@ def main():
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     data = trec_arrays(preprocessor, args.data_dir)
     lengths = np.sum(data["pool"][0]["padding_mask"], axis=1)
-    print(f"TREC-6: {len(data['pool'][1])} pool, {VALIDATION_SIZE} validation, "
-          f"{len(data['test'][1])} test questions; {np.mean(lengths == args.sequence_length):.1%}"
-          f" of pool questions fill the {args.sequence_length}-token window", flush=True)
+    print(
+        f"TREC-6: {len(data['pool'][1])} pool, {VALIDATION_SIZE} validation, "
+        f"{len(data['test'][1])} test questions; {np.mean(lengths == args.sequence_length):.1%}"
+        f" of pool questions fill the {args.sequence_length}-token window",
+        flush=True,
+    )
 
     # %% The learning rate per start, on validation (1,000 labels, seed 0).
     chosen, selection = {}, {}
     for name, (build, _) in starts.items():
         scores = {}
         for rate in args.learning_rates:
-            scores[rate] = fine_tune(build(0), subset(data["pool"], 1000, 0),
-                                     {"validation": data["validation"]}, rate, 0,
-                                     args)["validation"]
-            print(f"{name:22s} lr {rate:.0e}: validation accuracy {scores[rate]:.4f}",
-                  flush=True)
+            scores[rate] = fine_tune(
+                build(0),
+                subset(data["pool"], 1000, 0),
+                {"validation": data["validation"]},
+                rate,
+                0,
+                args,
+            )["validation"]
+            print(f"{name:22s} lr {rate:.0e}: validation accuracy {scores[rate]:.4f}", flush=True)
         chosen[name] = max(scores, key=scores.get)
         selection[name] = {f"{rate:.0e}": round(acc, 4) for rate, acc in scores.items()}
 
@@ -217,44 +254,73 @@ def main():
     for name, (build, _) in starts.items():
         curve[name] = {}
         for size in args.sizes:
-            runs = [fine_tune(build(seed), subset(data["pool"], size, seed),
-                              {"test": data["test"]}, chosen[name], seed, args)["test"]
-                    for seed in range(args.seeds)]
+            runs = [
+                fine_tune(
+                    build(seed),
+                    subset(data["pool"], size, seed),
+                    {"test": data["test"]},
+                    chosen[name],
+                    seed,
+                    args,
+                )["test"]
+                for seed in range(args.seeds)
+            ]
             size_name = str(size or len(data["pool"][1]))
             curve[name][size_name] = summarize(runs)
-            print(f"{name:22s} {size_name:>5s} labelled: test accuracy "
-                  f"{curve[name][size_name]['mean']:.4f} ± {curve[name][size_name]['sd']:.4f}",
-                  flush=True)
+            print(
+                f"{name:22s} {size_name:>5s} labelled: test accuracy "
+                f"{curve[name][size_name]['mean']:.4f} ± {curve[name][size_name]['sd']:.4f}",
+                flush=True,
+            )
 
     sizes = [size or len(data["pool"][1]) for size in args.sizes]
     majority = float(np.mean(data["test"][1] == np.bincount(data["pool"][1]).argmax()))
-    data_size_curve_png({name: {s: c["runs"] for s, c in by_size.items()}
-                         for name, by_size in curve.items()}, args.figure,
-                        title="TREC-6: lab01 starts vs random init (mean ± sd over seeds)",
-                        baseline=("majority class", majority))
+    data_size_curve_png(
+        {name: {s: c["runs"] for s, c in by_size.items()} for name, by_size in curve.items()},
+        args.figure,
+        title="TREC-6: lab01 starts vs random init (mean ± sd over seeds)",
+        baseline=("majority class", majority),
+    )
     best = headline(curve, starts, sizes)
     print(f"\n{'start':22s} lr     " + "".join(f"{s:>15d}" for s in sizes))
     for name in curve:
-        print(f"{name:22s} {chosen[name]:.0e}" + "".join(
-            f"{curve[name][str(s)]['mean']:9.4f}±{curve[name][str(s)]['sd']:.3f}"
-            for s in sizes))
-    summary = {"labelled": None, "pretrained_acc": None, "random_acc": None,
-               "seeds": args.seeds, "objective": None, "gap_points": None,
-               "majority_class_acc": round(majority, 4), "learning_rates": selection,
-               "chosen_learning_rate": {k: f"{v:.0e}" for k, v in chosen.items()},
-               "curve": curve}
+        print(
+            f"{name:22s} {chosen[name]:.0e}"
+            + "".join(
+                f"{curve[name][str(s)]['mean']:9.4f}±{curve[name][str(s)]['sd']:.3f}" for s in sizes
+            )
+        )
+    summary = {
+        "labelled": None,
+        "pretrained_acc": None,
+        "random_acc": None,
+        "seeds": args.seeds,
+        "objective": None,
+        "gap_points": None,
+        "majority_class_acc": round(majority, 4),
+        "learning_rates": selection,
+        "chosen_learning_rate": {k: f"{v:.0e}" for k, v in chosen.items()},
+        "curve": curve,
+    }
     if best is not None:
         gap, name, control, size = best
-        summary.update(labelled=size, objective=name, control=control,
-                       pretrained_acc=curve[name][str(size)]["mean"],
-                       random_acc=curve[control][str(size)]["mean"],
-                       gap_points=round(100 * gap, 1))
-        print(f"\nBest gap at ≤ 1,000 labels: {name} {summary['pretrained_acc']:.4f} vs "
-              f"{control} {summary['random_acc']:.4f} with {size} labels "
-              f"({summary['gap_points']:+.1f} points, {args.seeds} seeds)")
+        summary.update(
+            labelled=size,
+            objective=name,
+            control=control,
+            pretrained_acc=curve[name][str(size)]["mean"],
+            random_acc=curve[control][str(size)]["mean"],
+            gap_points=round(100 * gap, 1),
+        )
+        print(
+            f"\nBest gap at ≤ 1,000 labels: {name} {summary['pretrained_acc']:.4f} vs "
+            f"{control} {summary['random_acc']:.4f} with {size} labels "
+            f"({summary['gap_points']:+.1f} points, {args.seeds} seeds)"
+        )
     if args.record:
-        write_run_record(args.record, {**summary, "figure": args.figure},
-                         time.perf_counter() - started)
+        write_run_record(
+            args.record, {**summary, "figure": args.figure}, time.perf_counter() - started
+        )
     print(json.dumps(summary))
 
 

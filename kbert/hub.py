@@ -30,8 +30,11 @@ import keras
 import tensorflow as tf
 
 HUB_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
-_KBERT_TO_HUB = {"token_ids": "input_word_ids", "padding_mask": "input_mask",
-                 "segment_ids": "input_type_ids"}
+_KBERT_TO_HUB = {
+    "token_ids": "input_word_ids",
+    "padding_mask": "input_mask",
+    "segment_ids": "input_type_ids",
+}
 _REMOTE = re.compile(r"^(https?://|gs://|tfhub\.dev/|www\.kaggle\.com/|kaggle\.com/)")
 
 
@@ -82,9 +85,7 @@ def resolve_handle(handle):
     ValueError: handle '/no/such/model' does not exist; expected a SavedModel directory or a ...
     """
     if not isinstance(handle, (str, os.PathLike)):
-        raise ValueError(
-            f"handle must be a str path or URL; received {type(handle).__name__}"
-        )
+        raise ValueError(f"handle must be a str path or URL; received {type(handle).__name__}")
     handle = os.fspath(handle)
     if _REMOTE.match(handle):
         path = _import_tensorflow_hub().resolve(handle)
@@ -99,8 +100,11 @@ def resolve_handle(handle):
         raise ValueError(f"handle {handle!r} is a file; expected a SavedModel directory")
     names = set(os.listdir(path))
     if "saved_model.pb" not in names and "saved_model.pbtxt" not in names:
-        hint = (" (tfhub_module.pb: a TF1 Hub module, which needs TF1-style hub.Module)"
-                if "tfhub_module.pb" in names else "")
+        hint = (
+            " (tfhub_module.pb: a TF1 Hub module, which needs TF1-style hub.Module)"
+            if "tfhub_module.pb" in names
+            else ""
+        )
         raise ValueError(
             f"handle {handle!r} is not a SavedModel: expected saved_model.pb in {path}{hint}"
         )
@@ -133,8 +137,9 @@ def _module_variables(module):
     if listed is not None and not callable(listed):
         variables = list(listed)
     else:
-        variables = [t for t in tf.train.TrackableView(module).descendants()
-                     if isinstance(t, tf.Variable)]
+        variables = [
+            t for t in tf.train.TrackableView(module).descendants() if isinstance(t, tf.Variable)
+        ]
     unique, seen = [], set()
     for variable in variables:
         if id(variable) not in seen:
@@ -245,8 +250,9 @@ class HubLayer(keras.layers.Layer):
     >>> model = keras.Model(inputs, keras.layers.Dense(2)(layer(inputs)))  # doctest: +SKIP
     """
 
-    def __init__(self, handle, signature=None, output_key=None, trainable=True, arguments=None,
-                 **kwargs):
+    def __init__(
+        self, handle, signature=None, output_key=None, trainable=True, arguments=None, **kwargs
+    ):
         super().__init__(trainable=trainable, **kwargs)
         # Strings, dicts of int tensors and ragged tensors go to the module untouched.
         self._convert_input_args = False
@@ -266,8 +272,7 @@ class HubLayer(keras.layers.Layer):
         if signature is None:
             if not callable(module):
                 raise ValueError(
-                    f"the module at {handle!r} has no __call__; pass signature= one of "
-                    f"{available}"
+                    f"the module at {handle!r} has no __call__; pass signature= one of {available}"
                 )
             self._function = module
             self._pass_training = _accepts_training(module.__call__)
@@ -283,8 +288,11 @@ class HubLayer(keras.layers.Layer):
         variables, trainable_ids = _module_variables(module)
         # keras.Variable(tf_variable) keeps tf_variable as its storage (TF backend): no copy.
         self._hub_variables = [
-            keras.Variable(variable, trainable=id(variable) in trainable_ids,
-                           name=_variable_name(variable, index))
+            keras.Variable(
+                variable,
+                trainable=id(variable) in trainable_ids,
+                name=_variable_name(variable, index),
+            )
             for index, variable in enumerate(variables)
         ]
         if not trainable:
@@ -327,8 +335,7 @@ class HubLayer(keras.layers.Layer):
                     )
                 outputs = self._function(**{names[0]: inputs}, **kwargs)
         elif self._pass_training:
-            outputs = self._function(inputs, training=bool(training) and self.trainable,
-                                     **kwargs)
+            outputs = self._function(inputs, training=bool(training) and self.trainable, **kwargs)
         else:
             outputs = self._function(inputs, **kwargs)
         if self.output_key is None:
@@ -363,12 +370,14 @@ class HubLayer(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "handle": self.handle,
-            "signature": self.signature,
-            "output_key": self.output_key,
-            "arguments": dict(self.arguments),
-        })
+        config.update(
+            {
+                "handle": self.handle,
+                "signature": self.signature,
+                "output_key": self.output_key,
+                "arguments": dict(self.arguments),
+            }
+        )
         return config
 
 
@@ -395,8 +404,11 @@ def hub_text_inputs_from_kbert(inputs):
     missing = [key for key in ("token_ids", "padding_mask") if key not in inputs]
     if missing:
         raise ValueError(f"inputs must have token_ids and padding_mask; missing {missing}")
-    result = {hub: keras.ops.cast(inputs[kbert], "int32")
-              for kbert, hub in _KBERT_TO_HUB.items() if kbert in inputs}
+    result = {
+        hub: keras.ops.cast(inputs[kbert], "int32")
+        for kbert, hub in _KBERT_TO_HUB.items()
+        if kbert in inputs
+    }
     if "input_type_ids" not in result:
         result["input_type_ids"] = keras.ops.zeros_like(result["input_word_ids"])
     return result
@@ -457,8 +469,9 @@ class HubPreprocessor(HubLayer):
         ):
             raise ValueError(f"seq_length must be None or an int >= 2; received {seq_length!r}")
         self.seq_length = seq_length
-        missing = [name for name in ("tokenize", "bert_pack_inputs")
-                   if not hasattr(self.module, name)]
+        missing = [
+            name for name in ("tokenize", "bert_pack_inputs") if not hasattr(self.module, name)
+        ]
         if seq_length is not None and missing:
             raise ValueError(
                 f"seq_length needs a preprocessor with tokenize and bert_pack_inputs; the "
@@ -493,8 +506,10 @@ class HubPreprocessor(HubLayer):
 
     def compute_output_spec(self, inputs, training=None):
         first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
-        return {key: keras.KerasTensor((first.shape[0], self.seq_length), dtype="int32")
-                for key in HUB_INPUT_KEYS}
+        return {
+            key: keras.KerasTensor((first.shape[0], self.seq_length), dtype="int32")
+            for key in HUB_INPUT_KEYS
+        }
 
     def get_config(self):
         config = super().get_config()
@@ -570,16 +585,24 @@ def hub_encoder_model(handle, trainable=True, name="hub_encoder"):
     >>> QuestionAnswerer(encoder)  # doctest: +SKIP
     """
     layer = HubEncoder(handle, trainable=trainable, name=f"{name}_layer")
-    inputs = {key: keras.Input(shape=(None,), dtype="int32", name=key)
-              for key in ("token_ids", "segment_ids", "padding_mask")}
+    inputs = {
+        key: keras.Input(shape=(None,), dtype="int32", name=key)
+        for key in ("token_ids", "segment_ids", "padding_mask")
+    }
     outputs = layer(inputs)
     needed = ["sequence_output", "pooled_output"]
     if not isinstance(outputs, dict) or any(key not in outputs for key in needed):
-        found = (f"the outputs {sorted(outputs)}" if isinstance(outputs, dict)
-                 else f"a {type(outputs).__name__}, not a dict")
+        found = (
+            f"the outputs {sorted(outputs)}"
+            if isinstance(outputs, dict)
+            else f"a {type(outputs).__name__}, not a dict"
+        )
         raise ValueError(
             f"hub_encoder_model needs a module whose outputs include {needed} (TF Hub's BERT "
             f"encoder outputs); the module at {layer.handle!r} returns {found}"
         )
-    return keras.Model(inputs, {"sequence_output": outputs["sequence_output"],
-                                "pooled_output": outputs["pooled_output"]}, name=name)
+    return keras.Model(
+        inputs,
+        {"sequence_output": outputs["sequence_output"], "pooled_output": outputs["pooled_output"]},
+        name=name,
+    )

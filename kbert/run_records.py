@@ -18,8 +18,13 @@ from pathlib import Path
 
 def _git(*arguments):
     try:
-        result = subprocess.run(["git", *arguments], capture_output=True, text=True, timeout=30,
-                                cwd=Path(__file__).resolve().parents[1])
+        result = subprocess.run(
+            ["git", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=Path(__file__).resolve().parents[1],
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return result.stdout.strip() if result.returncode == 0 else None
@@ -39,16 +44,24 @@ def machine_description():
     memory = None
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as lines:
-            cpu = next((line.split(":", 1)[1].strip() for line in lines
-                        if line.startswith("model name")), cpu)
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
+                cpu,
+            )
         with open("/proc/meminfo", encoding="utf-8") as lines:
-            kib = next((int(line.split()[1]) for line in lines if line.startswith("MemTotal")),
-                       None)
+            kib = next(
+                (int(line.split()[1]) for line in lines if line.startswith("MemTotal")), None
+            )
             memory = None if kib is None else round(kib / 2**20, 1)
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": memory,
-            "platform": platform.platform(), "python": platform.python_version()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": memory,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
 
 
 def write_run_record(path, results, seconds, argv=None):
@@ -91,8 +104,7 @@ def write_run_record(path, results, seconds, argv=None):
         raise ValueError(f"results must be JSON-serializable; {error}") from None
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
-                                         suffix=".partial")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".partial")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)

@@ -77,23 +77,32 @@ class ServingError(RuntimeError):
 def _check_batch(inputs):
     """Checks `inputs` is a non-empty dict name -> batch and returns the batch size."""
     if not isinstance(inputs, dict) or not inputs:
-        raise ValueError(f"inputs must be a non-empty dict of input name -> list of values, one "
-                         f"per example; got {inputs!r:.200}")
+        raise ValueError(
+            f"inputs must be a non-empty dict of input name -> list of values, one "
+            f"per example; got {inputs!r:.200}"
+        )
     sizes = {}
     for name, values in inputs.items():
         if not isinstance(name, str) or not name:
             raise ValueError(f"input names must be non-empty strings; got {name!r}")
         if isinstance(values, tensor_pb2.TensorProto):
             if not values.tensor_shape.dim:
-                raise ValueError(f"input {name!r} is a scalar TensorProto; expected a batch "
-                                 "(one value per example on the first axis)")
+                raise ValueError(
+                    f"input {name!r} is a scalar TensorProto; expected a batch "
+                    "(one value per example on the first axis)"
+                )
             sizes[name] = values.tensor_shape.dim[0].size
             continue
         is_scalar_array = isinstance(values, np.ndarray) and values.ndim == 0
-        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__") \
-                or is_scalar_array:
-            raise ValueError(f"input {name!r} must be a list (or array) with one value per "
-                             f"example; got the single value {values!r:.200} (wrap it in a list)")
+        if (
+            isinstance(values, (str, bytes, dict))
+            or not hasattr(values, "__len__")
+            or is_scalar_array
+        ):
+            raise ValueError(
+                f"input {name!r} must be a list (or array) with one value per "
+                f"example; got the single value {values!r:.200} (wrap it in a list)"
+            )
         sizes[name] = len(values)
     if len(set(sizes.values())) > 1:
         listed = ", ".join(f"{name!r}: {size}" for name, size in sizes.items())
@@ -111,15 +120,18 @@ def _address_host(host):
         ValueError: anything but a bare host name, IPv4 address or IPv6 literal; a port inside
             `host` gets a message that says how to split it.
     """
-    expected = ("host must be a host name or address such as 'localhost', '10.0.0.2' or '::1' "
-                "(no scheme, port or path; give the port as port=)")
+    expected = (
+        "host must be a host name or address such as 'localhost', '10.0.0.2' or '::1' "
+        "(no scheme, port or path; give the port as port=)"
+    )
     if not isinstance(host, str) or not host:
         raise ValueError(f"{expected}; got {host!r}")
     with_port = _HOST_AND_PORT.fullmatch(host)
     if with_port:
         bracketed, name, port = with_port.groups()
-        raise ValueError(f"{expected}; got {host!r}; pass host={bracketed or name!r}, "
-                         f"port={int(port)}")
+        raise ValueError(
+            f"{expected}; got {host!r}; pass host={bracketed or name!r}, port={int(port)}"
+        )
     inner = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if ":" in inner:
         try:
@@ -141,8 +153,12 @@ def _check_port(port):
 
 def _check_timeout(timeout):
     """Returns `timeout`, or raises ValueError unless it is a positive, finite number."""
-    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
-            or not math.isfinite(timeout) or timeout <= 0):
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
         raise ValueError(f"timeout must be a positive, finite number of seconds; got {timeout!r}")
     return timeout
 
@@ -152,25 +168,34 @@ def _check_rows(outputs, batch_size):
     for name, value in outputs.items():
         shape = np.shape(value)
         if not shape:
-            raise ServingError(f"output {name!r} has no batch axis (a scalar); expected "
-                               f"{batch_size} row(s), one per example sent")
+            raise ServingError(
+                f"output {name!r} has no batch axis (a scalar); expected "
+                f"{batch_size} row(s), one per example sent"
+            )
         if shape[0] != batch_size:
-            raise ServingError(f"output {name!r} has {shape[0]} row(s); expected {batch_size}, "
-                               "one per example sent")
+            raise ServingError(
+                f"output {name!r} has {shape[0]} row(s); expected {batch_size}, "
+                "one per example sent"
+            )
 
 
 def _check_batch_size(batch_size):
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
-            batch_size, numbers.Integral) or batch_size < 1):
+    if batch_size is not None and (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, numbers.Integral)
+        or batch_size < 1
+    ):
         raise ValueError(f"batch_size must be an int >= 1 or None; got {batch_size!r}")
 
 
 def _check_version_and_label(version, label):
     if version is not None and label is not None:
-        raise ValueError(f"give at most one of version and label; got version={version!r} and "
-                         f"label={label!r}")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
-                                or version < 0):
+        raise ValueError(
+            f"give at most one of version and label; got version={version!r} and label={label!r}"
+        )
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
         raise ValueError(f"version must be a non-negative int; got {version!r}")
     if label is not None and (not isinstance(label, str) or not label):
         raise ValueError(f"label must be a non-empty string; got {label!r}")
@@ -236,8 +261,10 @@ def _to_json(value):
         return [_to_json(item) for item in value]
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
-    raise ValueError(f"cannot send a value of type {type(value).__name__} ({value!r}); expected "
-                     "str, bytes, a number, a bool, or a list or numpy array of them")
+    raise ValueError(
+        f"cannot send a value of type {type(value).__name__} ({value!r}); expected "
+        "str, bytes, a number, a bool, or a list or numpy array of them"
+    )
 
 
 def rest_predict_body(inputs, signature_name=DEFAULT_SIGNATURE, format="instances"):
@@ -292,9 +319,11 @@ def _from_json(value, name):
             # validate=True: a character outside the alphabet is an error, not skipped.
             return base64.b64decode(text, validate=True)
         except (TypeError, ValueError):  # binascii.Error is a ValueError
-            raise ValueError(f"output {name!r}: a {{'b64': ...}} value is not valid base64; "
-                             f"expected base64 text (A-Z, a-z, 0-9, '+', '/', '=' padding); "
-                             f"got {text!r:.80}") from None
+            raise ValueError(
+                f"output {name!r}: a {{'b64': ...}} value is not valid base64; "
+                f"expected base64 text (A-Z, a-z, 0-9, '+', '/', '=' padding); "
+                f"got {text!r:.80}"
+            ) from None
     if isinstance(value, list):
         return [_from_json(item, name) for item in value]
     return value
@@ -361,22 +390,26 @@ def _rest_outputs(payload):
         except json.JSONDecodeError as error:
             raise ValueError(f"the response is not JSON ({error}): {payload[:200]!r}") from None
     if not isinstance(payload, dict):
-        raise ValueError(f"expected a JSON object with 'predictions', 'outputs' or 'error'; got "
-                         f"{payload!r:.200}")
+        raise ValueError(
+            f"expected a JSON object with 'predictions', 'outputs' or 'error'; got {payload!r:.200}"
+        )
     if "error" in payload:
         raise ServingError(f"TF Serving error: {payload['error']}")
     if "predictions" in payload:
         rows = payload["predictions"]
         if not isinstance(rows, list):
-            raise ValueError(f"'predictions' must be a list with one entry per example; got "
-                             f"{rows!r:.200}")
+            raise ValueError(
+                f"'predictions' must be a list with one entry per example; got {rows!r:.200}"
+            )
         named = [isinstance(row, dict) and not _is_b64(row) for row in rows]
         if rows and all(named):
             names = list(rows[0])
             for i, row in enumerate(rows):
                 if set(row) != set(names):
-                    raise ValueError(f"prediction rows disagree on output names: row 0 has "
-                                     f"{sorted(names)}, row {i} has {sorted(row)}")
+                    raise ValueError(
+                        f"prediction rows disagree on output names: row 0 has "
+                        f"{sorted(names)}, row {i} has {sorted(row)}"
+                    )
             return {name: _to_array([row[name] for row in rows], name) for name in names}
         if any(named):
             raise ValueError("'predictions' mixes named rows (dicts) with bare values")
@@ -387,8 +420,10 @@ def _rest_outputs(payload):
         if isinstance(outputs, dict) and not _is_b64(outputs):
             return {name: _to_array(value, name) for name, value in outputs.items()}
         return {"outputs": _to_array(outputs, "outputs")}
-    raise ValueError(f"expected a JSON object with 'predictions', 'outputs' or 'error'; got the "
-                     f"keys {sorted(payload)}")
+    raise ValueError(
+        f"expected a JSON object with 'predictions', 'outputs' or 'error'; got the "
+        f"keys {sorted(payload)}"
+    )
 
 
 class RestClient:
@@ -413,8 +448,9 @@ class RestClient:
         client.predict({"text": ["How far is the moon?"]}, signature_name="classify")
     """
 
-    def __init__(self, host, model, port=REST_PORT, version=None, label=None, timeout=30.0,
-                 scheme="http"):
+    def __init__(
+        self, host, model, port=REST_PORT, version=None, label=None, timeout=30.0, scheme="http"
+    ):
         self.host = host
         self.model = model
         self.port = port
@@ -470,8 +506,12 @@ class RestClient:
 
     def _request(self, url, body=None):
         data = None if body is None else json.dumps(body).encode("utf-8")
-        request = urllib.request.Request(url, data=data, method="GET" if data is None else "POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method="GET" if data is None else "POST",
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 text = response.read()
@@ -481,16 +521,19 @@ class RestClient:
                 detail = json.loads(detail).get("error", detail)
             except (json.JSONDecodeError, AttributeError):
                 pass
-            raise ServingError(f"{url}: HTTP {error.code}: {detail}", url=url,
-                               status=error.code) from None
+            raise ServingError(
+                f"{url}: HTTP {error.code}: {detail}", url=url, status=error.code
+            ) from None
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
-                raise ServingError(f"{url}: timed out after {self.timeout} s connecting to TF "
-                                   "Serving", url=url) from None
+                raise ServingError(
+                    f"{url}: timed out after {self.timeout} s connecting to TF Serving", url=url
+                ) from None
             raise ServingError(f"{url}: cannot reach TF Serving: {error.reason}", url=url) from None
         except TimeoutError:  # connected, but the answer did not come in time
-            raise ServingError(f"{url}: timed out after {self.timeout} s waiting for TF "
-                               "Serving's answer", url=url) from None
+            raise ServingError(
+                f"{url}: timed out after {self.timeout} s waiting for TF Serving's answer", url=url
+            ) from None
         try:
             return json.loads(text)
         except json.JSONDecodeError:
@@ -501,8 +544,7 @@ class RestClient:
 # gRPC: PredictRequest and PredictResponse
 
 
-def grpc_predict_request(inputs, model, signature_name=DEFAULT_SIGNATURE, version=None,
-                         label=None):
+def grpc_predict_request(inputs, model, signature_name=DEFAULT_SIGNATURE, version=None, label=None):
     """Builds a TF Serving gRPC `PredictRequest`.
 
     Args:
@@ -585,8 +627,9 @@ def parse_grpc_response(response, decode_strings=True, batch_size=None):
         array(['NUM'], dtype='<U3')
     """
     if not isinstance(response, predict_pb2.PredictResponse):
-        raise ValueError(f"expected a tensorflow_serving PredictResponse; got "
-                         f"{type(response).__name__}")
+        raise ValueError(
+            f"expected a tensorflow_serving PredictResponse; got {type(response).__name__}"
+        )
     _check_batch_size(batch_size)
     outputs = {}
     for name, tensor in response.outputs.items():
@@ -622,8 +665,9 @@ class GrpcClient:
             client.predict({"text": ["How far is the moon?"]}, signature_name="classify")
     """
 
-    def __init__(self, host, model, port=GRPC_PORT, version=None, label=None, timeout=30.0,
-                 max_message_mb=64):
+    def __init__(
+        self, host, model, port=GRPC_PORT, version=None, label=None, timeout=30.0, max_message_mb=64
+    ):
         import grpc
         from tensorflow_serving.apis import prediction_service_pb2_grpc
 
@@ -640,8 +684,12 @@ class GrpcClient:
         size = int(max_message_mb) * 1024 * 1024
         self._grpc = grpc
         self._channel = grpc.insecure_channel(
-            self.target, options=[("grpc.max_receive_message_length", size),
-                                  ("grpc.max_send_message_length", size)])
+            self.target,
+            options=[
+                ("grpc.max_receive_message_length", size),
+                ("grpc.max_send_message_length", size),
+            ],
+        )
         self._stub = prediction_service_pb2_grpc.PredictionServiceStub(self._channel)
 
     def __repr__(self):
@@ -663,20 +711,28 @@ class GrpcClient:
             ServingError: the server could not be reached, timed out, returned an error status,
                 or answered with a row count per output other than the number of examples.
         """
-        request = grpc_predict_request(inputs, self.model, signature_name=signature_name,
-                                       version=self.version, label=self.label)
+        request = grpc_predict_request(
+            inputs,
+            self.model,
+            signature_name=signature_name,
+            version=self.version,
+            label=self.label,
+        )
         where = f"grpc://{self.target} (model {self.model!r})"
         try:
             response = self._stub.Predict(request, timeout=self.timeout)
         except self._grpc.RpcError as error:
             code = error.code().name if error.code() is not None else "UNKNOWN"
-            timed_out = (f"timed out after {self.timeout} s: "
-                         if code == "DEADLINE_EXCEEDED" else "")
-            raise ServingError(f"{where}: {timed_out}{code}: {error.details()}",
-                               url=f"grpc://{self.target}", status=code) from None
+            timed_out = f"timed out after {self.timeout} s: " if code == "DEADLINE_EXCEEDED" else ""
+            raise ServingError(
+                f"{where}: {timed_out}{code}: {error.details()}",
+                url=f"grpc://{self.target}",
+                status=code,
+            ) from None
         try:
-            return parse_grpc_response(response, decode_strings=decode_strings,
-                                       batch_size=_check_batch(inputs))
+            return parse_grpc_response(
+                response, decode_strings=decode_strings, batch_size=_check_batch(inputs)
+            )
         except ServingError as error:
             raise ServingError(f"{where}: {error}", url=f"grpc://{self.target}") from None
 
@@ -782,8 +838,11 @@ def answer(client, questions, contexts):
 
         answer(RestClient("localhost", "squad"), ["Who wrote it?"], ["Ada wrote it."])
     """
-    return _call(client, "answer", {"question": _texts(questions, "questions"),
-                                    "context": _texts(contexts, "contexts")})
+    return _call(
+        client,
+        "answer",
+        {"question": _texts(questions, "questions"), "context": _texts(contexts, "contexts")},
+    )
 
 
 def embed(client, texts):
@@ -806,4 +865,3 @@ def embed(client, texts):
         embed(GrpcClient("localhost", "minilm"), ["a sentence", "another one"])
     """
     return _call(client, "embed", {"text": _texts(texts, "texts")})
-

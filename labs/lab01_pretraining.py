@@ -69,17 +69,26 @@ from kbert.text import (  # noqa: E402
 )
 from kbert.train import LearningRateSchedule, ResumableBackup, make_strategy  # noqa: E402
 
-PROMPTS = ["It was a dark and stormy night, and", "The old man looked at the sea and",
-           "She opened the letter and read"]
+PROMPTS = [
+    "It was a dark and stormy night, and",
+    "The old man looked at the sea and",
+    "She opened the letter and read",
+]
 
 
 # %% Data: books (or WikiText) as documents; the held-out books are by other authors.
 def read_corpus(name, data_dir, max_documents):
     if name == "pretrain_corpus":
-        train = read_text_corpus([locate("pretrain_corpus/train.jsonl", None, data_dir)],
-                                 format="jsonl", text_field="text")
-        valid = read_text_corpus([locate("pretrain_corpus/valid.jsonl", None, data_dir)],
-                                 format="jsonl", text_field="text")
+        train = read_text_corpus(
+            [locate("pretrain_corpus/train.jsonl", None, data_dir)],
+            format="jsonl",
+            text_field="text",
+        )
+        valid = read_text_corpus(
+            [locate("pretrain_corpus/valid.jsonl", None, data_dir)],
+            format="jsonl",
+            text_field="text",
+        )
     else:
         variant = {"wikitext2": "wikitext-2", "wikitext103": "wikitext-103"}[name]
         # WikiText-2's train split is not in the course data: train on valid, test on test.
@@ -87,7 +96,7 @@ def read_corpus(name, data_dir, max_documents):
         train = read_wikitext(train_split, variant=variant, data_dir=data_dir)
         valid = read_wikitext("test", variant=variant, data_dir=data_dir)
     if max_documents:
-        train, valid = train[:max_documents], valid[:max(1, max_documents // 4)]
+        train, valid = train[:max_documents], valid[: max(1, max_documents // 4)]
     return train, valid
 
 
@@ -100,7 +109,8 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir):
     path = run_dir / "vocab.txt"
     if not path.exists():
         texts = tf.data.Dataset.from_tensor_slices(
-            [line for doc in train_documents for line in as_text(doc).split("\n") if line])
+            [line for doc in train_documents for line in as_text(doc).split("\n") if line]
+        )
         vocabulary = train_wordpiece_vocabulary(texts, vocabulary_size)
         write_vocabulary(vocabulary, path)
     return WordPieceTokenizer(str(path))
@@ -108,21 +118,36 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir):
 
 # %% Models: the same encoder size, causal or bidirectional, with the objective's head.
 def build_encoder(part, args, vocabulary_size, width_factor=1):
-    changes = dict(vocabulary_size=vocabulary_size, max_sequence_length=args.block_length,
-                   causal=part == "causal", norm_first=part == "causal",
-                   dropout=args.dropout, attention_dropout=args.dropout)
+    changes = dict(
+        vocabulary_size=vocabulary_size,
+        max_sequence_length=args.block_length,
+        causal=part == "causal",
+        norm_first=part == "causal",
+        dropout=args.dropout,
+        attention_dropout=args.dropout,
+    )
     if args.preset == "lab01":
         hidden_dim = args.hidden_dim // width_factor
-        changes.update(num_layers=args.num_layers, hidden_dim=hidden_dim,
-                       num_heads=max(1, args.num_heads // width_factor),
-                       intermediate_dim=4 * hidden_dim)
-        return Encoder.from_preset("tiny", num_segments=0 if part == "causal" else 2,
-                                   skip_padding=False, dtype=args.dtype, **changes)
+        changes.update(
+            num_layers=args.num_layers,
+            hidden_dim=hidden_dim,
+            num_heads=max(1, args.num_heads // width_factor),
+            intermediate_dim=4 * hidden_dim,
+        )
+        return Encoder.from_preset(
+            "tiny",
+            num_segments=0 if part == "causal" else 2,
+            skip_padding=False,
+            dtype=args.dtype,
+            **changes,
+        )
     if width_factor != 1:
         config = Encoder.from_preset(args.preset).config
-        changes.update(hidden_dim=config.hidden_dim // width_factor,
-                       num_heads=max(1, config.num_heads // width_factor),
-                       intermediate_dim=config.intermediate_dim // width_factor)
+        changes.update(
+            hidden_dim=config.hidden_dim // width_factor,
+            num_heads=max(1, config.num_heads // width_factor),
+            intermediate_dim=config.intermediate_dim // width_factor,
+        )
     return Encoder.from_preset(args.preset, skip_padding=False, dtype=args.dtype, **changes)
 
 
@@ -135,23 +160,34 @@ def build_model(part, args, vocabulary_size):
     return ElectraPretrainingModel(
         generator_encoder=build_encoder(part, args, vocabulary_size, width_factor=4),
         discriminator_encoder=build_encoder(part, args, vocabulary_size),
-        discriminator_weight=50.0, seed=args.seed)
+        discriminator_weight=50.0,
+        seed=args.seed,
+    )
 
 
 def compile_model(model, args, total_steps):
     schedule = LearningRateSchedule(
-        "warmup_cosine_decay", peak_learning_rate=args.peak_learning_rate,
+        "warmup_cosine_decay",
+        peak_learning_rate=args.peak_learning_rate,
         total_steps=max(total_steps // args.gradient_accumulation, 1),
-        warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)))
+        warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)),
+    )
     accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
-    model.compile(optimizer=keras.optimizers.AdamW(
-        schedule, weight_decay=0.01, global_clipnorm=1.0,
-        gradient_accumulation_steps=accumulation), jit_compile=args.jit)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(
+            schedule,
+            weight_decay=0.01,
+            global_clipnorm=1.0,
+            gradient_accumulation_steps=accumulation,
+        ),
+        jit_compile=args.jit,
+    )
 
 
 def pretrained_encoder(model):
-    return model.discriminator_encoder if isinstance(model, ElectraPretrainingModel) \
-        else model.encoder
+    return (
+        model.discriminator_encoder if isinstance(model, ElectraPretrainingModel) else model.encoder
+    )
 
 
 def plan_epochs(part, args, vocabulary_size, train, part_dir):
@@ -165,20 +201,27 @@ def plan_epochs(part, args, vocabulary_size, train, part_dir):
     if path.exists():
         plan = json.loads(path.read_text())
         if plan["budget_minutes"] != args.budget_minutes:
-            raise ValueError(f"{path} was planned for --budget-minutes "
-                             f"{plan['budget_minutes']}, not {args.budget_minutes}; use another "
-                             "--run-dir or delete the part's folder to start over")
+            raise ValueError(
+                f"{path} was planned for --budget-minutes "
+                f"{plan['budget_minutes']}, not {args.budget_minutes}; use another "
+                "--run-dir or delete the part's folder to start over"
+            )
         return plan
     probe = build_model(part, args, vocabulary_size)
     compile_model(probe, args, total_steps=1000)
     ends = []  # one timestamp per step, in one `fit` (a second `fit` would trace again)
     timer = keras.callbacks.LambdaCallback(
-        on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
+        on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter())
+    )
     probe.fit(train, epochs=1, steps_per_epoch=15, verbose=0, callbacks=[timer])
     seconds_per_step = (ends[-1] - ends[2]) / 12  # steps 4-15: traced and warm
     epochs = max(1, int(args.budget_minutes * 60 / (seconds_per_step * args.steps_per_epoch)))
-    plan = {"budget_minutes": args.budget_minutes, "seconds_per_step": seconds_per_step,
-            "steps_per_epoch": args.steps_per_epoch, "epochs": epochs}
+    plan = {
+        "budget_minutes": args.budget_minutes,
+        "seconds_per_step": seconds_per_step,
+        "steps_per_epoch": args.steps_per_epoch,
+        "epochs": epochs,
+    }
     path.write_text(json.dumps(plan))
     return plan
 
@@ -196,7 +239,8 @@ class EncoderSnapshots(keras.callbacks.Callback):
         if done & (done - 1) == 0:  # a power of two
             self.directory.mkdir(parents=True, exist_ok=True)
             pretrained_encoder(self.model).save(
-                self.directory / f"step_{done * self.steps_per_epoch}.keras")
+                self.directory / f"step_{done * self.steps_per_epoch}.keras"
+            )
 
 
 def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
@@ -222,26 +266,55 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
 
     # %% Input pipelines (masks are drawn after the cache, so every epoch gets new ones).
     if part == "causal":
-        train = causal_lm_blocks(train_documents, tokenizer, args.block_length, args.batch_size,
-                                 seed=args.seed, drop_remainder=True).repeat()
-        valid = causal_lm_blocks(valid_documents, tokenizer, args.block_length, args.batch_size,
-                                 last_block="pad", shuffle=False)
+        train = causal_lm_blocks(
+            train_documents,
+            tokenizer,
+            args.block_length,
+            args.batch_size,
+            seed=args.seed,
+            drop_remainder=True,
+        ).repeat()
+        valid = causal_lm_blocks(
+            valid_documents,
+            tokenizer,
+            args.block_length,
+            args.batch_size,
+            last_block="pad",
+            shuffle=False,
+        )
     else:
         # ELECTRA masks with [MASK] only: the generator's samples are the corruption.
         rates = dict(mask_token_rate=1.0, random_token_rate=0.0) if part == "electra" else {}
-        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
-                                special_ids, max_selections=int(args.block_length * 0.2) + 1,
-                                seed=args.seed, **rates)
+        masker = MaskedLMMasker(
+            tokenizer.vocabulary_size(),
+            tokenizer.mask_token_id,
+            special_ids,
+            max_selections=int(args.block_length * 0.2) + 1,
+            seed=args.seed,
+            **rates,
+        )
 
         def mask(batch):
             masked = masker(batch["token_ids"], batch["padding_mask"])
             return {**batch, **masked}
 
-        train = full_sentences_blocks(train_documents, tokenizer, args.block_length,
-                                      args.batch_size, seed=args.seed, map_fn=mask,
-                                      drop_remainder=True).repeat()
-        valid = full_sentences_blocks(valid_documents, tokenizer, args.block_length,
-                                      args.batch_size, shuffle=False, map_fn=mask)
+        train = full_sentences_blocks(
+            train_documents,
+            tokenizer,
+            args.block_length,
+            args.batch_size,
+            seed=args.seed,
+            map_fn=mask,
+            drop_remainder=True,
+        ).repeat()
+        valid = full_sentences_blocks(
+            valid_documents,
+            tokenizer,
+            args.block_length,
+            args.batch_size,
+            shuffle=False,
+            map_fn=mask,
+        )
 
     # %% Model and optimizer under the strategy's scope; an equal time budget sets the steps.
     epochs, plan = args.epochs, None
@@ -249,8 +322,11 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         if args.budget_minutes:
             plan = plan_epochs(part, args, tokenizer.vocabulary_size(), train, part_dir)
             epochs = plan["epochs"]
-            print(f"{part}: {plan['seconds_per_step']:.3f} s/step → {epochs} intervals of "
-                  f"{args.steps_per_epoch} steps in {args.budget_minutes} min", flush=True)
+            print(
+                f"{part}: {plan['seconds_per_step']:.3f} s/step → {epochs} intervals of "
+                f"{args.steps_per_epoch} steps in {args.budget_minutes} min",
+                flush=True,
+            )
         total_steps = epochs * args.steps_per_epoch
         model = build_model(part, args, tokenizer.vocabulary_size())
         compile_model(model, args, total_steps)
@@ -266,39 +342,58 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     # The input pipeline must outpace training: compare its examples/s with the step's below.
     pipeline_examples_per_s = measure_pipeline_throughput(train, steps=20)
     start = time.perf_counter()
-    model.fit(train, epochs=epochs, steps_per_epoch=args.steps_per_epoch,
-              validation_data=valid, validation_steps=args.validation_steps,
-              callbacks=callbacks, verbose=args.verbose)
+    model.fit(
+        train,
+        epochs=epochs,
+        steps_per_epoch=args.steps_per_epoch,
+        validation_data=valid,
+        validation_steps=args.validation_steps,
+        callbacks=callbacks,
+        verbose=args.verbose,
+    )
     train_seconds = time.perf_counter() - start
     if part == "electra":
         learning_curve_png(
-            part_dir / "history.csv", part_dir / "learning_curve.png",
+            part_dir / "history.csv",
+            part_dir / "learning_curve.png",
             title="lab01 ELECTRA (replaced-token detection)",
             metrics=["rtd_loss", "rtd_accuracy", "generator_accuracy"],
             xlabel="checkpoint interval (--steps-per-epoch steps)",
-            ylabels={"rtd_loss": "discriminator cross-entropy (nats / token)",
-                     "rtd_accuracy": "replaced-or-original accuracy",
-                     "generator_accuracy": "generator masked-token accuracy"})
+            ylabels={
+                "rtd_loss": "discriminator cross-entropy (nats / token)",
+                "rtd_accuracy": "replaced-or-original accuracy",
+                "generator_accuracy": "generator masked-token accuracy",
+            },
+        )
     else:
         prefix = "clm" if part == "causal" else "mlm"
         learning_curve_png(
-            part_dir / "history.csv", part_dir / "learning_curve.png",
+            part_dir / "history.csv",
+            part_dir / "learning_curve.png",
             title=f"lab01 {part} language model",
             metrics=[f"{prefix}_loss", f"{prefix}_perplexity", f"{prefix}_accuracy"],
             xlabel="checkpoint interval (--steps-per-epoch steps)",
-            ylabels={f"{prefix}_loss": "cross-entropy (nats / sub-word)",
-                     f"{prefix}_perplexity": "sub-word perplexity (log scale)",
-                     f"{prefix}_accuracy": "next-token accuracy" if part == "causal"
-                     else "masked-token accuracy"},
-            log_scale=(f"{prefix}_perplexity",))
+            ylabels={
+                f"{prefix}_loss": "cross-entropy (nats / sub-word)",
+                f"{prefix}_perplexity": "sub-word perplexity (log scale)",
+                f"{prefix}_accuracy": "next-token accuracy"
+                if part == "causal"
+                else "masked-token accuracy",
+            },
+            log_scale=(f"{prefix}_perplexity",),
+        )
 
     # %% Evaluate on the held-out documents.
     examples = epochs * args.steps_per_epoch * args.batch_size
-    results = {"part": part, "train_s": round(train_seconds, 1), "steps": total_steps,
-               "budget_minutes": args.budget_minutes or None,
-               "parameters": pretrained_encoder(model).count_params(),
-               "train_examples_per_s": round(examples / train_seconds, 1),
-               "pipeline_examples_per_s": round(pipeline_examples_per_s, 1)}
+    results = {
+        "part": part,
+        "train_s": round(train_seconds, 1),
+        "steps": total_steps,
+        "budget_minutes": args.budget_minutes or None,
+        "parameters": pretrained_encoder(model).count_params(),
+        "train_examples_per_s": round(examples / train_seconds, 1),
+        "pipeline_examples_per_s": round(pipeline_examples_per_s, 1),
+    }
     metrics = model.evaluate(valid, steps=args.eval_steps, return_dict=True, verbose=0)
     results.update({k: round(float(v), 4) for k, v in metrics.items()})
     if part == "causal" and args.eval_steps is None:
@@ -311,40 +406,69 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
 
     # %% Generation with a key/value cache: greedy, top-k and nucleus sampling.
     if part == "causal":
+
         def logits(hidden):
             return model.call_head({"sequence_output": hidden[:, None, :]}, None)["logits"][:, 0]
 
-        generator = TextGenerator(model.encoder, logits_fn=logits,
-                                  end_token_id=tokenizer.sep_token_id)
+        generator = TextGenerator(
+            model.encoder, logits_fn=logits, end_token_id=tokenizer.sep_token_id
+        )
         samples = []
         for prompt in PROMPTS:
             ids = np.asarray(tokenizer(tf.constant([prompt])).to_tensor())
             for strategy_name in ("greedy", "top_k", "top_p"):
-                out = generator.generate(ids, args.generate_tokens, strategy=strategy_name,
-                                         top_k=40, top_p=0.9, temperature=0.8, seed=args.seed)
-                text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1]:]))
+                out = generator.generate(
+                    ids,
+                    args.generate_tokens,
+                    strategy=strategy_name,
+                    top_k=40,
+                    top_p=0.9,
+                    temperature=0.8,
+                    seed=args.seed,
+                )
+                text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1] :]))
                 samples.append((prompt, strategy_name, text.numpy()[0].decode()))
         results["samples"] = samples
-    saved = save_for_later_labs(pretrained_encoder(model), run_dir / "vocab.txt", args.save_dir,
-                                f"lab01_{part}", args.overwrite)
+    saved = save_for_later_labs(
+        pretrained_encoder(model),
+        run_dir / "vocab.txt",
+        args.save_dir,
+        f"lab01_{part}",
+        args.overwrite,
+    )
     results["saved_to"] = str(saved)
     return results
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=["causal", "masked", "electra", "both", "all"],
-                        default="both", help="both = causal + masked; all = the three")
-    parser.add_argument("--corpus", choices=["pretrain_corpus", "wikitext2", "wikitext103"],
-                        default="pretrain_corpus")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--part",
+        choices=["causal", "masked", "electra", "both", "all"],
+        default="both",
+        help="both = causal + masked; all = the three",
+    )
+    parser.add_argument(
+        "--corpus",
+        choices=["pretrain_corpus", "wikitext2", "wikitext103"],
+        default="pretrain_corpus",
+    )
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
     parser.add_argument("--max-documents", type=int, default=0, help="0 = all (smoke tests: 2)")
-    parser.add_argument("--vocabulary-size", type=int, default=8000,
-                        help="WordPiece vocabulary trained on the training corpus")
-    parser.add_argument("--preset", default="lab01",
-                        help="'lab01' (sized by the flags below) or an encoder preset, e.g. "
-                             "tutorial_50m (16 layers, 410 wide)")
+    parser.add_argument(
+        "--vocabulary-size",
+        type=int,
+        default=8000,
+        help="WordPiece vocabulary trained on the training corpus",
+    )
+    parser.add_argument(
+        "--preset",
+        default="lab01",
+        help="'lab01' (sized by the flags below) or an encoder preset, e.g. "
+        "tutorial_50m (16 layers, 410 wide)",
+    )
     parser.add_argument("--num-layers", type=int, default=4)
     parser.add_argument("--hidden-dim", type=int, default=256)
     parser.add_argument("--num-heads", type=int, default=4)
@@ -354,30 +478,50 @@ def main():
     parser.add_argument("--gradient-accumulation", type=int, default=1)
     parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
     parser.add_argument("--warmup-steps", type=int, default=200)
-    parser.add_argument("--epochs", type=int, default=6,
-                        help="checkpoint intervals; total steps = epochs × steps-per-epoch")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=6,
+        help="checkpoint intervals; total steps = epochs × steps-per-epoch",
+    )
     parser.add_argument("--steps-per-epoch", type=int, default=150)
-    parser.add_argument("--budget-minutes", type=float, default=0,
-                        help="train each part for the steps that fit in this many minutes "
-                             "(timed here; replaces --epochs); 0 = use --epochs")
-    parser.add_argument("--validation-steps", type=int, default=20,
-                        help="held-out batches checked after each interval (0 = all)")
-    parser.add_argument("--eval-steps", type=int, default=0,
-                        help="held-out batches in the final evaluation (0 = all, which word "
-                             "perplexity needs)")
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=0,
+        help="train each part for the steps that fit in this many minutes "
+        "(timed here; replaces --epochs); 0 = use --epochs",
+    )
+    parser.add_argument(
+        "--validation-steps",
+        type=int,
+        default=20,
+        help="held-out batches checked after each interval (0 = all)",
+    )
+    parser.add_argument(
+        "--eval-steps",
+        type=int,
+        default=0,
+        help="held-out batches in the final evaluation (0 = all, which word perplexity needs)",
+    )
     parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
     parser.add_argument("--jit", action="store_true", help="XLA (jit_compile=True)")
-    parser.add_argument("--strategy", default="default",
-                        choices=["default", "mirrored", "multi_worker"])
+    parser.add_argument(
+        "--strategy", default="default", choices=["default", "mirrored", "multi_worker"]
+    )
     parser.add_argument("--generate-tokens", type=int, default=20)
     parser.add_argument("--run-dir", default="runs/lab01")
     parser.add_argument("--save-dir", default="saved_models")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace saved_models/lab01_<part> if it exists")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace saved_models/lab01_<part> if it exists"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
-    parser.add_argument("--record", default=None,
-                        help="write the recorded run (numbers, command, commit) to this JSON")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="write the recorded run (numbers, command, commit) to this JSON",
+    )
     args = parser.parse_args()
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
@@ -387,34 +531,40 @@ def main():
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     strategy = make_strategy(args.strategy)
-    train_documents, valid_documents = read_corpus(args.corpus, args.data_dir,
-                                                   args.max_documents)
+    train_documents, valid_documents = read_corpus(args.corpus, args.data_dir, args.max_documents)
     tokenizer = build_tokenizer(train_documents, args.vocabulary_size, run_dir)
     parts = {"both": ["causal", "masked"], "all": ["causal", "masked", "electra"]}.get(
-        args.part, [args.part])
-    results = [run_part(p, args, train_documents, valid_documents, tokenizer, run_dir, strategy)
-               for p in parts]
+        args.part, [args.part]
+    )
+    results = [
+        run_part(p, args, train_documents, valid_documents, tokenizer, run_dir, strategy)
+        for p in parts
+    ]
 
     # %% Results table.
-    print("\npart    params   train s  pipeline ex/s  train ex/s  held-out loss  sub-word ppl"
-          "  word ppl  accuracy")
+    print(
+        "\npart    params   train s  pipeline ex/s  train ex/s  held-out loss  sub-word ppl"
+        "  word ppl  accuracy"
+    )
     for r in results:
         prefix = {"causal": "clm", "masked": "mlm", "electra": "rtd"}[r["part"]]
-        print(f"{r['part']:7s} {r['parameters'] / 1e6:6.1f}M {r['train_s']:8.0f}  "
-              f"{r['pipeline_examples_per_s']:13.0f}  {r['train_examples_per_s']:10.1f}  "
-              f"{r.get(f'{prefix}_loss', float('nan')):13.3f}  "
-              f"{r.get(f'{prefix}_perplexity', float('nan')):12.1f}  "
-              f"{r.get('word_perplexity', float('nan')):8.1f}  "
-              f"{r.get(f'{prefix}_accuracy', float('nan')):8.3f}")
+        print(
+            f"{r['part']:7s} {r['parameters'] / 1e6:6.1f}M {r['train_s']:8.0f}  "
+            f"{r['pipeline_examples_per_s']:13.0f}  {r['train_examples_per_s']:10.1f}  "
+            f"{r.get(f'{prefix}_loss', float('nan')):13.3f}  "
+            f"{r.get(f'{prefix}_perplexity', float('nan')):12.1f}  "
+            f"{r.get('word_perplexity', float('nan')):8.1f}  "
+            f"{r.get(f'{prefix}_accuracy', float('nan')):8.3f}"
+        )
     for r in results:
         for prompt, strategy_name, text in r.get("samples", []):
             print(f"[{strategy_name:6s}] {prompt} … {text}")
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
     if args.record:
-        write_run_record(args.record, {r["part"]: r for r in results},
-                         time.perf_counter() - started)
-    print(json.dumps({r["part"]: {k: v for k, v in r.items() if k != "samples"}
-                      for r in results}))
+        write_run_record(
+            args.record, {r["part"]: r for r in results}, time.perf_counter() - started
+        )
+    print(json.dumps({r["part"]: {k: v for k, v in r.items() if k != "samples"} for r in results}))
 
 
 if __name__ == "__main__":

@@ -44,23 +44,32 @@ CLASSIFICATION_TOKEN = "[CLF]"
 
 # %% Data: TREC-6, a seeded 10% of train held out for validation.
 def load_data(args):
-    return {split: load_classification_task(
-        "trec", split, data_dir=args.data_dir, seed=args.seed,
-        max_examples=args.max_train_examples if split == "train" else None)
-        for split in ("train", "validation", "test")}
+    return {
+        split: load_classification_task(
+            "trec",
+            split,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            max_examples=args.max_train_examples if split == "train" else None,
+        )
+        for split in ("train", "validation", "test")
+    }
 
 
 # %% Part (i): the tutorial's adaptation of a causal model — a new token, read at the end.
 def causal_model_with_classification_token(path, args):
     encoder, tokenizer = load_pretrained(path, dtype=args.dtype)
     if not encoder.config.causal:
-        raise ValueError(f"{path} holds a bidirectional encoder; part (i) adapts lab01's causal "
-                         "model (saved_models/lab01_causal)")
+        raise ValueError(
+            f"{path} holds a bidirectional encoder; part (i) adapts lab01's causal "
+            "model (saved_models/lab01_causal)"
+        )
     encoder, tokenizer = grow_vocabulary(encoder, tokenizer, [CLASSIFICATION_TOKEN])
     # The packer closes every input with the tokenizer's `sep_token`: make that [CLF], so each
     # row reads `[CLS] question [CLF]`, and pool the last real position.
     tokenizer = WordPieceTokenizer.from_config(
-        {**tokenizer.get_config(), "sep_token": CLASSIFICATION_TOKEN})
+        {**tokenizer.get_config(), "sep_token": CLASSIFICATION_TOKEN}
+    )
     length = min(args.sequence_length, encoder.config.max_sequence_length)
     return encoder, BertPreprocessor(tokenizer, sequence_length=length), "last"
 
@@ -74,51 +83,85 @@ def pretrained_bert(name, args):
 def run_part(part, args, data, run_dir):
     keras.utils.set_random_seed(args.seed)
     if part == "i":
-        encoder, preprocessor, pooling = causal_model_with_classification_token(args.lab01_model,
-                                                                                args)
+        encoder, preprocessor, pooling = causal_model_with_classification_token(
+            args.lab01_model, args
+        )
         model_name = f"lab01 causal ({args.lab01_model})"
     else:
         encoder, preprocessor, pooling = pretrained_bert(args.bert_model, args)
         model_name = args.bert_model
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=pooling,
-                                    dropout=args.dropout)
+    classifier = SequenceClassifier(
+        encoder, len(data["train"].label_names), pooling=pooling, dropout=args.dropout
+    )
     part_dir = run_dir / f"part_{part}"
     part_dir.mkdir(parents=True, exist_ok=True)
     history, seconds = fine_tune_classifier(
-        classifier, preprocessor, data["train"], data["validation"], epochs=args.epochs,
-        batch_size=args.batch_size, learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps, seed=args.seed, verbose=args.verbose,
-        callbacks=[keras.callbacks.TensorBoard(str(part_dir / "tensorboard"))])
+        classifier,
+        preprocessor,
+        data["train"],
+        data["validation"],
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        seed=args.seed,
+        verbose=args.verbose,
+        callbacks=[keras.callbacks.TensorBoard(str(part_dir / "tensorboard"))],
+    )
     test = evaluate_classifier(classifier, preprocessor, data["test"])
-    learning_curve_png(history.history, part_dir / "learning_curve.png",
-                       title=f"TREC-6, part ({part}): {model_name}")
-    confusion_matrix_png(test["confusion_matrix"], test["label_names"],
-                         part_dir / "confusion_matrix.png", title=f"TREC-6 test, part ({part})")
-    return {"part": part, "model": model_name, "pooling": pooling,
-            "parameters": classifier.count_params(),
-            "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
-            "test_accuracy": round(test["accuracy"], 4), "test_macro_f1": round(test["macro_f1"], 4),
-            "train_s": round(seconds, 1),
-            "train_examples_per_s": round(len(data["train"]) * args.epochs / seconds, 1)}
+    learning_curve_png(
+        history.history,
+        part_dir / "learning_curve.png",
+        title=f"TREC-6, part ({part}): {model_name}",
+    )
+    confusion_matrix_png(
+        test["confusion_matrix"],
+        test["label_names"],
+        part_dir / "confusion_matrix.png",
+        title=f"TREC-6 test, part ({part})",
+    )
+    return {
+        "part": part,
+        "model": model_name,
+        "pooling": pooling,
+        "parameters": classifier.count_params(),
+        "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
+        "test_accuracy": round(test["accuracy"], 4),
+        "test_macro_f1": round(test["macro_f1"], 4),
+        "train_s": round(seconds, 1),
+        "train_examples_per_s": round(len(data["train"]) * args.epochs / seconds, 1),
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="i,ii", help="comma-separated: i (lab01's causal "
-                                                        "model), ii (MiniLM-L6)")
-    parser.add_argument("--lab01-model", default="saved_models/lab01_causal",
-                        help="lab01's causal encoder directory (encoder.keras + vocab.txt)")
-    parser.add_argument("--bert-model", default="minilm_l6",
-                        help="part (ii)'s checkpoint: minilm_l6 or a Hugging Face BERT directory")
+    parser.add_argument(
+        "--parts", default="i,ii", help="comma-separated: i (lab01's causal model), ii (MiniLM-L6)"
+    )
+    parser.add_argument(
+        "--lab01-model",
+        default="saved_models/lab01_causal",
+        help="lab01's causal encoder directory (encoder.keras + vocab.txt)",
+    )
+    parser.add_argument(
+        "--bert-model",
+        default="minilm_l6",
+        help="part (ii)'s checkpoint: minilm_l6 or a Hugging Face BERT directory",
+    )
     parser.add_argument("--learning-rate", type=float, default=6.5e-5)
     parser.add_argument("--warmup-steps", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--dropout", type=float, default=0.1)
-    parser.add_argument("--sequence-length", type=int, default=64,
-                        help="TREC questions average ~13 tokens; the longest fit in 64")
-    parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16 (faster on CPUs "
-                                                           "with AVX512-BF16)")
+    parser.add_argument(
+        "--sequence-length",
+        type=int,
+        default=64,
+        help="TREC questions average ~13 tokens; the longest fit in 64",
+    )
+    parser.add_argument(
+        "--dtype", default="float32", help="or mixed_bfloat16 (faster on CPUs with AVX512-BF16)"
+    )
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
     parser.add_argument("--run-dir", default="runs/lab02")
@@ -129,9 +172,11 @@ def main():
     if not parts or set(parts) - {"i", "ii"}:
         parser.error(f"--parts must list i and/or ii; received {args.parts!r}")
     if "i" in parts and not (Path(args.lab01_model) / "encoder.keras").is_file():
-        parser.error(f"part (i) needs lab01's causal model at {args.lab01_model}: run "
-                     "`python labs/lab01_pretraining.py` first, pass --lab01-model, or run "
-                     "--parts ii")
+        parser.error(
+            f"part (i) needs lab01's causal model at {args.lab01_model}: run "
+            "`python labs/lab01_pretraining.py` first, pass --lab01-model, or run "
+            "--parts ii"
+        )
 
     data = load_data(args)
     run_dir = Path(args.run_dir)
@@ -139,15 +184,21 @@ def main():
     results = [run_part(part, args, data, run_dir) for part in parts]
 
     # %% Results table.
-    print(f"\nTREC-6: train {len(data['train'])}, validation {len(data['validation'])}, "
-          f"test {len(data['test'])}")
-    print("part  model                                  params  val acc by epoch      test acc"
-          "  macro-F1  train s  ex/s")
+    print(
+        f"\nTREC-6: train {len(data['train'])}, validation {len(data['validation'])}, "
+        f"test {len(data['test'])}"
+    )
+    print(
+        "part  model                                  params  val acc by epoch      test acc"
+        "  macro-F1  train s  ex/s"
+    )
     for r in results:
         epochs = " ".join(f"{v:.3f}" for v in r["val_accuracy_per_epoch"])
-        print(f"({r['part']:2s}) {r['model'][:38]:38s} {r['parameters'] / 1e6:5.1f}M  "
-              f"{epochs:20s}  {r['test_accuracy']:8.4f}  {r['test_macro_f1']:8.4f}  "
-              f"{r['train_s']:7.0f}  {r['train_examples_per_s']:5.1f}")
+        print(
+            f"({r['part']:2s}) {r['model'][:38]:38s} {r['parameters'] / 1e6:5.1f}M  "
+            f"{epochs:20s}  {r['test_accuracy']:8.4f}  {r['test_macro_f1']:8.4f}  "
+            f"{r['train_s']:7.0f}  {r['train_examples_per_s']:5.1f}"
+        )
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
     print(json.dumps({r["part"]: r for r in results}))
 

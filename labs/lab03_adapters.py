@@ -49,8 +49,11 @@ def variants(args):
         ("full", "full", {}),
         ("feature_extraction", "feature_extraction", {}),
         ("adapters", "adapters", {"bottleneck_dim": args.bottleneck_dim, "placement": "houlsby"}),
-        ("adapters_pfeiffer", "adapters", {"bottleneck_dim": args.bottleneck_dim,
-                                           "placement": "pfeiffer"}),
+        (
+            "adapters_pfeiffer",
+            "adapters",
+            {"bottleneck_dim": args.bottleneck_dim, "placement": "pfeiffer"},
+        ),
     ]
 
 
@@ -62,8 +65,15 @@ def adapters_apart_from_the_base(start, data, args):
     # The LayerNorms are the base's: a task that should live in its adapter file (and share
     # the base with other tasks) trains only its adapters and its head.
     adapter_trainable_setup(classifier, train_layer_norms=False)
-    fine_tune_classifier(classifier, preprocessor, data["train"], epochs=1, learning_rate=1e-3,
-                         seed=args.seeds - 1, verbose=0)
+    fine_tune_classifier(
+        classifier,
+        preprocessor,
+        data["train"],
+        epochs=1,
+        learning_rate=1e-3,
+        seed=args.seeds - 1,
+        verbose=0,
+    )
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     logits = classifier.predict(test, verbose=0)
 
@@ -90,25 +100,36 @@ def adapters_apart_from_the_base(start, data, args):
     reloaded.compile()  # rebuild predict's graph for the switched adapter set
     after_switch = reloaded.predict(test, verbose=0)
     base_bytes = sum(int(np.prod(v.shape)) * 4 for v in encoder.weights)
-    return {"start": start.name, "adapter_file_kb": round(adapter_bytes / 1024, 1),
-            "base_model_mb": round(base_bytes / 2**20, 1),
-            "max_abs_logit_diff_reloaded": float(np.max(np.abs(reloaded_logits - logits))),
-            "max_abs_logit_diff_after_second_task": float(np.max(np.abs(after_switch - logits)))}
+    return {
+        "start": start.name,
+        "adapter_file_kb": round(adapter_bytes / 1024, 1),
+        "base_model_mb": round(base_bytes / 2**20, 1),
+        "max_abs_logit_diff_reloaded": float(np.max(np.abs(reloaded_logits - logits))),
+        "max_abs_logit_diff_after_second_task": float(np.max(np.abs(after_switch - logits))),
+    }
 
 
 def print_demo(starts, data, args):
     for start in starts:
         demo = adapters_apart_from_the_base(start, data, args)
-        print(f"{demo['start']}: TREC-6 adapters file {demo['adapter_file_kb']} KB vs base "
-              f"{demo['base_model_mb']} MB; reloaded into a fresh base, max |Δ logit| "
-              f"{demo['max_abs_logit_diff_reloaded']:.2e}; after adding and training SST-2 "
-              f"adapters and switching back, {demo['max_abs_logit_diff_after_second_task']:.2e}")
+        print(
+            f"{demo['start']}: TREC-6 adapters file {demo['adapter_file_kb']} KB vs base "
+            f"{demo['base_model_mb']} MB; reloaded into a fresh base, max |Δ logit| "
+            f"{demo['max_abs_logit_diff_reloaded']:.2e}; after adding and training SST-2 "
+            f"adapters and switching back, {demo['max_abs_logit_diff_after_second_task']:.2e}"
+        )
 
 
 def main():
-    comparison_main(__doc__, variants, "runs/lab03_adapters", after=print_demo,
-                    add_arguments=lambda parser: parser.add_argument(
-                        "--bottleneck-dim", type=int, default=32, help="the tutorial's 32"))
+    comparison_main(
+        __doc__,
+        variants,
+        "runs/lab03_adapters",
+        after=print_demo,
+        add_arguments=lambda parser: parser.add_argument(
+            "--bottleneck-dim", type=int, default=32, help="the tutorial's 32"
+        ),
+    )
 
 
 if __name__ == "__main__":

@@ -47,17 +47,19 @@ def describe_schedules(start, data, args):
     for callback_class in (GradualUnfreezing, ChainThaw):
         groups = schedule_groups(classifier, callback_class, start.pooling)
         stages = len(groups) + (callback_class is ChainThaw)
-        steps, every = schedule_spacing(preprocessor, data["train"], args.batch_size,
-                                        args.epochs, stages)
+        steps, every = schedule_spacing(
+            preprocessor, data["train"], args.batch_size, args.epochs, stages
+        )
         for start_step, trainable in callback_class(groups, every=every).plan(classifier):
-            lines.append(f"  {callback_class.__name__} from step {start_step:>4} of {steps}: "
-                         f"trains {trainable}")
+            lines.append(
+                f"  {callback_class.__name__} from step {start_step:>4} of {steps}: "
+                f"trains {trainable}"
+            )
     return "\n".join(lines)
 
 
 def main():
-    comparison_main(__doc__, VARIANTS, "runs/lab04_gradual_unfreezing",
-                    before=describe_schedules)
+    comparison_main(__doc__, VARIANTS, "runs/lab04_gradual_unfreezing", before=describe_schedules)
 
 
 if __name__ == "__main__":

@@ -53,14 +53,20 @@ def describe_rates(start, data, args):
     order = list(dict.fromkeys(depths.values()))
     by_factor = layerwise_learning_rates(order, top, factor=args.factor)
     by_decay = layerwise_learning_rates(order, top, decay=args.decay)
-    lines = [f"{start.name}: peak learning rate per layer group: lr_top {top:g} / "
-             f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"]
-    lines += [f"  {name:>12}: {by_factor[depth]:.3g} | {by_decay[depth]:.3g}"
-              for name, depth in depths.items()]
+    lines = [
+        f"{start.name}: peak learning rate per layer group: lr_top {top:g} / "
+        f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"
+    ]
+    lines += [
+        f"  {name:>12}: {by_factor[depth]:.3g} | {by_decay[depth]:.3g}"
+        for name, depth in depths.items()
+    ]
     steps = 100
     curve = [float(slanted_triangular(step, 1.0, steps)) for step in (0, 5, 10, 25, 50, 75, 99)]
-    lines.append("  slanted triangular, share of the peak at 0/5/10/25/50/75/99% of the run: "
-                 + " ".join(f"{value:.3f}" for value in curve))
+    lines.append(
+        "  slanted triangular, share of the peak at 0/5/10/25/50/75/99% of the run: "
+        + " ".join(f"{value:.3f}" for value in curve)
+    )
     return "\n".join(lines)
 
 
@@ -71,8 +77,13 @@ def add_arguments(parser):
 
 
 def main():
-    comparison_main(__doc__, variants, "runs/lab05_discriminative_lr", before=describe_rates,
-                    add_arguments=add_arguments)
+    comparison_main(
+        __doc__,
+        variants,
+        "runs/lab05_discriminative_lr",
+        before=describe_rates,
+        add_arguments=add_arguments,
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,11 @@ def variants(args):
     return [
         ("full", "full", {}),
         ("multitask", "multitask", {"language_model_weight": weight}),
-        ("multitask_annealed", "multitask", {"language_model_weight": weight,
-                                             "language_model_final_weight": 0.0}),
+        (
+            "multitask_annealed",
+            "multitask",
+            {"language_model_weight": weight, "language_model_final_weight": 0.0},
+        ),
         ("sequential", "sequential", {"intermediate_task": "sst2", "data_dir": args.data_dir}),
     ]
 
@@ -51,41 +54,68 @@ def variants(args):
 # %% Two supervised tasks on one encoder, one task sampled per step.
 def two_tasks_sampled_per_step(start, data, args):
     encoder, preprocessor = start.load()
-    sst2 = load_classification_task("sst2", "train", data_dir=args.data_dir,
-                                    max_examples=len(data["train"]))
+    sst2 = load_classification_task(
+        "sst2", "train", data_dir=args.data_dir, max_examples=len(data["train"])
+    )
     tasks = {"trec": data["train"], "sst2": sst2}
-    model = MultitaskModel(encoder, {
-        name: ClassificationHead(len(examples.label_names), pooling=start.pooling)
-        for name, examples in tasks.items()})
-    batches = {name: classification_dataset(preprocessor, examples.texts, examples.text_pairs,
-                                            examples.labels, args.batch_size, training=True)
-               for name, examples in tasks.items()}
+    model = MultitaskModel(
+        encoder,
+        {
+            name: ClassificationHead(len(examples.label_names), pooling=start.pooling)
+            for name, examples in tasks.items()
+        },
+    )
+    batches = {
+        name: classification_dataset(
+            preprocessor,
+            examples.texts,
+            examples.text_pairs,
+            examples.labels,
+            args.batch_size,
+            training=True,
+        )
+        for name, examples in tasks.items()
+    }
     # Length-bucketed batches have unknown cardinality: count them for proportional sampling.
     sizes = {name: count_batches(dataset) for name, dataset in batches.items()}
     steps = sum(sizes.values())
-    known = {name: dataset.apply(tf.data.experimental.assert_cardinality(sizes[name]))
-             for name, dataset in batches.items()}
+    known = {
+        name: dataset.apply(tf.data.experimental.assert_cardinality(sizes[name]))
+        for name, dataset in batches.items()
+    }
     mixed = multitask_dataset(known, sampling="temperature", temperature=2.0, num_steps=steps)
     model.compile(optimizer=fine_tuning_optimizer(steps, 1e-4))
     history = model.fit(mixed, epochs=1, verbose=0)
     test = data["test"]
-    logits = model.predict(classification_dataset(preprocessor, test.texts, batch_size=64),
-                           verbose=0)["trec"]
+    logits = model.predict(
+        classification_dataset(preprocessor, test.texts, batch_size=64), verbose=0
+    )["trec"]
     accuracy = float(np.mean(np.argmax(logits, -1) == np.asarray(test.labels)))
-    return {name: round(float(values[-1]), 4) for name, values in history.history.items()
-            if name.endswith("accuracy")} | {"trec_test_accuracy": round(accuracy, 4)}
+    return {
+        name: round(float(values[-1]), 4)
+        for name, values in history.history.items()
+        if name.endswith("accuracy")
+    } | {"trec_test_accuracy": round(accuracy, 4)}
 
 
 def print_two_tasks(starts, data, args):
     start = starts[-1]
-    print(f"{start.name}, TREC-6 + SST-2 heads on one encoder, tasks sampled per step "
-          f"(temperature 2), one pass over both: {two_tasks_sampled_per_step(start, data, args)}")
+    print(
+        f"{start.name}, TREC-6 + SST-2 heads on one encoder, tasks sampled per step "
+        f"(temperature 2), one pass over both: {two_tasks_sampled_per_step(start, data, args)}"
+    )
 
 
 def main():
-    comparison_main(__doc__, variants, "runs/lab06_multitask", after=print_two_tasks,
-                    add_arguments=lambda parser: parser.add_argument(
-                        "--language-model-weight", type=float, default=0.5))
+    comparison_main(
+        __doc__,
+        variants,
+        "runs/lab06_multitask",
+        after=print_two_tasks,
+        add_arguments=lambda parser: parser.add_argument(
+            "--language-model-weight", type=float, default=0.5
+        ),
+    )
 
 
 if __name__ == "__main__":

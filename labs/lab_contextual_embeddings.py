@@ -100,15 +100,26 @@ ATTENTION_SENTENCE = "The fishermen sat on the bank of the river and watched the
 
 
 def embed(encoder, tokenizer, sentences, args, layers="all", pooling="mean"):
-    return contextual_embeddings(encoder, tokenizer, sentences, layers=layers,
-                                 subword_pooling=pooling, batch_size=args.batch_size,
-                                 cache_dir=args.run_dir / "cache", progress=args.verbose)
+    return contextual_embeddings(
+        encoder,
+        tokenizer,
+        sentences,
+        layers=layers,
+        subword_pooling=pooling,
+        batch_size=args.batch_size,
+        cache_dir=args.run_dir / "cache",
+        progress=args.verbose,
+    )
 
 
 def instance_vectors(embeddings, corpus):
     """The vector of every instance of a WSD corpus, in the order of `corpus.instances`."""
-    return np.stack([embeddings.word(instance.sentence_index, instance.word_index)
-                     for instance in corpus.instances])
+    return np.stack(
+        [
+            embeddings.word(instance.sentence_index, instance.word_index)
+            for instance in corpus.instances
+        ]
+    )
 
 
 # %% 1. Word sense disambiguation by the nearest sense embedding, against WordNet's first sense.
@@ -116,15 +127,19 @@ def training_corpus(everything, args):
     """SemCor 3.0 (the framework's training corpus), or Senseval-2 + -3 taken out of ALL."""
     if args.train_corpus != "senseval":
         try:  # "auto" uses SemCor only when the data directory has it; "semcor" may download it
-            semcor = load_semcor(args.data_dir, download=args.train_corpus == "semcor",
-                                 max_sentences=args.max_train_sentences)
+            semcor = load_semcor(
+                args.data_dir,
+                download=args.train_corpus == "semcor",
+                max_sentences=args.max_train_sentences,
+            )
             return semcor, ()
         except ValueError:
             if args.train_corpus == "semcor":
                 raise
     train_sets = ("senseval2", "senseval3")
-    train = everything.without_sets([name for name in WSD_EVALUATION_SETS
-                                     if name not in train_sets])
+    train = everything.without_sets(
+        [name for name in WSD_EVALUATION_SETS if name not in train_sets]
+    )
     return dataclasses.replace(train, name="senseval2+senseval3"), train_sets
 
 
@@ -141,7 +156,9 @@ def wsd_variants(senses, glosses, wordnet, keys, gloss_weight):
         "corpus+glosses": (concatenate_sense_embeddings(with_glosses, glosses, weights=weights), 2),
         "corpus+neighbours": (propagated, 1),
         "corpus+neighbours+glosses": (
-            concatenate_sense_embeddings(propagated, glosses, weights=weights), 2),
+            concatenate_sense_embeddings(propagated, glosses, weights=weights),
+            2,
+        ),
     }, sources
 
 
@@ -151,28 +168,48 @@ def standardized(senses, zscorer):
 
 def wsd_section(encoder, tokenizer, wordnet, args):
     everything = load_wsd_set("ALL", args.data_dir)
-    all_layers = instance_vectors(embed(encoder, tokenizer,
-                                        [s.words for s in everything.sentences], args),
-                                  everything)  # (instances, layers, dim)
+    all_layers = instance_vectors(
+        embed(encoder, tokenizer, [s.words for s in everything.sentences], args), everything
+    )  # (instances, layers, dim)
     last4 = all_layers[:, -4:].mean(axis=1)
     train, train_sets = training_corpus(everything, args)
-    test_rows = [i for i, instance in enumerate(everything.instances)
-                 if instance.id.split(".")[0] not in train_sets]
+    test_rows = [
+        i
+        for i, instance in enumerate(everything.instances)
+        if instance.id.split(".")[0] not in train_sets
+    ]
 
     # The sense embeddings: one encoder pass over each training sentence, sentences by length,
     # and each dimension's mean and deviation over the training occurrences (for z-scoring).
     start = time.perf_counter()
     raw_senses, zscorer = corpus_sense_embeddings(
-        encoder, tokenizer, train, inventory=wordnet, batch_size=args.batch_size,
-        cache_dir=args.run_dir / "cache", progress=args.verbose, return_zscorer=True)
+        encoder,
+        tokenizer,
+        train,
+        inventory=wordnet,
+        batch_size=args.batch_size,
+        cache_dir=args.run_dir / "cache",
+        progress=args.verbose,
+        return_zscorer=True,
+    )
     train_seconds = time.perf_counter() - start
     # Full coverage: every WordNet sense of every test lemma gets a gloss vector.
-    keys = sorted({key for i in test_rows for key in wordnet.senses(everything.instances[i].lemma,
-                                                                   everything.instances[i].pos)})
+    keys = sorted(
+        {
+            key
+            for i in test_rows
+            for key in wordnet.senses(everything.instances[i].lemma, everything.instances[i].pos)
+        }
+    )
     start = time.perf_counter()
-    raw_glosses = gloss_sense_embeddings(encoder, tokenizer, wordnet, keys,
-                                         batch_size=args.batch_size,
-                                         cache_dir=args.run_dir / "cache")
+    raw_glosses = gloss_sense_embeddings(
+        encoder,
+        tokenizer,
+        wordnet,
+        keys,
+        batch_size=args.batch_size,
+        cache_dir=args.run_dir / "cache",
+    )
     gloss_seconds = time.perf_counter() - start
     # J&M §11.3.2: z-score each dimension (glosses with their own statistics: a gloss vector is a
     # mean over a whole definition, not one word in context).
@@ -180,8 +217,10 @@ def wsd_section(encoder, tokenizer, wordnet, args):
     glosses = standardized(raw_glosses, ZScorer().fit(raw_glosses.matrix))
     lemmas = [everything.instances[i].lemma for i in test_rows]
     tags = [everything.instances[i].pos for i in test_rows]
-    queries = {"raw": unit_rows(last4[test_rows]),
-               "z": unit_rows(zscorer.transform(last4[test_rows]))}
+    queries = {
+        "raw": unit_rows(last4[test_rows]),
+        "z": unit_rows(zscorer.transform(last4[test_rows])),
+    }
     inventories = {"corpus, not z-scored": (raw_senses, 1, "raw")}
     for weight in args.gloss_weights:
         variants, sources = wsd_variants(senses, glosses, wordnet, keys, weight)
@@ -197,14 +236,22 @@ def wsd_section(encoder, tokenizer, wordnet, args):
     position = {row: n for n, row in enumerate(test_rows)}
     results = {}
     for name in evaluation_sets:
-        rows = [i for i in test_rows if name == "ALL"
-                or everything.instances[i].id.split(".")[0] == name]
+        rows = [
+            i
+            for i in test_rows
+            if name == "ALL" or everything.instances[i].id.split(".")[0] == name
+        ]
         gold = {everything.instances[i].id: set(everything.instances[i].gold_keys) for i in rows}
-        row = {"instances": len(rows),
-               "mfs_f1": round(wsd_scores({k: mfs[k] for k in gold if mfs.get(k)}, gold)["f1"], 2)}
+        row = {
+            "instances": len(rows),
+            "mfs_f1": round(wsd_scores({k: mfs[k] for k in gold if mfs.get(k)}, gold)["f1"], 2),
+        }
         for variant, chosen in predictions.items():
-            ours = {everything.instances[i].id: chosen[position[i]].key for i in rows
-                    if chosen[position[i]].key is not None}
+            ours = {
+                everything.instances[i].id: chosen[position[i]].key
+                for i in rows
+                if chosen[position[i]].key is not None
+            }
             row[variant] = round(wsd_scores(ours, gold)["f1"], 2)
         nearest = Counter(predictions["corpus"][position[i]].source for i in rows)["nearest"]
         row["corpus_nearest_pct"] = round(100 * nearest / len(rows), 1)
@@ -217,77 +264,114 @@ def wsd_section(encoder, tokenizer, wordnet, args):
 
     label = "ALL" if not train_sets else "ALL minus SE2, SE3"
     covered = Counter(sources.values())
-    print(f"\nWSD: sense embeddings from {train.name} ({len(train.sentences):,} sentences, "
-          f"{len(train.instances):,} instances, {len(raw_senses):,} senses; {train_seconds:.0f} s)"
-          f"; {len(keys):,} WordNet senses of the test lemmas, glosses embedded in "
-          f"{gloss_seconds:.0f} s; neighbours: "
-          + ", ".join(f"{covered[source]:,} {source}" for source in COVERAGE_SOURCES))
+    print(
+        f"\nWSD: sense embeddings from {train.name} ({len(train.sentences):,} sentences, "
+        f"{len(train.instances):,} instances, {len(raw_senses):,} senses; {train_seconds:.0f} s)"
+        f"; {len(keys):,} WordNet senses of the test lemmas, glosses embedded in "
+        f"{gloss_seconds:.0f} s; neighbours: "
+        + ", ".join(f"{covered[source]:,} {source}" for source in COVERAGE_SOURCES)
+    )
     sets = list(results)
     shown_sets = [label if name == "ALL" else name for name in sets]
-    print("F1 (framework scorer) per set; 'corpus' falls back to MFS where no sense of a lemma "
-          "was seen; xW = weight of the gloss part")
+    print(
+        "F1 (framework scorer) per set; 'corpus' falls back to MFS where no sense of a lemma "
+        "was seen; xW = weight of the gloss part"
+    )
     print(f"{'variant':<34}" + "".join(f"{name[:17]:>18}" for name in shown_sets))
     print(f"{'(instances)':<34}" + "".join(f"{results[name]['instances']:>18}" for name in sets))
     for variant in inventories:
         mark = " *" if variant == best else ""
-        print(f"{variant + mark:<34}" + "".join(f"{results[name][variant]:>18.2f}"
-                                                for name in sets))
-    print(f"{'MFS (WordNet first sense)':<34}"
-          + "".join(f"{results[name]['mfs_f1']:>18.2f}" for name in sets))
-    print(f"{'corpus covers (% of instances)':<34}"
-          + "".join(f"{results[name]['corpus_nearest_pct']:>18.1f}" for name in sets))
+        print(
+            f"{variant + mark:<34}" + "".join(f"{results[name][variant]:>18.2f}" for name in sets)
+        )
+    print(
+        f"{'MFS (WordNet first sense)':<34}"
+        + "".join(f"{results[name]['mfs_f1']:>18.2f}" for name in sets)
+    )
+    print(
+        f"{'corpus covers (% of instances)':<34}"
+        + "".join(f"{results[name]['corpus_nearest_pct']:>18.1f}" for name in sets)
+    )
     print(f"* reported variant: best F1 on {development} (development set)")
-    summary = {"variant": best, "development_set": development, "train_corpus": train.name,
-               "train_sentences": len(train.sentences), "train_instances": len(train.instances),
-               "sense_embeddings": len(raw_senses), "test_lemma_senses": len(keys),
-               "coverage": {source: covered[source] for source in COVERAGE_SOURCES},
-               "gloss_weights": list(args.gloss_weights),
-               "train_seconds": round(train_seconds, 1), "gloss_seconds": round(gloss_seconds, 1),
-               "sets": results}
+    summary = {
+        "variant": best,
+        "development_set": development,
+        "train_corpus": train.name,
+        "train_sentences": len(train.sentences),
+        "train_instances": len(train.instances),
+        "sense_embeddings": len(raw_senses),
+        "test_lemma_senses": len(keys),
+        "coverage": {source: covered[source] for source in COVERAGE_SOURCES},
+        "gloss_weights": list(args.gloss_weights),
+        "train_seconds": round(train_seconds, 1),
+        "gloss_seconds": round(gloss_seconds, 1),
+        "sets": results,
+    }
     if train_sets:  # the same on each single layer (training vectors of every layer exist)
         train_rows = [i for i in range(len(everything.instances)) if i not in set(test_rows)]
         train_keys = [everything.instances[i].gold_keys for i in train_rows]
-        gold = {everything.instances[i].id: set(everything.instances[i].gold_keys)
-                for i in test_rows}
+        gold = {
+            everything.instances[i].id: set(everything.instances[i].gold_keys) for i in test_rows
+        }
         by_layer = []
         for layer in range(all_layers.shape[1]):
-            layer_model = NearestSenseWSD(SenseEmbeddings.fit(
-                all_layers[train_rows, layer], train_keys, inventory=wordnet), wordnet)
+            layer_model = NearestSenseWSD(
+                SenseEmbeddings.fit(all_layers[train_rows, layer], train_keys, inventory=wordnet),
+                wordnet,
+            )
             layer_predictions = layer_model.predict(all_layers[test_rows, layer], lemmas, tags)
-            ours = {everything.instances[i].id: p.key for i, p in zip(test_rows, layer_predictions,
-                                                                        strict=True) if p.key}
+            ours = {
+                everything.instances[i].id: p.key
+                for i, p in zip(test_rows, layer_predictions, strict=True)
+                if p.key
+            }
             by_layer.append(round(wsd_scores(ours, gold)["f1"], 2))
         summary["corpus_f1_by_layer"] = by_layer
-        print(f"{label}, corpus variant one layer at a time: "
-              + "  ".join(f"L{layer} {f1:.2f}" for layer, f1 in enumerate(by_layer)))
+        print(
+            f"{label}, corpus variant one layer at a time: "
+            + "  ".join(f"L{layer} {f1:.2f}" for layer, f1 in enumerate(by_layer))
+        )
     return summary, everything, all_layers
 
 
 # %% 2. Anisotropy per layer, and what z-scoring does to it and to word-in-context similarity.
 def anisotropy_section(encoder, tokenizer, wsd_corpus, wsd_vectors, args):
-    sentences = [s.words for s in read_conll2003("validation", args.data_dir,
-                                                 max_sentences=args.anisotropy_sentences)]
+    sentences = [
+        s.words
+        for s in read_conll2003(
+            "validation", args.data_dir, max_sentences=args.anisotropy_sentences
+        )
+    ]
     embeddings = embed(encoder, tokenizer, sentences, args)
-    per_layer = layer_anisotropy(embeddings.vectors, groups=embeddings.sentence_index,
-                                 num_pairs=args.pairs, seed=args.seed)
+    per_layer = layer_anisotropy(
+        embeddings.vectors, groups=embeddings.sentence_index, num_pairs=args.pairs, seed=args.seed
+    )
     # Word in context: pairs of occurrences of one lemma, same sense or not (gold WordNet keys).
     lemma_ids = _ids([f"{i.lemma}/{i.pos}" for i in wsd_corpus.instances])
     sense_ids = _ids([min(i.gold_keys) for i in wsd_corpus.instances])
     for layer, row in enumerate(per_layer):
         raw = wsd_vectors[:, layer]
-        row["wic_auc"] = word_in_context_similarity(raw, lemma_ids, sense_ids,
-                                                    seed=args.seed)["auc"]
+        row["wic_auc"] = word_in_context_similarity(raw, lemma_ids, sense_ids, seed=args.seed)[
+            "auc"
+        ]
         standardized = ZScorer().fit(embeddings.vectors[:, layer]).transform(raw)
-        row["wic_auc_z"] = word_in_context_similarity(standardized, lemma_ids, sense_ids,
-                                                      seed=args.seed)["auc"]
-    print(f"\nAnisotropy ({len(embeddings)} words of {len(sentences)} CoNLL-2003 sentences; "
-          f"word in context: {len(wsd_corpus.instances)} WSD instances)")
-    print(f"{'layer':<7}{'E[cos]':>8}{'z-scored':>10}{'top-3 dims share':>18}{'z-scored':>10}"
-          f"{'WiC AUC':>9}{'z-scored':>10}")
+        row["wic_auc_z"] = word_in_context_similarity(
+            standardized, lemma_ids, sense_ids, seed=args.seed
+        )["auc"]
+    print(
+        f"\nAnisotropy ({len(embeddings)} words of {len(sentences)} CoNLL-2003 sentences; "
+        f"word in context: {len(wsd_corpus.instances)} WSD instances)"
+    )
+    print(
+        f"{'layer':<7}{'E[cos]':>8}{'z-scored':>10}{'top-3 dims share':>18}{'z-scored':>10}"
+        f"{'WiC AUC':>9}{'z-scored':>10}"
+    )
     for layer, row in enumerate(per_layer):
-        print(f"{layer:<7}{row['expected_cosine']:>8.3f}{row['expected_cosine_z']:>10.3f}"
-              f"{row['rogue_share']:>18.3f}{row['rogue_share_z']:>10.3f}"
-              f"{row['wic_auc']:>9.3f}{row['wic_auc_z']:>10.3f}")
+        print(
+            f"{layer:<7}{row['expected_cosine']:>8.3f}{row['expected_cosine_z']:>10.3f}"
+            f"{row['rogue_share']:>18.3f}{row['rogue_share_z']:>10.3f}"
+            f"{row['wic_auc']:>9.3f}{row['wic_auc_z']:>10.3f}"
+        )
     return per_layer
 
 
@@ -300,9 +384,12 @@ def probing_section(encoder, tokenizer, args):
     control = random_encoder_like(encoder, seed=args.seed)
     results = {}
     for name, model in (("pretrained", encoder), ("random", control)):
-        features = {split: embed(model, tokenizer, [s.words for s in sentences], args,
-                                 pooling="first").vectors
-                    for split, sentences in (("train", train), ("test", test))}
+        features = {
+            split: embed(
+                model, tokenizer, [s.words for s in sentences], args, pooling="first"
+            ).vectors
+            for split, sentences in (("train", train), ("test", test))
+        }
         for task, (names, field) in tasks.items():
             index = {tag: i for i, tag in enumerate(names)}
 
@@ -310,24 +397,35 @@ def probing_section(encoder, tokenizer, args):
                 return np.array([index[tag] for s in sentences for tag in getattr(s, field)])
 
             start = time.perf_counter()
-            accuracy = layerwise_probe_accuracy(features["train"], labels(train),
-                                                features["test"], labels(test), len(names),
-                                                seed=args.seed)
+            accuracy = layerwise_probe_accuracy(
+                features["train"],
+                labels(train),
+                features["test"],
+                labels(test),
+                len(names),
+                seed=args.seed,
+            )
             results[f"{task}_{name}"] = [round(100 * a, 2) for a in accuracy]
-            results[f"{task}_majority"] = round(100 * majority_accuracy(labels(train),
-                                                                        labels(test)), 2)
+            results[f"{task}_majority"] = round(
+                100 * majority_accuracy(labels(train), labels(test)), 2
+            )
             if args.verbose:
                 print(f"probes {task}/{name}: {time.perf_counter() - start:.1f} s")
     words = (sum(len(s.words) for s in train), sum(len(s.words) for s in test))
-    print(f"\nLinear probes, test accuracy % per layer (CoNLL-2003: {words[0]} train words, "
-          f"{words[1]} test words; first subword)")
+    print(
+        f"\nLinear probes, test accuracy % per layer (CoNLL-2003: {words[0]} train words, "
+        f"{words[1]} test words; first subword)"
+    )
     layers = len(results["pos_pretrained"])
     print(f"{'probe':<16}" + "".join(f"{f'L{i}':>8}" for i in range(layers)) + f"{'majority':>10}")
     for task in tasks:
         for name in ("pretrained", "random"):
             values = results[f"{task}_{name}"]
-            print(f"{task + ' ' + name:<16}" + "".join(f"{v:>8.2f}" for v in values)
-                  + f"{results[f'{task}_majority']:>10.2f}")
+            print(
+                f"{task + ' ' + name:<16}"
+                + "".join(f"{v:>8.2f}" for v in values)
+                + f"{results[f'{task}_majority']:>10.2f}"
+            )
     return results
 
 
@@ -356,30 +454,64 @@ def figures(encoder, tokenizer, wordnet, corpus, wsd_vectors, anisotropy, probes
         vectors = wsd_vectors[rows][:, -4:].mean(axis=1)
         names = {key: f"{key.split('%')[1]}: {wordnet.gloss(key)[:40]}" for key in senses}
         points, _ = pca_2d(vectors)
-        paths.append(sense_projection_png(points, labels, args.run_dir / "senses_pca.png",
-                                          title=f'"{lemma}" ({pos}) by WordNet sense, PCA',
-                                          label_names=names))
+        paths.append(
+            sense_projection_png(
+                points,
+                labels,
+                args.run_dir / "senses_pca.png",
+                title=f'"{lemma}" ({pos}) by WordNet sense, PCA',
+                label_names=names,
+            )
+        )
         points = tsne_2d(vectors, perplexity=min(30.0, (len(rows) - 1) / 3), seed=args.seed)
-        paths.append(sense_projection_png(points, labels, args.run_dir / "senses_tsne.png",
-                                          title=f'"{lemma}" ({pos}) by WordNet sense, t-SNE',
-                                          label_names=names))
+        paths.append(
+            sense_projection_png(
+                points,
+                labels,
+                args.run_dir / "senses_tsne.png",
+                title=f'"{lemma}" ({pos}) by WordNet sense, t-SNE',
+                label_names=names,
+            )
+        )
     preprocessor = BertPreprocessor(tokenizer, sequence_length=64)
     maps, tokens = sentence_attention(encoder, preprocessor, tokenizer, ATTENTION_SENTENCE)
-    paths.append(attention_grid_png(maps, tokens, args.run_dir / "attention.png",
-                                    title="MiniLM-L6 attention, layers x heads"))
-    curves = {"expected cosine": [row["expected_cosine"] for row in anisotropy],
-              "expected cosine, z-scored": [row["expected_cosine_z"] for row in anisotropy],
-              "top-3 dims share": [row["rogue_share"] for row in anisotropy],
-              "top-3 dims share, z-scored": [row["rogue_share_z"] for row in anisotropy]}
-    paths.append(layer_curves_png(curves, args.run_dir / "anisotropy.png",
-                                  title="Anisotropy per layer (CoNLL-2003 words)",
-                                  ylabel="cosine / share"))
-    curves = {f"{task.upper()} {name}": probes[f"{task}_{name}"]
-              for task in ("pos", "ner") for name in ("pretrained", "random")}
+    paths.append(
+        attention_grid_png(
+            maps,
+            tokens,
+            args.run_dir / "attention.png",
+            title="MiniLM-L6 attention, layers x heads",
+        )
+    )
+    curves = {
+        "expected cosine": [row["expected_cosine"] for row in anisotropy],
+        "expected cosine, z-scored": [row["expected_cosine_z"] for row in anisotropy],
+        "top-3 dims share": [row["rogue_share"] for row in anisotropy],
+        "top-3 dims share, z-scored": [row["rogue_share_z"] for row in anisotropy],
+    }
+    paths.append(
+        layer_curves_png(
+            curves,
+            args.run_dir / "anisotropy.png",
+            title="Anisotropy per layer (CoNLL-2003 words)",
+            ylabel="cosine / share",
+        )
+    )
+    curves = {
+        f"{task.upper()} {name}": probes[f"{task}_{name}"]
+        for task in ("pos", "ner")
+        for name in ("pretrained", "random")
+    }
     styles = {name: {"linestyle": "--"} for name in curves if name.endswith("random")}
-    paths.append(layer_curves_png(curves, args.run_dir / "probes.png", styles=styles,
-                                  title="Linear probes per layer vs a random-weight control",
-                                  ylabel="test accuracy (%)"))
+    paths.append(
+        layer_curves_png(
+            curves,
+            args.run_dir / "probes.png",
+            styles=styles,
+            title="Linear probes per layer vs a random-weight control",
+            ylabel="test accuracy (%)",
+        )
+    )
     print("\nFigures:\n" + "\n".join(f"  {path}" for path in paths))
     return paths
 
@@ -393,20 +525,33 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="minilm_l6")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--wordnet-dir", default=None,
-                        help="WordNet 3.0 folder (default: KBERT_WORDNET_DIR or Debian's "
-                             "/usr/share/wordnet from the wordnet-base package)")
-    parser.add_argument("--train-corpus", choices=["auto", "semcor", "senseval"],
-                        default="auto",
-                        help="WSD training data: SemCor 3.0 if the data directory has it, else "
-                             "Senseval-2 + Senseval-3 (auto); SemCor, downloading it if needed "
-                             "(semcor); Senseval-2 + Senseval-3 (senseval)")
-    parser.add_argument("--gloss-weights", type=float, nargs="+", default=[0.5, 0.75, 1.0],
-                        help="weights of the gloss part tried (the reported one is chosen on "
-                             "SemEval-2007)")
-    parser.add_argument("--max-train-sentences", type=int, default=None,
-                        help="read only this many SemCor sentences (a quick look; default: all "
-                             "37,176)")
+    parser.add_argument(
+        "--wordnet-dir",
+        default=None,
+        help="WordNet 3.0 folder (default: KBERT_WORDNET_DIR or Debian's "
+        "/usr/share/wordnet from the wordnet-base package)",
+    )
+    parser.add_argument(
+        "--train-corpus",
+        choices=["auto", "semcor", "senseval"],
+        default="auto",
+        help="WSD training data: SemCor 3.0 if the data directory has it, else "
+        "Senseval-2 + Senseval-3 (auto); SemCor, downloading it if needed "
+        "(semcor); Senseval-2 + Senseval-3 (senseval)",
+    )
+    parser.add_argument(
+        "--gloss-weights",
+        type=float,
+        nargs="+",
+        default=[0.5, 0.75, 1.0],
+        help="weights of the gloss part tried (the reported one is chosen on SemEval-2007)",
+    )
+    parser.add_argument(
+        "--max-train-sentences",
+        type=int,
+        default=None,
+        help="read only this many SemCor sentences (a quick look; default: all 37,176)",
+    )
     parser.add_argument("--run-dir", default="runs/lab_contextual_embeddings")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--anisotropy-sentences", type=int, default=1000)
@@ -414,10 +559,13 @@ def main():
     parser.add_argument("--probe-train-sentences", type=int, default=3000)
     parser.add_argument("--probe-test-sentences", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--record", default=None,
-                        help="also write the results with the command, commit, date, wall time "
-                             "and machine to this JSON file (the published numbers: "
-                             "docs/results/lab_contextual_embeddings.json)")
+    parser.add_argument(
+        "--record",
+        default=None,
+        help="also write the results with the command, commit, date, wall time "
+        "and machine to this JSON file (the published numbers: "
+        "docs/results/lab_contextual_embeddings.json)",
+    )
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     args.run_dir = Path(args.run_dir)

@@ -49,8 +49,9 @@ def add_arguments(parser):
 
 
 def main():
-    comparison_main(__doc__, variants, "runs/lab_distillation", seeds=2,
-                    add_arguments=add_arguments)
+    comparison_main(
+        __doc__, variants, "runs/lab_distillation", seeds=2, add_arguments=add_arguments
+    )
 
 
 if __name__ == "__main__":

@@ -55,12 +55,16 @@ def choose_task(requested, data_dir_arg):
 
 
 def load_data(args):
-    data = {split: load_classification_task(args.task, split, data_dir=args.data_dir,
-                                            seed=args.seed)
-            for split in ("train", "validation", "test")}
+    data = {
+        split: load_classification_task(args.task, split, data_dir=args.data_dir, seed=args.seed)
+        for split in ("train", "validation", "test")
+    }
     rng = np.random.default_rng(args.seed)
-    for split, size in (("train", args.train_examples), ("validation", args.eval_examples),
-                        ("test", args.eval_examples)):
+    for split, size in (
+        ("train", args.train_examples),
+        ("validation", args.eval_examples),
+        ("test", args.eval_examples),
+    ):
         if size and len(data[split]) > size:
             data[split] = data[split].subset(np.sort(rng.permutation(len(data[split]))[:size]))
     return data
@@ -71,23 +75,43 @@ def fine_tune_language_model(encoder, tokenizer, texts, args):
     held_out = max(len(texts) // 20, 1)
     train_texts, valid_texts = texts[held_out:], texts[:held_out]
     if encoder.config.causal:
+
         def blocks(documents, shuffle):
-            return causal_lm_blocks(documents, tokenizer, args.sequence_length, args.batch_size,
-                                    seed=args.seed, shuffle=shuffle, last_block="pad")
+            return causal_lm_blocks(
+                documents,
+                tokenizer,
+                args.sequence_length,
+                args.batch_size,
+                seed=args.seed,
+                shuffle=shuffle,
+                last_block="pad",
+            )
+
         model = CausalLanguageModel(encoder)
     else:
         special = [tokenizer.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")]
-        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id, special,
-                                max_selections=int(args.sequence_length * 0.2) + 1,
-                                seed=args.seed)
+        masker = MaskedLMMasker(
+            tokenizer.vocabulary_size(),
+            tokenizer.mask_token_id,
+            special,
+            max_selections=int(args.sequence_length * 0.2) + 1,
+            seed=args.seed,
+        )
 
         def mask(batch):
             return {**batch, **masker(batch["token_ids"], batch["padding_mask"])}
 
         def blocks(documents, shuffle):
-            return full_sentences_blocks(documents, tokenizer, args.sequence_length,
-                                         args.batch_size, seed=args.seed, shuffle=shuffle,
-                                         map_fn=mask)
+            return full_sentences_blocks(
+                documents,
+                tokenizer,
+                args.sequence_length,
+                args.batch_size,
+                seed=args.seed,
+                shuffle=shuffle,
+                map_fn=mask,
+            )
+
         model = MaskedLanguageModel(encoder)
     train, valid = blocks(train_texts, True), blocks(valid_texts, False)
     steps = sum(1 for _ in train) * args.lm_epochs
@@ -96,47 +120,88 @@ def fine_tune_language_model(encoder, tokenizer, texts, args):
     model.fit(train, epochs=args.lm_epochs, verbose=args.verbose)
     after = model.evaluate(valid, verbose=0, return_dict=True)
     loss_key = next(key for key in after if key.endswith("_loss"))
-    return {"lm_examples": len(train_texts), "lm_loss_before": round(before[loss_key], 4),
-            "lm_loss_after": round(after[loss_key], 4)}
+    return {
+        "lm_examples": len(train_texts),
+        "lm_loss_before": round(before[loss_key], 4),
+        "lm_loss_after": round(after[loss_key], 4),
+    }
 
 
 # %% Stage 2: ULMFiT's classifier, head first (encoder frozen), then everything.
 def train_classifier(encoder, tokenizer, data, args):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling="concat",
-                                    hidden_units=(50,), batch_norm=True, dropout=args.dropout)
+    classifier = SequenceClassifier(
+        encoder,
+        len(data["train"].label_names),
+        pooling="concat",
+        hidden_units=(50,),
+        batch_norm=True,
+        dropout=args.dropout,
+    )
     encoder.trainable = False
     _, head_seconds = fine_tune_classifier(
-        classifier, preprocessor, data["train"], data["validation"], epochs=1,
-        batch_size=args.batch_size, learning_rate=args.head_learning_rate, seed=args.seed,
-        verbose=args.verbose)
+        classifier,
+        preprocessor,
+        data["train"],
+        data["validation"],
+        epochs=1,
+        batch_size=args.batch_size,
+        learning_rate=args.head_learning_rate,
+        seed=args.seed,
+        verbose=args.verbose,
+    )
     head = evaluate_classifier(classifier, preprocessor, data["validation"])
     encoder.trainable = True
     history, all_seconds = fine_tune_classifier(
-        classifier, preprocessor, data["train"], data["validation"], epochs=args.epochs,
-        batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
-        verbose=args.verbose)
+        classifier,
+        preprocessor,
+        data["train"],
+        data["validation"],
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        verbose=args.verbose,
+    )
     test = evaluate_classifier(classifier, preprocessor, data["test"])
-    return {"head_only_val_accuracy": round(head["accuracy"], 4),
-            "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
-            "test_accuracy": round(test["accuracy"], 4),
-            "test_macro_f1": round(test["macro_f1"], 4),
-            "train_s": round(head_seconds + all_seconds, 1)}
+    return {
+        "head_only_val_accuracy": round(head["accuracy"], 4),
+        "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
+        "test_accuracy": round(test["accuracy"], 4),
+        "test_macro_f1": round(test["macro_f1"], 4),
+        "train_s": round(head_seconds + all_seconds, 1),
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", default="auto", choices=("auto", "imdb", "sst2"),
-                        help="auto: IMDb when the data directory has it, else SST-2")
-    parser.add_argument("--model", default="minilm_l6",
-                        help="minilm_l6, a Hugging Face BERT directory, or a kbert directory "
-                             "such as saved_models/lab01_causal (then stage 1 is causal LM)")
-    parser.add_argument("--train-examples", type=int, default=2000,
-                        help="labelled training documents (0 = all)")
-    parser.add_argument("--lm-examples", type=int, default=4000,
-                        help="unlabelled training texts for stage 1 (0 = all of train)")
-    parser.add_argument("--eval-examples", type=int, default=1000,
-                        help="validation and test documents scored (0 = all)")
+    parser.add_argument(
+        "--task",
+        default="auto",
+        choices=("auto", "imdb", "sst2"),
+        help="auto: IMDb when the data directory has it, else SST-2",
+    )
+    parser.add_argument(
+        "--model",
+        default="minilm_l6",
+        help="minilm_l6, a Hugging Face BERT directory, or a kbert directory "
+        "such as saved_models/lab01_causal (then stage 1 is causal LM)",
+    )
+    parser.add_argument(
+        "--train-examples", type=int, default=2000, help="labelled training documents (0 = all)"
+    )
+    parser.add_argument(
+        "--lm-examples",
+        type=int,
+        default=4000,
+        help="unlabelled training texts for stage 1 (0 = all of train)",
+    )
+    parser.add_argument(
+        "--eval-examples",
+        type=int,
+        default=1000,
+        help="validation and test documents scored (0 = all)",
+    )
     parser.add_argument("--sequence-length", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lm-epochs", type=int, default=1)
@@ -146,8 +211,9 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--dtype", default="mixed_bfloat16", help="or float32")
-    parser.add_argument("--skip-baseline", action="store_true",
-                        help="do not train the classifier without stage 1")
+    parser.add_argument(
+        "--skip-baseline", action="store_true", help="do not train the classifier without stage 1"
+    )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab_document_classification")
     parser.add_argument("--seed", type=int, default=0)
@@ -155,9 +221,10 @@ def main():
     args = parser.parse_args()
     args.task = choose_task(args.task, args.data_dir)
     data = load_data(args)
-    lm_texts = load_classification_task(args.task, "train", data_dir=args.data_dir,
-                                        seed=args.seed).texts  # never validation or test texts
-    lm_texts = lm_texts[:args.lm_examples or None]
+    lm_texts = load_classification_task(
+        args.task, "train", data_dir=args.data_dir, seed=args.seed
+    ).texts  # never validation or test texts
+    lm_texts = lm_texts[: args.lm_examples or None]
 
     results = []
     variants = [("ULMFiT: LM fine-tuned, then classifier", True)]
@@ -174,17 +241,24 @@ def main():
         results.append(result)
 
     # %% Results table.
-    print(f"\n{args.task}: {len(data['train'])} labelled train, {len(data['validation'])} "
-          f"validation, {len(data['test'])} test documents; {args.model}, "
-          f"{args.sequence_length} tokens")
-    print("variant                                  LM loss before→after  head-only val  "
-          "val by epoch   test acc  macro-F1  train s")
+    print(
+        f"\n{args.task}: {len(data['train'])} labelled train, {len(data['validation'])} "
+        f"validation, {len(data['test'])} test documents; {args.model}, "
+        f"{args.sequence_length} tokens"
+    )
+    print(
+        "variant                                  LM loss before→after  head-only val  "
+        "val by epoch   test acc  macro-F1  train s"
+    )
     for r in results:
-        lm = (f"{r['lm_loss_before']:.3f} → {r['lm_loss_after']:.3f}" if "lm_loss_after" in r
-              else "-")
+        lm = (
+            f"{r['lm_loss_before']:.3f} → {r['lm_loss_after']:.3f}" if "lm_loss_after" in r else "-"
+        )
         epochs = " ".join(f"{v:.3f}" for v in r["val_accuracy_per_epoch"])
-        print(f"{r['variant']:40s} {lm:20s}  {r['head_only_val_accuracy']:13.4f}  {epochs:13s}"
-              f"  {r['test_accuracy']:8.4f}  {r['test_macro_f1']:8.4f}  {r['train_s']:7.0f}")
+        print(
+            f"{r['variant']:40s} {lm:20s}  {r['head_only_val_accuracy']:13.4f}  {epochs:13s}"
+            f"  {r['test_accuracy']:8.4f}  {r['test_macro_f1']:8.4f}  {r['train_s']:7.0f}"
+        )
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))

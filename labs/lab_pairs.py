@@ -38,32 +38,51 @@ from kbert.train import fine_tune_classifier  # noqa: E402
 
 def run_task(name, args):
     task = CLASSIFICATION_TASKS[name]
-    data = {split: load_classification_task(
-        name, split, data_dir=args.data_dir, seed=args.seed,
-        max_examples=args.max_train_examples if split == "train" else None)
-        for split in ("train", "validation", "test")}
+    data = {
+        split: load_classification_task(
+            name,
+            split,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            max_examples=args.max_train_examples if split == "train" else None,
+        )
+        for split in ("train", "validation", "test")
+    }
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     # %% One packed input per pair: the preprocessor gets (texts_a, texts_b).
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling)
     # Keep the weights of the epoch with the best held-out accuracy.
-    best = keras.callbacks.EarlyStopping(monitor="val_accuracy", mode="max",
-                                         patience=args.epochs, restore_best_weights=True)
+    best = keras.callbacks.EarlyStopping(
+        monitor="val_accuracy", mode="max", patience=args.epochs, restore_best_weights=True
+    )
     history, seconds = fine_tune_classifier(
-        classifier, preprocessor, data["train"], data["validation"], epochs=args.epochs,
-        batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
-        callbacks=[best], verbose=args.verbose)
+        classifier,
+        preprocessor,
+        data["train"],
+        data["validation"],
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        callbacks=[best],
+        verbose=args.verbose,
+    )
     positive = task.positive_label if task.metric == "f1" else None
     test = evaluate_classifier(classifier, preprocessor, data["test"], positive_label=positive)
     majority = max(int((data["test"].labels == c).sum()) for c in range(len(task.label_names)))
-    return {"task": name, "metric": task.metric, "train": len(data["train"]),
-            "test": len(data["test"]),
-            "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
-            "test_accuracy": round(test["accuracy"], 4),
-            "test_f1": round(test["f1"], 4) if "f1" in test else None,
-            "majority_accuracy": round(majority / len(data["test"]), 4),
-            "train_s": round(seconds, 1)}
+    return {
+        "task": name,
+        "metric": task.metric,
+        "train": len(data["train"]),
+        "test": len(data["test"]),
+        "val_accuracy_per_epoch": [round(v, 4) for v in history.history["val_accuracy"]],
+        "test_accuracy": round(test["accuracy"], 4),
+        "test_f1": round(test["f1"], 4) if "f1" in test else None,
+        "majority_accuracy": round(majority / len(data["test"]), 4),
+        "train_s": round(seconds, 1),
+    }
 
 
 def main():
@@ -88,16 +107,19 @@ def main():
     results = [run_task(name, args) for name in tasks]
 
     # %% Results table (test = GLUE dev).
-    print(f"\n{args.model}, {args.epochs} epochs, lr {args.learning_rate}, batch "
-          f"{args.batch_size}, {args.sequence_length} tokens")
-    print("task  train  test  val acc by epoch           test acc  test F1  majority acc"
-          "  train s")
+    print(
+        f"\n{args.model}, {args.epochs} epochs, lr {args.learning_rate}, batch "
+        f"{args.batch_size}, {args.sequence_length} tokens"
+    )
+    print("task  train  test  val acc by epoch           test acc  test F1  majority acc  train s")
     for r in results:
         epochs = " ".join(f"{v:.3f}" for v in r["val_accuracy_per_epoch"])
         f1 = f"{r['test_f1']:.4f}" if r["test_f1"] is not None else "   -  "
-        print(f"{r['task']:4s} {r['train']:6d} {r['test']:5d}  {epochs:25s}  "
-              f"{r['test_accuracy']:8.4f}  {f1:7s}  {r['majority_accuracy']:12.4f}  "
-              f"{r['train_s']:7.0f}")
+        print(
+            f"{r['task']:4s} {r['train']:6d} {r['test']:5d}  {epochs:25s}  "
+            f"{r['test_accuracy']:8.4f}  {f1:7s}  {r['majority_accuracy']:12.4f}  "
+            f"{r['train_s']:7.0f}"
+        )
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))

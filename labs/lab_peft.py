@@ -47,27 +47,33 @@ def merged_lora_matches(start, data, args):
     encoder, preprocessor = start.load()
     add_lora(encoder, rank=8, alpha=16)
     classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
-    fine_tune_classifier(classifier, preprocessor, data["train"], epochs=1, learning_rate=1e-3,
-                         verbose=0)
+    fine_tune_classifier(
+        classifier, preprocessor, data["train"], epochs=1, learning_rate=1e-3, verbose=0
+    )
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     before = classifier.predict(test, verbose=0)
     with_lora = classifier.count_params()
     merge_lora(encoder)
     classifier.compile()  # rebuild predict's graph on the merged layers
     after = classifier.predict(test, verbose=0)
-    return {"start": start.name, "params_with_lora": with_lora,
-            "params_merged": classifier.count_params(),
-            "max_abs_logit_diff": float(np.max(np.abs(after - before))),
-            "same_predictions": float(np.mean(after.argmax(-1) == before.argmax(-1)))}
+    return {
+        "start": start.name,
+        "params_with_lora": with_lora,
+        "params_merged": classifier.count_params(),
+        "max_abs_logit_diff": float(np.max(np.abs(after - before))),
+        "same_predictions": float(np.mean(after.argmax(-1) == before.argmax(-1))),
+    }
 
 
 def print_merged(starts, data, args):
     for start in starts:
         merged = merged_lora_matches(start, data, args)
-        print(f"{merged['start']}: LoRA merged into W: {merged['params_with_lora']:,} → "
-              f"{merged['params_merged']:,} parameters, max |Δ logit| "
-              f"{merged['max_abs_logit_diff']:.2e}, same prediction on "
-              f"{100 * merged['same_predictions']:.1f}% of the test set")
+        print(
+            f"{merged['start']}: LoRA merged into W: {merged['params_with_lora']:,} → "
+            f"{merged['params_merged']:,} parameters, max |Δ logit| "
+            f"{merged['max_abs_logit_diff']:.2e}, same prediction on "
+            f"{100 * merged['same_predictions']:.1f}% of the test set"
+        )
 
 
 def main():

@@ -39,16 +39,20 @@ from kbert.train.token_task_fine_tuning import (  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="minilm_l6",
-                        help="a checkpoint name or directory (see kbert.checkpoints)")
+    parser.add_argument(
+        "--model",
+        default="minilm_l6",
+        help="a checkpoint name or directory (see kbert.checkpoints)",
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-4)
     parser.add_argument("--sequence-length", type=int, default=384)
     parser.add_argument("--stride", type=int, default=128, help="overlap of context windows")
     parser.add_argument("--max-answer-length", type=int, default=30)
-    parser.add_argument("--train-articles", type=int, default=40,
-                        help="dev-split only: articles for training")
+    parser.add_argument(
+        "--train-articles", type=int, default=40, help="dev-split only: articles for training"
+    )
     parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--max-eval-examples", type=int, default=None, help="(smoke tests)")
@@ -61,8 +65,8 @@ def main():
     # %% Data: the official split when available, else SQuAD dev split by article.
     train, source = load_squad("train", args.data_dir, args.train_articles)
     evaluation, _ = load_squad("validation", args.data_dir, args.train_articles)
-    train = train[:args.max_train_examples]
-    evaluation = evaluation[:args.max_eval_examples]
+    train = train[: args.max_train_examples]
+    evaluation = evaluation[: args.max_eval_examples]
     print(f"SQuAD v1.1 {source}: {len(train)} training, {len(evaluation)} evaluation questions")
 
     # %% Start/end pointers on the pretrained encoder.
@@ -70,34 +74,59 @@ def main():
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     model = QuestionAnswerer(encoder)
     history, seconds, windows = fine_tune_question_answerer(
-        model, tokenizer, train, epochs=args.epochs, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, seed=args.seed, sequence_length=args.sequence_length,
-        stride=args.stride, verbose=args.verbose)
+        model,
+        tokenizer,
+        train,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        sequence_length=args.sequence_length,
+        stride=args.stride,
+        verbose=args.verbose,
+    )
 
     # %% Evaluate: windows merged back, best span per question, official EM/F1.
-    scores = evaluate_question_answerer(model, tokenizer, evaluation, args.sequence_length,
-                                        args.stride, max_answer_length=args.max_answer_length)
+    scores = evaluate_question_answerer(
+        model,
+        tokenizer,
+        evaluation,
+        args.sequence_length,
+        args.stride,
+        max_answer_length=args.max_answer_length,
+    )
     answers = scores.pop("answers")
     for example in evaluation[:3]:
         answer = answers[example.id]
-        print(f"Q: {example.question}\n   -> {answer['text']!r} [{answer['start']}:"
-              f"{answer['end']}] p={answer['probability']:.2f}   gold: "
-              f"{[text for text, _ in example.answers][:2]}")
-    result = {"source": source, "train_questions": len(train), "train_windows": windows,
-              "eval_questions": len(evaluation), "epochs": args.epochs,
-              "train_seconds": round(seconds, 1),
-              "train_windows_per_s": round(windows * args.epochs / seconds, 1),
-              "final_loss": float(history.history["loss"][-1]),
-              "exact_match": round(scores["exact_match"], 2), "f1": round(scores["f1"], 2),
-              "eval_seconds": round(scores["seconds"], 1)}
+        print(
+            f"Q: {example.question}\n   -> {answer['text']!r} [{answer['start']}:"
+            f"{answer['end']}] p={answer['probability']:.2f}   gold: "
+            f"{[text for text, _ in example.answers][:2]}"
+        )
+    result = {
+        "source": source,
+        "train_questions": len(train),
+        "train_windows": windows,
+        "eval_questions": len(evaluation),
+        "epochs": args.epochs,
+        "train_seconds": round(seconds, 1),
+        "train_windows_per_s": round(windows * args.epochs / seconds, 1),
+        "final_loss": float(history.history["loss"][-1]),
+        "exact_match": round(scores["exact_match"], 2),
+        "f1": round(scores["f1"], 2),
+        "eval_seconds": round(scores["seconds"], 1),
+    }
     print(f"\n{'split':<44} {'EM':>6} {'F1':>6} {'train s':>8}")
-    print(f"{source:<44} {result['exact_match']:>6.2f} {result['f1']:>6.2f} "
-          f"{result['train_seconds']:>8.0f}")
+    print(
+        f"{source:<44} {result['exact_match']:>6.2f} {result['f1']:>6.2f} "
+        f"{result['train_seconds']:>8.0f}"
+    )
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    (run_dir / "predictions.json").write_text(json.dumps(
-        {key: value["text"] for key, value in answers.items()}, indent=1) + "\n")
+    (run_dir / "predictions.json").write_text(
+        json.dumps({key: value["text"] for key, value in answers.items()}, indent=1) + "\n"
+    )
     print(json.dumps({"exact_match": result["exact_match"], "f1": result["f1"]}))
 
 

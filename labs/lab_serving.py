@@ -74,8 +74,12 @@ def latency_row(name, batch_size, latencies):
     p50, p95 = np.percentile(latencies, [50, 95]) * 1000
     per_second = batch_size / latencies.mean()
     print(f"{name:<34}{batch_size:>6}{p50:>10.2f}{p95:>10.2f}{per_second:>14.1f}")
-    return {"batch_size": batch_size, "p50_ms": round(p50, 2), "p95_ms": round(p95, 2),
-            "sentences_per_s": round(per_second, 1)}
+    return {
+        "batch_size": batch_size,
+        "p50_ms": round(p50, 2),
+        "p95_ms": round(p95, 2),
+        "sentences_per_s": round(per_second, 1),
+    }
 
 
 def main():
@@ -86,10 +90,18 @@ def main():
     parser.add_argument("--name", default="trec_minilm")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--max-train-examples", type=int, default=None)
-    parser.add_argument("--sequence-length", type=int, default=64,
-                        help="tokens per question (TREC questions are short)")
-    parser.add_argument("--tagger-sentences", type=int, default=2000,
-                        help="CoNLL-2003 training sentences for the small tagger export")
+    parser.add_argument(
+        "--sequence-length",
+        type=int,
+        default=64,
+        help="tokens per question (TREC questions are short)",
+    )
+    parser.add_argument(
+        "--tagger-sentences",
+        type=int,
+        default=2000,
+        help="CoNLL-2003 training sentences for the small tagger export",
+    )
     parser.add_argument("--skip-tagger", action="store_true")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the timing batches")
     parser.add_argument("--seed", type=int, default=0)
@@ -97,54 +109,95 @@ def main():
     keras.utils.set_random_seed(args.seed)
 
     # %% Fine-tune MiniLM-L6 on TREC-6 (the lab02 recipe, a linear layer on [CLS]).
-    splits = {split: load_classification_task(
-        "trec", split, data_dir=args.data_dir, seed=args.seed,
-        max_examples=args.max_train_examples if split == "train" else None)
-        for split in ("train", "validation", "test")}
+    splits = {
+        split: load_classification_task(
+            "trec",
+            split,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            max_examples=args.max_train_examples if split == "train" else None,
+        )
+        for split in ("train", "validation", "test")
+    }
     encoder, tokenizer = load_pretrained(args.model)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     label_names = list(splits["train"].label_names.names)
     classifier = SequenceClassifier(encoder, len(label_names), pooling="cls")
-    _, seconds = fine_tune_classifier(classifier, preprocessor, splits["train"],
-                                      splits["validation"], epochs=args.epochs,
-                                      learning_rate=1e-4, seed=args.seed, verbose=0)
+    _, seconds = fine_tune_classifier(
+        classifier,
+        preprocessor,
+        splits["train"],
+        splits["validation"],
+        epochs=args.epochs,
+        learning_rate=1e-4,
+        seed=args.seed,
+        verbose=0,
+    )
     print(f"fine-tuned on {len(splits['train'])} TREC-6 questions in {seconds:.0f} s")
 
     # %% Export: saved_models/<name>/<version>/, the tokenizer in the graph; never overwrites.
-    path = export_saved_model(classifier, tokenizer, args.export_dir, args.name,
-                              task="classify", label_names=label_names,
-                              sequence_length=args.sequence_length)
+    path = export_saved_model(
+        classifier,
+        tokenizer,
+        args.export_dir,
+        args.name,
+        task="classify",
+        label_names=label_names,
+        sequence_length=args.sequence_length,
+    )
     print(f"exported {path}")
     exports = {"classify": path}
     if not args.skip_tagger:
         sentences = read_conll2003("train", args.data_dir, max_sentences=args.tagger_sentences)
         tag_encoder, tag_tokenizer = load_pretrained(args.model)
         tagger = build_ner_model("crf", tag_encoder, CONLL2003_TAGS)
-        fine_tune_ner(tagger, tag_tokenizer, [s.words for s in sentences],
-                      [s.tags for s in sentences], CONLL2003_TAGS, epochs=1, seed=args.seed,
-                      verbose=0)
-        exports["tag"] = export_saved_model(tagger, tag_tokenizer, args.export_dir,
-                                            args.name.replace("trec", "conll") + "_tagger",
-                                            task="tag", label_names=list(CONLL2003_TAGS),
-                                            sequence_length=128)
+        fine_tune_ner(
+            tagger,
+            tag_tokenizer,
+            [s.words for s in sentences],
+            [s.tags for s in sentences],
+            CONLL2003_TAGS,
+            epochs=1,
+            seed=args.seed,
+            verbose=0,
+        )
+        exports["tag"] = export_saved_model(
+            tagger,
+            tag_tokenizer,
+            args.export_dir,
+            args.name.replace("trec", "conll") + "_tagger",
+            task="tag",
+            label_names=list(CONLL2003_TAGS),
+            sequence_length=128,
+        )
         print(f"exported {exports['tag']}")
     print(f"wrote {write_models_config(args.export_dir)}")
 
     # %% Reload in a fresh process (TensorFlow + tf-text only) and call every signature.
-    texts = ["How far is it from Denver to Aspen?", "Who wrote Hamlet?",
-             "What is the capital of Peru?"]
+    texts = [
+        "How far is it from Denver to Aspen?",
+        "Who wrote Hamlet?",
+        "What is the capital of Peru?",
+    ]
     for kind, export_path in exports.items():
         probe = texts if kind == "classify" else ["Peter Blackburn flew to Brussels on Monday ."]
-        result = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(export_path),
-                                 json.dumps(probe)], capture_output=True, text=True,
-                                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=600)
+        result = subprocess.run(
+            [sys.executable, "-c", FRESH_PROCESS, str(export_path), json.dumps(probe)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+            timeout=600,
+        )
         if result.returncode:
             raise RuntimeError(f"reloading {export_path} failed:\n{result.stderr[-2000:]}")
         outputs = json.loads(result.stdout.strip().splitlines()[-1])
         print(f"\n{export_path} in a fresh process:")
         for name, values in outputs.items():
-            shown = {key: value for key, value in values.items()
-                     if key in ("labels", "tags", "entity_types", "entity_texts", "entity_starts")}
+            shown = {
+                key: value
+                for key, value in values.items()
+                if key in ("labels", "tags", "entity_types", "entity_texts", "entity_starts")
+            }
             shapes = {key: np.shape(value) for key, value in values.items()}
             print(f"  {name}: {json.dumps(shown) if shown else shapes}")
 
@@ -152,37 +205,56 @@ def main():
     loaded = tf.saved_model.load(str(path))
     classify = loaded.signatures["classify"]
     test_texts = splits["test"].texts
-    exported = np.concatenate([classify(text=tf.constant(test_texts[i:i + 32]))["probabilities"]
-                               .numpy() for i in range(0, len(test_texts), 32)])
-    in_memory = keras.ops.convert_to_numpy(keras.ops.softmax(
-        classifier.predict(preprocessor(test_texts), batch_size=32, verbose=0)))
+    exported = np.concatenate(
+        [
+            classify(text=tf.constant(test_texts[i : i + 32]))["probabilities"].numpy()
+            for i in range(0, len(test_texts), 32)
+        ]
+    )
+    in_memory = keras.ops.convert_to_numpy(
+        keras.ops.softmax(classifier.predict(preprocessor(test_texts), batch_size=32, verbose=0))
+    )
     max_abs_diff = float(np.abs(exported - in_memory).max())
     accuracy = float((exported.argmax(1) == splits["test"].labels).mean())
-    print(f"\nTREC-6 test accuracy {100 * accuracy:.2f}%; max |export - keras| = "
-          f"{max_abs_diff:.2e} over {len(test_texts)} questions")
+    print(
+        f"\nTREC-6 test accuracy {100 * accuracy:.2f}%; max |export - keras| = "
+        f"{max_abs_diff:.2e} over {len(test_texts)} questions"
+    )
 
     print(f"\n{'':<34}{'batch':>6}{'p50 ms':>10}{'p95 ms':>10}{'sentences/s':>14}")
     timings = {}
     for batch_size in (1, 32):
-        batches = [test_texts[i:i + batch_size] for i in range(0, len(test_texts), batch_size)]
-        batches = [batch for batch in batches if len(batch) == batch_size][:100 // batch_size
-                                                                            + 10]
+        batches = [test_texts[i : i + batch_size] for i in range(0, len(test_texts), batch_size)]
+        batches = [batch for batch in batches if len(batch) == batch_size][: 100 // batch_size + 10]
         timings[f"export_batch{batch_size}"] = latency_row(
-            "exported `classify` (raw text)", batch_size,
-            timed_calls(lambda b: classify(text=tf.constant(b)), batches, args.repeats))
+            "exported `classify` (raw text)",
+            batch_size,
+            timed_calls(lambda b: classify(text=tf.constant(b)), batches, args.repeats),
+        )
         tokenized = [preprocessor(batch) for batch in batches]  # Python-side, outside the timing
         timings[f"keras_batch{batch_size}"] = latency_row(
-            "keras model.predict (tokenized)", batch_size,
-            timed_calls(lambda b: classifier.predict(b, batch_size=32, verbose=0), tokenized,
-                        args.repeats))
-    ratio = (timings["export_batch32"]["sentences_per_s"]
-             / timings["keras_batch32"]["sentences_per_s"])
+            "keras model.predict (tokenized)",
+            batch_size,
+            timed_calls(
+                lambda b: classifier.predict(b, batch_size=32, verbose=0), tokenized, args.repeats
+            ),
+        )
+    ratio = (
+        timings["export_batch32"]["sentences_per_s"] / timings["keras_batch32"]["sentences_per_s"]
+    )
     print(f"\nexport / model.predict throughput at batch 32: {ratio:.2f}x (goal >= 2x)")
-    print(json.dumps({"export_sentences_per_s": timings["export_batch32"]["sentences_per_s"],
-                      "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
-                      "max_abs_diff": max_abs_diff, "test_accuracy": round(accuracy, 4),
-                      "exports": {kind: str(p) for kind, p in exports.items()},
-                      "timings": timings}))
+    print(
+        json.dumps(
+            {
+                "export_sentences_per_s": timings["export_batch32"]["sentences_per_s"],
+                "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
+                "max_abs_diff": max_abs_diff,
+                "test_accuracy": round(accuracy, 4),
+                "exports": {kind: str(p) for kind, p in exports.items()},
+                "timings": timings,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

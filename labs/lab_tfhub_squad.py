@@ -72,8 +72,7 @@ def hub_modules(args):
         encoder, tokenizer = load_pretrained(args.model)
         export_hub_encoder(encoder, encoder_path)
         export_hub_preprocessor(tokenizer, preprocessor_path, seq_length=args.sequence_length)
-        print(f"wrote {args.model} in the TF Hub BERT format: {encoder_path}, "
-              f"{preprocessor_path}")
+        print(f"wrote {args.model} in the TF Hub BERT format: {encoder_path}, {preprocessor_path}")
     return str(encoder_path), str(preprocessor_path)
 
 
@@ -81,10 +80,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hub-encoder", help="TF Hub BERT encoder handle (path or URL)")
     parser.add_argument("--hub-preprocessor", help="its TF Hub preprocessor handle")
-    parser.add_argument("--cased", action="store_true",
-                        help="the Hub model is cased (default: uncased, lowercasing)")
-    parser.add_argument("--model", default="minilm_l6",
-                        help="without Hub handles: the checkpoint to write in the Hub format")
+    parser.add_argument(
+        "--cased",
+        action="store_true",
+        help="the Hub model is cased (default: uncased, lowercasing)",
+    )
+    parser.add_argument(
+        "--model",
+        default="minilm_l6",
+        help="without Hub handles: the checkpoint to write in the Hub format",
+    )
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-4)
@@ -113,57 +118,103 @@ def main():
     question, context = "Who flew to Brussels?", "Peter Blackburn flew to Brussels on Monday."
     hub_inputs = hub_preprocessor((tf.constant([question]), tf.constant([context])))
     ours = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)(
-        (tf.constant([question]), tf.constant([context])))
+        (tf.constant([question]), tf.constant([context]))
+    )
     same_ids = bool(np.array_equal(hub_inputs["input_word_ids"], ours["token_ids"]))
     print(f"Hub preprocessor ids == kbert BertPreprocessor ids: {same_ids}")
     if not args.hub_encoder:
         reference, _ = load_pretrained(args.model)
-        difference = float(np.abs(np.asarray(encoder(ours)["sequence_output"])
-                                  - np.asarray(reference(ours)["sequence_output"])).max())
+        difference = float(
+            np.abs(
+                np.asarray(encoder(ours)["sequence_output"])
+                - np.asarray(reference(ours)["sequence_output"])
+            ).max()
+        )
         print(f"Hub encoder vs kbert encoder, max |difference|: {difference:.2e}")
 
     # %% Fine-tune the QA head and the Hub encoder together (windows of 384, overlap 128).
     train, source = load_squad("train", args.data_dir)
     evaluation, _ = load_squad("validation", args.data_dir)
-    train, evaluation = train[:args.max_train_examples], evaluation[:args.max_eval_examples]
+    train, evaluation = train[: args.max_train_examples], evaluation[: args.max_eval_examples]
     model = QuestionAnswerer(encoder)
     before = [keras.ops.convert_to_numpy(v) for v in encoder.trainable_weights[:2]]
     history, seconds, windows = fine_tune_question_answerer(
-        model, tokenizer, train, epochs=args.epochs, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, seed=args.seed, sequence_length=args.sequence_length,
-        stride=args.stride, verbose=args.verbose)
-    moved = any(not np.allclose(a, keras.ops.convert_to_numpy(b)) for a, b in
-                zip(before, encoder.trainable_weights[:2], strict=True))
-    scores = evaluate_question_answerer(model, tokenizer, evaluation, args.sequence_length,
-                                        args.stride)
+        model,
+        tokenizer,
+        train,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        sequence_length=args.sequence_length,
+        stride=args.stride,
+        verbose=args.verbose,
+    )
+    moved = any(
+        not np.allclose(a, keras.ops.convert_to_numpy(b))
+        for a, b in zip(before, encoder.trainable_weights[:2], strict=True)
+    )
+    scores = evaluate_question_answerer(
+        model, tokenizer, evaluation, args.sequence_length, args.stride
+    )
     scores.pop("answers")
-    print(f"\nSQuAD v1.1 {source}: {len(train)} training questions ({windows} windows), "
-          f"{len(evaluation)} evaluation questions")
-    print(f"EM {scores['exact_match']:.2f}  F1 {scores['f1']:.2f}  (training {seconds:.0f} s; "
-          f"Hub variables updated by fit: {moved})")
+    print(
+        f"\nSQuAD v1.1 {source}: {len(train)} training questions ({windows} windows), "
+        f"{len(evaluation)} evaluation questions"
+    )
+    print(
+        f"EM {scores['exact_match']:.2f}  F1 {scores['f1']:.2f}  (training {seconds:.0f} s; "
+        f"Hub variables updated by fit: {moved})"
+    )
 
     # %% Export with the `answer` signature; call it from a fresh process on raw strings.
-    path = export_saved_model(model, tokenizer, args.export_dir, args.name, task="answer",
-                              sequence_length=args.sequence_length)
+    path = export_saved_model(
+        model,
+        tokenizer,
+        args.export_dir,
+        args.name,
+        task="answer",
+        sequence_length=args.sequence_length,
+    )
     questions = [example.question for example in evaluation[:3]]
     contexts = [example.context for example in evaluation[:3]]
-    result = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(path),
-                             json.dumps(questions), json.dumps(contexts)],
-                            capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FRESH_PROCESS,
+            str(path),
+            json.dumps(questions),
+            json.dumps(contexts),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     if result.returncode:
         raise RuntimeError(f"calling the export failed:\n{result.stderr[-2000:]}")
     answers = json.loads(result.stdout.strip().splitlines()[-1])
     print(f"\nexported {path}; its `answer` signature, in a fresh process:")
     for i, question_text in enumerate(questions):
         gold = [text for text, _ in evaluation[i].answers][:2]
-        print(f"  Q: {question_text}\n     -> {answers['answer_text'][i]!r} "
-              f"[{answers['answer_start'][i]}:{answers['answer_end'][i]}]   gold: {gold}")
-    summary = {"source": source, "train_questions": len(train), "train_windows": windows,
-               "eval_questions": len(evaluation), "train_seconds": round(seconds, 1),
-               "exact_match": round(scores["exact_match"], 2), "f1": round(scores["f1"], 2),
-               "hub_variables_updated": moved, "same_preprocessing": same_ids,
-               "final_loss": float(history.history["loss"][-1]), "export": str(path)}
+        print(
+            f"  Q: {question_text}\n     -> {answers['answer_text'][i]!r} "
+            f"[{answers['answer_start'][i]}:{answers['answer_end'][i]}]   gold: {gold}"
+        )
+    summary = {
+        "source": source,
+        "train_questions": len(train),
+        "train_windows": windows,
+        "eval_questions": len(evaluation),
+        "train_seconds": round(seconds, 1),
+        "exact_match": round(scores["exact_match"], 2),
+        "f1": round(scores["f1"], 2),
+        "hub_variables_updated": moved,
+        "same_preprocessing": same_ids,
+        "final_loss": float(history.history["loss"][-1]),
+        "export": str(path),
+    }
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -18,13 +18,15 @@ def pipeline(minilm_dir):
 @pytest.mark.slow
 def test_bad_texts_give_defined_finite_outputs(pipeline):
     encoder, tokenizer, preprocessor = pipeline
-    texts = tf.constant([
-        "",                                   # empty
-        " \t\n  ",                            # whitespace only
-        "bank " * 25_000,                     # 125,000 characters
-        "I love 🍕 and 北京 ✓",                # non-BMP emoji, CJK
-        b"caf\xc3\xa9 \xff\xfe broken",       # invalid UTF-8 bytes
-    ])
+    texts = tf.constant(
+        [
+            "",  # empty
+            " \t\n  ",  # whitespace only
+            "bank " * 25_000,  # 125,000 characters
+            "I love 🍕 and 北京 ✓",  # non-BMP emoji, CJK
+            b"caf\xc3\xa9 \xff\xfe broken",  # invalid UTF-8 bytes
+        ]
+    )
     inputs = preprocessor(texts)
     ids = inputs["token_ids"].numpy()
     cls, sep, pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
@@ -46,8 +48,10 @@ def test_pair_with_one_side_empty(pipeline):
     inputs = preprocessor((tf.constant(["where is the bank"]), tf.constant([""])))
     ids = inputs["token_ids"].numpy()[0].tolist()
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
-    assert ids[:7] == [cls] + tokenizer(tf.constant("where is the bank")).numpy().tolist() + [sep,
-                                                                                              sep]
+    assert ids[:7] == [cls] + tokenizer(tf.constant("where is the bank")).numpy().tolist() + [
+        sep,
+        sep,
+    ]
     assert inputs["segment_ids"].numpy()[0, :7].tolist() == [0, 0, 0, 0, 0, 0, 1]
 
 

@@ -31,8 +31,9 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def encoder():
     keras.utils.set_random_seed(1)
-    return Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), dropout=0.0,
-                               attention_dropout=0.0)
+    return Encoder.from_preset(
+        "tiny", vocabulary_size=len(VOCABULARY), dropout=0.0, attention_dropout=0.0
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +43,9 @@ def encoder_path(encoder, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def preprocessor_path(tokenizer, tmp_path_factory):
-    return export_hub_preprocessor(tokenizer, tmp_path_factory.mktemp("hub") / "pre",
-                                   seq_length=SEQ_LENGTH)
+    return export_hub_preprocessor(
+        tokenizer, tmp_path_factory.mktemp("hub") / "pre", seq_length=SEQ_LENGTH
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +59,12 @@ def data(tokenizer):
         texts.append(f"{['bad', 'good'][label]} {noun}" + " !" * int(rng.integers(2)))
         labels.append(label)
     packed = BertPreprocessor(tokenizer, sequence_length=SEQ_LENGTH)(texts)
-    x = {key: packed[kbert].numpy() for key, kbert in
-         zip(HUB_INPUT_KEYS, ("token_ids", "padding_mask", "segment_ids"), strict=True)}
+    x = {
+        key: packed[kbert].numpy()
+        for key, kbert in zip(
+            HUB_INPUT_KEYS, ("token_ids", "padding_mask", "segment_ids"), strict=True
+        )
+    }
     return x, np.array(labels)
 
 
@@ -94,15 +100,20 @@ def test_fit_updates_module_variables(encoder_path, data, optimizer):
     hub_trainable = len(layer.module.trainable_variables)
     assert len(layer.trainable_weights) == hub_trainable > 0
     assert len(model.trainable_weights) == hub_trainable + 2  # + head kernel and bias
-    optimizer = (keras.optimizers.Adam(1e-2) if optimizer == "adam"
-                 else keras.optimizers.AdamW(1e-2, weight_decay=0.01))
+    optimizer = (
+        keras.optimizers.Adam(1e-2)
+        if optimizer == "adam"
+        else keras.optimizers.AdamW(1e-2, weight_decay=0.01)
+    )
     x, _ = data
     outputs_before = layer.module(x, training=False)["pooled_output"].numpy()
     values_before = _values(layer)
     loss_before, loss_after = _fit(model, data, optimizer)
     assert loss_after < loss_before
-    changed = [not np.allclose(a, b.numpy()) for a, b in
-               zip(values_before, layer.module.variables, strict=True)]
+    changed = [
+        not np.allclose(a, b.numpy())
+        for a, b in zip(values_before, layer.module.variables, strict=True)
+    ]
     assert sum(changed) >= hub_trainable - 1  # every trained variable moved
     # The module itself (not a copy) was trained: its own outputs changed.
     outputs_after = layer.module(x, training=False)["pooled_output"].numpy()
@@ -124,10 +135,14 @@ def test_frozen_layer_has_no_trainable_weights(encoder_path, data):
 def test_layer_matches_kbert_encoder(encoder, encoder_path, data):
     x, _ = data
     outputs = HubEncoder(encoder_path)(x)
-    expected = encoder({"token_ids": x["input_word_ids"], "padding_mask": x["input_mask"],
-                        "segment_ids": x["input_type_ids"]})
-    np.testing.assert_allclose(outputs["sequence_output"], expected["sequence_output"],
-                               atol=1e-5)
+    expected = encoder(
+        {
+            "token_ids": x["input_word_ids"],
+            "padding_mask": x["input_mask"],
+            "segment_ids": x["input_type_ids"],
+        }
+    )
+    np.testing.assert_allclose(outputs["sequence_output"], expected["sequence_output"], atol=1e-5)
     # kbert's input names work too.
     kbert_names = {"token_ids": x["input_word_ids"], "padding_mask": x["input_mask"]}
     again = HubEncoder(encoder_path, output_key="pooled_output")(kbert_names)
@@ -158,9 +173,12 @@ def test_model_with_hub_layer_exports_with_export_archive(encoder_path, data, tm
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.add_endpoint(
-        "serve", model.call,
-        input_signature=[{key: tf.TensorSpec([None, None], tf.int32, name=key)
-                          for key in HUB_INPUT_KEYS}])
+        "serve",
+        model.call,
+        input_signature=[
+            {key: tf.TensorSpec([None, None], tf.int32, name=key) for key in HUB_INPUT_KEYS}
+        ],
+    )
     archive.write_out(str(tmp_path / "served"), verbose=False)
     reloaded = tf.saved_model.load(str(tmp_path / "served"))
     np.testing.assert_allclose(reloaded.serve(x), model.predict(x, verbose=0), atol=1e-5)
@@ -183,7 +201,8 @@ def test_hub_preprocessor_and_encoder_pipeline(tokenizer, preprocessor_path, enc
     # A Keras model from strings to logits.
     strings = keras.Input((), dtype="string")
     encoded = HubEncoder(encoder_path, output_key="pooled_output")(
-        HubPreprocessor(preprocessor_path)(strings))
+        HubPreprocessor(preprocessor_path)(strings)
+    )
     model = keras.Model(strings, keras.layers.Dense(2)(encoded))
     assert model(texts).shape == (2, 2)
     assert HubPreprocessor(preprocessor_path).trainable_weights == []
@@ -206,8 +225,9 @@ def tf_keras_path(tmp_path_factory):
     tf_keras = pytest.importorskip("tf_keras")
     tf_keras.utils.set_random_seed(0)
     inputs = tf_keras.Input((4,), name="features")
-    hidden = tf_keras.layers.Dense(8, activation="relu", name="hidden",
-                                   kernel_regularizer=tf_keras.regularizers.L2(1e-3))(inputs)
+    hidden = tf_keras.layers.Dense(
+        8, activation="relu", name="hidden", kernel_regularizer=tf_keras.regularizers.L2(1e-3)
+    )(inputs)
     outputs = tf_keras.layers.Dense(3, name="scores")(tf_keras.layers.Dropout(0.5)(hidden))
     path = str(tmp_path_factory.mktemp("tf_keras") / "model")
     tf.saved_model.save(tf_keras.Model(inputs, outputs), path)
@@ -227,8 +247,9 @@ def test_tf_keras_module_fine_tunes(tf_keras_path):
     loss_before = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=5, batch_size=16, verbose=0)
     assert model.evaluate(x, y, verbose=0) < loss_before
-    assert all(not np.allclose(a, b.numpy()) for a, b in
-               zip(before, layer.module.variables, strict=True))
+    assert all(
+        not np.allclose(a, b.numpy()) for a, b in zip(before, layer.module.variables, strict=True)
+    )
     # training=True reaches the module's dropout; inference is deterministic.
     np.testing.assert_array_equal(layer(x[:4]), layer(x[:4]))
     assert np.abs(layer(x[:4], training=True) - layer(x[:4])).max() > 0
@@ -263,24 +284,28 @@ def test_clear_errors(tf_keras_path, encoder_path, tmp_path):
         HubLayer(tf_keras_path, signature="tokens")
     with pytest.raises(ValueError, match="output_key 'logits' is not among .*pooled_output"):
         HubEncoder(encoder_path, output_key="logits")(
-            {key: tf.ones((1, 3), tf.int32) for key in HUB_INPUT_KEYS})
+            {key: tf.ones((1, 3), tf.int32) for key in HUB_INPUT_KEYS}
+        )
     with pytest.raises(ValueError, match="handle must be a str"):
         resolve_handle(3)
 
     module = tf.Module()
-    module.double = tf.function(lambda x: {"y": 2 * x},
-                                input_signature=[tf.TensorSpec([None], tf.float32)])
+    module.double = tf.function(
+        lambda x: {"y": 2 * x}, input_signature=[tf.TensorSpec([None], tf.float32)]
+    )
     path = str(tmp_path / "uncallable")
     tf.saved_model.save(module, path, signatures={"double": module.double})
     with pytest.raises(ValueError, match="no __call__; pass signature= one of \\['double'\\]"):
         HubLayer(path)
     assert os.path.isdir(path)
-    np.testing.assert_allclose(HubLayer(path, signature="double", output_key="y")(
-        tf.constant([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_allclose(
+        HubLayer(path, signature="double", output_key="y")(tf.constant([1.0, 2.0])), [2.0, 4.0]
+    )
 
 
-def _toy_encoder_module(path, input_keys=HUB_INPUT_KEYS,
-                        output_keys=("sequence_output", "pooled_output")):
+def _toy_encoder_module(
+    path, input_keys=HUB_INPUT_KEYS, output_keys=("sequence_output", "pooled_output")
+):
     """A one-variable module shaped like a Hub BERT encoder, with the given names; fast."""
     module = tf.Module()
     module.kernel = tf.Variable(tf.ones((4,)))
@@ -341,5 +366,4 @@ def test_minilm_round_trip_through_hub_format(minilm_dir, tmp_path):
     np.testing.assert_array_equal(packed["input_word_ids"], reference["token_ids"])
     expected = encoder(reference, training=False)
     np.testing.assert_allclose(outputs["pooled_output"], expected["pooled_output"], atol=1e-5)
-    np.testing.assert_allclose(outputs["sequence_output"], expected["sequence_output"],
-                               atol=1e-5)
+    np.testing.assert_allclose(outputs["sequence_output"], expected["sequence_output"], atol=1e-5)

@@ -11,9 +11,17 @@ def _as_numpy(tree):
     return keras.tree.map_structure(lambda x: np.asarray(keras.ops.convert_to_numpy(x)), tree)
 
 
-def run_layer_test(layer_cls, init_kwargs, call_inputs, call_kwargs=None,
-                   expected_output_shape=None, expected_num_trainable_weights=None,
-                   run_fit=True, run_saving=True, zero_gradient_weights=()):
+def run_layer_test(
+    layer_cls,
+    init_kwargs,
+    call_inputs,
+    call_kwargs=None,
+    expected_output_shape=None,
+    expected_num_trainable_weights=None,
+    run_fit=True,
+    run_saving=True,
+    zero_gradient_weights=(),
+):
     """Checks config round trip, eager and symbolic calls, one fit step and .keras save/load.
 
     Args:
@@ -46,12 +54,12 @@ def run_layer_test(layer_cls, init_kwargs, call_inputs, call_kwargs=None,
         assert tuple(output.shape) == tuple(expected_output_shape), output.shape
     if expected_num_trainable_weights is not None:
         assert len(layer.trainable_weights) == expected_num_trainable_weights, [
-            w.path for w in layer.trainable_weights]
+            w.path for w in layer.trainable_weights
+        ]
 
     # Symbolic call inside a functional model with the same inputs.
     def symbolic(array):
-        return keras.Input(shape=array.shape[1:], dtype=str(array.dtype),
-                           batch_size=array.shape[0])
+        return keras.Input(shape=array.shape[1:], dtype=str(array.dtype), batch_size=array.shape[0])
 
     main_input = symbolic(call_inputs)
     extra_inputs = {key: symbolic(value) for key, value in call_kwargs.items()}
@@ -77,6 +85,7 @@ def run_layer_test(layer_cls, init_kwargs, call_inputs, call_kwargs=None,
             path = os.path.join(tmp, "model.keras")
             model.save(path)
             restored = keras.models.load_model(path)
-        np.testing.assert_allclose(_as_numpy(restored(model_inputs)), _as_numpy(model(model_inputs)),
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            _as_numpy(restored(model_inputs)), _as_numpy(model(model_inputs)), atol=1e-6
+        )
     return layer

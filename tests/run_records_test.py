@@ -7,8 +7,12 @@ from kbert.run_records import machine_description, write_run_record
 
 def test_a_record_holds_the_results_and_how_they_were_made(tmp_path):
     path = tmp_path / "results" / "lab.json"
-    record = write_run_record(path, {"f1": 70.5, "sets": {"ALL": 7253}}, 12.345,
-                              argv=["labs/lab.py", "--seed", "1", "a b"])
+    record = write_run_record(
+        path,
+        {"f1": 70.5, "sets": {"ALL": 7253}},
+        12.345,
+        argv=["labs/lab.py", "--seed", "1", "a b"],
+    )
     assert json.loads(path.read_text()) == record
     assert record["results"] == {"f1": 70.5, "sets": {"ALL": 7253}}
     assert record["command"] == "python labs/lab.py --seed 1 'a b'"

@@ -85,21 +85,28 @@ def answering_port(payload):
 
 def test_predict_urls():
     assert rest_predict_url("localhost", "trec") == "http://localhost:8501/v1/models/trec:predict"
-    assert (rest_predict_url("10.0.0.2", "trec", version=3, port=9000, scheme="https")
-            == "https://10.0.0.2:9000/v1/models/trec/versions/3:predict")
-    assert (rest_predict_url("localhost", "trec", label="canary")
-            == "http://localhost:8501/v1/models/trec/labels/canary:predict")
+    assert (
+        rest_predict_url("10.0.0.2", "trec", version=3, port=9000, scheme="https")
+        == "https://10.0.0.2:9000/v1/models/trec/versions/3:predict"
+    )
+    assert (
+        rest_predict_url("localhost", "trec", label="canary")
+        == "http://localhost:8501/v1/models/trec/labels/canary:predict"
+    )
     assert rest_predict_url("::1", "m") == "http://[::1]:8501/v1/models/m:predict"
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ({"host": "http://localhost", "model": "m"}, "no scheme"),
-    ({"host": "localhost", "model": ""}, "model must be a non-empty"),
-    ({"host": "localhost", "model": "m", "version": 1, "label": "x"}, "at most one of"),
-    ({"host": "localhost", "model": "m", "version": -1}, "non-negative int; got -1"),
-    ({"host": "localhost", "model": "m", "version": "2"}, "non-negative int; got '2'"),
-    ({"host": "localhost", "model": "m", "scheme": "grpc"}, "'http' or 'https'"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"host": "http://localhost", "model": "m"}, "no scheme"),
+        ({"host": "localhost", "model": ""}, "model must be a non-empty"),
+        ({"host": "localhost", "model": "m", "version": 1, "label": "x"}, "at most one of"),
+        ({"host": "localhost", "model": "m", "version": -1}, "non-negative int; got -1"),
+        ({"host": "localhost", "model": "m", "version": "2"}, "non-negative int; got '2'"),
+        ({"host": "localhost", "model": "m", "scheme": "grpc"}, "'http' or 'https'"),
+    ],
+)
 def test_bad_url_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         rest_predict_url(**arguments)
@@ -118,19 +125,22 @@ def test_ipv6_literals_get_brackets_in_urls_and_grpc_targets():
         assert client.target == "10.0.0.2:8500"
 
 
-@pytest.mark.parametrize("host, message", [
-    ("localhost:8501", r"got 'localhost:8501'; pass host='localhost', port=8501"),
-    ("127.0.0.1:9000", r"got '127.0.0.1:9000'; pass host='127.0.0.1', port=9000"),
-    ("[::1]:8501", r"got '\[::1\]:8501'; pass host='::1', port=8501"),
-    ("http://localhost:8501", r"no scheme, port or path.*got 'http://localhost:8501'"),
-    ("localhost:", "no scheme, port or path"),
-    ("[::1", "no scheme, port or path"),
-    ("[localhost]", "no scheme, port or path"),
-    ("not::an::address", "no scheme, port or path"),
-    ("local host", "no scheme, port or path"),
-    ("", "no scheme, port or path"),
-    (None, "no scheme, port or path"),
-])
+@pytest.mark.parametrize(
+    "host, message",
+    [
+        ("localhost:8501", r"got 'localhost:8501'; pass host='localhost', port=8501"),
+        ("127.0.0.1:9000", r"got '127.0.0.1:9000'; pass host='127.0.0.1', port=9000"),
+        ("[::1]:8501", r"got '\[::1\]:8501'; pass host='::1', port=8501"),
+        ("http://localhost:8501", r"no scheme, port or path.*got 'http://localhost:8501'"),
+        ("localhost:", "no scheme, port or path"),
+        ("[::1", "no scheme, port or path"),
+        ("[localhost]", "no scheme, port or path"),
+        ("not::an::address", "no scheme, port or path"),
+        ("local host", "no scheme, port or path"),
+        ("", "no scheme, port or path"),
+        (None, "no scheme, port or path"),
+    ],
+)
 def test_a_port_or_scheme_inside_host_is_refused(host, message):
     with pytest.raises(ValueError, match=message):
         rest_predict_url(host, "m")
@@ -163,24 +173,33 @@ def test_row_format_has_one_dict_per_example_even_for_one_input():
     body = rest_predict_body({"text": ["a", "b"]}, signature_name="embed")
     assert body == {"signature_name": "embed", "instances": [{"text": "a"}, {"text": "b"}]}
     body = rest_predict_body({"question": ("q1", "q2"), "context": ["c1", "c2"]})
-    assert body["instances"] == [{"question": "q1", "context": "c1"},
-                                 {"question": "q2", "context": "c2"}]
+    assert body["instances"] == [
+        {"question": "q1", "context": "c1"},
+        {"question": "q2", "context": "c2"},
+    ]
     assert body["signature_name"] == "serving_default"
     json.dumps(body)
 
 
 def test_columnar_format_keeps_lists():
-    body = rest_predict_body({"text": ["a", "b"], "text_pair": ["c", "d"]},
-                             signature_name="classify", format="inputs")
-    assert body == {"signature_name": "classify",
-                    "inputs": {"text": ["a", "b"], "text_pair": ["c", "d"]}}
+    body = rest_predict_body(
+        {"text": ["a", "b"], "text_pair": ["c", "d"]}, signature_name="classify", format="inputs"
+    )
+    assert body == {
+        "signature_name": "classify",
+        "inputs": {"text": ["a", "b"], "text_pair": ["c", "d"]},
+    }
 
 
 def test_bytes_go_as_b64_and_numpy_as_lists():
-    body = rest_predict_body({"text": [b"\xff\x00", "caf\u00e9"],
-                              "token_ids": np.array([[1, 2], [3, 4]], dtype=np.int32),
-                              "weight": np.array([0.5, 1.0], dtype=np.float32),
-                              "raw": np.array([b"ab", b"c"], dtype=object)})
+    body = rest_predict_body(
+        {
+            "text": [b"\xff\x00", "caf\u00e9"],
+            "token_ids": np.array([[1, 2], [3, 4]], dtype=np.int32),
+            "weight": np.array([0.5, 1.0], dtype=np.float32),
+            "raw": np.array([b"ab", b"c"], dtype=object),
+        }
+    )
     first, second = body["instances"]
     assert first["text"] == {"b64": base64.b64encode(b"\xff\x00").decode()}
     assert second["text"] == "caf\u00e9"
@@ -192,16 +211,19 @@ def test_bytes_go_as_b64_and_numpy_as_lists():
     json.dumps(body)
 
 
-@pytest.mark.parametrize("inputs, message", [
-    ({}, "non-empty dict"),
-    (["a"], "non-empty dict"),
-    ({"text": "one string"}, r"input 'text' must be a list .*\(wrap it in a list\)"),
-    ({"text": np.array("x")}, "input 'text' must be a list"),
-    ({"text": 3}, "input 'text' must be a list"),
-    ({"question": ["a", "b"], "context": ["c"]}, "'question': 2, 'context': 1"),
-    ({"text": []}, "no examples"),
-    ({"text": [object()]}, "cannot send a value of type object"),
-])
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ({}, "non-empty dict"),
+        (["a"], "non-empty dict"),
+        ({"text": "one string"}, r"input 'text' must be a list .*\(wrap it in a list\)"),
+        ({"text": np.array("x")}, "input 'text' must be a list"),
+        ({"text": 3}, "input 'text' must be a list"),
+        ({"question": ["a", "b"], "context": ["c"]}, "'question': 2, 'context': 1"),
+        ({"text": []}, "no examples"),
+        ({"text": [object()]}, "cannot send a value of type object"),
+    ],
+)
 def test_bad_inputs_are_refused(inputs, message):
     with pytest.raises(ValueError, match=message):
         rest_predict_body(inputs)
@@ -218,9 +240,12 @@ def test_bad_format_and_signature():
 
 
 def test_row_predictions_with_named_outputs():
-    payload = {"predictions": [
-        {"labels": "NUM", "label_ids": 3, "probabilities": [0.1, 0.9]},
-        {"labels": "LOC", "label_ids": 1, "probabilities": [0.7, 0.3]}]}
+    payload = {
+        "predictions": [
+            {"labels": "NUM", "label_ids": 3, "probabilities": [0.1, 0.9]},
+            {"labels": "LOC", "label_ids": 1, "probabilities": [0.7, 0.3]},
+        ]
+    }
     outputs = parse_rest_response(json.dumps(payload))
     assert outputs["labels"].tolist() == ["NUM", "LOC"] and outputs["labels"].dtype.kind == "U"
     assert outputs["label_ids"].tolist() == [3, 1]
@@ -240,9 +265,15 @@ def test_single_output_predictions_without_name():
 
 
 def test_columnar_outputs_named_and_unnamed():
-    outputs = parse_rest_response({"outputs": {
-        "tags": [["B-PER", "I-PER"], ["O", "O"]], "num_words": [2, 2],
-        "entity_texts": [[{"b64": base64.b64encode(b"Ada\x00").decode()}], [{"b64": ""}]]}})
+    outputs = parse_rest_response(
+        {
+            "outputs": {
+                "tags": [["B-PER", "I-PER"], ["O", "O"]],
+                "num_words": [2, 2],
+                "entity_texts": [[{"b64": base64.b64encode(b"Ada\x00").decode()}], [{"b64": ""}]],
+            }
+        }
+    )
     assert outputs["tags"].shape == (2, 2) and outputs["tags"][0, 1] == "I-PER"
     assert outputs["num_words"].dtype.kind == "i"
     # Object, not numpy's `S`, so a trailing NUL byte survives.
@@ -259,30 +290,36 @@ def test_error_payload_raises_serving_error_with_the_message():
     assert caught.value.url is None
 
 
-@pytest.mark.parametrize("payload, name", [
-    ({"predictions": [{"b64": "%%%%"}, {"b64": "YQ=="}]}, "predictions"),  # bare values
-    ({"predictions": [{"b64": "YQ==!"}]}, "predictions"),
-    ({"predictions": [{"raw": {"b64": "%%%%"}, "ids": 1}]}, "raw"),  # named rows
-    ({"outputs": {"raw": [[{"b64": "Y Q=="}]]}}, "raw"),  # columnar, named
-    ({"outputs": {"raw": [{"b64": "YQ"}]}}, "raw"),  # padding missing
-    ({"outputs": {"b64": "****"}}, "outputs"),  # columnar, one unnamed value
-    ({"outputs": {"raw": [{"b64": 3}]}}, "raw"),
-    ({"outputs": {"raw": [{"b64": "caf\u00e9"}]}}, "raw"),
-])
+@pytest.mark.parametrize(
+    "payload, name",
+    [
+        ({"predictions": [{"b64": "%%%%"}, {"b64": "YQ=="}]}, "predictions"),  # bare values
+        ({"predictions": [{"b64": "YQ==!"}]}, "predictions"),
+        ({"predictions": [{"raw": {"b64": "%%%%"}, "ids": 1}]}, "raw"),  # named rows
+        ({"outputs": {"raw": [[{"b64": "Y Q=="}]]}}, "raw"),  # columnar, named
+        ({"outputs": {"raw": [{"b64": "YQ"}]}}, "raw"),  # padding missing
+        ({"outputs": {"b64": "****"}}, "outputs"),  # columnar, one unnamed value
+        ({"outputs": {"raw": [{"b64": 3}]}}, "raw"),
+        ({"outputs": {"raw": [{"b64": "caf\u00e9"}]}}, "raw"),
+    ],
+)
 def test_invalid_b64_is_refused_not_decoded_to_empty_bytes(payload, name):
     with pytest.raises(ValueError, match=rf"output '{name}'.*expected base64 text.*; got"):
         parse_rest_response(payload)
 
 
-@pytest.mark.parametrize("payload, message", [
-    ({"result": []}, r"'predictions', 'outputs' or 'error'; got the keys \['result'\]"),
-    ([1, 2], "expected a JSON object"),
-    ("not json", "the response is not JSON"),
-    ({"predictions": {"a": 1}}, "must be a list with one entry per example"),
-    ({"predictions": [{"a": 1}, {"b": 2}]}, r"row 0 has \['a'\], row 1 has \['b'\]"),
-    ({"predictions": [{"a": 1}, 2]}, "mixes named rows"),
-    ({"outputs": {"a": [[1, 2], [3]]}}, "output 'a' is not a rectangular tensor"),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        ({"result": []}, r"'predictions', 'outputs' or 'error'; got the keys \['result'\]"),
+        ([1, 2], "expected a JSON object"),
+        ("not json", "the response is not JSON"),
+        ({"predictions": {"a": 1}}, "must be a list with one entry per example"),
+        ({"predictions": [{"a": 1}, {"b": 2}]}, r"row 0 has \['a'\], row 1 has \['b'\]"),
+        ({"predictions": [{"a": 1}, 2]}, "mixes named rows"),
+        ({"outputs": {"a": [[1, 2], [3]]}}, "output 'a' is not a rectangular tensor"),
+    ],
+)
 def test_malformed_payloads(payload, message):
     with pytest.raises(ValueError, match=message):
         parse_rest_response(payload)
@@ -299,8 +336,11 @@ def test_rest_response_rows_are_checked_against_the_batch_size():
     columnar = {"outputs": {"tags": [["O"], ["O"]], "num_words": [1]}}
     with pytest.raises(ServingError, match=r"output 'num_words' has 1 row\(s\); expected 2"):
         parse_rest_response(columnar, batch_size=2)
-    with pytest.raises(ServingError, match=r"output 'outputs' has no batch axis \(a scalar\); "
-                                           r"expected 2"):
+    with pytest.raises(
+        ServingError,
+        match=r"output 'outputs' has no batch axis \(a scalar\); "
+        r"expected 2",
+    ):
         parse_rest_response({"outputs": 0.5}, batch_size=2)
     with pytest.raises(ValueError, match="batch_size must be an int >= 1 or None; got 0"):
         parse_rest_response(one_row, batch_size=0)
@@ -312,8 +352,11 @@ def test_rest_client_refuses_an_answer_with_too_few_rows():
         url = f"http://127.0.0.1:{port}/v1/models/trec:predict"
         assert client.predict({"text": ["a"]})["labels"].tolist() == ["NUM"]
         for format in ("instances", "inputs"):
-            with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); "
-                                                   r"expected 2") as caught:
+            with pytest.raises(
+                ServingError,
+                match=r"output 'labels' has 1 row\(s\); "
+                r"expected 2",
+            ) as caught:
                 client.predict({"text": ["a", "b"]}, format=format)
             assert str(caught.value).startswith(f"{url}: ") and caught.value.url == url
         with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
@@ -349,8 +392,11 @@ def test_grpc_client_refuses_an_answer_with_too_few_rows(monkeypatch):
     with GrpcClient("127.0.0.1", "trec", port=closed_port()) as client:
         monkeypatch.setattr(client, "_stub", AnsweringStub(response))
         assert client.predict({"text": ["a"]})["labels"].tolist() == ["NUM"]
-        with pytest.raises(ServingError, match=r"^grpc://127.0.0.1:\d+ \(model 'trec'\): "
-                                               r"output 'labels' has 1 row\(s\); expected 2"):
+        with pytest.raises(
+            ServingError,
+            match=r"^grpc://127.0.0.1:\d+ \(model 'trec'\): "
+            r"output 'labels' has 1 row\(s\); expected 2",
+        ):
             client.predict({"text": ["a", "b"]})
         with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
             embed(client, ["a", "b"])
@@ -373,8 +419,7 @@ def test_rest_client_to_a_closed_port_names_the_url():
         client.metadata()
 
 
-@pytest.mark.parametrize("timeout", [0, -1, -0.5, True, "5", None, float("nan"),
-                                     float("inf")])
+@pytest.mark.parametrize("timeout", [0, -1, -0.5, True, "5", None, float("nan"), float("inf")])
 def test_timeouts_must_be_positive_numbers(timeout):
     message = rf"timeout must be a positive, finite number of seconds; got {timeout!r}"
     with pytest.raises(ValueError, match=message):
@@ -421,9 +466,16 @@ def test_rest_client_checks_inputs_before_sending():
 
 def test_grpc_request_fields_and_dtypes():
     request = grpc_predict_request(
-        {"text": ["a", "caf\u00e9"], "raw": [b"\xff", b"b"],
-         "token_ids": [[1, 2], [3, 4]], "ids64": np.array([[1], [2]], dtype=np.int64)},
-        "trec", signature_name="classify", version=7)
+        {
+            "text": ["a", "caf\u00e9"],
+            "raw": [b"\xff", b"b"],
+            "token_ids": [[1, 2], [3, 4]],
+            "ids64": np.array([[1], [2]], dtype=np.int64),
+        },
+        "trec",
+        signature_name="classify",
+        version=7,
+    )
     assert isinstance(request, predict_pb2.PredictRequest)
     assert request.model_spec.name == "trec"
     assert request.model_spec.signature_name == "classify"
@@ -445,20 +497,24 @@ def test_grpc_request_defaults_label_and_ready_protos():
     request = grpc_predict_request({"text": ["a"]}, "m")
     assert request.model_spec.signature_name == "serving_default"
     assert not request.model_spec.HasField("version")
-    request = grpc_predict_request({"text": tf.make_tensor_proto(["a", "b"]),
-                                    "text_pair": ["c", "d"]}, "m", label="stable")
+    request = grpc_predict_request(
+        {"text": tf.make_tensor_proto(["a", "b"]), "text_pair": ["c", "d"]}, "m", label="stable"
+    )
     assert request.model_spec.version_label == "stable"
     assert list(request.inputs["text"].string_val) == [b"a", b"b"]
     with pytest.raises(ValueError, match="'text': 2, 'text_pair': 1"):
         grpc_predict_request({"text": tf.make_tensor_proto(["a", "b"]), "text_pair": ["c"]}, "m")
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ({"inputs": {"text": "a"}, "model": "m"}, "input 'text' must be a list"),
-    ({"inputs": {"text": ["a"]}, "model": ""}, "model must be a non-empty"),
-    ({"inputs": {"text": ["a"]}, "model": "m", "version": 1, "label": "x"}, "at most one"),
-    ({"inputs": {"text": tf.make_tensor_proto("a")}, "model": "m"}, "scalar TensorProto"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"inputs": {"text": "a"}, "model": "m"}, "input 'text' must be a list"),
+        ({"inputs": {"text": ["a"]}, "model": ""}, "model must be a non-empty"),
+        ({"inputs": {"text": ["a"]}, "model": "m", "version": 1, "label": "x"}, "at most one"),
+        ({"inputs": {"text": tf.make_tensor_proto("a")}, "model": "m"}, "scalar TensorProto"),
+    ],
+)
 def test_bad_grpc_requests(arguments, message):
     with pytest.raises(ValueError, match=message):
         grpc_predict_request(**arguments)
@@ -471,7 +527,8 @@ def hand_built_response():
     response.outputs["labels"].CopyFrom(tf.make_tensor_proto(["NUM", "caf\u00e9"]))
     response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto([3, 1], dtype=tf.int32))
     response.outputs["probabilities"].CopyFrom(
-        tf.make_tensor_proto(np.array([[0.1, 0.9], [0.6, 0.4]], dtype=np.float32)))
+        tf.make_tensor_proto(np.array([[0.1, 0.9], [0.6, 0.4]], dtype=np.float32))
+    )
     response.outputs["raw"].CopyFrom(tf.make_tensor_proto([b"\xff\xfe", b"ok"]))
     # The wire round trip, as a real answer would arrive.
     return predict_pb2.PredictResponse.FromString(response.SerializeToString())
@@ -500,8 +557,7 @@ def test_grpc_client_to_a_closed_port_names_the_target():
 
 
 def test_grpc_client_timeout_says_it_timed_out():
-    with silent_port() as port, GrpcClient("127.0.0.1", "trec", port=port,
-                                           timeout=0.25) as client:
+    with silent_port() as port, GrpcClient("127.0.0.1", "trec", port=port, timeout=0.25) as client:
         started = time.monotonic()
         with pytest.raises(ServingError, match=r"timed out after 0\.25 s") as caught:
             client.predict({"text": ["a"]})
@@ -532,19 +588,21 @@ def test_signature_helpers_use_kbert_names():
     tag(client, np.array(["a", "b"]))
     answer(client, ["q"], ["c"])
     embed(client, ["a"])
-    assert [call[0] for call in client.calls] == ["classify", "classify", "tag", "answer",
-                                                  "embed"]
+    assert [call[0] for call in client.calls] == ["classify", "classify", "tag", "answer", "embed"]
     assert client.calls[1][1] == {"text": ["a"], "text_pair": ["b"]}
     assert client.calls[3][1] == {"question": ["q"], "context": ["c"]}
 
 
-@pytest.mark.parametrize("call", [
-    lambda client: classify(client, ["a", "b"]),
-    lambda client: classify(client, ["a", "b"], ["c", "d"]),
-    lambda client: tag(client, ["a", "b"]),
-    lambda client: answer(client, ["q1", "q2"], ["c1", "c2"]),
-    lambda client: embed(client, ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda client: classify(client, ["a", "b"]),
+        lambda client: classify(client, ["a", "b"], ["c", "d"]),
+        lambda client: tag(client, ["a", "b"]),
+        lambda client: answer(client, ["q1", "q2"], ["c1", "c2"]),
+        lambda client: embed(client, ["a", "b"]),
+    ],
+)
 def test_signature_helpers_refuse_an_answer_with_too_few_rows(call):
     with pytest.raises(ServingError, match=r"output 'ok' has 1 row\(s\); expected 2"):
         call(RecordingClient(rows=1))
@@ -572,6 +630,7 @@ def test_signature_helpers_reach_the_real_clients_request_builders():
 def test_module_docstring_examples_hold():
     assert serving.rest_predict_body({"text": ["hi", b"\xff"]}) == {
         "signature_name": "serving_default",
-        "instances": [{"text": "hi"}, {"text": {"b64": "/w=="}}]}
+        "instances": [{"text": "hi"}, {"text": {"b64": "/w=="}}],
+    }
     request = grpc_predict_request({"text": ["hi"]}, "trec", signature_name="classify")
     assert (request.model_spec.name, list(request.inputs["text"].string_val)) == ("trec", [b"hi"])

@@ -33,22 +33,26 @@ def _check_vectors(vectors, name="vectors", ndim=2):
     shape = "(n, dim)" if ndim == 2 else "(n, num_layers + 1, dim)"
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array {shape}; received shape {array.shape}")
-    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)) \
-            or array.dtype == bool:
+    if (
+        not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer))
+        or array.dtype == bool
+    ):
         raise ValueError(f"{name} must hold real numbers; received dtype {array.dtype}")
     if array.shape[0] < 2:
         raise ValueError(f"{name} must hold at least 2 vectors (axis 0); received {array.shape[0]}")
     if array.shape[-1] < 1:
-        raise ValueError(f"{name} must have at least 1 dimension (last axis); received "
-                         f"shape {array.shape}")
+        raise ValueError(
+            f"{name} must have at least 1 dimension (last axis); received shape {array.shape}"
+        )
     return array.astype(np.float64, copy=False)
 
 
 def _check_ids(ids, name, n):
     array = np.asarray(ids)
     if array.ndim != 1 or len(array) != n:
-        raise ValueError(f"{name} must be a 1-D array with one id per vector ({n}); received "
-                         f"shape {array.shape}")
+        raise ValueError(
+            f"{name} must be a 1-D array with one id per vector ({n}); received shape {array.shape}"
+        )
     return array
 
 
@@ -60,18 +64,24 @@ def _unit_rows(vectors):
 
 def _check_pairs(pairs, n):
     if not isinstance(pairs, (tuple, list)) or len(pairs) != 2:
-        raise ValueError("pairs must be a tuple (first, second) of index arrays, as returned by "
-                         f"random_pairs; received {type(pairs).__name__}")
+        raise ValueError(
+            "pairs must be a tuple (first, second) of index arrays, as returned by "
+            f"random_pairs; received {type(pairs).__name__}"
+        )
     first, second = (np.asarray(p) for p in pairs)
     if first.ndim != 1 or first.shape != second.shape or len(first) == 0:
-        raise ValueError("pairs must hold two non-empty 1-D index arrays of equal length; "
-                         f"received shapes {first.shape} and {second.shape}")
+        raise ValueError(
+            "pairs must hold two non-empty 1-D index arrays of equal length; "
+            f"received shapes {first.shape} and {second.shape}"
+        )
     for array in (first, second):
         if not np.issubdtype(array.dtype, np.integer):
             raise ValueError(f"pairs must hold integer indices; received dtype {array.dtype}")
         if array.min() < 0 or array.max() >= n:
-            raise ValueError(f"pairs must hold indices in [0, {n - 1}] (one per vector); "
-                             f"received {array.min()} .. {array.max()}")
+            raise ValueError(
+                f"pairs must hold indices in [0, {n - 1}] (one per vector); "
+                f"received {array.min()} .. {array.max()}"
+            )
     return first, second
 
 
@@ -117,8 +127,10 @@ def random_pairs(n, num_pairs, seed=0, groups=None):
     order = np.argsort(groups, kind="stable")  # members of a group are contiguous in `order`
     names, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
     if len(names) < 2:
-        raise ValueError(f"groups must hold at least 2 distinct ids to draw pairs from different "
-                         f"groups; received {len(names)}")
+        raise ValueError(
+            f"groups must hold at least 2 distinct ids to draw pairs from different "
+            f"groups; received {len(names)}"
+        )
     group_of = np.searchsorted(names, groups)  # (n,) each vector's group position
     outside = n - counts[group_of]  # (n,) vectors in other groups: pairs each vector starts
     first = rng.choice(n, size=num_pairs, p=outside / outside.sum())
@@ -212,8 +224,11 @@ def _top_dimensions(contributions, vectors, top_k):
         "dimensions": dimensions.astype(np.int64),
         "contributions": contributions[dimensions],
         "share": float(contributions[dimensions].sum() / mass) if mass > 0 else float("nan"),
-        "variance_share": (float(variance[dimensions].sum() / variance.sum())
-                           if variance.sum() > 0 else float("nan")),
+        "variance_share": (
+            float(variance[dimensions].sum() / variance.sum())
+            if variance.sum() > 0
+            else float("nan")
+        ),
         "expected_cosine": float(contributions.sum()),
     }
 
@@ -258,8 +273,9 @@ def rogue_dimensions(vectors, num_pairs=10000, seed=0, groups=None, top_k=3):
     vectors = _check_vectors(vectors)
     top_k = _check_int(top_k, "top_k", 1)
     if top_k > vectors.shape[1]:
-        raise ValueError(f"top_k must be at most the number of dimensions ({vectors.shape[1]}); "
-                         f"received {top_k}")
+        raise ValueError(
+            f"top_k must be at most the number of dimensions ({vectors.shape[1]}); received {top_k}"
+        )
     pairs = random_pairs(len(vectors), num_pairs, seed=seed, groups=groups)
     return _top_dimensions(cosine_contributions(vectors, pairs), vectors, top_k)
 
@@ -320,8 +336,10 @@ class ZScorer:
             raise ValueError("ZScorer.transform needs statistics: call fit(vectors) first")
         array = np.asarray(vectors)
         if array.ndim < 1 or array.shape[-1] != len(self.mean):
-            raise ValueError(f"vectors must have {len(self.mean)} dimensions (last axis), as in "
-                             f"fit; received shape {array.shape}")
+            raise ValueError(
+                f"vectors must have {len(self.mean)} dimensions (last axis), as in "
+                f"fit; received shape {array.shape}"
+            )
         dtype = np.float32 if array.dtype == np.float32 else np.float64
         return ((array - self.mean) / self.std).astype(dtype)
 
@@ -369,8 +387,10 @@ def layer_anisotropy(layer_vectors, groups=None, num_pairs=10000, seed=0, top_k=
     layer_vectors = _check_vectors(layer_vectors, "layer_vectors", ndim=3)
     top_k = _check_int(top_k, "top_k", 1)
     if top_k > layer_vectors.shape[2]:
-        raise ValueError(f"top_k must be at most the number of dimensions "
-                         f"({layer_vectors.shape[2]}); received {top_k}")
+        raise ValueError(
+            f"top_k must be at most the number of dimensions "
+            f"({layer_vectors.shape[2]}); received {top_k}"
+        )
     pairs = random_pairs(len(layer_vectors), num_pairs, seed=seed, groups=groups)
     rows = []
     for layer in range(layer_vectors.shape[1]):
@@ -378,13 +398,15 @@ def layer_anisotropy(layer_vectors, groups=None, num_pairs=10000, seed=0, top_k=
         raw = _top_dimensions(cosine_contributions(vectors, pairs), vectors, top_k)
         standardized = ZScorer().fit_transform(vectors)
         z = _top_dimensions(cosine_contributions(standardized, pairs), standardized, top_k)
-        rows.append({
-            "expected_cosine": raw["expected_cosine"],
-            "expected_cosine_z": z["expected_cosine"],
-            "rogue_share": raw["share"],
-            "rogue_share_z": z["share"],
-            "rogue_dimensions": raw["dimensions"].tolist(),
-        })
+        rows.append(
+            {
+                "expected_cosine": raw["expected_cosine"],
+                "expected_cosine_z": z["expected_cosine"],
+                "rogue_share": raw["share"],
+                "rogue_share_z": z["share"],
+                "rogue_dimensions": raw["dimensions"].tolist(),
+            }
+        )
     return rows
 
 
@@ -395,10 +417,15 @@ def _same_lemma_pairs(lemma_ids, max_pairs, rng):
     per_lemma = counts.astype(np.int64) * (counts - 1) // 2  # pairs within each lemma
     total = int(per_lemma.sum())
     if total == 0:
-        raise ValueError("lemma_ids must repeat: no two vectors share a lemma, so there are no "
-                         "same-lemma pairs to compare")
-    ranks = (np.arange(total) if total <= max_pairs
-             else np.sort(rng.choice(total, size=max_pairs, replace=False)))
+        raise ValueError(
+            "lemma_ids must repeat: no two vectors share a lemma, so there are no "
+            "same-lemma pairs to compare"
+        )
+    ranks = (
+        np.arange(total)
+        if total <= max_pairs
+        else np.sort(rng.choice(total, size=max_pairs, replace=False))
+    )
     ends = np.cumsum(per_lemma)
     lemma = np.searchsorted(ends, ranks, side="right")
     local = ranks - (ends[lemma] - per_lemma[lemma])  # rank within the lemma: b(b-1)/2 + a
@@ -415,7 +442,7 @@ def _rank_auc(positive, negative):
     _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)
     ranks = (ends - (counts - 1) / 2)[inverse]  # 1-based, tied scores share their mean rank
-    u = ranks[:len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
+    u = ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2
     return float(u / (len(positive) * len(negative)))
 
 
@@ -464,8 +491,11 @@ def word_in_context_similarity(vectors, lemma_ids, sense_ids, max_pairs=20000, s
     same_cosines, different_cosines = cosines[same], cosines[~same]
     same_mean = float(same_cosines.mean()) if len(same_cosines) else float("nan")
     different_mean = float(different_cosines.mean()) if len(different_cosines) else float("nan")
-    auc = (_rank_auc(same_cosines, different_cosines)
-           if len(same_cosines) and len(different_cosines) else float("nan"))
+    auc = (
+        _rank_auc(same_cosines, different_cosines)
+        if len(same_cosines) and len(different_cosines)
+        else float("nan")
+    )
     return {
         "same_sense_cosine": same_mean,
         "different_sense_cosine": different_mean,

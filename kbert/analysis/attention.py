@@ -97,8 +97,11 @@ def attention_maps(encoder, inputs):
     outputs = encoder(inputs, training=False)
     hidden_states = outputs.get("hidden_states") if isinstance(outputs, dict) else None
     if not isinstance(hidden_states, (list, tuple)) or len(hidden_states) != len(blocks) + 1:
-        received = (f"{len(hidden_states)} hidden states" if isinstance(hidden_states, (list, tuple))
-                    else f"outputs of type {type(outputs).__name__} without `hidden_states`")
+        received = (
+            f"{len(hidden_states)} hidden states"
+            if isinstance(hidden_states, (list, tuple))
+            else f"outputs of type {type(outputs).__name__} without `hidden_states`"
+        )
         raise ValueError(
             f"encoder must return a dict whose `hidden_states` list holds the embedding output and "
             f"each of its {len(blocks)} blocks' outputs ({len(blocks) + 1} tensors); received "
@@ -113,8 +116,9 @@ def attention_maps(encoder, inputs):
         if block.norm_first:
             x = block.attention_norm(x)
         try:
-            _, probabilities = block.attention(x, padding_mask=padding_mask, training=False,
-                                               return_attention_scores=True)
+            _, probabilities = block.attention(
+                x, padding_mask=padding_mask, training=False, return_attention_scores=True
+            )
         except TypeError as error:
             raise ValueError(
                 f"encoder.blocks[{index}].attention must accept return_attention_scores=True (as "

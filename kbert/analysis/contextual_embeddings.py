@@ -79,7 +79,7 @@ class ContextualEmbeddings:
     def sentence(self, index):
         """The vectors of sentence `index`: `(units_in_sentence, ...)`."""
         self._check_sentence(index)
-        return self.vectors[self.sentence_offsets[index]:self.sentence_offsets[index + 1]]
+        return self.vectors[self.sentence_offsets[index] : self.sentence_offsets[index + 1]]
 
     def word(self, sentence_index, word_index):
         """The vector of one word (`level="word"`), or its subwords' vectors (`"subword"`).
@@ -88,12 +88,17 @@ class ContextualEmbeddings:
             ValueError: a sentence or word index out of range.
         """
         self._check_sentence(sentence_index)
-        start, end = self.sentence_offsets[sentence_index], self.sentence_offsets[sentence_index + 1]
+        start, end = (
+            self.sentence_offsets[sentence_index],
+            self.sentence_offsets[sentence_index + 1],
+        )
         rows = start + np.flatnonzero(self.word_index[start:end] == word_index)
         if not len(rows):
             num_words = int(self.word_index[start:end].max()) + 1 if end > start else 0
-            raise ValueError(f"word_index {word_index} is out of range: sentence {sentence_index} "
-                             f"has {num_words} words")
+            raise ValueError(
+                f"word_index {word_index} is out of range: sentence {sentence_index} "
+                f"has {num_words} words"
+            )
         return self.vectors[rows[0]] if self.level == "word" else self.vectors[rows]
 
     def _check_sentence(self, index):
@@ -135,8 +140,10 @@ def layer_selection(layers, num_states):
 
     if isinstance(layers, ScalarMix):
         if layers.num_inputs != num_states:
-            raise ValueError(f"the ScalarMix mixes {layers.num_inputs} layers but the encoder has "
-                             f"{num_states} hidden states")
+            raise ValueError(
+                f"the ScalarMix mixes {layers.num_inputs} layers but the encoder has "
+                f"{num_states} hidden states"
+            )
         return tuple(range(num_states)), "mix", "scalar mix"
     if isinstance(layers, str):
         if layers == "last":
@@ -145,11 +152,15 @@ def layer_selection(layers, num_states):
             return tuple(range(num_states)), "stack", "all"
         if layers in ("last4_mean", "last4_sum"):
             if num_states < 4:
-                raise ValueError(f"layers={layers!r} needs at least 4 hidden states; the encoder "
-                                 f"has {num_states}")
+                raise ValueError(
+                    f"layers={layers!r} needs at least 4 hidden states; the encoder "
+                    f"has {num_states}"
+                )
             return tuple(range(num_states - 4, num_states)), layers[6:], layers
-        raise ValueError(f"layers must be one of {LAYER_COMBINATIONS}, an int, a list of ints or "
-                         f"a ScalarMix; received {layers!r}")
+        raise ValueError(
+            f"layers must be one of {LAYER_COMBINATIONS}, an int, a list of ints or "
+            f"a ScalarMix; received {layers!r}"
+        )
     if isinstance(layers, (list, tuple)):
         if not layers:
             raise ValueError("layers must not be an empty list")
@@ -159,9 +170,19 @@ def layer_selection(layers, num_states):
     return (index,), "single", f"layer {index}"
 
 
-def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", level="word",
-                          subword_pooling="mean", batch_size=32, sequence_length=None,
-                          stride=None, cache_dir=None, progress=False):
+def contextual_embeddings(
+    encoder,
+    tokenizer,
+    sentences,
+    layers="last4_mean",
+    level="word",
+    subword_pooling="mean",
+    batch_size=32,
+    sequence_length=None,
+    stride=None,
+    cache_dir=None,
+    progress=False,
+):
     """Runs an encoder over sentences and returns a vector per word (or subword).
 
     Args:
@@ -202,14 +223,17 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}; received {level!r}")
     if subword_pooling not in SUBWORD_POOLING:
-        raise ValueError(f"subword_pooling must be one of {SUBWORD_POOLING}; received "
-                         f"{subword_pooling!r}")
+        raise ValueError(
+            f"subword_pooling must be one of {SUBWORD_POOLING}; received {subword_pooling!r}"
+        )
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
     num_states = len(encoder.output["hidden_states"]) if isinstance(encoder.output, dict) else None
     if num_states is None:
-        raise ValueError("encoder must be a model with a dict output holding 'hidden_states' "
-                         "(a kbert.models.Encoder)")
+        raise ValueError(
+            "encoder must be a model with a dict output holding 'hidden_states' "
+            "(a kbert.models.Encoder)"
+        )
     indices, reduction, description = layer_selection(layers, num_states)
     if reduction == "mix" and not layers.built:  # variables must exist before tracing
         layers.build((None, num_states, None, encoder.output["sequence_output"].shape[-1]))
@@ -221,18 +245,26 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
 
     cache_path = None
     if cache_dir is not None:
-        key = _cache_key(encoder, tokenizer, sentences, layers, level, subword_pooling,
-                         sequence_length, stride)
+        key = _cache_key(
+            encoder, tokenizer, sentences, layers, level, subword_pooling, sequence_length, stride
+        )
         cache_path = Path(cache_dir).expanduser() / f"contextual_embeddings_{key}.npz"
         if cache_path.is_file():
             with np.load(cache_path) as cached:
                 token_ids = cached["token_ids"] if level == "subword" else None
-                return ContextualEmbeddings(cached["vectors"], cached["sentence_offsets"],
-                                            cached["word_index"], token_ids, level, description,
-                                            from_cache=True)
+                return ContextualEmbeddings(
+                    cached["vectors"],
+                    cached["sentence_offsets"],
+                    cached["word_index"],
+                    token_ids,
+                    level,
+                    description,
+                    from_cache=True,
+                )
 
-    features = token_classification_features(sentences, tokenizer,
-                                             sequence_length=sequence_length, stride=stride)
+    features = token_classification_features(
+        sentences, tokenizer, sequence_length=sequence_length, stride=stride
+    )
     combine = _combiner(indices, reduction, layers)
     signature = {key: tf.TensorSpec((None, None), tf.int32, name=key) for key in _INPUT_KEYS}
 
@@ -241,8 +273,11 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
         states = encoder(inputs, training=False)["hidden_states"]
         return ops.cast(combine(states), "float32")  # (batch, seq, dim) or (batch, seq, S, dim)
 
-    owned = features["owned"] if level == "subword" or subword_pooling != "first" else features[
-        "first_subword"]
+    owned = (
+        features["owned"]
+        if level == "subword" or subword_pooling != "first"
+        else features["first_subword"]
+    )
     batches = feature_batches(features, batch_size=batch_size, input_keys=_INPUT_KEYS)
     num_batches = -(-len(features["sentence_index"]) // batch_size)
     bar = keras.utils.Progbar(num_batches, unit_name="batch") if progress else None
@@ -250,7 +285,7 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
     for step, inputs in enumerate(batches):
         vectors = token_vectors(inputs).numpy()
         rows = slice(row, row + len(vectors))
-        pick = owned[rows, :vectors.shape[1]]  # padding past the batch's width is never owned
+        pick = owned[rows, : vectors.shape[1]]  # padding past the batch's width is never owned
         batch_rows, positions = np.nonzero(pick)
         parts.append(vectors[batch_rows, positions])
         row += len(vectors)
@@ -267,13 +302,19 @@ def contextual_embeddings(encoder, tokenizer, sentences, layers="last4_mean", le
     unit_words, unit_tokens = unit_words[order], unit_tokens[order]
     if level == "word" and subword_pooling != "first":
         unit_vectors, unit_sentences, unit_words = _pool_words(
-            unit_vectors, unit_sentences, unit_words, subword_pooling)
+            unit_vectors, unit_sentences, unit_words, subword_pooling
+        )
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.add.at(offsets, unit_sentences + 1, 1)
     offsets = np.cumsum(offsets)
     result = ContextualEmbeddings(
-        unit_vectors.astype(np.float32), offsets, unit_words.astype(np.int32),
-        unit_tokens.astype(np.int32) if level == "subword" else None, level, description)
+        unit_vectors.astype(np.float32),
+        offsets,
+        unit_words.astype(np.int32),
+        unit_tokens.astype(np.int32) if level == "subword" else None,
+        level,
+        description,
+    )
     if cache_path is not None:
         _save_atomically(cache_path, result)
     return result
@@ -301,14 +342,17 @@ def find_word(words, target, occurrence=0):
     matches = [i for i, word in enumerate(words) if word.lower() == target.lower()]
     if len(matches) <= occurrence:
         found = f"occurs {len(matches)} time(s)" if matches else "does not occur"
-        raise ValueError(f"target word {target!r} {found} in the sentence "
-                         f"{' '.join(words)!r} (wanted occurrence {occurrence}); words are "
-                         "compared whole and case-insensitively, after whitespace splitting")
+        raise ValueError(
+            f"target word {target!r} {found} in the sentence "
+            f"{' '.join(words)!r} (wanted occurrence {occurrence}); words are "
+            "compared whole and case-insensitively, after whitespace splitting"
+        )
     return matches[occurrence]
 
 
-def embed_word_in_context(encoder, tokenizer, sentence, target, layers="last4_mean",
-                          subword_pooling="mean", occurrence=0):
+def embed_word_in_context(
+    encoder, tokenizer, sentence, target, layers="last4_mean", subword_pooling="mean", occurrence=0
+):
     """The contextual vector of `target` in one sentence (J&M §11.3's "bank" example).
 
     Args:
@@ -325,15 +369,18 @@ def embed_word_in_context(encoder, tokenizer, sentence, target, layers="last4_me
     """
     words = _as_word_lists([sentence])[0]
     index = find_word(words, target, occurrence)
-    embeddings = contextual_embeddings(encoder, tokenizer, [words], layers=layers,
-                                       subword_pooling=subword_pooling)
+    embeddings = contextual_embeddings(
+        encoder, tokenizer, [words], layers=layers, subword_pooling=subword_pooling
+    )
     return embeddings.word(0, index)
 
 
 def _as_word_lists(sentences):
     if isinstance(sentences, (str, bytes)):
-        raise ValueError("sentences must be a list of sentences (each a str or a list of words); "
-                         "received one string")
+        raise ValueError(
+            "sentences must be a list of sentences (each a str or a list of words); "
+            "received one string"
+        )
     word_lists = []
     for index, sentence in enumerate(sentences):
         words = sentence.split() if isinstance(sentence, str) else list(sentence)
@@ -364,8 +411,9 @@ def _combiner(indices, reduction, layers):
 
 def _pool_words(vectors, sentences, words, pooling):
     """Pools the consecutive subword rows of each (sentence, word) into one row."""
-    starts = np.flatnonzero(np.concatenate(
-        [[True], (sentences[1:] != sentences[:-1]) | (words[1:] != words[:-1])]))
+    starts = np.flatnonzero(
+        np.concatenate([[True], (sentences[1:] != sentences[:-1]) | (words[1:] != words[:-1])])
+    )
     if pooling == "mean":
         sizes = np.diff(np.concatenate([starts, [len(vectors)]]))
         pooled = np.add.reduceat(vectors.astype(np.float64), starts, axis=0)
@@ -403,15 +451,21 @@ def _cache_key(encoder, tokenizer, sentences, layers, level, pooling, sequence_l
     digest.update(json.dumps(sentences).encode())
     if isinstance(layers, ScalarMix):
         layers = ["scalar_mix"] + [np.asarray(w).tolist() for w in layers.get_weights()]
-    digest.update(json.dumps([_CACHE_FORMAT, layers, level, pooling, sequence_length, stride],
-                             default=str).encode())
+    digest.update(
+        json.dumps(
+            [_CACHE_FORMAT, layers, level, pooling, sequence_length, stride], default=str
+        ).encode()
+    )
     return digest.hexdigest()[:24]
 
 
 def _save_atomically(path, embeddings):
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {"vectors": embeddings.vectors, "sentence_offsets": embeddings.sentence_offsets,
-              "word_index": embeddings.word_index}
+    arrays = {
+        "vectors": embeddings.vectors,
+        "sentence_offsets": embeddings.sentence_offsets,
+        "word_index": embeddings.word_index,
+    }
     if embeddings.token_ids is not None:
         arrays["token_ids"] = embeddings.token_ids
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npz.partial")

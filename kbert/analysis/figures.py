@@ -44,9 +44,9 @@ def _shorten(name, length):
     text = " ".join(str(name).split())
     if len(text) <= length:
         return text
-    cut = text[:length - 1]
-    if " " in cut[length // 2:]:
-        cut = cut[:cut.rindex(" ")]
+    cut = text[: length - 1]
+    if " " in cut[length // 2 :]:
+        cut = cut[: cut.rindex(" ")]
     return cut.rstrip(" ,;:.") + "…"
 
 
@@ -54,8 +54,9 @@ def _numbers(values, name, ndim):
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a {ndim}-D array of numbers; received "
-                         f"{type(values).__name__}") from None
+        raise ValueError(
+            f"{name} must be a {ndim}-D array of numbers; received {type(values).__name__}"
+        ) from None
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array; received shape {array.shape}")
     return array
@@ -63,11 +64,14 @@ def _numbers(values, name, ndim):
 
 def _strings(values, name, expected, expected_what):
     if isinstance(values, str) or not hasattr(values, "__len__"):
-        raise ValueError(f"{name} must be a sequence of {expected} strings ({expected_what}); "
-                         f"received {type(values).__name__}")
+        raise ValueError(
+            f"{name} must be a sequence of {expected} strings ({expected_what}); "
+            f"received {type(values).__name__}"
+        )
     if len(values) != expected:
-        raise ValueError(f"{name} must have {expected} entries ({expected_what}); received "
-                         f"{len(values)}")
+        raise ValueError(
+            f"{name} must have {expected} entries ({expected_what}); received {len(values)}"
+        )
     return [str(value) for value in values]
 
 
@@ -77,17 +81,25 @@ def _sense_names(senses, label_names):
     if isinstance(label_names, dict):
         missing = [sense for sense in senses if sense not in label_names]
         if missing:
-            raise ValueError(f"label_names must name every label; received no name for "
-                             f"{missing[:10]}")
+            raise ValueError(
+                f"label_names must name every label; received no name for {missing[:10]}"
+            )
         return {sense: str(label_names[sense]) for sense in senses}
     if isinstance(label_names, str) or not hasattr(label_names, "__getitem__"):
-        raise ValueError(f"label_names must be a dict label -> name or a list indexed by integer "
-                         f"labels; received {type(label_names).__name__}")
-    bad = [sense for sense in senses
-           if not isinstance(sense, (int, np.integer)) or not 0 <= sense < len(label_names)]
+        raise ValueError(
+            f"label_names must be a dict label -> name or a list indexed by integer "
+            f"labels; received {type(label_names).__name__}"
+        )
+    bad = [
+        sense
+        for sense in senses
+        if not isinstance(sense, (int, np.integer)) or not 0 <= sense < len(label_names)
+    ]
     if bad:
-        raise ValueError(f"label_names is a list of {len(label_names)} names, so labels must be "
-                         f"ints in [0, {len(label_names)}); received labels {bad[:10]}")
+        raise ValueError(
+            f"label_names is a list of {len(label_names)} names, so labels must be "
+            f"ints in [0, {len(label_names)}); received labels {bad[:10]}"
+        )
     return {sense: str(label_names[sense]) for sense in senses}
 
 
@@ -101,8 +113,9 @@ def _colours(count):
     return [colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, count)]
 
 
-def sense_projection_png(points, labels, path, title=None, label_names=None, xlabel=None,
-                         ylabel=None):
+def sense_projection_png(
+    points, labels, path, title=None, label_names=None, xlabel=None, ylabel=None
+):
     """Draws 2-D points coloured by sense, with a legend of sense names, and writes a PNG file.
 
     Each sense gets a colour and a marker (markers repeat every 7 senses, colours every 10 or 20,
@@ -139,22 +152,27 @@ def sense_projection_png(points, labels, path, title=None, label_names=None, xla
     """
     coordinates = _numbers(points, "points", 2)
     if coordinates.shape[1] != 2 or coordinates.shape[0] == 0:
-        raise ValueError(f"points must be a non-empty (n, 2) array; received shape "
-                         f"{coordinates.shape}")
+        raise ValueError(
+            f"points must be a non-empty (n, 2) array; received shape {coordinates.shape}"
+        )
     if not np.all(np.isfinite(coordinates)):
         raise ValueError("points must be finite; received NaN or infinite coordinates")
     if isinstance(labels, str) or not hasattr(labels, "__len__"):
-        raise ValueError(f"labels must be a sequence of one label per point; received "
-                         f"{type(labels).__name__}")
+        raise ValueError(
+            f"labels must be a sequence of one label per point; received {type(labels).__name__}"
+        )
     labels = [label.item() if isinstance(label, np.generic) else label for label in labels]
     if len(labels) != coordinates.shape[0]:
-        raise ValueError(f"labels must have one label per point ({coordinates.shape[0]} points); "
-                         f"received {len(labels)} labels")
+        raise ValueError(
+            f"labels must have one label per point ({coordinates.shape[0]} points); "
+            f"received {len(labels)} labels"
+        )
     try:
         senses = list(dict.fromkeys(labels))
     except TypeError:
-        raise ValueError("labels must be hashable (ints or strs); received "
-                         f"{type(labels[0]).__name__}") from None
+        raise ValueError(
+            f"labels must be hashable (ints or strs); received {type(labels[0]).__name__}"
+        ) from None
     if all(isinstance(sense, int) and not isinstance(sense, bool) for sense in senses):
         senses.sort()
     names = _sense_names(senses, label_names)
@@ -169,20 +187,45 @@ def sense_projection_png(points, labels, path, title=None, label_names=None, xla
     axis = figure.add_subplot()
     for index, sense in enumerate(senses):
         members = coordinates[codes == index]  # (count, 2)
-        axis.scatter(members[:, 0], members[:, 1], s=size, color=colours[index],
-                     marker=_MARKERS[index % len(_MARKERS)], alpha=0.8, linewidths=0,
-                     label=f"{_shorten(names[sense], _LEGEND_NAME_LENGTH)} ({len(members)})")
+        axis.scatter(
+            members[:, 0],
+            members[:, 1],
+            s=size,
+            color=colours[index],
+            marker=_MARKERS[index % len(_MARKERS)],
+            alpha=0.8,
+            linewidths=0,
+            label=f"{_shorten(names[sense], _LEGEND_NAME_LENGTH)} ({len(members)})",
+        )
     if len(senses) <= _ANNOTATE_CLUSTERS_UP_TO:
         for index, sense in enumerate(senses):
             # The median sits inside a cluster even when a few of its points stray far away.
             x, y = np.median(coordinates[codes == index], axis=0)
-            axis.text(x, y, _shorten(names[sense], _CLUSTER_NAME_LENGTH), fontsize=8,
-                      ha="center", va="center", color=colours[index], fontweight="bold",
-                      bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "alpha": 0.7,
-                            "edgecolor": "none"})
-    axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=legend_size,
-                title="sense (points)", title_fontsize=legend_size, frameon=False,
-                markerscale=max(1.0, 30.0 / size) ** 0.5)
+            axis.text(
+                x,
+                y,
+                _shorten(names[sense], _CLUSTER_NAME_LENGTH),
+                fontsize=8,
+                ha="center",
+                va="center",
+                color=colours[index],
+                fontweight="bold",
+                bbox={
+                    "boxstyle": "round,pad=0.2",
+                    "facecolor": "white",
+                    "alpha": 0.7,
+                    "edgecolor": "none",
+                },
+            )
+    axis.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize=legend_size,
+        title="sense (points)",
+        title_fontsize=legend_size,
+        frameon=False,
+        markerscale=max(1.0, 30.0 / size) ** 0.5,
+    )
     if xlabel is not None:
         axis.set_xlabel(str(xlabel))
     if ylabel is not None:
@@ -230,15 +273,23 @@ def attention_grid_png(maps, tokens, path, title=None, layer_labels=None, head_l
     values = _numbers(maps, "maps", 4)
     num_layers, num_heads, queries, keys = values.shape
     if queries != keys or queries == 0 or num_layers == 0 or num_heads == 0:
-        raise ValueError(f"maps must be (num_layers, num_heads, n, n) with n > 0 tokens on both "
-                         f"of the last two axes; received shape {values.shape}")
+        raise ValueError(
+            f"maps must be (num_layers, num_heads, n, n) with n > 0 tokens on both "
+            f"of the last two axes; received shape {values.shape}"
+        )
     if not np.all(np.isfinite(values)):
         raise ValueError("maps must be finite; received NaN or infinite entries")
     tokens = _strings(tokens, "tokens", queries, "one per row and column of each map")
-    layer_labels = ([f"layer {i + 1}" for i in range(num_layers)] if layer_labels is None else
-                    _strings(layer_labels, "layer_labels", num_layers, "one per layer of maps"))
-    head_labels = ([f"head {i + 1}" for i in range(num_heads)] if head_labels is None else
-                   _strings(head_labels, "head_labels", num_heads, "one per head of maps"))
+    layer_labels = (
+        [f"layer {i + 1}" for i in range(num_layers)]
+        if layer_labels is None
+        else _strings(layer_labels, "layer_labels", num_layers, "one per layer of maps")
+    )
+    head_labels = (
+        [f"head {i + 1}" for i in range(num_heads)]
+        if head_labels is None
+        else _strings(head_labels, "head_labels", num_heads, "one per head of maps")
+    )
     path = _png_path(path)
 
     low, high = float(values.min()), float(values.max())
@@ -249,16 +300,26 @@ def attention_grid_png(maps, tokens, path, title=None, layer_labels=None, head_l
     cell = float(np.clip(0.11 * queries, 1.0, 2.5))  # inches per heat-map
     token_size = float(np.clip(0.8 * cell * 72 / queries, 3.0, 8.0))  # points
     label_width = 0.075 * token_size * max(len(token) for token in tokens) / 8 + 0.6  # inches
-    figure = _figure(figsize=(num_heads * cell + label_width + 1.2,
-                              num_layers * cell + label_width + (0.8 if title else 0.4)),
-                     layout="constrained")
+    figure = _figure(
+        figsize=(
+            num_heads * cell + label_width + 1.2,
+            num_layers * cell + label_width + (0.8 if title else 0.4),
+        ),
+        layout="constrained",
+    )
     axes = figure.subplots(num_layers, num_heads, squeeze=False)
     positions = np.arange(queries)
     for layer in range(num_layers):
         for head in range(num_heads):
             axis = axes[layer, head]
-            image = axis.imshow(values[layer, head], cmap="Blues", vmin=low, vmax=high,
-                                interpolation="nearest", aspect="equal")
+            image = axis.imshow(
+                values[layer, head],
+                cmap="Blues",
+                vmin=low,
+                vmax=high,
+                interpolation="nearest",
+                aspect="equal",
+            )
             axis.set_xticks(positions)
             axis.set_yticks(positions)
             axis.tick_params(length=0, pad=1)
@@ -273,8 +334,9 @@ def attention_grid_png(maps, tokens, path, title=None, layer_labels=None, head_l
                 axis.set_yticklabels([])
             if layer == 0:
                 axis.set_title(head_labels[head], fontsize=9)
-    colourbar = figure.colorbar(image, ax=axes, shrink=min(0.6, 4.0 / (num_layers * cell)),
-                                aspect=30, pad=0.01)
+    colourbar = figure.colorbar(
+        image, ax=axes, shrink=min(0.6, 4.0 / (num_layers * cell)), aspect=30, pad=0.01
+    )
     colourbar.set_label("attention probability" if (low, high) == (0.0, 1.0) else "value")
     figure.supxlabel("attended-to token (key)", fontsize=10)
     figure.supylabel("attending token (query)", fontsize=10)
@@ -321,8 +383,9 @@ def layer_curves_png(curves, path, title=None, ylabel=None, xlabel="layer", styl
     """
     if not isinstance(curves, dict) or not curves:
         received = "an empty dict" if isinstance(curves, dict) else type(curves).__name__
-        raise ValueError(f"curves must be a non-empty dict of name -> per-layer values; received "
-                         f"{received}")
+        raise ValueError(
+            f"curves must be a non-empty dict of name -> per-layer values; received {received}"
+        )
     series = {}
     for name, values in curves.items():
         try:
@@ -330,17 +393,22 @@ def layer_curves_png(curves, path, title=None, ylabel=None, xlabel="layer", styl
         except (TypeError, ValueError):
             array = None
         if array is None or array.ndim != 1 or array.size == 0 or not np.any(np.isfinite(array)):
-            raise ValueError(f"curves[{name!r}] must be a non-empty 1-D sequence of per-layer "
-                             f"numbers with at least one finite value; received {values!r}")
+            raise ValueError(
+                f"curves[{name!r}] must be a non-empty 1-D sequence of per-layer "
+                f"numbers with at least one finite value; received {values!r}"
+            )
         series[name] = array
     styles = {} if styles is None else styles
     if not isinstance(styles, dict) or not all(isinstance(s, dict) for s in styles.values()):
-        raise ValueError("styles must be a dict of curve name -> dict of plot keyword arguments "
-                         f"(e.g. {{'control': {{'linestyle': '--'}}}}); received {styles!r}")
+        raise ValueError(
+            "styles must be a dict of curve name -> dict of plot keyword arguments "
+            f"(e.g. {{'control': {{'linestyle': '--'}}}}); received {styles!r}"
+        )
     unknown = [name for name in styles if name not in series]
     if unknown:
-        raise ValueError(f"styles must name curves of `curves`; received {unknown}, curves are "
-                         f"{list(series)}")
+        raise ValueError(
+            f"styles must name curves of `curves`; received {unknown}, curves are {list(series)}"
+        )
     path = _png_path(path)
 
     num_layers = max(array.size for array in series.values())

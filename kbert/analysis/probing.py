@@ -41,14 +41,17 @@ def _check_features(features, name, ndim, dim=None):
     shape = "(n, dim)" if ndim == 2 else "(n, num_layers + 1, dim)"
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array {shape}; received shape {array.shape}")
-    if array.dtype == bool or not (np.issubdtype(array.dtype, np.floating)
-                                   or np.issubdtype(array.dtype, np.integer)):
+    if array.dtype == bool or not (
+        np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+    ):
         raise ValueError(f"{name} must hold real numbers; received dtype {array.dtype}")
     if len(array) == 0:
         raise ValueError(f"{name} must hold at least one example; received shape {array.shape}")
     if dim is not None and array.shape[-1] != dim:
-        raise ValueError(f"{name} must have {dim} dimensions (last axis), as the probe was "
-                         f"trained on; received shape {array.shape}")
+        raise ValueError(
+            f"{name} must have {dim} dimensions (last axis), as the probe was "
+            f"trained on; received shape {array.shape}"
+        )
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite; received NaN or infinite values")
     return array
@@ -59,8 +62,9 @@ def _check_labels(labels, name, length=None, num_classes=None):
     array = np.asarray(labels)
     if array.ndim != 1 or (length is not None and len(array) != length):
         expected = "one label per example" + ("" if length is None else f" ({length})")
-        raise ValueError(f"{name} must be a 1-D array with {expected}; received shape "
-                         f"{array.shape}")
+        raise ValueError(
+            f"{name} must be a 1-D array with {expected}; received shape {array.shape}"
+        )
     if len(array) == 0:
         raise ValueError(f"{name} must hold at least one label; received 0")
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
@@ -68,8 +72,10 @@ def _check_labels(labels, name, length=None, num_classes=None):
     if array.min() < 0:
         raise ValueError(f"{name} must hold class ids >= 0; received {array.min()}")
     if num_classes is not None and array.max() >= num_classes:
-        raise ValueError(f"{name} must hold class ids in [0, {num_classes - 1}] "
-                         f"(num_classes={num_classes}); received {array.max()}")
+        raise ValueError(
+            f"{name} must hold class ids in [0, {num_classes - 1}] "
+            f"(num_classes={num_classes}); received {array.max()}"
+        )
     return array.astype(np.int64)
 
 
@@ -100,12 +106,19 @@ class LinearProbe:
         kernel = np.asarray(kernel, np.float32)
         bias = np.asarray(bias, np.float32)
         if kernel.ndim != 2 or bias.shape != kernel.shape[1:]:
-            raise ValueError("kernel must be (dim, num_classes) and bias (num_classes,); received "
-                             f"shapes {kernel.shape} and {bias.shape}")
-        if not isinstance(scorer, ZScorer) or scorer.mean is None or \
-                len(scorer.mean) != kernel.shape[0]:
-            raise ValueError(f"scorer must be a ZScorer fitted on {kernel.shape[0]}-dimensional "
-                             f"features; received {scorer!r}")
+            raise ValueError(
+                "kernel must be (dim, num_classes) and bias (num_classes,); received "
+                f"shapes {kernel.shape} and {bias.shape}"
+            )
+        if (
+            not isinstance(scorer, ZScorer)
+            or scorer.mean is None
+            or len(scorer.mean) != kernel.shape[0]
+        ):
+            raise ValueError(
+                f"scorer must be a ZScorer fitted on {kernel.shape[0]}-dimensional "
+                f"features; received {scorer!r}"
+            )
         self.kernel = kernel
         self.bias = bias
         self.scorer = scorer
@@ -137,8 +150,9 @@ class LinearProbe:
         return float(np.mean(predictions == labels))
 
 
-def train_linear_probe(features, labels, num_classes, epochs=None, batch_size=512,
-                       learning_rate=3e-2, l2=1e-3, seed=0):
+def train_linear_probe(
+    features, labels, num_classes, epochs=None, batch_size=512, learning_rate=3e-2, l2=1e-3, seed=0
+):
     """Trains softmax regression on frozen features and returns it as a `LinearProbe`.
 
     Features are standardized with their own mean and standard deviation (`ZScorer`), so one
@@ -197,8 +211,9 @@ def train_linear_probe(features, labels, num_classes, epochs=None, batch_size=51
         raise ValueError(f"l2 must be a number >= 0; received {l2!r}")
 
     if len(features) < 2:
-        raise ValueError(f"features must hold at least 2 examples to standardize; received "
-                         f"{len(features)}")
+        raise ValueError(
+            f"features must hold at least 2 examples to standardize; received {len(features)}"
+        )
     scorer = ZScorer().fit(features)
     standardized = tf.constant(scorer.transform(features.astype(np.float32)))  # (n, dim)
     label_tensor = tf.constant(labels.astype(np.int32))  # (n,)
@@ -207,30 +222,42 @@ def train_linear_probe(features, labels, num_classes, epochs=None, batch_size=51
     # One batch order per epoch, drawn here so that the seed alone fixes the run.
     rng = np.random.default_rng(seed)
     orders = np.stack([rng.permutation(n) for _ in range(epochs)]).astype(np.int32)
-    batches = (tf.data.Dataset.from_tensor_slices(orders)
-               .flat_map(lambda order: tf.data.Dataset.from_tensor_slices(order).batch(batch_size))
-               .map(lambda rows: (tf.gather(standardized, rows)[:, None, :],  # (batch, 1, dim)
-                                  tf.gather(label_tensor, rows)))
-               .apply(tf.data.experimental.assert_cardinality(epochs * steps_per_epoch))
-               .prefetch(tf.data.AUTOTUNE))
+    batches = (
+        tf.data.Dataset.from_tensor_slices(orders)
+        .flat_map(lambda order: tf.data.Dataset.from_tensor_slices(order).batch(batch_size))
+        .map(
+            lambda rows: (
+                tf.gather(standardized, rows)[:, None, :],  # (batch, 1, dim)
+                tf.gather(label_tensor, rows),
+            )
+        )
+        .apply(tf.data.experimental.assert_cardinality(epochs * steps_per_epoch))
+        .prefetch(tf.data.AUTOTUNE)
+    )
 
-    model = FeatureClassifier(1, dim, num_classes, layers="top", hidden_units=(), dropout=0.0,
-                              name="linear_probe")
+    model = FeatureClassifier(
+        1, dim, num_classes, layers="top", hidden_units=(), dropout=0.0, name="linear_probe"
+    )
     kernel = model.get_layer("logits").kernel
     kernel.assign(np.zeros((dim, num_classes), np.float32))
     if l2 > 0:
         kernel.regularizer = keras.regularizers.L2(float(l2))
-    schedule = keras.optimizers.schedules.CosineDecay(float(learning_rate),
-                                                      decay_steps=epochs * steps_per_epoch)
-    model.compile(optimizer=keras.optimizers.Adam(schedule), loss=model.default_loss(),
-                  steps_per_execution=min(_STEPS_PER_EXECUTION, epochs * steps_per_epoch))
+    schedule = keras.optimizers.schedules.CosineDecay(
+        float(learning_rate), decay_steps=epochs * steps_per_epoch
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule),
+        loss=model.default_loss(),
+        steps_per_execution=min(_STEPS_PER_EXECUTION, epochs * steps_per_epoch),
+    )
     model.fit(batches, epochs=1, shuffle=False, verbose=0)
     kernel_value, bias_value = model.get_layer("logits").get_weights()
     return LinearProbe(kernel_value, bias_value, scorer)
 
 
-def layerwise_probe_accuracy(train_features, train_labels, test_features, test_labels,
-                             num_classes, **probe_args):
+def layerwise_probe_accuracy(
+    train_features, train_labels, test_features, test_labels, num_classes, **probe_args
+):
     """Trains one linear probe per layer and returns each one's held-out accuracy.
 
     Args:
@@ -265,14 +292,17 @@ def layerwise_probe_accuracy(train_features, train_labels, test_features, test_l
     train_features = _check_features(train_features, "train_features", 3)
     test_features = _check_features(test_features, "test_features", 3)
     if train_features.shape[1:] != test_features.shape[1:]:
-        raise ValueError("test_features must have the layers and dim of train_features "
-                         f"{train_features.shape[1:]}; received {test_features.shape[1:]}")
+        raise ValueError(
+            "test_features must have the layers and dim of train_features "
+            f"{train_features.shape[1:]}; received {test_features.shape[1:]}"
+        )
     train_labels = _check_labels(train_labels, "train_labels", len(train_features), num_classes)
     test_labels = _check_labels(test_labels, "test_labels", len(test_features), num_classes)
     accuracies = []
     for layer in range(train_features.shape[1]):
-        probe = train_linear_probe(train_features[:, layer], train_labels, num_classes,
-                                   **probe_args)
+        probe = train_linear_probe(
+            train_features[:, layer], train_labels, num_classes, **probe_args
+        )
         accuracies.append(probe.accuracy(test_features[:, layer], test_labels))
     return accuracies
 
@@ -332,8 +362,9 @@ def random_encoder_like(encoder, seed=0):
     True
     """
     if not isinstance(encoder, Encoder):
-        raise ValueError(f"encoder must be a kbert.models.Encoder; received "
-                         f"{type(encoder).__name__}")
+        raise ValueError(
+            f"encoder must be a kbert.models.Encoder; received {type(encoder).__name__}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ValueError(f"seed must be an int; received {seed!r}")
     state = random.getstate()
@@ -345,7 +376,9 @@ def random_encoder_like(encoder, seed=0):
     for original, fresh in zip(encoder.weights, control.weights, strict=True):
         values = fresh.numpy()
         if np.ptp(values) > 0 and np.array_equal(values, original.numpy()):
-            raise ValueError(f"seed={seed} drew the original encoder's own random weights "
-                             f"({fresh.path}): the original was built with this seed; pass "
-                             "another seed")
+            raise ValueError(
+                f"seed={seed} drew the original encoder's own random weights "
+                f"({fresh.path}): the original was built with this seed; pass "
+                "another seed"
+            )
     return control

@@ -34,17 +34,25 @@ def _checked_vectors(vectors, min_points, function):
     try:
         array = np.asarray(vectors, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{function}: vectors must be a 2-D array of numbers (points x "
-                         f"features); received {type(vectors).__name__}") from None
+        raise ValueError(
+            f"{function}: vectors must be a 2-D array of numbers (points x "
+            f"features); received {type(vectors).__name__}"
+        ) from None
     if array.ndim != 2:
-        raise ValueError(f"{function}: vectors must be a 2-D array (points x features); received "
-                         f"shape {array.shape}")
+        raise ValueError(
+            f"{function}: vectors must be a 2-D array (points x features); received "
+            f"shape {array.shape}"
+        )
     if array.shape[0] < min_points:
-        raise ValueError(f"{function}: vectors must have at least {min_points} points (rows); "
-                         f"received {array.shape[0]}")
+        raise ValueError(
+            f"{function}: vectors must have at least {min_points} points (rows); "
+            f"received {array.shape[0]}"
+        )
     if array.shape[1] < 1:
-        raise ValueError(f"{function}: vectors must have at least 1 feature (column); received "
-                         f"shape {array.shape}")
+        raise ValueError(
+            f"{function}: vectors must have at least 1 feature (column); received "
+            f"shape {array.shape}"
+        )
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{function}: vectors must be finite; received NaN or infinite entries")
     return array
@@ -78,10 +86,12 @@ def pca_2d(vectors):
     array = _checked_vectors(vectors, 2, "pca_2d")
     centered = array - array.mean(axis=0)
     left, singular, _ = np.linalg.svd(centered, full_matrices=False)  # left (n, k), singular (k,)
-    total = float(np.sum(singular ** 2))
+    total = float(np.sum(singular**2))
     if total <= 0.0:
-        raise ValueError("pca_2d: vectors must not all be the same point; received "
-                         f"{array.shape[0]} identical rows (no variance to project)")
+        raise ValueError(
+            "pca_2d: vectors must not all be the same point; received "
+            f"{array.shape[0]} identical rows (no variance to project)"
+        )
     points = np.zeros((array.shape[0], 2))
     ratio = np.zeros(2)
     for k in range(min(2, singular.shape[0])):
@@ -94,7 +104,7 @@ def pca_2d(vectors):
 
 
 def _squared_distances(array):
-    squares = np.sum(array ** 2, axis=1)  # (n,)
+    squares = np.sum(array**2, axis=1)  # (n,)
     distances = squares[:, None] + squares[None, :] - 2.0 * array @ array.T  # (n, n)
     np.maximum(distances, 0.0, out=distances)  # rounding can leave tiny negatives
     np.fill_diagonal(distances, 0.0)
@@ -174,14 +184,20 @@ def tsne_2d(vectors, perplexity=30.0, steps=1000, seed=0, learning_rate="auto"):
             f"tsne_2d: vectors must have at most {MAX_TSNE_POINTS} points (exact t-SNE is O(n^2) "
             f"in time and memory; subsample first); received {n}"
         )
-    if isinstance(perplexity, bool) or not isinstance(perplexity, (int, float, np.number)) \
-            or not 1.0 <= float(perplexity) < n:
+    if (
+        isinstance(perplexity, bool)
+        or not isinstance(perplexity, (int, float, np.number))
+        or not 1.0 <= float(perplexity) < n
+    ):
         raise ValueError(
             f"tsne_2d: perplexity must be a number in [1, n) with n = {n} points (an effective "
             f"number of neighbours); received {perplexity!r}"
         )
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) \
-            or steps <= _EXAGGERATION_STEPS:
+    if (
+        isinstance(steps, bool)
+        or not isinstance(steps, (int, np.integer))
+        or steps <= _EXAGGERATION_STEPS
+    ):
         raise ValueError(
             f"tsne_2d: steps must be an int above {_EXAGGERATION_STEPS} (the early-exaggeration "
             f"phase); received {steps!r}"
@@ -190,12 +206,16 @@ def tsne_2d(vectors, perplexity=30.0, steps=1000, seed=0, learning_rate="auto"):
         raise ValueError(f"tsne_2d: seed must be an int; received {seed!r}")
     if isinstance(learning_rate, str) and learning_rate == "auto":
         rate = max(n / _EXAGGERATION / 4.0, 50.0)
-    elif (not isinstance(learning_rate, bool) and isinstance(learning_rate, (int, float, np.number))
-          and np.isfinite(learning_rate) and learning_rate > 0):
+    elif (
+        not isinstance(learning_rate, bool)
+        and isinstance(learning_rate, (int, float, np.number))
+        and np.isfinite(learning_rate)
+        and learning_rate > 0
+    ):
         rate = float(learning_rate)
     else:
         raise ValueError(
-            f"tsne_2d: learning_rate must be a positive number or \"auto\"; received "
+            f'tsne_2d: learning_rate must be a positive number or "auto"; received '
             f"{learning_rate!r}"
         )
 
@@ -216,7 +236,7 @@ def tsne_2d(vectors, perplexity=30.0, steps=1000, seed=0, learning_rate="auto"):
         momentum = _MOMENTUM_EARLY if early else _MOMENTUM_LATE
 
         # In place, two n x n buffers: each step is memory-bound, and temporaries cost time.
-        squares = np.sum(points ** 2, axis=1)  # (n,)
+        squares = np.sum(points**2, axis=1)  # (n,)
         kernel = points @ points.T  # (n, n)
         kernel *= np.float32(-2.0)
         kernel += squares[:, None]
@@ -228,7 +248,9 @@ def tsne_2d(vectors, perplexity=30.0, steps=1000, seed=0, learning_rate="auto"):
         np.subtract(p, forces, out=forces)
         forces *= kernel  # (p_ij - q_ij)(1 + |y_i - y_j|^2)^-1
         # dC/dy_i = 4 sum_j (p_ij - q_ij)(1 + |y_i - y_j|^2)^-1 (y_i - y_j)
-        gradient = np.float32(4.0) * (np.sum(forces, axis=1)[:, None] * points - forces @ points)  # (n, 2)
+        gradient = np.float32(4.0) * (
+            np.sum(forces, axis=1)[:, None] * points - forces @ points
+        )  # (n, 2)
 
         same_direction = np.sign(gradient) == np.sign(update)
         gains = np.where(same_direction, gains * np.float32(0.8), gains + np.float32(0.2))

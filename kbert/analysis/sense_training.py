@@ -49,9 +49,19 @@ def _digest(encoder, tokenizer, *parts):
     return digest.hexdigest()
 
 
-def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
-                            subword_pooling="mean", batch_size=64, chunk_sentences=4096,
-                            inventory=None, cache_dir=None, progress=False, return_zscorer=False):
+def corpus_sense_embeddings(
+    encoder,
+    tokenizer,
+    corpus,
+    layers="last4_mean",
+    subword_pooling="mean",
+    batch_size=64,
+    chunk_sentences=4096,
+    inventory=None,
+    cache_dir=None,
+    progress=False,
+    return_zscorer=False,
+):
     """Averages an encoder's contextual vectors of each sense's occurrences in a tagged corpus.
 
     Every sentence that holds an instance runs through the encoder once (sentences without one
@@ -93,59 +103,86 @@ def corpus_sense_embeddings(encoder, tokenizer, corpus, layers="last4_mean",
     _positive_int(batch_size, "batch_size")
     _positive_int(chunk_sentences, "chunk_sentences")
     if not corpus.instances:
-        raise ValueError(f"corpus {corpus.name!r} has no instances; expected a sense-tagged "
-                         "corpus")
+        raise ValueError(f"corpus {corpus.name!r} has no instances; expected a sense-tagged corpus")
     by_sentence = {}
     for instance in corpus.instances:
         by_sentence.setdefault(instance.sentence_index, []).append(instance)
     used = sorted(by_sentence, key=lambda index: (len(corpus.sentences[index].words), index))
-    digest = _digest(encoder, tokenizer, "corpus", layers, subword_pooling,
-                     [(corpus.sentences[index].words,
-                       [(i.word_index, i.gold_keys) for i in by_sentence[index]])
-                      for index in used])
+    digest = _digest(
+        encoder,
+        tokenizer,
+        "corpus",
+        layers,
+        subword_pooling,
+        [
+            (
+                corpus.sentences[index].words,
+                [(i.word_index, i.gold_keys) for i in by_sentence[index]],
+            )
+            for index in used
+        ],
+    )
 
     def compute():
         vectors, keys = [], []
         for start in range(0, len(used), chunk_sentences):
-            chunk = used[start:start + chunk_sentences]
+            chunk = used[start : start + chunk_sentences]
             embeddings = contextual_embeddings(
-                encoder, tokenizer, [corpus.sentences[index].words for index in chunk],
-                layers=layers, subword_pooling=subword_pooling, batch_size=batch_size)
+                encoder,
+                tokenizer,
+                [corpus.sentences[index].words for index in chunk],
+                layers=layers,
+                subword_pooling=subword_pooling,
+                batch_size=batch_size,
+            )
             # Word units in (sentence, word) order: find each instance's row by that pair.
             units = embeddings.sentence_index.astype(np.int64) * (1 << 20) + embeddings.word_index
-            wanted = [(local, instance) for local, index in enumerate(chunk)
-                      for instance in by_sentence[index]]
-            targets = np.asarray([local * (1 << 20) + instance.word_index
-                                  for local, instance in wanted], dtype=np.int64)
+            wanted = [
+                (local, instance)
+                for local, index in enumerate(chunk)
+                for instance in by_sentence[index]
+            ]
+            targets = np.asarray(
+                [local * (1 << 20) + instance.word_index for local, instance in wanted],
+                dtype=np.int64,
+            )
             rows = np.minimum(np.searchsorted(units, targets), len(units) - 1)
             lost = np.flatnonzero(units[rows] != targets)
             if len(lost):
                 instance = wanted[lost[0]][1]
-                raise ValueError(f"instance {instance.id!r} (word {instance.word_index} of "
-                                 f"sentence {corpus.sentences[instance.sentence_index].id!r}) "
-                                 "got no vector: expected every word to yield at least one "
-                                 "subword token")
+                raise ValueError(
+                    f"instance {instance.id!r} (word {instance.word_index} of "
+                    f"sentence {corpus.sentences[instance.sentence_index].id!r}) "
+                    "got no vector: expected every word to yield at least one "
+                    "subword token"
+                )
             vectors.append(embeddings.vectors[rows])
             keys.extend(instance.gold_keys for _, instance in wanted)
             if progress:
-                print(f"  {corpus.name}: {start + len(chunk):,} / {len(used):,} sentences",
-                      flush=True)
+                print(
+                    f"  {corpus.name}: {start + len(chunk):,} / {len(used):,} sentences", flush=True
+                )
         vectors = np.concatenate(vectors)  # (instances, dim)
-        senses = SenseEmbeddings.fit(vectors, keys, inventory=inventory,
-                                     on_unknown="error" if inventory is None else "skip")
+        senses = SenseEmbeddings.fit(
+            vectors, keys, inventory=inventory, on_unknown="error" if inventory is None else "skip"
+        )
         zscorer = ZScorer().fit(vectors)
         # The moments travel as two extra "senses" rows of the cache file.
-        return SenseEmbeddings(senses.keys + (_MEAN, _STD), np.concatenate(
-            [senses.matrix, zscorer.mean[None], zscorer.std[None]]),
-            np.concatenate([senses.counts, [0, 0]]))
+        return SenseEmbeddings(
+            senses.keys + (_MEAN, _STD),
+            np.concatenate([senses.matrix, zscorer.mean[None], zscorer.std[None]]),
+            np.concatenate([senses.counts, [0, 0]]),
+        )
 
     stored = _cached(cache_dir, f"senses_{corpus.name}", digest, compute)
     senses = SenseEmbeddings(stored.keys[:-2], stored.matrix[:-2], stored.counts[:-2])
     if not return_zscorer:
         return senses
     zscorer = ZScorer()  # the statistics `ZScorer.fit` computed, as cached
-    zscorer.mean, zscorer.std = (stored.matrix[-2].astype(np.float64),
-                                 stored.matrix[-1].astype(np.float64))
+    zscorer.mean, zscorer.std = (
+        stored.matrix[-2].astype(np.float64),
+        stored.matrix[-1].astype(np.float64),
+    )
     return senses, zscorer
 
 
@@ -164,14 +201,25 @@ def gloss_text(wordnet, key):
     'bank - sloping land (especially the slope'
     """
     own = wordnet.lemma_of(key)
-    lemmas = [own] + [wordnet.lemma_of(other) for other in wordnet.synset_keys(wordnet.synset(key))
-                      if wordnet.lemma_of(other) != own]
+    lemmas = [own] + [
+        wordnet.lemma_of(other)
+        for other in wordnet.synset_keys(wordnet.synset(key))
+        if wordnet.lemma_of(other) != own
+    ]
     names = ", ".join(dict.fromkeys(lemma.replace("_", " ") for lemma in lemmas))
     return f"{names} - {wordnet.gloss(key)}"
 
 
-def gloss_sense_embeddings(encoder, tokenizer, wordnet, keys, layers="last4_mean", batch_size=64,
-                           cache_dir=None, progress=False):
+def gloss_sense_embeddings(
+    encoder,
+    tokenizer,
+    wordnet,
+    keys,
+    layers="last4_mean",
+    batch_size=64,
+    cache_dir=None,
+    progress=False,
+):
     """Embeds each sense's gloss: the mean of the subword vectors of `gloss_text(key)`.
 
     Args:
@@ -203,9 +251,15 @@ def gloss_sense_embeddings(encoder, tokenizer, wordnet, keys, layers="last4_mean
 
     def compute():
         order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
-        embeddings = contextual_embeddings(encoder, tokenizer, [texts[i] for i in order],
-                                           layers=layers, level="subword",
-                                           batch_size=batch_size, progress=progress)
+        embeddings = contextual_embeddings(
+            encoder,
+            tokenizer,
+            [texts[i] for i in order],
+            layers=layers,
+            level="subword",
+            batch_size=batch_size,
+            progress=progress,
+        )
         offsets = embeddings.sentence_offsets
         sums = np.add.reduceat(embeddings.vectors.astype(np.float64), offsets[:-1], axis=0)
         means = sums / np.diff(offsets)[:, None]  # (glosses in `order`, dim)

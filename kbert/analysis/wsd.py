@@ -32,11 +32,14 @@ def _checked_vectors(vectors, name="vectors"):
     try:
         array = np.asarray(vectors, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a 2-D array of numbers (rows x dimensions); "
-                         f"received {type(vectors).__name__}") from None
+        raise ValueError(
+            f"{name} must be a 2-D array of numbers (rows x dimensions); "
+            f"received {type(vectors).__name__}"
+        ) from None
     if array.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (rows x dimensions); received shape "
-                         f"{array.shape}")
+        raise ValueError(
+            f"{name} must be a 2-D array (rows x dimensions); received shape {array.shape}"
+        )
     if not np.all(np.isfinite(array)):
         row = int(np.argwhere(~np.isfinite(array))[0, 0])
         raise ValueError(f"{name} must be finite; row {row} has NaN or infinite entries")
@@ -88,13 +91,18 @@ class SenseEmbeddings:
         self.matrix = np.asarray(matrix, dtype=np.float32)  # (senses, dimensions)
         self.counts = np.asarray(counts, dtype=np.int64)  # (senses,)
         if self.matrix.ndim != 2:
-            raise ValueError(f"matrix must be 2-D (senses x dimensions); received shape "
-                             f"{self.matrix.shape}")
-        if not len(self.keys) == self.matrix.shape[0] == self.counts.shape[0] or \
-                self.counts.ndim != 1:
-            raise ValueError(f"keys, matrix rows and counts must match: expected one row and one "
-                             f"count per key; received {len(self.keys)} keys, matrix shape "
-                             f"{self.matrix.shape}, counts shape {self.counts.shape}")
+            raise ValueError(
+                f"matrix must be 2-D (senses x dimensions); received shape {self.matrix.shape}"
+            )
+        if (
+            not len(self.keys) == self.matrix.shape[0] == self.counts.shape[0]
+            or self.counts.ndim != 1
+        ):
+            raise ValueError(
+                f"keys, matrix rows and counts must match: expected one row and one "
+                f"count per key; received {len(self.keys)} keys, matrix shape "
+                f"{self.matrix.shape}, counts shape {self.counts.shape}"
+            )
         self._index = {key: row for row, key in enumerate(self.keys)}
         if len(self._index) != len(self.keys):
             raise ValueError("keys must be unique; received a repeated sense key")
@@ -132,21 +140,26 @@ class SenseEmbeddings:
             raise ValueError(f"on_unknown must be one of {_ON_UNKNOWN}; received {on_unknown!r}")
         vectors = _checked_vectors(vectors)
         if len(sense_keys) != vectors.shape[0]:
-            raise ValueError(f"sense_keys must have one entry per row of vectors: expected "
-                             f"{vectors.shape[0]}; received {len(sense_keys)}")
+            raise ValueError(
+                f"sense_keys must have one entry per row of vectors: expected "
+                f"{vectors.shape[0]}; received {len(sense_keys)}"
+            )
         rows = []
         for row, keys in enumerate(sense_keys):
             keys = (keys,) if isinstance(keys, str) else tuple(keys)
             if not keys:
-                raise ValueError(f"sense_keys[{row}] is empty; expected at least one sense key "
-                                 "per row")
+                raise ValueError(
+                    f"sense_keys[{row}] is empty; expected at least one sense key per row"
+                )
             rows.append(keys)
         if inventory is not None:
             unknown = sorted({key for keys in rows for key in keys if key not in inventory})
             if unknown and on_unknown == "error":
-                raise ValueError(f"{len(unknown)} sense key(s) are not in the inventory, e.g. "
-                                 f"{unknown[:5]}; expected WordNet sense keys (or pass "
-                                 "on_unknown='skip' to drop them)")
+                raise ValueError(
+                    f"{len(unknown)} sense key(s) are not in the inventory, e.g. "
+                    f"{unknown[:5]}; expected WordNet sense keys (or pass "
+                    "on_unknown='skip' to drop them)"
+                )
             unknown = set(unknown)
             rows = [tuple(key for key in keys if key not in unknown) for keys in rows]
         keys = sorted({key for keys in rows for key in keys})
@@ -154,8 +167,11 @@ class SenseEmbeddings:
         row_ids = [row for row, row_keys in enumerate(rows) for _ in row_keys]
         sense_ids = [index[key] for row_keys in rows for key in row_keys]
         sums = np.zeros((len(keys), vectors.shape[1]))  # (senses, dimensions)
-        np.add.at(sums, np.asarray(sense_ids, dtype=np.int64),
-                  vectors[np.asarray(row_ids, dtype=np.int64)])
+        np.add.at(
+            sums,
+            np.asarray(sense_ids, dtype=np.int64),
+            vectors[np.asarray(row_ids, dtype=np.int64)],
+        )
         counts = np.bincount(np.asarray(sense_ids, dtype=np.int64), minlength=len(keys))
         return cls(keys, sums / np.maximum(counts, 1)[:, None], counts)
 
@@ -175,8 +191,9 @@ class SenseEmbeddings:
             ValueError: a key with no vector.
         """
         if key not in self._index:
-            raise ValueError(f"sense key {key!r} has no embedding; expected one of the "
-                             f"{len(self)} fitted keys")
+            raise ValueError(
+                f"sense key {key!r} has no embedding; expected one of the {len(self)} fitted keys"
+            )
         return self.matrix[self._index[key]]
 
     def save(self, path):
@@ -192,12 +209,17 @@ class SenseEmbeddings:
         >>> SenseEmbeddings.fit([[1.0]], ["a%1:00:00::"]).save("/tmp/senses.npz")  # doctest: +SKIP
         """
         path = Path(path)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
-                                                 suffix=".tmp")
+        descriptor, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=path.name + ".", suffix=".tmp"
+        )
         try:
             with os.fdopen(descriptor, "wb") as file:
-                np.savez(file, keys=np.asarray(self.keys, dtype=str).reshape(-1),
-                         matrix=self.matrix, counts=self.counts)
+                np.savez(
+                    file,
+                    keys=np.asarray(self.keys, dtype=str).reshape(-1),
+                    matrix=self.matrix,
+                    counts=self.counts,
+                )
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
@@ -222,8 +244,10 @@ class SenseEmbeddings:
         with np.load(path, allow_pickle=False) as arrays:
             missing = [name for name in ("keys", "matrix", "counts") if name not in arrays]
             if missing:
-                raise ValueError(f"{path}: expected the arrays 'keys', 'matrix' and 'counts' "
-                                 f"written by SenseEmbeddings.save; missing {missing}")
+                raise ValueError(
+                    f"{path}: expected the arrays 'keys', 'matrix' and 'counts' "
+                    f"written by SenseEmbeddings.save; missing {missing}"
+                )
             return cls(arrays["keys"].tolist(), arrays["matrix"], arrays["counts"])
 
 
@@ -278,12 +302,16 @@ class NearestSenseWSD:
         vectors = _checked_vectors(vectors)
         dimension = self._unit.shape[1]
         if vectors.shape[1] != dimension:
-            raise ValueError(f"vectors must have the sense embeddings' dimension {dimension}; "
-                             f"received shape {vectors.shape}")
+            raise ValueError(
+                f"vectors must have the sense embeddings' dimension {dimension}; "
+                f"received shape {vectors.shape}"
+            )
         pos = [pos] * len(vectors) if isinstance(pos, str) else list(pos)
         if not len(lemmas) == len(pos) == len(vectors):
-            raise ValueError(f"lemmas and pos must have one entry per row of vectors: expected "
-                             f"{len(vectors)}; received {len(lemmas)} lemmas and {len(pos)} pos")
+            raise ValueError(
+                f"lemmas and pos must have one entry per row of vectors: expected "
+                f"{len(vectors)}; received {len(lemmas)} lemmas and {len(pos)} pos"
+            )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)  # (words, 1)
         units = vectors / np.maximum(norms, 1e-12)  # (words, dimensions)
         predictions = []
@@ -322,8 +350,10 @@ def checked_sense_keys(keys, wordnet, purpose):
     keys = sorted(dict.fromkeys(keys))
     unknown = [key for key in keys if key not in wordnet]
     if unknown:
-        raise ValueError(f"{len(unknown)} key(s) {purpose} are not in the WordNet, e.g. "
-                         f"{unknown[:5]}; expected WordNet sense keys")
+        raise ValueError(
+            f"{len(unknown)} key(s) {purpose} are not in the WordNet, e.g. "
+            f"{unknown[:5]}; expected WordNet sense keys"
+        )
     return keys
 
 
@@ -384,8 +414,11 @@ def propagate_sense_embeddings(sense_embeddings, wordnet, keys):
                     vector = np.mean(found, axis=0)
                 seen.update(level)
                 # Each synset of the next level once, however many paths lead to it.
-                level = list(dict.fromkeys(up for s in level for up in wordnet.hypernyms(s)
-                                           if up not in seen))
+                level = list(
+                    dict.fromkeys(
+                        up for s in level for up in wordnet.hypernyms(s) if up not in seen
+                    )
+                )
             hypernym_vectors[synset] = vector
         return hypernym_vectors[synset]
 
@@ -407,8 +440,7 @@ def propagate_sense_embeddings(sense_embeddings, wordnet, keys):
         counts.append(int(sense_embeddings.counts[index[key]]) if key in index else 0)
         sources[key] = source
     dimension = matrix.shape[1]
-    return (SenseEmbeddings(covered, np.asarray(vectors).reshape(-1, dimension), counts),
-            sources)
+    return (SenseEmbeddings(covered, np.asarray(vectors).reshape(-1, dimension), counts), sources)
 
 
 def fill_sense_embeddings(primary, fallback):
@@ -434,8 +466,10 @@ def fill_sense_embeddings(primary, fallback):
     ([[1.0, 0.0], [1.0, 1.0]], {'x%1:00:00::': 'primary', 'y%1:00:00::': 'fallback'})
     """
     if primary.matrix.shape[1] != fallback.matrix.shape[1]:
-        raise ValueError(f"primary and fallback must have the same dimension; received "
-                         f"{primary.matrix.shape[1]} and {fallback.matrix.shape[1]}")
+        raise ValueError(
+            f"primary and fallback must have the same dimension; received "
+            f"{primary.matrix.shape[1]} and {fallback.matrix.shape[1]}"
+        )
     keys = sorted(set(primary.keys) | set(fallback.keys))
     rows, counts, sources = [], [], {}
     for key in keys:
@@ -473,27 +507,34 @@ def concatenate_sense_embeddings(*sense_embeddings, weights=None):
     [[0.6000000238418579, 0.800000011920929, 0.0, 1.0]]
     """
     if len(sense_embeddings) < 2:
-        raise ValueError(f"expected at least two SenseEmbeddings to concatenate; received "
-                         f"{len(sense_embeddings)}")
+        raise ValueError(
+            f"expected at least two SenseEmbeddings to concatenate; received "
+            f"{len(sense_embeddings)}"
+        )
     weights = [1.0] * len(sense_embeddings) if weights is None else list(weights)
     if len(weights) != len(sense_embeddings) or not all(
-            isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in weights):
-        raise ValueError(f"weights must be {len(sense_embeddings)} positive numbers, one per "
-                         f"input; received {weights!r}")
+        isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in weights
+    ):
+        raise ValueError(
+            f"weights must be {len(sense_embeddings)} positive numbers, one per "
+            f"input; received {weights!r}"
+        )
     common = set(sense_embeddings[0].keys)
     for embeddings in sense_embeddings[1:]:
         common &= set(embeddings.keys)
     if not common:
-        raise ValueError("the SenseEmbeddings share no sense key; expected embeddings of the "
-                         "same senses")
+        raise ValueError(
+            "the SenseEmbeddings share no sense key; expected embeddings of the same senses"
+        )
     keys = sorted(common)
     parts = []
     for embeddings, weight in zip(sense_embeddings, weights, strict=True):
         rows = [embeddings._index[key] for key in keys]
         parts.append(weight * unit_rows(embeddings.matrix[rows]))
     first = sense_embeddings[0]
-    return SenseEmbeddings(keys, np.concatenate(parts, axis=1),
-                           first.counts[[first._index[key] for key in keys]])
+    return SenseEmbeddings(
+        keys, np.concatenate(parts, axis=1), first.counts[[first._index[key] for key in keys]]
+    )
 
 
 def mfs_predictions(corpus, wordnet):

@@ -9,5 +9,12 @@ from kbert.checkpoints.hf_bert import (
 )
 from kbert.checkpoints.pretrained import load_pretrained, save_pretrained
 
-__all__ = ["load_hf_bert", "load_hf_bert_encoder", "load_hf_bert_tokenizer", "minilm_l6_dir",
-           "resolve_checkpoint", "load_pretrained", "save_pretrained"]
+__all__ = [
+    "load_hf_bert",
+    "load_hf_bert_encoder",
+    "load_hf_bert_tokenizer",
+    "minilm_l6_dir",
+    "resolve_checkpoint",
+    "load_pretrained",
+    "save_pretrained",
+]

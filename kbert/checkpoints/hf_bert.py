@@ -20,19 +20,43 @@ REQUIRED_FILES = ("config.json", "vocab.txt", "model.safetensors")
 MINILM_ENV_VAR = "KBERT_MINILM_DIR"
 
 # BERT's hidden_act names → kbert activation names.
-_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_approximate",
-                "gelu_pytorch_tanh": "gelu_approximate", "relu": "relu", "silu": "silu",
-                "swish": "silu", "tanh": "tanh"}
+_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_approximate",
+    "gelu_pytorch_tanh": "gelu_approximate",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+    "tanh": "tanh",
+}
 
 # config.json fields that must hold positive ints; the optional ones with Hugging Face's defaults.
-_POSITIVE_INT_FIELDS = ("vocab_size", "num_hidden_layers", "hidden_size", "num_attention_heads",
-                        "intermediate_size", "max_position_embeddings", "type_vocab_size")
-_DEFAULTS = {"max_position_embeddings": 512, "type_vocab_size": 2, "hidden_dropout_prob": 0.1,
-             "attention_probs_dropout_prob": 0.1, "layer_norm_eps": 1e-12,
-             "initializer_range": 0.02}
+_POSITIVE_INT_FIELDS = (
+    "vocab_size",
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+_DEFAULTS = {
+    "max_position_embeddings": 512,
+    "type_vocab_size": 2,
+    "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1,
+    "layer_norm_eps": 1e-12,
+    "initializer_range": 0.02,
+}
 _LAYER_TENSOR = re.compile(r"encoder\.layer\.(\d+)\.")
-_JSON_TYPES = {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
-               type(None): "null"}
+_JSON_TYPES = {
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    type(None): "null",
+}
 
 
 def minilm_l6_dir():
@@ -69,8 +93,10 @@ def resolve_checkpoint(path_or_name):
     if missing:
         hint = ""
         if "model.safetensors" in missing and (path / "pytorch_model.bin").is_file():
-            hint = (" (only pytorch_model.bin is there: convert it to safetensors, kbert reads "
-                    "weights without PyTorch)")
+            hint = (
+                " (only pytorch_model.bin is there: convert it to safetensors, kbert reads "
+                "weights without PyTorch)"
+            )
         raise ValueError(
             f"checkpoint directory {str(path)!r} is missing {', '.join(missing)}; a Hugging Face "
             f"BERT directory needs {', '.join(REQUIRED_FILES)}{hint}"
@@ -88,15 +114,19 @@ def _read_json_object(path):
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 (byte offset {error.start}: {error.reason}); "
-                         "expected a UTF-8 JSON file") from None
+        raise ValueError(
+            f"{path}: not valid UTF-8 (byte offset {error.start}: {error.reason}); "
+            "expected a UTF-8 JSON file"
+        ) from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{path}: expected a JSON object ({{...}}) at the top level; received a "
-                         f"JSON {_JSON_TYPES.get(type(value), type(value).__name__)}")
+        raise ValueError(
+            f"{path}: expected a JSON object ({{...}}) at the top level; received a "
+            f"JSON {_JSON_TYPES.get(type(value), type(value).__name__)}"
+        )
     return value
 
 
@@ -134,19 +164,25 @@ def encoder_config_from_hf(hf_config, source="config.json"):
     16
     """
     if not isinstance(hf_config, dict):
-        raise ValueError(f"{source}: expected a JSON object ({{...}}) at the top level; received "
-                         f"{type(hf_config).__name__}")
+        raise ValueError(
+            f"{source}: expected a JSON object ({{...}}) at the top level; received "
+            f"{type(hf_config).__name__}"
+        )
     model_type = hf_config.get("model_type", "bert")
     if model_type != "bert":
         raise ValueError(f"{source}: model_type {model_type!r} is not supported; expected 'bert'")
     position_type = hf_config.get("position_embedding_type", "absolute")
     if position_type != "absolute":
-        raise ValueError(f"{source}: position_embedding_type {position_type!r} is not "
-                         "supported; expected 'absolute'")
+        raise ValueError(
+            f"{source}: position_embedding_type {position_type!r} is not "
+            "supported; expected 'absolute'"
+        )
     activation = hf_config.get("hidden_act", "gelu")
     if not isinstance(activation, str) or activation not in _ACTIVATIONS:
-        raise ValueError(f"{source}: hidden_act {activation!r} is not supported; expected one "
-                         f"of {sorted(_ACTIVATIONS)}")
+        raise ValueError(
+            f"{source}: hidden_act {activation!r} is not supported; expected one "
+            f"of {sorted(_ACTIVATIONS)}"
+        )
     sizes = {name: _field(hf_config, name, source) for name in _POSITIVE_INT_FIELDS}
     for name, value in sizes.items():
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -160,8 +196,9 @@ def encoder_config_from_hf(hf_config, source="config.json"):
     for name in ("layer_norm_eps", "initializer_range"):
         value = _field(hf_config, name, source)
         if not _is_number(value) or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"{source}: {name} must be a positive, finite number; received "
-                             f"{value!r}")
+            raise ValueError(
+                f"{source}: {name} must be a positive, finite number; received {value!r}"
+            )
     for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         value = _field(hf_config, name, source)
         if not _is_number(value) or not 0 <= value < 1:
@@ -217,7 +254,7 @@ def _normalise_names(tensors):
     renamed = {}
     for name, value in tensors.items():
         if name.startswith("bert."):
-            name = name[len("bert."):]
+            name = name[len("bert.") :]
         name = name.replace("LayerNorm.gamma", "LayerNorm.weight")
         name = name.replace("LayerNorm.beta", "LayerNorm.bias")
         renamed[name] = value
@@ -226,8 +263,7 @@ def _normalise_names(tensors):
 
 def _check_against_tensors(tensors, hf_config, path, weights_path):
     """Checks config.json's layer count and vocab.txt's size against model.safetensors."""
-    indices = {int(match.group(1)) for name in tensors
-               if (match := _LAYER_TENSOR.match(name))}
+    indices = {int(match.group(1)) for name in tensors if (match := _LAYER_TENSOR.match(name))}
     present = max(indices) + 1 if indices else 0
     if hf_config["num_hidden_layers"] != present:
         held = f"encoder.layer.0 to encoder.layer.{present - 1}" if present else "none"
@@ -249,8 +285,9 @@ def _check_against_tensors(tensors, hf_config, path, weights_path):
             )
 
 
-def load_hf_bert_encoder(path_or_name, activation=None, dtype=None, skip_padding=True,
-                         **config_changes):
+def load_hf_bert_encoder(
+    path_or_name, activation=None, dtype=None, skip_padding=True, **config_changes
+):
     """Builds a kbert `Encoder` holding a Hugging Face BERT checkpoint's weights.
 
     Args:
@@ -325,12 +362,16 @@ def load_hf_bert_tokenizer(path_or_name, **kwargs):
     tokenizer_config = path / "tokenizer_config.json"
     if tokenizer_config.is_file():
         settings = _read_json_object(tokenizer_config)
-        for name, allowed in (("do_lower_case", (bool,)), ("strip_accents", (bool, type(None))),
-                              ("tokenize_chinese_chars", (bool,))):
+        for name, allowed in (
+            ("do_lower_case", (bool,)),
+            ("strip_accents", (bool, type(None))),
+            ("tokenize_chinese_chars", (bool,)),
+        ):
             if name in settings and not isinstance(settings[name], allowed):
                 expected = "true or false" + (" or null" if len(allowed) > 1 else "")
-                raise ValueError(f"{tokenizer_config}: {name} must be {expected}; received "
-                                 f"{settings[name]!r}")
+                raise ValueError(
+                    f"{tokenizer_config}: {name} must be {expected}; received {settings[name]!r}"
+                )
         lowercase = settings.get("do_lower_case", True)
         kwargs.setdefault("strip_accents", settings.get("strip_accents"))
         kwargs.setdefault("split_chinese_characters", settings.get("tokenize_chinese_chars", True))
@@ -340,5 +381,7 @@ def load_hf_bert_tokenizer(path_or_name, **kwargs):
 
 def load_hf_bert(path_or_name, **encoder_kwargs):
     """Returns `(encoder, tokenizer)` for a Hugging Face BERT directory or "minilm_l6"."""
-    return (load_hf_bert_encoder(path_or_name, **encoder_kwargs),
-            load_hf_bert_tokenizer(path_or_name))
+    return (
+        load_hf_bert_encoder(path_or_name, **encoder_kwargs),
+        load_hf_bert_tokenizer(path_or_name),
+    )

@@ -34,25 +34,34 @@ def load_pretrained(name_or_path, dtype=None, skip_padding=None):
     path = Path(str(name_or_path)).expanduser()
     if path.is_dir() and (path / ENCODER_FILE).is_file():
         if not (path / VOCABULARY_FILE).is_file():
-            raise ValueError(f"{path} holds {ENCODER_FILE} but no {VOCABULARY_FILE}; a kbert "
-                             "checkpoint directory needs both")
+            raise ValueError(
+                f"{path} holds {ENCODER_FILE} but no {VOCABULARY_FILE}; a kbert "
+                "checkpoint directory needs both"
+            )
         encoder = keras.saving.load_model(path / ENCODER_FILE)
         if not isinstance(encoder, Encoder):
-            raise ValueError(f"{path / ENCODER_FILE} holds a {type(encoder).__name__}, expected "
-                             "a kbert Encoder")
-        changes = {key: value for key, value in (("dtype", dtype), ("skip_padding", skip_padding))
-                   if value is not None}
+            raise ValueError(
+                f"{path / ENCODER_FILE} holds a {type(encoder).__name__}, expected a kbert Encoder"
+            )
+        changes = {
+            key: value
+            for key, value in (("dtype", dtype), ("skip_padding", skip_padding))
+            if value is not None
+        }
         if changes:
             rebuilt = Encoder.from_config({**encoder.get_config(), **changes})
             rebuilt.set_weights(encoder.get_weights())
             encoder = rebuilt
         return encoder, WordPieceTokenizer(str(path / VOCABULARY_FILE))
     if str(name_or_path) != "minilm_l6" and not path.is_dir():
-        raise ValueError(f"pretrained model {str(name_or_path)!r} is neither 'minilm_l6' nor an "
-                         "existing directory (Hugging Face BERT, or kbert encoder.keras + "
-                         "vocab.txt)")
-    return load_hf_bert(name_or_path, dtype=dtype,
-                        skip_padding=True if skip_padding is None else skip_padding)
+        raise ValueError(
+            f"pretrained model {str(name_or_path)!r} is neither 'minilm_l6' nor an "
+            "existing directory (Hugging Face BERT, or kbert encoder.keras + "
+            "vocab.txt)"
+        )
+    return load_hf_bert(
+        name_or_path, dtype=dtype, skip_padding=True if skip_padding is None else skip_padding
+    )
 
 
 def save_pretrained(encoder, tokenizer, directory, overwrite=False):

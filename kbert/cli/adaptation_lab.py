@@ -27,17 +27,27 @@ def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
         `argparse.ArgumentParser`; add the program's own arguments, then `parse_args()`.
     """
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--starts", default="lab01,minilm_l6",
-                        help="comma-separated: lab01 (its causal model), minilm_l6, or paths")
-    parser.add_argument("--lab01-model", default=STARTS["lab01"],
-                        help="lab01's causal encoder directory (encoder.keras + vocab.txt)")
+    parser.add_argument(
+        "--starts",
+        default="lab01,minilm_l6",
+        help="comma-separated: lab01 (its causal model), minilm_l6, or paths",
+    )
+    parser.add_argument(
+        "--lab01-model",
+        default=STARTS["lab01"],
+        help="lab01's causal encoder directory (encoder.keras + vocab.txt)",
+    )
     parser.add_argument("--methods", default="all", help="comma-separated labels, or all")
     parser.add_argument("--seeds", type=int, default=seeds)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=64)
-    parser.add_argument("--train-examples", type=int, default=1000,
-                        help="a seeded slice of TREC-6 train; 0 for all 4,907")
+    parser.add_argument(
+        "--train-examples",
+        type=int,
+        default=1000,
+        help="a seeded slice of TREC-6 train; 0 for all 4,907",
+    )
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
@@ -65,9 +75,11 @@ def starting_points(parser, args):
     for name in [name.strip() for name in args.starts.split(",") if name.strip()]:
         path = args.lab01_model if name == "lab01" else STARTS.get(name, name)
         if name == "lab01" and not (Path(path) / "encoder.keras").is_file():
-            parser.error(f"lab01's causal model is not at {path}: run "
-                         "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
-                         "choose --starts minilm_l6")
+            parser.error(
+                f"lab01's causal model is not at {path}: run "
+                "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
+                "choose --starts minilm_l6"
+            )
         starts.append(pretrained_starting_point(path, args.sequence_length, name=name))
     if not starts:
         parser.error("--starts names no starting point")
@@ -79,9 +91,12 @@ def trec_data(args):
     from kbert.data import load_classification_task
 
     limit = args.train_examples or None
-    return {"train": load_classification_task("trec", "train", data_dir=args.data_dir,
-                                              max_examples=limit),
-            "test": load_classification_task("trec", "test", data_dir=args.data_dir)}
+    return {
+        "train": load_classification_task(
+            "trec", "train", data_dir=args.data_dir, max_examples=limit
+        ),
+        "test": load_classification_task("trec", "test", data_dir=args.data_dir),
+    }
 
 
 def run_comparison(variants, starts, data, args):
@@ -98,26 +113,47 @@ def run_comparison(variants, starts, data, args):
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     results_path = run_dir / "results.jsonl"
-    settings = {"train_examples": len(data["train"]), "epochs": args.epochs,
-                "batch_size": args.batch_size, "sequence_length": args.sequence_length}
+    settings = {
+        "train_examples": len(data["train"]),
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "sequence_length": args.sequence_length,
+    }
     done = []
     if results_path.exists() and not args.fresh:
         labels = {label for label, _, _ in variants}
         names = {start.name for start in starts}
-        done = [row for row in map(json.loads, results_path.read_text().splitlines())
-                if row.get("settings") == settings and row["label"] in labels
-                and row["start"] in names and (row["seed"] is None or row["seed"] < args.seeds)]
+        done = [
+            row
+            for row in map(json.loads, results_path.read_text().splitlines())
+            if row.get("settings") == settings
+            and row["label"] in labels
+            and row["start"] in names
+            and (row["seed"] is None or row["seed"] < args.seeds)
+        ]
 
     def save(row):
         with results_path.open("a") as stream:
             stream.write(json.dumps({**row, "settings": settings}) + "\n")
-        print(f"[{time.strftime('%H:%M:%S')}] {row['start']} {row['label']} seed {row['seed']}: "
-              f"acc {row['accuracy']:.4f}, {row['trainable_pct']:.2f}% trainable, "
-              f"{row['train_s']:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"[{time.strftime('%H:%M:%S')}] {row['start']} {row['label']} seed {row['seed']}: "
+            f"acc {row['accuracy']:.4f}, {row['trainable_pct']:.2f}% trainable, "
+            f"{row['train_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    rows = compare_methods(variants, starts, data, seeds=range(args.seeds), epochs=args.epochs,
-                           batch_size=args.batch_size, done=done, on_result=save,
-                           verbose=args.verbose)
+    rows = compare_methods(
+        variants,
+        starts,
+        data,
+        seeds=range(args.seeds),
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        done=done,
+        on_result=save,
+        verbose=args.verbose,
+    )
     return rows
 
 
@@ -126,18 +162,28 @@ def print_comparison(rows, data, args):
     from kbert.train.adaptation_recipes import format_summary_table, summarize
 
     summaries = summarize(rows)
-    print(f"TREC-6: {len(data['train'])} training questions, {len(data['test'])} test "
-          f"(TREC_10), {args.epochs} epochs, batch {args.batch_size}, {args.seeds} seed(s)")
+    print(
+        f"TREC-6: {len(data['train'])} training questions, {len(data['test'])} test "
+        f"(TREC_10), {args.epochs} epochs, batch {args.batch_size}, {args.seeds} seed(s)"
+    )
     print(format_summary_table(summaries))
-    print(json.dumps({f"{row['start']}/{row['label']}": {
-        "trainable_pct": round(row["trainable_pct"], 3), "acc_mean": round(row["acc_mean"], 4),
-        "acc_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
-        "train_s": round(row["train_s"], 1)} for row in summaries}))
+    print(
+        json.dumps(
+            {
+                f"{row['start']}/{row['label']}": {
+                    "trainable_pct": round(row["trainable_pct"], 3),
+                    "acc_mean": round(row["acc_mean"], 4),
+                    "acc_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
+                    "train_s": round(row["train_s"], 1),
+                }
+                for row in summaries
+            }
+        )
+    )
     return summaries
 
 
-def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=None,
-                    after=None):
+def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=None, after=None):
     """A comparison lab's whole `main()`: parse, load, show, compare, print.
 
     Args:
@@ -168,6 +214,12 @@ def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=
     # The table in the order of the starts and the variants, resumed rows included.
     labels = [label for label, _, _ in chosen]
     names = [start.name for start in starts]
-    rows = sorted(rows, key=lambda row: (names.index(row["start"]), labels.index(row["label"]),
-                                         -1 if row["seed"] is None else row["seed"]))
+    rows = sorted(
+        rows,
+        key=lambda row: (
+            names.index(row["start"]),
+            labels.index(row["label"]),
+            -1 if row["seed"] is None else row["seed"],
+        ),
+    )
     return print_comparison(rows, data, args)

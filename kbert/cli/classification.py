@@ -31,79 +31,151 @@ def add_finetune_arguments(parser):
     from kbert.cli.token_tasks import add_token_task_arguments
 
     task = parser.add_argument_group("task and data")
-    task.add_argument("--task", required=True,
-                      choices=list(CLASSIFICATION_TASK_NAMES) + [FILES_TASK] + list(TOKEN_TASKS),
-                      help="built-in classification task, 'files' with --train-file/--test-file "
-                           "(TSV lines 'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'), or a "
-                           "token/span task: conll2003 (NER), squad (extractive QA)")
+    task.add_argument(
+        "--task",
+        required=True,
+        choices=list(CLASSIFICATION_TASK_NAMES) + [FILES_TASK] + list(TOKEN_TASKS),
+        help="built-in classification task, 'files' with --train-file/--test-file "
+        "(TSV lines 'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'), or a "
+        "token/span task: conll2003 (NER), squad (extractive QA)",
+    )
     task.add_argument("--train-file", help="with --task files: labelled training TSV")
     task.add_argument("--test-file", help="with --task files: labelled test TSV")
-    task.add_argument("--validation-file", help="with --task files: labelled validation TSV "
-                                                "(default: a held-out slice of train)")
-    task.add_argument("--data-dir", help="dataset directory (default: $KBERT_DATA_DIR, then "
-                                         "../shared/data; else the public originals download)")
-    task.add_argument("--validation-fraction", type=float, default=0.1,
-                      help="share of the training file held out for validation (default 0.1)")
-    task.add_argument("--max-train-examples", type=int,
-                      help="train on a seeded random sample of this many examples (conll2003 "
-                           "and squad: the first ones)")
+    task.add_argument(
+        "--validation-file",
+        help="with --task files: labelled validation TSV (default: a held-out slice of train)",
+    )
+    task.add_argument(
+        "--data-dir",
+        help="dataset directory (default: $KBERT_DATA_DIR, then "
+        "../shared/data; else the public originals download)",
+    )
+    task.add_argument(
+        "--validation-fraction",
+        type=float,
+        default=0.1,
+        help="share of the training file held out for validation (default 0.1)",
+    )
+    task.add_argument(
+        "--max-train-examples",
+        type=int,
+        help="train on a seeded random sample of this many examples (conll2003 "
+        "and squad: the first ones)",
+    )
     model = parser.add_argument_group("model")
-    model.add_argument("--model", default="minilm_l6",
-                       help="'minilm_l6', a Hugging Face BERT directory, or a kbert directory "
-                            "(encoder.keras + vocab.txt, e.g. saved_models/lab01_masked)")
-    model.add_argument("--pooling", default="cls", choices=CLASSIFIER_POOLING,
-                       help="how the classifier reads the sequence (default cls)")
+    model.add_argument(
+        "--model",
+        default="minilm_l6",
+        help="'minilm_l6', a Hugging Face BERT directory, or a kbert directory "
+        "(encoder.keras + vocab.txt, e.g. saved_models/lab01_masked)",
+    )
+    model.add_argument(
+        "--pooling",
+        default="cls",
+        choices=CLASSIFIER_POOLING,
+        help="how the classifier reads the sequence (default cls)",
+    )
     model.add_argument("--dropout", type=float, default=0.1, help="head dropout (default 0.1)")
-    model.add_argument("--hidden-units", type=int, nargs="*", default=[],
-                       help="hidden layers of the head (default none: a linear head)")
-    model.add_argument("--sequence-length", type=int, default=None,
-                       help="maximum tokens per example (default 128; 384 for squad). "
-                            "Classification truncates longer inputs; NER and QA split them into "
-                            "overlapping windows")
+    model.add_argument(
+        "--hidden-units",
+        type=int,
+        nargs="*",
+        default=[],
+        help="hidden layers of the head (default none: a linear head)",
+    )
+    model.add_argument(
+        "--sequence-length",
+        type=int,
+        default=None,
+        help="maximum tokens per example (default 128; 384 for squad). "
+        "Classification truncates longer inputs; NER and QA split them into "
+        "overlapping windows",
+    )
     add_long_input_arguments(model, default="head")
     train = parser.add_argument_group("training")
     train.add_argument("--epochs", type=int, default=3, help="(default 3)")
     train.add_argument("--batch-size", type=int, default=32, help="(default 32)")
-    train.add_argument("--learning-rate", type=float, default=None,
-                       help="peak AdamW rate after warmup, then linear decay to 0 (default 5e-5 "
-                            "for classification, 3e-4 for conll2003, 2e-4 for squad)")
-    train.add_argument("--warmup-fraction", type=float, default=0.1,
-                       help="share of steps spent warming up (default 0.1)")
+    train.add_argument(
+        "--learning-rate",
+        type=float,
+        default=None,
+        help="peak AdamW rate after warmup, then linear decay to 0 (default 5e-5 "
+        "for classification, 3e-4 for conll2003, 2e-4 for squad)",
+    )
+    train.add_argument(
+        "--warmup-fraction",
+        type=float,
+        default=0.1,
+        help="share of steps spent warming up (default 0.1)",
+    )
     train.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
-    train.add_argument("--dtype", default="float32",
-                       choices=("float32", "mixed_bfloat16", "mixed_float16"),
-                       help="compute precision: mixed_bfloat16 is about 2x faster on CPUs with "
-                            "AVX512-BF16 and on recent GPUs (default float32)")
-    train.add_argument("--jit", action="store_true",
-                       help="compile the train step with XLA (helps on GPU; one compile per "
-                            "length bucket)")
-    train.add_argument("--seed", type=int, default=0,
-                       help="seeds weights, dropout, shuffling and the validation split")
+    train.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "mixed_bfloat16", "mixed_float16"),
+        help="compute precision: mixed_bfloat16 is about 2x faster on CPUs with "
+        "AVX512-BF16 and on recent GPUs (default float32)",
+    )
+    train.add_argument(
+        "--jit",
+        action="store_true",
+        help="compile the train step with XLA (helps on GPU; one compile per length bucket)",
+    )
+    train.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds weights, dropout, shuffling and the validation split",
+    )
     add_token_task_arguments(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--output-dir", required=True, help="the run directory to create")
-    out.add_argument("--overwrite", action="store_true",
-                     help="replace an existing run directory (otherwise refuse)")
-    out.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2),
-                     help="Keras progress output: 0 silent, 1 progress bar, 2 one line per epoch")
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing run directory (otherwise refuse)",
+    )
+    out.add_argument(
+        "--verbose",
+        type=int,
+        default=1,
+        choices=(0, 1, 2),
+        help="Keras progress output: 0 silent, 1 progress bar, 2 one line per epoch",
+    )
 
 
 def add_long_input_arguments(group, default=None):
     """`--long-inputs`, `--head-tokens`, `--window-stride`, `--max-windows` (single texts)."""
     run_default = "the run's" if default is None else f"default {default}"
-    group.add_argument("--long-inputs", choices=LONG_INPUT_STRATEGIES, default=default,
-                       help="how a text longer than --sequence-length is read "
-                            f"({run_default}): head = its first tokens; head_tail = the first "
-                            "quarter of the window from its start, the rest from its end (Sun "
-                            "et al. 2019); window_mean / window_max = every window of the text "
-                            "(training: each window an example with the text's label; "
-                            "prediction: the windows' logits averaged or max-pooled)")
-    group.add_argument("--head-tokens", type=int, default=None,
-                       help="head_tail: tokens from the start (default a quarter of the window)")
-    group.add_argument("--window-stride", type=int, default=None,
-                       help="window_*: tokens between window starts (default half a window)")
-    group.add_argument("--max-windows", type=int, default=None,
-                       help="window_*: most windows per text (default all)")
+    group.add_argument(
+        "--long-inputs",
+        choices=LONG_INPUT_STRATEGIES,
+        default=default,
+        help="how a text longer than --sequence-length is read "
+        f"({run_default}): head = its first tokens; head_tail = the first "
+        "quarter of the window from its start, the rest from its end (Sun "
+        "et al. 2019); window_mean / window_max = every window of the text "
+        "(training: each window an example with the text's label; "
+        "prediction: the windows' logits averaged or max-pooled)",
+    )
+    group.add_argument(
+        "--head-tokens",
+        type=int,
+        default=None,
+        help="head_tail: tokens from the start (default a quarter of the window)",
+    )
+    group.add_argument(
+        "--window-stride",
+        type=int,
+        default=None,
+        help="window_*: tokens between window starts (default half a window)",
+    )
+    group.add_argument(
+        "--max-windows",
+        type=int,
+        default=None,
+        help="window_*: most windows per text (default all)",
+    )
 
 
 def make_preprocessor(tokenizer, sequence_length, args, base=None):
@@ -123,21 +195,26 @@ def make_preprocessor(tokenizer, sequence_length, args, base=None):
         if base is not None:
             return base
         strategy = "head"
-    settings = {"head_tokens": getattr(args, "head_tokens", None),
-                "stride": getattr(args, "window_stride", None),
-                "max_windows": getattr(args, "max_windows", None)}
+    settings = {
+        "head_tokens": getattr(args, "head_tokens", None),
+        "stride": getattr(args, "window_stride", None),
+        "max_windows": getattr(args, "max_windows", None),
+    }
     if strategy == "head" and not any(value is not None for value in settings.values()):
         return BertPreprocessor(tokenizer, sequence_length=sequence_length)
-    return LongTextPreprocessor(tokenizer, sequence_length=sequence_length, strategy=strategy,
-                                **settings)
+    return LongTextPreprocessor(
+        tokenizer, sequence_length=sequence_length, strategy=strategy, **settings
+    )
 
 
 def check_long_input_arguments(args, is_pair, sequence_length):
     """Refuses long-input flags that cannot apply, naming the flag."""
     strategy = getattr(args, "long_inputs", None)
-    flags = (("--head-tokens", getattr(args, "head_tokens", None), 0, "head_tail"),
-             ("--window-stride", getattr(args, "window_stride", None), 1, None),
-             ("--max-windows", getattr(args, "max_windows", None), 1, None))
+    flags = (
+        ("--head-tokens", getattr(args, "head_tokens", None), 0, "head_tail"),
+        ("--window-stride", getattr(args, "window_stride", None), 1, None),
+        ("--max-windows", getattr(args, "max_windows", None), 1, None),
+    )
     for flag, value, minimum, needs in flags:
         if value is None:
             continue
@@ -145,18 +222,25 @@ def check_long_input_arguments(args, is_pair, sequence_length):
             raise ValueError(f"{flag} must be an int >= {minimum}; received {value!r}")
         wanted = (needs,) if needs else ("window_mean", "window_max")
         if strategy not in wanted:
-            raise ValueError(f"{flag} applies to --long-inputs {' or '.join(wanted)}; "
-                             f"received --long-inputs {strategy}")
+            raise ValueError(
+                f"{flag} applies to --long-inputs {' or '.join(wanted)}; "
+                f"received --long-inputs {strategy}"
+            )
     if sequence_length is not None:
         budget = sequence_length - 2
-        for flag, value in (("--head-tokens", getattr(args, "head_tokens", None)),
-                            ("--window-stride", getattr(args, "window_stride", None))):
+        for flag, value in (
+            ("--head-tokens", getattr(args, "head_tokens", None)),
+            ("--window-stride", getattr(args, "window_stride", None)),
+        ):
             if value is not None and value > budget:
-                raise ValueError(f"{flag} must be at most --sequence-length - 2 = {budget}; "
-                                 f"received {value}")
+                raise ValueError(
+                    f"{flag} must be at most --sequence-length - 2 = {budget}; received {value}"
+                )
     if is_pair and strategy not in (None, "head"):
-        raise ValueError(f"--long-inputs {strategy} reads single texts; this task classifies "
-                         "text pairs (pairs are cut longest-first to fit)")
+        raise ValueError(
+            f"--long-inputs {strategy} reads single texts; this task classifies "
+            "text pairs (pairs are cut longest-first to fit)"
+        )
 
 
 def _load_splits(args):
@@ -170,24 +254,38 @@ def _load_splits(args):
         if not args.train_file or not args.test_file:
             raise ValueError("--task files needs --train-file and --test-file")
         task, splits = classification_task_from_files(
-            args.train_file, args.test_file, args.validation_file,
-            validation_fraction=args.validation_fraction, seed=args.seed,
-            max_examples=args.max_train_examples)
+            args.train_file,
+            args.test_file,
+            args.validation_file,
+            validation_fraction=args.validation_fraction,
+            seed=args.seed,
+            max_examples=args.max_train_examples,
+        )
         return task, splits
     task = CLASSIFICATION_TASKS[args.task]
-    splits = {split: load_classification_task(
-        args.task, split, data_dir=args.data_dir, validation_fraction=args.validation_fraction,
-        seed=args.seed, max_examples=args.max_train_examples if split == "train" else None)
-        for split in ("train", "validation", "test")}
+    splits = {
+        split: load_classification_task(
+            args.task,
+            split,
+            data_dir=args.data_dir,
+            validation_fraction=args.validation_fraction,
+            seed=args.seed,
+            max_examples=args.max_train_examples if split == "train" else None,
+        )
+        for split in ("train", "validation", "test")
+    }
     return task, splits
 
 
 def _report(classifier, preprocessor, examples, task):
     from kbert.metrics import evaluate_classifier
 
-    report = evaluate_classifier(classifier, preprocessor, examples,
-                                 positive_label=task.positive_label if task.metric == "f1"
-                                 else None)
+    report = evaluate_classifier(
+        classifier,
+        preprocessor,
+        examples,
+        positive_label=task.positive_label if task.metric == "f1" else None,
+    )
     report.pop("predictions")
     return report
 
@@ -213,60 +311,96 @@ def finetune(args):
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     check_sequence_length(args.sequence_length, encoder, args.model)
     preprocessor = make_preprocessor(tokenizer, args.sequence_length, args)
-    classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling,
-                                    dropout=args.dropout, hidden_units=args.hidden_units)
+    classifier = SequenceClassifier(
+        encoder,
+        len(task.label_names),
+        pooling=args.pooling,
+        dropout=args.dropout,
+        hidden_units=args.hidden_units,
+    )
     train, validation, test = splits["train"], splits["validation"], splits["test"]
 
     config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update({RUN_MARKER: True}, task_metric=task.metric,
-                  num_classes=len(task.label_names), is_pair=task.is_pair,
-                  train_examples=len(train), validation_examples=len(validation),
-                  test_examples=len(test),
-                  sources={split: examples.source for split, examples in splits.items()},
-                  versions=_versions())
+    config.update(
+        {RUN_MARKER: True},
+        task_metric=task.metric,
+        num_classes=len(task.label_names),
+        is_pair=task.is_pair,
+        train_examples=len(train),
+        validation_examples=len(validation),
+        test_examples=len(test),
+        sources={split: examples.source for split, examples in splits.items()},
+        versions=_versions(),
+    )
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
         run_dir = staged.path
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         (run_dir / "labels.json").write_text(json.dumps(list(task.label_names.names)))
         (run_dir / "preprocessor.json").write_text(
-            json.dumps(keras.saving.serialize_keras_object(preprocessor)))
+            json.dumps(keras.saving.serialize_keras_object(preprocessor))
+        )
 
         best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
         _, train_seconds = fine_tune_classifier(
-            classifier, preprocessor, train, validation, epochs=args.epochs,
-            batch_size=args.batch_size, learning_rate=args.learning_rate,
-            warmup_fraction=args.warmup_fraction, weight_decay=args.weight_decay,
-            seed=args.seed, jit_compile=args.jit, verbose=args.verbose, callbacks=[
-                best, keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
-                keras.callbacks.TensorBoard(str(run_dir / "tensorboard"))])
+            classifier,
+            preprocessor,
+            train,
+            validation,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            warmup_fraction=args.warmup_fraction,
+            weight_decay=args.weight_decay,
+            seed=args.seed,
+            jit_compile=args.jit,
+            verbose=args.verbose,
+            callbacks=[
+                best,
+                keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
+                keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
+            ],
+        )
 
         classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
-        metrics = {"task": task.name, "best_epoch": best.best_epoch,
-                   "train_seconds": round(train_seconds, 1),
-                   "train_examples_per_s": round(len(train) * args.epochs / train_seconds, 1),
-                   "validation": _report(classifier, preprocessor, validation, task),
-                   "test": _report(classifier, preprocessor, test, task)}
+        metrics = {
+            "task": task.name,
+            "best_epoch": best.best_epoch,
+            "train_seconds": round(train_seconds, 1),
+            "train_examples_per_s": round(len(train) * args.epochs / train_seconds, 1),
+            "validation": _report(classifier, preprocessor, validation, task),
+            "test": _report(classifier, preprocessor, test, task),
+        }
         (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-        learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
-                           title=f"{task.name}: {args.model}")
-        confusion_matrix_png(metrics["test"]["confusion_matrix"],
-                             metrics["test"]["label_names"], run_dir / "confusion_matrix.png",
-                             title=f"{task.name} test")
+        learning_curve_png(
+            run_dir / "history.csv",
+            run_dir / "learning_curve.png",
+            title=f"{task.name}: {args.model}",
+        )
+        confusion_matrix_png(
+            metrics["test"]["confusion_matrix"],
+            metrics["test"]["label_names"],
+            run_dir / "confusion_matrix.png",
+            title=f"{task.name} test",
+        )
         staged.commit()
     return metrics
 
 
 def check_training_arguments(args):
     """Refuses hyperparameters no run can use, before anything is loaded or written."""
-    checks = (("--epochs", args.epochs, 1), ("--batch-size", args.batch_size, 1),
-              ("--sequence-length", args.sequence_length, 8))
+    checks = (
+        ("--epochs", args.epochs, 1),
+        ("--batch-size", args.batch_size, 1),
+        ("--sequence-length", args.sequence_length, 8),
+    )
     for flag, value, minimum in checks:
         if value is not None and value < minimum:
             raise ValueError(f"{flag} must be an int >= {minimum}; received {value}")
     if not args.learning_rate > 0:
-        raise ValueError(f"--learning-rate must be a positive number; received "
-                         f"{args.learning_rate}")
+        raise ValueError(
+            f"--learning-rate must be a positive number; received {args.learning_rate}"
+        )
     if not 0 <= args.warmup_fraction < 1:
         raise ValueError(f"--warmup-fraction must be in [0, 1); received {args.warmup_fraction}")
     if args.weight_decay < 0:
@@ -274,28 +408,35 @@ def check_training_arguments(args):
     if not 0 <= args.dropout < 1:
         raise ValueError(f"--dropout must be in [0, 1); received {args.dropout}")
     if getattr(args, "max_train_examples", None) is not None and args.max_train_examples < 1:
-        raise ValueError(f"--max-train-examples must be an int >= 1; received "
-                         f"{args.max_train_examples}")
+        raise ValueError(
+            f"--max-train-examples must be an int >= 1; received {args.max_train_examples}"
+        )
     if not 0 < args.validation_fraction < 1:
-        raise ValueError(f"--validation-fraction must be in (0, 1); received "
-                         f"{args.validation_fraction}")
+        raise ValueError(
+            f"--validation-fraction must be in (0, 1); received {args.validation_fraction}"
+        )
 
 
 def check_sequence_length(sequence_length, encoder, model):
     """Refuses a `--sequence-length` above the model's position table."""
     limit = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
     if limit is not None and sequence_length > limit:
-        raise ValueError(f"--sequence-length {sequence_length} is longer than model {model!r} "
-                         f"can read: its position table has {limit} positions; use at most "
-                         f"{limit}")
+        raise ValueError(
+            f"--sequence-length {sequence_length} is longer than model {model!r} "
+            f"can read: its position table has {limit} positions; use at most "
+            f"{limit}"
+        )
 
 
 def _versions():
     import keras
     import tensorflow as tf
 
-    return {"python": platform.python_version(), "tensorflow": tf.__version__,
-            "keras": keras.__version__}
+    return {
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+    }
 
 
 def load_run(run_dir):
@@ -309,11 +450,14 @@ def load_run(run_dir):
     needed = ("config.json", "labels.json", "preprocessor.json", "best.keras")
     missing = [name for name in needed if not (run_dir / name).is_file()]
     if missing:
-        raise ValueError(f"{run_dir} is not a finished kbert run directory: it lacks "
-                         f"{', '.join(missing)} (written by `kbert finetune --output-dir`)")
+        raise ValueError(
+            f"{run_dir} is not a finished kbert run directory: it lacks "
+            f"{', '.join(missing)} (written by `kbert finetune --output-dir`)"
+        )
     config = json.loads((run_dir / "config.json").read_text())
     preprocessor = keras.saving.deserialize_keras_object(
-        json.loads((run_dir / "preprocessor.json").read_text()))
+        json.loads((run_dir / "preprocessor.json").read_text())
+    )
     classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
     return classifier, preprocessor, json.loads((run_dir / "labels.json").read_text()), config
 
@@ -324,8 +468,10 @@ def is_pair_run(run_dir):
 
     path = Path(run_dir) / "config.json"
     if not path.is_file():
-        raise ValueError(f"{run_dir} is not a finished kbert run directory: it lacks config.json "
-                         "(written by `kbert finetune --output-dir`)")
+        raise ValueError(
+            f"{run_dir} is not a finished kbert run directory: it lacks config.json "
+            "(written by `kbert finetune --output-dir`)"
+        )
     config = json.loads(path.read_text())
     if config.get("is_pair") is not None:
         return bool(config["is_pair"])
@@ -339,8 +485,14 @@ def evaluate(args):
 
     classifier, preprocessor, label_names, config = load_run(args.run_dir)
     preprocessor = override_long_inputs(preprocessor, args, config)
-    for key in ("train_file", "test_file", "validation_file", "data_dir",
-                "validation_fraction", "seed"):
+    for key in (
+        "train_file",
+        "test_file",
+        "validation_file",
+        "data_dir",
+        "validation_fraction",
+        "seed",
+    ):
         config.setdefault(key, None)
     config["max_train_examples"] = None
     if args.data_dir:
@@ -377,17 +529,22 @@ def predict(args, batches=None):
     preprocessor = override_long_inputs(preprocessor, args, config)
     is_pair = config.get("is_pair")
     if is_pair is None:
-        is_pair = CLASSIFICATION_TASKS[config["task"]].is_pair \
-            if config["task"] in CLASSIFICATION_TASKS else bool(args.pair)
+        is_pair = (
+            CLASSIFICATION_TASKS[config["task"]].is_pair
+            if config["task"] in CLASSIFICATION_TASKS
+            else bool(args.pair)
+        )
     if batches is None:
         batches = [(list(args.texts), list(args.pair) if args.pair else None)]
     for texts, pairs in batches:
         if not texts:
             raise ValueError("predict needs at least one text")
         if is_pair and pairs is None:
-            raise ValueError(f"task {config['task']} classifies text pairs: give each text its "
-                             "second text with --pair (once per text, in order), or "
-                             "'text<TAB>second text' lines with --input")
+            raise ValueError(
+                f"task {config['task']} classifies text pairs: give each text its "
+                "second text with --pair (once per text, in order), or "
+                "'text<TAB>second text' lines with --input"
+            )
         if not is_pair and pairs is not None:
             raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
         scored = classifier_logits(classifier, preprocessor, texts, pairs)
@@ -397,12 +554,19 @@ def predict(args, batches=None):
         for index, row in enumerate(probabilities):
             best = int(np.argmax(row))
             tokens, kept = int(scored["tokens"][index]), int(scored["tokens_kept"][index])
-            yield {"text": texts[index], **({"pair": pairs[index]} if pairs else {}),
-                   "label": label_names[best], "probability": round(float(row[best]), 4),
-                   "probabilities": {name: round(float(p), 4)
-                                     for name, p in zip(label_names, row, strict=True)},
-                   "tokens": tokens, "tokens_kept": kept, "truncated": kept < tokens,
-                   "windows": int(scored["rows"][index])}
+            yield {
+                "text": texts[index],
+                **({"pair": pairs[index]} if pairs else {}),
+                "label": label_names[best],
+                "probability": round(float(row[best]), 4),
+                "probabilities": {
+                    name: round(float(p), 4) for name, p in zip(label_names, row, strict=True)
+                },
+                "tokens": tokens,
+                "tokens_kept": kept,
+                "truncated": kept < tokens,
+                "windows": int(scored["rows"][index]),
+            }
 
 
 def override_long_inputs(preprocessor, args, config):
@@ -419,12 +583,19 @@ def override_long_inputs(preprocessor, args, config):
 def main_finetune(args):
     metrics = finetune(args)
     metric = "f1" if "f1" in metrics["test"] else "accuracy"
-    print(f"best epoch {metrics['best_epoch']}: validation accuracy "
-          f"{metrics['validation']['accuracy']:.4f}, test {metric} {metrics['test'][metric]:.4f} "
-          f"(macro-F1 {metrics['test']['macro_f1']:.4f}); "
-          f"{metrics['train_examples_per_s']} training examples/s")
+    print(
+        f"best epoch {metrics['best_epoch']}: validation accuracy "
+        f"{metrics['validation']['accuracy']:.4f}, test {metric} {metrics['test'][metric]:.4f} "
+        f"(macro-F1 {metrics['test']['macro_f1']:.4f}); "
+        f"{metrics['train_examples_per_s']} training examples/s"
+    )
     print(f"run directory: {os.path.abspath(args.output_dir)}")
-    print(json.dumps({key: metrics[key] for key in ("task", "best_epoch",
-                                                    "train_examples_per_s")}
-                     | {"test_accuracy": metrics["test"]["accuracy"],
-                        "test_macro_f1": metrics["test"]["macro_f1"]}))
+    print(
+        json.dumps(
+            {key: metrics[key] for key in ("task", "best_epoch", "train_examples_per_s")}
+            | {
+                "test_accuracy": metrics["test"]["accuracy"],
+                "test_macro_f1": metrics["test"]["macro_f1"],
+            }
+        )
+    )

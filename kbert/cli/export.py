@@ -16,27 +16,46 @@ MIN_SEQUENCE_LENGTH = 8
 
 
 def add_export_arguments(parser):
-    parser.add_argument("run_dir", nargs="?",
-                        help="a directory written by `kbert finetune` (or use --model)")
-    parser.add_argument("--model", help="export a pretrained encoder instead of a run: a "
-                                        "checkpoint name (minilm_l6) or directory")
+    parser.add_argument(
+        "run_dir", nargs="?", help="a directory written by `kbert finetune` (or use --model)"
+    )
+    parser.add_argument(
+        "--model",
+        help="export a pretrained encoder instead of a run: a "
+        "checkpoint name (minilm_l6) or directory",
+    )
     parser.add_argument("--name", required=True, help="model name: saved_models/<name>/")
-    parser.add_argument("--version", type=int, default=None,
-                        help="version number (default: one more than the highest existing); "
-                             "an existing version is never overwritten")
-    parser.add_argument("--export-dir", default="saved_models",
-                        help="the TF Serving model base directory")
-    parser.add_argument("--sequence-length", type=int, default=None,
-                        help=f"tokens per input in the serving graph, from {MIN_SEQUENCE_LENGTH} "
-                             "to the model's position table (default: the run's; for --model "
-                             "128 or the position table if shorter)")
+    parser.add_argument(
+        "--version",
+        type=int,
+        default=None,
+        help="version number (default: one more than the highest existing); "
+        "an existing version is never overwritten",
+    )
+    parser.add_argument(
+        "--export-dir", default="saved_models", help="the TF Serving model base directory"
+    )
+    parser.add_argument(
+        "--sequence-length",
+        type=int,
+        default=None,
+        help=f"tokens per input in the serving graph, from {MIN_SEQUENCE_LENGTH} "
+        "to the model's position table (default: the run's; for --model "
+        "128 or the position table if shorter)",
+    )
     from kbert.cli.classification import add_long_input_arguments
 
-    add_long_input_arguments(parser.add_argument_group(
-        "long inputs (classification runs; `classify` applies it in the graph)"))
-    parser.add_argument("--models-config", action="store_true",
-                        help="also (re)write <export-dir>/models.config for "
-                             "tensorflow_model_server --model_config_file")
+    add_long_input_arguments(
+        parser.add_argument_group(
+            "long inputs (classification runs; `classify` applies it in the graph)"
+        )
+    )
+    parser.add_argument(
+        "--models-config",
+        action="store_true",
+        help="also (re)write <export-dir>/models.config for "
+        "tensorflow_model_server --model_config_file",
+    )
 
 
 def main_export(args):
@@ -47,57 +66,84 @@ def main_export(args):
     from kbert.export.saved_model_export import check_export_dir
 
     if (args.run_dir is None) == (args.model is None):
-        raise ValueError("give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
-                         "--model (a pretrained checkpoint)")
+        raise ValueError(
+            "give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
+            "--model (a pretrained checkpoint)"
+        )
     # Flag errors before anything is loaded; the upper bound needs the model's position table.
     if args.sequence_length is not None and args.sequence_length < MIN_SEQUENCE_LENGTH:
-        raise ValueError(f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
-                         f"`kbert finetune`); received {args.sequence_length}")
+        raise ValueError(
+            f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
+            f"`kbert finetune`); received {args.sequence_length}"
+        )
     check_export_dir(args.export_dir, "--export-dir")
 
     def checked_length(encoder, default):
         if args.sequence_length is None:
             return default
-        classification.check_sequence_length(args.sequence_length, encoder,
-                                             args.model or args.run_dir)
+        classification.check_sequence_length(
+            args.sequence_length, encoder, args.model or args.run_dir
+        )
         return args.sequence_length
 
-    long_flags = [flag for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows")
-                  if getattr(args, flag, None) is not None]
+    long_flags = [
+        flag
+        for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows")
+        if getattr(args, flag, None) is not None
+    ]
     if long_flags and (args.model is not None or token_tasks.is_token_run(args.run_dir)):
-        raise ValueError(f"--{long_flags[0].replace('_', '-')} is for classification runs; "
-                         f"{args.model or args.run_dir} is not one")
+        raise ValueError(
+            f"--{long_flags[0].replace('_', '-')} is for classification runs; "
+            f"{args.model or args.run_dir} is not one"
+        )
     common = {"export_dir": args.export_dir, "name": args.name, "version": args.version}
     if args.model is not None:
         from kbert.checkpoints import load_pretrained
 
         encoder, tokenizer = load_pretrained(args.model)
         length = checked_length(encoder, min(128, encoder.config.max_sequence_length))
-        path = export_saved_model(encoder, tokenizer, task="embed", sequence_length=length,
-                                  **common)
+        path = export_saved_model(
+            encoder, tokenizer, task="embed", sequence_length=length, **common
+        )
     elif token_tasks.is_token_run(args.run_dir):
         model, tokenizer, config = token_tasks.load_token_run(args.run_dir)
-        sequence_length = checked_length(getattr(model, "encoder", None),
-                                         config["sequence_length"])
+        sequence_length = checked_length(getattr(model, "encoder", None), config["sequence_length"])
         if config["task"] == "squad":
-            path = export_saved_model(model, tokenizer, task="answer",
-                                      sequence_length=sequence_length,
-                                      max_answer_length=config["max_answer_length"], **common)
+            path = export_saved_model(
+                model,
+                tokenizer,
+                task="answer",
+                sequence_length=sequence_length,
+                max_answer_length=config["max_answer_length"],
+                **common,
+            )
         elif config.get("method") == "span":
-            raise ValueError(f"{args.run_dir} holds a span-based NER model; the `tag` signature "
-                             "decodes BIO taggers (fine-tune with --method softmax or crf)")
+            raise ValueError(
+                f"{args.run_dir} holds a span-based NER model; the `tag` signature "
+                "decodes BIO taggers (fine-tune with --method softmax or crf)"
+            )
         else:
-            path = export_saved_model(model, tokenizer, task="tag",
-                                      label_names=config["tag_names"],
-                                      sequence_length=sequence_length, **common)
+            path = export_saved_model(
+                model,
+                tokenizer,
+                task="tag",
+                label_names=config["tag_names"],
+                sequence_length=sequence_length,
+                **common,
+            )
     else:
         model, preprocessor, label_names, config = classification.load_run(args.run_dir)
         preprocessor = classification.override_long_inputs(preprocessor, args, config)
         reader = preprocessor if hasattr(preprocessor, "aggregation") else preprocessor.tokenizer
-        path = export_saved_model(model, reader, task="classify",
-                                  label_names=label_names, pair=bool(config.get("is_pair")),
-                                  sequence_length=checked_length(
-                                      model.encoder, preprocessor.sequence_length), **common)
+        path = export_saved_model(
+            model,
+            reader,
+            task="classify",
+            label_names=label_names,
+            pair=bool(config.get("is_pair")),
+            sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
+            **common,
+        )
     summary = {"path": str(path), "name": args.name, "version": int(Path(path).name)}
     if args.models_config:
         summary["models_config"] = str(write_models_config(args.export_dir))

@@ -26,45 +26,61 @@ def build_parser():
     from kbert.cli import classification, export, token_tasks
 
     parser = argparse.ArgumentParser(
-        prog="kbert", description=__doc__.split("\n\n")[0],
-        epilog="Run `kbert <command> --help` for the flags of a command.")
+        prog="kbert",
+        description=__doc__.split("\n\n")[0],
+        epilog="Run `kbert <command> --help` for the flags of a command.",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
 
     finetune = commands.add_parser(
-        "finetune", help="fine-tune a classifier, tagger or QA model; write a run directory",
+        "finetune",
+        help="fine-tune a classifier, tagger or QA model; write a run directory",
         description="Fine-tunes a pretrained encoder with a task head (AdamW, warmup then "
-                    "linear decay). Classification keeps the epoch with the best validation "
-                    "accuracy and writes config, metrics JSON, plots, TensorBoard logs and "
-                    "best.keras; conll2003 (NER: softmax, CRF or span-based) and squad "
-                    "(extractive QA) write config, metrics JSON, history, a learning curve and "
-                    "model.keras (the last epoch). Everything goes to --output-dir.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "linear decay). Classification keeps the epoch with the best validation "
+        "accuracy and writes config, metrics JSON, plots, TensorBoard logs and "
+        "best.keras; conll2003 (NER: softmax, CRF or span-based) and squad "
+        "(extractive QA) write config, metrics JSON, history, a learning curve and "
+        "model.keras (the last epoch). Everything goes to --output-dir.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     classification.add_finetune_arguments(finetune)
 
     def run_finetune(args):
         if args.task in TOKEN_TASKS:
             if args.long_inputs != "head" or any(
-                    getattr(args, flag) is not None
-                    for flag in ("head_tokens", "window_stride", "max_windows")):
-                raise ValueError(f"--long-inputs and its flags are for classification; "
-                                 f"{args.task} splits long inputs into windows itself")
+                getattr(args, flag) is not None
+                for flag in ("head_tokens", "window_stride", "max_windows")
+            ):
+                raise ValueError(
+                    f"--long-inputs and its flags are for classification; "
+                    f"{args.task} splits long inputs into windows itself"
+                )
             return token_tasks.main_finetune(args)
         return classification.main_finetune(args)
 
     finetune.set_defaults(handler=run_finetune)
 
     evaluate = commands.add_parser(
-        "evaluate", help="score a run's best model on a split",
+        "evaluate",
+        help="score a run's best model on a split",
         description="Loads RUN_DIR's model and prints its scores on a split as JSON: the "
-                    "classification report (accuracy, macro-F1, per-class scores, confusion "
-                    "matrix; F1 for MRPC), CoNLL entity precision/recall/F1 per type, or SQuAD "
-                    "exact match and F1.")
+        "classification report (accuracy, macro-F1, per-class scores, confusion "
+        "matrix; F1 for MRPC), CoNLL entity precision/recall/F1 per type, or SQuAD "
+        "exact match and F1.",
+    )
     evaluate.add_argument("run_dir", help="a directory written by `kbert finetune`")
-    evaluate.add_argument("--split", default="test", choices=("train", "validation", "test"),
-                          help="which split of the run's task to score (default test)")
+    evaluate.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "validation", "test"),
+        help="which split of the run's task to score (default test)",
+    )
     evaluate.add_argument("--data-dir", help="dataset directory, if not the one used to train")
-    classification.add_long_input_arguments(evaluate.add_argument_group(
-        "long inputs (classification runs; default: the run's strategy)"))
+    classification.add_long_input_arguments(
+        evaluate.add_argument_group(
+            "long inputs (classification runs; default: the run's strategy)"
+        )
+    )
 
     def print_evaluation(args):
         token_run = token_tasks.is_token_run(args.run_dir)
@@ -76,28 +92,42 @@ def build_parser():
     evaluate.set_defaults(handler=print_evaluation)
 
     predict = commands.add_parser(
-        "predict", help="classify, tag or answer texts with a run's model",
+        "predict",
+        help="classify, tag or answer texts with a run's model",
         description="Prints one JSON line per input as soon as its batch is done: the "
-                    "predicted label, its probability, every class's probability and whether "
-                    "the text was longer than the run's sequence length (classification reads "
-                    "its first tokens only: 'truncated', 'tokens', 'tokens_kept'); the entities "
-                    "of a conll2003 run; the answer of a squad run. Texts come as arguments or, "
-                    "with --input, one per line from a file or standard input (TSV "
-                    "'text<TAB>second text' for pair runs, 'question<TAB>context' for squad).")
+        "predicted label, its probability, every class's probability and whether "
+        "the text was longer than the run's sequence length (classification reads "
+        "its first tokens only: 'truncated', 'tokens', 'tokens_kept'); the entities "
+        "of a conll2003 run; the answer of a squad run. Texts come as arguments or, "
+        "with --input, one per line from a file or standard input (TSV "
+        "'text<TAB>second text' for pair runs, 'question<TAB>context' for squad).",
+    )
     predict.add_argument("run_dir", help="a directory written by `kbert finetune`")
     predict.add_argument("texts", nargs="*", help="texts to classify or tag, or questions")
-    predict.add_argument("--pair", action="append",
-                         help="for pair tasks (RTE, MRPC): the second text, once per text")
-    predict.add_argument("--context", action="append",
-                         help="for squad runs: the paragraph to answer from, once (shared by "
-                              "all questions) or once per question")
-    predict.add_argument("--input", metavar="FILE",
-                         help="read the inputs from FILE ('-' for standard input), one per line "
-                              "(UTF-8); blank lines are skipped")
-    predict.add_argument("--batch-lines", type=int, default=256,
-                         help="lines predicted (and printed) together with --input (default 256)")
-    classification.add_long_input_arguments(predict.add_argument_group(
-        "long inputs (classification runs; default: the run's strategy)"))
+    predict.add_argument(
+        "--pair", action="append", help="for pair tasks (RTE, MRPC): the second text, once per text"
+    )
+    predict.add_argument(
+        "--context",
+        action="append",
+        help="for squad runs: the paragraph to answer from, once (shared by "
+        "all questions) or once per question",
+    )
+    predict.add_argument(
+        "--input",
+        metavar="FILE",
+        help="read the inputs from FILE ('-' for standard input), one per line "
+        "(UTF-8); blank lines are skipped",
+    )
+    predict.add_argument(
+        "--batch-lines",
+        type=int,
+        default=256,
+        help="lines predicted (and printed) together with --input (default 256)",
+    )
+    classification.add_long_input_arguments(
+        predict.add_argument_group("long inputs (classification runs; default: the run's strategy)")
+    )
 
     def print_predictions(args):
         token_run = token_tasks.is_token_run(args.run_dir)
@@ -116,8 +146,11 @@ def build_parser():
                 raise ValueError("give the inputs either as arguments or with --input, not both")
             if args.batch_lines < 1:
                 raise ValueError(f"--batch-lines must be an int >= 1; received {args.batch_lines}")
-            two_columns = token_run and token_tasks.run_task(args.run_dir) == "squad" or (
-                not token_run and classification.is_pair_run(args.run_dir))
+            two_columns = (
+                token_run
+                and token_tasks.run_task(args.run_dir) == "squad"
+                or (not token_run and classification.is_pair_run(args.run_dir))
+            )
             batches = _input_batches(args.input, two_columns, args.batch_lines)
         for result in family.predict(args, batches):
             print(json.dumps(result), flush=True)
@@ -125,12 +158,14 @@ def build_parser():
     predict.set_defaults(handler=print_predictions)
 
     exporter = commands.add_parser(
-        "export", help="write a run (or a pretrained encoder) as a TF Serving SavedModel",
+        "export",
+        help="write a run (or a pretrained encoder) as a TF Serving SavedModel",
         description="Writes saved_models/<name>/<version>/ (TF Serving's layout) with the "
-                    "tokenizer inside the graph: signatures classify (the default), tag or "
-                    "answer by the run's task, plus embed and token_ids. Never overwrites a "
-                    "version; writes to a temporary directory and renames it when complete.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "tokenizer inside the graph: signatures classify (the default), tag or "
+        "answer by the run's task, plus embed and token_ids. Never overwrites a "
+        "version; writes to a temporary directory and renames it when complete.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     export.add_export_arguments(exporter)
     exporter.set_defaults(handler=lambda args: print(json.dumps(export.main_export(args))))
     return parser
@@ -139,17 +174,21 @@ def build_parser():
 def _refuse_long_input_flags(args):
     for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows"):
         if getattr(args, flag, None) is not None:
-            raise ValueError(f"--{flag.replace('_', '-')} is for classification runs; "
-                             f"{args.run_dir} is a token-task run (it reads long inputs in "
-                             "overlapping windows itself)")
+            raise ValueError(
+                f"--{flag.replace('_', '-')} is for classification runs; "
+                f"{args.run_dir} is a token-task run (it reads long inputs in "
+                "overlapping windows itself)"
+            )
 
 
 def _check_utf8(text, where):
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ValueError(f"{where} is not valid UTF-8 (byte {text[error.start]!r} at character "
-                         f"{error.start}); expected UTF-8 text") from None
+        raise ValueError(
+            f"{where} is not valid UTF-8 (byte {text[error.start]!r} at character "
+            f"{error.start}); expected UTF-8 text"
+        ) from None
 
 
 def _input_batches(path, two_columns, size):
@@ -168,16 +207,20 @@ def _input_batches(path, two_columns, size):
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
-                raise ValueError(f"{name}:{number}: not valid UTF-8 (byte offset {error.start} "
-                                 "of the line); expected UTF-8 text") from None
+                raise ValueError(
+                    f"{name}:{number}: not valid UTF-8 (byte offset {error.start} "
+                    "of the line); expected UTF-8 text"
+                ) from None
             if not line.strip():
                 continue
             fields = line.split("\t")
             expected = 2 if two_columns else 1
             if len(fields) != expected:
                 shape = "'text<TAB>second text'" if two_columns else "one text without tabs"
-                raise ValueError(f"{name}:{number}: expected {shape} per line; found "
-                                 f"{len(fields)} tab-separated field(s)")
+                raise ValueError(
+                    f"{name}:{number}: expected {shape} per line; found "
+                    f"{len(fields)} tab-separated field(s)"
+                )
             firsts.append(fields[0])
             if two_columns:
                 seconds.append(fields[1])

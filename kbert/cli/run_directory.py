@@ -19,11 +19,21 @@ import uuid
 from pathlib import Path
 
 # What `kbert finetune` writes into a run directory (classification and token tasks).
-RUN_FILES = frozenset({
-    "config.json", "labels.json", "preprocessor.json", "tokenizer.json", "best.keras",
-    "model.keras", "history.csv", "metrics.json", "learning_curve.png", "confusion_matrix.png",
-    "tensorboard",
-})
+RUN_FILES = frozenset(
+    {
+        "config.json",
+        "labels.json",
+        "preprocessor.json",
+        "tokenizer.json",
+        "best.keras",
+        "model.keras",
+        "history.csv",
+        "metrics.json",
+        "learning_curve.png",
+        "confusion_matrix.png",
+        "tensorboard",
+    }
+)
 RUN_MARKER = "kbert_run"  # key of config.json that marks a directory written by kbert
 
 
@@ -34,15 +44,17 @@ def _is_kbert_run(path):
     except (OSError, ValueError):
         return False
     return isinstance(config, dict) and bool(
-        config.get(RUN_MARKER) or ("task" in config and "versions" in config))
+        config.get(RUN_MARKER) or ("task" in config and "versions" in config)
+    )
 
 
 def _restore_interrupted(path):
     """Puts back a run that a kill left aside between the two renames of `commit`."""
     if path.exists():
         return
-    aside = sorted(path.absolute().parent.glob(f".{path.name}.old-*"),
-                   key=lambda entry: entry.stat().st_mtime)
+    aside = sorted(
+        path.absolute().parent.glob(f".{path.name}.old-*"), key=lambda entry: entry.stat().st_mtime
+    )
     if aside:
         os.replace(aside[-1], path)
 
@@ -64,30 +76,38 @@ def check_output_dir(path, overwrite):
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"--output-dir {str(path)!r} is a file; expected a directory to create "
-                         "(or a kbert run directory to replace with --overwrite)")
+        raise ValueError(
+            f"--output-dir {str(path)!r} is a file; expected a directory to create "
+            "(or a kbert run directory to replace with --overwrite)"
+        )
     parent = path.absolute().parent
     if not parent.is_dir():
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ValueError(f"cannot create the parent of --output-dir {str(path)!r}: "
-                             f"{error.strerror}") from None
+            raise ValueError(
+                f"cannot create the parent of --output-dir {str(path)!r}: {error.strerror}"
+            ) from None
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"--output-dir {str(path)!r}: its folder {str(parent)!r} is not "
-                         "writable")
+        raise ValueError(f"--output-dir {str(path)!r}: its folder {str(parent)!r} is not writable")
     if path.is_dir() and any(path.iterdir()):
         if not overwrite:
-            raise ValueError(f"run directory {str(path)!r} exists and is not empty; choose "
-                             "another --output-dir or pass --overwrite to replace it")
+            raise ValueError(
+                f"run directory {str(path)!r} exists and is not empty; choose "
+                "another --output-dir or pass --overwrite to replace it"
+            )
         foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in RUN_FILES)
         if foreign:
-            raise ValueError(f"--overwrite refuses to replace {str(path)!r}: it holds files kbert "
-                             f"did not write ({', '.join(foreign[:5])}); move them or choose "
-                             "another --output-dir")
+            raise ValueError(
+                f"--overwrite refuses to replace {str(path)!r}: it holds files kbert "
+                f"did not write ({', '.join(foreign[:5])}); move them or choose "
+                "another --output-dir"
+            )
         if not _is_kbert_run(path):
-            raise ValueError(f"--overwrite refuses to replace {str(path)!r}: it is not a kbert "
-                             f"run directory (no config.json with {RUN_MARKER!r})")
+            raise ValueError(
+                f"--overwrite refuses to replace {str(path)!r}: it is not a kbert "
+                f"run directory (no config.json with {RUN_MARKER!r})"
+            )
     return path
 
 
@@ -116,8 +136,7 @@ class StagedRunDirectory:
         _restore_interrupted(self.destination)
         parent = self.destination.absolute().parent
         parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix=f".{self.destination.name}.partial-",
-                                          dir=parent))
+        self.path = Path(tempfile.mkdtemp(prefix=f".{self.destination.name}.partial-", dir=parent))
         return self
 
     def commit(self):
@@ -129,7 +148,8 @@ class StagedRunDirectory:
                 destination.rmdir()
             else:
                 aside = destination.absolute().parent / (
-                    f".{destination.name}.old-{uuid.uuid4().hex[:12]}")
+                    f".{destination.name}.old-{uuid.uuid4().hex[:12]}"
+                )
                 os.replace(destination, aside)
         os.replace(self.path, destination)
         self._committed = True

@@ -16,26 +16,47 @@ from pathlib import Path
 
 from kbert.cli.choices import NER_METHODS
 
-_DEFAULTS = {"conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
-             "squad": {"learning_rate": 2e-4, "sequence_length": 384}}
+_DEFAULTS = {
+    "conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
+    "squad": {"learning_rate": 2e-4, "sequence_length": 384},
+}
 
 
 def add_token_task_arguments(parser):
     """The flags of `kbert finetune` that only token and span tasks read."""
     group = parser.add_argument_group("token and span tasks (conll2003, squad)")
-    group.add_argument("--method", default="softmax", choices=NER_METHODS,
-                       help="conll2003: softmax over BIO tags, BIO + CRF, or span-based "
-                            "(default softmax)")
-    group.add_argument("--max-span-length", type=int, default=8,
-                       help="span method: longest candidate entity in words (default 8)")
-    group.add_argument("--stride", type=int, default=None,
-                       help="tokens shared by consecutive windows of a long input (default 32 "
-                            "for conll2003, 128 for squad)")
-    group.add_argument("--max-answer-length", type=int, default=30,
-                       help="squad: most tokens in an answer (default 30)")
-    group.add_argument("--train-articles", type=int, default=40,
-                       help="squad without train-v1.1.json: dev articles used for training, the "
-                            "rest are evaluated (default 40 of 48)")
+    group.add_argument(
+        "--method",
+        default="softmax",
+        choices=NER_METHODS,
+        help="conll2003: softmax over BIO tags, BIO + CRF, or span-based (default softmax)",
+    )
+    group.add_argument(
+        "--max-span-length",
+        type=int,
+        default=8,
+        help="span method: longest candidate entity in words (default 8)",
+    )
+    group.add_argument(
+        "--stride",
+        type=int,
+        default=None,
+        help="tokens shared by consecutive windows of a long input (default 32 "
+        "for conll2003, 128 for squad)",
+    )
+    group.add_argument(
+        "--max-answer-length",
+        type=int,
+        default=30,
+        help="squad: most tokens in an answer (default 30)",
+    )
+    group.add_argument(
+        "--train-articles",
+        type=int,
+        default=40,
+        help="squad without train-v1.1.json: dev articles used for training, the "
+        "rest are evaluated (default 40 of 48)",
+    )
 
 
 def _resolve(args):
@@ -51,9 +72,10 @@ def _load_data(args, max_train=None):
     if args.task == "conll2003":
         from kbert.data.conll2003 import read_conll2003
 
-        data = {split: read_conll2003(split, args.data_dir,
-                                      max_train if split == "train" else None)
-                for split in ("train", "validation", "test")}
+        data = {
+            split: read_conll2003(split, args.data_dir, max_train if split == "train" else None)
+            for split in ("train", "validation", "test")
+        }
         return data, "conll2003 (train / valid = testa / test = testb)"
     from kbert.data.squad import load_squad
 
@@ -72,16 +94,32 @@ def _score(model, tokenizer, data, config):
     from kbert.train.token_task_fine_tuning import evaluate_ner, evaluate_question_answerer
 
     if config["task"] == "squad":
-        scores = evaluate_question_answerer(model, tokenizer, data, config["sequence_length"],
-                                            config["stride"],
-                                            max_answer_length=config["max_answer_length"])
+        scores = evaluate_question_answerer(
+            model,
+            tokenizer,
+            data,
+            config["sequence_length"],
+            config["stride"],
+            max_answer_length=config["max_answer_length"],
+        )
         scores.pop("answers")
         return scores
-    scores = evaluate_ner(model, tokenizer, [s.words for s in data], [s.tags for s in data],
-                          config["tag_names"], sequence_length=config["sequence_length"],
-                          max_span_length=config["max_span_length"], stride=config["stride"])
-    return {"entity": scores["entity"], "token_accuracy": scores.get("token_accuracy"),
-            "repaired_tags": scores.get("repaired_tags"), "seconds": scores["seconds"]}
+    scores = evaluate_ner(
+        model,
+        tokenizer,
+        [s.words for s in data],
+        [s.tags for s in data],
+        config["tag_names"],
+        sequence_length=config["sequence_length"],
+        max_span_length=config["max_span_length"],
+        stride=config["stride"],
+    )
+    return {
+        "entity": scores["entity"],
+        "token_accuracy": scores.get("token_accuracy"),
+        "repaired_tags": scores.get("repaired_tags"),
+        "seconds": scores["seconds"],
+    }
 
 
 def _check_sizes(args, examples, tokenizer, tag_names):
@@ -92,14 +130,28 @@ def _check_sizes(args, examples, tokenizer, tag_names):
 
     if args.task == "squad":
         if args.max_answer_length < 1:
-            raise ValueError(f"--max-answer-length must be at least 1; received "
-                             f"{args.max_answer_length}")
+            raise ValueError(
+                f"--max-answer-length must be at least 1; received {args.max_answer_length}"
+            )
         if examples:
-            question_answering_features(examples, tokenizer, args.sequence_length, args.stride,
-                                        question_budget(args.sequence_length))
+            question_answering_features(
+                examples,
+                tokenizer,
+                args.sequence_length,
+                args.stride,
+                question_budget(args.sequence_length),
+            )
     elif examples:
-        ner_features(args.method, [s.words for s in examples], tokenizer, tag_names, None,
-                     args.sequence_length, args.max_span_length, stride=args.stride)
+        ner_features(
+            args.method,
+            [s.words for s in examples],
+            tokenizer,
+            tag_names,
+            None,
+            args.sequence_length,
+            args.max_span_length,
+            stride=args.stride,
+        )
 
 
 def finetune(args):
@@ -132,44 +184,75 @@ def finetune(args):
     tag_names = list(CONLL2003_TAGS) if args.task == "conll2003" else []
     _check_sizes(args, data["train"][:1], tokenizer, tag_names)
     config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update({RUN_MARKER: True}, task_family="token", tag_names=tag_names, source=source,
-                  train_examples=len(data["train"]), versions=_versions())
+    config.update(
+        {RUN_MARKER: True},
+        task_family="token",
+        tag_names=tag_names,
+        source=source,
+        train_examples=len(data["train"]),
+        versions=_versions(),
+    )
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
         run_dir = staged.path
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         (run_dir / "labels.json").write_text(json.dumps(tag_names))
         (run_dir / "tokenizer.json").write_text(
-            json.dumps(keras.saving.serialize_keras_object(tokenizer)))
+            json.dumps(keras.saving.serialize_keras_object(tokenizer))
+        )
         callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
-        common = {"epochs": args.epochs, "batch_size": args.batch_size,
-                  "learning_rate": args.learning_rate, "warmup_fraction": args.warmup_fraction,
-                  "weight_decay": args.weight_decay, "seed": args.seed, "callbacks": callbacks,
-                  "verbose": args.verbose}
+        common = {
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "learning_rate": args.learning_rate,
+            "warmup_fraction": args.warmup_fraction,
+            "weight_decay": args.weight_decay,
+            "seed": args.seed,
+            "callbacks": callbacks,
+            "verbose": args.verbose,
+        }
         if args.task == "squad":
             model = QuestionAnswerer(encoder, dropout=args.dropout)
             _, seconds, windows = fine_tune_question_answerer(
-                model, tokenizer, data["train"], sequence_length=args.sequence_length,
-                stride=args.stride, **common)
+                model,
+                tokenizer,
+                data["train"],
+                sequence_length=args.sequence_length,
+                stride=args.stride,
+                **common,
+            )
             examples_per_s = windows * args.epochs / seconds
         else:
             model = build_ner_model(args.method, encoder, tag_names, dropout=args.dropout)
             train = data["train"]
-            _, seconds = fine_tune_ner(model, tokenizer, [s.words for s in train],
-                                       [s.tags for s in train], tag_names,
-                                       sequence_length=args.sequence_length,
-                                       max_span_length=args.max_span_length,
-                                       stride=args.stride, **common)
+            _, seconds = fine_tune_ner(
+                model,
+                tokenizer,
+                [s.words for s in train],
+                [s.tags for s in train],
+                tag_names,
+                sequence_length=args.sequence_length,
+                max_span_length=args.max_span_length,
+                stride=args.stride,
+                **common,
+            )
             examples_per_s = len(train) * args.epochs / seconds
         _save_atomically(model, run_dir / "model.keras")
-        metrics = {"task": args.task, "source": source, "train_seconds": round(seconds, 1),
-                   "train_examples_per_s": round(examples_per_s, 1)}
+        metrics = {
+            "task": args.task,
+            "source": source,
+            "train_seconds": round(seconds, 1),
+            "train_examples_per_s": round(examples_per_s, 1),
+        }
         for split in data:
             if split != "train":
                 metrics[split] = _score(model, tokenizer, data[split], config)
         (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-        learning_curve_png(run_dir / "history.csv", run_dir / "learning_curve.png",
-                           title=f"{args.task}: {args.model}")
+        learning_curve_png(
+            run_dir / "history.csv",
+            run_dir / "learning_curve.png",
+            title=f"{args.task}: {args.model}",
+        )
         staged.commit()
     return metrics
 
@@ -186,12 +269,15 @@ def load_token_run(run_dir):
     needed = ("config.json", "tokenizer.json", "model.keras")
     missing = [name for name in needed if not (run_dir / name).is_file()]
     if missing:
-        raise ValueError(f"{run_dir} is not a finished kbert token-task run directory: it lacks "
-                         f"{', '.join(missing)} (written by `kbert finetune --task conll2003|squad"
-                         " --output-dir`)")
+        raise ValueError(
+            f"{run_dir} is not a finished kbert token-task run directory: it lacks "
+            f"{', '.join(missing)} (written by `kbert finetune --task conll2003|squad"
+            " --output-dir`)"
+        )
     config = json.loads((run_dir / "config.json").read_text())
     tokenizer = keras.saving.deserialize_keras_object(
-        json.loads((run_dir / "tokenizer.json").read_text()))
+        json.loads((run_dir / "tokenizer.json").read_text())
+    )
     model = keras.saving.load_model(run_dir / "model.keras", compile=False)
     return model, tokenizer, config
 
@@ -208,8 +294,9 @@ def evaluate(args):
     namespace = argparse_namespace(config, data_dir=args.data_dir or config.get("data_dir"))
     data, _ = _load_data(namespace)
     if args.split not in data:
-        raise ValueError(f"task {config['task']} has splits {sorted(data)}; received "
-                         f"{args.split!r}")
+        raise ValueError(
+            f"task {config['task']} has splits {sorted(data)}; received {args.split!r}"
+        )
     return _score(model, tokenizer, data[args.split], config)
 
 
@@ -245,46 +332,73 @@ def predict(args, batches=None):
         if config["task"] == "conll2003":
             if contexts:
                 raise ValueError("--context is for squad runs; a conll2003 run tags texts alone")
-            entities = predict_entities(model, tokenizer, texts, config["tag_names"],
-                                        sequence_length=config["sequence_length"],
-                                        max_span_length=config["max_span_length"],
-                                        stride=config["stride"])
-            yield from ({"text": text, "entities": found}
-                        for text, found in zip(texts, entities, strict=True))
+            entities = predict_entities(
+                model,
+                tokenizer,
+                texts,
+                config["tag_names"],
+                sequence_length=config["sequence_length"],
+                max_span_length=config["max_span_length"],
+                stride=config["stride"],
+            )
+            yield from (
+                {"text": text, "entities": found}
+                for text, found in zip(texts, entities, strict=True)
+            )
             continue
         contexts = list(contexts or [])
         if len(contexts) == 1:
             contexts = contexts * len(texts)
         if len(contexts) != len(texts):
-            raise ValueError(f"a squad run answers questions from a context: give --context "
-                             f"once (shared) or once per question; received {len(texts)} "
-                             f"questions and {len(contexts)} contexts")
-        examples = [SquadExample(id=str(i), title="", context=context, question=question,
-                                 answers=())
-                    for i, (question, context) in enumerate(zip(texts, contexts, strict=True))]
-        answers = predict_answers(model, tokenizer, examples, config["sequence_length"],
-                                  config["stride"], max_answer_length=config["max_answer_length"])
+            raise ValueError(
+                f"a squad run answers questions from a context: give --context "
+                f"once (shared) or once per question; received {len(texts)} "
+                f"questions and {len(contexts)} contexts"
+            )
+        examples = [
+            SquadExample(id=str(i), title="", context=context, question=question, answers=())
+            for i, (question, context) in enumerate(zip(texts, contexts, strict=True))
+        ]
+        answers = predict_answers(
+            model,
+            tokenizer,
+            examples,
+            config["sequence_length"],
+            config["stride"],
+            max_answer_length=config["max_answer_length"],
+        )
         for example in examples:
             answer = answers[example.id]
-            yield {"question": example.question, "answer": answer["text"],
-                   "start": answer["start"], "end": answer["end"],
-                   "score": round(float(answer["score"]), 4),
-                   "probability": round(float(answer["probability"]), 4)}
+            yield {
+                "question": example.question,
+                "answer": answer["text"],
+                "start": answer["start"],
+                "end": answer["end"],
+                "score": round(float(answer["score"]), 4),
+                "probability": round(float(answer["probability"]), 4),
+            }
 
 
 def main_finetune(args):
     metrics = finetune(args)
     if args.task == "squad":
         test = metrics["test"]
-        print(f"{metrics['source']}: exact match {test['exact_match']:.2f}, F1 "
-              f"{test['f1']:.2f}; {metrics['train_examples_per_s']} training windows/s")
+        print(
+            f"{metrics['source']}: exact match {test['exact_match']:.2f}, F1 "
+            f"{test['f1']:.2f}; {metrics['train_examples_per_s']} training windows/s"
+        )
         summary = {"exact_match": test["exact_match"], "f1": test["f1"]}
     else:
         test = metrics["test"]["entity"]
-        print(f"CoNLL-2003 test entity F1 {100 * test['f1']:.2f} (precision "
-              f"{100 * test['precision']:.2f}, recall {100 * test['recall']:.2f}); "
-              f"{metrics['train_examples_per_s']} training sentences/s")
+        print(
+            f"CoNLL-2003 test entity F1 {100 * test['f1']:.2f} (precision "
+            f"{100 * test['precision']:.2f}, recall {100 * test['recall']:.2f}); "
+            f"{metrics['train_examples_per_s']} training sentences/s"
+        )
         summary = {"test_f1": test["f1"], "validation_f1": metrics["validation"]["entity"]["f1"]}
     print(f"run directory: {os.path.abspath(args.output_dir)}")
-    print(json.dumps({"task": args.task, "train_examples_per_s":
-                      metrics["train_examples_per_s"]} | summary))
+    print(
+        json.dumps(
+            {"task": args.task, "train_examples_per_s": metrics["train_examples_per_s"]} | summary
+        )
+    )

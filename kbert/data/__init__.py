@@ -86,5 +86,10 @@ from kbert.data.multitask_batches import (  # noqa: E402
     with_masked_language_model_inputs,
 )
 
-__all__ += ["SAMPLING_MODES", "joint_batches", "multitask_dataset",
-            "task_sampling_probabilities", "with_masked_language_model_inputs"]
+__all__ += [
+    "SAMPLING_MODES",
+    "joint_batches",
+    "multitask_dataset",
+    "task_sampling_probabilities",
+    "with_masked_language_model_inputs",
+]

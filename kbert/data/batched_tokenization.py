@@ -19,9 +19,11 @@ def tokenize_with_offsets(tokenizer, texts):
     """
     pieces = []
     for begin in range(0, len(texts), _BATCH):
-        outputs = tokenizer.tokenize_with_alignment(list(texts[begin:begin + _BATCH]))
+        outputs = tokenizer.tokenize_with_alignment(list(texts[begin : begin + _BATCH]))
         splits = outputs["token_ids"].row_splits.numpy()[1:-1]
-        columns = [np.split(outputs[key].flat_values.numpy().astype(np.int32), splits)
-                   for key in ("token_ids", "start_offsets", "end_offsets")]
+        columns = [
+            np.split(outputs[key].flat_values.numpy().astype(np.int32), splits)
+            for key in ("token_ids", "start_offsets", "end_offsets")
+        ]
         pieces += list(zip(*columns, strict=True))
     return pieces

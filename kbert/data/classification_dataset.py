@@ -31,18 +31,24 @@ def _check_inputs(texts, text_pairs, labels):
         raise ValueError("texts is empty: expected at least one text")
     empty = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
     if empty:
-        raise ValueError(f"texts must be non-empty str; text {empty[0]} is "
-                         f"{texts[empty[0]]!r} ({len(empty)} such)")
+        raise ValueError(
+            f"texts must be non-empty str; text {empty[0]} is "
+            f"{texts[empty[0]]!r} ({len(empty)} such)"
+        )
     if text_pairs is not None:
         text_pairs = list(text_pairs)
         if len(text_pairs) != len(texts):
-            raise ValueError(f"text_pairs has {len(text_pairs)} texts but texts has {len(texts)}; "
-                             "each text needs its pair")
-        empty = [i for i, text in enumerate(text_pairs)
-                 if not isinstance(text, str) or not text.strip()]
+            raise ValueError(
+                f"text_pairs has {len(text_pairs)} texts but texts has {len(texts)}; "
+                "each text needs its pair"
+            )
+        empty = [
+            i for i, text in enumerate(text_pairs) if not isinstance(text, str) or not text.strip()
+        ]
         if empty:
-            raise ValueError(f"text_pairs must be non-empty str; pair {empty[0]} is "
-                             f"{text_pairs[empty[0]]!r}")
+            raise ValueError(
+                f"text_pairs must be non-empty str; pair {empty[0]} is {text_pairs[empty[0]]!r}"
+            )
     if labels is not None:
         labels = np.asarray(labels)
         if len(labels) != len(texts):
@@ -50,8 +56,16 @@ def _check_inputs(texts, text_pairs, labels):
     return texts, text_pairs, labels
 
 
-def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, batch_size=32,
-                           training=False, seed=0, bucket_lengths=None):
+def classification_dataset(
+    preprocessor,
+    texts,
+    text_pairs=None,
+    labels=None,
+    batch_size=32,
+    training=False,
+    seed=0,
+    bucket_lengths=None,
+):
     """Batches texts for `fit`, `evaluate` or `predict`, padding each batch only as needed.
 
     Tokenizing and packing run in the `tf.data` pipeline (`preprocessor`, a
@@ -92,14 +106,18 @@ def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, ba
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
     if hasattr(preprocessor, "aggregation"):  # a LongTextPreprocessor: one row per window
         if text_pairs is not None:
-            raise ValueError("long-input strategies are for single texts; this task has text "
-                             "pairs (use a BertPreprocessor, which cuts the longer text first)")
+            raise ValueError(
+                "long-input strategies are for single texts; this task has text "
+                "pairs (use a BertPreprocessor, which cuts the longer text first)"
+            )
         return long_text_dataset(preprocessor, texts, labels, batch_size, training, seed)[0]
     sequence_length = preprocessor.sequence_length
     lengths = list(bucket_lengths or default_bucket_lengths(sequence_length))
     if lengths[-1] < sequence_length:
-        raise ValueError(f"the last bucket length must be at least the preprocessor's "
-                         f"sequence_length={sequence_length}; received {lengths}")
+        raise ValueError(
+            f"the last bucket length must be at least the preprocessor's "
+            f"sequence_length={sequence_length}; received {lengths}"
+        )
     columns = {"texts": tf.constant(texts)}
     if text_pairs is not None:
         columns["text_pairs"] = tf.constant(text_pairs)
@@ -108,11 +126,14 @@ def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, ba
     dataset = tf.data.Dataset.from_tensor_slices(columns)
 
     def preprocess(batch):
-        segments = (batch["texts"], batch["text_pairs"]) if "text_pairs" in batch \
-            else batch["texts"]
+        segments = (
+            (batch["texts"], batch["text_pairs"]) if "text_pairs" in batch else batch["texts"]
+        )
         x = preprocessor(segments)
-        return {**{key: x[key] for key in _KEYS}, **({"labels": batch["labels"]}
-                                                     if "labels" in batch else {})}
+        return {
+            **{key: x[key] for key in _KEYS},
+            **({"labels": batch["labels"]} if "labels" in batch else {}),
+        }
 
     def split(example):
         x = {key: example[key] for key in _KEYS}
@@ -137,8 +158,9 @@ def classification_dataset(preprocessor, texts, text_pairs=None, labels=None, ba
     return dataset.map(trim).map(split).prefetch(tf.data.AUTOTUNE)
 
 
-def long_text_dataset(preprocessor, texts, labels=None, batch_size=32, training=False, seed=0,
-                      chunk=256):
+def long_text_dataset(
+    preprocessor, texts, labels=None, batch_size=32, training=False, seed=0, chunk=256
+):
     """Batches of a `LongTextPreprocessor`'s rows: each window is an example with its text's label.
 
     Texts are cut into rows once, eagerly, in chunks of `chunk` texts. For training the rows are
@@ -161,7 +183,7 @@ def long_text_dataset(preprocessor, texts, labels=None, batch_size=32, training=
     """
     parts = {key: [] for key in (*_KEYS, "text_index", "tokens", "tokens_kept")}
     for start in range(0, len(texts), chunk):
-        packed = preprocessor(tf.constant(texts[start:start + chunk]))
+        packed = preprocessor(tf.constant(texts[start : start + chunk]))
         for key in parts:
             value = packed[key].numpy()
             parts[key].append(value + start if key == "text_index" else value)
@@ -170,8 +192,9 @@ def long_text_dataset(preprocessor, texts, labels=None, batch_size=32, training=
     columns = x if labels is None else (x, np.asarray(labels)[packed["text_index"]])
     dataset = tf.data.Dataset.from_tensor_slices(columns)
     if training:
-        dataset = dataset.shuffle(len(packed["text_index"]), seed=seed,
-                                  reshuffle_each_iteration=True)
+        dataset = dataset.shuffle(
+            len(packed["text_index"]), seed=seed, reshuffle_each_iteration=True
+        )
 
     def trim(x, *y):
         longest = tf.reduce_max(tf.reduce_sum(x["padding_mask"], axis=1))

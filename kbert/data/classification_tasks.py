@@ -46,14 +46,56 @@ SPLITS = ("train", "validation", "test")
 METRICS = ("accuracy", "f1")
 
 _TREC_FINE_LABELS = (
-    "ABBR:abb", "ABBR:exp", "DESC:def", "DESC:desc", "DESC:manner", "DESC:reason",
-    "ENTY:animal", "ENTY:body", "ENTY:color", "ENTY:cremat", "ENTY:currency", "ENTY:dismed",
-    "ENTY:event", "ENTY:food", "ENTY:instru", "ENTY:lang", "ENTY:letter", "ENTY:other",
-    "ENTY:plant", "ENTY:product", "ENTY:religion", "ENTY:sport", "ENTY:substance",
-    "ENTY:symbol", "ENTY:techmeth", "ENTY:termeq", "ENTY:veh", "ENTY:word", "HUM:desc",
-    "HUM:gr", "HUM:ind", "HUM:title", "LOC:city", "LOC:country", "LOC:mount", "LOC:other",
-    "LOC:state", "NUM:code", "NUM:count", "NUM:date", "NUM:dist", "NUM:money", "NUM:ord",
-    "NUM:other", "NUM:perc", "NUM:period", "NUM:speed", "NUM:temp", "NUM:volsize", "NUM:weight",
+    "ABBR:abb",
+    "ABBR:exp",
+    "DESC:def",
+    "DESC:desc",
+    "DESC:manner",
+    "DESC:reason",
+    "ENTY:animal",
+    "ENTY:body",
+    "ENTY:color",
+    "ENTY:cremat",
+    "ENTY:currency",
+    "ENTY:dismed",
+    "ENTY:event",
+    "ENTY:food",
+    "ENTY:instru",
+    "ENTY:lang",
+    "ENTY:letter",
+    "ENTY:other",
+    "ENTY:plant",
+    "ENTY:product",
+    "ENTY:religion",
+    "ENTY:sport",
+    "ENTY:substance",
+    "ENTY:symbol",
+    "ENTY:techmeth",
+    "ENTY:termeq",
+    "ENTY:veh",
+    "ENTY:word",
+    "HUM:desc",
+    "HUM:gr",
+    "HUM:ind",
+    "HUM:title",
+    "LOC:city",
+    "LOC:country",
+    "LOC:mount",
+    "LOC:other",
+    "LOC:state",
+    "NUM:code",
+    "NUM:count",
+    "NUM:date",
+    "NUM:dist",
+    "NUM:money",
+    "NUM:ord",
+    "NUM:other",
+    "NUM:perc",
+    "NUM:period",
+    "NUM:speed",
+    "NUM:temp",
+    "NUM:volsize",
+    "NUM:weight",
 )
 _PAIR_HEADER, _SINGLE_HEADER = "text_a\ttext_b\tlabel", "text\tlabel"
 
@@ -89,13 +131,16 @@ class ClassificationTask:
 
     def __post_init__(self):
         if not isinstance(self.label_names, LabelVocabulary):
-            raise ValueError(f"label_names must be a LabelVocabulary; received "
-                             f"{type(self.label_names).__name__}")
+            raise ValueError(
+                f"label_names must be a LabelVocabulary; received {type(self.label_names).__name__}"
+            )
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}; received {self.metric!r}")
         if self.metric == "f1" and self.positive_label not in self.label_names.names:
-            raise ValueError(f"metric 'f1' needs positive_label, one of "
-                             f"{list(self.label_names.names)!r}; received {self.positive_label!r}")
+            raise ValueError(
+                f"metric 'f1' needs positive_label, one of "
+                f"{list(self.label_names.names)!r}; received {self.positive_label!r}"
+            )
         if self.reported_metrics is None:
             reported = (self.metric,) + (("accuracy",) if self.metric != "accuracy" else ())
             object.__setattr__(self, "reported_metrics", reported)
@@ -125,11 +170,13 @@ class Examples:
     def subset(self, rows):
         """The examples at `rows` (ints), as a new `Examples`."""
         rows = [int(row) for row in rows]
-        return Examples(texts=[self.texts[row] for row in rows],
-                        text_pairs=None if self.text_pairs is None
-                        else [self.text_pairs[row] for row in rows],
-                        labels=self.labels[rows], label_names=self.label_names,
-                        source=f"{self.source} (subset of {len(rows)})")
+        return Examples(
+            texts=[self.texts[row] for row in rows],
+            text_pairs=None if self.text_pairs is None else [self.text_pairs[row] for row in rows],
+            labels=self.labels[rows],
+            label_names=self.label_names,
+            source=f"{self.source} (subset of {len(rows)})",
+        )
 
 
 # The readers give 0/1 for these; tasks name the classes (class id = the reader's int).
@@ -138,30 +185,49 @@ _PARAPHRASE = ("not_paraphrase", "paraphrase")
 
 CLASSIFICATION_TASKS = {
     "trec": ClassificationTask(
-        "trec", LabelVocabulary(COARSE_LABELS), is_pair=False,
+        "trec",
+        LabelVocabulary(COARSE_LABELS),
+        is_pair=False,
         description="TREC question type (Li & Roth 2002), 6 coarse classes: ABBR abbreviation, "
-                    "DESC description, ENTY entity, HUM human, LOC location, NUM number"),
+        "DESC description, ENTY entity, HUM human, LOC location, NUM number",
+    ),
     "trec-fine": ClassificationTask(
-        "trec-fine", LabelVocabulary(_TREC_FINE_LABELS), is_pair=False,
+        "trec-fine",
+        LabelVocabulary(_TREC_FINE_LABELS),
+        is_pair=False,
         description="TREC question type, the 50 fine classes of train_5500 ('NUM:date', "
-                    "'LOC:city', ...); TREC_10 uses 42 of them"),
+        "'LOC:city', ...); TREC_10 uses 42 of them",
+    ),
     "sst2": ClassificationTask(
-        "sst2", LabelVocabulary(_BINARY_SENTIMENT), is_pair=False,
+        "sst2",
+        LabelVocabulary(_BINARY_SENTIMENT),
+        is_pair=False,
         description="SST-2 (GLUE): sentiment of movie-review sentences and phrases, "
-                    "0 negative, 1 positive"),
+        "0 negative, 1 positive",
+    ),
     "rte": ClassificationTask(
-        "rte", LabelVocabulary(RTE_LABELS), is_pair=True,
+        "rte",
+        LabelVocabulary(RTE_LABELS),
+        is_pair=True,
         description="RTE (GLUE): does sentence 1 entail sentence 2? 'entailment' or "
-                    "'not_entailment'"),
+        "'not_entailment'",
+    ),
     "mrpc": ClassificationTask(
-        "mrpc", LabelVocabulary(_PARAPHRASE), is_pair=True, metric="f1",
+        "mrpc",
+        LabelVocabulary(_PARAPHRASE),
+        is_pair=True,
+        metric="f1",
         positive_label="paraphrase",
         description="MRPC (GLUE): are two news sentences paraphrases? 1 yes, 0 no; F1 of "
-                    "class 1 and accuracy are reported, as GLUE does"),
+        "class 1 and accuracy are reported, as GLUE does",
+    ),
     "imdb": ClassificationTask(
-        "imdb", LabelVocabulary(_BINARY_SENTIMENT), is_pair=False,
+        "imdb",
+        LabelVocabulary(_BINARY_SENTIMENT),
+        is_pair=False,
         description="IMDb (Maas et al. 2011): sentiment of full movie reviews, 0 negative "
-                    "(1-4 stars), 1 positive (7-10 stars)"),
+        "(1-4 stars), 1 positive (7-10 stars)",
+    ),
 }
 
 # Each task's (train file, test file) under the data directory, as the readers look them up.
@@ -175,8 +241,9 @@ _FILES = {
 }
 
 
-def load_classification_task(name, split, data_dir=None, validation_fraction=0.1, seed=0,
-                             max_examples=None):
+def load_classification_task(
+    name, split, data_dir=None, validation_fraction=0.1, seed=0, max_examples=None
+):
     """Loads one split of a built-in task (see the module docstring for the split table).
 
     Args:
@@ -199,8 +266,9 @@ def load_classification_task(name, split, data_dir=None, validation_fraction=0.1
     (249, ('entailment', 'not_entailment'))
     """
     if name not in CLASSIFICATION_TASKS:
-        raise ValueError(f"unknown classification task {name!r}; expected one of "
-                         f"{sorted(CLASSIFICATION_TASKS)}")
+        raise ValueError(
+            f"unknown classification task {name!r}; expected one of {sorted(CLASSIFICATION_TASKS)}"
+        )
     _check_split_arguments(split, validation_fraction, seed, max_examples)
     task = CLASSIFICATION_TASKS[name]
     train_file, test_file = _FILES[name]
@@ -211,14 +279,24 @@ def load_classification_task(name, split, data_dir=None, validation_fraction=0.1
     else:
         texts, pairs, labels = _read_builtin(name, "train", data_dir, None)
         rows = _held_out_rows(len(texts), split, validation_fraction, seed)[:max_examples]
-        source = (f"{_source(train_file, data_dir)} ({split}: {len(rows)} rows of "
-                  f"{len(texts)}, validation_fraction={validation_fraction}, seed={seed})")
+        source = (
+            f"{_source(train_file, data_dir)} ({split}: {len(rows)} rows of "
+            f"{len(texts)}, validation_fraction={validation_fraction}, seed={seed})"
+        )
     return _examples(texts, pairs, labels, rows, task.label_names, source, split)
 
 
-def classification_task_from_files(train_path, test_path, validation_path=None, name="custom",
-                                   validation_fraction=0.1, seed=0, max_examples=None,
-                                   metric="accuracy", positive_label=None):
+def classification_task_from_files(
+    train_path,
+    test_path,
+    validation_path=None,
+    name="custom",
+    validation_fraction=0.1,
+    seed=0,
+    max_examples=None,
+    metric="accuracy",
+    positive_label=None,
+):
     """Builds a task and its three splits from your own tab-separated files.
 
     Each line is `text<TAB>label` (single texts) or `text_a<TAB>text_b<TAB>label` (pairs); the
@@ -256,32 +334,43 @@ def classification_task_from_files(train_path, test_path, validation_path=None, 
     _check_split_arguments("train", validation_fraction, seed, max_examples)
     texts, pairs, labels = _read_labeled_tsv(train_path)
     task = ClassificationTask(
-        name, LabelVocabulary.from_labels(labels), is_pair=pairs is not None, metric=metric,
-        positive_label=positive_label, description=f"from {train_path} and {test_path}")
+        name,
+        LabelVocabulary.from_labels(labels),
+        is_pair=pairs is not None,
+        metric=metric,
+        positive_label=positive_label,
+        description=f"from {train_path} and {test_path}",
+    )
     splits = {}
     if validation_path is None:
         for split in ("train", "validation"):
             rows = _held_out_rows(len(texts), split, validation_fraction, seed)
             rows = rows[:max_examples] if split == "train" else rows
-            source = (f"{train_path} ({split}: {len(rows)} rows of {len(texts)}, "
-                      f"validation_fraction={validation_fraction}, seed={seed})")
+            source = (
+                f"{train_path} ({split}: {len(rows)} rows of {len(texts)}, "
+                f"validation_fraction={validation_fraction}, seed={seed})"
+            )
             splits[split] = _examples(texts, pairs, labels, rows, task.label_names, source, split)
     else:
         rows = np.random.default_rng(seed).permutation(len(texts))[:max_examples]
-        splits["train"] = _examples(texts, pairs, labels, rows, task.label_names,
-                                    str(train_path), "train")
+        splits["train"] = _examples(
+            texts, pairs, labels, rows, task.label_names, str(train_path), "train"
+        )
     for split, path in (("validation", validation_path), ("test", test_path)):
         if path is None:
             continue
         other_texts, other_pairs, other_labels = _read_labeled_tsv(path)
         if (other_pairs is not None) != task.is_pair:
             kinds = ("text pairs", "single texts")
-            raise ValueError(f"{path} holds {kinds[other_pairs is None]} but the training file "
-                             f"{train_path} holds {kinds[not task.is_pair]}; expected the same "
-                             f"kind in every file")
+            raise ValueError(
+                f"{path} holds {kinds[other_pairs is None]} but the training file "
+                f"{train_path} holds {kinds[not task.is_pair]}; expected the same "
+                f"kind in every file"
+            )
         rows = np.arange(len(other_texts))
-        splits[split] = _examples(other_texts, other_pairs, other_labels, rows, task.label_names,
-                                  str(path), split)
+        splits[split] = _examples(
+            other_texts, other_pairs, other_labels, rows, task.label_names, str(path), split
+        )
     return task, {split: splits[split] for split in SPLITS}
 
 
@@ -289,18 +378,22 @@ def _check_split_arguments(split, validation_fraction, seed, max_examples):
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}; received {split!r}")
     if isinstance(validation_fraction, bool) or not (
-            isinstance(validation_fraction, (int, float)) and 0 <= validation_fraction < 1):
-        raise ValueError(f"validation_fraction must be a number in [0, 1); received "
-                         f"{validation_fraction!r}")
+        isinstance(validation_fraction, (int, float)) and 0 <= validation_fraction < 1
+    ):
+        raise ValueError(
+            f"validation_fraction must be a number in [0, 1); received {validation_fraction!r}"
+        )
     if validation_fraction == 0 and split == "validation":
-        raise ValueError("split 'validation' needs validation_fraction > 0; received 0 (with 0 "
-                         "the whole training file is the train split)")
+        raise ValueError(
+            "split 'validation' needs validation_fraction > 0; received 0 (with 0 "
+            "the whole training file is the train split)"
+        )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int; received {seed!r}")
-    if max_examples is not None and (isinstance(max_examples, bool)
-                                     or not isinstance(max_examples, int) or max_examples < 1):
-        raise ValueError(f"max_examples must be a positive int or None; received "
-                         f"{max_examples!r}")
+    if max_examples is not None and (
+        isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1
+    ):
+        raise ValueError(f"max_examples must be a positive int or None; received {max_examples!r}")
 
 
 def _held_out_rows(count, split, validation_fraction, seed):
@@ -309,9 +402,11 @@ def _held_out_rows(count, split, validation_fraction, seed):
     if validation_fraction == 0:
         return np.random.default_rng(seed).permutation(count)
     if not 0 < size < count:
-        raise ValueError(f"validation_fraction={validation_fraction} of {count} examples leaves "
-                         f"{size} for validation and {count - size} for train; expected both "
-                         f"to be non-empty")
+        raise ValueError(
+            f"validation_fraction={validation_fraction} of {count} examples leaves "
+            f"{size} for validation and {count - size} for train; expected both "
+            f"to be non-empty"
+        )
     order = np.random.default_rng(seed).permutation(count)
     return order[:size] if split == "validation" else order[size:]
 
@@ -322,9 +417,11 @@ def _examples(texts, pairs, labels, rows, label_names, source, split):
     known = set(label_names.names)
     unseen = sorted({repr(label) for label in selected if label not in known})
     if unseen:
-        raise ValueError(f"{split} labels in {source} include {len(unseen)} class(es) absent from "
-                         f"the training labels: {', '.join(unseen)}; expected only the "
-                         f"{len(label_names)} classes {list(label_names.names)!r}")
+        raise ValueError(
+            f"{split} labels in {source} include {len(unseen)} class(es) absent from "
+            f"the training labels: {', '.join(unseen)}; expected only the "
+            f"{len(label_names)} classes {list(label_names.names)!r}"
+        )
     return Examples(
         texts=[texts[row] for row in rows],
         text_pairs=None if pairs is None else [pairs[row] for row in rows],
@@ -375,21 +472,30 @@ def _read_labeled_tsv(path):
         if columns is None and len(fields) in (2, 3):
             columns = len(fields)
         if len(fields) != columns:
-            expected = ("'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'" if columns is None
-                        else f"{columns} tab-separated fields as in the file's first line")
-            raise ValueError(f"{path}:{number}: expected {expected}; found {len(fields)} "
-                             f"fields in {line[:60]!r}")
+            expected = (
+                "'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'"
+                if columns is None
+                else f"{columns} tab-separated fields as in the file's first line"
+            )
+            raise ValueError(
+                f"{path}:{number}: expected {expected}; found {len(fields)} fields in {line[:60]!r}"
+            )
         if any(not text.strip() for text in fields[:-1]):
-            raise ValueError(f"{path}:{number}: empty text; expected non-empty text before "
-                             f"the label, found {line[:60]!r}")
+            raise ValueError(
+                f"{path}:{number}: empty text; expected non-empty text before "
+                f"the label, found {line[:60]!r}"
+            )
         if not fields[-1].strip():
-            raise ValueError(f"{path}:{number}: empty label; expected a class name after the "
-                             f"last tab, found {line[:60]!r}")
+            raise ValueError(
+                f"{path}:{number}: empty label; expected a class name after the "
+                f"last tab, found {line[:60]!r}"
+            )
         texts.append(fields[0].strip())
         if columns == 3:
             pairs.append(fields[1].strip())
         labels.append(fields[-1].strip())
     if not texts:
-        raise ValueError(f"{path}: no examples; expected lines 'text<TAB>label' or "
-                         f"'text_a<TAB>text_b<TAB>label'")
+        raise ValueError(
+            f"{path}: no examples; expected lines 'text<TAB>label' or 'text_a<TAB>text_b<TAB>label'"
+        )
     return texts, pairs if columns == 3 else None, labels

@@ -9,8 +9,10 @@ CONLL2003_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-
 CONLL2003_ENTITY_TYPES = ("LOC", "MISC", "ORG", "PER")
 _FILES = {"train": "train.txt", "validation": "valid.txt", "test": "test.txt"}
 # The same commit the local copy was taken from (shared/data/conll2003/SOURCE.md).
-_URL = ("https://raw.githubusercontent.com/kamalkraj/BERT-NER/"
-        "e5be564156f194f1becb0d82aeaf6e762d9eb9ed/data/")
+_URL = (
+    "https://raw.githubusercontent.com/kamalkraj/BERT-NER/"
+    "e5be564156f194f1becb0d82aeaf6e762d9eb9ed/data/"
+)
 _DOCSTART = "-DOCSTART-"
 
 
@@ -78,9 +80,15 @@ def read_conll_file(path, tag_column=-1):
         nonlocal started
         if rows:
             words, tags, pos_tags, chunk_tags = zip(*rows, strict=True)
-            sentences.append(TaggedSentence(
-                words, tags, pos_tags if columns == 4 else (), chunk_tags if columns == 4 else (),
-                document))
+            sentences.append(
+                TaggedSentence(
+                    words,
+                    tags,
+                    pos_tags if columns == 4 else (),
+                    chunk_tags if columns == 4 else (),
+                    document,
+                )
+            )
             rows.clear()
             started = True
 
@@ -100,17 +108,23 @@ def read_conll_file(path, tag_column=-1):
                 started = True
                 continue
             if line[0].isspace():
-                raise ValueError(f"{path}:{number}: expected a word in the first column; found "
-                                 f"leading whitespace in {line[:60]!r}")
+                raise ValueError(
+                    f"{path}:{number}: expected a word in the first column; found "
+                    f"leading whitespace in {line[:60]!r}"
+                )
             if columns is None:
                 columns = len(fields)
                 if columns < 2 or tag_column == 0 or not -columns < tag_column < columns:
-                    raise ValueError(f"{path}:{number}: expected a word and a tag in column "
-                                     f"{tag_column}; found {columns} column(s) in {line[:60]!r}")
+                    raise ValueError(
+                        f"{path}:{number}: expected a word and a tag in column "
+                        f"{tag_column}; found {columns} column(s) in {line[:60]!r}"
+                    )
             if len(fields) != columns:
-                raise ValueError(f"{path}:{number}: expected {columns} columns, as on the "
-                                 f"file's first token line; found {len(fields)} in "
-                                 f"{line[:60]!r}")
+                raise ValueError(
+                    f"{path}:{number}: expected {columns} columns, as on the "
+                    f"file's first token line; found {len(fields)} in "
+                    f"{line[:60]!r}"
+                )
             pos_tag, chunk_tag = (fields[1], fields[2]) if columns == 4 else ("", "")
             rows.append((fields[0], fields[tag_column], pos_tag, chunk_tag))
     end_sentence()
@@ -168,5 +182,7 @@ def check_tags(sentences, tag_set):
     for index, sentence in enumerate(sentences):
         for word, tag in zip(sentence.words, sentence.tags, strict=True):
             if tag not in allowed:
-                raise ValueError(f"sentence {index}: word {word!r} has tag {tag!r}; expected one "
-                                 f"of {tuple(tag_set)}")
+                raise ValueError(
+                    f"sentence {index}: word {word!r} has tag {tag!r}; expected one "
+                    f"of {tuple(tag_set)}"
+                )

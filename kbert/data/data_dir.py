@@ -63,16 +63,24 @@ def locate(relative_path, url=None, data_dir_path=None, extract_member=None):
     if root is not None and (root / relative_path).is_file():
         return root / relative_path
     if url is None:
-        raise ValueError(f"{relative_path} not found under data directory {str(root)!r} and "
-                         "there is no public download for it")
+        raise ValueError(
+            f"{relative_path} not found under data directory {str(root)!r} and "
+            "there is no public download for it"
+        )
     import keras
 
     cache = Path(os.environ.get("KBERT_CACHE_DIR", Path.home() / ".cache" / "kbert"))
     name = relative_path.replace("/", "_") if extract_member is None else Path(url).name
     try:
-        downloaded = Path(keras.utils.get_file(name, url, cache_dir=str(cache),
-                                               cache_subdir="datasets",
-                                               extract=extract_member is not None))
+        downloaded = Path(
+            keras.utils.get_file(
+                name,
+                url,
+                cache_dir=str(cache),
+                cache_subdir="datasets",
+                extract=extract_member is not None,
+            )
+        )
     except Exception as error:  # no network, HTTP error
         raise ValueError(
             f"{relative_path} is not under data directory {str(root)!r} and downloading {url} "
@@ -84,8 +92,11 @@ def locate(relative_path, url=None, data_dir_path=None, extract_member=None):
     # (wikitext-2-raw/wiki.valid.raw and wikitext-103-raw/wiki.valid.raw).
     root = downloaded if downloaded.is_dir() else downloaded.parent
     member = Path(extract_member).as_posix()
-    matches = sorted(path for path in root.rglob(Path(extract_member).name)
-                     if path.as_posix().endswith("/" + member))
+    matches = sorted(
+        path
+        for path in root.rglob(Path(extract_member).name)
+        if path.as_posix().endswith("/" + member)
+    )
     if not matches:
         raise ValueError(f"{url} does not contain {extract_member}")
     return matches[0]

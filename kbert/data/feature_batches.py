@@ -15,21 +15,29 @@ def length_grouped_indices(lengths, batch_size, training, rng):
     length within windows of 50 batches, in shuffled batch order (`rng` a numpy Generator)."""
     order = np.arange(len(lengths))
     if not training:
-        return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     order = rng.permutation(order)
     # Sort within windows of 50 batches: rows of similar length share a batch, while which rows
     # meet still changes every epoch.
     window = batch_size * 50
     batches = []
     for begin in range(0, len(order), window):
-        chunk = order[begin:begin + window]
+        chunk = order[begin : begin + window]
         chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
-        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def feature_batches(features, label_keys=(), batch_size=32, training=False, seed=0,
-                    length_key="padding_mask", extra_length_keys=(), input_keys=None):
+def feature_batches(
+    features,
+    label_keys=(),
+    batch_size=32,
+    training=False,
+    seed=0,
+    length_key="padding_mask",
+    extra_length_keys=(),
+    input_keys=None,
+):
     """A `tf.data.Dataset` of `(inputs, labels)` batches from arrays of token features.
 
     Args:
@@ -66,8 +74,9 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
     if length_key not in features:
-        raise ValueError(f"features need {length_key!r} to measure row lengths; received keys "
-                         f"{sorted(features)}")
+        raise ValueError(
+            f"features need {length_key!r} to measure row lengths; received keys {sorted(features)}"
+        )
     renamed = dict(label_keys) if isinstance(label_keys, dict) else None
     label_keys = tuple(renamed.values()) if renamed is not None else tuple(label_keys)
     missing = [key for key in label_keys if key not in features]
@@ -88,13 +97,18 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
         if mask_key not in features:
             raise ValueError(f"length key {mask_key!r} is not in features {sorted(features)}")
         if mask_key != length_key and not mask_key.endswith("_mask"):
-            raise ValueError(f"extra length keys must be named '<prefix>_mask'; received "
-                             f"{mask_key!r}")
-        prefix = mask_key[:-len("mask")] if mask_key != length_key else ""
+            raise ValueError(
+                f"extra length keys must be named '<prefix>_mask'; received {mask_key!r}"
+            )
+        prefix = mask_key[: -len("mask")] if mask_key != length_key else ""
         width = features[mask_key].shape[1]
         for key, value in features.items():
-            if (key not in trim_by and key.startswith(prefix) and value.ndim >= 2
-                    and value.shape[1] == width):
+            if (
+                key not in trim_by
+                and key.startswith(prefix)
+                and value.ndim >= 2
+                and value.shape[1] == width
+            ):
                 trim_by[key] = mask_key
     mask_lengths = {key: features[key].sum(axis=1) for key in set(trim_by.values())}
     if input_keys is None:
@@ -108,7 +122,7 @@ def feature_batches(features, label_keys=(), batch_size=32, training=False, seed
         value = features[key][index]
         if key not in trim_by:
             return value
-        return value[:, :max(int(mask_lengths[trim_by[key]][index].max()), 1)]
+        return value[:, : max(int(mask_lengths[trim_by[key]][index].max()), 1)]
 
     def batches():
         rng = np.random.default_rng([seed, state["epoch"]])

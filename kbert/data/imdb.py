@@ -39,10 +39,10 @@ def read_imdb(split="train", data_dir=None, max_examples=None):
     """
     if split not in ("train", "test"):
         raise ValueError(f"IMDb split must be 'train' or 'test'; received {split!r}")
-    if max_examples is not None and (isinstance(max_examples, bool)
-                                     or not isinstance(max_examples, int) or max_examples < 1):
-        raise ValueError(f"max_examples must be a positive int or None; received "
-                         f"{max_examples!r}")
+    if max_examples is not None and (
+        isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1
+    ):
+        raise ValueError(f"max_examples must be a positive int or None; received {max_examples!r}")
     path = locate(f"imdb/{split}.jsonl", _URL, data_dir, extract_member=f"aclImdb/{split}")
     if path.is_dir():
         texts, labels = _read_review_folders(path, max_examples)
@@ -69,13 +69,17 @@ def _read_jsonl(path, max_examples):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: expected one JSON object per line ({error}); "
-                                 f"found {line[:60]!r}") from None
+                raise ValueError(
+                    f"{path}:{number}: expected one JSON object per line ({error}); "
+                    f"found {line[:60]!r}"
+                ) from None
             if not _is_review(row):
-                raise ValueError(f"{path}:{number}: expected an object with a non-empty str "
-                                 f"'text', an int 'label' 0 or 1 and, when present, an int 'id' "
-                                 f"and an int 'rating' (1-4 for label 0, 7-10 for label 1); "
-                                 f"found {line[:60]!r}")
+                raise ValueError(
+                    f"{path}:{number}: expected an object with a non-empty str "
+                    f"'text', an int 'label' 0 or 1 and, when present, an int 'id' "
+                    f"and an int 'rating' (1-4 for label 0, 7-10 for label 1); "
+                    f"found {line[:60]!r}"
+                )
             texts.append(row["text"])
             labels.append(row["label"])
     return texts, labels
@@ -104,5 +108,7 @@ def _read_review_folders(folder, max_examples):
     keys.sort(key=lambda key: key[:2])
     random.Random(0).shuffle(keys)
     keys = keys[:max_examples]
-    return ([review.read_text(encoding="utf-8") for _, _, review in keys],
-            [label for label, _, _ in keys])
+    return (
+        [review.read_text(encoding="utf-8") for _, _, review in keys],
+        [label for label, _, _ in keys],
+    )

@@ -27,22 +27,27 @@ class LabelVocabulary:
 
     def __init__(self, names):
         if isinstance(names, (str, bytes)):
-            raise ValueError(f"label names must be a list of str or int; received the string "
-                             f"{names!r} (wrap a single name in a list)")
+            raise ValueError(
+                f"label names must be a list of str or int; received the string "
+                f"{names!r} (wrap a single name in a list)"
+            )
         checked = []
         for name in names:
             if isinstance(name, np.generic):
                 name = name.item()
             if isinstance(name, bool) or not isinstance(name, (str, numbers.Integral)):
-                raise ValueError(f"label names must be str or int; received {name!r} "
-                                 f"({type(name).__name__})")
+                raise ValueError(
+                    f"label names must be str or int; received {name!r} ({type(name).__name__})"
+                )
             checked.append(name if isinstance(name, str) else int(name))
         if not checked:
             raise ValueError("a label vocabulary needs at least one name; received none")
         duplicates = sorted({repr(name) for name in checked if checked.count(name) > 1})
         if duplicates:
-            raise ValueError(f"label names must be unique; received duplicates "
-                             f"{', '.join(duplicates)} in {checked!r}")
+            raise ValueError(
+                f"label names must be unique; received duplicates "
+                f"{', '.join(duplicates)} in {checked!r}"
+            )
         self._names = tuple(checked)
         self._ids = {name: index for index, name in enumerate(self._names)}
 
@@ -65,8 +70,10 @@ class LabelVocabulary:
             return cls(sorted(set(labels)))
         except TypeError:
             kinds = sorted({type(label).__name__ for label in labels})
-            raise ValueError(f"labels must all be str or all be int to be sorted; received a "
-                             f"mix of {', '.join(kinds)}") from None
+            raise ValueError(
+                f"labels must all be str or all be int to be sorted; received a "
+                f"mix of {', '.join(kinds)}"
+            ) from None
 
     @property
     def names(self):
@@ -108,8 +115,10 @@ class LabelVocabulary:
                 ids.append(self._ids[label])
             except (KeyError, TypeError):  # TypeError: an unhashable label
                 where = f" in {source}" if source is not None else ""
-                raise ValueError(f"unknown label {label!r}{where}; expected one of the "
-                                 f"{len(self)} known labels {list(self._names)!r}") from None
+                raise ValueError(
+                    f"unknown label {label!r}{where}; expected one of the "
+                    f"{len(self)} known labels {list(self._names)!r}"
+                ) from None
         return np.asarray(ids, dtype=np.int32)
 
     def decode(self, ids):
@@ -127,15 +136,16 @@ class LabelVocabulary:
         """
         ids = np.asarray(ids)
         if ids.ndim != 1:
-            raise ValueError(f"ids must be a 1-D sequence of class ids; received shape "
-                             f"{ids.shape}")
+            raise ValueError(f"ids must be a 1-D sequence of class ids; received shape {ids.shape}")
         if ids.size and (ids.dtype == bool or not np.issubdtype(ids.dtype, np.integer)):
             raise ValueError(f"ids must be integers; received dtype {ids.dtype}")
         names = []
         for class_id in ids.tolist():
             if not 0 <= class_id < len(self):
-                raise ValueError(f"class id {class_id} is out of range: expected 0 to "
-                                 f"{len(self) - 1} for the labels {list(self._names)!r}")
+                raise ValueError(
+                    f"class id {class_id} is out of range: expected 0 to "
+                    f"{len(self) - 1} for the labels {list(self._names)!r}"
+                )
             names.append(self._names[class_id])
         return names
 
@@ -165,9 +175,11 @@ class LabelVocabulary:
             try:
                 data = json.loads(data)
             except json.JSONDecodeError as error:
-                raise ValueError(f"expected a JSON list of label names; received {data[:60]!r} "
-                                 f"({error})") from None
+                raise ValueError(
+                    f"expected a JSON list of label names; received {data[:60]!r} ({error})"
+                ) from None
         if not isinstance(data, list):
-            raise ValueError(f"expected a JSON list of label names; received "
-                             f"{type(data).__name__} {data!r:.60}")
+            raise ValueError(
+                f"expected a JSON list of label names; received {type(data).__name__} {data!r:.60}"
+            )
         return cls(data)

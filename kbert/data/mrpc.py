@@ -40,8 +40,9 @@ def read_mrpc(split="train", data_dir=None):
     (408, 279)
     """
     if split == "test":
-        raise ValueError("MRPC split 'test' has no labels (GLUE keeps them private); expected "
-                         "'train' or 'dev'")
+        raise ValueError(
+            "MRPC split 'test' has no labels (GLUE keeps them private); expected 'train' or 'dev'"
+        )
     if split not in ("train", "dev"):
         raise ValueError(f"MRPC split must be 'train' or 'dev'; received {split!r}")
     root = find_data_dir(data_dir)
@@ -52,13 +53,17 @@ def read_mrpc(split="train", data_dir=None):
             corpus = locate("mrpc/msr_paraphrase_train.txt", _CORPUS_URL, data_dir)
             ids_path = locate("mrpc/mrpc_dev_ids.tsv", _DEV_IDS_URL, data_dir)
         except ValueError as error:
-            raise ValueError(f"mrpc/{split}.tsv is not under data directory {str(root)!r}, and "
-                             f"rebuilding it from the MSR corpus failed: {error}") from None
+            raise ValueError(
+                f"mrpc/{split}.tsv is not under data directory {str(root)!r}, and "
+                f"rebuilding it from the MSR corpus failed: {error}"
+            ) from None
         dev_ids = _read_dev_ids(ids_path)
         rows = [row for row in _read_pairs(corpus) if (row[:2] in dev_ids) == (split == "dev")]
         if not rows:
-            raise ValueError(f"no {split} pairs in {corpus}: expected the MSR training corpus and "
-                             f"GLUE's dev ids in {ids_path}")
+            raise ValueError(
+                f"no {split} pairs in {corpus}: expected the MSR training corpus and "
+                f"GLUE's dev ids in {ids_path}"
+            )
     return [row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows]
 
 
@@ -66,14 +71,21 @@ def _read_pairs(path):
     """Parses the five-column MSR format into `(id1, id2, text_a, text_b, label)` tuples."""
     rows = []
     for number, fields in tsv_rows(path, _HEADER):
-        if (len(fields) != 5 or fields[0] not in ("0", "1") or not fields[1].isdigit()
-                or not fields[2].isdigit() or not fields[3].strip() or not fields[4].strip()):
-            raise ValueError(f"{path}:{number}: expected '0|1<TAB>#1 ID<TAB>#2 ID<TAB>"
-                             f"#1 String<TAB>#2 String' with numeric ids and non-empty "
-                             f"strings; found {len(fields)} fields in "
-                             f"{chr(9).join(fields)[:60]!r}")
-        rows.append((fields[1], fields[2], fields[3].strip(), fields[4].strip(),
-                     int(fields[0])))
+        if (
+            len(fields) != 5
+            or fields[0] not in ("0", "1")
+            or not fields[1].isdigit()
+            or not fields[2].isdigit()
+            or not fields[3].strip()
+            or not fields[4].strip()
+        ):
+            raise ValueError(
+                f"{path}:{number}: expected '0|1<TAB>#1 ID<TAB>#2 ID<TAB>"
+                f"#1 String<TAB>#2 String' with numeric ids and non-empty "
+                f"strings; found {len(fields)} fields in "
+                f"{chr(9).join(fields)[:60]!r}"
+            )
+        rows.append((fields[1], fields[2], fields[3].strip(), fields[4].strip(), int(fields[0])))
     return rows
 
 
@@ -86,7 +98,9 @@ def _read_dev_ids(path):
             if fields == [""]:
                 continue
             if len(fields) != 2 or not all(field.isdigit() for field in fields):
-                raise ValueError(f"{path}:{number}: expected '#1 ID<TAB>#2 ID' (two numbers); "
-                                 f"found {line.strip()[:60]!r}")
+                raise ValueError(
+                    f"{path}:{number}: expected '#1 ID<TAB>#2 ID' (two numbers); "
+                    f"found {line.strip()[:60]!r}"
+                )
             ids.add(tuple(fields))
     return ids

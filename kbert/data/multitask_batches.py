@@ -32,26 +32,38 @@ LANGUAGE_MODEL_INPUTS = "language_model_inputs"
 
 def _check_datasets(datasets):
     if not isinstance(datasets, dict) or not datasets:
-        raise ValueError("datasets must be a non-empty dict from task name to a tf.data.Dataset "
-                         f"of (x, labels) batches; received {datasets!r}")
+        raise ValueError(
+            "datasets must be a non-empty dict from task name to a tf.data.Dataset "
+            f"of (x, labels) batches; received {datasets!r}"
+        )
     for task, dataset in datasets.items():
         if not isinstance(task, str) or not task:
             raise ValueError(f"task names must be non-empty strings; received {task!r}")
         if not isinstance(dataset, tf.data.Dataset):
-            raise ValueError(f"datasets[{task!r}] must be a tf.data.Dataset; received "
-                             f"{type(dataset).__name__}")
+            raise ValueError(
+                f"datasets[{task!r}] must be a tf.data.Dataset; received {type(dataset).__name__}"
+            )
         spec = dataset.element_spec
-        if not (isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], dict)
-                and isinstance(spec[1], tf.TensorSpec)):
-            raise ValueError(f"datasets[{task!r}] must yield (x, labels) batches with x a dict "
-                             f"of tensors and labels one tensor; received element_spec {spec}")
+        if not (
+            isinstance(spec, tuple)
+            and len(spec) == 2
+            and isinstance(spec[0], dict)
+            and isinstance(spec[1], tf.TensorSpec)
+        ):
+            raise ValueError(
+                f"datasets[{task!r}] must yield (x, labels) batches with x a dict "
+                f"of tensors and labels one tensor; received element_spec {spec}"
+            )
         if "token_ids" not in spec[0]:
-            raise ValueError(f"datasets[{task!r}]: x needs 'token_ids'; received keys "
-                             f"{sorted(spec[0])}")
+            raise ValueError(
+                f"datasets[{task!r}]: x needs 'token_ids'; received keys {sorted(spec[0])}"
+            )
         rank = spec[1].shape.rank
         if rank not in (1, 2):
-            raise ValueError(f"datasets[{task!r}]: labels must be batched with rank 1 "
-                             f"(batch,) or 2 (batch, seq); received shape {spec[1].shape}")
+            raise ValueError(
+                f"datasets[{task!r}]: labels must be batched with rank 1 "
+                f"(batch,) or 2 (batch, seq); received shape {spec[1].shape}"
+            )
 
 
 def _dataset_size(task, dataset):
@@ -66,8 +78,9 @@ def _dataset_size(task, dataset):
     return size
 
 
-def task_sampling_probabilities(datasets, sampling="proportional", temperature=1.0,
-                                probabilities=None):
+def task_sampling_probabilities(
+    datasets, sampling="proportional", temperature=1.0, probabilities=None
+):
     """The probability of drawing each task at a step of `multitask_dataset`.
 
     With sizes `n_t` (batches, from `cardinality()`): "proportional" is `n_t / Σ n`,
@@ -95,25 +108,41 @@ def task_sampling_probabilities(datasets, sampling="proportional", temperature=1
     tasks = list(datasets)
     if probabilities is not None:
         if not isinstance(probabilities, dict) or set(probabilities) != set(tasks):
-            raise ValueError(f"probabilities must be a dict with one entry per task {tasks}; "
-                             f"received {probabilities!r}")
+            raise ValueError(
+                f"probabilities must be a dict with one entry per task {tasks}; "
+                f"received {probabilities!r}"
+            )
         values = [probabilities[task] for task in tasks]
-        if any(isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)
-               or v < 0 for v in values) or sum(values) <= 0:
-            raise ValueError("probabilities must be finite non-negative numbers with a positive "
-                             f"sum; received {probabilities!r}")
+        if (
+            any(
+                isinstance(v, bool)
+                or not isinstance(v, numbers.Real)
+                or not math.isfinite(v)
+                or v < 0
+                for v in values
+            )
+            or sum(values) <= 0
+        ):
+            raise ValueError(
+                "probabilities must be finite non-negative numbers with a positive "
+                f"sum; received {probabilities!r}"
+            )
     elif sampling == "uniform":
         values = [1.0] * len(tasks)
     elif sampling in ("proportional", "temperature"):
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or \
-                not temperature > 0:
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, numbers.Real)
+            or not temperature > 0
+        ):
             raise ValueError(f"temperature must be a number > 0; received {temperature!r}")
         exponent = 1.0 if sampling == "proportional" else 1.0 / float(temperature)
         sizes = [_dataset_size(task, datasets[task]) for task in tasks]
         if sum(sizes) == 0:
             received = dict(zip(tasks, sizes, strict=True))
-            raise ValueError(f"every dataset is empty; expected at least one batch; received "
-                             f"sizes {received}")
+            raise ValueError(
+                f"every dataset is empty; expected at least one batch; received sizes {received}"
+            )
         values = [float(size) ** exponent if size > 0 else 0.0 for size in sizes]
     else:
         raise ValueError(f"sampling must be one of {SAMPLING_MODES}; received {sampling!r}")
@@ -134,14 +163,18 @@ def _with_all_labels(task, ranks):
             x["segment_ids"] = tf.zeros_like(x["token_ids"])
         for key in ENCODER_KEYS:
             x[key] = tf.cast(x[key], tf.int32)
-        y = {name: tf.cast(labels, tf.int32) if name == task else
-             _placeholder(rank, x["token_ids"]) for name, rank in ranks.items()}
+        y = {
+            name: tf.cast(labels, tf.int32) if name == task else _placeholder(rank, x["token_ids"])
+            for name, rank in ranks.items()
+        }
         return x, y
+
     return to_multitask
 
 
-def multitask_dataset(datasets, sampling="proportional", temperature=1.0, probabilities=None,
-                      num_steps=None, seed=0):
+def multitask_dataset(
+    datasets, sampling="proportional", temperature=1.0, probabilities=None, num_steps=None, seed=0
+):
     """Mixes per-task datasets of batches into one, drawing one task per step.
 
     Each step draws a task with the probabilities of `task_sampling_probabilities` and yields
@@ -185,28 +218,36 @@ def multitask_dataset(datasets, sampling="proportional", temperature=1.0, probab
     """
     _check_datasets(datasets)
     weights = task_sampling_probabilities(datasets, sampling, temperature, probabilities)
-    if num_steps is not None and (isinstance(num_steps, bool)
-                                  or not isinstance(num_steps, numbers.Integral)
-                                  or num_steps < 1):
+    if num_steps is not None and (
+        isinstance(num_steps, bool) or not isinstance(num_steps, numbers.Integral) or num_steps < 1
+    ):
         raise ValueError(f"num_steps must be an int >= 1 or None; received {num_steps!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise ValueError(f"seed must be an int or None; received {seed!r}")
-    keys = {task: sorted(set(dataset.element_spec[0]) | {"segment_ids"})
-            for task, dataset in datasets.items()}
+    keys = {
+        task: sorted(set(dataset.element_spec[0]) | {"segment_ids"})
+        for task, dataset in datasets.items()
+    }
     first = next(iter(keys))
     for task, task_keys in keys.items():
         if task_keys != keys[first]:
-            raise ValueError(f"every task's x must have the same keys to be mixed; "
-                             f"datasets[{first!r}] has {keys[first]}, datasets[{task!r}] has "
-                             f"{task_keys}")
+            raise ValueError(
+                f"every task's x must have the same keys to be mixed; "
+                f"datasets[{first!r}] has {keys[first]}, datasets[{task!r}] has "
+                f"{task_keys}"
+            )
     ranks = {task: dataset.element_spec[1].shape.rank for task, dataset in datasets.items()}
     tasks = [task for task in datasets if weights[task] > 0]
     mapped = [datasets[task].map(_with_all_labels(task, ranks)) for task in tasks]
     if num_steps is not None:
         mapped = [dataset.repeat() for dataset in mapped]
     mixed = tf.data.Dataset.sample_from_datasets(
-        mapped, weights=[weights[task] for task in tasks], seed=seed,
-        stop_on_empty_dataset=False, rerandomize_each_iteration=True)
+        mapped,
+        weights=[weights[task] for task in tasks],
+        seed=seed,
+        stop_on_empty_dataset=False,
+        rerandomize_each_iteration=True,
+    )
     if num_steps is not None:
         return mixed.take(int(num_steps))
     sizes = [int(datasets[task].cardinality()) for task in tasks]
@@ -238,8 +279,9 @@ def joint_batches(dataset, task):
         raise ValueError(f"task must be a non-empty string; received {task!r}")
     spec = dataset.element_spec
     if not (isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], dict)):
-        raise ValueError(f"dataset must yield (x, labels) batches with x a dict; received "
-                         f"element_spec {spec}")
+        raise ValueError(
+            f"dataset must yield (x, labels) batches with x a dict; received element_spec {spec}"
+        )
     return dataset.map(lambda x, labels: (x, {task: labels}))
 
 
@@ -272,14 +314,18 @@ def with_masked_language_model_inputs(dataset, masker):
     ['mask_ids', 'mask_positions', 'mask_weights', 'padding_mask', 'segment_ids', 'token_ids']
     """
     if not callable(masker):
-        raise ValueError(f"masker must be callable like kbert.text.MaskedLMMasker; received "
-                         f"{type(masker).__name__}")
+        raise ValueError(
+            f"masker must be callable like kbert.text.MaskedLMMasker; received "
+            f"{type(masker).__name__}"
+        )
     spec = dataset.element_spec
     paired = isinstance(spec, tuple)
     x_spec = spec[0] if paired else spec
     if not isinstance(x_spec, dict) or "token_ids" not in x_spec or "padding_mask" not in x_spec:
-        raise ValueError("dataset must yield x dicts (or (x, y) pairs) with 'token_ids' and "
-                         f"'padding_mask'; received element_spec {spec}")
+        raise ValueError(
+            "dataset must yield x dicts (or (x, y) pairs) with 'token_ids' and "
+            f"'padding_mask'; received element_spec {spec}"
+        )
 
     def add(x):
         x = dict(x)
@@ -300,4 +346,3 @@ def with_masked_language_model_inputs(dataset, masker):
     if paired:
         return dataset.map(lambda x, *rest: (add(x), *rest))
     return dataset.map(add)
-

@@ -46,21 +46,25 @@ def _answer_tokens(example, context_starts, context_ends):
         raise ValueError(
             f"example {example.id!r}: answer offsets fall outside the context; expected "
             f"0 <= start and start + len(text) <= {len(example.context)}, received start "
-            f"{start_char} and text of length {len(text)}")
+            f"{start_char} and text of length {len(text)}"
+        )
     if example.context[start_char:end_char] != text:
         raise ValueError(
             f"example {example.id!r}: the context does not contain the answer at its offset; "
             f"expected {text!r} at {start_char}, received "
-            f"{example.context[start_char:end_char]!r}")
+            f"{example.context[start_char:end_char]!r}"
+        )
     covered = np.flatnonzero((context_starts < end_char) & (context_ends > start_char))
     if not len(covered):
-        raise ValueError(f"example {example.id!r}: the answer {text!r} at {start_char} covers no "
-                         "context token")
+        raise ValueError(
+            f"example {example.id!r}: the answer {text!r} at {start_char} covers no context token"
+        )
     return covered[0], covered[-1]
 
 
-def question_answering_features(examples, tokenizer, sequence_length=384, stride=128,
-                                max_question_length=64, training=False):
+def question_answering_features(
+    examples, tokenizer, sequence_length=384, stride=128, max_question_length=64, training=False
+):
     """Turns extractive QA examples into fixed-length model rows, one per context window.
 
     Each row is `[CLS] question [SEP] context window [SEP]`, padded with the pad id to
@@ -120,8 +124,11 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
     >>> features["token_ids"].tolist(), features["start_positions"].tolist()
     ([[2, 5, 6, 9, 3, 7, 6, 8, 3, 0]], [5])
     """
-    for name, value in (("sequence_length", sequence_length), ("stride", stride),
-                        ("max_question_length", max_question_length)):
+    for name, value in (
+        ("sequence_length", sequence_length),
+        ("stride", stride),
+        ("max_question_length", max_question_length),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name} must be an int; received {value!r}")
     if max_question_length < 1:
@@ -130,13 +137,15 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
         raise ValueError(
             "sequence_length must leave room for [CLS], the question, [SEP], one context token "
             f"and [SEP]: expected sequence_length >= max_question_length + 4 = "
-            f"{max_question_length + 4}; received sequence_length {sequence_length}")
+            f"{max_question_length + 4}; received sequence_length {sequence_length}"
+        )
     capacity_floor = sequence_length - max_question_length - 3
     if not 0 <= stride < capacity_floor:
         raise ValueError(
             f"stride (the overlap between windows) must be in [0, window capacity); the smallest "
             f"capacity is sequence_length - max_question_length - 3 = {capacity_floor}; received "
-            f"stride {stride}")
+            f"stride {stride}"
+        )
     special = {name: getattr(tokenizer, f"{name}_token_id", None) for name in ("cls", "sep", "pad")}
     missing = [name for name, value in special.items() if value is None]
     if missing:
@@ -154,8 +163,16 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
     distinct = list(dict.fromkeys(example.context for example in examples))
     context_tokens = dict(zip(distinct, tokenize_with_offsets(tokenizer, distinct), strict=True))
 
-    rows = {key: [] for key in ("token_ids", "segment_ids", "context_start_offsets",
-                                "context_end_offsets", "max_context")}
+    rows = {
+        key: []
+        for key in (
+            "token_ids",
+            "segment_ids",
+            "context_start_offsets",
+            "context_end_offsets",
+            "max_context",
+        )
+    }
     example_index, lengths, start_positions, end_positions = [], [], [], []
     for index, example in enumerate(examples):
         question_ids = questions[index][0][:max_question_length]
@@ -173,20 +190,30 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
             end = min(begin + capacity, len(context_ids))
             length = offset + end - begin + 1
             token_ids = np.full(sequence_length, special["pad"], np.int32)
-            token_ids[:length] = np.concatenate([
-                [special["cls"]], question_ids, [special["sep"]], context_ids[begin:end],
-                [special["sep"]]])
+            token_ids[:length] = np.concatenate(
+                [
+                    [special["cls"]],
+                    question_ids,
+                    [special["sep"]],
+                    context_ids[begin:end],
+                    [special["sep"]],
+                ]
+            )
             segment_ids = np.zeros(sequence_length, np.int32)
             segment_ids[offset:length] = 1
             starts_row = np.full(sequence_length, -1, np.int32)
             ends_row = np.full(sequence_length, -1, np.int32)
             max_context = np.zeros(sequence_length, bool)
-            starts_row[offset:offset + end - begin] = context_starts[begin:end]
-            ends_row[offset:offset + end - begin] = context_ends[begin:end]
-            max_context[offset:offset + end - begin] = best[window, begin:end]
-            for key, value in (("token_ids", token_ids), ("segment_ids", segment_ids),
-                               ("context_start_offsets", starts_row),
-                               ("context_end_offsets", ends_row), ("max_context", max_context)):
+            starts_row[offset : offset + end - begin] = context_starts[begin:end]
+            ends_row[offset : offset + end - begin] = context_ends[begin:end]
+            max_context[offset : offset + end - begin] = best[window, begin:end]
+            for key, value in (
+                ("token_ids", token_ids),
+                ("segment_ids", segment_ids),
+                ("context_start_offsets", starts_row),
+                ("context_end_offsets", ends_row),
+                ("max_context", max_context),
+            ):
                 rows[key].append(value)
             example_index.append(index)
             lengths.append(length)
@@ -196,8 +223,9 @@ def question_answering_features(examples, tokenizer, sequence_length=384, stride
                 end_positions.append(offset + answer_last - begin if inside else 0)
 
     features = {key: np.stack(value) for key, value in rows.items()}
-    features["padding_mask"] = (np.arange(sequence_length)[None, :]
-                                < np.asarray(lengths)[:, None]).astype(np.int32)  # (rows, seq)
+    features["padding_mask"] = (
+        np.arange(sequence_length)[None, :] < np.asarray(lengths)[:, None]
+    ).astype(np.int32)  # (rows, seq)
     features["example_index"] = np.asarray(example_index, np.int32)
     if training:
         features["start_positions"] = np.asarray(start_positions, np.int32)

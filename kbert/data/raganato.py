@@ -125,18 +125,22 @@ class WsdCorpus:
         present = {instance.id.split(".", 1)[0] for instance in self.instances}
         for name in names:
             if name not in present:
-                raise ValueError(f"no instance id of corpus {self.name!r} starts with "
-                                 f"{name + '.'!r}; expected set names among {sorted(present)}")
+                raise ValueError(
+                    f"no instance id of corpus {self.name!r} starts with "
+                    f"{name + '.'!r}; expected set names among {sorted(present)}"
+                )
         prefixes = tuple(f"{name}." for name in names)
         kept = [instance for instance in self.instances if not instance.id.startswith(prefixes)]
         old_indices = sorted({instance.sentence_index for instance in kept})
         new_index = {old: new for new, old in enumerate(old_indices)}
-        instances = tuple(dataclasses.replace(instance,
-                                              sentence_index=new_index[instance.sentence_index])
-                          for instance in kept)
+        instances = tuple(
+            dataclasses.replace(instance, sentence_index=new_index[instance.sentence_index])
+            for instance in kept
+        )
         sentences = tuple(self.sentences[old] for old in old_indices)
-        return WsdCorpus(f"{self.name}-without-{'+'.join(names)}", sentences, instances,
-                         self.source)
+        return WsdCorpus(
+            f"{self.name}-without-{'+'.join(names)}", sentences, instances, self.source
+        )
 
 
 def _read_gold(path):
@@ -148,11 +152,15 @@ def _read_gold(path):
             if not fields:
                 continue
             if len(fields) < 2:
-                raise ValueError(f"{path}:{number}: expected `instance_id key [key ...]`; found "
-                                 f"{line.strip()[:80]!r}")
+                raise ValueError(
+                    f"{path}:{number}: expected `instance_id key [key ...]`; found "
+                    f"{line.strip()[:80]!r}"
+                )
             if fields[0] in gold:
-                raise ValueError(f"{path}:{number}: instance {fields[0]!r} appears twice; "
-                                 "expected one line per instance")
+                raise ValueError(
+                    f"{path}:{number}: instance {fields[0]!r} appears twice; "
+                    "expected one line per instance"
+                )
             gold[fields[0]] = tuple(fields[1:])
     return gold
 
@@ -160,8 +168,10 @@ def _read_gold(path):
 def _attribute(element, name, path, where):
     value = element.get(name)
     if value is None:
-        raise ValueError(f"{path}: {where}: <{element.tag}> has no {name!r} attribute; expected "
-                         "id, lemma and pos on every <instance>")
+        raise ValueError(
+            f"{path}: {where}: <{element.tag}> has no {name!r} attribute; expected "
+            "id, lemma and pos on every <instance>"
+        )
     return value
 
 
@@ -211,29 +221,40 @@ def read_raganato(xml_path, gold_path, name=None):
                     lemma = _attribute(token, "lemma", xml_path, f"instance {id_!r}")
                     pos = _attribute(token, "pos", xml_path, f"instance {id_!r}")
                     if id_ in seen:
-                        raise ValueError(f"{xml_path}: instance {id_!r} appears twice; expected "
-                                         "unique instance ids")
+                        raise ValueError(
+                            f"{xml_path}: instance {id_!r} appears twice; expected "
+                            "unique instance ids"
+                        )
                     if id_ not in gold:
-                        raise ValueError(f"{gold_path}: has no line for instance {id_!r} of "
-                                         f"{xml_path}; expected one per instance")
+                        raise ValueError(
+                            f"{gold_path}: has no line for instance {id_!r} of "
+                            f"{xml_path}; expected one per instance"
+                        )
                     seen.add(id_)
-                    instances.append(WsdInstance(id_, len(sentences), word_index, lemma, pos,
-                                                 gold[id_]))
+                    instances.append(
+                        WsdInstance(id_, len(sentences), word_index, lemma, pos, gold[id_])
+                    )
                 elif token.tag != "wf":
-                    raise ValueError(f"{xml_path}: {where}: expected <wf> or <instance> "
-                                     f"elements; found <{token.tag}>")
+                    raise ValueError(
+                        f"{xml_path}: {where}: expected <wf> or <instance> "
+                        f"elements; found <{token.tag}>"
+                    )
                 words.append(token.text or "")
                 lemmas.append(token.get("lemma", ""))
                 tags.append(token.get("pos", ""))
             sentences.append(WsdSentence(sentence_id, tuple(words), tuple(lemmas), tuple(tags)))
             element.clear()
     except ElementTree.ParseError as error:
-        raise ValueError(f"{xml_path}: expected well-formed XML in the Raganato format; found "
-                         f"malformed XML ({error})") from None
+        raise ValueError(
+            f"{xml_path}: expected well-formed XML in the Raganato format; found "
+            f"malformed XML ({error})"
+        ) from None
     extra = [id_ for id_ in gold if id_ not in seen]
     if extra:
-        raise ValueError(f"{gold_path}: {len(extra)} gold line(s) name no instance of "
-                         f"{xml_path}, e.g. {extra[0]!r}; expected one line per instance")
+        raise ValueError(
+            f"{gold_path}: {len(extra)} gold line(s) name no instance of "
+            f"{xml_path}, e.g. {extra[0]!r}; expected one line per instance"
+        )
     return WsdCorpus(name, tuple(sentences), tuple(instances), str(xml_path))
 
 
@@ -267,10 +288,15 @@ def load_wsd_set(name, data_dir=None, download=True):
     """
     if name not in _NAMES:
         raise ValueError(f"WSD set must be one of {_NAMES}; received {name!r}")
-    paths = [locate(f"wsd_raganato2017/{name}/{name}{suffix}", _URL if download else None,
-                    data_dir,
-                    extract_member=_member(name) + suffix)
-             for suffix in (".data.xml", ".gold.key.txt")]
+    paths = [
+        locate(
+            f"wsd_raganato2017/{name}/{name}{suffix}",
+            _URL if download else None,
+            data_dir,
+            extract_member=_member(name) + suffix,
+        )
+        for suffix in (".data.xml", ".gold.key.txt")
+    ]
     return read_raganato(*paths, name=name)
 
 
@@ -305,8 +331,10 @@ def wsd_scores(predictions, gold):
         raise ValueError("gold is empty; expected at least one instance id with its keys")
     unknown = [id_ for id_ in predictions if id_ not in gold]
     if unknown:
-        raise ValueError(f"{len(unknown)} prediction id(s) are not in gold, e.g. {unknown[:5]}; "
-                         "expected ids of the gold instances")
+        raise ValueError(
+            f"{len(unknown)} prediction id(s) are not in gold, e.g. {unknown[:5]}; "
+            "expected ids of the gold instances"
+        )
     ok = notok = 0.0
     answered = 0
     for id_, answer in predictions.items():
@@ -324,5 +352,10 @@ def wsd_scores(predictions, gold):
     precision = 100 * ok / (ok + notok) if answered else 0.0
     recall = 100 * ok / len(gold)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "answered": answered,
-            "total": len(gold)}
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "answered": answered,
+        "total": len(gold),
+    }

@@ -30,18 +30,25 @@ def read_rte(split="train", data_dir=None):
     (277, 146)
     """
     if split == "test":
-        raise ValueError("RTE split 'test' has no labels (GLUE keeps them private); expected "
-                         "'train' or 'dev'")
+        raise ValueError(
+            "RTE split 'test' has no labels (GLUE keeps them private); expected 'train' or 'dev'"
+        )
     if split not in ("train", "dev"):
         raise ValueError(f"RTE split must be 'train' or 'dev'; received {split!r}")
     path = locate(f"rte/{split}.tsv", _URL, data_dir, extract_member=f"RTE/{split}.tsv")
     texts_a, texts_b, labels = [], [], []
     for number, fields in tsv_rows(path, _HEADER):
-        if (len(fields) != 4 or fields[3] not in LABELS or not fields[1].strip()
-                or not fields[2].strip()):
-            raise ValueError(f"{path}:{number}: expected 'index<TAB>sentence1<TAB>sentence2"
-                             f"<TAB>{'|'.join(LABELS)}' with non-empty sentences; found "
-                             f"{len(fields)} fields in {chr(9).join(fields)[:60]!r}")
+        if (
+            len(fields) != 4
+            or fields[3] not in LABELS
+            or not fields[1].strip()
+            or not fields[2].strip()
+        ):
+            raise ValueError(
+                f"{path}:{number}: expected 'index<TAB>sentence1<TAB>sentence2"
+                f"<TAB>{'|'.join(LABELS)}' with non-empty sentences; found "
+                f"{len(fields)} fields in {chr(9).join(fields)[:60]!r}"
+            )
         texts_a.append(fields[1].strip())
         texts_b.append(fields[2].strip())
         labels.append(fields[3])

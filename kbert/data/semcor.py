@@ -83,23 +83,70 @@ from kbert.data.raganato import WsdCorpus, WsdInstance, WsdSentence
 SEMCOR_PARTS = ("brown1", "brown2", "brownv")
 _URL = "http://web.eecs.umich.edu/~mihalcea/downloads/semcor/semcor3.0.tar.gz"
 _README = "semcor3.0/README.semcor3.0"
-_COUNT_NAMES = ("documents", "sentences", "wf", "punc", "tagged", "unmapped", "instances",
-                "gold_keys", "head_markers_stripped")
+_COUNT_NAMES = (
+    "documents",
+    "sentences",
+    "wf",
+    "punc",
+    "tagged",
+    "unmapped",
+    "instances",
+    "gold_keys",
+    "head_markers_stripped",
+)
 
 _PENN_TO_UPOS = {
-    "NN": "NOUN", "NNS": "NOUN", "NNP": "PROPN", "NNPS": "PROPN",
-    "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB",
-    "MD": "AUX", "JJ": "ADJ", "JJR": "ADJ", "JJS": "ADJ",
-    "RB": "ADV", "RBR": "ADV", "RBS": "ADV", "WRB": "ADV", "IN": "ADP", "RP": "ADP",
-    "DT": "DET", "PDT": "DET", "WDT": "DET",
-    "PRP": "PRON", "PRP$": "PRON", "WP": "PRON", "WP$": "PRON", "EX": "PRON",
-    "CC": "CCONJ", "CD": "NUM", "TO": "PART", "POS": "PART", "UH": "INTJ", "FW": "X", "LS": "X",
+    "NN": "NOUN",
+    "NNS": "NOUN",
+    "NNP": "PROPN",
+    "NNPS": "PROPN",
+    "VB": "VERB",
+    "VBD": "VERB",
+    "VBG": "VERB",
+    "VBN": "VERB",
+    "VBP": "VERB",
+    "VBZ": "VERB",
+    "MD": "AUX",
+    "JJ": "ADJ",
+    "JJR": "ADJ",
+    "JJS": "ADJ",
+    "RB": "ADV",
+    "RBR": "ADV",
+    "RBS": "ADV",
+    "WRB": "ADV",
+    "IN": "ADP",
+    "RP": "ADP",
+    "DT": "DET",
+    "PDT": "DET",
+    "WDT": "DET",
+    "PRP": "PRON",
+    "PRP$": "PRON",
+    "WP": "PRON",
+    "WP$": "PRON",
+    "EX": "PRON",
+    "CC": "CCONJ",
+    "CD": "NUM",
+    "TO": "PART",
+    "POS": "PART",
+    "UH": "INTJ",
+    "FW": "X",
+    "LS": "X",
     "SYM": "SYM",
     # Punctuation tags (SemCor writes punctuation as <punc>, never as a tagged <wf>).
-    ",": "PUNCT", ".": "PUNCT", ":": "PUNCT", "``": "PUNCT", "''": "PUNCT", "-LRB-": "PUNCT",
-    "-RRB-": "PUNCT", "#": "PUNCT", "$": "SYM",
+    ",": "PUNCT",
+    ".": "PUNCT",
+    ":": "PUNCT",
+    "``": "PUNCT",
+    "''": "PUNCT",
+    "-LRB-": "PUNCT",
+    "-RRB-": "PUNCT",
+    "#": "PUNCT",
+    "$": "SYM",
     # Brown-style tags left on a few words of SemCor 3.0.
-    "PP": "PRON", "PR": "PRON", "NP": "PROPN", "NPS": "PROPN",
+    "PP": "PRON",
+    "PR": "PRON",
+    "NP": "PROPN",
+    "NPS": "PROPN",
 }
 _SS_TYPE_TO_UPOS = {"1": "NOUN", "2": "VERB", "3": "ADJ", "4": "ADV", "5": "ADJ"}
 
@@ -122,8 +169,10 @@ def _tagfiles(path, parts):
     """Returns `[(part, file path)]` in part order, files sorted by name, names checked unique."""
     root = Path(path)
     if not root.is_dir():
-        raise ValueError(f"SemCor folder {str(root)!r} does not exist or is not a folder; "
-                         "expected the semcor3.0/ folder holding brown1/, brown2/, brownv/")
+        raise ValueError(
+            f"SemCor folder {str(root)!r} does not exist or is not a folder; "
+            "expected the semcor3.0/ folder holding brown1/, brown2/, brownv/"
+        )
     parts = (parts,) if isinstance(parts, str) else tuple(parts)
     if not parts or len(set(parts)) != len(parts) or not set(parts) <= set(SEMCOR_PARTS):
         raise ValueError(f"parts must be distinct names among {SEMCOR_PARTS}; received {parts!r}")
@@ -131,18 +180,27 @@ def _tagfiles(path, parts):
     for part in parts:
         folder = root / part / "tagfiles"
         if not folder.is_dir():
-            raise ValueError(f"SemCor part folder {str(folder)!r} is missing; expected "
-                             f"<semcor3.0>/{part}/tagfiles/ holding the tagfiles (br-a01, ...)")
-        names = sorted(file.name for file in folder.iterdir()
-                       if file.is_file() and not file.name.startswith("."))
+            raise ValueError(
+                f"SemCor part folder {str(folder)!r} is missing; expected "
+                f"<semcor3.0>/{part}/tagfiles/ holding the tagfiles (br-a01, ...)"
+            )
+        names = sorted(
+            file.name
+            for file in folder.iterdir()
+            if file.is_file() and not file.name.startswith(".")
+        )
         if not names:
-            raise ValueError(f"SemCor part folder {str(folder)!r} holds no tagfile; expected "
-                             "files such as br-a01")
+            raise ValueError(
+                f"SemCor part folder {str(folder)!r} holds no tagfile; expected "
+                "files such as br-a01"
+            )
         for name in names:
             if name in seen:
-                raise ValueError(f"tagfile name {name!r} is in both {str(seen[name])!r} and "
-                                 f"{str(folder)!r}; expected unique document names across parts "
-                                 "(they become sentence ids)")
+                raise ValueError(
+                    f"tagfile name {name!r} is in both {str(seen[name])!r} and "
+                    f"{str(folder)!r}; expected unique document names across parts "
+                    "(they become sentence ids)"
+                )
             seen[name] = folder
             files.append((part, folder / name))
     return files
@@ -154,8 +212,10 @@ def _decode(file):
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise ValueError(f"{file}:{line}: expected UTF-8 (ASCII) text, as in SemCor 3.0; found "
-                         f"byte {data[error.start:error.start + 1]!r}, not valid UTF-8") from None
+        raise ValueError(
+            f"{file}:{line}: expected UTF-8 (ASCII) text, as in SemCor 3.0; found "
+            f"byte {data[error.start : error.start + 1]!r}, not valid UTF-8"
+        ) from None
 
 
 def _surface(text, where):
@@ -168,8 +228,10 @@ def _surface(text, where):
 def _penn_pos(tag, where):
     upos = _PENN_TO_UPOS.get(tag.split("|", 1)[0])
     if upos is None:
-        raise ValueError(f"{where}: expected a Penn Treebank tag among "
-                         f"{sorted(_PENN_TO_UPOS)} (or 'A|B', read as A); found pos={tag!r}")
+        raise ValueError(
+            f"{where}: expected a Penn Treebank tag among "
+            f"{sorted(_PENN_TO_UPOS)} (or 'A|B', read as A); found pos={tag!r}"
+        )
     return upos
 
 
@@ -177,22 +239,29 @@ def _sense_keys(attributes, where, counts):
     """Returns `(lemma, universal pos, keys)` of a tagged <wf>; keys empty when all wnsn are 0."""
     lemma, wnsn = attributes.get("lemma"), attributes.get("wnsn")
     if not lemma or wnsn is None:
-        raise ValueError(f"{where}: expected a <wf> with lexsn= to have a lemma= and a wnsn= as "
-                         f"well; found attributes {attributes}")
+        raise ValueError(
+            f"{where}: expected a <wf> with lexsn= to have a lemma= and a wnsn= as "
+            f"well; found attributes {attributes}"
+        )
     numbers, lexsns = wnsn.split(";"), attributes["lexsn"].split(";")
     if len(numbers) != len(lexsns):
-        raise ValueError(f"{where}: expected as many ';'-separated wnsn as lexsn values; found "
-                         f"wnsn={wnsn} ({len(numbers)}) and lexsn={attributes['lexsn']} "
-                         f"({len(lexsns)})")
+        raise ValueError(
+            f"{where}: expected as many ';'-separated wnsn as lexsn values; found "
+            f"wnsn={wnsn} ({len(numbers)}) and lexsn={attributes['lexsn']} "
+            f"({len(lexsns)})"
+        )
     keys, pos = [], set()
     for number, lexsn in zip(numbers, lexsns, strict=True):
         if not _WNSN.fullmatch(number):
-            raise ValueError(f"{where}: expected wnsn values that are non-negative integers; "
-                             f"found wnsn={wnsn}")
+            raise ValueError(
+                f"{where}: expected wnsn values that are non-negative integers; found wnsn={wnsn}"
+            )
         if not _LEXSN.fullmatch(lexsn):
-            raise ValueError(f"{where}: expected each lexsn as ss_type:lex_filenum:lex_id:"
-                             f"head_word:head_id (e.g. 1:09:00:: or 5:00:00:past:00); found "
-                             f"{lexsn!r}")
+            raise ValueError(
+                f"{where}: expected each lexsn as ss_type:lex_filenum:lex_id:"
+                f"head_word:head_id (e.g. 1:09:00:: or 5:00:00:past:00); found "
+                f"{lexsn!r}"
+            )
         if number == "0":
             continue
         if "(" in lexsn:
@@ -201,8 +270,10 @@ def _sense_keys(attributes, where, counts):
         keys.append(f"{lemma}%{lexsn}")
         pos.add(_SS_TYPE_TO_UPOS[lexsn[0]])
     if len(pos) > 1:
-        raise ValueError(f"{where}: expected the sense keys of one word to share a part of "
-                         f"speech; found {keys} ({sorted(pos)})")
+        raise ValueError(
+            f"{where}: expected the sense keys of one word to share a part of "
+            f"speech; found {keys} ({sorted(pos)})"
+        )
     return lemma, pos.pop() if pos else None, tuple(keys)
 
 
@@ -223,19 +294,25 @@ def _read_tagfile(file, counts):
         if line.startswith("<wf"):
             match = _WF.fullmatch(line)
             if match is None:
-                raise ValueError(f"{file}:{number}: expected `<wf name=value …>word</wf>`; "
-                                 f"found {line[:80]!r}")
+                raise ValueError(
+                    f"{file}:{number}: expected `<wf name=value …>word</wf>`; found {line[:80]!r}"
+                )
             if sentence is None:
-                raise ValueError(f"{file}:{number}: expected <wf> inside <s snum=…> … </s>; "
-                                 f"found it outside a sentence")
+                raise ValueError(
+                    f"{file}:{number}: expected <wf> inside <s snum=…> … </s>; "
+                    f"found it outside a sentence"
+                )
             where = f"{file}:{number}"
-            attributes = {name: quoted or value
-                          for name, quoted, value in _ATTRIBUTE.findall(match.group(1))}
+            attributes = {
+                name: quoted or value for name, quoted, value in _ATTRIBUTE.findall(match.group(1))
+            }
             counts["wf"] += 1
             word = _surface(match.group(2), where)
             if "pos" not in attributes:
-                raise ValueError(f"{where}: expected a pos= attribute on every <wf>; found "
-                                 f"attributes {sorted(attributes)}")
+                raise ValueError(
+                    f"{where}: expected a pos= attribute on every <wf>; found "
+                    f"attributes {sorted(attributes)}"
+                )
             pos = _penn_pos(attributes["pos"], where)
             lemma = attributes.get("lemma") or word.lower().replace(" ", "_")
             if "lexsn" in attributes:
@@ -249,19 +326,24 @@ def _read_tagfile(file, counts):
                 else:
                     counts["unmapped"] += 1
             elif "wnsn" in attributes:
-                raise ValueError(f"{where}: expected as many ';'-separated wnsn as lexsn values; "
-                                 f"found wnsn={attributes['wnsn']} and no lexsn=")
+                raise ValueError(
+                    f"{where}: expected as many ';'-separated wnsn as lexsn values; "
+                    f"found wnsn={attributes['wnsn']} and no lexsn="
+                )
             sentence[1].append(word)
             sentence[2].append(lemma)
             sentence[3].append(pos)
         elif line.startswith("<punc>"):
             match = _PUNC.fullmatch(line)
             if match is None:
-                raise ValueError(f"{file}:{number}: expected `<punc>mark</punc>`; found "
-                                 f"{line[:80]!r}")
+                raise ValueError(
+                    f"{file}:{number}: expected `<punc>mark</punc>`; found {line[:80]!r}"
+                )
             if sentence is None:
-                raise ValueError(f"{file}:{number}: expected <punc> inside <s snum=…> … </s>; "
-                                 "found it outside a sentence")
+                raise ValueError(
+                    f"{file}:{number}: expected <punc> inside <s snum=…> … </s>; "
+                    "found it outside a sentence"
+                )
             counts["punc"] += 1
             sentence[1].append(match.group(1))
             sentence[2].append(match.group(1))
@@ -271,12 +353,16 @@ def _read_tagfile(file, counts):
             if match is None:
                 raise ValueError(f"{file}:{number}: expected `<s snum=N>`; found {line[:80]!r}")
             if sentence is not None:
-                raise ValueError(f"{file}:{number}: expected </s> before a new <s>; the <s> of "
-                                 f"line {sentence[5]} is not closed")
+                raise ValueError(
+                    f"{file}:{number}: expected </s> before a new <s>; the <s> of "
+                    f"line {sentence[5]} is not closed"
+                )
             sentence_id = f"{document}.s{int(match.group(1)):03d}"
             if sentence_id in ids:
-                raise ValueError(f"{file}:{number}: expected unique sentence numbers in a file; "
-                                 f"snum={match.group(1)} appears twice")
+                raise ValueError(
+                    f"{file}:{number}: expected unique sentence numbers in a file; "
+                    f"snum={match.group(1)} appears twice"
+                )
             ids.add(sentence_id)
             sentence = (sentence_id, [], [], [], [], number)
         elif line == "</s>":
@@ -286,22 +372,30 @@ def _read_tagfile(file, counts):
             yield sentence[:5]
             sentence = None
         elif line and not _FRAME.fullmatch(line):
-            raise ValueError(f"{file}:{number}: expected a tagfile line (<contextfile>, "
-                             "<context>, <p>, <s>, <wf …>word</wf>, <punc>mark</punc> or a "
-                             f"closing tag); found {line[:80]!r}")
+            raise ValueError(
+                f"{file}:{number}: expected a tagfile line (<contextfile>, "
+                "<context>, <p>, <s>, <wf …>word</wf>, <punc>mark</punc> or a "
+                f"closing tag); found {line[:80]!r}"
+            )
         elif sentence is not None and line:
-            raise ValueError(f"{file}:{number}: expected </s> before {line[:40]!r}; the <s> of "
-                             f"line {sentence[5]} is not closed")
+            raise ValueError(
+                f"{file}:{number}: expected </s> before {line[:40]!r}; the <s> of "
+                f"line {sentence[5]} is not closed"
+            )
     if sentence is not None:
-        raise ValueError(f"{file}:{number}: expected </s> before the end of the file; the <s> of "
-                         f"line {sentence[5]} is not closed")
+        raise ValueError(
+            f"{file}:{number}: expected </s> before the end of the file; the <s> of "
+            f"line {sentence[5]} is not closed"
+        )
 
 
 def _check_max_sentences(max_sentences):
-    if max_sentences is not None and (isinstance(max_sentences, bool)
-                                      or not isinstance(max_sentences, int) or max_sentences < 1):
-        raise ValueError(f"max_sentences must be a positive int or None; received "
-                         f"{max_sentences!r}")
+    if max_sentences is not None and (
+        isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1
+    ):
+        raise ValueError(
+            f"max_sentences must be a positive int or None; received {max_sentences!r}"
+        )
 
 
 def read_semcor(path, parts=SEMCOR_PARTS, max_sentences=None):
@@ -342,9 +436,12 @@ pos='NOUN', gold_keys=('group%1:03:00::',))
         for sentence_id, words, lemmas, tags, tagged in _read_tagfile(file, counts):
             sentence_index = len(sentences)
             sentences.append(WsdSentence(sentence_id, tuple(words), tuple(lemmas), tuple(tags)))
-            instances.extend(WsdInstance(f"{sentence_id}.t{number:03d}", sentence_index,
-                                         word_index, lemma, pos, keys)
-                             for number, (word_index, lemma, pos, keys) in enumerate(tagged))
+            instances.extend(
+                WsdInstance(
+                    f"{sentence_id}.t{number:03d}", sentence_index, word_index, lemma, pos, keys
+                )
+                for number, (word_index, lemma, pos, keys) in enumerate(tagged)
+            )
             if max_sentences is not None and len(sentences) >= max_sentences:
                 return WsdCorpus("semcor", tuple(sentences), tuple(instances), str(path))
     return WsdCorpus("semcor", tuple(sentences), tuple(instances), str(path))
@@ -412,12 +509,13 @@ def load_semcor(data_dir=None, download=True, **kwargs):
     """
     root = find_data_dir(data_dir)
     try:
-        readme = locate(_README, _URL if download else None, data_dir,
-                        extract_member=_README)
+        readme = locate(_README, _URL if download else None, data_dir, extract_member=_README)
     except ValueError:
         if download:
             raise
-        raise ValueError(f"SemCor 3.0 not found: expected {_README} under data directory "
-                         f"{str(root)!r} (the semcor3.0/ folder holding brown1/, brown2/, "
-                         f"brownv/); download=False, so {_URL} was not fetched") from None
+        raise ValueError(
+            f"SemCor 3.0 not found: expected {_README} under data directory "
+            f"{str(root)!r} (the semcor3.0/ folder holding brown1/, brown2/, "
+            f"brownv/); download=False, so {_URL} was not fetched"
+        ) from None
     return read_semcor(readme.parent, **kwargs)

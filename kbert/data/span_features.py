@@ -52,15 +52,18 @@ def span_features(features, max_span_length=8, entities=None, type_names=None):
         type_ids = {name: i + 1 for i, name in enumerate(type_names)}
         num_sentences = int(features["sentence_index"].max()) + 1
         if len(entities) < num_sentences:
-            raise ValueError(f"entities must have one collection per sentence: features cover "
-                             f"{num_sentences} sentences, received {len(entities)}")
+            raise ValueError(
+                f"entities must have one collection per sentence: features cover "
+                f"{num_sentences} sentences, received {len(entities)}"
+            )
         gold = []
         for index, sentence in enumerate(entities):
             labelled = {}
             for start, end, kind in sentence:
                 if kind not in type_ids:
-                    raise ValueError(f"sentence {index}: entity type {kind!r} is not in "
-                                     f"{list(type_names)}")
+                    raise ValueError(
+                        f"sentence {index}: entity type {kind!r} is not in {list(type_names)}"
+                    )
                 labelled[(start, end)] = type_ids[kind]
             gold.append(labelled)
 
@@ -86,9 +89,18 @@ def span_features(features, max_span_length=8, entities=None, type_names=None):
             for end in range(start, start + max_span_length):
                 # The row owning the first word, or else a row of the sentence holding the
                 # whole span: each span is scored exactly once, wherever it fits.
-                home = row if end in last[row] else next(
-                    (other for other in rows_of_sentence[sentence]
-                     if start in first[other] and end in last[other]), None)
+                home = (
+                    row
+                    if end in last[row]
+                    else next(
+                        (
+                            other
+                            for other in rows_of_sentence[sentence]
+                            if start in first[other] and end in last[other]
+                        ),
+                        None,
+                    )
+                )
                 if home is None:
                     break
                 label = 0
@@ -98,10 +110,13 @@ def span_features(features, max_span_length=8, entities=None, type_names=None):
 
     width = max(1, max(len(spans) for spans in rows))
     shape = (len(rows), width)
-    out = {"span_starts": np.zeros(shape, np.int32), "span_ends": np.zeros(shape, np.int32),
-           "span_mask": np.zeros(shape, np.int32),
-           "span_word_starts": np.full(shape, -1, np.int32),
-           "span_word_ends": np.full(shape, -1, np.int32)}
+    out = {
+        "span_starts": np.zeros(shape, np.int32),
+        "span_ends": np.zeros(shape, np.int32),
+        "span_mask": np.zeros(shape, np.int32),
+        "span_word_starts": np.full(shape, -1, np.int32),
+        "span_word_ends": np.full(shape, -1, np.int32),
+    }
     labels = np.full(shape, IGNORE_INDEX, np.int32)
     for row, spans in enumerate(rows):
         if not spans:
@@ -145,10 +160,14 @@ def decode_spans(features, probabilities, num_sentences, type_names, nested=Fals
     candidates = [[] for _ in range(num_sentences)]
     for row, span in zip(*np.nonzero(mask), strict=False):
         sentence = int(features["sentence_index"][row])
-        candidates[sentence].append((float(confidence[row, span]),
-                                     int(features["span_word_starts"][row, span]),
-                                     int(features["span_word_ends"][row, span]),
-                                     type_names[int(best[row, span]) - 1]))
+        candidates[sentence].append(
+            (
+                float(confidence[row, span]),
+                int(features["span_word_starts"][row, span]),
+                int(features["span_word_ends"][row, span]),
+                type_names[int(best[row, span]) - 1],
+            )
+        )
     results = []
     for sentence in candidates:
         if nested:

@@ -46,8 +46,9 @@ def _field(value, key, kind, path, where):
     field = value[key]
     # bool is an int subclass; an answer_start of `true` is malformed, not offset 1.
     if not isinstance(field, kind) or (kind is int and isinstance(field, bool)):
-        raise ValueError(f"{path}: {where}.{key}: expected {kind.__name__}; found "
-                         f"{type(field).__name__}")
+        raise ValueError(
+            f"{path}: {where}.{key}: expected {kind.__name__}; found {type(field).__name__}"
+        )
     return field
 
 
@@ -86,12 +87,16 @@ def _read_articles(path, validate):
 def _check_answer(path, id_, context, text, start):
     end = start + len(text)
     if start < 0 or end > len(context):
-        raise ValueError(f"{path}: question {id_!r}: answer offsets fall outside the context: "
-                         f"expected 0 <= start and start+len(text) <= {len(context)} (the context "
-                         f"length); found start {start}, end {end}")
+        raise ValueError(
+            f"{path}: question {id_!r}: answer offsets fall outside the context: "
+            f"expected 0 <= start and start+len(text) <= {len(context)} (the context "
+            f"length); found start {start}, end {end}"
+        )
     if context[start:end] != text:
-        raise ValueError(f"{path}: question {id_!r}: the context does not contain the answer at "
-                         f"its offset {start}: expected {text!r}; found {context[start:end]!r}")
+        raise ValueError(
+            f"{path}: question {id_!r}: the context does not contain the answer at "
+            f"its offset {start}: expected {text!r}; found {context[start:end]!r}"
+        )
 
 
 def read_squad(path, validate=True):
@@ -150,8 +155,7 @@ def load_squad(split="train", data_dir=None, train_articles=40):
     if split not in ("train", "validation"):
         raise ValueError(f"SQuAD split must be 'train' or 'validation'; received {split!r}")
     root = find_data_dir(data_dir)
-    local_dev_only = (root is not None and (root / _DEV).is_file()
-                      and not (root / _TRAIN).is_file())
+    local_dev_only = root is not None and (root / _DEV).is_file() and not (root / _TRAIN).is_file()
     if not local_dev_only:
         relative = _TRAIN if split == "train" else _DEV
         path = locate(relative, _URL + relative.split("/")[-1], data_dir)
@@ -162,22 +166,27 @@ def load_squad(split="train", data_dir=None, train_articles=40):
     path = root / _DEV
     articles = _read_articles(path, validate=True)
     if not 1 <= train_articles < len(articles):
-        raise ValueError(f"train_articles must be at least 1 and fewer than the {len(articles)} "
-                         f"articles of {path}; received {train_articles}")
+        raise ValueError(
+            f"train_articles must be at least 1 and fewer than the {len(articles)} "
+            f"articles of {path}; received {train_articles}"
+        )
     chosen = articles[:train_articles] if split == "train" else articles[train_articles:]
     examples = [example for article in chosen for example in article]
     if split == "train":
         _check_answered(path, examples)
-    source = (f"dev-split(first {train_articles} articles train / "
-              f"{len(articles) - train_articles} eval)")
+    source = (
+        f"dev-split(first {train_articles} articles train / {len(articles) - train_articles} eval)"
+    )
     return examples, source
 
 
 def _check_answered(path, examples):
     for example in examples:
         if not example.answers:
-            raise ValueError(f"{path}: question {example.id!r} has no answers; a training split "
-                             "needs at least one per question")
+            raise ValueError(
+                f"{path}: question {example.id!r} has no answers; a training split "
+                "needs at least one per question"
+            )
 
 
 def squad_references(examples):

@@ -38,8 +38,10 @@ def continuation_tags(tag_names):
     [0, 2, 2]
     """
     index = {name: i for i, name in enumerate(tag_names)}
-    return [index.get("I-" + name[2:], i) if name.startswith("B-") else i
-            for i, name in enumerate(tag_names)]
+    return [
+        index.get("I-" + name[2:], i) if name.startswith("B-") else i
+        for i, name in enumerate(tag_names)
+    ]
 
 
 def word_offsets(words):
@@ -85,8 +87,15 @@ def _windows(lengths, capacity, stride):
         start = following
 
 
-def token_classification_features(sentences, tokenizer, tags=None, tag_names=None,
-                                  sequence_length=128, stride=None, label_all_subwords=False):
+def token_classification_features(
+    sentences,
+    tokenizer,
+    tags=None,
+    tag_names=None,
+    sequence_length=128,
+    stride=None,
+    label_all_subwords=False,
+):
     """Subword rows for token classification, with labels aligned to words.
 
     Args:
@@ -125,8 +134,9 @@ def token_classification_features(sentences, tokenizer, tags=None, tag_names=Non
     if stride is None:
         stride = min(32, capacity // 3)
     if not isinstance(stride, int) or not 0 <= stride < capacity:
-        raise ValueError(f"stride must be an int in [0, sequence_length - 2 = {capacity}); "
-                         f"received {stride!r}")
+        raise ValueError(
+            f"stride must be an int in [0, sequence_length - 2 = {capacity}); received {stride!r}"
+        )
     sentences = [list(words) for words in sentences]
     for index, words in enumerate(sentences):
         if not words:
@@ -139,18 +149,23 @@ def token_classification_features(sentences, tokenizer, tags=None, tag_names=Non
         if tag_names is None:
             raise ValueError("tag_names (the tag set in id order) is required with tags")
         if len(tags) != len(sentences):
-            raise ValueError(f"tags must have one list per sentence: {len(sentences)} sentences, "
-                             f"{len(tags)} tag lists")
+            raise ValueError(
+                f"tags must have one list per sentence: {len(sentences)} sentences, "
+                f"{len(tags)} tag lists"
+            )
         name_to_id = {name: i for i, name in enumerate(tag_names)}
         tag_ids = []
         for index, (words, sentence_tags) in enumerate(zip(sentences, tags, strict=False)):
             if len(sentence_tags) != len(words):
-                raise ValueError(f"sentence {index} has {len(words)} words but "
-                                 f"{len(sentence_tags)} tags")
+                raise ValueError(
+                    f"sentence {index} has {len(words)} words but {len(sentence_tags)} tags"
+                )
             for word, tag in zip(words, sentence_tags, strict=False):
                 if tag not in name_to_id:
-                    raise ValueError(f"sentence {index}: tag {tag!r} of word {word!r} is not in "
-                                     f"the tag set {list(tag_names)}")
+                    raise ValueError(
+                        f"sentence {index}: tag {tag!r} of word {word!r} is not in "
+                        f"the tag set {list(tag_names)}"
+                    )
             tag_ids.append([name_to_id[tag] for tag in sentence_tags])
         continuation = continuation_tags(tag_names)
 
@@ -168,8 +183,10 @@ def token_classification_features(sentences, tokenizer, tags=None, tag_names=Non
                 if word not in owner or context > owner[word][0]:
                     owner[word] = (context, window)
         for window, (start, end) in enumerate(windows):
-            row = {key: [IGNORE_INDEX if key == "labels" else -1 if key == "word_index" else 0]
-                   for key in columns}
+            row = {
+                key: [IGNORE_INDEX if key == "labels" else -1 if key == "word_index" else 0]
+                for key in columns
+            }
             row["token_ids"] = [tokenizer.cls_token_id]
             for word in range(start, end):
                 ids = word_pieces[word][:capacity]
@@ -192,19 +209,25 @@ def token_classification_features(sentences, tokenizer, tags=None, tag_names=Non
             sentence_index.append(index)
 
     rows = len(sentence_index)
-    padding = {"token_ids": tokenizer.pad_token_id, "word_index": -1, "first_subword": 0,
-               "owned": 0, "labels": IGNORE_INDEX}
+    padding = {
+        "token_ids": tokenizer.pad_token_id,
+        "word_index": -1,
+        "first_subword": 0,
+        "owned": 0,
+        "labels": IGNORE_INDEX,
+    }
     features = {}
     for key, values in columns.items():
         if key == "labels" and tag_ids is None:
             continue
         array = np.full((rows, sequence_length), padding[key], dtype=np.int32)
         for r, value in enumerate(values):
-            array[r, :len(value)] = value
+            array[r, : len(value)] = value
         features[key] = array
     lengths = np.array([len(value) for value in columns["token_ids"]])
     features["padding_mask"] = (np.arange(sequence_length)[None, :] < lengths[:, None]).astype(
-        np.int32)
+        np.int32
+    )
     features["segment_ids"] = np.zeros((rows, sequence_length), dtype=np.int32)
     features["sentence_index"] = np.array(sentence_index, dtype=np.int32)
     return features
@@ -228,8 +251,10 @@ def word_scores(features, token_scores, num_sentences, combine="first"):
         raise ValueError(f"combine must be 'first' or 'mean'; received {combine!r}")
     token_scores = np.asarray(token_scores)
     if token_scores.ndim != 3 or len(token_scores) != len(features["sentence_index"]):
-        raise ValueError(f"token_scores must be (rows={len(features['sentence_index'])}, columns, "
-                         f"tags); received shape {token_scores.shape}")
+        raise ValueError(
+            f"token_scores must be (rows={len(features['sentence_index'])}, columns, "
+            f"tags); received shape {token_scores.shape}"
+        )
     columns = token_scores.shape[1]
     pick = features["first_subword"] if combine == "first" else features["owned"]
     pick = pick[:, :columns]
@@ -245,4 +270,6 @@ def word_scores(features, token_scores, num_sentences, combine="first"):
     for sentence, word, score in zip(sentences, words, token_scores[rows, positions], strict=False):
         totals[sentence][word] += score
         counts[sentence][word] += 1
-    return [total / np.maximum(count, 1)[:, None] for total, count in zip(totals, counts, strict=False)]
+    return [
+        total / np.maximum(count, 1)[:, None] for total, count in zip(totals, counts, strict=False)
+    ]

@@ -41,8 +41,10 @@ def read_trec(split="train", fine=False, data_dir=None):
         label, _, text = line.partition(" ")
         coarse, colon, fine_label = label.partition(":")
         if not colon or coarse not in COARSE_LABELS or not fine_label or not text.strip():
-            raise ValueError(f"{path}:{number}: expected 'COARSE:fine question…' with COARSE in "
-                             f"{COARSE_LABELS}; found {line[:60]!r}")
+            raise ValueError(
+                f"{path}:{number}: expected 'COARSE:fine question…' with COARSE in "
+                f"{COARSE_LABELS}; found {line[:60]!r}"
+            )
         texts.append(text.strip())
         labels.append(label if fine else coarse)
     return texts, labels

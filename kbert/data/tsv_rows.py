@@ -30,7 +30,7 @@ def text_lines(path):
     with open(path, "rb") as file:
         for raw in file:  # split at b"\n"
             if number == 0 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
+                raw = raw[len(_BOM) :]
             raw = raw[:-1] if raw.endswith(b"\n") else raw
             raw = raw[:-1] if raw.endswith(b"\r") else raw
             for piece in raw.split(b"\r"):
@@ -44,13 +44,15 @@ def _decode(data, path, number):
         line = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(
-            f"{path}:{number}: byte {data[error.start:error.start + 1]!r} (byte "
+            f"{path}:{number}: byte {data[error.start : error.start + 1]!r} (byte "
             f"{error.start + 1} of the line) is not valid UTF-8; expected UTF-8 text, not a "
-            "binary file or another encoding (UTF-16, Latin-1)") from None
+            "binary file or another encoding (UTF-16, Latin-1)"
+        ) from None
     if "\0" in line:
         raise ValueError(
             f"{path}:{number}: NUL byte (character {line.index(chr(0)) + 1} of the line); "
-            "expected UTF-8 text, and NUL bytes mean a binary file or UTF-16 text")
+            "expected UTF-8 text, and NUL bytes mean a binary file or UTF-16 text"
+        )
     return line
 
 
@@ -72,8 +74,9 @@ def tsv_rows(path, header):
     lines = text_lines(path)
     _, first = next(lines, (1, ""))
     if first.split("\t") != list(header):
-        raise ValueError(f"{path}:1: expected the header '{'<TAB>'.join(header)}'; found "
-                         f"{first[:60]!r}")
+        raise ValueError(
+            f"{path}:1: expected the header '{'<TAB>'.join(header)}'; found {first[:60]!r}"
+        )
     for number, line in lines:
         if line.strip():
             yield number, line.split("\t")

@@ -21,14 +21,50 @@ _UNIVERSAL = {"1": "NOUN", "2": "VERB", "3": "ADJ", "4": "ADV", "5": "ADJ"}
 _HYPERNYM_POINTERS = ("@", "@i")
 # Lexicographer file names by number (lexnames(5WN)): a coarse semantic class of every synset.
 LEXNAMES = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
-    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
-    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
-    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
-    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
-    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather",
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
     "adj.ppl",
 )
 # Syntactic markers on adjectives in data.adj: "galore(ip)", "used_to(p)", "elect(a)".
@@ -66,7 +102,8 @@ def wordnet_dir(path=None):
         raise ValueError(
             f"no WordNet 3.0 database at {where}: expected a folder holding data.noun and "
             f"index.noun; install it with `apt-get install wordnet-base` (it goes to "
-            f"{DEFAULT_WORDNET_DIR}), or pass that folder as `path` or set {ENV_VAR}")
+            f"{DEFAULT_WORDNET_DIR}), or pass that folder as `path` or set {ENV_VAR}"
+        )
     return path
 
 
@@ -118,18 +155,25 @@ def _read_synsets(path):
             try:
                 offset, lex_filenum, ss_type = int(fields[0]), int(fields[1]), fields[2]
                 w_cnt = int(fields[3], 16)
-                words = [(_lemma(fields[4 + 2 * i]), int(fields[5 + 2 * i], 16))
-                         for i in range(w_cnt)]
+                words = [
+                    (_lemma(fields[4 + 2 * i]), int(fields[5 + 2 * i], 16)) for i in range(w_cnt)
+                ]
                 p_cnt = int(fields[4 + 2 * w_cnt])
-                pointers = fields[5 + 2 * w_cnt:5 + 2 * w_cnt + 4 * p_cnt]
+                pointers = fields[5 + 2 * w_cnt : 5 + 2 * w_cnt + 4 * p_cnt]
                 if len(pointers) != 4 * p_cnt or ss_type not in _SS_TYPE or not words:
                     raise ValueError
                 head_offset = None
                 if ss_type == "s":
-                    head_offset = next(int(pointers[j + 1]) for j in range(0, len(pointers), 4)
-                                       if pointers[j] == "&")
-                hypernyms = tuple(int(pointers[j + 1]) for j in range(0, len(pointers), 4)
-                                  if pointers[j] in _HYPERNYM_POINTERS)
+                    head_offset = next(
+                        int(pointers[j + 1])
+                        for j in range(0, len(pointers), 4)
+                        if pointers[j] == "&"
+                    )
+                hypernyms = tuple(
+                    int(pointers[j + 1])
+                    for j in range(0, len(pointers), 4)
+                    if pointers[j] in _HYPERNYM_POINTERS
+                )
                 if not 0 <= lex_filenum < len(LEXNAMES):
                     raise ValueError
             except (IndexError, ValueError, StopIteration):
@@ -137,9 +181,9 @@ def _read_synsets(path):
                     f"{path}:{number}: expected a WordNet data line `offset lex_filenum ss_type "
                     f"w_cnt word lex_id ... p_cnt ptr... | gloss` (lex_filenum in [0, "
                     f"{len(LEXNAMES)}), a satellite with an `&` pointer to its head); found "
-                    f"{line[:80]!r}") from None
-            synsets[offset] = (lex_filenum, ss_type, words, head_offset, gloss.strip(),
-                               hypernyms)
+                    f"{line[:80]!r}"
+                ) from None
+            synsets[offset] = (lex_filenum, ss_type, words, head_offset, gloss.strip(), hypernyms)
     return synsets
 
 
@@ -170,8 +214,10 @@ class WordNet:
         self.path = Path(path)
         for name in [f"{kind}.{file}" for file in _FILES.values() for kind in ("data", "index")]:
             if not (self.path / name).is_file():
-                raise ValueError(f"WordNet folder {str(self.path)!r} has no {name}; expected "
-                                 f"data.* and index.* for {tuple(_FILES.values())}")
+                raise ValueError(
+                    f"WordNet folder {str(self.path)!r} has no {name}; expected "
+                    f"data.* and index.* for {tuple(_FILES.values())}"
+                )
         self._keys = {}  # key -> (data-file letter, offset)
         self._glosses = {}  # (data-file letter, offset) -> gloss
         self._members = {}  # (data-file letter, offset) -> tuple of keys, in the synset's order
@@ -186,21 +232,24 @@ class WordNet:
         """Fills `_keys` and `_glosses`; returns `{(offset, lemma): key}` for the index."""
         synsets = _read_synsets(path)
         by_lemma = {}
-        for offset, (lex_filenum, ss_type, words, head_offset, gloss,
-                     hypernyms) in synsets.items():
+        for offset, (lex_filenum, ss_type, words, head_offset, gloss, hypernyms) in synsets.items():
             head = ":"  # empty head_word and head_id
             if ss_type == "s":
                 if head_offset not in synsets:
-                    raise ValueError(f"{path}: satellite synset {offset:08d} points (&) to head "
-                                     f"{head_offset:08d}, which is not in the file")
+                    raise ValueError(
+                        f"{path}: satellite synset {offset:08d} points (&) to head "
+                        f"{head_offset:08d}, which is not in the file"
+                    )
                 head_word, head_id = synsets[head_offset][2][0]
                 head = f"{head_word}:{head_id:02d}"
             self._glosses[letter, offset] = gloss
             self._lexnames[letter, offset] = lex_filenum
             missing = [target for target in hypernyms if target not in synsets]
             if missing:
-                raise ValueError(f"{path}: synset {offset:08d} has a hypernym pointer to "
-                                 f"{missing[0]:08d}, which is not in the file")
+                raise ValueError(
+                    f"{path}: synset {offset:08d} has a hypernym pointer to "
+                    f"{missing[0]:08d}, which is not in the file"
+                )
             self._hypernyms[letter, offset] = tuple((letter, target) for target in hypernyms)
             members = []
             for lemma, lex_id in words:
@@ -219,16 +268,20 @@ class WordNet:
                 fields = line.split()
                 try:
                     lemma, synset_cnt = fields[0], int(fields[2])
-                    offsets = [int(offset) for offset in fields[len(fields) - synset_cnt:]]
+                    offsets = [int(offset) for offset in fields[len(fields) - synset_cnt :]]
                 except (IndexError, ValueError):
-                    raise ValueError(f"{path}:{number}: expected a WordNet index line `lemma "
-                                     f"pos synset_cnt p_cnt ... synset_offset...`; found "
-                                     f"{line[:80]!r}") from None
+                    raise ValueError(
+                        f"{path}:{number}: expected a WordNet index line `lemma "
+                        f"pos synset_cnt p_cnt ... synset_offset...`; found "
+                        f"{line[:80]!r}"
+                    ) from None
                 keys = []
                 for offset in offsets:
                     if (offset, lemma) not in by_lemma:
-                        raise ValueError(f"{path}:{number}: {lemma!r} lists synset {offset:08d}, "
-                                         f"which does not hold that lemma in data.{_FILES[letter]}")
+                        raise ValueError(
+                            f"{path}:{number}: {lemma!r} lists synset {offset:08d}, "
+                            f"which does not hold that lemma in data.{_FILES[letter]}"
+                        )
                     keys.append(by_lemma[offset, lemma])
                 self._senses[letter, lemma] = tuple(keys)
 
@@ -291,9 +344,11 @@ class WordNet:
 
     def _entry(self, key):
         if key not in self._keys:
-            raise ValueError(f"{key!r} is not a sense key of the WordNet at {str(self.path)!r}; "
-                             "expected a key such as 'bank%1:17:01::' (check with `key in "
-                             "wordnet`)")
+            raise ValueError(
+                f"{key!r} is not a sense key of the WordNet at {str(self.path)!r}; "
+                "expected a key such as 'bank%1:17:01::' (check with `key in "
+                "wordnet`)"
+            )
         return self._keys[key]
 
     def gloss(self, key):
@@ -331,8 +386,10 @@ class WordNet:
         try:
             return table[tuple(synset)]
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{synset!r} is not a synset of the WordNet at {str(self.path)!r}; "
-                             "expected a (letter, offset) pair from `synset(key)`") from None
+            raise ValueError(
+                f"{synset!r} is not a synset of the WordNet at {str(self.path)!r}; "
+                "expected a (letter, offset) pair from `synset(key)`"
+            ) from None
 
     def synset_keys(self, synset):
         """Returns the sense keys of a synset's words (its synonyms), in the data file's order.

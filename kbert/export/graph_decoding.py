@@ -40,8 +40,7 @@ def _parse_tag_names(tag_names):
             continue
         if not isinstance(tag, str) or tag[:2] not in ("B-", "I-") or len(tag) < 3:
             raise ValueError(
-                f"tag_names must be IOB2 tags ('O', 'B-X', 'I-X'); received {tag!r} in "
-                f"{tag_names}"
+                f"tag_names must be IOB2 tags ('O', 'B-X', 'I-X'); received {tag!r} in {tag_names}"
             )
         if tag[2:] not in entity_types:
             entity_types.append(tag[2:])
@@ -149,8 +148,7 @@ def tag_outputs(scores, word_ids, start_offsets, end_offsets, tag_names, crf=Non
         )
     if crf is not None and crf.num_tags != num_tags:
         raise ValueError(
-            f"crf must have one tag per tag name ({num_tags}); received crf.num_tags="
-            f"{crf.num_tags}"
+            f"crf must have one tag per tag name ({num_tags}); received crf.num_tags={crf.num_tags}"
         )
     tensors = {}
     for name, value in (

@@ -104,8 +104,9 @@ def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
     budget = length - 1 - len(segments)
     checks = [
         tf.debugging.assert_non_negative(
-            budget, message=f"seq_length is too short for {len(segments)} segment(s) and their "
-            "special tokens"
+            budget,
+            message=f"seq_length is too short for {len(segments)} segment(s) and their "
+            "special tokens",
         )
     ]
     lengths = [s.row_lengths() for s in segments]  # (batch,) each
@@ -182,7 +183,9 @@ def _build_preprocessor_module(tokenizer, seq_length, truncation, vocab_path):
     length_spec = tf.TensorSpec([], tf.int32, name="seq_length")
     for ragged_rank in (2, 1):  # [batch, words, pieces] as from .tokenize, or [batch, tokens]
         spec = tf.RaggedTensorSpec(
-            [None] * (ragged_rank + 1), tf.int32, ragged_rank=ragged_rank,
+            [None] * (ragged_rank + 1),
+            tf.int32,
+            ragged_rank=ragged_rank,
             row_splits_dtype=tf.int64,
         )
         for count in (1, 2):
@@ -274,8 +277,10 @@ def _kbert_inputs(inputs):
     missing = [key for key in HUB_INPUT_KEYS if key not in inputs]
     if missing:
         raise ValueError(f"inputs must have the keys {list(HUB_INPUT_KEYS)}; missing {missing}")
-    return {kbert: tf.cast(inputs[hub], tf.int32)
-            for hub, kbert in zip(HUB_INPUT_KEYS, KBERT_INPUT_KEYS, strict=True)}
+    return {
+        kbert: tf.cast(inputs[hub], tf.int32)
+        for hub, kbert in zip(HUB_INPUT_KEYS, KBERT_INPUT_KEYS, strict=True)
+    }
 
 
 def _hub_outputs(outputs):
@@ -382,14 +387,18 @@ def export_hub_encoder(encoder, path, mlm_model=None):
     """
     _check_encoder(encoder)
     if mlm_model is not None:
-        if not callable(getattr(mlm_model, "call_head", None)) or getattr(
-            mlm_model, "encoder", None
-        ) is not encoder:
+        if (
+            not callable(getattr(mlm_model, "call_head", None))
+            or getattr(mlm_model, "encoder", None) is not encoder
+        ):
             raise ValueError(
                 "mlm_model must be a kbert.models.MaskedLanguageModel built on the exported "
                 f"encoder; received {type(mlm_model).__name__}"
-                + ("" if getattr(mlm_model, "encoder", None) is encoder
-                   else " (on a different encoder)")
+                + (
+                    ""
+                    if getattr(mlm_model, "encoder", None) is encoder
+                    else " (on a different encoder)"
+                )
             )
     path = _check_target(path)
 

@@ -96,40 +96,59 @@ class ServedModel:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not _NAME_PATTERN.fullmatch(self.name):
-            raise ValueError(f"model name must be letters, digits, '_', '.' or '-' (starting "
-                             f"with a letter or digit); got {self.name!r}")
+            raise ValueError(
+                f"model name must be letters, digits, '_', '.' or '-' (starting "
+                f"with a letter or digit); got {self.name!r}"
+            )
         if self.version_policy not in VERSION_POLICIES:
-            raise ValueError(f"model {self.name!r}: version_policy must be one of "
-                             f"{VERSION_POLICIES}; got {self.version_policy!r}")
+            raise ValueError(
+                f"model {self.name!r}: version_policy must be one of "
+                f"{VERSION_POLICIES}; got {self.version_policy!r}"
+            )
         if not _is_count(self.num_versions, minimum=1):
-            raise ValueError(f"model {self.name!r}: num_versions must be an int >= 1; got "
-                             f"{self.num_versions!r}")
+            raise ValueError(
+                f"model {self.name!r}: num_versions must be an int >= 1; got {self.num_versions!r}"
+            )
         versions = tuple(self.versions)
         object.__setattr__(self, "versions", versions)
         if any(not _is_version(version) for version in versions):
-            raise ValueError(f"model {self.name!r}: versions must be ints >= 0 and <= 2**63 - 1 "
-                             f"(TF Serving's int64); got {versions!r}")
+            raise ValueError(
+                f"model {self.name!r}: versions must be ints >= 0 and <= 2**63 - 1 "
+                f"(TF Serving's int64); got {versions!r}"
+            )
         if self.version_policy == "specific" and not versions:
-            raise ValueError(f"model {self.name!r}: the 'specific' policy needs versions, e.g. "
-                             "versions=(1, 2)")
+            raise ValueError(
+                f"model {self.name!r}: the 'specific' policy needs versions, e.g. versions=(1, 2)"
+            )
         if self.version_policy != "specific" and versions:
-            raise ValueError(f"model {self.name!r}: versions={versions!r} only apply to the "
-                             f"'specific' policy, not {self.version_policy!r}")
+            raise ValueError(
+                f"model {self.name!r}: versions={versions!r} only apply to the "
+                f"'specific' policy, not {self.version_policy!r}"
+            )
         for label, version in (self.version_labels or {}).items():
             if not isinstance(label, str) or not _NAME_PATTERN.fullmatch(label):
-                raise ValueError(f"model {self.name!r}: version label must be a word such as "
-                                 f"'stable'; got {label!r}")
+                raise ValueError(
+                    f"model {self.name!r}: version label must be a word such as "
+                    f"'stable'; got {label!r}"
+                )
             if not _is_version(version):
-                raise ValueError(f"model {self.name!r}: label {label!r} must point at an int "
-                                 f"version in 0..2**63 - 1; got {version!r}")
+                raise ValueError(
+                    f"model {self.name!r}: label {label!r} must point at an int "
+                    f"version in 0..2**63 - 1; got {version!r}"
+                )
             if self.version_policy == "specific" and version not in versions:
-                raise ValueError(f"model {self.name!r}: label {label!r} points at version "
-                                 f"{version}, which the 'specific' policy {versions} does not "
-                                 "load")
-        if self.base_path is not None and (not isinstance(self.base_path, str)
-                                           or not self.base_path):
-            raise ValueError(f"model {self.name!r}: base_path must be a non-empty string or "
-                             f"None; got {self.base_path!r}")
+                raise ValueError(
+                    f"model {self.name!r}: label {label!r} points at version "
+                    f"{version}, which the 'specific' policy {versions} does not "
+                    "load"
+                )
+        if self.base_path is not None and (
+            not isinstance(self.base_path, str) or not self.base_path
+        ):
+            raise ValueError(
+                f"model {self.name!r}: base_path must be a non-empty string or "
+                f"None; got {self.base_path!r}"
+            )
 
 
 def _is_count(value, minimum):
@@ -149,8 +168,10 @@ def _served_model(entry):
         fields = {field.name for field in dataclasses.fields(ServedModel)}
         unknown = sorted(set(entry) - fields)
         if unknown or "name" not in entry:
-            raise ValueError(f"a model dict needs 'name' and may have {sorted(fields - {'name'})}; "
-                             f"got the keys {sorted(entry)}")
+            raise ValueError(
+                f"a model dict needs 'name' and may have {sorted(fields - {'name'})}; "
+                f"got the keys {sorted(entry)}"
+            )
         entry = dict(entry)
         if "versions" in entry and "version_policy" not in entry:
             entry["version_policy"] = "specific"  # versions alone can only mean these versions
@@ -201,11 +222,13 @@ def models_config_text(models, model_base_path=CONTAINER_MODEL_BASE_PATH):
     lines = ["model_config_list {"]
     for model in models:
         base_path = model.base_path or posixpath.join(model_base_path, model.name)
-        lines += ["  config {",
-                  f"    name: {_quote(model.name)}",
-                  f"    base_path: {_quote(base_path)}",
-                  '    model_platform: "tensorflow"',
-                  "    model_version_policy {"]
+        lines += [
+            "  config {",
+            f"    name: {_quote(model.name)}",
+            f"    base_path: {_quote(base_path)}",
+            '    model_platform: "tensorflow"',
+            "    model_version_policy {",
+        ]
         if model.version_policy == "all":
             lines.append("      all {}")
         elif model.version_policy == "specific":
@@ -216,8 +239,12 @@ def models_config_text(models, model_base_path=CONTAINER_MODEL_BASE_PATH):
             lines += ["      latest {", f"        num_versions: {model.num_versions}", "      }"]
         lines.append("    }")
         for label, version in sorted((model.version_labels or {}).items()):
-            lines += ["    version_labels {", f"      key: {_quote(label)}",
-                      f"      value: {version}", "    }"]
+            lines += [
+                "    version_labels {",
+                f"      key: {_quote(label)}",
+                f"      value: {version}",
+                "    }",
+            ]
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -272,15 +299,20 @@ def find_model_versions(export_dir):
     """
     export_dir = Path(export_dir)
     if not export_dir.is_dir():
-        raise ValueError(f"export_dir {str(export_dir)!r} is not a directory; expected the "
-                         "directory holding <name>/<version>/saved_model.pb")
+        raise ValueError(
+            f"export_dir {str(export_dir)!r} is not a directory; expected the "
+            "directory holding <name>/<version>/saved_model.pb"
+        )
     found = {}
     for model_dir in sorted(export_dir.iterdir()):
         if not model_dir.is_dir() or model_dir.name.startswith("."):
             continue
         if not _NAME_PATTERN.fullmatch(model_dir.name):
-            warnings.warn(f"{model_dir}: {model_dir.name!r} is not a usable model name (letters, "
-                          "digits, '_', '.', '-'); skipped", stacklevel=2)
+            warnings.warn(
+                f"{model_dir}: {model_dir.name!r} is not a usable model name (letters, "
+                "digits, '_', '.', '-'); skipped",
+                stacklevel=2,
+            )
             continue
         directories = {}  # version number -> directory names; TF Serving sees each of them
         versions, incomplete = [], []
@@ -289,9 +321,11 @@ def find_model_versions(export_dir):
                 continue
             version = int(version_dir.name)
             if version > MAX_VERSION:
-                raise ValueError(f"{model_dir}: version directory {version_dir.name!r} is above "
-                                 f"2**63 - 1 = {MAX_VERSION}, the largest version TF Serving "
-                                 "reads (versions are int64); renumber it")
+                raise ValueError(
+                    f"{model_dir}: version directory {version_dir.name!r} is above "
+                    f"2**63 - 1 = {MAX_VERSION}, the largest version TF Serving "
+                    "reads (versions are int64); renumber it"
+                )
             directories.setdefault(version, []).append(version_dir.name)
             if _holds_saved_model(version_dir):
                 versions.append(version)
@@ -299,20 +333,31 @@ def find_model_versions(export_dir):
                 incomplete.append(version_dir.name)
         for version, names in sorted(directories.items()):
             if len(names) > 1:
-                raise ValueError(f"{model_dir}: version directories {sorted(names)} are all "
-                                 f"version {version}; TF Serving would load one of them "
-                                 "arbitrarily. Keep one directory per version number")
+                raise ValueError(
+                    f"{model_dir}: version directories {sorted(names)} are all "
+                    f"version {version}; TF Serving would load one of them "
+                    "arbitrarily. Keep one directory per version number"
+                )
         if incomplete:
             # Only the 'specific' policy pins the versions found here; TF Serving's own scan
             # still sees these directories.
-            risk = ("; skipped here, but TF Serving's 'all' policy (and 'latest', where one is "
-                    "the highest) still tries to load them: remove them or finish the export"
-                    if versions else "; skipped")
-            warnings.warn(f"{model_dir}: version directories {sorted(incomplete)} hold no "
-                          f"saved_model.pb, or an empty saved_model.pb{risk}", stacklevel=2)
+            risk = (
+                "; skipped here, but TF Serving's 'all' policy (and 'latest', where one is "
+                "the highest) still tries to load them: remove them or finish the export"
+                if versions
+                else "; skipped"
+            )
+            warnings.warn(
+                f"{model_dir}: version directories {sorted(incomplete)} hold no "
+                f"saved_model.pb, or an empty saved_model.pb{risk}",
+                stacklevel=2,
+            )
         if not versions:
-            warnings.warn(f"{model_dir}: no numeric version directory with a non-empty "
-                          "saved_model.pb; not a servable model, skipped", stacklevel=2)
+            warnings.warn(
+                f"{model_dir}: no numeric version directory with a non-empty "
+                "saved_model.pb; not a servable model, skipped",
+                stacklevel=2,
+            )
             continue
         found[model_dir.name] = sorted(versions)
     return found
@@ -327,8 +372,9 @@ def _holds_saved_model(version_dir):
     return False
 
 
-def write_models_config(export_dir, path=None, model_base_path=CONTAINER_MODEL_BASE_PATH,
-                        version_policy="latest"):
+def write_models_config(
+    export_dir, path=None, model_base_path=CONTAINER_MODEL_BASE_PATH, version_policy="latest"
+):
     """Scans an export directory and writes its `models.config`, atomically.
 
     Args:
@@ -353,22 +399,35 @@ def write_models_config(export_dir, path=None, model_base_path=CONTAINER_MODEL_B
         write_models_config("saved_models")  # PosixPath('saved_models/models.config')
     """
     if version_policy not in VERSION_POLICIES:
-        raise ValueError(f"version_policy must be one of {VERSION_POLICIES}; got "
-                         f"{version_policy!r}")
+        raise ValueError(
+            f"version_policy must be one of {VERSION_POLICIES}; got {version_policy!r}"
+        )
     found = find_model_versions(export_dir)
     if not found:
-        raise ValueError(f"export_dir {os.fspath(export_dir)!r} holds no servable model; expected "
-                         "<name>/<version number>/saved_model.pb (run `kbert export` first)")
-    models = [ServedModel(name, version_policy=version_policy,
-                          versions=tuple(versions) if version_policy == "specific" else ())
-              for name, versions in found.items()]
+        raise ValueError(
+            f"export_dir {os.fspath(export_dir)!r} holds no servable model; expected "
+            "<name>/<version number>/saved_model.pb (run `kbert export` first)"
+        )
+    models = [
+        ServedModel(
+            name,
+            version_policy=version_policy,
+            versions=tuple(versions) if version_policy == "specific" else (),
+        )
+        for name, versions in found.items()
+    ]
     text = models_config_text(models, model_base_path=model_base_path)
     return _atomic_write(Path(export_dir) / MODELS_CONFIG_FILE if path is None else path, text)
 
 
-def batching_parameters_text(max_batch_size=32, batch_timeout_micros=1000,
-                             num_batch_threads=None, max_enqueued_batches=None,
-                             allowed_batch_sizes=None, pad_variable_length_inputs=False):
+def batching_parameters_text(
+    max_batch_size=32,
+    batch_timeout_micros=1000,
+    num_batch_threads=None,
+    max_enqueued_batches=None,
+    allowed_batch_sizes=None,
+    pad_variable_length_inputs=False,
+):
     """Writes TF Serving's `--batching_parameters_file` (a text-format `BatchingParameters`).
 
     Args:
@@ -396,10 +455,12 @@ def batching_parameters_text(max_batch_size=32, batch_timeout_micros=1000,
         max_batch_size { value: 8 }
         batch_timeout_micros { value: 1000 }
     """
-    counts = {"max_batch_size": (max_batch_size, 1),
-              "batch_timeout_micros": (batch_timeout_micros, 0),
-              "max_enqueued_batches": (max_enqueued_batches, 1),
-              "num_batch_threads": (num_batch_threads, 1)}
+    counts = {
+        "max_batch_size": (max_batch_size, 1),
+        "batch_timeout_micros": (batch_timeout_micros, 0),
+        "max_enqueued_batches": (max_enqueued_batches, 1),
+        "num_batch_threads": (num_batch_threads, 1),
+    }
     lines = []
     for name, (value, minimum) in counts.items():
         if value is None and name not in ("max_batch_size", "batch_timeout_micros"):
@@ -409,10 +470,16 @@ def batching_parameters_text(max_batch_size=32, batch_timeout_micros=1000,
         lines.append(f"{name} {{ value: {value} }}")
     if allowed_batch_sizes is not None:
         sizes = list(allowed_batch_sizes)
-        if (not sizes or any(not _is_count(size, 1) for size in sizes)
-                or sizes != sorted(set(sizes)) or sizes[-1] != max_batch_size):
-            raise ValueError(f"allowed_batch_sizes must be increasing ints >= 1 ending with "
-                             f"max_batch_size={max_batch_size}; got {allowed_batch_sizes!r}")
+        if (
+            not sizes
+            or any(not _is_count(size, 1) for size in sizes)
+            or sizes != sorted(set(sizes))
+            or sizes[-1] != max_batch_size
+        ):
+            raise ValueError(
+                f"allowed_batch_sizes must be increasing ints >= 1 ending with "
+                f"max_batch_size={max_batch_size}; got {allowed_batch_sizes!r}"
+            )
         lines += [f"allowed_batch_sizes: {size}" for size in sizes]
     if pad_variable_length_inputs:
         lines.append("pad_variable_length_inputs: true")
@@ -460,8 +527,15 @@ def _mount_argument(source, target, readonly=False):
     return ",".join(quoted)
 
 
-def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, grpc_port=8500,
-                       models_config=None, batching=None):
+def docker_run_command(
+    export_dir,
+    model_name=None,
+    gpu=False,
+    rest_port=8501,
+    grpc_port=8500,
+    models_config=None,
+    batching=None,
+):
     """Returns the `docker run` line that serves an export directory with TF Serving.
 
     One model (`model_name`): `<export_dir>/<model_name>` is mounted at `/models/<model_name>` and
@@ -498,9 +572,11 @@ def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, g
         'docker run --rm -p 8501:8501 -p 8500:8500 --mount type=bind,source=/srv/saved_models/trec,...'
     """
     if (model_name is None) == (models_config is None):
-        raise ValueError(f"give exactly one of model_name (serve one model) and models_config "
-                         f"(serve several); got model_name={model_name!r}, "
-                         f"models_config={models_config!r}")
+        raise ValueError(
+            f"give exactly one of model_name (serve one model) and models_config "
+            f"(serve several); got model_name={model_name!r}, "
+            f"models_config={models_config!r}"
+        )
     for name, port in (("rest_port", rest_port), ("grpc_port", grpc_port)):
         if not _is_count(port, 1) or port > 65535:
             raise ValueError(f"{name} must be an int in 1..65535; got {port!r}")
@@ -525,8 +601,7 @@ def docker_run_command(export_dir, model_name=None, gpu=False, rest_port=8501, g
         ServedModel(model_name)  # the name check
         source, target = export_dir / model_name, posixpath.join("/models", model_name)
         mounts.append((source, target))
-        arguments += ["--mount", _mount_argument(source, target),
-                      "-e", f"MODEL_NAME={model_name}"]
+        arguments += ["--mount", _mount_argument(source, target), "-e", f"MODEL_NAME={model_name}"]
     else:
         mounts.append((export_dir, "/models"))
         arguments += ["--mount", _mount_argument(export_dir, "/models")]

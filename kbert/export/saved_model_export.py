@@ -107,14 +107,20 @@ def infer_task(model):
     from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
     from kbert.models.token_classifier import TokenClassifier
 
-    for cls, task in ((SequenceClassifier, "classify"), (TokenClassifier, "tag"),
-                      (QuestionAnswerer, "answer"), (Encoder, "embed")):
+    for cls, task in (
+        (SequenceClassifier, "classify"),
+        (TokenClassifier, "tag"),
+        (QuestionAnswerer, "answer"),
+        (Encoder, "embed"),
+    ):
         if isinstance(model, cls):
             return task
     raise ValueError(
         "cannot infer the export task of a model of type "
         f"{type(model).__name__}: expected a SequenceClassifier, TokenClassifier, "
-        "QuestionAnswerer or Encoder, or pass task= one of " f"{TASKS}")
+        "QuestionAnswerer or Encoder, or pass task= one of "
+        f"{TASKS}"
+    )
 
 
 def check_export_dir(export_dir, what="export_dir"):
@@ -132,19 +138,24 @@ def check_export_dir(export_dir, what="export_dir"):
     >>> check_export_dir("/tmp/saved_models")
     """
     if not isinstance(export_dir, (str, os.PathLike)):
-        raise ValueError(f"{what} must be a str or os.PathLike directory; received "
-                         f"{type(export_dir).__name__}")
+        raise ValueError(
+            f"{what} must be a str or os.PathLike directory; received {type(export_dir).__name__}"
+        )
     path = os.fspath(export_dir)
     existing = os.path.abspath(path)
     while not os.path.exists(existing):  # the folder that makedirs would create it in
         existing = os.path.dirname(existing)
     where = "" if existing == os.path.abspath(path) else f": its folder {existing!r}"
     if not os.path.isdir(existing):
-        raise ValueError(f"{what} {path!r}{where} is a file; expected a directory (created if "
-                         "missing) to hold <name>/<version>/")
+        raise ValueError(
+            f"{what} {path!r}{where} is a file; expected a directory (created if "
+            "missing) to hold <name>/<version>/"
+        )
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {path!r}{where} is not writable; expected a directory this "
-                         "user can write a new model version into")
+        raise ValueError(
+            f"{what} {path!r}{where} is not writable; expected a directory this "
+            "user can write a new model version into"
+        )
 
 
 def next_version(model_dir):
@@ -163,8 +174,11 @@ def next_version(model_dir):
     model_dir = os.fspath(model_dir)
     if not os.path.isdir(model_dir):
         return 1
-    versions = [int(entry) for entry in os.listdir(model_dir)
-                if entry.isdigit() and os.path.isdir(os.path.join(model_dir, entry))]
+    versions = [
+        int(entry)
+        for entry in os.listdir(model_dir)
+        if entry.isdigit() and os.path.isdir(os.path.join(model_dir, entry))
+    ]
     return max(versions, default=0) + 1
 
 
@@ -192,14 +206,18 @@ def _assert_rank(tensor, rank, signature, name, expected):
     # The session loader prints Assert's message C-escaped: no quotes in these messages.
     message = tf.strings.format(
         f"signature {signature}, input {name}: expected a rank-{rank} {expected}; received "
-        "shape {} (rank {})", (tf.shape(tensor), received))
+        "shape {} (rank {})",
+        (tf.shape(tensor), received),
+    )
     return tf.debugging.Assert(tf.equal(received, rank), [message])
 
 
 def _checked_texts(signature, **texts):
     """The signature's string inputs, each asserted to be a (batch,) tensor first."""
-    checks = [_assert_rank(text, 1, signature, name, "string tensor [batch]")
-              for name, text in texts.items()]
+    checks = [
+        _assert_rank(text, 1, signature, name, "string tensor [batch]")
+        for name, text in texts.items()
+    ]
     with tf.control_dependencies(checks):
         return [tf.identity(text) for text in texts.values()]
 
@@ -209,15 +227,19 @@ def _assert_in_range(values, low, high, signature, name, expected):
     smallest, largest = tf.reduce_min(values), tf.reduce_max(values)  # int max, min if empty
     message = tf.strings.format(
         f"signature {signature}, input {name}: expected {expected}; received values from {{}} "
-        "to {}", (smallest, largest))
+        "to {}",
+        (smallest, largest),
+    )
     return tf.debugging.Assert(tf.logical_and(smallest >= low, largest < high), [message])
 
 
 def _same_batch(first, second, first_name, second_name):
     """Asserts two string batches have one size; the error names both inputs."""
     return tf.debugging.assert_equal(
-        tf.shape(first)[0], tf.shape(second)[0],
-        message=f"inputs {first_name} and {second_name} must have the same batch size")
+        tf.shape(first)[0],
+        tf.shape(second)[0],
+        message=f"inputs {first_name} and {second_name} must have the same batch size",
+    )
 
 
 def _substrings(texts, starts, ends):
@@ -242,8 +264,10 @@ def _substrings(texts, starts, ends):
 def _write_lines(path, lines, what):
     for line in lines:
         if not isinstance(line, str) or "\n" in line or "\r" in line:
-            raise ValueError(f"{what} must be str without line breaks to be written one per "
-                             f"line; received {line!r}")
+            raise ValueError(
+                f"{what} must be str without line breaks to be written one per "
+                f"line; received {line!r}"
+            )
     with open(path, "w", encoding="utf-8") as file:
         file.write("".join(line + "\n" for line in lines))
 
@@ -266,56 +290,85 @@ def _model_classes(model, task):
     return None
 
 
-def _check_arguments(model, tokenizer, task, label_names, sequence_length, max_input_chars,
-                     max_answer_length, version):
+def _check_arguments(
+    model,
+    tokenizer,
+    task,
+    label_names,
+    sequence_length,
+    max_input_chars,
+    max_answer_length,
+    version,
+):
     if isinstance(tokenizer, (BertPreprocessor, LongTextPreprocessor)):
         tokenizer = tokenizer.tokenizer
     if not isinstance(tokenizer, WordPieceTokenizer):
         raise ValueError(
             "tokenizer must be a kbert.text.WordPieceTokenizer (or a BertPreprocessor holding "
             "one): only that tokenizer can be put inside the serving graph; received "
-            f"{type(tokenizer).__name__}")
+            f"{type(tokenizer).__name__}"
+        )
     if task is None:
         task = infer_task(model)
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}; received {task!r}")
-    expected = {"classify": "SequenceClassifier", "tag": "TokenClassifier",
-                "answer": "QuestionAnswerer"}.get(task)
+    expected = {
+        "classify": "SequenceClassifier",
+        "tag": "TokenClassifier",
+        "answer": "QuestionAnswerer",
+    }.get(task)
     if expected is not None and _infer_task_or_none(model) != task:
         raise ValueError(f"task {task!r} needs a {expected}; received a {type(model).__name__}")
     if task == "embed" and _infer_task_or_none(model) != "embed":
         encoder = getattr(model, "encoder", None)
         if _infer_task_or_none(encoder) != "embed":
-            raise ValueError("task 'embed' needs an Encoder or a model holding one as "
-                             f"`.encoder`; received a {type(model).__name__}")
+            raise ValueError(
+                "task 'embed' needs an Encoder or a model holding one as "
+                f"`.encoder`; received a {type(model).__name__}"
+            )
         model = encoder  # only the encoder is exported
-    for name, value in (("sequence_length", sequence_length), ("max_input_chars", max_input_chars),
-                        ("max_answer_length", max_answer_length)):
+    for name, value in (
+        ("sequence_length", sequence_length),
+        ("max_input_chars", max_input_chars),
+        ("max_answer_length", max_answer_length),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; received {value!r}")
     if sequence_length < 3:
-        raise ValueError("sequence_length must leave room for [CLS], [SEP] and a token (>= 3); "
-                         f"received {sequence_length}")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
-                                or version < 0):
-        raise ValueError(f"version must be an int >= 0 (TF Serving's version directory); "
-                         f"received {version!r}")
+        raise ValueError(
+            "sequence_length must leave room for [CLS], [SEP] and a token (>= 3); "
+            f"received {sequence_length}"
+        )
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
+        raise ValueError(
+            f"version must be an int >= 0 (TF Serving's version directory); received {version!r}"
+        )
     classes = _model_classes(model, task)
     if label_names is not None:
         label_names = list(label_names)
         if classes is None:
-            raise ValueError(f"label_names are for the 'classify' and 'tag' tasks; task {task!r} "
-                             f"has no labels, received {len(label_names)} names")
+            raise ValueError(
+                f"label_names are for the 'classify' and 'tag' tasks; task {task!r} "
+                f"has no labels, received {len(label_names)} names"
+            )
         if len(label_names) != classes:
-            raise ValueError(f"label_names must name each of the model's {classes} classes; "
-                             f"received {len(label_names)} names: {label_names[:10]}")
+            raise ValueError(
+                f"label_names must name each of the model's {classes} classes; "
+                f"received {len(label_names)} names: {label_names[:10]}"
+            )
         for label in label_names:
             if not isinstance(label, str) or not label or "\n" in label or "\r" in label:
-                raise ValueError("label_names must be non-empty str without line breaks (they "
-                                 f"are written one per line to labels.txt); received {label!r}")
+                raise ValueError(
+                    "label_names must be non-empty str without line breaks (they "
+                    f"are written one per line to labels.txt); received {label!r}"
+                )
     if task == "tag" and label_names is None:
-        raise ValueError("the 'tag' task needs label_names: the model's IOB2 tag names in id "
-                         "order ('O', 'B-PER', 'I-PER', ...), to name tags and find entities")
+        raise ValueError(
+            "the 'tag' task needs label_names: the model's IOB2 tag names in id "
+            "order ('O', 'B-PER', 'I-PER', ...), to name tags and find entities"
+        )
     return model, tokenizer, task, label_names
 
 
@@ -330,8 +383,20 @@ def _infer_task_or_none(model):
 class _Exporter:
     """Builds the serving functions of one model into a `keras.export.ExportArchive`."""
 
-    def __init__(self, model, tokenizer, task, label_names, sequence_length, max_input_chars,
-                 max_answer_length, pair, truncation, asset_dir, long_inputs=None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        task,
+        label_names,
+        sequence_length,
+        max_input_chars,
+        max_answer_length,
+        pair,
+        truncation,
+        asset_dir,
+        long_inputs=None,
+    ):
         self.model = model
         self.task = task
         self.max_input_chars = max_input_chars
@@ -341,19 +406,26 @@ class _Exporter:
         self.label_names = label_names
         self.archive = keras.export.ExportArchive()
         self.archive.track(model)
-        self.preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length,
-                                             truncation=truncation)
+        self.preprocessor = BertPreprocessor(
+            tokenizer, sequence_length=sequence_length, truncation=truncation
+        )
         # Single-text classification reads long texts by the run's strategy (head by default).
-        self.long_text = LongTextPreprocessor(tokenizer, sequence_length=sequence_length,
-                                              **(long_inputs or {}))
+        self.long_text = LongTextPreprocessor(
+            tokenizer, sequence_length=sequence_length, **(long_inputs or {})
+        )
         self.archive.track(tokenizer)
         if task == "tag":
-            self.aligned = BertPreprocessor(tokenizer, sequence_length=sequence_length,
-                                            return_alignment=True)
+            self.aligned = BertPreprocessor(
+                tokenizer, sequence_length=sequence_length, return_alignment=True
+            )
         elif task == "answer":
             # Question = segment A, kept whole; the context (segment B) is cut to fit.
-            self.aligned = BertPreprocessor(tokenizer, sequence_length=sequence_length,
-                                            truncation="only_second", return_alignment=True)
+            self.aligned = BertPreprocessor(
+                tokenizer,
+                sequence_length=sequence_length,
+                truncation="only_second",
+                return_alignment=True,
+            )
         vocab_path = os.path.join(asset_dir, "vocab.txt")
         _write_lines(vocab_path, tokenizer.get_vocabulary(), "vocabulary tokens")
         self.vocabulary_size = len(tokenizer.get_vocabulary())
@@ -406,20 +478,28 @@ class _Exporter:
             with tf.control_dependencies([check]):
                 text_pair = tf.identity(_clean(text_pair, self.max_input_chars))
             packed = self.preprocessor((text, text_pair))
-            logits = tf.cast(self.model(self._encoder_inputs(packed), training=False),
-                             tf.float32)
+            logits = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
             tokenizer = self.preprocessor.tokenizer
-            tokens = tf.cast(tokenizer(text).row_lengths() + tokenizer(text_pair).row_lengths(),
-                             tf.int32) + 3  # (batch,) with [CLS] and two [SEP]
+            tokens = (
+                tf.cast(
+                    tokenizer(text).row_lengths() + tokenizer(text_pair).row_lengths(), tf.int32
+                )
+                + 3
+            )  # (batch,) with [CLS] and two [SEP]
             kept = tf.reduce_sum(packed["padding_mask"], axis=1)
         if getattr(self.model, "multi_label", False):
             probabilities = tf.sigmoid(logits)  # (batch, classes)
         else:
             probabilities = tf.nn.softmax(logits, axis=-1)  # (batch, classes)
         label_ids = tf.argmax(probabilities, axis=-1, output_type=tf.int32)  # (batch,)
-        return {"label_ids": label_ids, "labels": self._label_strings(label_ids),
-                "probabilities": probabilities, "tokens": tokens, "tokens_kept": kept,
-                "truncated": kept < tokens}
+        return {
+            "label_ids": label_ids,
+            "labels": self._label_strings(label_ids),
+            "probabilities": probabilities,
+            "tokens": tokens,
+            "tokens_kept": kept,
+            "truncated": kept < tokens,
+        }
 
     def tag(self, text):
         from kbert.export.graph_decoding import tag_outputs
@@ -428,11 +508,19 @@ class _Exporter:
         text = _clean(text, self.max_input_chars)
         packed = self.aligned(text)
         emissions = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
-        outputs = dict(tag_outputs(emissions, packed["word_ids"], packed["start_offsets"],
-                                   packed["end_offsets"], self.label_names,
-                                   crf=self.model.crf_layer))
-        outputs["entity_texts"] = _substrings(text, outputs["entity_starts"],
-                                              outputs["entity_ends"])
+        outputs = dict(
+            tag_outputs(
+                emissions,
+                packed["word_ids"],
+                packed["start_offsets"],
+                packed["end_offsets"],
+                self.label_names,
+                crf=self.model.crf_layer,
+            )
+        )
+        outputs["entity_texts"] = _substrings(
+            text, outputs["entity_starts"], outputs["entity_ends"]
+        )
         return outputs
 
     def answer(self, question, context):
@@ -445,58 +533,98 @@ class _Exporter:
             context = tf.identity(_clean(context, self.max_input_chars))
         packed = self.aligned((question, context))
         logits = self.model(self._encoder_inputs(packed), training=False)
-        outputs = dict(answer_outputs(
-            tf.cast(logits["start_logits"], tf.float32), tf.cast(logits["end_logits"], tf.float32),
-            packed["segment_ids"], packed["padding_mask"], packed["start_offsets"],
-            packed["end_offsets"], self.max_answer_length))
+        outputs = dict(
+            answer_outputs(
+                tf.cast(logits["start_logits"], tf.float32),
+                tf.cast(logits["end_logits"], tf.float32),
+                packed["segment_ids"],
+                packed["padding_mask"],
+                packed["start_offsets"],
+                packed["end_offsets"],
+                self.max_answer_length,
+            )
+        )
         outputs = {key: outputs[key] for key in ("answer_start", "answer_end", "score")}
-        outputs["answer_text"] = _substrings(context, outputs["answer_start"],
-                                             outputs["answer_end"])
+        outputs["answer_text"] = _substrings(
+            context, outputs["answer_start"], outputs["answer_end"]
+        )
         return outputs
 
     def token_ids(self, token_ids, segment_ids, padding_mask):
-        inputs = {"token_ids": token_ids, "segment_ids": segment_ids,
-                  "padding_mask": padding_mask}
+        inputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
         outputs = self.model(self._checked_token_inputs(inputs), training=False)
         if self.task == "classify":
             return {"logits": tf.cast(outputs, tf.float32)}
         if self.task == "tag":
             return {"emissions": tf.cast(outputs, tf.float32)}
         if self.task == "answer":
-            return {key: tf.cast(outputs[key], tf.float32)
-                    for key in ("start_logits", "end_logits")}
-        return {key: tf.cast(outputs[key], tf.float32)
-                for key in ("sequence_output", "pooled_output")}
+            return {
+                key: tf.cast(outputs[key], tf.float32) for key in ("start_logits", "end_logits")
+            }
+        return {
+            key: tf.cast(outputs[key], tf.float32) for key in ("sequence_output", "pooled_output")
+        }
 
     def _checked_token_inputs(self, inputs):
         """The `token_ids` signature's inputs, asserted (batch, sequence) and in range first."""
         signature = "token_ids"
-        ranks = [_assert_rank(value, 2, signature, name, "int32 tensor [batch, sequence]")
-                 for name, value in inputs.items()]
+        ranks = [
+            _assert_rank(value, 2, signature, name, "int32 tensor [batch, sequence]")
+            for name, value in inputs.items()
+        ]
         with tf.control_dependencies(ranks):  # the checks below need rank 2
             inputs = {name: tf.identity(value) for name, value in inputs.items()}
         shapes = {name: tf.shape(value) for name, value in inputs.items()}  # (2,) each
-        same = tf.reduce_all(tf.stack([tf.equal(shapes[name], shapes["token_ids"])
-                                       for name in ("segment_ids", "padding_mask")]))
+        same = tf.reduce_all(
+            tf.stack(
+                [
+                    tf.equal(shapes[name], shapes["token_ids"])
+                    for name in ("segment_ids", "padding_mask")
+                ]
+            )
+        )
         message = tf.strings.format(
             f"signature {signature}: inputs segment_ids and padding_mask must have the shape "
             "of token_ids; received token_ids {}, segment_ids {}, padding_mask {}",
-            tuple(shapes.values()))
+            tuple(shapes.values()),
+        )
         checks = [tf.debugging.Assert(same, [message])]
         # A kbert encoder states its table sizes; another encoder (a TF Hub module wrapped by
         # kbert.hub) reads the exported vocabulary, and its segment table size is unknown.
         config = getattr(self.encoder, "config", None)
         vocabulary_size = getattr(config, "vocabulary_size", None) or self.vocabulary_size
-        checks.append(_assert_in_range(
-            inputs["token_ids"], 0, vocabulary_size, signature, "token_ids",
-            f"ids in [0, {vocabulary_size}) (vocabulary_size)"))
+        checks.append(
+            _assert_in_range(
+                inputs["token_ids"],
+                0,
+                vocabulary_size,
+                signature,
+                "token_ids",
+                f"ids in [0, {vocabulary_size}) (vocabulary_size)",
+            )
+        )
         num_segments = getattr(config, "num_segments", None)
         if num_segments:  # without a segment table the model ignores segment_ids
-            checks.append(_assert_in_range(
-                inputs["segment_ids"], 0, num_segments, signature, "segment_ids",
-                f"ids in [0, {num_segments}) (num_segments)"))
-        checks.append(_assert_in_range(inputs["padding_mask"], 0, 2, signature, "padding_mask",
-                                       "values 0 (padding) or 1 (token)"))
+            checks.append(
+                _assert_in_range(
+                    inputs["segment_ids"],
+                    0,
+                    num_segments,
+                    signature,
+                    "segment_ids",
+                    f"ids in [0, {num_segments}) (num_segments)",
+                )
+            )
+        checks.append(
+            _assert_in_range(
+                inputs["padding_mask"],
+                0,
+                2,
+                signature,
+                "padding_mask",
+                "values 0 (padding) or 1 (token)",
+            )
+        )
         with tf.control_dependencies(checks):
             return {name: tf.identity(value) for name, value in inputs.items()}
 
@@ -506,11 +634,13 @@ class _Exporter:
         ids = tf.TensorSpec([None, None], tf.int32)
         if self.task == "classify":
             if self.pair:
+
                 def classify(text, text_pair):
                     return self.classify(text, text_pair)
 
                 main = (classify, [string] * 2)
             else:
+
                 def classify(text):
                     return self.classify(text)
 
@@ -548,13 +678,25 @@ def _verify(path, signature_names, pair, task):
         outputs = function(**arguments)
         for key, value in outputs.items():
             if value.shape[0] != 2:
-                raise RuntimeError(f"signature {name!r} output {key!r} has shape {value.shape} "
-                                   "for a batch of 2 in the verification run")
+                raise RuntimeError(
+                    f"signature {name!r} output {key!r} has shape {value.shape} "
+                    "for a batch of 2 in the verification run"
+                )
 
 
-def export_saved_model(model, tokenizer, export_dir, name, version=None, task=None,
-                       label_names=None, sequence_length=None, max_input_chars=None,
-                       max_answer_length=30, pair=False):
+def export_saved_model(
+    model,
+    tokenizer,
+    export_dir,
+    name,
+    version=None,
+    task=None,
+    label_names=None,
+    sequence_length=None,
+    max_input_chars=None,
+    max_answer_length=30,
+    pair=False,
+):
     """Writes a TF Serving SavedModel of a kbert model with its tokenizer in the graph.
 
     The result is `<export_dir>/<name>/<version>/` with `saved_model.pb`, `variables/` and
@@ -631,11 +773,15 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         if sequence_length is None:
             sequence_length = tokenizer.sequence_length
     if isinstance(tokenizer, LongTextPreprocessor):
-        long_inputs = {key: getattr(tokenizer, key)
-                       for key in ("strategy", "head_tokens", "stride", "max_windows")}
+        long_inputs = {
+            key: getattr(tokenizer, key)
+            for key in ("strategy", "head_tokens", "stride", "max_windows")
+        }
         if pair:
-            raise ValueError("a LongTextPreprocessor reads single texts; pair=True needs a "
-                             "BertPreprocessor or a WordPieceTokenizer")
+            raise ValueError(
+                "a LongTextPreprocessor reads single texts; pair=True needs a "
+                "BertPreprocessor or a WordPieceTokenizer"
+            )
         if sequence_length is None:
             sequence_length = tokenizer.sequence_length
     if sequence_length is None:
@@ -645,19 +791,30 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
     if max_input_chars is None and isinstance(sequence_length, int):
         max_input_chars = CHARS_PER_TOKEN * sequence_length
     model, tokenizer, task, label_names = _check_arguments(
-        model, tokenizer, task, label_names, sequence_length, max_input_chars,
-        max_answer_length, version)
+        model,
+        tokenizer,
+        task,
+        label_names,
+        sequence_length,
+        max_input_chars,
+        max_answer_length,
+        version,
+    )
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
-        raise ValueError("name must be a plain directory name (letters, digits, '_', '-', '.'); "
-                         f"received {name!r}")
+        raise ValueError(
+            "name must be a plain directory name (letters, digits, '_', '-', '.'); "
+            f"received {name!r}"
+        )
     if pair and task != "classify":
         raise ValueError(f"pair=True is for the 'classify' task; received task {task!r}")
     encoder = model if task == "embed" else getattr(model, "encoder", None)
     positions = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
     if positions is not None and sequence_length > positions:
-        raise ValueError(f"sequence_length {sequence_length} is longer than the model can read: "
-                         f"its position table has {positions} positions; expected at most "
-                         f"{positions}")
+        raise ValueError(
+            f"sequence_length {sequence_length} is longer than the model can read: "
+            f"its position table has {positions} positions; expected at most "
+            f"{positions}"
+        )
     check_export_dir(export_dir)
     model_dir = os.path.join(os.fspath(export_dir), name)
     check_export_dir(model_dir, "the model directory")
@@ -665,26 +822,41 @@ def export_saved_model(model, tokenizer, export_dir, name, version=None, task=No
         version = next_version(model_dir)
     final = os.path.join(model_dir, str(version))
     if os.path.exists(final):
-        raise ValueError(f"version {version} of model {name!r} already exists at {final}; "
-                         "expected a new version (versions are never replaced)")
+        raise ValueError(
+            f"version {version} of model {name!r} already exists at {final}; "
+            "expected a new version (versions are never replaced)"
+        )
     created = not os.path.isdir(model_dir)
     try:
         os.makedirs(model_dir, exist_ok=True)
     except OSError as error:
-        raise ValueError(f"cannot create the model directory {model_dir!r}: "
-                         f"{error.strerror}") from None
+        raise ValueError(
+            f"cannot create the model directory {model_dir!r}: {error.strerror}"
+        ) from None
     temporary = os.path.join(model_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
-            exporter = _Exporter(model, tokenizer, task, label_names, sequence_length,
-                                 max_input_chars, max_answer_length, bool(pair), truncation,
-                                 asset_dir, long_inputs)
+            exporter = _Exporter(
+                model,
+                tokenizer,
+                task,
+                label_names,
+                sequence_length,
+                max_input_chars,
+                max_answer_length,
+                bool(pair),
+                truncation,
+                asset_dir,
+                long_inputs,
+            )
             signature_names = exporter.add_endpoints()
             exporter.archive.write_out(temporary, verbose=False)
         _verify(temporary, signature_names, bool(pair), task)
         if os.path.exists(final):
-            raise ValueError(f"version {version} of model {name!r} appeared at {final} during "
-                             "the export; expected a new version (versions are never replaced)")
+            raise ValueError(
+                f"version {version} of model {name!r} appeared at {final} during "
+                "the export; expected a new version (versions are never replaced)"
+            )
         os.rename(temporary, final)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)

@@ -28,8 +28,9 @@ class Adapter(keras.layers.Layer):
     True
     """
 
-    def __init__(self, bottleneck_dim=32, activation="gelu", residual=True,
-                 kernel_initializer=None, **kwargs):
+    def __init__(
+        self, bottleneck_dim=32, activation="gelu", residual=True, kernel_initializer=None, **kwargs
+    ):
         super().__init__(**kwargs)
         self.bottleneck_dim = bottleneck_dim
         self.activation = activation
@@ -38,20 +39,27 @@ class Adapter(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(
             kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
         )
-        self.down = keras.layers.Dense(bottleneck_dim, kernel_initializer=self.kernel_initializer,
-                                       dtype=self.dtype_policy, name="down")
+        self.down = keras.layers.Dense(
+            bottleneck_dim,
+            kernel_initializer=self.kernel_initializer,
+            dtype=self.dtype_policy,
+            name="down",
+        )
         self.up = None  # created in build(): its width is the input's
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
         if self.bottleneck_dim >= hidden_dim:
-            raise ValueError(f"an adapter's bottleneck_dim must be below the hidden size "
-                             f"{hidden_dim}; received bottleneck_dim={self.bottleneck_dim}")
+            raise ValueError(
+                f"an adapter's bottleneck_dim must be below the hidden size "
+                f"{hidden_dim}; received bottleneck_dim={self.bottleneck_dim}"
+            )
         self.down.build(input_shape)
         # Zero up-projection: the adapter starts as the identity (Houlsby et al. use a
         # near-zero init for the same reason).
-        self.up = keras.layers.Dense(hidden_dim, kernel_initializer="zeros",
-                                     dtype=self.dtype_policy, name="up")
+        self.up = keras.layers.Dense(
+            hidden_dim, kernel_initializer="zeros", dtype=self.dtype_policy, name="up"
+        )
         self.up.build(tuple(input_shape[:-1]) + (self.bottleneck_dim,))
         self.built = True
 
@@ -64,12 +72,14 @@ class Adapter(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "bottleneck_dim": self.bottleneck_dim,
-            "activation": self.activation,
-            "residual": self.residual,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-        })
+        config.update(
+            {
+                "bottleneck_dim": self.bottleneck_dim,
+                "activation": self.activation,
+                "residual": self.residual,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            }
+        )
         return config
 
 
@@ -107,9 +117,12 @@ class AdaptedSublayer(keras.layers.Layer):
             sublayer = keras.saving.deserialize_keras_object(sublayer)
         if isinstance(adapters, keras.layers.Layer):
             adapters = {"default": adapters}
-        adapters = {name: keras.saving.deserialize_keras_object(adapter)
-                    if isinstance(adapter, dict) else adapter
-                    for name, adapter in adapters.items()}
+        adapters = {
+            name: keras.saving.deserialize_keras_object(adapter)
+            if isinstance(adapter, dict)
+            else adapter
+            for name, adapter in adapters.items()
+        }
         if active_adapter is None and adapters:
             active_adapter = next(iter(adapters))
         self.sublayer = sublayer
@@ -121,8 +134,7 @@ class AdaptedSublayer(keras.layers.Layer):
     def set_active_adapter(self, name):
         """Selects the adapter that runs (None: none)."""
         if name is not None and name not in self.adapters:
-            raise ValueError(f"no adapter named {name!r}; this wrapper has "
-                             f"{sorted(self.adapters)}")
+            raise ValueError(f"no adapter named {name!r}; this wrapper has {sorted(self.adapters)}")
         self.active_adapter = name
 
     def add_adapter(self, name, adapter):
@@ -163,11 +175,15 @@ class AdaptedSublayer(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "sublayer": keras.saving.serialize_keras_object(self.sublayer),
-            "adapters": {name: keras.saving.serialize_keras_object(adapter)
-                         for name, adapter in self.adapters.items()},
-            "active_adapter": self.active_adapter,
-            "parallel": self.parallel,
-        })
+        config.update(
+            {
+                "sublayer": keras.saving.serialize_keras_object(self.sublayer),
+                "adapters": {
+                    name: keras.saving.serialize_keras_object(adapter)
+                    for name, adapter in self.adapters.items()
+                },
+                "active_adapter": self.active_adapter,
+                "parallel": self.parallel,
+            }
+        )
         return config

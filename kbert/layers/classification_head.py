@@ -47,8 +47,11 @@ class ClassificationHead(keras.layers.Layer):
             raise ValueError(f"num_classes must be an int >= 2; received {num_classes!r}")
         if pooling not in HEAD_POOLING:
             raise ValueError(f"pooling must be one of {HEAD_POOLING}; received {pooling!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
-                not 0.0 <= dropout < 1.0:
+        if (
+            isinstance(dropout, bool)
+            or not isinstance(dropout, (int, float))
+            or not 0.0 <= dropout < 1.0
+        ):
             raise ValueError(f"dropout must be a float in [0, 1); received {dropout!r}")
         self.num_classes = num_classes
         self.pooling = pooling
@@ -56,11 +59,15 @@ class ClassificationHead(keras.layers.Layer):
         self.pooling_layer = None
         if pooling != "pooler":
             self.pooling_layer = SequencePooling(pooling, dtype=self.dtype_policy, name="pooling")
-        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy,
-                                                  name="dropout")
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="dropout"
+        )
         self.logits_layer = keras.layers.Dense(
-            num_classes, kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype="float32", name="logits")
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            dtype="float32",
+            name="logits",
+        )
 
     def build(self, encoder_outputs_shape, padding_mask_shape=None):
         width = encoder_outputs_shape["sequence_output"][-1]
@@ -75,8 +82,9 @@ class ClassificationHead(keras.layers.Layer):
         if self.pooling == "pooler":
             pooled = encoder_outputs["pooled_output"]  # (batch, hidden)
         else:
-            pooled = self.pooling_layer(encoder_outputs["sequence_output"],
-                                        padding_mask=padding_mask)  # (batch, hidden or 3*hidden)
+            pooled = self.pooling_layer(
+                encoder_outputs["sequence_output"], padding_mask=padding_mask
+            )  # (batch, hidden or 3*hidden)
         pooled = self.dropout_layer(pooled, training=training)
         return self.logits_layer(pooled)  # (batch, num_classes), float32
 
@@ -84,5 +92,9 @@ class ClassificationHead(keras.layers.Layer):
         return (encoder_outputs_shape["sequence_output"][0], self.num_classes)
 
     def get_config(self):
-        return {**super().get_config(), "num_classes": self.num_classes,
-                "pooling": self.pooling, "dropout": self.dropout}
+        return {
+            **super().get_config(),
+            "num_classes": self.num_classes,
+            "pooling": self.pooling,
+            "dropout": self.dropout,
+        }

@@ -66,14 +66,17 @@ class CRF(keras.layers.Layer):
         if input_shape is not None:
             self._check_shape(input_shape)
         self.transitions = self.add_weight(
-            shape=(self.num_tags, self.num_tags), initializer="zeros", dtype="float32",
-            name="transitions")
+            shape=(self.num_tags, self.num_tags),
+            initializer="zeros",
+            dtype="float32",
+            name="transitions",
+        )
         self.start_transitions = self.add_weight(
-            shape=(self.num_tags,), initializer="zeros", dtype="float32",
-            name="start_transitions")
+            shape=(self.num_tags,), initializer="zeros", dtype="float32", name="start_transitions"
+        )
         self.end_transitions = self.add_weight(
-            shape=(self.num_tags,), initializer="zeros", dtype="float32",
-            name="end_transitions")
+            shape=(self.num_tags,), initializer="zeros", dtype="float32", name="end_transitions"
+        )
         self.built = True
 
     def _check_shape(self, shape):
@@ -82,11 +85,13 @@ class CRF(keras.layers.Layer):
         if len(shape) != 3:
             raise ValueError(
                 f"CRF expected emissions of shape (batch, seq, num_tags={self.num_tags}); "
-                f"received shape {shape} of rank {len(shape)}")
+                f"received shape {shape} of rank {len(shape)}"
+            )
         if shape[-1] is not None and shape[-1] != self.num_tags:
             raise ValueError(
                 f"CRF expected emissions whose last dimension is num_tags={self.num_tags}; "
-                f"received shape {shape} with last dimension {shape[-1]}")
+                f"received shape {shape} with last dimension {shape[-1]}"
+            )
 
     def _prepare(self, emissions, mask, tags=None):
         """Checks and builds; returns float32 weights, the scan's steps and a start flag.
@@ -101,9 +106,11 @@ class CRF(keras.layers.Layer):
             self.build(tuple(emissions.shape))
         emissions = ops.cast(emissions, "float32")  # (batch, seq, num_tags)
         mask = ops.cast(mask, "bool")  # (batch, seq)
-        weights = (ops.cast(self.transitions, "float32"),  # (num_tags, num_tags)
-                   ops.cast(self.start_transitions, "float32"),  # (num_tags,)
-                   ops.cast(self.end_transitions, "float32"))  # (num_tags,)
+        weights = (
+            ops.cast(self.transitions, "float32"),  # (num_tags, num_tags)
+            ops.cast(self.start_transitions, "float32"),  # (num_tags,)
+            ops.cast(self.end_transitions, "float32"),
+        )  # (num_tags,)
         columns = [emissions, ops.cast(mask, "float32")[:, :, None]]
         if tags is not None:
             # Unscored positions may hold any id (-100, say); gather at 0 there instead.
@@ -115,7 +122,7 @@ class CRF(keras.layers.Layer):
 
     def _unpack(self, step):
         """Splits one packed step `(batch, num_tags + 1 [+ 1])` into emission, keep and tag."""
-        emission = step[:, :self.num_tags]  # (batch, num_tags)
+        emission = step[:, : self.num_tags]  # (batch, num_tags)
         keep = step[:, self.num_tags] > 0.5  # (batch,)
         tag = ops.cast(step[:, -1], "int32")  # (batch,), meaningful only when tags were packed
         return emission, keep, tag
@@ -146,8 +153,9 @@ class CRF(keras.layers.Layer):
             alpha, started = carry  # (batch, num_tags), (batch,)
             emission, keep, _ = self._unpack(packed)  # (batch, num_tags), (batch,)
             # alpha[:, i, None] + transitions[i, j], summed out over the previous tag i.
-            continued = ops.logsumexp(
-                alpha[:, :, None] + transitions[None], axis=1) + emission  # (batch, num_tags)
+            continued = (
+                ops.logsumexp(alpha[:, :, None] + transitions[None], axis=1) + emission
+            )  # (batch, num_tags)
             first = start[None, :] + emission  # (batch, num_tags)
             new_alpha = ops.where(started[:, None], continued, first)
             # An unscored position carries alpha through unchanged.
@@ -156,7 +164,7 @@ class CRF(keras.layers.Layer):
             # The TensorFlow backend's scan wants the per-step output shaped like the carry.
             return (alpha, started), (alpha, started)
 
-        init = (ops.zeros_like(steps[0, :, :self.num_tags]), not_started)
+        init = (ops.zeros_like(steps[0, :, : self.num_tags]), not_started)
         (alpha, started), _ = ops.scan(step, init, steps)
         log_z = ops.logsumexp(alpha + end[None, :], axis=-1)  # (batch,)
         return ops.where(started, log_z, ops.zeros_like(log_z))
@@ -197,8 +205,11 @@ class CRF(keras.layers.Layer):
             started = ops.logical_or(started, keep)
             return (score, previous, started), (score, previous, started)
 
-        init = (ops.zeros_like(steps[0, :, 0]), ops.zeros_like(steps[0, :, 0], dtype="int32"),
-                not_started)
+        init = (
+            ops.zeros_like(steps[0, :, 0]),
+            ops.zeros_like(steps[0, :, 0], dtype="int32"),
+            not_started,
+        )
         (score, last_tag, started), _ = ops.scan(step, init, steps)
         ended = ops.take(end, last_tag)  # (batch,)
         return score + ops.where(started, ended, ops.zeros_like(ended))
@@ -220,8 +231,7 @@ class CRF(keras.layers.Layer):
         >>> round(float(ops.convert_to_numpy(ll)[0]), 4)  # log(1 / 9): nine equal paths
         -2.1972
         """
-        return (self.sequence_score(emissions, tags, mask)
-                - self.log_partition(emissions, mask))
+        return self.sequence_score(emissions, tags, mask) - self.log_partition(emissions, mask)
 
     def decode(self, emissions, mask, constraints=None):
         """Finds the highest-scoring tag path with the Viterbi algorithm.
@@ -272,9 +282,8 @@ class CRF(keras.layers.Layer):
             carry = (best, started, pointer)
             return carry, carry
 
-        first_step = steps[0, :, :self.num_tags]  # (batch, num_tags)
-        init = (ops.zeros_like(first_step), not_started,
-                ops.zeros_like(first_step, dtype="int32"))
+        first_step = steps[0, :, : self.num_tags]  # (batch, num_tags)
+        init = (ops.zeros_like(first_step), not_started, ops.zeros_like(first_step, dtype="int32"))
         (best, started, _), (_, _, pointers) = ops.scan(step, init, steps)
         final = best + end[None, :]  # (batch, num_tags)
         last_tag = ops.cast(ops.argmax(final, axis=-1), "int32")  # (batch,)
@@ -318,8 +327,9 @@ def bio_constraints(tag_names, penalty=-1e4):
     tag_names = list(tag_names)
     for tag in tag_names:
         if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
-            raise ValueError(f"bio_constraints needs IOB2 tags ('O', 'B-X', 'I-X'); received "
-                             f"{tag!r}")
+            raise ValueError(
+                f"bio_constraints needs IOB2 tags ('O', 'B-X', 'I-X'); received {tag!r}"
+            )
     size = len(tag_names)
     transitions = np.zeros((size, size), np.float32)
     start = np.zeros(size, np.float32)
@@ -391,5 +401,6 @@ class CRFLoss(keras.losses.Loss):
                 "CRFLoss cannot be rebuilt from a config: it must hold the model's own CRF "
                 f"layer; received crf={crf!r} (the saved layer's name). Load the model with "
                 "keras.models.load_model(path, compile=False) and compile it again with "
-                f"loss=CRFLoss(model.get_layer({crf!r}))")
+                f"loss=CRFLoss(model.get_layer({crf!r}))"
+            )
         return cls(crf, **config)

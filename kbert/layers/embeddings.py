@@ -42,9 +42,19 @@ class Embeddings(keras.layers.Layer):
     (1, 3, 16)
     """
 
-    def __init__(self, vocabulary_size, hidden_dim, max_sequence_length, num_segments=2,
-                 embedding_dim=None, dropout=0.1, layer_norm_epsilon=1e-12, normalize=True,
-                 embeddings_initializer=None, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        hidden_dim,
+        max_sequence_length,
+        num_segments=2,
+        embedding_dim=None,
+        dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        normalize=True,
+        embeddings_initializer=None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size
         self.hidden_dim = hidden_dim
@@ -62,19 +72,27 @@ class Embeddings(keras.layers.Layer):
 
         def table(rows, name):
             return keras.layers.Embedding(
-                rows, width, embeddings_initializer=clone_initializer(self.embeddings_initializer), dtype=policy,
+                rows,
+                width,
+                embeddings_initializer=clone_initializer(self.embeddings_initializer),
+                dtype=policy,
                 name=name,
             )
 
         self.token_embedding = table(vocabulary_size, "token_embedding")
         self.position_embedding = table(max_sequence_length, "position_embedding")
         self.segment_embedding = table(num_segments, "segment_embedding") if num_segments else None
-        self.norm = (keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy,
-                                                     name="norm") if normalize else None)
+        self.norm = (
+            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm")
+            if normalize
+            else None
+        )
         self.projection = None
         if embedding_dim is not None and embedding_dim != hidden_dim:
             self.projection = keras.layers.Dense(
-                hidden_dim, kernel_initializer=clone_initializer(self.embeddings_initializer), dtype=policy,
+                hidden_dim,
+                kernel_initializer=clone_initializer(self.embeddings_initializer),
+                dtype=policy,
                 name="projection",
             )
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
@@ -126,9 +144,12 @@ class Embeddings(keras.layers.Layer):
             import tensorflow as tf
 
             tf.debugging.assert_less_equal(
-                seq, self.max_sequence_length,
-                message=(f"token_ids sequence length is above the position table's "
-                         f"max_sequence_length={self.max_sequence_length}"),
+                seq,
+                self.max_sequence_length,
+                message=(
+                    f"token_ids sequence length is above the position table's "
+                    f"max_sequence_length={self.max_sequence_length}"
+                ),
             )
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
@@ -136,15 +157,17 @@ class Embeddings(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "hidden_dim": self.hidden_dim,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "embedding_dim": self.embedding_dim,
-            "dropout": self.dropout,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "normalize": self.normalize,
-            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "hidden_dim": self.hidden_dim,
+                "max_sequence_length": self.max_sequence_length,
+                "num_segments": self.num_segments,
+                "embedding_dim": self.embedding_dim,
+                "dropout": self.dropout,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "normalize": self.normalize,
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+            }
+        )
         return config

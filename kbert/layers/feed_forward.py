@@ -25,8 +25,9 @@ class FeedForward(keras.layers.Layer):
     (2, 3, 8)
     """
 
-    def __init__(self, hidden_dim, intermediate_dim, activation="gelu", kernel_initializer=None,
-                 **kwargs):
+    def __init__(
+        self, hidden_dim, intermediate_dim, activation="gelu", kernel_initializer=None, **kwargs
+    ):
         super().__init__(**kwargs)
         self.hidden_dim = hidden_dim
         self.intermediate_dim = intermediate_dim
@@ -36,11 +37,14 @@ class FeedForward(keras.layers.Layer):
             kernel_initializer or keras.initializers.TruncatedNormal(stddev=0.02)
         )
         self.intermediate = keras.layers.Dense(
-            intermediate_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
-            dtype=self.dtype_policy, name="intermediate",
+            intermediate_dim,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="intermediate",
         )
         self.output_dense = keras.layers.Dense(
-            hidden_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
+            hidden_dim,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
             dtype=self.dtype_policy,
             name="output",
         )
@@ -58,10 +62,12 @@ class FeedForward(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "activation": self.activation,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-        })
+        config.update(
+            {
+                "hidden_dim": self.hidden_dim,
+                "intermediate_dim": self.intermediate_dim,
+                "activation": self.activation,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            }
+        )
         return config

@@ -32,9 +32,11 @@ class LoRADense(keras.layers.Layer):
         if isinstance(dense, dict):
             dense = keras.saving.deserialize_keras_object(dense)
         if not isinstance(dense, keras.layers.Dense):
-            raise ValueError(f"LoRADense wraps a keras.layers.Dense (a layer with a kernel); "
-                             f"received {getattr(dense, 'name', dense)!r} of type "
-                             f"{type(dense).__name__}")
+            raise ValueError(
+                f"LoRADense wraps a keras.layers.Dense (a layer with a kernel); "
+                f"received {getattr(dense, 'name', dense)!r} of type "
+                f"{type(dense).__name__}"
+            )
         if rank < 1:
             raise ValueError(f"rank must be a positive int; received rank={rank}")
         self.dense = dense
@@ -52,18 +54,21 @@ class LoRADense(keras.layers.Layer):
         # Hu et al.'s reference code: A Kaiming-uniform (a=√5, PyTorch's Linear default), B zero.
         bound = 1.0 / math.sqrt(input_dim)
         self.lora_a = self.add_weight(
-            name="lora_a", shape=(input_dim, self.rank),
+            name="lora_a",
+            shape=(input_dim, self.rank),
             initializer=keras.initializers.RandomUniform(-bound, bound),
         )
-        self.lora_b = self.add_weight(name="lora_b", shape=(self.rank, self.dense.units),
-                                      initializer="zeros")
+        self.lora_b = self.add_weight(
+            name="lora_b", shape=(self.rank, self.dense.units), initializer="zeros"
+        )
         self.built = True
 
     def call(self, inputs, training=None):
         dense = self.dense
         base = ops.matmul(inputs, dense.kernel)  # (..., units)
-        update = ops.matmul(ops.matmul(self.dropout_layer(inputs, training=training),
-                                       self.lora_a), self.lora_b)  # (..., units)
+        update = ops.matmul(
+            ops.matmul(self.dropout_layer(inputs, training=training), self.lora_a), self.lora_b
+        )  # (..., units)
         outputs = base + ops.cast(self.scale, update.dtype) * update
         if dense.use_bias:
             outputs = outputs + dense.bias
@@ -78,10 +83,12 @@ class LoRADense(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "dense": keras.saving.serialize_keras_object(self.dense),
-            "rank": self.rank,
-            "alpha": self.alpha,
-            "dropout": self.dropout,
-        })
+        config.update(
+            {
+                "dense": keras.saving.serialize_keras_object(self.dense),
+                "rank": self.rank,
+                "alpha": self.alpha,
+                "dropout": self.dropout,
+            }
+        )
         return config

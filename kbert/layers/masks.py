@@ -7,8 +7,9 @@ from keras import ops
 MASK_VALUE = -1e9
 
 
-def attention_bias(padding_mask=None, attention_mask=None, causal=False, sequence_length=None,
-                   dtype="float32"):
+def attention_bias(
+    padding_mask=None, attention_mask=None, causal=False, sequence_length=None, dtype="float32"
+):
     """Combines masks into one additive bias for attention scores.
 
     A broadcastable bias (not a full `(batch, seq, seq)` mask) keeps the padding-only case cheap:
@@ -43,8 +44,9 @@ def attention_bias(padding_mask=None, attention_mask=None, causal=False, sequenc
         if sequence_length is None:
             if padding_mask is None and attention_mask is None:
                 raise ValueError("attention_bias(causal=True) needs `sequence_length` or a mask")
-            sequence_length = ops.shape(padding_mask if padding_mask is not None
-                                        else attention_mask)[-1]
+            sequence_length = ops.shape(
+                padding_mask if padding_mask is not None else attention_mask
+            )[-1]
         positions = ops.arange(sequence_length)
         lower = ops.greater_equal(positions[:, None], positions[None, :])  # (seq, seq)
         lower = lower[None, None, :, :]

@@ -48,8 +48,16 @@ class MultiHeadAttention(keras.layers.Layer):
     (1, 3, 8)
     """
 
-    def __init__(self, num_heads, hidden_dim, dropout=0.0, causal=False,
-                 kernel_initializer=None, skip_padding=True, **kwargs):
+    def __init__(
+        self,
+        num_heads,
+        hidden_dim,
+        dropout=0.0,
+        causal=False,
+        kernel_initializer=None,
+        skip_padding=True,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if hidden_dim % num_heads != 0:
             raise ValueError(
@@ -68,7 +76,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
         def dense(name):
             return keras.layers.Dense(
-                hidden_dim, kernel_initializer=clone_initializer(self.kernel_initializer),
+                hidden_dim,
+                kernel_initializer=clone_initializer(self.kernel_initializer),
                 dtype=self.dtype_policy,
                 name=name,
             )
@@ -88,12 +97,21 @@ class MultiHeadAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
 
-    def call(self, inputs, padding_mask=None, attention_mask=None, training=None,
-             return_attention_scores=False, cache=None, cache_index=None):
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        attention_mask=None,
+        training=None,
+        return_attention_scores=False,
+        cache=None,
+        cache_index=None,
+    ):
         batch, seq = ops.shape(inputs)[0], ops.shape(inputs)[1]
         if cache is not None and not self.causal:
-            raise ValueError("a key/value cache is for causal attention; this layer has "
-                             "causal=False")
+            raise ValueError(
+                "a key/value cache is for causal attention; this layer has causal=False"
+            )
         if cache is not None and cache_index is None:
             raise ValueError("`cache` needs `cache_index`, the position of the first new token")
         real_tokens = padding_mask if self.skip_padding and cache is None else None
@@ -112,19 +130,20 @@ class MultiHeadAttention(keras.layers.Layer):
         value = self._split_heads(value, batch, seq)
 
         if cache is not None:
-            key, value, cache, bias = self._use_cache(key, value, cache, cache_index, seq,
-                                                      padding_mask)
+            key, value, cache, bias = self._use_cache(
+                key, value, cache, cache_index, seq, padding_mask
+            )
         else:
-            bias = attention_bias(padding_mask, attention_mask, causal=self.causal,
-                                  sequence_length=seq)
+            bias = attention_bias(
+                padding_mask, attention_mask, causal=self.causal, sequence_length=seq
+            )
 
         scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # (batch, heads, seq, keys)
         scores = ops.cast(scores, "float32")
         if bias is not None:
             scores = scores + bias
         probabilities = ops.softmax(scores, axis=-1)
-        dropped = self.dropout_layer(ops.cast(probabilities, self.compute_dtype),
-                                     training=training)
+        dropped = self.dropout_layer(ops.cast(probabilities, self.compute_dtype), training=training)
         context = ops.matmul(dropped, value)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (batch, seq, self.hidden_dim))
         outputs = project(self.output_dense, context)
@@ -157,12 +176,14 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "dropout": self.dropout,
-            "causal": self.causal,
-            "skip_padding": self.skip_padding,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-        })
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "hidden_dim": self.hidden_dim,
+                "dropout": self.dropout,
+                "causal": self.causal,
+                "skip_padding": self.skip_padding,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            }
+        )
         return config

@@ -44,8 +44,10 @@ class PrefixAttention(keras.layers.Layer):
         if isinstance(attention, dict):
             attention = keras.saving.deserialize_keras_object(attention)
         if not isinstance(attention, MultiHeadAttention):
-            raise ValueError(f"PrefixAttention wraps a kbert MultiHeadAttention; received "
-                             f"{type(attention).__name__}")
+            raise ValueError(
+                f"PrefixAttention wraps a kbert MultiHeadAttention; received "
+                f"{type(attention).__name__}"
+            )
         if prefix_length < 1:
             raise ValueError(f"prefix_length must be a positive int; received {prefix_length}")
         self.attention = attention
@@ -58,21 +60,33 @@ class PrefixAttention(keras.layers.Layer):
         if not self.attention.built:
             self.attention.build(input_shape)
         shape = (self.prefix_length, self.attention.hidden_dim)
-        self.key_prefix = self.add_weight(name="key_prefix", shape=shape,
-                                          initializer=self.prefix_initializer)
-        self.value_prefix = self.add_weight(name="value_prefix", shape=shape,
-                                            initializer=self.prefix_initializer)
+        self.key_prefix = self.add_weight(
+            name="key_prefix", shape=shape, initializer=self.prefix_initializer
+        )
+        self.value_prefix = self.add_weight(
+            name="value_prefix", shape=shape, initializer=self.prefix_initializer
+        )
         self.built = True
 
     def _prefix_heads(self, prefix, batch):
         attention = self.attention
-        prefix = ops.reshape(ops.cast(prefix, self.compute_dtype),
-                             (1, self.prefix_length, attention.num_heads, attention.head_dim))
+        prefix = ops.reshape(
+            ops.cast(prefix, self.compute_dtype),
+            (1, self.prefix_length, attention.num_heads, attention.head_dim),
+        )
         prefix = ops.transpose(prefix, (0, 2, 1, 3))  # (1, heads, prefix, head_dim)
         return ops.repeat(prefix, batch, axis=0)  # (batch, heads, prefix, head_dim)
 
-    def call(self, inputs, padding_mask=None, attention_mask=None, training=None,
-             return_attention_scores=False, cache=None, cache_index=None):
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        attention_mask=None,
+        training=None,
+        return_attention_scores=False,
+        cache=None,
+        cache_index=None,
+    ):
         if cache is not None:
             raise ValueError("PrefixAttention does not support a key/value cache")
         attention = self.attention
@@ -85,14 +99,22 @@ class PrefixAttention(keras.layers.Layer):
         query, key, value = apply_to_real_tokens(query_key_value, inputs, real_tokens)
         query = query * ops.cast(1.0 / math.sqrt(attention.head_dim), self.compute_dtype)
         query = attention._split_heads(query, batch, seq)  # (batch, heads, seq, head_dim)
-        key = ops.concatenate([self._prefix_heads(self.key_prefix, batch),
-                               attention._split_heads(key, batch, seq)], axis=2)
-        value = ops.concatenate([self._prefix_heads(self.value_prefix, batch),
-                                 attention._split_heads(value, batch, seq)], axis=2)
+        key = ops.concatenate(
+            [self._prefix_heads(self.key_prefix, batch), attention._split_heads(key, batch, seq)],
+            axis=2,
+        )
+        value = ops.concatenate(
+            [
+                self._prefix_heads(self.value_prefix, batch),
+                attention._split_heads(value, batch, seq),
+            ],
+            axis=2,
+        )
         # key, value: (batch, heads, prefix + seq, head_dim)
 
-        bias = attention_bias(padding_mask, attention_mask, causal=attention.causal,
-                              sequence_length=seq)  # broadcastable to (batch, 1, seq, seq)
+        bias = attention_bias(
+            padding_mask, attention_mask, causal=attention.causal, sequence_length=seq
+        )  # broadcastable to (batch, 1, seq, seq)
         if bias is not None:
             # Every query may see every prefix position: a zero bias in front of the keys.
             prefix_bias = ops.repeat(ops.zeros_like(bias[..., :1]), self.prefix_length, axis=-1)
@@ -102,11 +124,13 @@ class PrefixAttention(keras.layers.Layer):
         if bias is not None:
             scores = scores + bias  # (batch, heads, seq, prefix + seq)
         probabilities = ops.softmax(scores, axis=-1)
-        dropped = attention.dropout_layer(ops.cast(probabilities, self.compute_dtype),
-                                          training=training)
+        dropped = attention.dropout_layer(
+            ops.cast(probabilities, self.compute_dtype), training=training
+        )
         context = ops.matmul(dropped, value)  # (batch, heads, seq, head_dim)
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)),
-                              (batch, seq, attention.hidden_dim))
+        context = ops.reshape(
+            ops.transpose(context, (0, 2, 1, 3)), (batch, seq, attention.hidden_dim)
+        )
         outputs = apply_to_real_tokens(attention.output_dense, context, real_tokens)
         return (outputs, probabilities) if return_attention_scores else outputs
 
@@ -115,9 +139,11 @@ class PrefixAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "attention": keras.saving.serialize_keras_object(self.attention),
-            "prefix_length": self.prefix_length,
-            "prefix_initializer": keras.initializers.serialize(self.prefix_initializer),
-        })
+        config.update(
+            {
+                "attention": keras.saving.serialize_keras_object(self.attention),
+                "prefix_length": self.prefix_length,
+                "prefix_initializer": keras.initializers.serialize(self.prefix_initializer),
+            }
+        )
         return config

@@ -34,17 +34,20 @@ class PromptTuning(keras.layers.Layer):
     def __init__(self, num_prompt_tokens=20, prompt_initializer=None, **kwargs):
         super().__init__(**kwargs)
         if num_prompt_tokens < 1:
-            raise ValueError(f"num_prompt_tokens must be a positive int; received "
-                             f"{num_prompt_tokens}")
+            raise ValueError(
+                f"num_prompt_tokens must be a positive int; received {num_prompt_tokens}"
+            )
         self.num_prompt_tokens = num_prompt_tokens
         self.prompt_initializer = keras.initializers.get(
             prompt_initializer or keras.initializers.RandomNormal(stddev=0.02)
         )
 
     def build(self, inputs_shape, padding_mask_shape=None):
-        self.prompts = self.add_weight(name="prompts",
-                                       shape=(self.num_prompt_tokens, inputs_shape[-1]),
-                                       initializer=self.prompt_initializer)
+        self.prompts = self.add_weight(
+            name="prompts",
+            shape=(self.num_prompt_tokens, inputs_shape[-1]),
+            initializer=self.prompt_initializer,
+        )
         self.built = True
 
     def call(self, inputs, padding_mask=None):
@@ -55,8 +58,9 @@ class PromptTuning(keras.layers.Layer):
         if padding_mask is None:
             padding_mask = ops.ones((batch, seq), "int32")
         padding_mask = ops.concatenate(
-            [ops.ones((batch, self.num_prompt_tokens), "int32"),
-             ops.cast(padding_mask, "int32")], axis=1)  # (batch, prompts + seq)
+            [ops.ones((batch, self.num_prompt_tokens), "int32"), ops.cast(padding_mask, "int32")],
+            axis=1,
+        )  # (batch, prompts + seq)
         return embeddings, padding_mask
 
     def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
@@ -66,8 +70,10 @@ class PromptTuning(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "num_prompt_tokens": self.num_prompt_tokens,
-            "prompt_initializer": keras.initializers.serialize(self.prompt_initializer),
-        })
+        config.update(
+            {
+                "num_prompt_tokens": self.num_prompt_tokens,
+                "prompt_initializer": keras.initializers.serialize(self.prompt_initializer),
+            }
+        )
         return config

@@ -45,9 +45,11 @@ class ScalarMix(keras.layers.Layer):
     def build(self, input_shape):
         self._check_count(input_shape)
         self.scalar_weights = self.add_weight(
-            shape=(self.num_inputs,), initializer="zeros", name="scalar_weights")
+            shape=(self.num_inputs,), initializer="zeros", name="scalar_weights"
+        )
         self.gamma = self.add_weight(
-            shape=(), initializer=keras.initializers.Constant(self.initial_gamma), name="gamma")
+            shape=(), initializer=keras.initializers.Constant(self.initial_gamma), name="gamma"
+        )
         self.built = True
 
     def _check_count(self, shapes):
@@ -62,7 +64,8 @@ class ScalarMix(keras.layers.Layer):
             received = f"a tensor of shape {tuple(shapes)}"
         raise ValueError(
             f"ScalarMix expected {self.num_inputs} inputs: a list of {self.num_inputs} tensors "
-            f"or a tensor (batch, {self.num_inputs}, ..., hidden); received {received}")
+            f"or a tensor (batch, {self.num_inputs}, ..., hidden); received {received}"
+        )
 
     def call(self, inputs):
         if isinstance(inputs, (list, tuple)):
@@ -99,13 +102,19 @@ class ScalarMix(keras.layers.Layer):
         return (input_shape[0],) + tuple(input_shape[2:])
 
     def get_config(self):
-        return {**super().get_config(), "num_inputs": self.num_inputs,
-                "initial_gamma": self.initial_gamma}
+        return {
+            **super().get_config(),
+            "num_inputs": self.num_inputs,
+            "initial_gamma": self.initial_gamma,
+        }
 
 
 def _is_shape_list(shapes):
     """True for a list of shapes (list input), False for one shape (stacked input)."""
     if isinstance(shapes, list) and not shapes:
         return True
-    return isinstance(shapes, (list, tuple)) and len(shapes) > 0 and all(
-        isinstance(shape, (list, tuple)) for shape in shapes)
+    return (
+        isinstance(shapes, (list, tuple))
+        and len(shapes) > 0
+        and all(isinstance(shape, (list, tuple)) for shape in shapes)
+    )

@@ -49,16 +49,27 @@ class SpanRepresentation(keras.layers.Layer):
         self.activation = activation
         initializer = keras.initializers.TruncatedNormal(stddev=0.02)
         self.start_projection = keras.layers.Dense(
-            projection_dim, activation=activation, kernel_initializer=clone_initializer(initializer),
-            dtype=self.dtype_policy, name="start_projection")
+            projection_dim,
+            activation=activation,
+            kernel_initializer=clone_initializer(initializer),
+            dtype=self.dtype_policy,
+            name="start_projection",
+        )
         self.end_projection = keras.layers.Dense(
-            projection_dim, activation=activation, kernel_initializer=clone_initializer(initializer),
-            dtype=self.dtype_policy, name="end_projection")
+            projection_dim,
+            activation=activation,
+            kernel_initializer=clone_initializer(initializer),
+            dtype=self.dtype_policy,
+            name="end_projection",
+        )
         self.attention_score = None
         if pooling == "attention":
             self.attention_score = keras.layers.Dense(
-                1, kernel_initializer=clone_initializer(initializer), dtype=self.dtype_policy,
-                name="attention_score")
+                1,
+                kernel_initializer=clone_initializer(initializer),
+                dtype=self.dtype_policy,
+                name="attention_score",
+            )
 
     def build(self, hidden_shape, span_starts_shape=None, span_ends_shape=None):
         self.start_projection.build(hidden_shape)
@@ -72,8 +83,9 @@ class SpanRepresentation(keras.layers.Layer):
         start_vectors = ops.take_along_axis(hidden, span_starts[:, :, None], axis=1)
         end_vectors = ops.take_along_axis(hidden, span_ends[:, :, None], axis=1)
         positions = ops.arange(ops.shape(hidden)[1], dtype="int32")[None, None, :]
-        inside = ops.logical_and(positions >= span_starts[:, :, None],
-                                 positions <= span_ends[:, :, None])  # (batch, spans, seq)
+        inside = ops.logical_and(
+            positions >= span_starts[:, :, None], positions <= span_ends[:, :, None]
+        )  # (batch, spans, seq)
         if self.pooling == "mean":
             weights = ops.cast(inside, hidden.dtype)
             weights = weights / ops.maximum(ops.sum(weights, axis=-1, keepdims=True), 1.0)
@@ -84,7 +96,8 @@ class SpanRepresentation(keras.layers.Layer):
         pooled = ops.matmul(weights, hidden)  # (batch, spans, hidden_dim)
         return ops.concatenate(
             [self.start_projection(start_vectors), self.end_projection(end_vectors), pooled],
-            axis=-1)
+            axis=-1,
+        )
 
     def compute_output_shape(self, hidden_shape, span_starts_shape=None, span_ends_shape=None):
         spans = span_starts_shape[1] if span_starts_shape is not None else None
@@ -92,6 +105,11 @@ class SpanRepresentation(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"projection_dim": self.projection_dim, "pooling": self.pooling,
-                       "activation": self.activation})
+        config.update(
+            {
+                "projection_dim": self.projection_dim,
+                "pooling": self.pooling,
+                "activation": self.activation,
+            }
+        )
         return config

@@ -36,24 +36,32 @@ class TaggingHead(keras.layers.Layer):
         super().__init__(**kwargs)
         if isinstance(num_tags, bool) or not isinstance(num_tags, int) or num_tags < 2:
             raise ValueError(f"num_tags must be an int >= 2; received {num_tags!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
-                not 0.0 <= dropout < 1.0:
+        if (
+            isinstance(dropout, bool)
+            or not isinstance(dropout, (int, float))
+            or not 0.0 <= dropout < 1.0
+        ):
             raise ValueError(f"dropout must be a float in [0, 1); received {dropout!r}")
         self.num_tags = num_tags
         self.dropout = float(dropout)
-        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy,
-                                                  name="dropout")
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="dropout"
+        )
         self.logits_layer = keras.layers.Dense(
-            num_tags, kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype="float32", name="logits")
+            num_tags,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            dtype="float32",
+            name="logits",
+        )
 
     def build(self, encoder_outputs_shape, padding_mask_shape=None):
         self.logits_layer.build((None, None, encoder_outputs_shape["sequence_output"][-1]))
         self.built = True
 
     def call(self, encoder_outputs, padding_mask=None, training=None):
-        hidden = self.dropout_layer(encoder_outputs["sequence_output"],
-                                    training=training)  # (batch, seq, hidden)
+        hidden = self.dropout_layer(
+            encoder_outputs["sequence_output"], training=training
+        )  # (batch, seq, hidden)
         return self.logits_layer(hidden)  # (batch, seq, num_tags), float32
 
     def compute_output_shape(self, encoder_outputs_shape, padding_mask_shape=None):

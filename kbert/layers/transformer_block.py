@@ -48,10 +48,21 @@ class TransformerBlock(keras.layers.Layer):
     (1, 4, 8)
     """
 
-    def __init__(self, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
-                 attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
-                 norm_first=False, causal=False, kernel_initializer=None, skip_padding=True,
-                 **kwargs):
+    def __init__(
+        self,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        norm_first=False,
+        causal=False,
+        kernel_initializer=None,
+        skip_padding=True,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.hidden_dim = hidden_dim
@@ -68,8 +79,13 @@ class TransformerBlock(keras.layers.Layer):
         )
         policy = self.dtype_policy
         self.attention = MultiHeadAttention(
-            num_heads, hidden_dim, dropout=attention_dropout, causal=causal,
-            kernel_initializer=self.kernel_initializer, skip_padding=skip_padding, dtype=policy,
+            num_heads,
+            hidden_dim,
+            dropout=attention_dropout,
+            causal=causal,
+            kernel_initializer=self.kernel_initializer,
+            skip_padding=skip_padding,
+            dtype=policy,
             name="attention",
         )
         self.attention_norm = keras.layers.LayerNormalization(
@@ -77,8 +93,12 @@ class TransformerBlock(keras.layers.Layer):
         )
         self.attention_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
         self.feed_forward = FeedForward(
-            hidden_dim, intermediate_dim, activation=activation,
-            kernel_initializer=self.kernel_initializer, dtype=policy, name="feed_forward",
+            hidden_dim,
+            intermediate_dim,
+            activation=activation,
+            kernel_initializer=self.kernel_initializer,
+            dtype=policy,
+            name="feed_forward",
         )
         self.feed_forward_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="feed_forward_norm"
@@ -86,13 +106,24 @@ class TransformerBlock(keras.layers.Layer):
         self.feed_forward_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
 
     def build(self, input_shape):
-        for layer in (self.attention, self.attention_norm, self.feed_forward,
-                      self.feed_forward_norm):
+        for layer in (
+            self.attention,
+            self.attention_norm,
+            self.feed_forward,
+            self.feed_forward_norm,
+        ):
             layer.build(input_shape)
         self.built = True
 
-    def call(self, inputs, padding_mask=None, attention_mask=None, training=None, cache=None,
-             cache_index=None):
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        attention_mask=None,
+        training=None,
+        cache=None,
+        cache_index=None,
+    ):
         x = inputs
         masks = {"padding_mask": padding_mask, "attention_mask": attention_mask}
         real_tokens = padding_mask if self.skip_padding and cache is None else None
@@ -110,8 +141,7 @@ class TransformerBlock(keras.layers.Layer):
             return apply_to_real_tokens(self.feed_forward, h, real_tokens, training=training)
 
         if self.norm_first:
-            x = x + self.attention_dropout_layer(attend(self.attention_norm(x)),
-                                                 training=training)
+            x = x + self.attention_dropout_layer(attend(self.attention_norm(x)), training=training)
             transformed = feed_forward(self.feed_forward_norm(x))
             outputs = x + self.feed_forward_dropout_layer(transformed, training=training)
         else:
@@ -127,17 +157,19 @@ class TransformerBlock(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "norm_first": self.norm_first,
-            "causal": self.causal,
-            "skip_padding": self.skip_padding,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-        })
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "hidden_dim": self.hidden_dim,
+                "intermediate_dim": self.intermediate_dim,
+                "dropout": self.dropout,
+                "attention_dropout": self.attention_dropout,
+                "activation": self.activation,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "norm_first": self.norm_first,
+                "causal": self.causal,
+                "skip_padding": self.skip_padding,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            }
+        )
         return config

@@ -38,8 +38,7 @@ def apply_to_real_tokens(layer, inputs, padding_mask, **kwargs):
     >>> tuple(out.shape)
     (2, 3, 4)
     """
-    if (padding_mask is None or keras.backend.backend() != "tensorflow"
-            or _tracing_for_xla()):
+    if padding_mask is None or keras.backend.backend() != "tensorflow" or _tracing_for_xla():
         return layer(inputs, **kwargs)
     import tensorflow as tf
 
@@ -57,8 +56,9 @@ def apply_to_real_tokens(layer, inputs, padding_mask, **kwargs):
         def scatter(values):
             width = tf.shape(values, out_type=tf.int64)[1:]
             scattered = tf.scatter_nd(index, values, tf.concat([rows, width], 0))
-            return tf.reshape(scattered,
-                              tf.concat([tf.shape(inputs)[:-1], tf.shape(values)[1:]], 0))
+            return tf.reshape(
+                scattered, tf.concat([tf.shape(inputs)[:-1], tf.shape(values)[1:]], 0)
+            )
 
         return tf.nest.map_structure(scatter, packed)
 

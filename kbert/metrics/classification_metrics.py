@@ -127,8 +127,9 @@ def _scores_from_matrix(matrix):
         "recall": _safe_divide(true_positives, support),
         # 2tp / (2tp + fp + fn) equals 2PR / (P + R) where both are defined, and is 0 (not NaN)
         # when P = R = 0, as in scikit-learn.
-        "f1": _safe_divide(2 * true_positives,
-                           2 * true_positives + false_positives + false_negatives),
+        "f1": _safe_divide(
+            2 * true_positives, 2 * true_positives + false_positives + false_negatives
+        ),
         "support": support.astype(np.int64),
     }
 
@@ -256,10 +257,13 @@ def multi_label_scores(y_true, y_pred):
     true_positives = np.sum(y_true & y_pred, axis=0)  # (labels,)
     false_positives = np.sum(~y_true & y_pred, axis=0)  # (labels,)
     false_negatives = np.sum(y_true & ~y_pred, axis=0)  # (labels,)
-    per_label_f1 = _safe_divide(2 * true_positives,
-                                2 * true_positives + false_positives + false_negatives)
-    micro = _safe_divide(2 * true_positives.sum(),
-                         2 * true_positives.sum() + false_positives.sum() + false_negatives.sum())
+    per_label_f1 = _safe_divide(
+        2 * true_positives, 2 * true_positives + false_positives + false_negatives
+    )
+    micro = _safe_divide(
+        2 * true_positives.sum(),
+        2 * true_positives.sum() + false_positives.sum() + false_negatives.sum(),
+    )
     return {
         "micro_f1": float(micro),
         "macro_f1": float(np.mean(per_label_f1)),

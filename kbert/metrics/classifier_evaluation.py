@@ -20,14 +20,16 @@ def evaluate_classifier(classifier, preprocessor, examples, positive_label=None,
         dict: the report (accuracy, macro_f1, per_class, confusion_matrix, …), `f1` when
         `positive_label` is given, `source`, and `predictions` (list of class ids).
     """
-    logits = classifier_logits(classifier, preprocessor, examples.texts, examples.text_pairs,
-                               batch_size)["logits"]
+    logits = classifier_logits(
+        classifier, preprocessor, examples.texts, examples.text_pairs, batch_size
+    )["logits"]
     predictions = np.argmax(logits, axis=-1)
     names = [str(name) for name in examples.label_names.names]
     report = classification_report(examples.labels, predictions, names)
     if positive_label is not None:
-        report["f1"] = binary_f1(examples.labels, predictions,
-                                 positive=names.index(str(positive_label)))
+        report["f1"] = binary_f1(
+            examples.labels, predictions, positive=names.index(str(positive_label))
+        )
     report["source"] = examples.source
     report["predictions"] = predictions.tolist()
     return report
@@ -61,19 +63,31 @@ def classifier_logits(classifier, preprocessor, texts, text_pairs=None, batch_si
             raise ValueError("long-input strategies are for single texts; received text pairs")
         dataset, packed = long_text_dataset(preprocessor, list(texts), batch_size=batch_size)
         rows = np.asarray(classifier.predict(dataset, verbose=0), np.float32)
-        logits = preprocessor.aggregate(tf.constant(rows), {
-            "text_index": tf.constant(packed["text_index"]),
-            "tokens": tf.constant(packed["tokens"])}).numpy()
+        logits = preprocessor.aggregate(
+            tf.constant(rows),
+            {
+                "text_index": tf.constant(packed["text_index"]),
+                "tokens": tf.constant(packed["tokens"]),
+            },
+        ).numpy()
         counts = np.bincount(packed["text_index"], minlength=len(texts))
-        return {"logits": logits, "tokens": packed["tokens"],
-                "tokens_kept": packed["tokens_kept"], "rows": counts}
-    logits = classifier.predict(classification_dataset(preprocessor, texts, text_pairs,
-                                                       batch_size=batch_size), verbose=0)
+        return {
+            "logits": logits,
+            "tokens": packed["tokens"],
+            "tokens_kept": packed["tokens_kept"],
+            "rows": counts,
+        }
+    logits = classifier.predict(
+        classification_dataset(preprocessor, texts, text_pairs, batch_size=batch_size), verbose=0
+    )
     tokenizer = preprocessor.tokenizer
     tokens = tokenizer(tf.constant(list(texts))).row_lengths().numpy() + 2
     if text_pairs is not None:
         tokens = tokens + tokenizer(tf.constant(list(text_pairs))).row_lengths().numpy() + 1
     tokens = np.asarray(tokens, np.int64)
-    return {"logits": np.asarray(logits, np.float32), "tokens": tokens,
-            "tokens_kept": np.minimum(tokens, preprocessor.sequence_length),
-            "rows": np.ones(len(tokens), np.int64)}
+    return {
+        "logits": np.asarray(logits, np.float32),
+        "tokens": tokens,
+        "tokens_kept": np.minimum(tokens, preprocessor.sequence_length),
+        "rows": np.ones(len(tokens), np.int64),
+    }

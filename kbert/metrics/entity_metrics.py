@@ -155,13 +155,10 @@ def _check_entity(entity, what, position):
             )
     if not 0 <= start < end:
         raise ValueError(
-            f"{what} must hold entities with 0 <= start < end (end exclusive); received "
-            f"{entity!r}"
+            f"{what} must hold entities with 0 <= start < end (end exclusive); received {entity!r}"
         )
     if not isinstance(entity_type, str):
-        raise ValueError(
-            f"{what} must hold entities whose type is a str; received {entity!r}"
-        )
+        raise ValueError(f"{what} must hold entities whose type is a str; received {entity!r}")
     return int(start), int(end), str(entity_type)
 
 
@@ -236,15 +233,15 @@ def entity_scores(gold, predicted):
     """
     gold, predicted = _check_sentences(gold, predicted)
     gold_counts, predicted_counts, correct_counts = Counter(), Counter(), Counter()
-    for index, (gold_sentence, predicted_sentence) in enumerate(
-        zip(gold, predicted, strict=True)
-    ):
+    for index, (gold_sentence, predicted_sentence) in enumerate(zip(gold, predicted, strict=True)):
         gold_entities, gold_length = _sentence_entities(gold_sentence, f"gold sentence {index}")
         predicted_entities, predicted_length = _sentence_entities(
             predicted_sentence, f"predicted sentence {index}"
         )
-        if gold_length is not None and predicted_length is not None and (
-            gold_length != predicted_length
+        if (
+            gold_length is not None
+            and predicted_length is not None
+            and (gold_length != predicted_length)
         ):
             raise ValueError(
                 f"gold and predicted tags of sentence {index} must have the same length; "
@@ -261,7 +258,8 @@ def entity_scores(gold, predicted):
     for entity_type in sorted(set(gold_counts) | set(predicted_counts)):
         per_type[entity_type] = {
             **_precision_recall_f1(
-                correct_counts[entity_type], predicted_counts[entity_type],
+                correct_counts[entity_type],
+                predicted_counts[entity_type],
                 gold_counts[entity_type],
             ),
             "support": gold_counts[entity_type],
@@ -309,9 +307,7 @@ def token_accuracy(gold, predicted, ignore_tags=()):
             f"ignore_tags must be a collection of tags such as ('O',); received {ignore_tags!r}"
         ) from None
     num_counted = num_correct = 0
-    for index, (gold_sentence, predicted_sentence) in enumerate(
-        zip(gold, predicted, strict=True)
-    ):
+    for index, (gold_sentence, predicted_sentence) in enumerate(zip(gold, predicted, strict=True)):
         gold_tags = _as_list(gold_sentence, f"gold sentence {index}")
         predicted_tags = _as_list(predicted_sentence, f"predicted sentence {index}")
         if len(gold_tags) != len(predicted_tags):
@@ -357,8 +353,7 @@ def entity_report(scores, digits=2):
             f"received {scores!r}"
         )
     rows = [
-        (str(entity_type), values["precision"], values["recall"], values["f1"],
-         values["support"])
+        (str(entity_type), values["precision"], values["recall"], values["f1"], values["support"])
         for entity_type, values in sorted(scores["per_type"].items())
     ]
     micro = ("micro", scores["precision"], scores["recall"], scores["f1"], scores["num_gold"])
@@ -369,8 +364,10 @@ def entity_report(scores, digits=2):
 
     def line(row):
         cells = [f"{row[0]:<{widths[0]}}"]
-        cells += [f"{100 * value:>{width}.{digits}f}" for value, width in zip(
-            row[1:4], widths[1:4], strict=True)]
+        cells += [
+            f"{100 * value:>{width}.{digits}f}"
+            for value, width in zip(row[1:4], widths[1:4], strict=True)
+        ]
         cells.append(f"{row[4]:>{widths[4]}}")
         return "  ".join(cells)
 

@@ -73,8 +73,9 @@ def confusion_matrix_png(matrix, label_names, path, title=None, normalize=True):
     if not (np.issubdtype(counts.dtype, np.integer) or np.issubdtype(counts.dtype, np.floating)):
         raise ValueError(f"matrix must hold numbers; received dtype {counts.dtype}")
     if not np.all(np.isfinite(counts)) or np.any(counts < 0):
-        raise ValueError("matrix must hold finite, non-negative counts; received negative or "
-                         "non-finite entries")
+        raise ValueError(
+            "matrix must hold finite, non-negative counts; received negative or non-finite entries"
+        )
     num_classes = counts.shape[0]
     if isinstance(label_names, str) or len(label_names) != num_classes:
         received = "a str" if isinstance(label_names, str) else f"{len(label_names)} names"
@@ -110,14 +111,25 @@ def confusion_matrix_png(matrix, label_names, path, title=None, normalize=True):
                     continue
                 text = f"{int(counts[i, j])}" if is_integer else f"{counts[i, j]:.2g}"
                 dark = colours[i, j] > 0.6 * colour_max  # white text on dark cells
-                axis.text(j, i, text, ha="center", va="center", fontsize=cell_size,
-                          color="white" if dark else "black")
+                axis.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=cell_size,
+                    color="white" if dark else "black",
+                )
 
     positions = np.arange(num_classes)
     axis.set_xticks(positions)
     axis.set_yticks(positions)
-    axis.set_xticklabels(label_names, fontsize=tick_size, rotation=45 if num_classes <= 10 else 90,
-                         ha="right" if num_classes <= 10 else "center")
+    axis.set_xticklabels(
+        label_names,
+        fontsize=tick_size,
+        rotation=45 if num_classes <= 10 else 90,
+        ha="right" if num_classes <= 10 else "center",
+    )
     axis.set_yticklabels(label_names, fontsize=tick_size)
     axis.set_xlabel("predicted class")
     axis.set_ylabel("true class")
@@ -151,8 +163,9 @@ def _read_history_csv(path):
             try:
                 by_epoch[int(float(row["epoch"]))] = row
             except (TypeError, ValueError):
-                raise ValueError(f"history CSV must have integer epochs; received "
-                                 f"{row['epoch']!r} in {path}") from None
+                raise ValueError(
+                    f"history CSV must have integer epochs; received {row['epoch']!r} in {path}"
+                ) from None
         epochs = sorted(by_epoch)
         rows = [by_epoch[e] for e in epochs]
     else:
@@ -165,8 +178,10 @@ def _read_history_csv(path):
 def _history_and_epochs(history):
     if isinstance(history, (str, Path)):
         if not Path(history).is_file():
-            raise ValueError(f"history must be a dict or an existing CSV file; received missing "
-                             f"path {str(history)!r}")
+            raise ValueError(
+                f"history must be a dict or an existing CSV file; received missing "
+                f"path {str(history)!r}"
+            )
         return _read_history_csv(history)
     history = getattr(history, "history", history)  # a keras.callbacks.History works too
     if not isinstance(history, dict):
@@ -199,26 +214,32 @@ def _families(history, metrics):
     if metrics is None:
         metrics = []
         for name in history:
-            base = name[len("val_"):] if name.startswith("val_") else name
+            base = name[len("val_") :] if name.startswith("val_") else name
             if base not in metrics:
                 metrics.append(base)
     else:
         if isinstance(metrics, str) or not metrics:
-            raise ValueError(f"metrics must be a non-empty list of metric names; received "
-                             f"{metrics!r}")
+            raise ValueError(
+                f"metrics must be a non-empty list of metric names; received {metrics!r}"
+            )
         prefixed = [m for m in metrics if m.startswith("val_")]
         if prefixed:
-            raise ValueError(f"metrics must be names without the val_ prefix (each is drawn with "
-                             f"its val_ twin); received {prefixed}")
+            raise ValueError(
+                f"metrics must be names without the val_ prefix (each is drawn with "
+                f"its val_ twin); received {prefixed}"
+            )
         missing = [m for m in metrics if m not in history and f"val_{m}" not in history]
         if missing:
-            raise ValueError(f"metrics must be names in history (or their val_ twins); received "
-                             f"{missing}, history has {sorted(history)}")
+            raise ValueError(
+                f"metrics must be names in history (or their val_ twins); received "
+                f"{missing}, history has {sorted(history)}"
+            )
     return [(m, history.get(m), history.get(f"val_{m}")) for m in metrics]
 
 
-def learning_curve_png(history, path, title=None, metrics=None, xlabel="epoch", ylabels=None,
-                       log_scale=()):
+def learning_curve_png(
+    history, path, title=None, metrics=None, xlabel="epoch", ylabels=None, log_scale=()
+):
     """Plots training curves, each metric beside its `val_` twin, and writes a PNG file.
 
     One subplot per metric family: `loss` and `val_loss` share an axis, `accuracy` and
@@ -254,11 +275,14 @@ def learning_curve_png(history, path, title=None, metrics=None, xlabel="epoch", 
     families = _families(values, metrics)
     ylabels = {} if ylabels is None else ylabels
     if not isinstance(ylabels, dict):
-        raise ValueError(f"ylabels must be a dict of metric name -> label; received "
-                         f"{type(ylabels).__name__}")
+        raise ValueError(
+            f"ylabels must be a dict of metric name -> label; received {type(ylabels).__name__}"
+        )
     if isinstance(log_scale, str):
-        raise ValueError(f"log_scale must be a collection of metric names; received the str "
-                         f"{log_scale!r} (write ({log_scale!r},))")
+        raise ValueError(
+            f"log_scale must be a collection of metric names; received the str "
+            f"{log_scale!r} (write ({log_scale!r},))"
+        )
     path = _png_path(path)
 
     columns = min(len(families), 3)
@@ -268,9 +292,10 @@ def learning_curve_png(history, path, title=None, metrics=None, xlabel="epoch", 
     for axis, (name, train, valid) in zip(axes.flat, families, strict=False):
         for series, label in ((train, "train"), (valid, "validation")):
             if series is not None:
-                x = epochs[:len(series)]
-                axis.plot(x, series, marker="o" if len(series) <= 30 else None, markersize=3,
-                          label=label)
+                x = epochs[: len(series)]
+                axis.plot(
+                    x, series, marker="o" if len(series) <= 30 else None, markersize=3, label=label
+                )
         axis.set_xlabel(xlabel)
         axis.set_ylabel(ylabels.get(name, name))
         axis.set_title(name)
@@ -280,7 +305,7 @@ def learning_curve_png(history, path, title=None, metrics=None, xlabel="epoch", 
             axis.set_xticks(epochs)
         axis.grid(alpha=0.3)
         axis.legend()
-    for axis in list(axes.flat)[len(families):]:
+    for axis in list(axes.flat)[len(families) :]:
         axis.set_visible(False)
     if title is not None:
         figure.suptitle(str(title))
@@ -314,8 +339,10 @@ def data_size_curve_png(curves, path, title=None, ylabel="test accuracy", baseli
     'curve.png'
     """
     if not isinstance(curves, dict) or not curves:
-        raise ValueError("curves must be a non-empty dict of start name -> {size: [scores]}; "
-                         f"received {curves!r:.80}")
+        raise ValueError(
+            "curves must be a non-empty dict of start name -> {size: [scores]}; "
+            f"received {curves!r:.80}"
+        )
     path = _png_path(path)
     figure = _figure(figsize=(6.5, 4.2))
     axis = figure.subplots()
@@ -324,10 +351,16 @@ def data_size_curve_png(curves, path, title=None, ylabel="test accuracy", baseli
             raise ValueError(f"curves[{name!r}] must be a non-empty dict of size -> scores")
         sizes = sorted(by_size, key=int)
         means = [float(np.mean(by_size[s])) for s in sizes]
-        sds = [float(np.std(by_size[s], ddof=1)) if len(by_size[s]) > 1 else 0.0
-               for s in sizes]
-        axis.errorbar([int(s) for s in sizes], means, yerr=sds, marker="o", markersize=4,
-                      capsize=3, label=str(name))
+        sds = [float(np.std(by_size[s], ddof=1)) if len(by_size[s]) > 1 else 0.0 for s in sizes]
+        axis.errorbar(
+            [int(s) for s in sizes],
+            means,
+            yerr=sds,
+            marker="o",
+            markersize=4,
+            capsize=3,
+            label=str(name),
+        )
     if baseline is not None:
         axis.axhline(float(baseline[1]), color="grey", linestyle="--", label=str(baseline[0]))
     axis.set_xscale("log")

@@ -8,8 +8,9 @@ from kbert.data.span_features import decode_spans
 from kbert.metrics.entity_metrics import bio_to_entities, entity_scores, repair_bio, token_accuracy
 
 
-def evaluate_tagger(tagger, features, gold_tags, tag_names, combine="first", repair="begin",
-                    batch_size=64):
+def evaluate_tagger(
+    tagger, features, gold_tags, tag_names, combine="first", repair="begin", batch_size=64
+):
     """Tags sentences with a `TokenClassifier` and scores entities and tokens.
 
     Args:
@@ -27,14 +28,26 @@ def evaluate_tagger(tagger, features, gold_tags, tag_names, combine="first", rep
         A dict: `entity` (the `entity_scores` dict), `token_accuracy`, `predicted_tags` (the
         repaired tags per sentence), `repaired_tags` (how many predicted tags were invalid IOB2).
     """
-    predicted_ids = tagger.predict_word_tags(features, batch_size=batch_size, combine=combine,
-                                             num_sentences=len(gold_tags), tag_names=tag_names)
+    predicted_ids = tagger.predict_word_tags(
+        features,
+        batch_size=batch_size,
+        combine=combine,
+        num_sentences=len(gold_tags),
+        tag_names=tag_names,
+    )
     raw = [[tag_names[i] for i in ids] for ids in predicted_ids]
     predicted = [repair_bio(tags, repair) for tags in raw]
-    repaired = sum(a != b for tags, fixed in zip(raw, predicted, strict=False) for a, b in zip(tags, fixed, strict=False))
-    return {"entity": entity_scores([list(tags) for tags in gold_tags], predicted),
-            "token_accuracy": token_accuracy([list(tags) for tags in gold_tags], predicted),
-            "predicted_tags": predicted, "repaired_tags": int(repaired)}
+    repaired = sum(
+        a != b
+        for tags, fixed in zip(raw, predicted, strict=False)
+        for a, b in zip(tags, fixed, strict=False)
+    )
+    return {
+        "entity": entity_scores([list(tags) for tags in gold_tags], predicted),
+        "token_accuracy": token_accuracy([list(tags) for tags in gold_tags], predicted),
+        "predicted_tags": predicted,
+        "repaired_tags": int(repaired),
+    }
 
 
 def predict_span_probabilities(model, features, batch_size=64):
@@ -42,15 +55,15 @@ def predict_span_probabilities(model, features, batch_size=64):
     keys = list(model.input)
     width = features["span_starts"].shape[1]
     parts = []
-    for batch in feature_batches(features, batch_size=batch_size, input_keys=keys,
-                                 extra_length_keys=("span_mask",)):
+    for batch in feature_batches(
+        features, batch_size=batch_size, input_keys=keys, extra_length_keys=("span_mask",)
+    ):
         probabilities = ops.convert_to_numpy(ops.softmax(model(batch, training=False), axis=-1))
         parts.append(np.pad(probabilities, ((0, 0), (0, width - probabilities.shape[1]), (0, 0))))
     return np.concatenate(parts)
 
 
-def evaluate_span_classifier(model, features, gold_tags, type_names, nested=False,
-                             batch_size=64):
+def evaluate_span_classifier(model, features, gold_tags, type_names, nested=False, batch_size=64):
     """Labels candidate spans with a `SpanClassifier`, decodes entities, scores them.
 
     Args:
@@ -66,6 +79,8 @@ def evaluate_span_classifier(model, features, gold_tags, type_names, nested=Fals
     """
     probabilities = predict_span_probabilities(model, features, batch_size)
     predicted = decode_spans(features, probabilities, len(gold_tags), type_names, nested=nested)
-    gold = [bio_to_entities(list(tags)) if tags and isinstance(next(iter(tags)), str)
-            else set(tags) for tags in gold_tags]
+    gold = [
+        bio_to_entities(list(tags)) if tags and isinstance(next(iter(tags)), str) else set(tags)
+        for tags in gold_tags
+    ]
     return {"entity": entity_scores(gold, predicted), "predicted_entities": predicted}

@@ -38,8 +38,13 @@ __all__ += [
     "TiedDecoder",
 ]
 # Feature extraction: a frozen encoder's cached per-layer features and classifiers on them.
-__all__ += ["FEATURE_LAYERS", "FeatureClassifier", "extract_layer_features",
-            "frozen_encoder_classifier", "pool_hidden_states"]
+__all__ += [
+    "FEATURE_LAYERS",
+    "FeatureClassifier",
+    "extract_layer_features",
+    "frozen_encoder_classifier",
+    "pool_hidden_states",
+]
 # Extractive question answering: the span head and decoding spans back to text.
 __all__ += ["QuestionAnswerer", "decode_answers"]
 # Adapters, LoRA, prefix and prompt tuning inserted into an encoder.
@@ -58,9 +63,20 @@ from kbert.models.peft import (  # noqa: E402
     set_active_adapter,
 )
 
-__all__ += ["ADAPTER_PLACEMENTS", "adapter_trainable_setup", "add_adapters", "add_lora",
-            "add_prefix_tuning", "load_adapters", "merge_lora", "prompt_tuned_encoder",
-            "remove_adapters", "remove_prefix_tuning", "save_adapters", "set_active_adapter"]
+__all__ += [
+    "ADAPTER_PLACEMENTS",
+    "adapter_trainable_setup",
+    "add_adapters",
+    "add_lora",
+    "add_prefix_tuning",
+    "load_adapters",
+    "merge_lora",
+    "prompt_tuned_encoder",
+    "remove_adapters",
+    "remove_prefix_tuning",
+    "save_adapters",
+    "set_active_adapter",
+]
 # Distillation into a smaller student, and ensembles of fine-tuned classifiers.
 from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble  # noqa: E402
 from kbert.models.distiller import Distiller  # noqa: E402
@@ -69,8 +85,13 @@ from kbert.models.student_initialization import (  # noqa: E402
     student_encoder,
 )
 
-__all__ += ["ENSEMBLE_METHODS", "ClassifierEnsemble", "Distiller", "default_student_layers",
-            "student_encoder"]
+__all__ += [
+    "ENSEMBLE_METHODS",
+    "ClassifierEnsemble",
+    "Distiller",
+    "default_student_layers",
+    "student_encoder",
+]
 # Multi-task fine-tuning: several heads on one encoder, an optional auxiliary LM loss.
 from kbert.models.multitask_model import MultitaskModel  # noqa: E402
 

@@ -5,22 +5,29 @@ import numpy as np
 _FEATURE_KEYS = ("example_index", "context_start_offsets", "context_end_offsets", "max_context")
 
 
-def _window_candidates(start_logits, end_logits, starts, ends, max_context, n_best,
-                       max_answer_length):
+def _window_candidates(
+    start_logits, end_logits, starts, ends, max_context, n_best, max_answer_length
+):
     """Valid (start token, end token, score) triples among one row's top starts and ends."""
     top_starts = np.argsort(-start_logits, kind="stable")[:n_best]  # (k,)
     top_ends = np.argsort(-end_logits, kind="stable")[:n_best]  # (k,)
     first, last = top_starts[:, None], top_ends[None, :]  # (k, 1), (1, k)
-    valid = ((starts[first] >= 0) & max_context[first] & (ends[last] >= 0)
-             & (last >= first) & (last - first + 1 <= max_answer_length))  # (k, k)
+    valid = (
+        (starts[first] >= 0)
+        & max_context[first]
+        & (ends[last] >= 0)
+        & (last >= first)
+        & (last - first + 1 <= max_answer_length)
+    )  # (k, k)
     score = start_logits[first] + end_logits[last]  # (k, k)
     rows, columns = np.nonzero(valid)
-    return [(int(top_starts[i]), int(top_ends[j]), float(score[i, j]))
-            for i, j in zip(rows, columns, strict=True)]
+    return [
+        (int(top_starts[i]), int(top_ends[j]), float(score[i, j]))
+        for i, j in zip(rows, columns, strict=True)
+    ]
 
 
-def decode_answers(examples, features, start_logits, end_logits, n_best=20,
-                   max_answer_length=30):
+def decode_answers(examples, features, start_logits, end_logits, n_best=20, max_answer_length=30):
     """Picks each example's best answer span and returns it as text of the original context.
 
     For every feature row (context window), the candidates are the pairs of one of the
@@ -73,26 +80,35 @@ def decode_answers(examples, features, start_logits, end_logits, n_best=20,
             raise ValueError(f"{name} must be an int >= 1; received {value!r}")
     missing = [key for key in _FEATURE_KEYS if key not in features]
     if missing:
-        raise ValueError(f"features need {list(_FEATURE_KEYS)}; missing {missing} among keys "
-                         f"{sorted(features)}")
+        raise ValueError(
+            f"features need {list(_FEATURE_KEYS)}; missing {missing} among keys {sorted(features)}"
+        )
     examples = list(examples)
     start_logits = np.asarray(start_logits, np.float64)
     end_logits = np.asarray(end_logits, np.float64)
     example_index = np.asarray(features["example_index"])
     offsets_shape = np.shape(features["context_start_offsets"])
     if start_logits.ndim != 2 or start_logits.shape != end_logits.shape:
-        raise ValueError("start_logits and end_logits must be 2-D (rows, seq) of one shape; "
-                         f"received {start_logits.shape} and {end_logits.shape}")
+        raise ValueError(
+            "start_logits and end_logits must be 2-D (rows, seq) of one shape; "
+            f"received {start_logits.shape} and {end_logits.shape}"
+        )
     if start_logits.shape[0] != len(example_index):
-        raise ValueError(f"the logits must have one row per feature row: the features have "
-                         f"{len(example_index)} rows, the logits {start_logits.shape[0]}")
+        raise ValueError(
+            f"the logits must have one row per feature row: the features have "
+            f"{len(example_index)} rows, the logits {start_logits.shape[0]}"
+        )
     width = start_logits.shape[1]
     if width > offsets_shape[1]:
-        raise ValueError(f"the logits have {width} columns, more than the features' sequence "
-                         f"length {offsets_shape[1]}")
+        raise ValueError(
+            f"the logits have {width} columns, more than the features' sequence "
+            f"length {offsets_shape[1]}"
+        )
     if len(example_index) and not 0 <= example_index.min() <= example_index.max() < len(examples):
-        raise ValueError(f"example_index must point into the {len(examples)} examples; received "
-                         f"values from {example_index.min()} to {example_index.max()}")
+        raise ValueError(
+            f"example_index must point into the {len(examples)} examples; received "
+            f"values from {example_index.min()} to {example_index.max()}"
+        )
     starts = np.asarray(features["context_start_offsets"])[:, :width]  # (rows, width)
     ends = np.asarray(features["context_end_offsets"])[:, :width]  # (rows, width)
     max_context = np.asarray(features["max_context"], bool)[:, :width]  # (rows, width)
@@ -100,8 +116,14 @@ def decode_answers(examples, features, start_logits, end_logits, n_best=20,
     candidates = [[] for _ in examples]
     for row, index in enumerate(example_index):
         for first, last, score in _window_candidates(
-                start_logits[row], end_logits[row], starts[row], ends[row], max_context[row],
-                n_best, max_answer_length):
+            start_logits[row],
+            end_logits[row],
+            starts[row],
+            ends[row],
+            max_context[row],
+            n_best,
+            max_answer_length,
+        ):
             candidates[index].append((score, int(starts[row, first]), int(ends[row, last])))
 
     answers = {}
@@ -109,14 +131,27 @@ def decode_answers(examples, features, start_logits, end_logits, n_best=20,
         # Stable sort: on equal scores the earlier window and the higher-ranked start win.
         found = sorted(found, key=lambda candidate: -candidate[0])[:n_best]
         if not found:
-            answers[example.id] = {"text": "", "start": -1, "end": -1, "score": float("-inf"),
-                                   "probability": 0.0, "candidates": []}
+            answers[example.id] = {
+                "text": "",
+                "start": -1,
+                "end": -1,
+                "score": float("-inf"),
+                "probability": 0.0,
+                "candidates": [],
+            }
             continue
         scores = np.array([score for score, _, _ in found])
         probabilities = np.exp(scores - scores.max())
         probabilities /= probabilities.sum()
-        kept = [{"text": example.context[start:end], "start": start, "end": end,
-                 "score": score, "probability": float(probability)}
-                for (score, start, end), probability in zip(found, probabilities, strict=True)]
+        kept = [
+            {
+                "text": example.context[start:end],
+                "start": start,
+                "end": end,
+                "score": score,
+                "probability": float(probability),
+            }
+            for (score, start, end), probability in zip(found, probabilities, strict=True)
+        ]
         answers[example.id] = dict(kept[0], candidates=kept)
     return answers

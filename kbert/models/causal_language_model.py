@@ -60,12 +60,15 @@ class CausalLanguageModel(PretrainingObjective):
         self.output_projection = None
         if width != config.hidden_dim:
             self.output_projection = keras.layers.Dense(
-                width, kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=config.initializer_range),
-                dtype=self.dtype_policy, name="output_projection")
+                width,
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=config.initializer_range
+                ),
+                dtype=self.dtype_policy,
+                name="output_projection",
+            )
             self.output_projection.build((None, None, config.hidden_dim))
-        self.decoder = TiedDecoder(config.vocabulary_size, dtype=self.dtype_policy,
-                                   name="decoder")
+        self.decoder = TiedDecoder(config.vocabulary_size, dtype=self.dtype_policy, name="decoder")
         self.decoder.build((None, None, width), (config.vocabulary_size, width))
         self.perplexity_metric = Perplexity(name=f"{self.metric_prefix}_perplexity")
         self.accuracy_metric = keras.metrics.Mean(name=f"{self.metric_prefix}_accuracy")
@@ -97,9 +100,11 @@ class CausalLanguageModel(PretrainingObjective):
         mask = ops.cast(x["padding_mask"], "float32")
         weights = mask[:, 1:] * mask[:, :-1]  # (batch, seq - 1)
         logits = logits[:, :-1, :]  # (batch, seq - 1, vocab)
-        return {"nll": pretraining_utils.sparse_cross_entropy(targets, logits),
-                "weights": weights,
-                "correct": pretraining_utils.predicted_correctly(targets, logits)}
+        return {
+            "nll": pretraining_utils.sparse_cross_entropy(targets, logits),
+            "weights": weights,
+            "correct": pretraining_utils.predicted_correctly(targets, logits),
+        }
 
     def objective_loss(self, x, y_pred):
         scored = self.token_negative_log_likelihood(x, y_pred["logits"])
@@ -124,5 +129,7 @@ class CausalLanguageModel(PretrainingObjective):
             after the first of each row: the ones that are predicted).
         """
         scored = self.token_negative_log_likelihood(x, self(x, training=False)["logits"])
-        return {"total_nll": ops.sum(scored["nll"] * scored["weights"], axis=1),
-                "token_count": ops.sum(scored["weights"], axis=1)}
+        return {
+            "total_nll": ops.sum(scored["nll"] * scored["weights"], axis=1),
+            "token_count": ops.sum(scored["weights"], axis=1),
+        }

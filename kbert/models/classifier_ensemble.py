@@ -64,26 +64,35 @@ class ClassifierEnsemble(keras.Model):
             raise ValueError("models must hold at least one classifier; received an empty list")
         for index, model in enumerate(models):
             if not isinstance(model, keras.Model):
-                raise ValueError(f"models[{index}] must be a keras.Model classifier; received "
-                                 f"{type(model).__name__}")
+                raise ValueError(
+                    f"models[{index}] must be a keras.Model classifier; received "
+                    f"{type(model).__name__}"
+                )
             if getattr(model, "multi_label", False):
-                raise ValueError(f"models[{index}] is multi-label (sigmoid outputs); expected "
-                                 f"softmax classifiers")
+                raise ValueError(
+                    f"models[{index}] is multi-label (sigmoid outputs); expected "
+                    f"softmax classifiers"
+                )
         counts = [num_classes_of(model) for model in models]
         known = {count for count in counts if count is not None}
         if len(known) > 1:
-            raise ValueError(f"models must all predict the same number of classes; received "
-                             f"class counts {counts}")
+            raise ValueError(
+                f"models must all predict the same number of classes; received "
+                f"class counts {counts}"
+            )
         if method not in ENSEMBLE_METHODS:
             raise ValueError(f"method must be one of {ENSEMBLE_METHODS}; received {method!r}")
         if weights is not None:
             weights = [float(weight) for weight in weights]
             if len(weights) != len(models):
-                raise ValueError(f"weights must have one entry per model ({len(models)}); "
-                                 f"received {len(weights)}")
+                raise ValueError(
+                    f"weights must have one entry per model ({len(models)}); "
+                    f"received {len(weights)}"
+                )
             if any(weight < 0 for weight in weights) or sum(weights) <= 0:
-                raise ValueError(f"weights must be non-negative and not all zero; received "
-                                 f"{weights}")
+                raise ValueError(
+                    f"weights must be non-negative and not all zero; received {weights}"
+                )
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
         self.models = models
@@ -137,7 +146,8 @@ class ClassifierEnsemble(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        config["models"] = [keras.saving.deserialize_keras_object(model)
-                            if isinstance(model, dict) else model
-                            for model in config["models"]]
+        config["models"] = [
+            keras.saving.deserialize_keras_object(model) if isinstance(model, dict) else model
+            for model in config["models"]
+        ]
         return cls(**config)

@@ -23,22 +23,35 @@ def logits_and_sequence_output(model, argument):
     """
     encoder = getattr(model, "encoder", None)
     if encoder is None:
-        raise ValueError(f"{argument} must have an `.encoder` attribute when hidden_weight > 0 "
-                         f"(the hidden-state loss reads it); received "
-                         f"{type(model).__name__} without one")
+        raise ValueError(
+            f"{argument} must have an `.encoder` attribute when hidden_weight > 0 "
+            f"(the hidden-state loss reads it); received "
+            f"{type(model).__name__} without one"
+        )
     nodes_by_depth = getattr(model, "_nodes_by_depth", None)
     if nodes_by_depth is None or not isinstance(getattr(encoder, "output", None), dict):
-        raise ValueError(f"{argument} must be a functional classifier calling a kbert Encoder "
-                         f"(dict outputs) when hidden_weight > 0; received "
-                         f"{type(model).__name__} with encoder {type(encoder).__name__}")
-    nodes = [node for depth_nodes in nodes_by_depth.values() for node in depth_nodes
-             if node.operation is encoder]
+        raise ValueError(
+            f"{argument} must be a functional classifier calling a kbert Encoder "
+            f"(dict outputs) when hidden_weight > 0; received "
+            f"{type(model).__name__} with encoder {type(encoder).__name__}"
+        )
+    nodes = [
+        node
+        for depth_nodes in nodes_by_depth.values()
+        for node in depth_nodes
+        if node.operation is encoder
+    ]
     if len(nodes) != 1:
-        raise ValueError(f"{argument} must call its encoder exactly once in its graph when "
-                         f"hidden_weight > 0; received {len(nodes)} calls")
+        raise ValueError(
+            f"{argument} must call its encoder exactly once in its graph when "
+            f"hidden_weight > 0; received {len(nodes)} calls"
+        )
     encoder_outputs = keras.tree.pack_sequence_as(encoder.output, nodes[0].outputs)
-    return keras.Model(model.input, [model.output, encoder_outputs["sequence_output"]],
-                       name=f"{model.name}_with_hidden")
+    return keras.Model(
+        model.input,
+        [model.output, encoder_outputs["sequence_output"]],
+        name=f"{model.name}_with_hidden",
+    )
 
 
 def _masked_cosine_distance(student_hidden, teacher_hidden, padding_mask, sample_weight=None):
@@ -46,8 +59,9 @@ def _masked_cosine_distance(student_hidden, teacher_hidden, padding_mask, sample
     student_hidden = ops.cast(student_hidden, "float32")
     teacher_hidden = ops.cast(teacher_hidden, "float32")
     dot = ops.sum(student_hidden * teacher_hidden, axis=-1)  # (batch, seq)
-    norms = ops.sqrt(ops.maximum(ops.sum(ops.square(student_hidden), axis=-1), 1e-12)) * \
-        ops.sqrt(ops.maximum(ops.sum(ops.square(teacher_hidden), axis=-1), 1e-12))
+    norms = ops.sqrt(ops.maximum(ops.sum(ops.square(student_hidden), axis=-1), 1e-12)) * ops.sqrt(
+        ops.maximum(ops.sum(ops.square(teacher_hidden), axis=-1), 1e-12)
+    )
     distance = 1.0 - dot / norms  # (batch, seq)
     weights = ops.cast(padding_mask, "float32")
     if sample_weight is not None:
@@ -117,27 +131,43 @@ class Distiller(keras.Model):
     ['accuracy', 'distill_hard_loss', 'distill_hidden_loss', 'distill_soft_loss', 'loss']
     """
 
-    def __init__(self, teacher, student, temperature=2.0, soft_weight=0.5, hidden_weight=0.0,
-                 **kwargs):
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or \
-                not temperature > 0:
+    def __init__(
+        self, teacher, student, temperature=2.0, soft_weight=0.5, hidden_weight=0.0, **kwargs
+    ):
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, (int, float))
+            or not temperature > 0
+        ):
             raise ValueError(f"temperature must be a number > 0; received {temperature!r}")
-        if isinstance(soft_weight, bool) or not isinstance(soft_weight, (int, float)) or \
-                not 0.0 <= soft_weight <= 1.0:
+        if (
+            isinstance(soft_weight, bool)
+            or not isinstance(soft_weight, (int, float))
+            or not 0.0 <= soft_weight <= 1.0
+        ):
             raise ValueError(f"soft_weight must be a number in [0, 1]; received {soft_weight!r}")
-        if isinstance(hidden_weight, bool) or not isinstance(hidden_weight, (int, float)) or \
-                not hidden_weight >= 0.0:
+        if (
+            isinstance(hidden_weight, bool)
+            or not isinstance(hidden_weight, (int, float))
+            or not hidden_weight >= 0.0
+        ):
             raise ValueError(f"hidden_weight must be a number >= 0; received {hidden_weight!r}")
         for argument, model in (("teacher", teacher), ("student", student)):
             if not isinstance(model, keras.Model):
-                raise ValueError(f"{argument} must be a keras.Model classifier; received "
-                                 f"{type(model).__name__}")
+                raise ValueError(
+                    f"{argument} must be a keras.Model classifier; received {type(model).__name__}"
+                )
         teacher_classes, student_classes = num_classes_of(teacher), num_classes_of(student)
-        if teacher_classes is not None and student_classes is not None and \
-                teacher_classes != student_classes:
-            raise ValueError(f"teacher and student must predict the same classes; received "
-                             f"teacher with {teacher_classes} and student with "
-                             f"{student_classes}")
+        if (
+            teacher_classes is not None
+            and student_classes is not None
+            and teacher_classes != student_classes
+        ):
+            raise ValueError(
+                f"teacher and student must predict the same classes; received "
+                f"teacher with {teacher_classes} and student with "
+                f"{student_classes}"
+            )
         if hidden_weight > 0:
             teacher_pair = logits_and_sequence_output(teacher, "teacher")
             student_pair = logits_and_sequence_output(student, "student")
@@ -159,7 +189,8 @@ class Distiller(keras.Model):
             if teacher_width != student_width:
                 # Trained with the student; float32 because the cosine is computed in float32.
                 self.hidden_projection = keras.layers.Dense(
-                    teacher_width, dtype="float32", name="hidden_projection")
+                    teacher_width, dtype="float32", name="hidden_projection"
+                )
                 self.hidden_projection.build((None, None, student_width))
         # The student's hidden states from the last `call`, for `compute_loss` (same trace).
         self._student_outputs = None
@@ -173,8 +204,7 @@ class Distiller(keras.Model):
     @property
     def metrics(self):
         metrics = super().metrics
-        for tracker in (self.soft_loss_tracker, self.hard_loss_tracker,
-                        self.hidden_loss_tracker):
+        for tracker in (self.soft_loss_tracker, self.hard_loss_tracker, self.hidden_loss_tracker):
             if not any(metric is tracker for metric in metrics):
                 metrics.append(tracker)
         return metrics
@@ -188,8 +218,10 @@ class Distiller(keras.Model):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         if y is None and self.soft_weight < 1.0:
-            raise ValueError(f"Distiller needs labels y for the hard loss when soft_weight < 1; "
-                             f"received y=None with soft_weight={self.soft_weight}")
+            raise ValueError(
+                f"Distiller needs labels y for the hard loss when soft_weight < 1; "
+                f"received y=None with soft_weight={self.soft_weight}"
+            )
         student_logits = ops.cast(y_pred, "float32")
         # The teacher runs in inference mode, inside the step; no gradient reaches it.
         if self.hidden_weight > 0:
@@ -202,17 +234,22 @@ class Distiller(keras.Model):
         # Soft term: T² · KL(p_t ‖ p_s) on temperature-softened distributions.
         teacher_log_probs = ops.log_softmax(teacher_logits / self.temperature, axis=-1)
         student_log_probs = ops.log_softmax(student_logits / self.temperature, axis=-1)
-        kl = ops.sum(ops.exp(teacher_log_probs) * (teacher_log_probs - student_log_probs),
-                     axis=-1)  # (batch,)
-        example_weights = ops.ones_like(kl) if sample_weight is None else \
-            ops.reshape(ops.cast(sample_weight, "float32"), (-1,))
-        soft_loss = self.temperature ** 2 * pretraining_utils.weighted_mean(kl, example_weights)
+        kl = ops.sum(
+            ops.exp(teacher_log_probs) * (teacher_log_probs - student_log_probs), axis=-1
+        )  # (batch,)
+        example_weights = (
+            ops.ones_like(kl)
+            if sample_weight is None
+            else ops.reshape(ops.cast(sample_weight, "float32"), (-1,))
+        )
+        soft_loss = self.temperature**2 * pretraining_utils.weighted_mean(kl, example_weights)
 
         if y is None:
             hard_loss = ops.zeros((), "float32")
         else:
             cross_entropy = pretraining_utils.sparse_cross_entropy(
-                ops.reshape(y, (-1,)), student_logits)  # (batch,)
+                ops.reshape(y, (-1,)), student_logits
+            )  # (batch,)
             hard_loss = pretraining_utils.weighted_mean(cross_entropy, example_weights)
 
         if self.hidden_weight > 0:
@@ -225,16 +262,20 @@ class Distiller(keras.Model):
             student_hidden = ops.cast(student_hidden, "float32")
             if self.hidden_projection is not None:
                 student_hidden = self.hidden_projection(student_hidden)
-            hidden_loss = _masked_cosine_distance(student_hidden, teacher_hidden,
-                                                  x["padding_mask"], sample_weight)
+            hidden_loss = _masked_cosine_distance(
+                student_hidden, teacher_hidden, x["padding_mask"], sample_weight
+            )
         else:
             hidden_loss = ops.zeros((), "float32")
 
         self.soft_loss_tracker.update_state(soft_loss)
         self.hard_loss_tracker.update_state(hard_loss)
         self.hidden_loss_tracker.update_state(hidden_loss)
-        loss = self.soft_weight * soft_loss + (1.0 - self.soft_weight) * hard_loss + \
-            self.hidden_weight * hidden_loss
+        loss = (
+            self.soft_weight * soft_loss
+            + (1.0 - self.soft_weight) * hard_loss
+            + self.hidden_weight * hidden_loss
+        )
         for regularization in self.losses:
             loss = loss + ops.cast(regularization, "float32")
         return loss

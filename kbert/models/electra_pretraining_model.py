@@ -61,8 +61,15 @@ class ElectraPretrainingModel(keras.Model):
     (1, 4)
     """
 
-    def __init__(self, generator_encoder, discriminator_encoder, discriminator_weight=50.0,
-                 seed=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        generator_encoder,
+        discriminator_encoder,
+        discriminator_weight=50.0,
+        seed=None,
+        dtype=None,
+        **kwargs,
+    ):
         generator_vocabulary = generator_encoder.config.vocabulary_size
         discriminator_vocabulary = discriminator_encoder.config.vocabulary_size
         if generator_vocabulary != discriminator_vocabulary:
@@ -73,14 +80,17 @@ class ElectraPretrainingModel(keras.Model):
         if dtype is None:
             dtype = pretraining_utils.encoder_dtype_policy(discriminator_encoder)
         super().__init__(dtype=dtype, **kwargs)
-        self.generator = MaskedLanguageModel(generator_encoder, metric_prefix="generator",
-                                             name="generator")
+        self.generator = MaskedLanguageModel(
+            generator_encoder, metric_prefix="generator", name="generator"
+        )
         self.discriminator_encoder = discriminator_encoder
         config = discriminator_encoder.config
         self.discriminator_head = keras.layers.Dense(
-            1, kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range),
-            dtype=self.dtype_policy, name="discriminator_head")
+            1,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            dtype=self.dtype_policy,
+            name="discriminator_head",
+        )
         self.discriminator_head.build((None, None, config.hidden_dim))
         self.discriminator_weight = float(discriminator_weight)
         self.seed = seed
@@ -109,8 +119,9 @@ class ElectraPretrainingModel(keras.Model):
         """
         logits = ops.cast(ops.stop_gradient(generator_logits), "float32")
         vocabulary_size = logits.shape[-1]
-        samples = keras.random.categorical(ops.reshape(logits, (-1, vocabulary_size)), 1,
-                                           dtype="int32", seed=self.seed_generator)
+        samples = keras.random.categorical(
+            ops.reshape(logits, (-1, vocabulary_size)), 1, dtype="int32", seed=self.seed_generator
+        )
         return ops.reshape(samples, ops.shape(logits)[:-1])
 
     def corrupt(self, x, sampled_ids):
@@ -129,8 +140,12 @@ class ElectraPretrainingModel(keras.Model):
         token_ids = ops.cast(x["token_ids"], "int32")
         # Selection rows with weight 0 are padding: they point at position 0 and change nothing.
         selected = ops.cast(ops.not_equal(x["mask_weights"], 0), "int32")  # (batch, sel)
-        one_hot = ops.one_hot(ops.cast(x["mask_positions"], "int32"), ops.shape(token_ids)[1],
-                              dtype="int32") * selected[:, :, None]  # (batch, sel, seq)
+        one_hot = (
+            ops.one_hot(
+                ops.cast(x["mask_positions"], "int32"), ops.shape(token_ids)[1], dtype="int32"
+            )
+            * selected[:, :, None]
+        )  # (batch, sel, seq)
         is_masked = ops.sum(one_hot, axis=1) > 0  # (batch, seq)
 
         def spread(values):  # (batch, sel) → (batch, seq), zero where nothing is masked
@@ -147,19 +162,25 @@ class ElectraPretrainingModel(keras.Model):
         sampled = self.sample_replacements(generator_outputs["logits"])
         corrupted, replaced = self.corrupt(x, sampled)
         discriminator_inputs = {**pretraining_utils.encoder_inputs(x), "token_ids": corrupted}
-        sequence = self.discriminator_encoder(discriminator_inputs,
-                                              training=training)["sequence_output"]
+        sequence = self.discriminator_encoder(discriminator_inputs, training=training)[
+            "sequence_output"
+        ]
         logits = ops.squeeze(self.discriminator_head(sequence), axis=-1)  # (batch, seq)
-        return {"generator": generator_outputs, "discriminator_logits": logits,
-                "corrupted_token_ids": corrupted, "replaced_labels": replaced}
+        return {
+            "generator": generator_outputs,
+            "discriminator_logits": logits,
+            "corrupted_token_ids": corrupted,
+            "replaced_labels": replaced,
+        }
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         generator_loss = self.generator.objective_loss(x, y_pred["generator"])
         labels = ops.cast(y_pred["replaced_labels"], "float32")
         logits = ops.cast(y_pred["discriminator_logits"], "float32")
         real = ops.cast(x["padding_mask"], "float32")
-        per_token = keras.losses.binary_crossentropy(labels[..., None], logits[..., None],
-                                                     from_logits=True)  # (batch, seq)
+        per_token = keras.losses.binary_crossentropy(
+            labels[..., None], logits[..., None], from_logits=True
+        )  # (batch, seq)
         rtd_loss = pretraining_utils.weighted_mean(per_token, real)
         correct = ops.cast(ops.equal(ops.cast(logits > 0, "float32"), labels), "float32")
         self.rtd_loss_metric.update_state(rtd_loss)
@@ -171,7 +192,8 @@ class ElectraPretrainingModel(keras.Model):
         return {
             "generator_encoder": keras.saving.serialize_keras_object(self.generator_encoder),
             "discriminator_encoder": keras.saving.serialize_keras_object(
-                self.discriminator_encoder),
+                self.discriminator_encoder
+            ),
             "discriminator_weight": self.discriminator_weight,
             "seed": self.seed,
             "name": self.name,

@@ -39,35 +39,77 @@ class Encoder(keras.Model):
     (1, 4, 16)
     """
 
-    def __init__(self, vocabulary_size, num_layers, hidden_dim, num_heads, intermediate_dim,
-                 max_sequence_length=512, num_segments=2, embedding_dim=None, dropout=0.1,
-                 attention_dropout=0.1, activation="gelu", layer_norm_epsilon=1e-12,
-                 norm_first=False, causal=False, share_layers=False, initializer_range=0.02,
-                 skip_padding=True, dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        hidden_dim,
+        num_heads,
+        intermediate_dim,
+        max_sequence_length=512,
+        num_segments=2,
+        embedding_dim=None,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        norm_first=False,
+        causal=False,
+        share_layers=False,
+        initializer_range=0.02,
+        skip_padding=True,
+        dtype=None,
+        **kwargs,
+    ):
         config = EncoderConfig(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, hidden_dim=hidden_dim,
-            num_heads=num_heads, intermediate_dim=intermediate_dim,
-            max_sequence_length=max_sequence_length, num_segments=num_segments,
-            embedding_dim=embedding_dim, dropout=dropout, attention_dropout=attention_dropout,
-            activation=activation, layer_norm_epsilon=layer_norm_epsilon, norm_first=norm_first,
-            causal=causal, share_layers=share_layers, initializer_range=initializer_range,
+            vocabulary_size=vocabulary_size,
+            num_layers=num_layers,
+            hidden_dim=hidden_dim,
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            embedding_dim=embedding_dim,
+            dropout=dropout,
+            attention_dropout=attention_dropout,
+            activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon,
+            norm_first=norm_first,
+            causal=causal,
+            share_layers=share_layers,
+            initializer_range=initializer_range,
         )
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
 
         # === Layers ===
         embeddings = Embeddings(
-            vocabulary_size, hidden_dim, max_sequence_length, num_segments=num_segments,
-            embedding_dim=embedding_dim, dropout=dropout, layer_norm_epsilon=layer_norm_epsilon,
-            normalize=not norm_first, embeddings_initializer=initializer, dtype=dtype,
+            vocabulary_size,
+            hidden_dim,
+            max_sequence_length,
+            num_segments=num_segments,
+            embedding_dim=embedding_dim,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            normalize=not norm_first,
+            embeddings_initializer=initializer,
+            dtype=dtype,
             name="embeddings",
         )
 
         def make_block(index):
             return TransformerBlock(
-                num_heads, hidden_dim, intermediate_dim, dropout=dropout,
-                attention_dropout=attention_dropout, activation=activation,
-                layer_norm_epsilon=layer_norm_epsilon, norm_first=norm_first, causal=causal,
-                kernel_initializer=initializer, skip_padding=skip_padding, dtype=dtype,
+                num_heads,
+                hidden_dim,
+                intermediate_dim,
+                dropout=dropout,
+                attention_dropout=attention_dropout,
+                activation=activation,
+                layer_norm_epsilon=layer_norm_epsilon,
+                norm_first=norm_first,
+                causal=causal,
+                kernel_initializer=initializer,
+                skip_padding=skip_padding,
+                dtype=dtype,
                 name=f"block_{index}",
             )
 
@@ -76,12 +118,20 @@ class Encoder(keras.Model):
             blocks = [shared] * num_layers
         else:
             blocks = [make_block(i) for i in range(num_layers)]
-        final_norm = (keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=dtype,
-                                                      name="final_norm")
-                      if norm_first else None)
-        pooler = keras.layers.Dense(hidden_dim, activation="tanh",
-                                    kernel_initializer=clone_initializer(initializer),
-                                    dtype=dtype, name="pooler")
+        final_norm = (
+            keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype=dtype, name="final_norm"
+            )
+            if norm_first
+            else None
+        )
+        pooler = keras.layers.Dense(
+            hidden_dim,
+            activation="tanh",
+            kernel_initializer=clone_initializer(initializer),
+            dtype=dtype,
+            name="pooler",
+        )
 
         # === Functional model ===
         inputs = {
@@ -131,8 +181,13 @@ class Encoder(keras.Model):
         dtype = self._dtype_argument
         if dtype is not None and not isinstance(dtype, str):
             dtype = keras.dtype_policies.serialize(dtype)
-        return {"name": self.name, "trainable": self.trainable, **self.config.to_dict(),
-                "skip_padding": self.skip_padding, "dtype": dtype}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            **self.config.to_dict(),
+            "skip_padding": self.skip_padding,
+            "dtype": dtype,
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -156,8 +211,9 @@ class Encoder(keras.Model):
 
         For pretrained weights use `kbert.checkpoints.load_hf_bert`.
         """
-        keras_kwargs = {key: changes.pop(key) for key in ("name", "dtype", "skip_padding")
-                        if key in changes}
+        keras_kwargs = {
+            key: changes.pop(key) for key in ("name", "dtype", "skip_padding") if key in changes
+        }
         return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
 
     def init_cache(self, batch_size, max_length):
@@ -165,12 +221,16 @@ class Encoder(keras.Model):
         if not self.config.causal:
             raise ValueError("a key/value cache needs a causal encoder (config.causal=True)")
         if max_length > self.config.max_sequence_length:
-            raise ValueError(f"max_length={max_length} is above the position table's "
-                             f"max_sequence_length={self.config.max_sequence_length}")
+            raise ValueError(
+                f"max_length={max_length} is above the position table's "
+                f"max_sequence_length={self.config.max_sequence_length}"
+            )
         config = self.config
         head_dim = config.hidden_dim // config.num_heads
-        return ops.zeros((config.num_layers, batch_size, 2, config.num_heads, max_length,
-                          head_dim), dtype=self.compute_dtype)
+        return ops.zeros(
+            (config.num_layers, batch_size, 2, config.num_heads, max_length, head_dim),
+            dtype=self.compute_dtype,
+        )
 
     def decode(self, token_ids, cache, cache_index, segment_ids=None):
         """Runs new positions of a causal encoder against a key/value cache.
@@ -199,5 +259,8 @@ class Encoder(keras.Model):
     def dummy_inputs(self, batch_size=1, sequence_length=8):
         """Returns a valid input dict of zeros/ones, for building and smoke tests."""
         shape = (batch_size, sequence_length)
-        return {"token_ids": ops.zeros(shape, "int32"), "segment_ids": ops.zeros(shape, "int32"),
-                "padding_mask": ops.ones(shape, "int32")}
+        return {
+            "token_ids": ops.zeros(shape, "int32"),
+            "segment_ids": ops.zeros(shape, "int32"),
+            "padding_mask": ops.ones(shape, "int32"),
+        }

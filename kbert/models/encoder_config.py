@@ -48,8 +48,14 @@ class EncoderConfig:
     initializer_range: float = 0.02
 
     def __post_init__(self):
-        for name in ("vocabulary_size", "num_layers", "hidden_dim", "num_heads",
-                     "intermediate_dim", "max_sequence_length"):
+        for name in (
+            "vocabulary_size",
+            "num_layers",
+            "hidden_dim",
+            "num_heads",
+            "intermediate_dim",
+            "max_sequence_length",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"EncoderConfig.{name} must be a positive int; received {value!r}")
@@ -60,8 +66,9 @@ class EncoderConfig:
             )
         for name in ("dropout", "attention_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"EncoderConfig.{name} must be in [0, 1); "
-                                 f"received {getattr(self, name)!r}")
+                raise ValueError(
+                    f"EncoderConfig.{name} must be in [0, 1); received {getattr(self, name)!r}"
+                )
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -85,19 +92,45 @@ class EncoderConfig:
 
 PRESETS = {
     # For tests: every code path, tiny shapes.
-    "tiny": dict(vocabulary_size=50, num_layers=2, hidden_dim=16, num_heads=2,
-                 intermediate_dim=32, max_sequence_length=16),
+    "tiny": dict(
+        vocabulary_size=50,
+        num_layers=2,
+        hidden_dim=16,
+        num_heads=2,
+        intermediate_dim=32,
+        max_sequence_length=16,
+    ),
     # The NAACL 2019 tutorial's model: 16 pre-LN causal layers, about 50M parameters with
     # bert-base-cased's 28,996-token vocabulary; no segment embeddings.
-    "tutorial_50m": dict(vocabulary_size=28996, num_layers=16, hidden_dim=410, num_heads=10,
-                         intermediate_dim=2100, max_sequence_length=256, num_segments=0,
-                         norm_first=True, causal=True, layer_norm_epsilon=1e-5),
-    "bert_base": dict(vocabulary_size=30522, num_layers=12, hidden_dim=768, num_heads=12,
-                      intermediate_dim=3072),
-    "minilm_l6": dict(vocabulary_size=30522, num_layers=6, hidden_dim=384, num_heads=12,
-                      intermediate_dim=1536),
+    "tutorial_50m": dict(
+        vocabulary_size=28996,
+        num_layers=16,
+        hidden_dim=410,
+        num_heads=10,
+        intermediate_dim=2100,
+        max_sequence_length=256,
+        num_segments=0,
+        norm_first=True,
+        causal=True,
+        layer_norm_epsilon=1e-5,
+    ),
+    "bert_base": dict(
+        vocabulary_size=30522, num_layers=12, hidden_dim=768, num_heads=12, intermediate_dim=3072
+    ),
+    "minilm_l6": dict(
+        vocabulary_size=30522, num_layers=6, hidden_dim=384, num_heads=12, intermediate_dim=1536
+    ),
     # ALBERT-base: factorized 128-wide embeddings, one block shared by all 12 layers.
-    "albert_base": dict(vocabulary_size=30000, num_layers=12, hidden_dim=768, num_heads=12,
-                        intermediate_dim=3072, embedding_dim=128, share_layers=True,
-                        activation="gelu_approximate", dropout=0.0, attention_dropout=0.0),
+    "albert_base": dict(
+        vocabulary_size=30000,
+        num_layers=12,
+        hidden_dim=768,
+        num_heads=12,
+        intermediate_dim=3072,
+        embedding_dim=128,
+        share_layers=True,
+        activation="gelu_approximate",
+        dropout=0.0,
+        attention_dropout=0.0,
+    ),
 }

@@ -50,27 +50,43 @@ class FeatureClassifier(keras.Model):
     [0.143, 0.143, 0.143, 0.143, 0.143, 0.143, 0.143]
     """
 
-    def __init__(self, num_features_layers, hidden_dim, num_classes, layers="top",
-                 hidden_units=(), dropout=0.1, multi_label=False, **kwargs):
+    def __init__(
+        self,
+        num_features_layers,
+        hidden_dim,
+        num_classes,
+        layers="top",
+        hidden_units=(),
+        dropout=0.1,
+        multi_label=False,
+        **kwargs,
+    ):
         if layers not in FEATURE_LAYERS:
             raise ValueError(f"layers must be one of {FEATURE_LAYERS}; received {layers!r}")
-        for name, value in (("num_features_layers", num_features_layers),
-                            ("hidden_dim", hidden_dim)):
+        for name, value in (
+            ("num_features_layers", num_features_layers),
+            ("hidden_dim", hidden_dim),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int; received {value!r}")
         if layers == "last4" and num_features_layers < 4:
-            raise ValueError("layers='last4' needs num_features_layers >= 4; received "
-                             f"{num_features_layers}")
+            raise ValueError(
+                f"layers='last4' needs num_features_layers >= 4; received {num_features_layers}"
+            )
         minimum = 1 if multi_label else 2
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or \
-                num_classes < minimum:
-            raise ValueError(f"num_classes must be an int >= {minimum}"
-                             f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}")
+        if (
+            isinstance(num_classes, bool)
+            or not isinstance(num_classes, int)
+            or num_classes < minimum
+        ):
+            raise ValueError(
+                f"num_classes must be an int >= {minimum}"
+                f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}"
+            )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         hidden_units = tuple(hidden_units)
-        if not all(isinstance(u, int) and not isinstance(u, bool) and u > 0
-                   for u in hidden_units):
+        if not all(isinstance(u, int) and not isinstance(u, bool) and u > 0 for u in hidden_units):
             raise ValueError(f"hidden_units must be positive ints; received {hidden_units!r}")
 
         # === Functional model ===
@@ -135,8 +151,9 @@ class FeatureClassifier(keras.Model):
         return cls(**config)
 
 
-def frozen_encoder_classifier(encoder, num_classes, layers="top", pooling="cls",
-                              hidden_units=(), dropout=0.1):
+def frozen_encoder_classifier(
+    encoder, num_classes, layers="top", pooling="cls", hidden_units=(), dropout=0.1
+):
     """Builds the uncached equivalent: frozen encoder → pooled layers → `FeatureClassifier`.
 
     Built on `encoder.input` and `encoder.output` with `encoder.trainable = False` (set here, on
@@ -178,7 +195,13 @@ def frozen_encoder_classifier(encoder, num_classes, layers="top", pooling="cls",
     hidden_states = encoder.output["hidden_states"]
     features = pool_hidden_states(hidden_states, inputs["padding_mask"], pooling)
     features = ops.cast(features, "float32")  # (batch, layers, hidden)
-    classifier = FeatureClassifier(len(hidden_states), int(features.shape[-1]), num_classes,
-                                   layers=layers, hidden_units=hidden_units, dropout=dropout,
-                                   name="feature_classifier")
+    classifier = FeatureClassifier(
+        len(hidden_states),
+        int(features.shape[-1]),
+        num_classes,
+        layers=layers,
+        hidden_units=hidden_units,
+        dropout=dropout,
+        name="feature_classifier",
+    )
     return keras.Model(inputs, classifier(features), name="frozen_encoder_classifier")

@@ -37,12 +37,14 @@ def pool_hidden_states(hidden_states, padding_mask, pooling="cls"):
     (2, 2, 4)
     """
     pool = SequencePooling(pooling)
-    return ops.stack([pool(state, padding_mask=padding_mask) for state in hidden_states],
-                     axis=1)  # (batch, layers, hidden)
+    return ops.stack(
+        [pool(state, padding_mask=padding_mask) for state in hidden_states], axis=1
+    )  # (batch, layers, hidden)
 
 
-def extract_layer_features(encoder, preprocessor, texts, text_pairs=None, pooling="cls",
-                           batch_size=64):
+def extract_layer_features(
+    encoder, preprocessor, texts, text_pairs=None, pooling="cls", batch_size=64
+):
     """Runs a frozen encoder once over texts and returns every layer's pooled vector.
 
     The encoder runs in inference mode (no dropout), batch by batch through one traced
@@ -92,8 +94,10 @@ def extract_layer_features(encoder, preprocessor, texts, text_pairs=None, poolin
     if text_pairs is not None:
         text_pairs = _as_text_list(text_pairs, "text_pairs")
         if len(text_pairs) != len(texts):
-            raise ValueError(f"text_pairs must have one text per entry of texts ({len(texts)}); "
-                             f"received {len(text_pairs)}")
+            raise ValueError(
+                f"text_pairs must have one text per entry of texts ({len(texts)}); "
+                f"received {len(text_pairs)}"
+            )
     if pooling not in POOLING_MODES:
         raise ValueError(f"pooling must be one of {POOLING_MODES}; received {pooling!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -102,9 +106,9 @@ def extract_layer_features(encoder, preprocessor, texts, text_pairs=None, poolin
     # Tokenize and pack everything once, then sort by length.
     packed = {key: [] for key in _INPUT_KEYS}
     for start in range(0, len(texts), _PREPROCESS_CHUNK):
-        chunk = texts[start:start + _PREPROCESS_CHUNK]
+        chunk = texts[start : start + _PREPROCESS_CHUNK]
         if text_pairs is not None:
-            chunk = (chunk, text_pairs[start:start + _PREPROCESS_CHUNK])
+            chunk = (chunk, text_pairs[start : start + _PREPROCESS_CHUNK])
         inputs = preprocessor(chunk)
         for key in _INPUT_KEYS:
             packed[key].append(np.asarray(inputs[key], "int32"))
@@ -121,7 +125,7 @@ def extract_layer_features(encoder, preprocessor, texts, text_pairs=None, poolin
 
     features = None
     for start in range(0, len(texts), batch_size):
-        rows = order[start:start + batch_size]
+        rows = order[start : start + batch_size]
         width = max(int(lengths[rows].max()), 1)  # right padding: real tokens come first
         batch = {key: tf.constant(value[rows, :width]) for key, value in packed.items()}
         pooled = layer_features(batch).numpy()  # (batch, layers, hidden)

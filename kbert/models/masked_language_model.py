@@ -56,11 +56,15 @@ class MaskedLanguageModel(PretrainingObjective):
         width = config.embedding_dim or config.hidden_dim
         policy = self.dtype_policy
         self.transform = keras.layers.Dense(
-            width, activation=get_activation(config.activation),
+            width,
+            activation=get_activation(config.activation),
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
-            dtype=policy, name="transform")
+            dtype=policy,
+            name="transform",
+        )
         self.transform_norm = keras.layers.LayerNormalization(
-            epsilon=config.layer_norm_epsilon, dtype=policy, name="transform_norm")
+            epsilon=config.layer_norm_epsilon, dtype=policy, name="transform_norm"
+        )
         self.decoder = TiedDecoder(config.vocabulary_size, dtype=policy, name="decoder")
         self.transform.build((None, None, config.hidden_dim))
         self.transform_norm.build((None, None, width))
@@ -75,7 +79,8 @@ class MaskedLanguageModel(PretrainingObjective):
 
     def call_head(self, encoder_outputs, x, training=None):
         selected = pretraining_utils.gather_positions(
-            encoder_outputs["sequence_output"], x["mask_positions"])  # (batch, sel, hidden)
+            encoder_outputs["sequence_output"], x["mask_positions"]
+        )  # (batch, sel, hidden)
         hidden = self.transform_norm(self.transform(selected))  # (batch, sel, width)
         table = self.encoder.embeddings.token_embedding.embeddings  # (vocab, width)
         return {"logits": self.decoder(hidden, embedding_table=table)}

@@ -14,16 +14,17 @@ LANGUAGE_MODEL_INPUTS = "language_model_inputs"
 
 def _check_weight(name, value):
     if isinstance(value, (bool, str)):
-        raise ValueError(f"the loss weight of {name!r} must be a number >= 0; "
-                         f"received {value!r}")
+        raise ValueError(f"the loss weight of {name!r} must be a number >= 0; received {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"the loss weight of {name!r} must be a number >= 0; "
-                         f"received {value!r}") from None
+        raise ValueError(
+            f"the loss weight of {name!r} must be a number >= 0; received {value!r}"
+        ) from None
     if not 0.0 <= number < float("inf"):
-        raise ValueError(f"the loss weight of {name!r} must be a finite number >= 0; "
-                         f"received {value!r}")
+        raise ValueError(
+            f"the loss weight of {name!r} must be a finite number >= 0; received {value!r}"
+        )
     return number
 
 
@@ -90,32 +91,50 @@ class MultitaskModel(keras.Model):
     0.5
     """
 
-    def __init__(self, encoder, heads, loss_weights=None, language_model=None,
-                 language_model_weight=0.5, dtype=None, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        heads,
+        loss_weights=None,
+        language_model=None,
+        language_model_weight=0.5,
+        dtype=None,
+        **kwargs,
+    ):
         if not isinstance(heads, dict) or not heads:
-            raise ValueError("heads must be a non-empty dict from task name to head layer; "
-                             f"received {heads!r}")
+            raise ValueError(
+                f"heads must be a non-empty dict from task name to head layer; received {heads!r}"
+            )
         for task, head in heads.items():
             if not isinstance(task, str) or not task or "/" in task:
-                raise ValueError(f"task names must be non-empty strings without '/' (they "
-                                 f"name variables and metrics); received {task!r}")
+                raise ValueError(
+                    f"task names must be non-empty strings without '/' (they "
+                    f"name variables and metrics); received {task!r}"
+                )
             if task == LANGUAGE_MODEL:
-                raise ValueError(f"{LANGUAGE_MODEL!r} is reserved for the auxiliary language "
-                                 "model's output and loss weight; expected another task name")
+                raise ValueError(
+                    f"{LANGUAGE_MODEL!r} is reserved for the auxiliary language "
+                    "model's output and loss weight; expected another task name"
+                )
             if not isinstance(head, keras.layers.Layer):
-                raise ValueError(f"heads[{task!r}] must be a keras Layer; received "
-                                 f"{type(head).__name__}")
+                raise ValueError(
+                    f"heads[{task!r}] must be a keras Layer; received {type(head).__name__}"
+                )
         loss_weights = {} if loss_weights is None else dict(loss_weights)
         unknown = sorted(set(loss_weights) - set(heads))
         if unknown:
-            raise ValueError(f"loss_weights names unknown task(s) {unknown}; expected names "
-                             f"among the heads {list(heads)}")
+            raise ValueError(
+                f"loss_weights names unknown task(s) {unknown}; expected names "
+                f"among the heads {list(heads)}"
+            )
         weights = {task: _check_weight(task, loss_weights.get(task, 1.0)) for task in heads}
         if language_model is not None:
             if not isinstance(language_model, PretrainingObjective):
-                raise ValueError("language_model must be a PretrainingObjective (e.g. "
-                                 "CausalLanguageModel(encoder)); received "
-                                 f"{type(language_model).__name__}")
+                raise ValueError(
+                    "language_model must be a PretrainingObjective (e.g. "
+                    "CausalLanguageModel(encoder)); received "
+                    f"{type(language_model).__name__}"
+                )
             if language_model.encoder is not encoder:
                 raise ValueError(
                     f"language_model ({type(language_model).__name__}) holds a different "
@@ -129,14 +148,19 @@ class MultitaskModel(keras.Model):
         self.heads = dict(heads)
         self.language_model = language_model
         self._loss_weight_variables = {
-            name: self.add_weight(shape=(), dtype="float32", trainable=False,
-                                  initializer=keras.initializers.Constant(value),
-                                  name=f"{name}_loss_weight")
-            for name, value in weights.items()}
-        self.task_loss_metrics = {task: keras.metrics.Mean(name=f"{task}_loss")
-                                  for task in heads}
-        self.task_accuracy_metrics = {task: keras.metrics.Mean(name=f"{task}_accuracy")
-                                      for task in heads}
+            name: self.add_weight(
+                shape=(),
+                dtype="float32",
+                trainable=False,
+                initializer=keras.initializers.Constant(value),
+                name=f"{name}_loss_weight",
+            )
+            for name, value in weights.items()
+        }
+        self.task_loss_metrics = {task: keras.metrics.Mean(name=f"{task}_loss") for task in heads}
+        self.task_accuracy_metrics = {
+            task: keras.metrics.Mean(name=f"{task}_accuracy") for task in heads
+        }
         self.language_model_loss_metric = None
         if language_model is not None:
             self.language_model_loss_metric = keras.metrics.Mean(name="language_model_loss")
@@ -145,8 +169,10 @@ class MultitaskModel(keras.Model):
 
     def _build_heads(self):
         # Build every head now, symbolically, so its weights exist before `fit` traces a step.
-        inputs = {key: keras.Input(shape=(None,), dtype="int32", name=key)
-                  for key in pretraining_utils.ENCODER_KEYS}
+        inputs = {
+            key: keras.Input(shape=(None,), dtype="int32", name=key)
+            for key in pretraining_utils.ENCODER_KEYS
+        }
         encoder_outputs = self.encoder(inputs)
         for head in self.heads.values():
             head(encoder_outputs, padding_mask=inputs["padding_mask"])
@@ -163,8 +189,9 @@ class MultitaskModel(keras.Model):
 
     def _variable(self, name):
         if name not in self._loss_weight_variables:
-            raise ValueError(f"no loss weight named {name!r}; expected one of "
-                             f"{self.loss_weight_names}")
+            raise ValueError(
+                f"no loss weight named {name!r}; expected one of {self.loss_weight_names}"
+            )
         return self._loss_weight_variables[name]
 
     def loss_weight(self, name):
@@ -190,12 +217,18 @@ class MultitaskModel(keras.Model):
         # metrics live in dicts and the LM's in a sub-model, so they are listed here.
         metrics = super().metrics
         known = {id(metric) for metric in metrics}
-        extra = [metric for task in self.heads for metric in
-                 (self.task_loss_metrics[task], self.task_accuracy_metrics[task])]
+        extra = [
+            metric
+            for task in self.heads
+            for metric in (self.task_loss_metrics[task], self.task_accuracy_metrics[task])
+        ]
         if self.language_model is not None:
             extra.append(self.language_model_loss_metric)
-            extra += [metric for metric in self.language_model.objective_metrics
-                      if metric is not self.language_model.loss_metric]
+            extra += [
+                metric
+                for metric in self.language_model.objective_metrics
+                if metric is not self.language_model.loss_metric
+            ]
         return metrics + [metric for metric in extra if id(metric) not in known]
 
     def _language_model_inputs(self, x):
@@ -215,22 +248,24 @@ class MultitaskModel(keras.Model):
         return None
 
     def call(self, x, training=None):
-        pretraining_utils.require_inputs(x, pretraining_utils.REQUIRED_ENCODER_KEYS,
-                                         type(self).__name__)
+        pretraining_utils.require_inputs(
+            x, pretraining_utils.REQUIRED_ENCODER_KEYS, type(self).__name__
+        )
         inputs = pretraining_utils.encoder_inputs(x)
         encoder_outputs = self.encoder(inputs, training=training)
-        outputs = {task: head(encoder_outputs, padding_mask=inputs["padding_mask"],
-                              training=training)
-                   for task, head in self.heads.items()}
+        outputs = {
+            task: head(encoder_outputs, padding_mask=inputs["padding_mask"], training=training)
+            for task, head in self.heads.items()
+        }
         if self.language_model is not None:
             lm_x = self._language_model_inputs(x)
             if lm_x is None:
                 lm_x, lm_outputs = x, encoder_outputs
             else:
-                lm_outputs = self.encoder(pretraining_utils.encoder_inputs(lm_x),
-                                          training=training)
-            outputs[LANGUAGE_MODEL] = self.language_model.call_head(lm_outputs, lm_x,
-                                                                    training=training)
+                lm_outputs = self.encoder(pretraining_utils.encoder_inputs(lm_x), training=training)
+            outputs[LANGUAGE_MODEL] = self.language_model.call_head(
+                lm_outputs, lm_x, training=training
+            )
         return outputs
 
     def _task_loss(self, task, labels, logits):
@@ -250,23 +285,29 @@ class MultitaskModel(keras.Model):
         present = ops.cast(ops.sum(weights) > 0, "float32")
         self.task_loss_metrics[task].update_state(loss, sample_weight=present)
         self.task_accuracy_metrics[task].update_state(
-            pretraining_utils.predicted_correctly(safe_labels, logits), sample_weight=weights)
+            pretraining_utils.predicted_correctly(safe_labels, logits), sample_weight=weights
+        )
         return loss
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         if y is None:
             y = {}
         if not isinstance(y, dict):
-            raise ValueError(f"MultitaskModel expects y as a dict from task name to labels "
-                             f"(tasks {self.tasks}); received {type(y).__name__}")
+            raise ValueError(
+                f"MultitaskModel expects y as a dict from task name to labels "
+                f"(tasks {self.tasks}); received {type(y).__name__}"
+            )
         unknown = sorted(set(y) - set(self.heads))
         if unknown:
-            raise ValueError(f"y names unknown task(s) {unknown}; expected names among the "
-                             f"heads {self.tasks}")
+            raise ValueError(
+                f"y names unknown task(s) {unknown}; expected names among the heads {self.tasks}"
+            )
         if sample_weight is not None:
-            raise ValueError("MultitaskModel weighs examples through labels (IGNORE_INDEX, "
-                             "-100, is not scored); expected sample_weight None, received "
-                             f"{type(sample_weight).__name__}")
+            raise ValueError(
+                "MultitaskModel weighs examples through labels (IGNORE_INDEX, "
+                "-100, is not scored); expected sample_weight None, received "
+                f"{type(sample_weight).__name__}"
+            )
         loss = ops.zeros((), "float32")
         for task in self.heads:
             if task in y:
@@ -286,8 +327,9 @@ class MultitaskModel(keras.Model):
             language_model = pretraining_utils.serialize_objective(self.language_model)
         config = {
             "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "heads": {task: keras.saving.serialize_keras_object(head)
-                      for task, head in self.heads.items()},
+            "heads": {
+                task: keras.saving.serialize_keras_object(head) for task, head in self.heads.items()
+            },
             "loss_weights": {task: self.loss_weight(task) for task in self.heads},
             "language_model": language_model,
             "name": self.name,
@@ -302,11 +344,14 @@ class MultitaskModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         encoder = keras.saving.deserialize_keras_object(config.pop("encoder"))
-        heads = {task: keras.saving.deserialize_keras_object(spec)
-                 for task, spec in config.pop("heads").items()}
+        heads = {
+            task: keras.saving.deserialize_keras_object(spec)
+            for task, spec in config.pop("heads").items()
+        }
         spec = config.pop("language_model", None)
-        language_model = None if spec is None else pretraining_utils.deserialize_objective(
-            spec, encoder)
+        language_model = (
+            None if spec is None else pretraining_utils.deserialize_objective(spec, encoder)
+        )
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(encoder, heads, language_model=language_model, **config)

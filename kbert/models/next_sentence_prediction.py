@@ -46,9 +46,11 @@ class NextSentencePrediction(PretrainingObjective):
         super().__init__(encoder, metric_prefix=metric_prefix, dtype=dtype, **kwargs)
         config = encoder.config
         self.classifier = keras.layers.Dense(
-            2, kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=config.initializer_range),
-            dtype=self.dtype_policy, name="classifier")
+            2,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=config.initializer_range),
+            dtype=self.dtype_policy,
+            name="classifier",
+        )
         self.classifier.build((None, config.hidden_dim))
         self.accuracy_metric = keras.metrics.Mean(name=f"{self.metric_prefix}_accuracy")
         self.built = True
@@ -75,5 +77,6 @@ class NextSentencePrediction(PretrainingObjective):
         loss = ops.mean(pretraining_utils.sparse_cross_entropy(labels, y_pred["logits"]))
         self.loss_metric.update_state(loss)
         self.accuracy_metric.update_state(
-            pretraining_utils.predicted_correctly(labels, y_pred["logits"]))
+            pretraining_utils.predicted_correctly(labels, y_pred["logits"])
+        )
         return loss

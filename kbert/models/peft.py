@@ -34,15 +34,22 @@ ADAPTER_PLACEMENTS = {
     "parallel": ("feed_forward",),
 }
 # The Dense sublayers of a block that LoRA can address by a short name.
-_DENSE_PATHS = ("attention.query", "attention.key", "attention.value",
-                "attention.output_dense", "feed_forward.intermediate",
-                "feed_forward.output_dense")
+_DENSE_PATHS = (
+    "attention.query",
+    "attention.key",
+    "attention.value",
+    "attention.output_dense",
+    "feed_forward.intermediate",
+    "feed_forward.output_dense",
+)
 _WRAPPERS = (AdaptedSublayer, LoRADense, PrefixAttention)
-_ADAPTER_PATHS = tuple(dict.fromkeys(path for paths in ADAPTER_PLACEMENTS.values()
-                                     for path in paths))
+_ADAPTER_PATHS = tuple(
+    dict.fromkeys(path for paths in ADAPTER_PLACEMENTS.values() for path in paths)
+)
 
 
 # === Helpers ===
+
 
 def _blocks(encoder):
     """The distinct blocks (a `share_layers` encoder repeats one)."""
@@ -57,8 +64,11 @@ def _blocks(encoder):
 def _unwrap(layer):
     """The layer inside any adaptation wrappers (for walking paths through them)."""
     while isinstance(layer, _WRAPPERS):
-        layer = {AdaptedSublayer: lambda w: w.sublayer, LoRADense: lambda w: w.dense,
-                 PrefixAttention: lambda w: w.attention}[type(layer)](layer)
+        layer = {
+            AdaptedSublayer: lambda w: w.sublayer,
+            LoRADense: lambda w: w.dense,
+            PrefixAttention: lambda w: w.attention,
+        }[type(layer)](layer)
     return layer
 
 
@@ -119,6 +129,7 @@ def _layers_of(layer, cls):
 
 # === Adapters ===
 
+
 def _adapted_sublayers(encoder):
     """Yields `(location, wrapper)` for every `AdaptedSublayer`, location "block_0/attention…"."""
     for block in _blocks(encoder):
@@ -128,8 +139,7 @@ def _adapted_sublayers(encoder):
                 yield f"{block.name}/{path}", layer
 
 
-def add_adapters(encoder, bottleneck_dim=32, placement="houlsby", name="task",
-                 activation="gelu"):
+def add_adapters(encoder, bottleneck_dim=32, placement="houlsby", name="task", activation="gelu"):
     """Adds a named set of bottleneck adapters to every block and makes it the active set.
 
     Placements: "houlsby" (Houlsby et al. 2019) after the attention output projection and after
@@ -149,34 +159,48 @@ def add_adapters(encoder, bottleneck_dim=32, placement="houlsby", name="task",
         ValueError: unknown placement, bottleneck not below the hidden size, name taken.
     """
     if placement not in ADAPTER_PLACEMENTS:
-        raise ValueError(f"placement must be one of {sorted(ADAPTER_PLACEMENTS)}; received "
-                         f"{placement!r}")
+        raise ValueError(
+            f"placement must be one of {sorted(ADAPTER_PLACEMENTS)}; received {placement!r}"
+        )
     hidden_dim = encoder.config.hidden_dim
     if bottleneck_dim >= hidden_dim:
-        raise ValueError(f"bottleneck_dim must be below the hidden size {hidden_dim}; received "
-                         f"bottleneck_dim={bottleneck_dim}")
+        raise ValueError(
+            f"bottleneck_dim must be below the hidden size {hidden_dim}; received "
+            f"bottleneck_dim={bottleneck_dim}"
+        )
     parallel = placement == "parallel"
     for block in _blocks(encoder):
         for path in ADAPTER_PLACEMENTS[placement]:
             parent, attribute, layer = _resolve(block, path)
-            adapter = Adapter(bottleneck_dim, activation=activation, residual=not parallel,
-                              dtype=layer.dtype_policy, name=f"adapter_{name}")
+            adapter = Adapter(
+                bottleneck_dim,
+                activation=activation,
+                residual=not parallel,
+                dtype=layer.dtype_policy,
+                name=f"adapter_{name}",
+            )
             if isinstance(layer, AdaptedSublayer):
                 if layer.parallel != parallel:
-                    raise ValueError(f"{block.name}/{path} holds adapters with "
-                                     f"parallel={layer.parallel}; placement {placement!r} "
-                                     f"needs parallel={parallel}")
+                    raise ValueError(
+                        f"{block.name}/{path} holds adapters with "
+                        f"parallel={layer.parallel}; placement {placement!r} "
+                        f"needs parallel={parallel}"
+                    )
                 layer.add_adapter(name, adapter)
             else:
-                wrapper = AdaptedSublayer(layer, {name: adapter}, parallel=parallel,
-                                          dtype=layer.dtype_policy, name=f"{layer.name}_adapted")
+                wrapper = AdaptedSublayer(
+                    layer,
+                    {name: adapter},
+                    parallel=parallel,
+                    dtype=layer.dtype_policy,
+                    name=f"{layer.name}_adapted",
+                )
                 wrapper.build((None, _input_width(layer)))
                 _replace_sublayer(parent, attribute, wrapper)
     set_active_adapter(encoder, name)
     encoder._peft_adapter_specs = {
         **getattr(encoder, "_peft_adapter_specs", {}),
-        name: {"bottleneck_dim": bottleneck_dim, "placement": placement,
-               "activation": activation},
+        name: {"bottleneck_dim": bottleneck_dim, "placement": placement, "activation": activation},
     }
 
 
@@ -251,9 +275,11 @@ def set_adapter_weights(encoder, name, weights):
     """Assigns the arrays of `adapter_weights` to the adapter set `name` (which must exist)."""
     expected = set(adapter_weights(encoder, name))
     if expected != set(weights):
-        raise ValueError(f"adapter weights do not match the encoder's adapters {name!r}: "
-                         f"missing {sorted(expected - set(weights))}, unexpected "
-                         f"{sorted(set(weights) - expected)}")
+        raise ValueError(
+            f"adapter weights do not match the encoder's adapters {name!r}: "
+            f"missing {sorted(expected - set(weights))}, unexpected "
+            f"{sorted(set(weights) - expected)}"
+        )
     for location, wrapper in _adapted_sublayers(encoder):
         if name in wrapper.adapters:
             for index, variable in enumerate(wrapper.adapters[name].weights):
@@ -263,8 +289,11 @@ def set_adapter_weights(encoder, name, weights):
 def save_adapters(encoder, path, name):
     """Writes only the adapter set `name` (weights and how it was added) to an `.npz` file."""
     spec = getattr(encoder, "_peft_adapter_specs", {}).get(name, {})
-    np.savez(path, **adapter_weights(encoder, name),
-             **{f"__{key}__": np.asarray(value) for key, value in spec.items()})
+    np.savez(
+        path,
+        **adapter_weights(encoder, name),
+        **{f"__{key}__": np.asarray(value) for key, value in spec.items()},
+    )
 
 
 def load_adapters(encoder, path, name):
@@ -280,8 +309,10 @@ def load_adapters(encoder, path, name):
     known = any(name in wrapper.adapters for _, wrapper in _adapted_sublayers(encoder))
     if not known:
         if not spec:
-            raise ValueError(f"{path} does not say how its adapters were added; call "
-                             f"add_adapters(encoder, ..., name={name!r}) first")
+            raise ValueError(
+                f"{path} does not say how its adapters were added; call "
+                f"add_adapters(encoder, ..., name={name!r}) first"
+            )
         add_adapters(encoder, name=name, **spec)
     set_adapter_weights(encoder, name, arrays)
     set_active_adapter(encoder, name)
@@ -298,6 +329,7 @@ def remove_adapters(encoder):
 
 
 # === LoRA ===
+
 
 def _lora_path(block, target):
     """The path of `target` (a short name such as "query", or a dotted path) in a block."""
@@ -333,21 +365,32 @@ def add_lora(encoder, targets=("query", "value"), rank=8, alpha=16, dropout=0.0)
             try:
                 parent, attribute, layer = _resolve(block, path)
             except AttributeError:
-                raise ValueError(f"LoRA target {target!r} is not a sublayer of "
-                                 f"{block.name}") from None
+                raise ValueError(
+                    f"LoRA target {target!r} is not a sublayer of {block.name}"
+                ) from None
             if isinstance(layer, LoRADense):
                 raise ValueError(f"LoRA target {target!r} of {block.name} has LoRA already")
             if not isinstance(layer, keras.layers.Dense):
-                raise ValueError(f"LoRA target {target!r} of {block.name} is not a layer with a "
-                                 f"kernel; received {type(layer).__name__}")
+                raise ValueError(
+                    f"LoRA target {target!r} of {block.name} is not a layer with a "
+                    f"kernel; received {type(layer).__name__}"
+                )
             found.append((parent, attribute, layer))
     for parent, attribute, layer in found:  # all checked before anything changes
-        wrapper = LoRADense(layer, rank=rank, alpha=alpha, dropout=dropout,
-                            dtype=layer.dtype_policy, name=f"{layer.name}_lora")
+        wrapper = LoRADense(
+            layer,
+            rank=rank,
+            alpha=alpha,
+            dropout=dropout,
+            dtype=layer.dtype_policy,
+            name=f"{layer.name}_lora",
+        )
         wrapper.build((None, _input_width(layer)))
         _replace_sublayer(parent, attribute, wrapper)
-    _train_only(encoder, [v for _, wrapper in _lora_layers(encoder)
-                          for v in (wrapper.lora_a, wrapper.lora_b)])
+    _train_only(
+        encoder,
+        [v for _, wrapper in _lora_layers(encoder) for v in (wrapper.lora_a, wrapper.lora_b)],
+    )
 
 
 def _lora_layers(encoder):
@@ -376,6 +419,7 @@ def merge_lora(encoder):
 
 # === Prefix tuning ===
 
+
 def add_prefix_tuning(encoder, prefix_length=10):
     """Replaces every block's attention by a `PrefixAttention`; only the prefixes train.
 
@@ -387,12 +431,22 @@ def add_prefix_tuning(encoder, prefix_length=10):
             raise ValueError(f"{block.name} has prefix tuning already")
     for block in _blocks(encoder):
         attention = block.attention
-        wrapper = PrefixAttention(attention, prefix_length=prefix_length,
-                                  dtype=attention.dtype_policy, name="prefix_attention")
+        wrapper = PrefixAttention(
+            attention,
+            prefix_length=prefix_length,
+            dtype=attention.dtype_policy,
+            name="prefix_attention",
+        )
         wrapper.build((None, None, attention.hidden_dim))
         _replace_sublayer(block, "attention", wrapper)
-    _train_only(encoder, [v for block in _blocks(encoder)
-                          for v in (block.attention.key_prefix, block.attention.value_prefix)])
+    _train_only(
+        encoder,
+        [
+            v
+            for block in _blocks(encoder)
+            for v in (block.attention.key_prefix, block.attention.value_prefix)
+        ],
+    )
 
 
 def remove_prefix_tuning(encoder):
@@ -403,6 +457,7 @@ def remove_prefix_tuning(encoder):
 
 
 # === Prompt tuning ===
+
 
 def prompt_tuned_encoder(encoder, num_prompt_tokens=20, keep_prompt_positions=False):
     """Builds a prompt-tuned model around a frozen encoder (Lester et al. 2021).
@@ -428,10 +483,13 @@ def prompt_tuned_encoder(encoder, num_prompt_tokens=20, keep_prompt_positions=Fa
         a `keras.Model`.
     """
     encoder.trainable = False
-    prompt_layer = PromptTuning(num_prompt_tokens, dtype=encoder.embeddings.dtype_policy,
-                                name="prompt_tuning")
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
+    prompt_layer = PromptTuning(
+        num_prompt_tokens, dtype=encoder.embeddings.dtype_policy, name="prompt_tuning"
+    )
+    inputs = {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
     x = encoder.embeddings(inputs["token_ids"], inputs["segment_ids"])
     x, padding_mask = prompt_layer(x, padding_mask=inputs["padding_mask"])
     hidden_states = [x]
@@ -450,7 +508,18 @@ def prompt_tuned_encoder(encoder, num_prompt_tokens=20, keep_prompt_positions=Fa
 
 
 __all__ = [
-    "ADAPTER_PLACEMENTS", "adapter_trainable_setup", "adapter_weights", "add_adapters", "add_lora",
-    "add_prefix_tuning", "load_adapters", "merge_lora", "prompt_tuned_encoder", "remove_adapters",
-    "remove_prefix_tuning", "save_adapters", "set_active_adapter", "set_adapter_weights",
+    "ADAPTER_PLACEMENTS",
+    "adapter_trainable_setup",
+    "adapter_weights",
+    "add_adapters",
+    "add_lora",
+    "add_prefix_tuning",
+    "load_adapters",
+    "merge_lora",
+    "prompt_tuned_encoder",
+    "remove_adapters",
+    "remove_prefix_tuning",
+    "save_adapters",
+    "set_active_adapter",
+    "set_adapter_weights",
 ]

@@ -48,8 +48,10 @@ class PretrainingModel(keras.Model):
             raise ValueError("PretrainingModel needs at least one objective; received none")
         for index, objective in enumerate(objectives):
             if not isinstance(objective, PretrainingObjective):
-                raise ValueError(f"objectives[{index}] must be a PretrainingObjective; "
-                                 f"received {type(objective).__name__}")
+                raise ValueError(
+                    f"objectives[{index}] must be a PretrainingObjective; "
+                    f"received {type(objective).__name__}"
+                )
             if objective.encoder is not encoder:
                 raise ValueError(
                     f"objectives[{index}] ({type(objective).__name__}) holds a different "
@@ -57,14 +59,18 @@ class PretrainingModel(keras.Model):
                 )
         prefixes = [objective.metric_prefix for objective in objectives]
         if len(set(prefixes)) != len(prefixes):
-            raise ValueError(f"objectives need distinct metric_prefix values (their metrics "
-                             f"would collide); received {prefixes}")
+            raise ValueError(
+                f"objectives need distinct metric_prefix values (their metrics "
+                f"would collide); received {prefixes}"
+            )
         if loss_weights is None:
             loss_weights = [1.0] * len(objectives)
         loss_weights = [float(weight) for weight in loss_weights]
         if len(loss_weights) != len(objectives):
-            raise ValueError(f"loss_weights must have one entry per objective "
-                             f"({len(objectives)}); received {len(loss_weights)}")
+            raise ValueError(
+                f"loss_weights must have one entry per objective "
+                f"({len(objectives)}); received {len(loss_weights)}"
+            )
         if dtype is None:
             dtype = pretraining_utils.encoder_dtype_policy(encoder)
         super().__init__(dtype=dtype, **kwargs)
@@ -86,8 +92,10 @@ class PretrainingModel(keras.Model):
         for objective in self.objectives:
             objective.validate_inputs(x)
         encoder_outputs = self.encoder(pretraining_utils.encoder_inputs(x), training=training)
-        return {objective.metric_prefix: objective.call_head(encoder_outputs, x, training=training)
-                for objective in self.objectives}
+        return {
+            objective.metric_prefix: objective.call_head(encoder_outputs, x, training=training)
+            for objective in self.objectives
+        }
 
     def objective_loss(self, x, y_pred):
         """`Σ loss_weights[k] · objectives[k].objective_loss`, without regularization terms."""
@@ -101,8 +109,9 @@ class PretrainingModel(keras.Model):
 
     def get_config(self):
         # The shared encoder is stored once, not inside every objective.
-        objectives = [pretraining_utils.serialize_objective(objective)
-                      for objective in self.objectives]
+        objectives = [
+            pretraining_utils.serialize_objective(objective) for objective in self.objectives
+        ]
         return {
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "objectives": objectives,
@@ -116,8 +125,10 @@ class PretrainingModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         encoder = keras.saving.deserialize_keras_object(config.pop("encoder"))
-        objectives = [pretraining_utils.deserialize_objective(spec, encoder)
-                      for spec in config.pop("objectives")]
+        objectives = [
+            pretraining_utils.deserialize_objective(spec, encoder)
+            for spec in config.pop("objectives")
+        ]
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(encoder, objectives, **config)

@@ -47,8 +47,11 @@ class PretrainingObjective(keras.Model):
     @property
     def required_keys(self):
         """Every key of `x` this objective reads (the encoder's and its own)."""
-        return (pretraining_utils.REQUIRED_ENCODER_KEYS + tuple(self.selection_keys)
-                + tuple(self.extra_keys))
+        return (
+            pretraining_utils.REQUIRED_ENCODER_KEYS
+            + tuple(self.selection_keys)
+            + tuple(self.extra_keys)
+        )
 
     @property
     def objective_metrics(self):

@@ -35,12 +35,15 @@ def require_inputs(x, keys, owner):
         owner: str. The model's class name, for the message.
     """
     if not isinstance(x, dict):
-        raise ValueError(f"{owner} expects a dict of tensors with keys {list(keys)}; "
-                         f"received {type(x).__name__}")
+        raise ValueError(
+            f"{owner} expects a dict of tensors with keys {list(keys)}; received {type(x).__name__}"
+        )
     for key in keys:
         if key not in x:
-            raise ValueError(f"{owner} needs x[{key!r}], which is missing: expected keys "
-                             f"{list(keys)}; received keys {sorted(x)}")
+            raise ValueError(
+                f"{owner} needs x[{key!r}], which is missing: expected keys "
+                f"{list(keys)}; received keys {sorted(x)}"
+            )
 
 
 def check_same_shape(x, keys, owner, rank=2):
@@ -77,8 +80,11 @@ def encoder_inputs(x):
     segment_ids = x.get("segment_ids")
     if segment_ids is None:
         segment_ids = ops.zeros_like(x["token_ids"])
-    return {"token_ids": x["token_ids"], "segment_ids": segment_ids,
-            "padding_mask": x["padding_mask"]}
+    return {
+        "token_ids": x["token_ids"],
+        "segment_ids": segment_ids,
+        "padding_mask": x["padding_mask"],
+    }
 
 
 def gather_positions(sequence, positions):
@@ -115,14 +121,16 @@ def sparse_cross_entropy(targets, logits):
         Float32 tensor of shape `S`.
     """
     return keras.losses.sparse_categorical_crossentropy(
-        ops.cast(targets, "int32"), ops.cast(logits, "float32"), from_logits=True)
+        ops.cast(targets, "int32"), ops.cast(logits, "float32"), from_logits=True
+    )
 
 
 def predicted_correctly(targets, logits):
     """1.0 where the arg-max of `logits` equals `targets`, else 0.0 (float32, shape of targets)."""
     predictions = ops.argmax(logits, axis=-1)
-    return ops.cast(ops.equal(ops.cast(predictions, "int32"), ops.cast(targets, "int32")),
-                    "float32")
+    return ops.cast(
+        ops.equal(ops.cast(predictions, "int32"), ops.cast(targets, "int32")), "float32"
+    )
 
 
 def total_loss(model, objective_loss, y):

@@ -54,14 +54,19 @@ class QuestionAnswerer(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-                  for name in ("token_ids", "segment_ids", "padding_mask")}
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask")
+        }
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Logits in float32 whatever the encoder's policy: softmax and loss need the range.
         logits = keras.layers.Dense(
-            2, kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype="float32", name="span_logits")(x)  # (batch, seq, 2)
+            2,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            dtype="float32",
+            name="span_logits",
+        )(x)  # (batch, seq, 2)
         keep = ops.expand_dims(ops.cast(inputs["padding_mask"], "bool"), -1)  # (batch, seq, 1)
         logits = ops.where(keep, logits, PADDING_LOGIT)  # (batch, seq, 2)
         outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}  # (batch, seq)
@@ -73,8 +78,10 @@ class QuestionAnswerer(TaskModel):
 
     def default_loss(self):
         """One `SparseCategoricalCrossentropy(from_logits=True)` per output, keyed by output name."""
-        return {name: keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-                for name in self.LABEL_OUTPUTS.values()}
+        return {
+            name: keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            for name in self.LABEL_OUTPUTS.values()
+        }
 
     @classmethod
     def labels_from_features(cls, features):
@@ -91,8 +98,10 @@ class QuestionAnswerer(TaskModel):
         """
         missing = [key for key in cls.LABEL_OUTPUTS if key not in features]
         if missing:
-            raise ValueError(f"features need {list(cls.LABEL_OUTPUTS)} (built with training=True);"
-                             f" missing {missing} among keys {sorted(features)}")
+            raise ValueError(
+                f"features need {list(cls.LABEL_OUTPUTS)} (built with training=True);"
+                f" missing {missing} among keys {sorted(features)}"
+            )
         return {output: features[key] for key, output in cls.LABEL_OUTPUTS.items()}
 
     def _config(self):

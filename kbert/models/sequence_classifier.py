@@ -55,15 +55,29 @@ class SequenceClassifier(TaskModel):
     (1, 3)
     """
 
-    def __init__(self, encoder, num_classes, pooling="cls", dropout=0.1, hidden_units=(),
-                 batch_norm=False, multi_label=False, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        num_classes,
+        pooling="cls",
+        dropout=0.1,
+        hidden_units=(),
+        batch_norm=False,
+        multi_label=False,
+        **kwargs,
+    ):
         if pooling not in CLASSIFIER_POOLING:
             raise ValueError(f"pooling must be one of {CLASSIFIER_POOLING}; received {pooling!r}")
         minimum = 1 if multi_label else 2
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or \
-                num_classes < minimum:
-            raise ValueError(f"num_classes must be an int >= {minimum}"
-                             f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}")
+        if (
+            isinstance(num_classes, bool)
+            or not isinstance(num_classes, int)
+            or num_classes < minimum
+        ):
+            raise ValueError(
+                f"num_classes must be an int >= {minimum}"
+                f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}"
+            )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         hidden_units = tuple(hidden_units)
@@ -72,14 +86,17 @@ class SequenceClassifier(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-                  for name in ("token_ids", "segment_ids", "padding_mask")}
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask")
+        }
         outputs = encoder(inputs)
         if pooling == "pooler":
             x = outputs["pooled_output"]
         else:
             x = SequencePooling(pooling, dtype=policy, name="pooling")(
-                outputs["sequence_output"], padding_mask=inputs["padding_mask"])
+                outputs["sequence_output"], padding_mask=inputs["padding_mask"]
+            )
         for index, units in enumerate(hidden_units + (num_classes,)):
             if batch_norm:
                 x = keras.layers.BatchNormalization(dtype=policy, name=f"head_norm_{index}")(x)
@@ -87,10 +104,12 @@ class SequenceClassifier(TaskModel):
             last = index == len(hidden_units)
             # Logits in float32 whatever the encoder's policy: softmax and loss need the range.
             x = keras.layers.Dense(
-                units, activation=None if last else "relu",
+                units,
+                activation=None if last else "relu",
                 kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
                 dtype="float32" if last else policy,
-                name="logits" if last else f"head_dense_{index}")(x)
+                name="logits" if last else f"head_dense_{index}",
+            )(x)
         super().__init__(inputs=inputs, outputs=x, **kwargs)
 
         # === Config ===

@@ -57,13 +57,19 @@ class SpanBoundaryObjective(PretrainingObjective):
     """
 
     default_metric_prefix = "sbo"
-    selection_keys = ("mask_left_boundary", "mask_right_boundary", "mask_relative_positions",
-                      "mask_ids", "mask_weights")
+    selection_keys = (
+        "mask_left_boundary",
+        "mask_right_boundary",
+        "mask_relative_positions",
+        "mask_ids",
+        "mask_weights",
+    )
 
     def __init__(self, encoder, max_span_length=10, metric_prefix=None, dtype=None, **kwargs):
         if not isinstance(max_span_length, int) or max_span_length <= 0:
-            raise ValueError(f"max_span_length must be a positive int; received "
-                             f"{max_span_length!r}")
+            raise ValueError(
+                f"max_span_length must be a positive int; received {max_span_length!r}"
+            )
         super().__init__(encoder, metric_prefix=metric_prefix, dtype=dtype, **kwargs)
         self.max_span_length = max_span_length
         config = encoder.config
@@ -72,19 +78,33 @@ class SpanBoundaryObjective(PretrainingObjective):
         activation = get_activation(config.activation)
         policy = self.dtype_policy
         self.position_embedding = keras.layers.Embedding(
-            max_span_length, hidden, embeddings_initializer=clone_initializer(initializer), dtype=policy,
-            name="position_embedding")
-        self.dense_1 = keras.layers.Dense(hidden, activation=activation,
-                                          kernel_initializer=clone_initializer(initializer), dtype=policy,
-                                          name="dense_1")
-        self.norm_1 = keras.layers.LayerNormalization(epsilon=config.layer_norm_epsilon,
-                                                      dtype=policy, name="norm_1")
+            max_span_length,
+            hidden,
+            embeddings_initializer=clone_initializer(initializer),
+            dtype=policy,
+            name="position_embedding",
+        )
+        self.dense_1 = keras.layers.Dense(
+            hidden,
+            activation=activation,
+            kernel_initializer=clone_initializer(initializer),
+            dtype=policy,
+            name="dense_1",
+        )
+        self.norm_1 = keras.layers.LayerNormalization(
+            epsilon=config.layer_norm_epsilon, dtype=policy, name="norm_1"
+        )
         # The second layer ends at the table's width so the tied decoder can read it.
-        self.dense_2 = keras.layers.Dense(width, activation=activation,
-                                          kernel_initializer=clone_initializer(initializer), dtype=policy,
-                                          name="dense_2")
-        self.norm_2 = keras.layers.LayerNormalization(epsilon=config.layer_norm_epsilon,
-                                                      dtype=policy, name="norm_2")
+        self.dense_2 = keras.layers.Dense(
+            width,
+            activation=activation,
+            kernel_initializer=clone_initializer(initializer),
+            dtype=policy,
+            name="dense_2",
+        )
+        self.norm_2 = keras.layers.LayerNormalization(
+            epsilon=config.layer_norm_epsilon, dtype=policy, name="norm_2"
+        )
         self.decoder = TiedDecoder(config.vocabulary_size, dtype=policy, name="decoder")
         self.position_embedding.build((None, None))
         self.dense_1.build((None, None, 3 * hidden))
@@ -104,8 +124,9 @@ class SpanBoundaryObjective(PretrainingObjective):
         left = pretraining_utils.gather_positions(sequence, x["mask_left_boundary"])
         right = pretraining_utils.gather_positions(sequence, x["mask_right_boundary"])
         # 1-based offsets; padding selections carry 0, clipped to row 0 and weighted out.
-        offsets = ops.clip(ops.cast(x["mask_relative_positions"], "int32") - 1, 0,
-                           self.max_span_length - 1)
+        offsets = ops.clip(
+            ops.cast(x["mask_relative_positions"], "int32") - 1, 0, self.max_span_length - 1
+        )
         positions = self.position_embedding(offsets)  # (batch, sel, hidden)
         hidden = ops.concatenate([left, right, ops.cast(positions, left.dtype)], axis=-1)
         hidden = self.norm_1(self.dense_1(hidden))  # (batch, sel, hidden)
@@ -119,7 +140,8 @@ class SpanBoundaryObjective(PretrainingObjective):
         self.loss_metric.update_state(loss)
         self.accuracy_metric.update_state(
             pretraining_utils.predicted_correctly(x["mask_ids"], y_pred["logits"]),
-            sample_weight=x["mask_weights"])
+            sample_weight=x["mask_weights"],
+        )
         return loss
 
     def get_config(self):

@@ -43,8 +43,16 @@ class SpanClassifier(TaskModel):
     (1, 3, 5)
     """
 
-    def __init__(self, encoder, num_types, projection_dim=128, hidden_units=256, pooling="mean",
-                 dropout=0.1, **kwargs):
+    def __init__(
+        self,
+        encoder,
+        num_types,
+        projection_dim=128,
+        hidden_units=256,
+        pooling="mean",
+        dropout=0.1,
+        **kwargs,
+    ):
         if isinstance(num_types, bool) or not isinstance(num_types, int) or num_types < 1:
             raise ValueError(f"num_types must be an int >= 1; received {num_types!r}")
         if pooling not in SPAN_POOLING:
@@ -57,20 +65,31 @@ class SpanClassifier(TaskModel):
         initializer = keras.initializers.TruncatedNormal(stddev=0.02)
 
         # === Functional model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-                  for name in ("token_ids", "segment_ids", "padding_mask", "span_starts",
-                               "span_ends")}
-        hidden = encoder({key: inputs[key] for key in
-                          ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
-        x = SpanRepresentation(projection_dim, pooling=pooling, dtype=policy,
-                               name="span_representation")(
-            hidden, inputs["span_starts"], inputs["span_ends"])  # (batch, spans, width)
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask", "span_starts", "span_ends")
+        }
+        hidden = encoder(
+            {key: inputs[key] for key in ("token_ids", "segment_ids", "padding_mask")}
+        )["sequence_output"]
+        x = SpanRepresentation(
+            projection_dim, pooling=pooling, dtype=policy, name="span_representation"
+        )(hidden, inputs["span_starts"], inputs["span_ends"])  # (batch, spans, width)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_0")(x)
-        x = keras.layers.Dense(hidden_units, activation="gelu", kernel_initializer=clone_initializer(initializer),
-                               dtype=policy, name="head_dense")(x)
+        x = keras.layers.Dense(
+            hidden_units,
+            activation="gelu",
+            kernel_initializer=clone_initializer(initializer),
+            dtype=policy,
+            name="head_dense",
+        )(x)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_1")(x)
-        x = keras.layers.Dense(1 + num_types, kernel_initializer=clone_initializer(initializer), dtype="float32",
-                               name="logits")(x)  # (batch, spans, 1 + num_types)
+        x = keras.layers.Dense(
+            1 + num_types,
+            kernel_initializer=clone_initializer(initializer),
+            dtype="float32",
+            name="logits",
+        )(x)  # (batch, spans, 1 + num_types)
         super().__init__(inputs=inputs, outputs=x, **kwargs)
 
         # === Config ===
@@ -83,8 +102,9 @@ class SpanClassifier(TaskModel):
 
     def default_loss(self):
         """Softmax cross-entropy over NULL + types, padding spans ignored."""
-        return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                          ignore_class=IGNORE_INDEX)
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=IGNORE_INDEX
+        )
 
     def _config(self):
         return {

@@ -61,27 +61,39 @@ def student_encoder(teacher_encoder, num_layers, layers=None):
     2
     """
     if not isinstance(teacher_encoder, Encoder):
-        raise ValueError(f"teacher_encoder must be a kbert.models.Encoder; received "
-                         f"{type(teacher_encoder).__name__}")
+        raise ValueError(
+            f"teacher_encoder must be a kbert.models.Encoder; received "
+            f"{type(teacher_encoder).__name__}"
+        )
     teacher_layers = teacher_encoder.config.num_layers
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or \
-            not 1 <= num_layers <= teacher_layers:
-        raise ValueError(f"num_layers must be an int in 1..{teacher_layers} (the teacher's "
-                         f"num_layers); received {num_layers!r}")
+    if (
+        isinstance(num_layers, bool)
+        or not isinstance(num_layers, int)
+        or not 1 <= num_layers <= teacher_layers
+    ):
+        raise ValueError(
+            f"num_layers must be an int in 1..{teacher_layers} (the teacher's "
+            f"num_layers); received {num_layers!r}"
+        )
     if layers is None:
         layers = default_student_layers(teacher_layers, num_layers)
     layers = list(layers)
     if len(layers) != num_layers:
-        raise ValueError(f"layers must hold one teacher block index per student block "
-                         f"({num_layers}); received {len(layers)}: {layers}")
+        raise ValueError(
+            f"layers must hold one teacher block index per student block "
+            f"({num_layers}); received {len(layers)}: {layers}"
+        )
     for index in layers:
-        if isinstance(index, bool) or not isinstance(index, int) or \
-                not 0 <= index < teacher_layers:
-            raise ValueError(f"layers must be ints in 0..{teacher_layers - 1} (teacher block "
-                             f"indices); received {layers}")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < teacher_layers:
+            raise ValueError(
+                f"layers must be ints in 0..{teacher_layers - 1} (teacher block "
+                f"indices); received {layers}"
+            )
     if any(later <= earlier for earlier, later in zip(layers, layers[1:], strict=False)):
-        raise ValueError(f"layers must be strictly increasing (student blocks keep the "
-                         f"teacher's order); received {layers}")
+        raise ValueError(
+            f"layers must be strictly increasing (student blocks keep the "
+            f"teacher's order); received {layers}"
+        )
 
     student = Encoder.from_config_object(
         teacher_encoder.config.replace(num_layers=num_layers),
@@ -89,16 +101,19 @@ def student_encoder(teacher_encoder, num_layers, layers=None):
         # The argument the teacher was built with: its layers' policy (e.g. mixed_bfloat16).
         dtype=teacher_encoder._dtype_argument,
     )
-    pairs = [(student.embeddings, teacher_encoder.embeddings),
-             (student.pooler, teacher_encoder.pooler)]
+    pairs = [
+        (student.embeddings, teacher_encoder.embeddings),
+        (student.pooler, teacher_encoder.pooler),
+    ]
     if teacher_encoder.final_norm is not None:
         pairs.append((student.final_norm, teacher_encoder.final_norm))
     if teacher_encoder.config.share_layers:
         # One shared block on both sides: copy it once.
         pairs.append((student.blocks[0], teacher_encoder.blocks[0]))
     else:
-        pairs += [(student.blocks[i], teacher_encoder.blocks[index])
-                  for i, index in enumerate(layers)]
+        pairs += [
+            (student.blocks[i], teacher_encoder.blocks[index]) for i, index in enumerate(layers)
+        ]
     for student_layer, teacher_layer in pairs:
         student_layer.set_weights(teacher_layer.get_weights())
     return student

@@ -24,16 +24,23 @@ class TaskModel(keras.Model):
 
     def head_layers(self):
         """The layers after the encoder (for freezing the encoder and training the head)."""
-        return [layer for layer in self.layers
-                if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)]
+        return [
+            layer
+            for layer in self.layers
+            if layer is not self.encoder and not isinstance(layer, keras.layers.InputLayer)
+        ]
 
     def _config(self):
         """The subclass's own constructor arguments (besides `encoder`, `name`, `trainable`)."""
         raise NotImplementedError
 
     def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder), **self._config(),
-                "name": self.name, "trainable": self.trainable}
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            **self._config(),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
 
     @classmethod
     def from_config(cls, config):

@@ -82,8 +82,10 @@ class TextGenerator:
     def _tied_logits(self, hidden):
         embeddings = self.encoder.embeddings
         if embeddings.projection is not None:
-            raise ValueError("a factorized embedding needs a logits_fn that maps hidden states "
-                             "back to the embedding width")
+            raise ValueError(
+                "a factorized embedding needs a logits_fn that maps hidden states "
+                "back to the embedding width"
+            )
         table = embeddings.token_embedding.embeddings  # (vocabulary, hidden)
         return ops.matmul(hidden, ops.transpose(ops.cast(table, hidden.dtype)))
 
@@ -91,8 +93,16 @@ class TextGenerator:
         hidden, cache = self.encoder.decode(token_ids, cache, cache_index)
         return self.logits_fn(hidden[:, -1, :]), cache
 
-    def generate(self, prompt_ids, max_new_tokens, strategy="greedy", temperature=1.0, top_k=50,
-                 top_p=0.9, seed=None):
+    def generate(
+        self,
+        prompt_ids,
+        max_new_tokens,
+        strategy="greedy",
+        temperature=1.0,
+        top_k=50,
+        top_p=0.9,
+        seed=None,
+    ):
         """Returns `(batch, prompt_length + max_new_tokens)` token ids: prompts and continuations.
 
         Args:
@@ -104,19 +114,26 @@ class TextGenerator:
         """
         prompt_ids = np.asarray(prompt_ids, dtype="int32")
         if prompt_ids.ndim != 2 or prompt_ids.shape[1] == 0:
-            raise ValueError("prompt_ids must be a non-empty (batch, prompt_length) array; "
-                             f"received shape {prompt_ids.shape}")
+            raise ValueError(
+                "prompt_ids must be a non-empty (batch, prompt_length) array; "
+                f"received shape {prompt_ids.shape}"
+            )
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1; received {max_new_tokens}")
         batch, prompt_length = prompt_ids.shape
         total = prompt_length + max_new_tokens
         limit = self.encoder.config.max_sequence_length
         if total > limit:
-            raise ValueError(f"prompt length {prompt_length} + max_new_tokens {max_new_tokens} = "
-                             f"{total} is above the model's max_sequence_length={limit}")
+            raise ValueError(
+                f"prompt length {prompt_length} + max_new_tokens {max_new_tokens} = "
+                f"{total} is above the model's max_sequence_length={limit}"
+            )
         filter_logits(np.zeros((1, 2)), strategy, temperature, top_k, top_p)  # validate early
-        rng = (tf.random.Generator.from_seed(seed) if seed is not None
-               else tf.random.Generator.from_non_deterministic_state())
+        rng = (
+            tf.random.Generator.from_seed(seed)
+            if seed is not None
+            else tf.random.Generator.from_non_deterministic_state()
+        )
 
         cache = self.encoder.init_cache(batch, total)
         logits, cache = self._step(tf.constant(prompt_ids), cache, tf.constant(0))
@@ -128,7 +145,8 @@ class TextGenerator:
                 next_ids = tf.argmax(filtered, axis=-1, output_type=tf.int32)
             else:
                 next_ids = tf.random.stateless_categorical(
-                    filtered, 1, seed=rng.make_seeds(1)[:, 0], dtype=tf.int32)[:, 0]
+                    filtered, 1, seed=rng.make_seeds(1)[:, 0], dtype=tf.int32
+                )[:, 0]
             next_ids = next_ids.numpy()
             if self.end_token_id is not None:
                 next_ids = np.where(finished, self.end_token_id, next_ids)
@@ -136,8 +154,7 @@ class TextGenerator:
             tokens.append(next_ids[:, None])
             if position + 1 == total or finished.all():
                 break
-            logits, cache = self._step(tf.constant(next_ids[:, None]), cache,
-                                       tf.constant(position))
+            logits, cache = self._step(tf.constant(next_ids[:, None]), cache, tf.constant(position))
         output = np.concatenate(tokens, axis=1)
         if output.shape[1] < total:  # every sequence ended early
             padding = np.full((batch, total - output.shape[1]), self.end_token_id, "int32")

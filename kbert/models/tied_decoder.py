@@ -38,14 +38,18 @@ class TiedDecoder(keras.layers.Layer):
         self.bias_initializer = keras.initializers.get(bias_initializer)
 
     def build(self, hidden_shape, embedding_table_shape=None):
-        self.bias = self.add_weight(shape=(self.vocabulary_size,),
-                                    initializer=self.bias_initializer, name="bias")
+        self.bias = self.add_weight(
+            shape=(self.vocabulary_size,), initializer=self.bias_initializer, name="bias"
+        )
         self.built = True
 
     def call(self, hidden, embedding_table):
         table_shape = tuple(embedding_table.shape)
-        if len(table_shape) != 2 or table_shape[0] != self.vocabulary_size or (
-                hidden.shape[-1] is not None and table_shape[1] != hidden.shape[-1]):
+        if (
+            len(table_shape) != 2
+            or table_shape[0] != self.vocabulary_size
+            or (hidden.shape[-1] is not None and table_shape[1] != hidden.shape[-1])
+        ):
             raise ValueError(
                 f"embedding_table must have shape (vocabulary_size={self.vocabulary_size}, "
                 f"width={hidden.shape[-1]}) to match hidden; received {table_shape}"
@@ -59,8 +63,10 @@ class TiedDecoder(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-        })
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            }
+        )
         return config

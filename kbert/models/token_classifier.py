@@ -50,14 +50,19 @@ class TokenClassifier(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-                  for name in ("token_ids", "segment_ids", "padding_mask")}
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask")
+        }
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Float32 logits whatever the encoder's policy: softmax, CRF and loss need the range.
         x = keras.layers.Dense(
-            num_tags, kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype="float32", name="logits")(x)  # (batch, seq, num_tags)
+            num_tags,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            dtype="float32",
+            name="logits",
+        )(x)  # (batch, seq, num_tags)
         crf_layer = None
         if crf:
             crf_layer = CRF(num_tags, name="crf")
@@ -75,9 +80,9 @@ class TokenClassifier(TaskModel):
         """CRF negative log-likelihood, or softmax cross-entropy ignoring `IGNORE_INDEX`."""
         if self.crf:
             return CRFLoss(self.crf_layer)
-        return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                          ignore_class=IGNORE_INDEX)
-
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=IGNORE_INDEX
+        )
 
     def token_probabilities(self, logits, mask, tag_names=None):
         """Per-token tag distributions: a softmax, or one-hot Viterbi tags with a CRF.
@@ -96,12 +101,14 @@ class TokenClassifier(TaskModel):
         if not self.crf:
             return ops.convert_to_numpy(ops.softmax(logits, axis=-1))
         constraints = None if tag_names is None else bio_constraints(tag_names)
-        tags, _ = self.crf_layer.decode(logits, ops.convert_to_tensor(mask, "int32"),
-                                        constraints=constraints)
+        tags, _ = self.crf_layer.decode(
+            logits, ops.convert_to_tensor(mask, "int32"), constraints=constraints
+        )
         return np.eye(self.num_tags, dtype=np.float32)[ops.convert_to_numpy(tags)]
 
-    def predict_word_tags(self, features, batch_size=64, combine="first", num_sentences=None,
-                          tag_names=None):
+    def predict_word_tags(
+        self, features, batch_size=64, combine="first", num_sentences=None, tag_names=None
+    ):
         """Tag ids per word, read from each word's owning window.
 
         Args:
@@ -123,8 +130,9 @@ class TokenClassifier(TaskModel):
         for batch in feature_batches(inputs, batch_size=batch_size):
             logits.append(ops.convert_to_numpy(self(batch, training=False)))
         width = features["token_ids"].shape[1]
-        logits = np.concatenate([np.pad(part, ((0, 0), (0, width - part.shape[1]), (0, 0)))
-                                 for part in logits])
+        logits = np.concatenate(
+            [np.pad(part, ((0, 0), (0, width - part.shape[1]), (0, 0))) for part in logits]
+        )
         if self.crf:
             chain = features["first_subword"] if combine == "first" else features["owned"]
             probabilities = self.token_probabilities(logits, chain, tag_names)

@@ -42,7 +42,8 @@ def grow_vocabulary(encoder, tokenizer, new_tokens, initializer="mean", seed=0):
     if tokenizer.vocabulary_size() != size:
         raise ValueError(
             f"the tokenizer has {tokenizer.vocabulary_size()} tokens but the encoder's embedding "
-            f"has {size} rows; they must describe the same vocabulary")
+            f"has {size} rows; they must describe the same vocabulary"
+        )
     grown_tokenizer = tokenizer.with_added_special_tokens(list(new_tokens))
     grown_size = grown_tokenizer.vocabulary_size()
     config = encoder.get_config()
@@ -57,8 +58,9 @@ def grow_vocabulary(encoder, tokenizer, new_tokens, initializer="mean", seed=0):
                 extra = np.repeat(value.mean(axis=0, keepdims=True), rows, axis=0)
             else:
                 generator = np.random.default_rng(seed)
-                extra = generator.normal(0.0, encoder.config.initializer_range,
-                                         (rows, value.shape[1]))
+                extra = generator.normal(
+                    0.0, encoder.config.initializer_range, (rows, value.shape[1])
+                )
             value = np.concatenate([value, extra.astype(value.dtype)])
         weight.assign(value)
     return grown, grown_tokenizer

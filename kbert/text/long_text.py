@@ -134,8 +134,16 @@ class LongTextPreprocessor(keras.layers.Layer):
     # String and ragged ops have no XLA kernels.
     supports_jit = False
 
-    def __init__(self, tokenizer, sequence_length=128, strategy="head", head_tokens=None,
-                 stride=None, max_windows=None, **kwargs):
+    def __init__(
+        self,
+        tokenizer,
+        sequence_length=128,
+        strategy="head",
+        head_tokens=None,
+        stride=None,
+        max_windows=None,
+        **kwargs,
+    ):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
@@ -144,16 +152,24 @@ class LongTextPreprocessor(keras.layers.Layer):
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         if not isinstance(tokenizer, WordPieceTokenizer):
-            raise ValueError("tokenizer must be a kbert.text.WordPieceTokenizer; received "
-                             f"{type(tokenizer).__name__}")
-        missing = [role for role in ("cls_token", "sep_token", "pad_token")
-                   if getattr(tokenizer, role) is None]
+            raise ValueError(
+                "tokenizer must be a kbert.text.WordPieceTokenizer; received "
+                f"{type(tokenizer).__name__}"
+            )
+        missing = [
+            role
+            for role in ("cls_token", "sep_token", "pad_token")
+            if getattr(tokenizer, role) is None
+        ]
         if missing:
-            raise ValueError("tokenizer must define cls_token, sep_token and pad_token to pack "
-                             f"inputs; received None for {missing}")
+            raise ValueError(
+                "tokenizer must define cls_token, sep_token and pad_token to pack "
+                f"inputs; received None for {missing}"
+            )
         if strategy not in LONG_INPUT_STRATEGIES:
-            raise ValueError(f"strategy must be one of {LONG_INPUT_STRATEGIES}; received "
-                             f"{strategy!r}")
+            raise ValueError(
+                f"strategy must be one of {LONG_INPUT_STRATEGIES}; received {strategy!r}"
+            )
         self.tokenizer = tokenizer
         self.sequence_length = _check_int("sequence_length", sequence_length, 3)
         self.strategy = strategy
@@ -161,13 +177,17 @@ class LongTextPreprocessor(keras.layers.Layer):
         if head_tokens is not None:
             _check_int("head_tokens", head_tokens, 0)
             if head_tokens > budget:
-                raise ValueError(f"head_tokens must be at most sequence_length - 2 = {budget}; "
-                                 f"received {head_tokens}")
+                raise ValueError(
+                    f"head_tokens must be at most sequence_length - 2 = {budget}; "
+                    f"received {head_tokens}"
+                )
         if stride is not None:
             _check_int("stride", stride, 1)
             if stride > budget:
-                raise ValueError(f"stride must be at most the window, sequence_length - 2 = "
-                                 f"{budget} (a larger stride skips tokens); received {stride}")
+                raise ValueError(
+                    f"stride must be at most the window, sequence_length - 2 = "
+                    f"{budget} (a larger stride skips tokens); received {stride}"
+                )
         if max_windows is not None:
             _check_int("max_windows", max_windows, 1)
         self.head_tokens = head_tokens
@@ -182,7 +202,7 @@ class LongTextPreprocessor(keras.layers.Layer):
 
     @property
     def aggregation(self):
-        """"mean" or "max" for window strategies, None when there is one row per text."""
+        """ "mean" or "max" for window strategies, None when there is one row per text."""
         return {"window_mean": "mean", "window_max": "max"}.get(self.strategy)
 
     def _pieces(self, ids):
@@ -191,14 +211,16 @@ class LongTextPreprocessor(keras.layers.Layer):
         batch = tf.shape(lengths)[0]
         budget = self.budget
         if self.strategy in ("head", "head_tail"):
-            head = budget if self.strategy == "head" else (
-                budget // 4 if self.head_tokens is None else self.head_tokens)
+            head = (
+                budget
+                if self.strategy == "head"
+                else (budget // 4 if self.head_tokens is None else self.head_tokens)
+            )
             tail = budget - head
             position = tf.ragged.range(lengths)  # (batch, None)
             length = tf.expand_dims(lengths, 1)
             keep = (position < head) | (position >= length - tail)
-            return (tf.ragged.boolean_mask(ids, keep), tf.range(batch),
-                    tf.minimum(lengths, budget))
+            return (tf.ragged.boolean_mask(ids, keep), tf.range(batch), tf.minimum(lengths, budget))
         stride = self.stride or max(budget // 2, 1)
         text_index, starts, ends = window_spans(lengths, budget, stride, self.max_windows)
         offsets = tf.gather(tf.cast(ids.row_starts(), tf.int32), text_index)
@@ -211,8 +233,10 @@ class LongTextPreprocessor(keras.layers.Layer):
     def call(self, texts):
         texts = as_texts(texts)
         if texts.shape.rank != 1:
-            raise ValueError("LongTextPreprocessor takes a batch of texts (a list or a rank-1 "
-                             f"string tensor); received rank {texts.shape.rank}")
+            raise ValueError(
+                "LongTextPreprocessor takes a batch of texts (a list or a rank-1 "
+                f"string tensor); received rank {texts.shape.rank}"
+            )
         ids = self.tokenizer(texts)  # (batch, None) ragged
         pieces, text_index, kept = self._pieces(ids)
         tokenizer = self.tokenizer
@@ -220,16 +244,19 @@ class LongTextPreprocessor(keras.layers.Layer):
         start = tf.fill([rows, 1], tf.cast(tokenizer.cls_token_id, pieces.dtype))
         end = tf.fill([rows, 1], tf.cast(tokenizer.sep_token_id, pieces.dtype))
         packed = tf.concat([start, pieces, end], axis=1)  # (windows, None) ragged
-        token_ids = packed.to_tensor(default_value=tokenizer.pad_token_id,
-                                     shape=[None, self.sequence_length])
+        token_ids = packed.to_tensor(
+            default_value=tokenizer.pad_token_id, shape=[None, self.sequence_length]
+        )
         padding_mask = tf.sequence_mask(packed.row_lengths(), self.sequence_length, tf.int32)
         lengths = tf.cast(ids.row_lengths(), tf.int32)
-        return {"token_ids": tf.cast(token_ids, tf.int32),
-                "segment_ids": tf.zeros_like(padding_mask),
-                "padding_mask": padding_mask,
-                "text_index": tf.cast(text_index, tf.int32),
-                "tokens": lengths + 2,
-                "tokens_kept": kept + 2}
+        return {
+            "token_ids": tf.cast(token_ids, tf.int32),
+            "segment_ids": tf.zeros_like(padding_mask),
+            "padding_mask": padding_mask,
+            "text_index": tf.cast(text_index, tf.int32),
+            "tokens": lengths + 2,
+            "tokens_kept": kept + 2,
+        }
 
     def encoder_inputs(self, packed):
         """The `token_ids`, `segment_ids` and `padding_mask` of a `call` result."""
@@ -247,15 +274,22 @@ class LongTextPreprocessor(keras.layers.Layer):
         """
         if self.aggregation is None:
             return logits
-        return aggregate_window_logits(logits, packed["text_index"],
-                                       tf.shape(packed["tokens"])[0], self.aggregation)
+        return aggregate_window_logits(
+            logits, packed["text_index"], tf.shape(packed["tokens"])[0], self.aggregation
+        )
 
     def get_config(self):
         config = super().get_config()
-        config.update({"tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-                       "sequence_length": self.sequence_length, "strategy": self.strategy,
-                       "head_tokens": self.head_tokens, "stride": self.stride,
-                       "max_windows": self.max_windows})
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.sequence_length,
+                "strategy": self.strategy,
+                "head_tokens": self.head_tokens,
+                "stride": self.stride,
+                "max_windows": self.max_windows,
+            }
+        )
         return config
 
     @classmethod

@@ -385,9 +385,19 @@ class _Masker(keras.layers.Layer):
     # Meant for tf.data: stateful random ops gain nothing from XLA, so jit_compile="auto" skips it.
     supports_jit = False
 
-    def __init__(self, vocabulary_size, mask_token_id, special_token_ids, max_selections,
-                 selection_rate, mask_token_rate, random_token_rate, unigram_probabilities,
-                 seed, **kwargs):
+    def __init__(
+        self,
+        vocabulary_size,
+        mask_token_id,
+        special_token_ids,
+        max_selections,
+        selection_rate,
+        mask_token_rate,
+        random_token_rate,
+        unigram_probabilities,
+        seed,
+        **kwargs,
+    ):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
@@ -501,9 +511,18 @@ class MaskedLMMasker(_Masker):
         seed=None,
         **kwargs,
     ):
-        super().__init__(vocabulary_size, mask_token_id, special_token_ids, max_selections,
-                         selection_rate, mask_token_rate, random_token_rate,
-                         unigram_probabilities, seed, **kwargs)
+        super().__init__(
+            vocabulary_size,
+            mask_token_id,
+            special_token_ids,
+            max_selections,
+            selection_rate,
+            mask_token_rate,
+            random_token_rate,
+            unigram_probabilities,
+            seed,
+            **kwargs,
+        )
         if not isinstance(whole_word_masking, bool):
             raise ValueError(f"whole_word_masking must be a bool; received {whole_word_masking!r}")
         self.whole_word_masking = whole_word_masking

@@ -151,9 +151,18 @@ class SpanMasker(_Masker):
         seed=None,
         **kwargs,
     ):
-        super().__init__(vocabulary_size, mask_token_id, special_token_ids, max_selections,
-                         selection_rate, mask_token_rate, random_token_rate,
-                         unigram_probabilities, seed, **kwargs)
+        super().__init__(
+            vocabulary_size,
+            mask_token_id,
+            special_token_ids,
+            max_selections,
+            selection_rate,
+            mask_token_rate,
+            random_token_rate,
+            unigram_probabilities,
+            seed,
+            **kwargs,
+        )
         if (
             isinstance(geometric_probability, bool)
             or not isinstance(geometric_probability, numbers.Real)

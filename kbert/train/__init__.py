@@ -47,10 +47,21 @@ from kbert.train.freezing import (  # noqa: E402
 )
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing  # noqa: E402
 
-__all__ += ["ChainThaw", "DiscriminativeOptimizer", "GradualUnfreezing",
-            "format_trainable_report", "freeze", "freeze_all_but_top", "freeze_embeddings",
-            "freeze_for_feature_extraction", "layer_groups", "layerwise_learning_rates",
-            "layerwise_schedules", "trainable_report", "unfreeze"]
+__all__ += [
+    "ChainThaw",
+    "DiscriminativeOptimizer",
+    "GradualUnfreezing",
+    "format_trainable_report",
+    "freeze",
+    "freeze_all_but_top",
+    "freeze_embeddings",
+    "freeze_for_feature_extraction",
+    "layer_groups",
+    "layerwise_learning_rates",
+    "layerwise_schedules",
+    "trainable_report",
+    "unfreeze",
+]
 # Loss weights changed while fit runs (an annealed auxiliary LM loss).
 from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing  # noqa: E402
 
@@ -64,5 +75,10 @@ from kbert.train.pretrained_anchor import (  # noqa: E402
     release_anchor,
 )
 
-__all__ += ["PretrainedAnchor", "anchor_penalty", "anchor_to_pretrained",
-            "estimate_diagonal_fisher", "release_anchor"]
+__all__ += [
+    "PretrainedAnchor",
+    "anchor_penalty",
+    "anchor_to_pretrained",
+    "estimate_diagonal_fisher",
+    "release_anchor",
+]

@@ -71,8 +71,9 @@ class StartingPoint:
     objective: str | None = None
 
 
-def pretrained_starting_point(name_or_path, sequence_length=64, classification_token="[CLF]",
-                              dtype=None, name=None):
+def pretrained_starting_point(
+    name_or_path, sequence_length=64, classification_token="[CLF]", dtype=None, name=None
+):
     """A `StartingPoint` from `kbert.checkpoints.load_pretrained`'s names and directories.
 
     A causal checkpoint (lab01's tutorial-style model) is adapted as the tutorial's hands-on
@@ -100,18 +101,22 @@ def pretrained_starting_point(name_or_path, sequence_length=64, classification_t
     causal = unused[0][0].config.causal
 
     def load():
-        encoder, tokenizer = unused.pop() if unused else load_pretrained(name_or_path,
-                                                                          dtype=dtype)
+        encoder, tokenizer = unused.pop() if unused else load_pretrained(name_or_path, dtype=dtype)
         if causal:
             encoder, tokenizer = grow_vocabulary(encoder, tokenizer, [classification_token])
             # The packer closes each input with `sep_token`: make it the classification token.
             tokenizer = WordPieceTokenizer.from_config(
-                {**tokenizer.get_config(), "sep_token": classification_token})
+                {**tokenizer.get_config(), "sep_token": classification_token}
+            )
         length = min(sequence_length, encoder.config.max_sequence_length)
         return encoder, BertPreprocessor(tokenizer, sequence_length=length)
 
-    return StartingPoint(name or str(name_or_path), load, pooling="last" if causal else "cls",
-                         objective="causal" if causal else None)
+    return StartingPoint(
+        name or str(name_or_path),
+        load,
+        pooling="last" if causal else "cls",
+        objective="causal" if causal else None,
+    )
 
 
 def parameter_counts(model):
@@ -122,9 +127,20 @@ def parameter_counts(model):
 
 
 def _steps(preprocessor, train, batch_size, epochs, seed):
-    return count_batches(classification_dataset(
-        preprocessor, train.texts, train.text_pairs, train.labels, batch_size, training=True,
-        seed=seed)) * epochs
+    return (
+        count_batches(
+            classification_dataset(
+                preprocessor,
+                train.texts,
+                train.text_pairs,
+                train.labels,
+                batch_size,
+                training=True,
+                seed=seed,
+            )
+        )
+        * epochs
+    )
 
 
 class _Run:
@@ -137,16 +153,33 @@ class _Run:
         self.num_classes = len(data["train"].label_names)
 
     def classifier(self, encoder, num_classes=None):
-        return SequenceClassifier(encoder, num_classes or self.num_classes,
-                                  pooling=self.start.pooling)
+        return SequenceClassifier(
+            encoder, num_classes or self.num_classes, pooling=self.start.pooling
+        )
 
-    def fit(self, classifier, preprocessor, train=None, epochs=None, learning_rate=None,
-            callbacks=(), optimizer=None):
+    def fit(
+        self,
+        classifier,
+        preprocessor,
+        train=None,
+        epochs=None,
+        learning_rate=None,
+        callbacks=(),
+        optimizer=None,
+    ):
         _, seconds = fine_tune_classifier(
-            classifier, preprocessor, train or self.data["train"], None,
-            epochs=epochs or self.epochs, batch_size=self.batch_size,
-            learning_rate=learning_rate or self.learning_rate, seed=self.seed,
-            callbacks=callbacks, optimizer=optimizer, verbose=self.verbose)
+            classifier,
+            preprocessor,
+            train or self.data["train"],
+            None,
+            epochs=epochs or self.epochs,
+            batch_size=self.batch_size,
+            learning_rate=learning_rate or self.learning_rate,
+            seed=self.seed,
+            callbacks=callbacks,
+            optimizer=optimizer,
+            verbose=self.verbose,
+        )
         return seconds
 
     def accuracy(self, model, preprocessor):
@@ -156,12 +189,18 @@ class _Run:
         trainable, total = counts or parameter_counts(model)
         if accuracy is None:
             accuracy = self.accuracy(model, preprocessor)
-        return {"trainable_params": trainable, "total_params": total,
-                "trainable_pct": 100.0 * trainable / total, "accuracy": float(accuracy),
-                "train_s": seconds, **extra}
+        return {
+            "trainable_params": trainable,
+            "total_params": total,
+            "trainable_pct": 100.0 * trainable / total,
+            "accuracy": float(accuracy),
+            "train_s": seconds,
+            **extra,
+        }
 
 
 # === Which weights (tutorial §4.2.A) ===
+
 
 def _full(run):
     encoder, preprocessor = run.start.load()
@@ -188,8 +227,11 @@ def _adapters(run):
     from kbert.models.peft import adapter_trainable_setup, add_adapters
 
     encoder, preprocessor = run.start.load()
-    add_adapters(encoder, bottleneck_dim=run.options.get("bottleneck_dim", 32),
-                 placement=run.options.get("placement", "houlsby"))
+    add_adapters(
+        encoder,
+        bottleneck_dim=run.options.get("bottleneck_dim", 32),
+        placement=run.options.get("placement", "houlsby"),
+    )
     classifier = run.classifier(encoder)
     adapter_trainable_setup(classifier)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
@@ -197,21 +239,20 @@ def _adapters(run):
 
 # === How and when (tutorial §4.2.B) ===
 
+
 def schedule_groups(classifier, callback_class, pooling):
     """The layer groups `callback_class` should schedule on `classifier`, in its order.
 
     Leaves out the pooler when the head does not read it (`pooling` other than "pooler"): a
     chain-thaw stage training it alone would get no gradient at all.
     """
-    names = [name for name in layer_groups(classifier)
-             if name != "pooler" or pooling == "pooler"]
+    names = [name for name in layer_groups(classifier) if name != "pooler" or pooling == "pooler"]
     if callback_class is ChainThaw:
         return [HEAD] + [name for name in names if name != HEAD]
     return list(reversed(names))
 
 
-def schedule_spacing(preprocessor, train, batch_size, epochs, num_stages, stages_share=0.5,
-                     seed=0):
+def schedule_spacing(preprocessor, train, batch_size, epochs, num_stages, stages_share=0.5, seed=0):
     """`(total_steps, every)` so `num_stages` stages, `every` steps apart, fill `stages_share`.
 
     ULMFiT unfreezes one layer group per epoch; with fewer epochs than groups, the stages are
@@ -227,8 +268,9 @@ def _group_schedule(run, callback_class, stages_share):
     classifier = run.classifier(encoder)
     groups = schedule_groups(classifier, callback_class, run.start.pooling)
     stages = len(groups) + (1 if callback_class is ChainThaw else 0)
-    steps, every = schedule_spacing(preprocessor, run.data["train"], run.batch_size, run.epochs,
-                                    stages, stages_share, run.seed)
+    steps, every = schedule_spacing(
+        preprocessor, run.data["train"], run.batch_size, run.epochs, stages, stages_share, run.seed
+    )
     callback = callback_class(groups, every=every, total_steps=steps)
     seconds = run.fit(classifier, preprocessor, callbacks=[callback])
     return run.result(classifier, preprocessor, seconds, stages=len(callback.history)), classifier
@@ -266,9 +308,14 @@ def _discriminative_lr(run):
     def optimizer(steps):
         # lr_l = lr_top / 2.6^(L - l) (or lr_top · ξ^(L - l) with a decay ξ), each depth on
         # ULMFiT's slanted triangular schedule.
-        schedules = layerwise_schedules(order, "slanted_triangular", run.learning_rate,
-                                        factor=run.options.get("factor", 2.6),
-                                        decay=run.options.get("decay"), total_steps=steps)
+        schedules = layerwise_schedules(
+            order,
+            "slanted_triangular",
+            run.learning_rate,
+            factor=run.options.get("factor", 2.6),
+            decay=run.options.get("decay"),
+            total_steps=steps,
+        )
         rates = {group: schedules[depth] for group, depth in depths.items()}
         return DiscriminativeOptimizer(classifier, decoupled_adamw, rates, global_clipnorm=1.0)
 
@@ -283,19 +330,24 @@ def _anchored(run, fisher_batches):
     fisher, fisher_seconds = None, 0.0
     if fisher_batches:
         if run.start.objective is None:
-            raise ValueError(f"EWC needs the pretraining objective's head; {run.start.name} "
-                             "ships none (StartingPoint.objective is None)")
+            raise ValueError(
+                f"EWC needs the pretraining objective's head; {run.start.name} "
+                "ships none (StartingPoint.objective is None)"
+            )
         start = time.perf_counter()
         fisher = estimate_diagonal_fisher(
             _pretraining_objective(encoder),
-            _language_model_batches(run, preprocessor), max_batches=fisher_batches,
-            normalize=True)
+            _language_model_batches(run, preprocessor),
+            max_batches=fisher_batches,
+            normalize=True,
+        )
         fisher_seconds = time.perf_counter() - start
     anchor_to_pretrained(encoder, run.options.get("strength", 0.01), fisher=fisher)
     classifier = run.classifier(encoder)
     seconds = run.fit(classifier, preprocessor)
-    return run.result(classifier, preprocessor, seconds + fisher_seconds,
-                      fisher_s=fisher_seconds), classifier
+    return run.result(
+        classifier, preprocessor, seconds + fisher_seconds, fisher_s=fisher_seconds
+    ), classifier
 
 
 def _l2_sp(run):
@@ -317,11 +369,11 @@ def _pretraining_objective(encoder):
 def _language_model_batches(run, preprocessor):
     """The training texts as LM input dicts (the task's own text; no labels needed)."""
     train = run.data["train"]
-    return classification_dataset(preprocessor, train.texts, train.text_pairs, None,
-                                  run.batch_size)
+    return classification_dataset(preprocessor, train.texts, train.text_pairs, None, run.batch_size)
 
 
 # === More signal (tutorial §4.3) ===
+
 
 def _sequential(run):
     """Intermediate task first (SST-2 sentiment by default), then the target task."""
@@ -331,9 +383,12 @@ def _sequential(run):
     intermediate = run.options.get("intermediate")
     if intermediate is None:
         intermediate = load_classification_task(
-            run.options.get("intermediate_task", "sst2"), "train",
-            data_dir=run.options.get("data_dir"), seed=run.seed,
-            max_examples=run.options.get("intermediate_examples", len(run.data["train"])))
+            run.options.get("intermediate_task", "sst2"),
+            "train",
+            data_dir=run.options.get("data_dir"),
+            seed=run.seed,
+            max_examples=run.options.get("intermediate_examples", len(run.data["train"])),
+        )
     first = run.classifier(encoder, len(intermediate.label_names))
     seconds = run.fit(first, preprocessor, train=intermediate, epochs=1)
     classifier = run.classifier(encoder)  # a new head on the adapted encoder
@@ -394,35 +449,60 @@ def _multitask(run):
     causal = encoder.config.causal
     weight = run.options.get("language_model_weight", 0.5)
     model = MultitaskModel(
-        encoder, {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
+        encoder,
+        {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
         loss_weights={"task": 1.0},
         language_model=_pretraining_objective(encoder),
-        language_model_weight=weight)
+        language_model_weight=weight,
+    )
     train = run.data["train"]
-    batches = joint_batches(classification_dataset(
-        preprocessor, train.texts, train.text_pairs, train.labels, run.batch_size,
-        training=True, seed=run.seed), "task")
+    batches = joint_batches(
+        classification_dataset(
+            preprocessor,
+            train.texts,
+            train.text_pairs,
+            train.labels,
+            run.batch_size,
+            training=True,
+            seed=run.seed,
+        ),
+        "task",
+    )
     if not causal:
         tokenizer = preprocessor.tokenizer
-        masker = MaskedLMMasker(tokenizer.vocabulary_size(), tokenizer.mask_token_id,
-                                tokenizer.special_token_ids,
-                                max_selections=max(1, int(preprocessor.sequence_length * 0.2)),
-                                seed=run.seed)
+        masker = MaskedLMMasker(
+            tokenizer.vocabulary_size(),
+            tokenizer.mask_token_id,
+            tokenizer.special_token_ids,
+            max_selections=max(1, int(preprocessor.sequence_length * 0.2)),
+            seed=run.seed,
+        )
         batches = with_masked_language_model_inputs(batches, masker)
     steps = count_batches(batches) * run.epochs
     callbacks = []
     final = run.options.get("language_model_final_weight")
     if final is not None:
-        callbacks.append(LossWeightAnnealing(
-            "language_model", lambda step: linear_annealing(step, weight, final, steps)))
+        callbacks.append(
+            LossWeightAnnealing(
+                "language_model", lambda step: linear_annealing(step, weight, final, steps)
+            )
+        )
     seconds = _fit_batches(run, model, batches, steps, callbacks)
     # Test through the encoder and the task head alone (no LM logits over the vocabulary).
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
-    classifier = keras.Model(inputs, model.heads["task"](
-        encoder(inputs), padding_mask=inputs["padding_mask"]))
-    return run.result(model, preprocessor, seconds, accuracy=run.accuracy(classifier, preprocessor),
-                      language_model_weight=weight), classifier
+    inputs = {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
+    classifier = keras.Model(
+        inputs, model.heads["task"](encoder(inputs), padding_mask=inputs["padding_mask"])
+    )
+    return run.result(
+        model,
+        preprocessor,
+        seconds,
+        accuracy=run.accuracy(classifier, preprocessor),
+        language_model_weight=weight,
+    ), classifier
 
 
 def _distillation(run):
@@ -442,20 +522,39 @@ def _distillation(run):
         teacher_result, teacher = _full(run)
         teacher_seconds = teacher_result["train_s"]
     layers = teacher.encoder.config.num_layers
-    student = run.classifier(student_encoder(
-        teacher.encoder, run.options.get("student_layers", max(1, layers // 2))))
-    distiller = Distiller(teacher, student, temperature=run.options.get("temperature", 2.0),
-                          soft_weight=run.options.get("soft_weight", 0.5),
-                          hidden_weight=run.options.get("hidden_weight", 0.0))
+    student = run.classifier(
+        student_encoder(teacher.encoder, run.options.get("student_layers", max(1, layers // 2)))
+    )
+    distiller = Distiller(
+        teacher,
+        student,
+        temperature=run.options.get("temperature", 2.0),
+        soft_weight=run.options.get("soft_weight", 0.5),
+        hidden_weight=run.options.get("hidden_weight", 0.0),
+    )
     train = run.data["train"]
-    batches = classification_dataset(preprocessor, train.texts, train.text_pairs, train.labels,
-                                     run.batch_size, training=True, seed=run.seed)
-    seconds = _fit_batches(run, distiller, batches, count_batches(batches) * run.epochs,
-                           metrics=["accuracy"])
+    batches = classification_dataset(
+        preprocessor,
+        train.texts,
+        train.text_pairs,
+        train.labels,
+        run.batch_size,
+        training=True,
+        seed=run.seed,
+    )
+    seconds = _fit_batches(
+        run, distiller, batches, count_batches(batches) * run.epochs, metrics=["accuracy"]
+    )
     counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
-    return run.result(student, preprocessor, seconds, counts=counts,
-                      teacher_s=teacher_seconds, student_layers=student.encoder.config.num_layers,
-                      teacher_accuracy=float(run.accuracy(teacher, preprocessor))), student
+    return run.result(
+        student,
+        preprocessor,
+        seconds,
+        counts=counts,
+        teacher_s=teacher_seconds,
+        student_layers=student.encoder.config.num_layers,
+        teacher_accuracy=float(run.accuracy(teacher, preprocessor)),
+    ), student
 
 
 RECIPES = {
@@ -477,8 +576,9 @@ RECIPES = {
 }
 
 
-def adapt_classifier(method, start, data, seed=0, epochs=3, batch_size=32, learning_rate=None,
-                     verbose=0, **options):
+def adapt_classifier(
+    method, start, data, seed=0, epochs=3, batch_size=32, learning_rate=None, verbose=0, **options
+):
     """Adapts `start` to `data` with one method; returns `(result, trained classifier)`.
 
     Args:
@@ -527,20 +627,37 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
     total = parameter_counts(models[0])[1]
     ensemble = ClassifierEnsemble(list(models), method=method)
     accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
-    return {"method": "ensemble", "members": len(models), "trainable_params": trainable,
-            "total_params": total, "trainable_pct": 100.0 * trainable / total,
-            "accuracy": float(accuracy), "train_s": float(train_seconds)}
+    return {
+        "method": "ensemble",
+        "members": len(models),
+        "trainable_params": trainable,
+        "total_params": total,
+        "trainable_pct": 100.0 * trainable / total,
+        "accuracy": float(accuracy),
+        "train_s": float(train_seconds),
+    }
 
 
-__all__ = ["ADAPTATION_METHODS", "DEFAULT_LEARNING_RATES", "StartingPoint", "adapt_classifier",
-           "depth_groups", "ensemble_result", "parameter_counts", "pretrained_starting_point",
-           "schedule_groups", "schedule_spacing"]
+__all__ = [
+    "ADAPTATION_METHODS",
+    "DEFAULT_LEARNING_RATES",
+    "StartingPoint",
+    "adapt_classifier",
+    "depth_groups",
+    "ensemble_result",
+    "parameter_counts",
+    "pretrained_starting_point",
+    "schedule_groups",
+    "schedule_spacing",
+]
 
 
 # === Comparing methods (labs 3–6, lab_peft, lab_distillation, benchmarks/adaptation.py) ===
 
-def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(),
-                    on_result=None, verbose=0):
+
+def compare_methods(
+    variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(), on_result=None, verbose=0
+):
     """Runs every variant from every starting point with every seed; returns the result rows.
 
     Within one start and seed, a "distillation" variant's teacher is that seed's "full" model
@@ -569,8 +686,9 @@ def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32,
     methods = [method for _, method, _ in variants]
     unknown = sorted(set(methods) - set(ADAPTATION_METHODS))
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; expected names among "
-                         f"{list(ADAPTATION_METHODS)}")
+        raise ValueError(
+            f"unknown method(s) {unknown}; expected names among {list(ADAPTATION_METHODS)}"
+        )
     rows = list(done)
     finished = {(row["label"], row["start"], row["seed"]) for row in rows}
 
@@ -590,12 +708,14 @@ def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32,
                     continue  # no pretraining head to estimate the Fisher with
                 if method == "distillation" and seed not in full_models:
                     result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose)
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose
+                    )
                     full_seconds[seed] = result["train_s"]
                 if method == "distillation":
                     options = {**options, "teacher": full_models[seed]}
-                result, model = adapt_classifier(method, start, data, seed, epochs, batch_size,
-                                                 verbose=verbose, **options)
+                result, model = adapt_classifier(
+                    method, start, data, seed, epochs, batch_size, verbose=verbose, **options
+                )
                 if method == "full" and not options:
                     full_models[seed], full_seconds[seed] = model, result["train_s"]
                 report({"label": label, **result})
@@ -607,11 +727,13 @@ def compare_methods(variants, starts, data, seeds=(0,), epochs=3, batch_size=32,
             for seed in seeds:
                 if seed not in full_models:
                     result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose)
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose
+                    )
                     full_seconds[seed] = result["train_s"]
             members = [full_models[seed] for seed in seeds]
-            result = ensemble_result(members, preprocessor, data,
-                                     sum(full_seconds[seed] for seed in seeds), **options)
+            result = ensemble_result(
+                members, preprocessor, data, sum(full_seconds[seed] for seed in seeds), **options
+            )
             report({"label": label, "start": start.name, "seed": None, **result})
     return rows
 
@@ -629,25 +751,35 @@ def summarize(rows):
     summaries = []
     for (start, label), group in groups.items():
         accuracies = np.array([row["accuracy"] for row in group])
-        summaries.append({
-            "start": start, "label": label, "method": group[0]["method"], "seeds": len(group),
-            "trainable_params": group[-1]["trainable_params"],
-            "trainable_pct": group[-1]["trainable_pct"],
-            "acc_mean": float(accuracies.mean()),
-            "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
-            "train_s": float(np.mean([row["train_s"] for row in group]))})
+        summaries.append(
+            {
+                "start": start,
+                "label": label,
+                "method": group[0]["method"],
+                "seeds": len(group),
+                "trainable_params": group[-1]["trainable_params"],
+                "trainable_pct": group[-1]["trainable_pct"],
+                "acc_mean": float(accuracies.mean()),
+                "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
+                "train_s": float(np.mean([row["train_s"] for row in group])),
+            }
+        )
     return summaries
 
 
 def format_summary_table(summaries):
     """A Markdown table of `summarize`'s rows."""
-    lines = ["| start | method | trainable params | test accuracy (mean ± sd, n) | train s |",
-             "|---|---|---:|---:|---:|"]
+    lines = [
+        "| start | method | trainable params | test accuracy (mean ± sd, n) | train s |",
+        "|---|---|---:|---:|---:|",
+    ]
     for row in summaries:
         spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
-        lines.append(f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
-                     f"({row['trainable_pct']:.2f}%) | {100 * row['acc_mean']:.2f}{spread} "
-                     f"(n={row['seeds']}) | {row['train_s']:.1f} |")
+        lines.append(
+            f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
+            f"({row['trainable_pct']:.2f}%) | {100 * row['acc_mean']:.2f}{spread} "
+            f"(n={row['seeds']}) | {row['train_s']:.1f} |"
+        )
     return "\n".join(lines)
 
 

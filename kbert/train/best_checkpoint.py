@@ -39,12 +39,15 @@ class BestCheckpoint(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
         if self.monitor not in logs:
-            raise ValueError(f"BestCheckpoint monitors {self.monitor!r}, which the epoch logs "
-                             f"lack (they hold {sorted(logs)}); pass validation data or another "
-                             "monitor")
+            raise ValueError(
+                f"BestCheckpoint monitors {self.monitor!r}, which the epoch logs "
+                f"lack (they hold {sorted(logs)}); pass validation data or another "
+                "monitor"
+            )
         value = float(logs[self.monitor])
-        better = self.best is None or (value > self.best if self.mode == "max"
-                                       else value < self.best)
+        better = self.best is None or (
+            value > self.best if self.mode == "max" else value < self.best
+        )
         if not better or np.isnan(value):
             return
         self.best, self.best_epoch = value, epoch + 1

@@ -9,10 +9,23 @@ from kbert.models.sequence_classifier import classification_loss
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
 
 
-def fine_tune_classifier(classifier, preprocessor, train, validation=None, epochs=3,
-                         batch_size=32, learning_rate=5e-5, warmup_fraction=0.1,
-                         warmup_steps=None, weight_decay=0.01, seed=0, jit_compile=False,
-                         callbacks=(), optimizer=None, verbose=1):
+def fine_tune_classifier(
+    classifier,
+    preprocessor,
+    train,
+    validation=None,
+    epochs=3,
+    batch_size=32,
+    learning_rate=5e-5,
+    warmup_fraction=0.1,
+    warmup_steps=None,
+    weight_decay=0.01,
+    seed=0,
+    jit_compile=False,
+    callbacks=(),
+    optimizer=None,
+    verbose=1,
+):
     """Compiles and fits `classifier` with the standard recipe; returns `(history, seconds)`.
 
     Batches are grouped by length (`classification_dataset`), the optimizer is AdamW with
@@ -44,27 +57,50 @@ def fine_tune_classifier(classifier, preprocessor, train, validation=None, epoch
     """
     if not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int; received {epochs!r}")
-    train_batches = classification_dataset(preprocessor, train.texts, train.text_pairs,
-                                           train.labels, batch_size, training=True, seed=seed)
-    validation_batches = None if validation is None else classification_dataset(
-        preprocessor, validation.texts, validation.text_pairs, validation.labels, 64)
+    train_batches = classification_dataset(
+        preprocessor,
+        train.texts,
+        train.text_pairs,
+        train.labels,
+        batch_size,
+        training=True,
+        seed=seed,
+    )
+    validation_batches = (
+        None
+        if validation is None
+        else classification_dataset(
+            preprocessor, validation.texts, validation.text_pairs, validation.labels, 64
+        )
+    )
     steps = count_batches(train_batches) * epochs
     if warmup_steps is not None:
         warmup_fraction = min(warmup_steps / steps, 1.0)
     if optimizer is None:
-        compiled_optimizer = fine_tuning_optimizer(steps, learning_rate, warmup_fraction,
-                                                   weight_decay)
+        compiled_optimizer = fine_tuning_optimizer(
+            steps, learning_rate, warmup_fraction, weight_decay
+        )
     else:
         compiled_optimizer = optimizer(steps)
         if not isinstance(compiled_optimizer, keras.optimizers.Optimizer):
-            raise ValueError("optimizer must be a callable returning a keras Optimizer from the "
-                             f"step count; it returned {type(compiled_optimizer).__name__}")
+            raise ValueError(
+                "optimizer must be a callable returning a keras Optimizer from the "
+                f"step count; it returned {type(compiled_optimizer).__name__}"
+            )
     classifier.compile(
         optimizer=compiled_optimizer,
-        loss=classifier.default_loss() if hasattr(classifier, "default_loss")
+        loss=classifier.default_loss()
+        if hasattr(classifier, "default_loss")
         else classification_loss(),
-        metrics=["accuracy"], jit_compile=jit_compile)
+        metrics=["accuracy"],
+        jit_compile=jit_compile,
+    )
     start = time.perf_counter()
-    history = classifier.fit(train_batches, validation_data=validation_batches, epochs=epochs,
-                             callbacks=list(callbacks), verbose=verbose)
+    history = classifier.fit(
+        train_batches,
+        validation_data=validation_batches,
+        epochs=epochs,
+        callbacks=list(callbacks),
+        verbose=verbose,
+    )
     return history, time.perf_counter() - start

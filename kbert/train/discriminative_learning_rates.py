@@ -53,8 +53,9 @@ def layerwise_learning_rates(group_names, top_learning_rate, factor=2.6, decay=N
     return {name: top_learning_rate / ratio ** (top - index) for index, name in enumerate(names)}
 
 
-def layerwise_schedules(group_names, schedule, peak_learning_rate, factor=2.6, decay=None,
-                        **arguments):
+def layerwise_schedules(
+    group_names, schedule, peak_learning_rate, factor=2.6, decay=None, **arguments
+):
     """One `LearningRateSchedule` per group, its peak scaled as `layerwise_learning_rates`.
 
     The schedules of `kbert.train.schedules` are linear in their peak, so every step's rate
@@ -81,8 +82,10 @@ def layerwise_schedules(group_names, schedule, peak_learning_rate, factor=2.6, d
     0.005
     """
     peaks = layerwise_learning_rates(group_names, peak_learning_rate, factor=factor, decay=decay)
-    return {name: LearningRateSchedule(schedule, peak_learning_rate=peak, **arguments)
-            for name, peak in peaks.items()}
+    return {
+        name: LearningRateSchedule(schedule, peak_learning_rate=peak, **arguments)
+        for name, peak in peaks.items()
+    }
 
 
 def _resolve_groups(groups):
@@ -93,8 +96,10 @@ def _resolve_groups(groups):
         return {name: list(layers) for name, layers in groups.items()}, None
     if isinstance(groups, keras.Model):
         return layer_groups(groups), groups
-    raise ValueError("groups must be a kbert Encoder, a task model, or a dict of group name → "
-                     f"layers; received {type(groups).__name__}")
+    raise ValueError(
+        "groups must be a kbert Encoder, a task model, or a dict of group name → "
+        f"layers; received {type(groups).__name__}"
+    )
 
 
 class DiscriminativeOptimizer(keras.optimizers.Optimizer):
@@ -132,23 +137,41 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
     >>> classifier.compile(optimizer=optimizer, loss=classifier.default_loss())
     """
 
-    def __init__(self, groups, base_optimizer_factory, learning_rates, clipnorm=None,
-                 global_clipnorm=None, name="discriminative_optimizer", **kwargs):
+    def __init__(
+        self,
+        groups,
+        base_optimizer_factory,
+        learning_rates,
+        clipnorm=None,
+        global_clipnorm=None,
+        name="discriminative_optimizer",
+        **kwargs,
+    ):
         group_layers, model = _resolve_groups(groups)
         rates = dict(learning_rates)
         unknown = [key for key in rates if key not in group_layers]
         missing = [key for key in group_layers if key not in rates]
         if unknown or missing:
-            raise ValueError(f"learning_rates must have one entry per layer group "
-                             f"{list(group_layers)}; unknown: {unknown}, missing: {missing}")
+            raise ValueError(
+                f"learning_rates must have one entry per layer group "
+                f"{list(group_layers)}; unknown: {unknown}, missing: {missing}"
+            )
         for key, rate in rates.items():
-            if not isinstance(rate, keras.optimizers.schedules.LearningRateSchedule) and \
-                    not (isinstance(rate, (int, float)) and rate >= 0):
-                raise ValueError(f"learning rate of group {key!r} must be a float >= 0 or a "
-                                 f"LearningRateSchedule; received {rate!r}")
+            if not isinstance(rate, keras.optimizers.schedules.LearningRateSchedule) and not (
+                isinstance(rate, (int, float)) and rate >= 0
+            ):
+                raise ValueError(
+                    f"learning rate of group {key!r} must be a float >= 0 or a "
+                    f"LearningRateSchedule; received {rate!r}"
+                )
         top = HEAD if HEAD in group_layers else list(group_layers)[-1]
-        super().__init__(learning_rate=rates[top], clipnorm=clipnorm,
-                         global_clipnorm=global_clipnorm, name=name, **kwargs)
+        super().__init__(
+            learning_rate=rates[top],
+            clipnorm=clipnorm,
+            global_clipnorm=global_clipnorm,
+            name=name,
+            **kwargs,
+        )
         self._group_layers = group_layers
         self._model_for_groups = model
         self._top_group = top
@@ -157,8 +180,10 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         for key, rate in rates.items():
             inner = base_optimizer_factory(self._inner_rate(rate))
             if not isinstance(inner, keras.optimizers.Optimizer):
-                raise ValueError("base_optimizer_factory must return a keras Optimizer; "
-                                 f"received {type(inner).__name__}")
+                raise ValueError(
+                    "base_optimizer_factory must return a keras Optimizer; "
+                    f"received {type(inner).__name__}"
+                )
             self._inner[key] = inner
         self._inner_list = list(self._inner.values())  # tracked for checkpoints
 
@@ -212,11 +237,14 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         trainable_variables = list(trainable_variables)
         if not self.built:
             self.build(trainable_variables)
-        unknown = [v.path for v in trainable_variables if self._var_key(v) not in
-                   self._group_by_key]
+        unknown = [
+            v.path for v in trainable_variables if self._var_key(v) not in self._group_by_key
+        ]
         if unknown:
-            raise ValueError(f"variables {unknown} were not known when this optimizer was "
-                             "built; make a new optimizer for a new set of variables")
+            raise ValueError(
+                f"variables {unknown} were not known when this optimizer was "
+                "built; make a new optimizer for a new set of variables"
+            )
         grads = list(grads)
         scale = self.loss_scale_factor
         if scale is not None:
@@ -240,4 +268,5 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
     def get_config(self):
         raise NotImplementedError(
             "DiscriminativeOptimizer holds layers and a factory and is not serializable; save "
-            "the model's weights and build a new optimizer when reloading")
+            "the model's weights and build a new optimizer when reloading"
+        )

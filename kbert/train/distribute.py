@@ -18,10 +18,12 @@ def split_cpu(num_devices):
     cpu = tf.config.list_physical_devices("CPU")[0]
     try:
         tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)]
+        )
     except RuntimeError as error:
-        raise ValueError("split_cpu() must be called before TensorFlow runs its first op "
-                         f"({error})") from None
+        raise ValueError(
+            f"split_cpu() must be called before TensorFlow runs its first op ({error})"
+        ) from None
 
 
 def make_strategy(name="default"):
@@ -52,16 +54,19 @@ def make_strategy(name="default"):
         return tf.distribute.MirroredStrategy(devices=devices)
     raw = os.environ.get("TF_CONFIG")
     if not raw:
-        raise ValueError("strategy 'multi_worker' needs the TF_CONFIG environment variable "
-                         '(e.g. {"cluster": {"worker": ["host1:port", "host2:port"]}, '
-                         '"task": {"type": "worker", "index": 0}})')
+        raise ValueError(
+            "strategy 'multi_worker' needs the TF_CONFIG environment variable "
+            '(e.g. {"cluster": {"worker": ["host1:port", "host2:port"]}, '
+            '"task": {"type": "worker", "index": 0}})'
+        )
     try:
         config = json.loads(raw)
         workers = config["cluster"]["worker"]
         index = config["task"]["index"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
-        raise ValueError(f"TF_CONFIG is not a valid cluster description ({error!r}); received "
-                         f"{raw[:200]!r}") from None
+        raise ValueError(
+            f"TF_CONFIG is not a valid cluster description ({error!r}); received {raw[:200]!r}"
+        ) from None
     if not 0 <= index < len(workers):
         raise ValueError(f"TF_CONFIG task index {index} is outside the {len(workers)} workers")
     return _MultiWorkerMirroredStrategy()
@@ -83,8 +88,11 @@ class _MultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
 
         def reduce_one(v):
             local = self.experimental_local_results(v)[0]
-            if axis is not None and getattr(local, "shape", None) is not None \
-                    and local.shape.rank == 0:
+            if (
+                axis is not None
+                and getattr(local, "shape", None) is not None
+                and local.shape.rank == 0
+            ):
                 return parent.reduce(reduce_op, v, None)
             return parent.reduce(reduce_op, v, axis)
 

@@ -6,10 +6,23 @@ from kbert.data.feature_batches import feature_batches
 from kbert.train.fine_tuning import fine_tuning_optimizer
 
 
-def fine_tune_on_features(model, features, label_keys, validation=None, epochs=3, batch_size=32,
-                          learning_rate=5e-5, warmup_fraction=0.1, weight_decay=0.01, seed=0,
-                          extra_length_keys=(), metrics=None, jit_compile=False, callbacks=(),
-                          verbose=1):
+def fine_tune_on_features(
+    model,
+    features,
+    label_keys,
+    validation=None,
+    epochs=3,
+    batch_size=32,
+    learning_rate=5e-5,
+    warmup_fraction=0.1,
+    weight_decay=0.01,
+    seed=0,
+    extra_length_keys=(),
+    metrics=None,
+    jit_compile=False,
+    callbacks=(),
+    verbose=1,
+):
     """Compiles and fits `model` with the standard recipe; returns `(history, seconds)`.
 
     The recipe is the sentence-level one (`kbert.train.fine_tune_classifier`): AdamW with warmup
@@ -43,15 +56,35 @@ def fine_tune_on_features(model, features, label_keys, validation=None, epochs=3
     if isinstance(label_keys, str):
         label_keys = (label_keys,)
     input_keys = list(model.input) if isinstance(model.input, dict) else None
-    train_batches = feature_batches(features, label_keys, batch_size, training=True, seed=seed,
-                                    extra_length_keys=extra_length_keys, input_keys=input_keys)
-    validation_batches = None if validation is None else feature_batches(
-        validation, label_keys, 64, extra_length_keys=extra_length_keys, input_keys=input_keys)
+    train_batches = feature_batches(
+        features,
+        label_keys,
+        batch_size,
+        training=True,
+        seed=seed,
+        extra_length_keys=extra_length_keys,
+        input_keys=input_keys,
+    )
+    validation_batches = (
+        None
+        if validation is None
+        else feature_batches(
+            validation, label_keys, 64, extra_length_keys=extra_length_keys, input_keys=input_keys
+        )
+    )
     steps = -(-len(features["padding_mask"]) // batch_size) * epochs
-    model.compile(optimizer=fine_tuning_optimizer(steps, learning_rate, warmup_fraction,
-                                                  weight_decay),
-                  loss=model.default_loss(), metrics=metrics, jit_compile=jit_compile)
+    model.compile(
+        optimizer=fine_tuning_optimizer(steps, learning_rate, warmup_fraction, weight_decay),
+        loss=model.default_loss(),
+        metrics=metrics,
+        jit_compile=jit_compile,
+    )
     start = time.perf_counter()
-    history = model.fit(train_batches, validation_data=validation_batches, epochs=epochs,
-                        callbacks=list(callbacks), verbose=verbose)
+    history = model.fit(
+        train_batches,
+        validation_data=validation_batches,
+        epochs=epochs,
+        callbacks=list(callbacks),
+        verbose=verbose,
+    )
     return history, time.perf_counter() - start

@@ -15,8 +15,14 @@ def count_batches(dataset):
     return sum(1 for _ in dataset)
 
 
-def fine_tuning_optimizer(total_steps, learning_rate=1e-4, warmup_fraction=0.1, weight_decay=0.01,
-                          final_learning_rate=0.0, clipnorm=1.0):
+def fine_tuning_optimizer(
+    total_steps,
+    learning_rate=1e-4,
+    warmup_fraction=0.1,
+    weight_decay=0.01,
+    final_learning_rate=0.0,
+    clipnorm=1.0,
+):
     """AdamW with linear warmup then linear decay, decoupled weight decay off biases and norms.
 
     The NAACL tutorial fine-tunes with lr 6.5e-5 decaying linearly to 0 after warmup; BERT uses
@@ -39,9 +45,12 @@ def fine_tuning_optimizer(total_steps, learning_rate=1e-4, warmup_fraction=0.1, 
     if not 0.0 <= warmup_fraction <= 1.0:
         raise ValueError(f"warmup_fraction must be in [0, 1]; received {warmup_fraction!r}")
     schedule = LearningRateSchedule(
-        "warmup_linear_decay", peak_learning_rate=learning_rate, total_steps=total_steps,
+        "warmup_linear_decay",
+        peak_learning_rate=learning_rate,
+        total_steps=total_steps,
         warmup_steps=int(math.floor(warmup_fraction * total_steps)),
-        final_learning_rate=final_learning_rate)
+        final_learning_rate=final_learning_rate,
+    )
     return decoupled_adamw(schedule, weight_decay, global_clipnorm=clipnorm)
 
 
@@ -56,7 +65,8 @@ def decoupled_adamw(learning_rate, weight_decay=0.01, global_clipnorm=None):
     Returns:
         A `keras.optimizers.AdamW`.
     """
-    optimizer = keras.optimizers.AdamW(learning_rate=learning_rate, weight_decay=weight_decay,
-                                       global_clipnorm=global_clipnorm)
+    optimizer = keras.optimizers.AdamW(
+        learning_rate=learning_rate, weight_decay=weight_decay, global_clipnorm=global_clipnorm
+    )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
     return optimizer

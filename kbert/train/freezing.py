@@ -12,7 +12,6 @@ a running `fit` use the callbacks of `kbert.train.unfreezing`). With a shared-la
 encoder every `block_i` group holds the same layer: freezing any one of them freezes all.
 """
 
-
 HEAD = "head"
 
 
@@ -23,8 +22,10 @@ def _encoder_of(model):
     encoder = getattr(model, "encoder", None)
     if encoder is not None and callable(getattr(encoder, "layer_groups", None)):
         return encoder
-    raise ValueError("model must be a kbert Encoder or a task model holding one as `.encoder` "
-                     f"(with `head_layers()`); received {type(model).__name__}")
+    raise ValueError(
+        "model must be a kbert Encoder or a task model holding one as `.encoder` "
+        f"(with `head_layers()`); received {type(model).__name__}"
+    )
 
 
 def layer_groups(model):
@@ -52,8 +53,9 @@ def layer_groups(model):
     if encoder is not model:
         head = getattr(model, "head_layers", None)
         if head is None:
-            raise ValueError(f"a task model must have `head_layers()`; "
-                             f"{type(model).__name__} has none")
+            raise ValueError(
+                f"a task model must have `head_layers()`; {type(model).__name__} has none"
+            )
         groups[HEAD] = list(head())
     return groups
 
@@ -66,8 +68,7 @@ def _check_names(model, names):
     names = list(names)
     unknown = [name for name in names if name not in groups]
     if unknown:
-        raise ValueError(f"unknown layer group(s) {unknown}; expected names among "
-                         f"{list(groups)}")
+        raise ValueError(f"unknown layer group(s) {unknown}; expected names among {list(groups)}")
     return groups, names
 
 
@@ -163,8 +164,10 @@ def freeze_for_feature_extraction(model):
     """
     groups = layer_groups(model)
     if HEAD not in groups:
-        raise ValueError("feature extraction needs a task model with a head; received an "
-                         f"encoder with groups {list(groups)}")
+        raise ValueError(
+            "feature extraction needs a task model with a head; received an "
+            f"encoder with groups {list(groups)}"
+        )
     freeze(model, [name for name in groups if name != HEAD])
     unfreeze(model, [HEAD])
 
@@ -190,14 +193,14 @@ def freeze_all_but_top(model, k):
     groups = layer_groups(model)
     blocks = [name for name in groups if name.startswith("block_")]
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= len(blocks):
-        raise ValueError(f"k must be an int in [0, {len(blocks)}] (the number of blocks); "
-                         f"received {k!r}")
-    top = blocks[len(blocks) - k:] if k else []
-    freeze(model, ["embeddings"] + blocks[:len(blocks) - k])
+        raise ValueError(
+            f"k must be an int in [0, {len(blocks)}] (the number of blocks); received {k!r}"
+        )
+    top = blocks[len(blocks) - k :] if k else []
+    freeze(model, ["embeddings"] + blocks[: len(blocks) - k])
     # Unfreeze after freezing: with shared (ALBERT) blocks the shared layer ends up trainable
     # as soon as any of its block groups is among the top k.
-    unfreeze(model, top + [name for name in groups
-                           if name not in blocks and name != "embeddings"])
+    unfreeze(model, top + [name for name in groups if name not in blocks and name != "embeddings"])
 
 
 def freeze_embeddings(model):
@@ -267,11 +270,22 @@ def trainable_report(model):
     rows = []
     for name, variables in by_group.items():
         total = sum(_size(v) for v in variables)
-        rows.append({"group": name,
-                     "trainable": sum(_size(v) for v in variables if id(v) in trainable_ids),
-                     "total": total, "percent": 100.0 * total / everything})
-    rows.append({"group": "total", "trainable": sum(row["trainable"] for row in rows),
-                 "total": sum(row["total"] for row in rows), "percent": 100.0})
+        rows.append(
+            {
+                "group": name,
+                "trainable": sum(_size(v) for v in variables if id(v) in trainable_ids),
+                "total": total,
+                "percent": 100.0 * total / everything,
+            }
+        )
+    rows.append(
+        {
+            "group": "total",
+            "trainable": sum(row["trainable"] for row in rows),
+            "total": sum(row["total"] for row in rows),
+            "percent": 100.0,
+        }
+    )
     return rows
 
 
@@ -292,8 +306,9 @@ def format_trainable_report(rows):
     """
     lines = [f"{'group':<12}{'trainable':>11}{'total':>11}{'% of all':>10}"]
     for row in rows:
-        lines.append(f"{row['group']:<12}{row['trainable']:>11,}{row['total']:>11,}"
-                     f"{row['percent']:>10.2f}")
+        lines.append(
+            f"{row['group']:<12}{row['trainable']:>11,}{row['total']:>11,}{row['percent']:>10.2f}"
+        )
     return "\n".join(lines)
 
 

@@ -33,8 +33,11 @@ def linear_annealing(step, start_value, end_value, total_steps):
     >>> float(linear_annealing(50, 1.0, 0.0, total_steps=10))
     0.0
     """
-    if isinstance(total_steps, bool) or not isinstance(total_steps, numbers.Integral) or \
-            total_steps < 1:
+    if (
+        isinstance(total_steps, bool)
+        or not isinstance(total_steps, numbers.Integral)
+        or total_steps < 1
+    ):
         raise ValueError(f"total_steps must be an int >= 1; received {total_steps!r}")
     progress = ops.clip(ops.cast(step, "float32") / float(total_steps), 0.0, 1.0)
     return start_value + (end_value - start_value) * progress
@@ -69,11 +72,14 @@ class LossWeightAnnealing(keras.callbacks.Callback):
     def __init__(self, name, schedule, every="step"):
         super().__init__()
         if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a loss-weight name (a task or 'language_model'); "
-                             f"received {name!r}")
+            raise ValueError(
+                f"name must be a loss-weight name (a task or 'language_model'); received {name!r}"
+            )
         if not callable(schedule):
-            raise ValueError(f"schedule must be a callable from step to weight; received "
-                             f"{type(schedule).__name__}")
+            raise ValueError(
+                f"schedule must be a callable from step to weight; received "
+                f"{type(schedule).__name__}"
+            )
         if every not in ("step", "epoch"):
             raise ValueError(f'every must be "step" or "epoch"; received {every!r}')
         self.name = name
@@ -84,11 +90,14 @@ class LossWeightAnnealing(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         names = getattr(self.model, "loss_weight_names", None)
         if names is None or not hasattr(self.model, "set_loss_weight"):
-            raise ValueError(f"LossWeightAnnealing needs a model with set_loss_weight (a "
-                             f"kbert MultitaskModel); received {type(self.model).__name__}")
+            raise ValueError(
+                f"LossWeightAnnealing needs a model with set_loss_weight (a "
+                f"kbert MultitaskModel); received {type(self.model).__name__}"
+            )
         if self.name not in names:
-            raise ValueError(f"the model has no loss weight named {self.name!r}; expected one "
-                             f"of {list(names)}")
+            raise ValueError(
+                f"the model has no loss weight named {self.name!r}; expected one of {list(names)}"
+            )
 
     def _update(self, step):
         value = float(ops.convert_to_numpy(self.schedule(step)))

@@ -34,9 +34,12 @@ from kbert.models.pretraining_objective import PretrainingObjective
 
 
 def _check_strength(strength):
-    if (isinstance(strength, bool) or not isinstance(strength, (int, float, np.floating,
-                                                                np.integer))
-            or not math.isfinite(float(strength)) or not strength > 0):
+    if (
+        isinstance(strength, bool)
+        or not isinstance(strength, (int, float, np.floating, np.integer))
+        or not math.isfinite(float(strength))
+        or not strength > 0
+    ):
         raise ValueError(f"strength must be a positive finite float; received {strength!r}")
     return float(strength)
 
@@ -44,8 +47,9 @@ def _check_strength(strength):
 def _non_trainable_copy(value, name):
     # A variable, not a constant: the traced train step reads it by handle, so a large anchor is
     # not embedded in the graph and re-anchoring needs no retrace.
-    return keras.Variable(np.asarray(value, dtype="float32"), trainable=False, dtype="float32",
-                          name=name)
+    return keras.Variable(
+        np.asarray(value, dtype="float32"), trainable=False, dtype="float32", name=name
+    )
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -90,16 +94,20 @@ class PretrainedAnchor(keras.regularizers.Regularizer):
         if importance is not None:
             importance = np.asarray(ops.convert_to_numpy(importance), dtype="float32")
             if importance.shape != anchor_value.shape:
-                raise ValueError(f"importance must have the anchor's shape "
-                                 f"{anchor_value.shape}; received shape {importance.shape}")
+                raise ValueError(
+                    f"importance must have the anchor's shape "
+                    f"{anchor_value.shape}; received shape {importance.shape}"
+                )
             if not np.all(np.isfinite(importance)) or np.any(importance < 0):
-                raise ValueError("importance must be finite and non-negative (a diagonal "
-                                 "Fisher); received negative or non-finite entries")
+                raise ValueError(
+                    "importance must be finite and non-negative (a diagonal "
+                    "Fisher); received negative or non-finite entries"
+                )
             self.importance = _non_trainable_copy(importance, "pretrained_importance")
 
     @property
     def kind(self):
-        """"l2_sp" without importances, "ewc" with them."""
+        """ "l2_sp" without importances, "ewc" with them."""
         return "l2_sp" if self.importance is None else "ewc"
 
     def __call__(self, x):
@@ -115,9 +123,11 @@ class PretrainedAnchor(keras.regularizers.Regularizer):
 
     @classmethod
     def from_config(cls, config):
-        raise ValueError("a PretrainedAnchor cannot be rebuilt from its config (it does not hold "
-                         "the pretrained values); expected anchors re-attached with "
-                         f"kbert.train.anchor_to_pretrained; received config {config}")
+        raise ValueError(
+            "a PretrainedAnchor cannot be rebuilt from its config (it does not hold "
+            "the pretrained values); expected anchors re-attached with "
+            f"kbert.train.anchor_to_pretrained; received config {config}"
+        )
 
 
 def _invalidate_compiled_functions(model):
@@ -180,26 +190,34 @@ def anchor_to_pretrained(model, strength, fisher=None, variables=None):
     strength = _check_strength(strength)
     variables = _unique(model.trainable_weights if variables is None else variables)
     if fisher is not None and not isinstance(fisher, dict):
-        raise ValueError(f"fisher must be a dict {{variable.path: np.ndarray}} or None; "
-                         f"received {type(fisher).__name__}")
+        raise ValueError(
+            f"fisher must be a dict {{variable.path: np.ndarray}} or None; "
+            f"received {type(fisher).__name__}"
+        )
     # Check everything first so a bad argument leaves no variable half-anchored.
     importances = []
     for variable in variables:
         current = variable.regularizer
         if current is not None and not isinstance(current, PretrainedAnchor):
-            raise ValueError(f"variable {variable.path!r} already has a regularizer "
-                             f"({type(current).__name__}); expected none or a PretrainedAnchor "
-                             f"(remove it first, e.g. `variable.regularizer = None`)")
+            raise ValueError(
+                f"variable {variable.path!r} already has a regularizer "
+                f"({type(current).__name__}); expected none or a PretrainedAnchor "
+                f"(remove it first, e.g. `variable.regularizer = None`)"
+            )
         importance = None
         if fisher is not None:
             if variable.path not in fisher:
-                raise ValueError(f"fisher has no entry for variable {variable.path!r}; expected "
-                                 f"one per anchored variable (received keys such as "
-                                 f"{sorted(fisher)[:3]})")
+                raise ValueError(
+                    f"fisher has no entry for variable {variable.path!r}; expected "
+                    f"one per anchored variable (received keys such as "
+                    f"{sorted(fisher)[:3]})"
+                )
             importance = np.asarray(fisher[variable.path], dtype="float32")
             if importance.shape != tuple(variable.shape):
-                raise ValueError(f"fisher[{variable.path!r}] must have the variable's shape "
-                                 f"{tuple(variable.shape)}; received shape {importance.shape}")
+                raise ValueError(
+                    f"fisher[{variable.path!r}] must have the variable's shape "
+                    f"{tuple(variable.shape)}; received shape {importance.shape}"
+                )
         importances.append(importance)
     for variable, importance in zip(variables, importances, strict=True):
         variable.regularizer = PretrainedAnchor(variable, strength, importance)
@@ -265,8 +283,10 @@ def anchor_penalty(model):
 def _pretraining_loss(objective):
     """The unregularised pretraining loss `(x, y_pred) → scalar` of `objective`."""
     if not isinstance(objective, (PretrainingObjective, PretrainingModel)):
-        raise ValueError(f"objective must be a kbert PretrainingObjective or PretrainingModel; "
-                         f"received {type(objective).__name__}")
+        raise ValueError(
+            f"objective must be a kbert PretrainingObjective or PretrainingModel; "
+            f"received {type(objective).__name__}"
+        )
     return lambda x, y_pred: ops.cast(objective.objective_loss(x, y_pred), "float32")
 
 
@@ -280,13 +300,16 @@ def _metric_variables(objective):
 def _input_dict(batch, index):
     x = batch[0] if isinstance(batch, (tuple, list)) else batch
     if not isinstance(x, dict):
-        raise ValueError(f"batches must yield input dicts `x` (or `(x, ...)` tuples); batch "
-                         f"{index} is a {type(x).__name__}")
+        raise ValueError(
+            f"batches must yield input dicts `x` (or `(x, ...)` tuples); batch "
+            f"{index} is a {type(x).__name__}"
+        )
     return {key: tf.convert_to_tensor(value) for key, value in x.items()}
 
 
-def estimate_diagonal_fisher(objective, batches, variables=None, max_batches=None,
-                             per_example=True, normalize=False):
+def estimate_diagonal_fisher(
+    objective, batches, variables=None, max_batches=None, per_example=True, normalize=False
+):
     """The diagonal empirical Fisher `E[g²]` of a pretraining loss, for EWC.
 
     g is the gradient of the objective's own loss (`objective_loss`, or `PretrainingModel`'s
@@ -332,17 +355,22 @@ def estimate_diagonal_fisher(objective, batches, variables=None, max_batches=Non
     0.0
     """
     if getattr(objective, "encoder", None) is None:
-        raise ValueError(f"objective must hold the encoder being anchored as `.encoder` (a kbert "
-                         f"PretrainingObjective or PretrainingModel); received "
-                         f"{type(objective).__name__} without one")
+        raise ValueError(
+            f"objective must hold the encoder being anchored as `.encoder` (a kbert "
+            f"PretrainingObjective or PretrainingModel); received "
+            f"{type(objective).__name__} without one"
+        )
     loss_fn = _pretraining_loss(objective)
-    if max_batches is not None and (isinstance(max_batches, bool)
-                                    or not isinstance(max_batches, int) or max_batches < 1):
+    if max_batches is not None and (
+        isinstance(max_batches, bool) or not isinstance(max_batches, int) or max_batches < 1
+    ):
         raise ValueError(f"max_batches must be a positive int or None; received {max_batches!r}")
     variables = _unique(objective.encoder.trainable_weights if variables is None else variables)
     if not variables:
-        raise ValueError("no variables to estimate a Fisher for; expected trainable weights "
-                         "(is the encoder frozen?) or an explicit `variables` list")
+        raise ValueError(
+            "no variables to estimate a Fisher for; expected trainable weights "
+            "(is the encoder frozen?) or an explicit `variables` list"
+        )
 
     def squared_gradients(x):
         with tf.GradientTape() as tape:
@@ -350,9 +378,12 @@ def estimate_diagonal_fisher(objective, batches, variables=None, max_batches=Non
         gradients = tape.gradient(loss, variables)
         # A variable the loss does not reach gets None: its Fisher is 0. Embedding gradients
         # arrive as IndexedSlices and are densified here.
-        return [tf.zeros(v.shape, "float32") if g is None
-                else tf.square(tf.cast(tf.convert_to_tensor(g), "float32"))
-                for v, g in zip(variables, gradients, strict=True)]
+        return [
+            tf.zeros(v.shape, "float32")
+            if g is None
+            else tf.square(tf.cast(tf.convert_to_tensor(g), "float32"))
+            for v, g in zip(variables, gradients, strict=True)
+        ]
 
     @tf.function(reduce_retracing=True, autograph=False)
     def batch_sum(x):
@@ -361,10 +392,11 @@ def estimate_diagonal_fisher(objective, batches, variables=None, max_batches=Non
         size = tf.shape(first)[0]
 
         def body(index, sums):
-            example = {key: tf.gather(value, tf.reshape(index, [1]))  # (1, ...)
-                       for key, value in x.items()}
-            return index + 1, [s + g for s, g in zip(sums, squared_gradients(example),
-                                                      strict=True)]
+            example = {
+                key: tf.gather(value, tf.reshape(index, [1]))  # (1, ...)
+                for key, value in x.items()
+            }
+            return index + 1, [s + g for s, g in zip(sums, squared_gradients(example), strict=True)]
 
         zeros = [tf.zeros(v.shape, "float32") for v in variables]
         _, sums = tf.while_loop(lambda index, _: index < size, body, (tf.constant(0), zeros))
@@ -391,12 +423,16 @@ def estimate_diagonal_fisher(objective, batches, variables=None, max_batches=Non
             variable.assign(value)
     if count == 0:
         raise ValueError("batches yielded no examples; expected at least one input dict")
-    fisher = {v.path: (total / count).astype("float32")
-              for v, total in zip(variables, totals, strict=True)}
+    fisher = {
+        v.path: (total / count).astype("float32")
+        for v, total in zip(variables, totals, strict=True)
+    }
     if normalize:
         mean = sum(float(a.sum()) for a in fisher.values()) / sum(a.size for a in fisher.values())
         if not mean > 0:
-            raise ValueError("cannot normalize an all-zero Fisher (the loss does not depend on "
-                             "these variables); expected some non-zero squared gradient")
+            raise ValueError(
+                "cannot normalize an all-zero Fisher (the loss does not depend on "
+                "these variables); expected some non-zero squared gradient"
+            )
         fisher = {path: (value / mean).astype("float32") for path, value in fisher.items()}
     return fisher

@@ -61,8 +61,9 @@ class ResumableBackup(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         if not self.model.built:
-            raise ValueError("ResumableBackup needs a built model: call it on a batch before "
-                             "`fit`.")
+            raise ValueError(
+                "ResumableBackup needs a built model: call it on a batch before `fit`."
+            )
         states = self.states()
         if not states:
             return
@@ -87,7 +88,7 @@ class ResumableBackup(keras.callbacks.Callback):
         if os.path.exists(final):  # Left by an earlier run of this same epoch.
             shutil.rmtree(final)
         os.rename(partial, final)
-        for _, stale in self.states()[:-self.keep]:
+        for _, stale in self.states()[: -self.keep]:
             shutil.rmtree(stale, ignore_errors=True)
         for name in os.listdir(self.backup_dir):
             if name.startswith(".partial-") and os.path.join(self.backup_dir, name) != partial:

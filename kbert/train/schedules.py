@@ -17,8 +17,9 @@ def _check(peak_learning_rate, total_steps, warmup_steps):
     if total_steps is not None and total_steps < 1:
         raise ValueError(f"total_steps must be >= 1; received {total_steps}")
     if warmup_steps < 0 or (total_steps is not None and warmup_steps > total_steps):
-        raise ValueError(f"warmup_steps must be in [0, total_steps={total_steps}]; "
-                         f"received {warmup_steps}")
+        raise ValueError(
+            f"warmup_steps must be in [0, total_steps={total_steps}]; received {warmup_steps}"
+        )
 
 
 def _warmup(step, peak_learning_rate, warmup_steps):
@@ -26,8 +27,9 @@ def _warmup(step, peak_learning_rate, warmup_steps):
     return peak_learning_rate * (step + 1.0) / max(warmup_steps, 1)
 
 
-def warmup_linear_decay(step, peak_learning_rate, total_steps, warmup_steps=0,
-                        final_learning_rate=0.0):
+def warmup_linear_decay(
+    step, peak_learning_rate, total_steps, warmup_steps=0, final_learning_rate=0.0
+):
     """Linear warmup to the peak, then linear decay to `final_learning_rate` (BERT).
 
     Args:
@@ -48,13 +50,14 @@ def warmup_linear_decay(step, peak_learning_rate, total_steps, warmup_steps=0,
     step = ops.cast(step, "float32")
     progress = (step - warmup_steps) / max(total_steps - warmup_steps, 1)
     decayed = peak_learning_rate + (final_learning_rate - peak_learning_rate) * ops.clip(
-        progress, 0.0, 1.0)
-    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps),
-                     decayed)
+        progress, 0.0, 1.0
+    )
+    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps), decayed)
 
 
-def warmup_cosine_decay(step, peak_learning_rate, total_steps, warmup_steps=0,
-                        final_learning_rate=0.0):
+def warmup_cosine_decay(
+    step, peak_learning_rate, total_steps, warmup_steps=0, final_learning_rate=0.0
+):
     """Linear warmup, then half a cosine down to `final_learning_rate` (the tutorial's choice).
 
     Args: as `warmup_linear_decay`.
@@ -68,8 +71,7 @@ def warmup_cosine_decay(step, peak_learning_rate, total_steps, warmup_steps=0,
     progress = ops.clip((step - warmup_steps) / max(total_steps - warmup_steps, 1), 0.0, 1.0)
     cosine = 0.5 * (1.0 + ops.cos(math.pi * progress))
     decayed = final_learning_rate + (peak_learning_rate - final_learning_rate) * cosine
-    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps),
-                     decayed)
+    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps), decayed)
 
 
 def warmup_inverse_sqrt(step, peak_learning_rate, warmup_steps):
@@ -84,8 +86,7 @@ def warmup_inverse_sqrt(step, peak_learning_rate, warmup_steps):
         raise ValueError(f"warmup_steps must be >= 1 for inverse sqrt; received {warmup_steps}")
     step = ops.cast(step, "float32")
     decayed = peak_learning_rate * ops.sqrt(warmup_steps / ops.maximum(step + 1.0, 1.0))
-    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps),
-                     decayed)
+    return ops.where(step < warmup_steps, _warmup(step, peak_learning_rate, warmup_steps), decayed)
 
 
 def slanted_triangular(step, peak_learning_rate, total_steps, cut_fraction=0.1, ratio=32):
@@ -105,8 +106,11 @@ def slanted_triangular(step, peak_learning_rate, total_steps, cut_fraction=0.1, 
         raise ValueError(f"ratio must be >= 1; received {ratio}")
     step = ops.cast(step, "float32")
     cut = math.floor(total_steps * cut_fraction)
-    p = ops.where(step < cut, step / max(cut, 1),
-                  1.0 - (step - cut) / max(cut * (1.0 / cut_fraction - 1.0), 1.0))
+    p = ops.where(
+        step < cut,
+        step / max(cut, 1),
+        1.0 - (step - cut) / max(cut * (1.0 / cut_fraction - 1.0), 1.0),
+    )
     p = ops.clip(p, 0.0, 1.0)
     return peak_learning_rate * (1.0 + p * (ratio - 1.0)) / ratio
 

@@ -61,8 +61,10 @@ class _GroupSchedule(keras.callbacks.Callback):
             starts, and the layer groups it trains.
         """
         names = self.groups if self.groups is not None else self._default_groups(model)
-        return [(stage if self.every == "epoch" else stage * self.every, list(trainable))
-                for stage, trainable in enumerate(self._stages(names))]
+        return [
+            (stage if self.every == "epoch" else stage * self.every, list(trainable))
+            for stage, trainable in enumerate(self._stages(names))
+        ]
 
     def required(self, num_stages):
         """Epochs (every="epoch") or steps needed so the last stage trains at least once."""
@@ -74,11 +76,15 @@ class _GroupSchedule(keras.callbacks.Callback):
         needed = self.required(num_stages)
         name = type(self).__name__
         if self.every == "epoch" and epochs is not None and epochs < needed:
-            raise ValueError(f"{name} with {num_stages} stages needs epochs >= {needed} (one "
-                             f"per stage); training has epochs={epochs}")
+            raise ValueError(
+                f"{name} with {num_stages} stages needs epochs >= {needed} (one "
+                f"per stage); training has epochs={epochs}"
+            )
         if self.every != "epoch" and total_steps is not None and total_steps < needed:
-            raise ValueError(f"{name} with {num_stages} stages every {self.every} steps needs "
-                             f">= {needed} training steps; training has {total_steps}")
+            raise ValueError(
+                f"{name} with {num_stages} stages every {self.every} steps needs "
+                f">= {needed} training steps; training has {total_steps}"
+            )
 
     def on_train_begin(self, logs=None):
         model = self.model
@@ -86,8 +92,9 @@ class _GroupSchedule(keras.callbacks.Callback):
         names = self.groups if self.groups is not None else self._default_groups(model)
         unknown = [name for name in names if name not in groups]
         if unknown:
-            raise ValueError(f"unknown layer group(s) {unknown}; expected names among "
-                             f"{list(groups)}")
+            raise ValueError(
+                f"unknown layer group(s) {unknown}; expected names among {list(groups)}"
+            )
         self._names = names
         self._stage_list = self._stages(names)
         epochs = self.params.get("epochs") if self.params else None
@@ -95,8 +102,9 @@ class _GroupSchedule(keras.callbacks.Callback):
         # A tf.data pipeline of unknown length (length-bucketed batches) gives no `steps`: then
         # the `total_steps` the caller declared is the bound to check.
         total = epochs * steps if epochs is not None and steps else self.total_steps
-        self._check_fits(len(self._stage_list), epochs if epochs is not None else self.epochs,
-                         total)
+        self._check_fits(
+            len(self._stage_list), epochs if epochs is not None else self.epochs, total
+        )
         self._check_optimizer(model, groups)
         self._step = 0
         self._stage = -1
@@ -112,19 +120,27 @@ class _GroupSchedule(keras.callbacks.Callback):
             variables = list(model.trainable_variables)
             keys = {optimizer._var_key(v) for v in variables}
             for name in self._names:
-                variables += [v for v in group_variables(groups[name])
-                              if optimizer._var_key(v) not in keys]
+                variables += [
+                    v for v in group_variables(groups[name]) if optimizer._var_key(v) not in keys
+                ]
                 keys.update(optimizer._var_key(v) for v in variables)
             optimizer.build(variables)
             return
         known = optimizer._trainable_variables_indices
-        missing = sorted({name for name in self._names for variable in
-                          group_variables(groups[name]) if optimizer._var_key(variable)
-                          not in known})
+        missing = sorted(
+            {
+                name
+                for name in self._names
+                for variable in group_variables(groups[name])
+                if optimizer._var_key(variable) not in known
+            }
+        )
         if missing:
-            raise ValueError(f"the optimizer was built while group(s) {missing} were frozen, "
-                             "so it cannot train them later; unfreeze them before compile/fit "
-                             f"({type(self).__name__} freezes them itself at the start)")
+            raise ValueError(
+                f"the optimizer was built while group(s) {missing} were frozen, "
+                "so it cannot train them later; unfreeze them before compile/fit "
+                f"({type(self).__name__} freezes them itself at the start)"
+            )
 
     def _enter_stage(self, stage, epoch):
         stage = min(stage, len(self._stage_list) - 1)
@@ -139,8 +155,9 @@ class _GroupSchedule(keras.callbacks.Callback):
                 freeze(self.model, frozen)
             unfreeze(self.model, trainable)
         self.model.make_train_function(force=True)
-        self.history.append({"epoch": epoch, "step": self._step, "stage": stage,
-                             "trainable": list(trainable)})
+        self.history.append(
+            {"epoch": epoch, "step": self._step, "stage": stage, "trainable": list(trainable)}
+        )
 
     def _freezes_at_start(self):
         return True
@@ -189,8 +206,9 @@ class GradualUnfreezing(_GroupSchedule):
     5
     """
 
-    def __init__(self, groups=None, every="epoch", start_frozen=True, epochs=None,
-                 total_steps=None):
+    def __init__(
+        self, groups=None, every="epoch", start_frozen=True, epochs=None, total_steps=None
+    ):
         self.start_frozen = bool(start_frozen)
         super().__init__(groups, every, epochs, total_steps)
 
@@ -198,7 +216,7 @@ class GradualUnfreezing(_GroupSchedule):
         return list(reversed(layer_groups(model)))
 
     def _stages(self, groups):
-        return [groups[:stage + 1] for stage in range(len(groups))]
+        return [groups[: stage + 1] for stage in range(len(groups))]
 
     def _freezes_at_start(self):
         return self.start_frozen

@@ -38,8 +38,9 @@ def test_random_pairs_respect_groups_and_are_uniform_over_cross_group_pairs():
     counts = {pair: 0 for pair in allowed}
     for pair in zip(first.tolist(), second.tolist(), strict=True):
         counts[pair] += 1  # a KeyError would be a same-group pair
-    np.testing.assert_allclose(np.array(list(counts.values())) / 60000, 1 / len(allowed),
-                               atol=0.005)
+    np.testing.assert_allclose(
+        np.array(list(counts.values())) / 60000, 1 / len(allowed), atol=0.005
+    )
 
 
 def test_random_pairs_deterministic_for_a_seed():
@@ -76,7 +77,8 @@ def test_contributions_sum_to_expected_cosine():
     contributions = cosine_contributions(vectors, pairs)
     assert contributions.shape == (64,)
     assert contributions.sum() == pytest.approx(
-        expected_cosine(vectors, num_pairs=3000, seed=3, groups=GROUPS), abs=1e-12)
+        expected_cosine(vectors, num_pairs=3000, seed=3, groups=GROUPS), abs=1e-12
+    )
 
 
 def test_one_dimension_with_a_huge_mean_is_the_rogue_dimension():
@@ -102,8 +104,7 @@ def test_share_is_the_plain_ratio_when_no_contribution_is_negative():
     pairs = random_pairs(len(vectors), 10000)
     contributions = cosine_contributions(vectors, pairs)
     assert np.all(contributions > 0)
-    assert rogue["share"] == pytest.approx(
-        np.sort(contributions)[-5:].sum() / contributions.sum())
+    assert rogue["share"] == pytest.approx(np.sort(contributions)[-5:].sum() / contributions.sum())
 
 
 def test_z_scorer():
@@ -128,8 +129,13 @@ def test_layer_anisotropy():
     layers[:, 2, 9] += 200.0  # a rogue dimension: large mean and variance
     rows = layer_anisotropy(layers, groups=GROUPS, num_pairs=4000, top_k=2)
     assert len(rows) == 3
-    assert set(rows[0]) == {"expected_cosine", "expected_cosine_z", "rogue_share",
-                            "rogue_share_z", "rogue_dimensions"}
+    assert set(rows[0]) == {
+        "expected_cosine",
+        "expected_cosine_z",
+        "rogue_share",
+        "rogue_share_z",
+        "rogue_dimensions",
+    }
     assert abs(rows[0]["expected_cosine"]) < 0.02 and rows[1]["expected_cosine"] > 0.99
     assert rows[2]["expected_cosine"] > 0.5 and rows[2]["rogue_dimensions"][0] == 9
     assert rows[2]["rogue_share"] > 0.95
@@ -153,11 +159,13 @@ def test_word_in_context_auc_perfect_random_and_counts():
     assert result["pairs_same"] == 2 * (3 + 1) and result["pairs_different"] == 2 * 6
     assert result["same_sense_cosine"] > 0.99 and abs(result["different_sense_cosine"]) < 0.05
     assert result["gap"] == pytest.approx(
-        result["same_sense_cosine"] - result["different_sense_cosine"])
+        result["same_sense_cosine"] - result["different_sense_cosine"]
+    )
 
     noise = rng.normal(size=(600, 16))
-    random_result = word_in_context_similarity(noise, np.arange(600) % 20,
-                                               rng.integers(0, 3, size=600))
+    random_result = word_in_context_similarity(
+        noise, np.arange(600) % 20, rng.integers(0, 3, size=600)
+    )
     assert random_result["pairs_same"] + random_result["pairs_different"] == 20 * 30 * 29 // 2
     assert random_result["auc"] == pytest.approx(0.5, abs=0.04)
 
@@ -170,8 +178,7 @@ def test_word_in_context_auc_matches_brute_force_with_ties():
     same, different = [], []
     for i, j in itertools.combinations(range(5), 2):
         (same if senses[i] == senses[j] else different).append(unit[i] @ unit[j])
-    expected = np.mean([1.0 if s > d else 0.5 if s == d else 0.0
-                        for s in same for d in different])
+    expected = np.mean([1.0 if s > d else 0.5 if s == d else 0.0 for s in same for d in different])
     result = word_in_context_similarity(vectors, lemmas, senses)
     assert result["auc"] == pytest.approx(expected)
     assert (result["pairs_same"], result["pairs_different"]) == (len(same), len(different))
@@ -192,29 +199,46 @@ def test_word_in_context_missing_kind_gives_nan():
     assert result["pairs_different"] == 0 and np.isnan(result["auc"])
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: expected_cosine(np.zeros(5)), "vectors must be a 2-D array"),
-    (lambda: expected_cosine(np.zeros((1, 4))), "vectors must hold at least 2 vectors"),
-    (lambda: expected_cosine(ISOTROPIC, num_pairs=0), "num_pairs must be an int >= 1"),
-    (lambda: expected_cosine(ISOTROPIC, groups=GROUPS[:10]), "groups must be a 1-D array"),
-    (lambda: expected_cosine(ISOTROPIC, groups=np.zeros(2000)), "at least 2 distinct ids"),
-    (lambda: random_pairs(1, 10), "n must be an int >= 2"),
-    (lambda: cosine_contributions(ISOTROPIC, (np.array([0]), np.array([1, 2]))),
-     "pairs must hold two non-empty 1-D index arrays"),
-    (lambda: cosine_contributions(ISOTROPIC, (np.array([0]), np.array([2000]))),
-     r"pairs must hold indices in \[0, 1999\]"),
-    (lambda: rogue_dimensions(ISOTROPIC, top_k=65), "top_k must be at most"),
-    (lambda: layer_anisotropy(ISOTROPIC), "layer_vectors must be a 3-D array"),
-    (lambda: layer_anisotropy(ISOTROPIC[:, None], num_pairs=-1), "num_pairs must be an int"),
-    (lambda: word_in_context_similarity(ISOTROPIC, np.zeros(3), np.zeros(2000)),
-     "lemma_ids must be a 1-D array with one id per vector"),
-    (lambda: word_in_context_similarity(ISOTROPIC, np.zeros(2000), np.zeros(5)),
-     "sense_ids must be a 1-D array"),
-    (lambda: word_in_context_similarity(ISOTROPIC, np.arange(2000), np.zeros(2000)),
-     "lemma_ids must repeat"),
-    (lambda: word_in_context_similarity(ISOTROPIC, np.zeros(2000), np.zeros(2000),
-                                        max_pairs=0), "max_pairs must be an int >= 1"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: expected_cosine(np.zeros(5)), "vectors must be a 2-D array"),
+        (lambda: expected_cosine(np.zeros((1, 4))), "vectors must hold at least 2 vectors"),
+        (lambda: expected_cosine(ISOTROPIC, num_pairs=0), "num_pairs must be an int >= 1"),
+        (lambda: expected_cosine(ISOTROPIC, groups=GROUPS[:10]), "groups must be a 1-D array"),
+        (lambda: expected_cosine(ISOTROPIC, groups=np.zeros(2000)), "at least 2 distinct ids"),
+        (lambda: random_pairs(1, 10), "n must be an int >= 2"),
+        (
+            lambda: cosine_contributions(ISOTROPIC, (np.array([0]), np.array([1, 2]))),
+            "pairs must hold two non-empty 1-D index arrays",
+        ),
+        (
+            lambda: cosine_contributions(ISOTROPIC, (np.array([0]), np.array([2000]))),
+            r"pairs must hold indices in \[0, 1999\]",
+        ),
+        (lambda: rogue_dimensions(ISOTROPIC, top_k=65), "top_k must be at most"),
+        (lambda: layer_anisotropy(ISOTROPIC), "layer_vectors must be a 3-D array"),
+        (lambda: layer_anisotropy(ISOTROPIC[:, None], num_pairs=-1), "num_pairs must be an int"),
+        (
+            lambda: word_in_context_similarity(ISOTROPIC, np.zeros(3), np.zeros(2000)),
+            "lemma_ids must be a 1-D array with one id per vector",
+        ),
+        (
+            lambda: word_in_context_similarity(ISOTROPIC, np.zeros(2000), np.zeros(5)),
+            "sense_ids must be a 1-D array",
+        ),
+        (
+            lambda: word_in_context_similarity(ISOTROPIC, np.arange(2000), np.zeros(2000)),
+            "lemma_ids must repeat",
+        ),
+        (
+            lambda: word_in_context_similarity(
+                ISOTROPIC, np.zeros(2000), np.zeros(2000), max_pairs=0
+            ),
+            "max_pairs must be an int >= 1",
+        ),
+    ],
+)
 def test_bad_input_raises_value_error_naming_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()

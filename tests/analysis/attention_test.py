@@ -70,8 +70,7 @@ def test_maps_are_the_attention_each_block_uses(variant):
     hidden_states = [np.asarray(h) for h in encoder(INPUTS, training=False)["hidden_states"]]
     for index, block in enumerate(encoder.blocks):
         # hidden_states[index] is the block's input: the block maps it to the next state.
-        output = np.asarray(block(hidden_states[index], padding_mask=PADDING_MASK,
-                                  training=False))
+        output = np.asarray(block(hidden_states[index], padding_mask=PADDING_MASK, training=False))
         if encoder.final_norm is not None and index == len(encoder.blocks) - 1:
             output = np.asarray(encoder.final_norm(output))
         np.testing.assert_allclose(output[REAL], hidden_states[index + 1][REAL], atol=1e-5)
@@ -79,8 +78,9 @@ def test_maps_are_the_attention_each_block_uses(variant):
         # padded queries are not projected with skip_padding, and nothing reads them).
         expected = _numpy_attention(block, hidden_states[index], PADDING_MASK)
         for row in range(2):
-            np.testing.assert_allclose(maps[row, index][:, REAL[row]],
-                                       expected[row][:, REAL[row]], atol=1e-5)
+            np.testing.assert_allclose(
+                maps[row, index][:, REAL[row]], expected[row][:, REAL[row]], atol=1e-5
+            )
 
     np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-5)  # every query row is a distribution
     assert np.all(maps[0, ..., ~REAL[0]] == 0.0)  # padded keys get nothing
@@ -107,10 +107,15 @@ def test_bad_encoders_and_inputs_are_rejected():
         def __call__(self, inputs, training=None):
             return {"sequence_output": encoder(inputs)["sequence_output"]}
 
-    with pytest.raises(ValueError, match=r"`hidden_states` list .* \(4 tensors\); received "
-                                         r"outputs of type dict without `hidden_states`"):
+    with pytest.raises(
+        ValueError,
+        match=r"`hidden_states` list .* \(4 tensors\); received "
+        r"outputs of type dict without `hidden_states`",
+    ):
         attention_maps(NoHiddenStates(), INPUTS)
-    with pytest.raises(ValueError, match=r"inputs must have the keys .* missing \['padding_mask'\]"):
+    with pytest.raises(
+        ValueError, match=r"inputs must have the keys .* missing \['padding_mask'\]"
+    ):
         attention_maps(encoder, {"token_ids": TOKEN_IDS, "segment_ids": SEGMENT_IDS})
     with pytest.raises(ValueError, match=r"inputs must hold three int arrays of one shape"):
         attention_maps(encoder, {**INPUTS, "padding_mask": PADDING_MASK[:, :5]})
@@ -118,8 +123,19 @@ def test_bad_encoders_and_inputs_are_rejected():
         attention_maps(encoder, TOKEN_IDS)
 
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "bank", "of", "river", "##s",
-              "."]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "bank",
+    "of",
+    "river",
+    "##s",
+    ".",
+]
 
 
 def test_sentence_attention_trims_to_real_tokens():

@@ -11,8 +11,21 @@ from kbert.layers import ScalarMix
 from kbert.models import Encoder
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "river", "bank", "##s",
-              "money", "flows", "on", "a"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "river",
+    "bank",
+    "##s",
+    "money",
+    "flows",
+    "on",
+    "a",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +49,14 @@ def reference_states(encoder, tokenizer, text):
 def test_word_vectors_pool_the_subwords_of_each_word(encoder, tokenizer):
     states = reference_states(encoder, tokenizer, "the river banks")  # [CLS] the river bank ##s
     last4 = states[-4:].mean(0)
-    for pooling, expected in (("mean", last4[3:5].mean(0)), ("first", last4[3]),
-                              ("last", last4[4])):
-        embeddings = contextual_embeddings(encoder, tokenizer, ["the river banks"],
-                                           subword_pooling=pooling)
+    for pooling, expected in (
+        ("mean", last4[3:5].mean(0)),
+        ("first", last4[3]),
+        ("last", last4[4]),
+    ):
+        embeddings = contextual_embeddings(
+            encoder, tokenizer, ["the river banks"], subword_pooling=pooling
+        )
         assert embeddings.vectors.shape == (3, 16)
         np.testing.assert_allclose(embeddings.word(0, 1), last4[2], atol=1e-5)
         np.testing.assert_allclose(embeddings.word(0, 2), expected, atol=1e-5)
@@ -65,8 +82,9 @@ def test_layer_choices(encoder, tokenizer):
 
 
 def test_subword_level_keeps_every_token(encoder, tokenizer):
-    embeddings = contextual_embeddings(encoder, tokenizer, ["the river banks", "money"],
-                                       level="subword", layers="last")
+    embeddings = contextual_embeddings(
+        encoder, tokenizer, ["the river banks", "money"], level="subword", layers="last"
+    )
     assert embeddings.token_ids.tolist() == [5, 6, 7, 8, 9]
     assert embeddings.word_index.tolist() == [0, 1, 2, 2, 0]
     assert embeddings.sentence_index.tolist() == [0, 0, 0, 0, 1]
@@ -75,8 +93,9 @@ def test_subword_level_keeps_every_token(encoder, tokenizer):
 
 def test_long_sentences_run_in_windows_and_every_word_gets_one_vector(encoder, tokenizer):
     long_sentence = ("the river banks " * 7).split()  # 21 words, 28 subwords
-    embeddings = contextual_embeddings(encoder, tokenizer, [long_sentence, ["a"]],
-                                       layers="last", sequence_length=10, stride=3)
+    embeddings = contextual_embeddings(
+        encoder, tokenizer, [long_sentence, ["a"]], layers="last", sequence_length=10, stride=3
+    )
     assert embeddings.sentence_offsets.tolist() == [0, 21, 22]
     assert embeddings.word_index[:21].tolist() == list(range(21))
 
@@ -89,14 +108,17 @@ def test_batch_size_and_padding_change_nothing(encoder, tokenizer):
 
 
 def test_disk_cache(encoder, tokenizer, tmp_path):
-    first = contextual_embeddings(encoder, tokenizer, ["the river banks"], layers="last",
-                                  cache_dir=tmp_path)
-    again = contextual_embeddings(encoder, tokenizer, ["the river banks"], layers="last",
-                                  cache_dir=tmp_path)
+    first = contextual_embeddings(
+        encoder, tokenizer, ["the river banks"], layers="last", cache_dir=tmp_path
+    )
+    again = contextual_embeddings(
+        encoder, tokenizer, ["the river banks"], layers="last", cache_dir=tmp_path
+    )
     assert not first.from_cache and again.from_cache
     np.testing.assert_array_equal(first.vectors, again.vectors)
-    other = contextual_embeddings(encoder, tokenizer, ["the river banks"], layers=0,
-                                  cache_dir=tmp_path)
+    other = contextual_embeddings(
+        encoder, tokenizer, ["the river banks"], layers=0, cache_dir=tmp_path
+    )
     assert not other.from_cache
     assert len(list(tmp_path.glob("*.npz"))) == 2
     assert not list(tmp_path.glob("*partial*"))

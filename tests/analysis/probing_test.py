@@ -46,8 +46,9 @@ def test_default_training_length_suits_small_sets():
 def test_probe_standardizes_with_training_statistics():
     features, labels = separable(500)
     probe = train_linear_probe(features, labels, num_classes=4, **FAST)
-    np.testing.assert_allclose(probe.scorer.mean, features.astype(np.float64).mean(axis=0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        probe.scorer.mean, features.astype(np.float64).mean(axis=0), rtol=1e-6
+    )
     shifted = features[:5] + 1.0
     expected = ((shifted - probe.scorer.mean) / probe.scorer.std) @ probe.kernel + probe.bias
     np.testing.assert_allclose(probe.logits(shifted), expected, rtol=1e-4, atol=1e-4)
@@ -76,8 +77,9 @@ def test_layerwise_finds_the_informative_layer():
     labels = rng.integers(0, 3, size=600)
     layers = rng.normal(size=(600, 4, 6)).astype("float32")  # (n, layers, dim)
     layers[:, 2, :3] += 5.0 * np.eye(3)[labels]  # only layer 2 carries the label
-    accuracy = layerwise_probe_accuracy(layers[:400], labels[:400], layers[400:], labels[400:],
-                                        num_classes=3, **FAST)
+    accuracy = layerwise_probe_accuracy(
+        layers[:400], labels[:400], layers[400:], labels[400:], num_classes=3, **FAST
+    )
     assert len(accuracy) == 4 and int(np.argmax(accuracy)) == 2
     assert accuracy[2] >= 0.95
     assert max(accuracy[0], accuracy[1], accuracy[3]) < 0.55  # chance is 1/3
@@ -136,43 +138,78 @@ def test_random_encoder_like_leaves_python_random_alone(tiny_encoder):
 FEATURES, LABELS = separable(40)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: train_linear_probe(FEATURES, LABELS, num_classes=3),
-     r"labels must hold class ids in \[0, 2\] \(num_classes=3\); received 3"),
-    (lambda: train_linear_probe(FEATURES, -LABELS - 1, num_classes=4),
-     "labels must hold class ids >= 0"),
-    (lambda: train_linear_probe(FEATURES, LABELS[:-1], num_classes=4),
-     r"labels must be a 1-D array with one label per example \(40\)"),
-    (lambda: train_linear_probe(FEATURES, LABELS.astype(float), num_classes=4),
-     "labels must hold integer class ids"),
-    (lambda: train_linear_probe(FEATURES, LABELS, num_classes=1),
-     "num_classes must be an int >= 2"),
-    (lambda: train_linear_probe(FEATURES[0], LABELS, num_classes=4),
-     "features must be a 2-D array"),
-    (lambda: train_linear_probe(FEATURES[:1], LABELS[:1], num_classes=4),
-     "features must hold at least 2 examples"),
-    (lambda: train_linear_probe(FEATURES * np.nan, LABELS, num_classes=4),
-     "features must be finite"),
-    (lambda: train_linear_probe(FEATURES, LABELS, 4, epochs=0), "epochs must be an int >= 1"),
-    (lambda: train_linear_probe(FEATURES, LABELS, 4, batch_size=0),
-     "batch_size must be an int >= 1"),
-    (lambda: train_linear_probe(FEATURES, LABELS, 4, learning_rate=0.0),
-     "learning_rate must be a positive number"),
-    (lambda: train_linear_probe(FEATURES, LABELS, 4, l2=-1.0), "l2 must be a number >= 0"),
-    (lambda: layerwise_probe_accuracy(FEATURES, LABELS, FEATURES, LABELS, 4),
-     "train_features must be a 3-D array"),
-    (lambda: layerwise_probe_accuracy(np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 3, 3)),
-                                      [0, 1], 2),
-     r"test_features must have the layers and dim of train_features \(2, 3\)"),
-    (lambda: layerwise_probe_accuracy(np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 2, 3)),
-                                      [0, 1, 1], 2),
-     r"test_labels must be a 1-D array with one label per example \(2\)"),
-    (lambda: layerwise_probe_accuracy(np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 2, 3)),
-                                      [0, 2], 2), r"test_labels must hold class ids in \[0, 1\]"),
-    (lambda: LinearProbe(np.zeros((3, 2)), np.zeros(3), ZScorer()), "kernel must be"),
-    (lambda: LinearProbe(np.zeros((3, 2)), np.zeros(2), ZScorer()), "scorer must be a ZScorer"),
-    (lambda: random_encoder_like("bert"), "encoder must be a kbert.models.Encoder"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: train_linear_probe(FEATURES, LABELS, num_classes=3),
+            r"labels must hold class ids in \[0, 2\] \(num_classes=3\); received 3",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES, -LABELS - 1, num_classes=4),
+            "labels must hold class ids >= 0",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES, LABELS[:-1], num_classes=4),
+            r"labels must be a 1-D array with one label per example \(40\)",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES, LABELS.astype(float), num_classes=4),
+            "labels must hold integer class ids",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES, LABELS, num_classes=1),
+            "num_classes must be an int >= 2",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES[0], LABELS, num_classes=4),
+            "features must be a 2-D array",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES[:1], LABELS[:1], num_classes=4),
+            "features must hold at least 2 examples",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES * np.nan, LABELS, num_classes=4),
+            "features must be finite",
+        ),
+        (lambda: train_linear_probe(FEATURES, LABELS, 4, epochs=0), "epochs must be an int >= 1"),
+        (
+            lambda: train_linear_probe(FEATURES, LABELS, 4, batch_size=0),
+            "batch_size must be an int >= 1",
+        ),
+        (
+            lambda: train_linear_probe(FEATURES, LABELS, 4, learning_rate=0.0),
+            "learning_rate must be a positive number",
+        ),
+        (lambda: train_linear_probe(FEATURES, LABELS, 4, l2=-1.0), "l2 must be a number >= 0"),
+        (
+            lambda: layerwise_probe_accuracy(FEATURES, LABELS, FEATURES, LABELS, 4),
+            "train_features must be a 3-D array",
+        ),
+        (
+            lambda: layerwise_probe_accuracy(
+                np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 3, 3)), [0, 1], 2
+            ),
+            r"test_features must have the layers and dim of train_features \(2, 3\)",
+        ),
+        (
+            lambda: layerwise_probe_accuracy(
+                np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 2, 3)), [0, 1, 1], 2
+            ),
+            r"test_labels must be a 1-D array with one label per example \(2\)",
+        ),
+        (
+            lambda: layerwise_probe_accuracy(
+                np.zeros((4, 2, 3)), [0, 1, 0, 1], np.zeros((2, 2, 3)), [0, 2], 2
+            ),
+            r"test_labels must hold class ids in \[0, 1\]",
+        ),
+        (lambda: LinearProbe(np.zeros((3, 2)), np.zeros(3), ZScorer()), "kernel must be"),
+        (lambda: LinearProbe(np.zeros((3, 2)), np.zeros(2), ZScorer()), "scorer must be a ZScorer"),
+        (lambda: random_encoder_like("bert"), "encoder must be a kbert.models.Encoder"),
+    ],
+)
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -80,7 +80,8 @@ def test_tsne_affinities_match_the_perplexity():
     vectors = rng.normal(size=(60, 8)) * np.array([100.0] + [1.0] * 7)  # a badly scaled axis
     for perplexity in (2.0, 10.0, 40.0):
         conditional = projection._conditional_probabilities(
-            projection._squared_distances(vectors), perplexity)
+            projection._squared_distances(vectors), perplexity
+        )
         np.testing.assert_allclose(conditional.sum(1), 1.0, atol=1e-12)
         assert np.all(np.diag(conditional) == 0.0)
         logs = np.log(np.where(conditional > 0, conditional, 1.0))
@@ -96,14 +97,17 @@ def test_tsne_rejects_bad_inputs():
         tsne_2d(np.ones((2, 4)), perplexity=1.0)
     with pytest.raises(ValueError, match=rf"at most {MAX_TSNE_POINTS} points .* received 5001"):
         tsne_2d(np.zeros((MAX_TSNE_POINTS + 1, 2)))
-    with pytest.raises(ValueError, match=r"perplexity must be a number in \[1, n\) with n = 12 "
-                                         r"points .* received 30.0"):
+    with pytest.raises(
+        ValueError,
+        match=r"perplexity must be a number in \[1, n\) with n = 12 "
+        r"points .* received 30.0",
+    ):
         tsne_2d(vectors)  # the default perplexity needs more than 30 points
     with pytest.raises(ValueError, match="perplexity must be a number in"):
         tsne_2d(vectors, perplexity=0.5)
     with pytest.raises(ValueError, match="steps must be an int above 250 .* received 100"):
         tsne_2d(vectors, perplexity=3.0, steps=100)
-    with pytest.raises(ValueError, match="learning_rate must be a positive number or \"auto\""):
+    with pytest.raises(ValueError, match='learning_rate must be a positive number or "auto"'):
         tsne_2d(vectors, perplexity=3.0, learning_rate=-1.0)
     with pytest.raises(ValueError, match="seed must be an int"):
         tsne_2d(vectors, perplexity=3.0, seed=0.5)

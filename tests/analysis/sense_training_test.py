@@ -13,9 +13,29 @@ from kbert.models import Encoder
 from kbert.text import WordPieceTokenizer
 from tests.data.wordnet_test import write_tiny_wordnet
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "river", "bank", "##s",
-              "money", "flows", "on", "a", "-", "sloping", "land", ",", "riverside", "deal",
-              "do", "business"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "river",
+    "bank",
+    "##s",
+    "money",
+    "flows",
+    "on",
+    "a",
+    "-",
+    "sloping",
+    "land",
+    ",",
+    "riverside",
+    "deal",
+    "do",
+    "business",
+]
 FINANCE, RIVER = "bank%1:14:00::", "bank%1:17:01::"
 
 
@@ -40,17 +60,22 @@ def sentence(id_, words):
 
 # Three sentences of different lengths; one without instances; "bank" tagged three times, one
 # occurrence with two gold keys.
-CORPUS = WsdCorpus("toy", (
-    sentence("s0", ["money", "flows", "on", "the", "bank"]),
-    sentence("s1", ["the", "river", "banks"]),
-    sentence("s2", ["a", "river"]),
-    sentence("s3", ["the", "bank", "a", "bank"]),
-), (
-    WsdInstance("s0.t0", 0, 4, "bank", "NOUN", (FINANCE,)),
-    WsdInstance("s1.t0", 1, 2, "bank", "NOUN", (RIVER,)),
-    WsdInstance("s3.t0", 3, 1, "bank", "NOUN", (FINANCE, RIVER)),
-    WsdInstance("s3.t1", 3, 3, "bank", "NOUN", (RIVER,)),
-), "toy.xml")
+CORPUS = WsdCorpus(
+    "toy",
+    (
+        sentence("s0", ["money", "flows", "on", "the", "bank"]),
+        sentence("s1", ["the", "river", "banks"]),
+        sentence("s2", ["a", "river"]),
+        sentence("s3", ["the", "bank", "a", "bank"]),
+    ),
+    (
+        WsdInstance("s0.t0", 0, 4, "bank", "NOUN", (FINANCE,)),
+        WsdInstance("s1.t0", 1, 2, "bank", "NOUN", (RIVER,)),
+        WsdInstance("s3.t0", 3, 1, "bank", "NOUN", (FINANCE, RIVER)),
+        WsdInstance("s3.t1", 3, 3, "bank", "NOUN", (RIVER,)),
+    ),
+    "toy.xml",
+)
 
 
 def word_vector(encoder, tokenizer, words, index, **options):
@@ -58,43 +83,63 @@ def word_vector(encoder, tokenizer, words, index, **options):
 
 
 def test_corpus_senses_average_each_sense_over_sentence_by_sentence_vectors(encoder, tokenizer):
-    vectors = {instance.id: word_vector(encoder, tokenizer,
-                                        CORPUS.sentences[instance.sentence_index].words,
-                                        instance.word_index)
-               for instance in CORPUS.instances}
-    expected = {FINANCE: np.mean([vectors["s0.t0"], vectors["s3.t0"]], axis=0),
-                RIVER: np.mean([vectors["s1.t0"], vectors["s3.t0"], vectors["s3.t1"]], axis=0)}
+    vectors = {
+        instance.id: word_vector(
+            encoder, tokenizer, CORPUS.sentences[instance.sentence_index].words, instance.word_index
+        )
+        for instance in CORPUS.instances
+    }
+    expected = {
+        FINANCE: np.mean([vectors["s0.t0"], vectors["s3.t0"]], axis=0),
+        RIVER: np.mean([vectors["s1.t0"], vectors["s3.t0"], vectors["s3.t1"]], axis=0),
+    }
     for chunk in (1, 2, 4096):  # chunking and length sorting change nothing
-        senses = corpus_sense_embeddings(encoder, tokenizer, CORPUS, chunk_sentences=chunk,
-                                         batch_size=2)
+        senses = corpus_sense_embeddings(
+            encoder, tokenizer, CORPUS, chunk_sentences=chunk, batch_size=2
+        )
         assert senses.keys == (FINANCE, RIVER) and senses.counts.tolist() == [2, 3]
         for key, vector in expected.items():
             np.testing.assert_allclose(senses.vector(key), vector, atol=1e-5)
 
 
 def test_the_zscorer_holds_the_moments_of_every_instance_vector(encoder, tokenizer, tmp_path):
-    rows = np.stack([word_vector(encoder, tokenizer,
-                                 CORPUS.sentences[instance.sentence_index].words,
-                                 instance.word_index) for instance in CORPUS.instances])
+    rows = np.stack(
+        [
+            word_vector(
+                encoder,
+                tokenizer,
+                CORPUS.sentences[instance.sentence_index].words,
+                instance.word_index,
+            )
+            for instance in CORPUS.instances
+        ]
+    )
     for _ in range(2):  # computed, then read from the cache
-        senses, zscorer = corpus_sense_embeddings(encoder, tokenizer, CORPUS, chunk_sentences=2,
-                                                  cache_dir=tmp_path, return_zscorer=True)
+        senses, zscorer = corpus_sense_embeddings(
+            encoder, tokenizer, CORPUS, chunk_sentences=2, cache_dir=tmp_path, return_zscorer=True
+        )
         assert senses.keys == (FINANCE, RIVER)
         np.testing.assert_allclose(zscorer.mean, rows.mean(axis=0), atol=1e-5)
         np.testing.assert_allclose(zscorer.std, rows.std(axis=0), atol=1e-5)
     # Z-scoring is affine: the z-scored average is the average of the z-scored occurrences.
     standardized = zscorer.transform(rows)
-    np.testing.assert_allclose(zscorer.transform(senses.vector(FINANCE)),
-                               standardized[[0, 2]].mean(axis=0), atol=1e-4)
+    np.testing.assert_allclose(
+        zscorer.transform(senses.vector(FINANCE)), standardized[[0, 2]].mean(axis=0), atol=1e-4
+    )
     plain = corpus_sense_embeddings(encoder, tokenizer, CORPUS, cache_dir=tmp_path)
     np.testing.assert_array_equal(plain.matrix, senses.matrix)
 
 
 def test_corpus_senses_follow_the_layer_and_pooling_options(encoder, tokenizer):
-    senses = corpus_sense_embeddings(encoder, tokenizer, CORPUS, layers="last",
-                                     subword_pooling="first")
-    river = [word_vector(encoder, tokenizer, CORPUS.sentences[i].words, w, layers="last",
-                         subword_pooling="first") for i, w in ((1, 2), (3, 1), (3, 3))]
+    senses = corpus_sense_embeddings(
+        encoder, tokenizer, CORPUS, layers="last", subword_pooling="first"
+    )
+    river = [
+        word_vector(
+            encoder, tokenizer, CORPUS.sentences[i].words, w, layers="last", subword_pooling="first"
+        )
+        for i, w in ((1, 2), (3, 1), (3, 3))
+    ]
     np.testing.assert_allclose(senses.vector(RIVER), np.mean(river, axis=0), atol=1e-5)
 
 
@@ -110,15 +155,20 @@ def test_corpus_senses_are_cached_on_the_weights_and_the_data(encoder, tokenizer
     assert len(list(tmp_path.glob("senses_toy_*.npz"))) == 2  # other data: another file
     changed = Encoder.from_config(encoder.get_config())
     changed.set_weights([w + 0.01 for w in encoder.get_weights()])
-    moved = corpus_sense_embeddings(encoder=changed, tokenizer=tokenizer, corpus=CORPUS,
-                                    cache_dir=tmp_path)
+    moved = corpus_sense_embeddings(
+        encoder=changed, tokenizer=tokenizer, corpus=CORPUS, cache_dir=tmp_path
+    )
     assert len(list(tmp_path.glob("senses_toy_*.npz"))) == 3  # other weights: another file
     assert not np.allclose(moved.matrix, first.matrix)
 
 
 def test_corpus_senses_drop_keys_outside_the_inventory(encoder, tokenizer, tiny):
-    odd = WsdCorpus("toy", CORPUS.sentences, CORPUS.instances + (
-        WsdInstance("s2.t0", 2, 1, "river", "NOUN", ("river%1:17:00::",)),), "toy.xml")
+    odd = WsdCorpus(
+        "toy",
+        CORPUS.sentences,
+        CORPUS.instances + (WsdInstance("s2.t0", 2, 1, "river", "NOUN", ("river%1:17:00::",)),),
+        "toy.xml",
+    )
     assert "river%1:17:00::" not in tiny
     senses = corpus_sense_embeddings(encoder, tokenizer, odd, inventory=tiny)
     assert senses.keys == (FINANCE, RIVER)
@@ -137,22 +187,26 @@ def test_corpus_senses_bad_input(encoder, tokenizer):
 
 def test_gloss_text_puts_the_sense_lemma_first_then_its_synonyms(tiny):
     assert gloss_text(tiny, RIVER) == "bank, riverside - sloping land beside a body of water"
-    assert gloss_text(tiny, "riverside%1:17:00::") == ("riverside, bank - sloping land beside a "
-                                                       "body of water")
+    assert gloss_text(tiny, "riverside%1:17:00::") == (
+        "riverside, bank - sloping land beside a body of water"
+    )
     assert gloss_text(tiny, "do_business%2:40:00::") == "do business, deal - engage in commerce"
     assert gloss_text(tiny, "moon%1:17:03::").startswith("moon - the natural satellite")
 
 
-def test_gloss_senses_are_the_mean_subword_vector_of_the_gloss_text(encoder, tokenizer, tiny,
-                                                                    tmp_path):
+def test_gloss_senses_are_the_mean_subword_vector_of_the_gloss_text(
+    encoder, tokenizer, tiny, tmp_path
+):
     keys = [RIVER, "do_business%2:40:00::", FINANCE, RIVER]
-    glosses = gloss_sense_embeddings(encoder, tokenizer, tiny, keys, batch_size=1,
-                                     cache_dir=tmp_path)
+    glosses = gloss_sense_embeddings(
+        encoder, tokenizer, tiny, keys, batch_size=1, cache_dir=tmp_path
+    )
     assert glosses.keys == tuple(sorted({RIVER, FINANCE, "do_business%2:40:00::"}))
     assert glosses.counts.tolist() == [1, 1, 1]
     for key in glosses.keys:
-        subwords = contextual_embeddings(encoder, tokenizer, [gloss_text(tiny, key)],
-                                         level="subword").vectors
+        subwords = contextual_embeddings(
+            encoder, tokenizer, [gloss_text(tiny, key)], level="subword"
+        ).vectors
         np.testing.assert_allclose(glosses.vector(key), subwords.mean(axis=0), atol=1e-5)
     cached = gloss_sense_embeddings(encoder, tokenizer, tiny, keys, cache_dir=tmp_path)
     np.testing.assert_array_equal(cached.matrix, glosses.matrix)
@@ -162,6 +216,9 @@ def test_gloss_senses_are_the_mean_subword_vector_of_the_gloss_text(encoder, tok
 def test_gloss_senses_bad_input(encoder, tokenizer, tiny):
     with pytest.raises(ValueError, match="keys is empty"):
         gloss_sense_embeddings(encoder, tokenizer, tiny, [])
-    with pytest.raises(ValueError, match=r"1 key\(s\) to embed are not in the WordNet, e.g. "
-                                         r"\['bank%1:99:00::'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"1 key\(s\) to embed are not in the WordNet, e.g. "
+        r"\['bank%1:99:00::'\]",
+    ):
         gloss_sense_embeddings(encoder, tokenizer, tiny, [RIVER, "bank%1:99:00::"])

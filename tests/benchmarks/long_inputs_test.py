@@ -15,12 +15,33 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_long_inputs_benchmark_scores_every_strategy(minilm_dir, data_root, tmp_path):
     record = tmp_path / "long_inputs.json"
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.long_inputs", "--model", str(minilm_dir),
-         "--data-dir", str(data_root), "--train-examples", "16", "--test-examples", "8",
-         "--epochs", "1", "--sequence-length", "32", "--batch-size", "8",
-         "--record", str(record)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.long_inputs",
+            "--model",
+            str(minilm_dir),
+            "--data-dir",
+            str(data_root),
+            "--train-examples",
+            "16",
+            "--test-examples",
+            "8",
+            "--epochs",
+            "1",
+            "--sequence-length",
+            "32",
+            "--batch-size",
+            "8",
+            "--record",
+            str(record),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["test_reviews"] == 8 and summary["train_reviews"] == 16

@@ -14,9 +14,18 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_parity_script_meets_the_bars(minilm_dir, data_root):
     result = subprocess.run(
-        [sys.executable, "benchmarks/parity.py", "--checkpoint", str(minilm_dir),
-         "--data-dir", str(data_root)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "benchmarks/parity.py",
+            "--checkpoint",
+            str(minilm_dir),
+            "--data-dir",
+            str(data_root),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr[-3000:]

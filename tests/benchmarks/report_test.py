@@ -6,27 +6,59 @@ from benchmarks import report
 from kbert.run_records import write_run_record
 
 WSD = {
-    "variant": "corpus+glosses x0.5", "development_set": "semeval2007",
-    "train_corpus": "semcor", "train_sentences": 10, "train_instances": 20,
-    "sense_embeddings": 5, "test_lemma_senses": 7,
+    "variant": "corpus+glosses x0.5",
+    "development_set": "semeval2007",
+    "train_corpus": "semcor",
+    "train_sentences": 10,
+    "train_instances": 20,
+    "sense_embeddings": 5,
+    "test_lemma_senses": 7,
     "coverage": {"corpus": 4, "synset": 1, "hypernym": 1, "lexname": 1},
-    "train_seconds": 1.0, "gloss_seconds": 2.0,
-    "sets": {name: {"instances": 3, "mfs_f1": 50.0, "corpus": 55.5, "corpus+glosses x0.5": 61.25,
-                    "corpus_nearest_pct": 90.0} for name in ("semeval2007", "ALL")},
+    "train_seconds": 1.0,
+    "gloss_seconds": 2.0,
+    "sets": {
+        name: {
+            "instances": 3,
+            "mfs_f1": 50.0,
+            "corpus": 55.5,
+            "corpus+glosses x0.5": 61.25,
+            "corpus_nearest_pct": 90.0,
+        }
+        for name in ("semeval2007", "ALL")
+    },
 }
-LAB = {"wsd": WSD, "expected_cosine": [0.1, 0.2], "expected_cosine_z": [0.0, 0.01],
-       "rogue_share": [0.5, 0.6], "wic_auc": [0.7, 0.8], "wic_auc_z": [0.71, 0.81],
-       "probes": {"pos_pretrained": [80.0, 90.0], "pos_random": [70.0, 70.0],
-                  "pos_majority": 20.0, "ner_pretrained": [85.0, 88.0],
-                  "ner_random": [79.0, 79.0], "ner_majority": 77.0}}
+LAB = {
+    "wsd": WSD,
+    "expected_cosine": [0.1, 0.2],
+    "expected_cosine_z": [0.0, 0.01],
+    "rogue_share": [0.5, 0.6],
+    "wic_auc": [0.7, 0.8],
+    "wic_auc_z": [0.71, 0.81],
+    "probes": {
+        "pos_pretrained": [80.0, 90.0],
+        "pos_random": [70.0, 70.0],
+        "pos_majority": 20.0,
+        "ner_pretrained": [85.0, 88.0],
+        "ner_random": [79.0, 79.0],
+        "ner_majority": 77.0,
+    },
+}
 
 
 def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     records, page = tmp_path / "results", tmp_path / "results.md"
-    write_run_record(records / "lab_contextual_embeddings.json", LAB, 305.2,
-                     argv=["labs/lab_contextual_embeddings.py"])
-    write_run_record(records / "other.json", {"accuracy": 0.5, "nested": {"x": 1}}, 2.0,
-                     argv=["benchmarks/other.py"])
+    write_run_record(
+        records / "lab_contextual_embeddings.json",
+        LAB,
+        305.2,
+        argv=["labs/lab_contextual_embeddings.py"],
+    )
+    write_run_record(
+        records / "other.json",
+        {"accuracy": 0.5, "nested": {"x": 1}},
+        2.0,
+        argv=["benchmarks/other.py"],
+    )
     arguments = ["--results-dir", str(records), "--output", str(page), "--readme", ""]
     assert report.main(arguments + ["--check"]) == 1  # no page yet
     assert report.main(arguments) == 0
@@ -42,11 +74,19 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     assert "out of date" in capsys.readouterr().err
 
 
-TRANSFER = {"labelled": 300, "pretrained_acc": 0.71, "random_acc": 0.6, "seeds": 3,
-            "objective": "masked", "control": "random_bidirectional", "gap_points": 11.0,
-            "majority_class_acc": 0.188, "learning_rates": {"masked": {"3e-04": 0.8}},
-            "chosen_learning_rate": {"masked": "3e-04"},
-            "curve": {"masked": {"300": {"mean": 0.71, "sd": 0.02, "runs": [0.7, 0.72]}}}}
+TRANSFER = {
+    "labelled": 300,
+    "pretrained_acc": 0.71,
+    "random_acc": 0.6,
+    "seeds": 3,
+    "objective": "masked",
+    "control": "random_bidirectional",
+    "gap_points": 11.0,
+    "majority_class_acc": 0.188,
+    "learning_rates": {"masked": {"3e-04": 0.8}},
+    "chosen_learning_rate": {"masked": "3e-04"},
+    "curve": {"masked": {"300": {"mean": 0.71, "sd": 0.02, "runs": [0.7, 0.72]}}},
+}
 
 
 def test_the_readme_summary_is_made_from_the_records(tmp_path):
@@ -58,8 +98,10 @@ def test_the_readme_summary_is_made_from_the_records(tmp_path):
     assert report.main(arguments) == 0
     text = readme.read_text()
     assert "old" not in text and text.endswith(f"{report.README_END}\n\nmore\n")
-    assert ("| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels: masked start 0.710 "
-            "vs random init 0.600 (+11.0 points, 3 seeds) |") in text
+    assert (
+        "| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels: masked start 0.710 "
+        "vs random init 0.600 (+11.0 points, 3 seeds) |"
+    ) in text
     assert "| masked | 3e-04 | 0.710 ± 0.020 |" in page.read_text()
     assert report.main(arguments + ["--check"]) == 0
     readme.write_text("# no markers\n")

@@ -29,8 +29,9 @@ def test_import_matches_numpy_reference(tiny_checkpoint, activation):
     path, tensors = tiny_checkpoint
     encoder = load_hf_bert_encoder(path, activation=activation)
     sequence, pooled = _encode(encoder)
-    ref_sequence, ref_pooled = bert_forward(tensors, 2, IDS, SEGMENTS, MASK,
-                                            approximate_gelu=activation != "gelu")
+    ref_sequence, ref_pooled = bert_forward(
+        tensors, 2, IDS, SEGMENTS, MASK, approximate_gelu=activation != "gelu"
+    )
     real = MASK.astype(bool)
     np.testing.assert_allclose(sequence[real], ref_sequence[real], atol=1e-5)
     np.testing.assert_allclose(pooled, ref_pooled, atol=1e-5)
@@ -38,8 +39,13 @@ def test_import_matches_numpy_reference(tiny_checkpoint, activation):
 
 def test_bert_prefix_and_old_layer_norm_names_are_accepted(tiny_checkpoint):
     path, tensors = tiny_checkpoint
-    renamed = {"bert." + k.replace("LayerNorm.weight", "LayerNorm.gamma")
-               .replace("LayerNorm.bias", "LayerNorm.beta"): v for k, v in tensors.items()}
+    renamed = {
+        "bert."
+        + k.replace("LayerNorm.weight", "LayerNorm.gamma").replace(
+            "LayerNorm.bias", "LayerNorm.beta"
+        ): v
+        for k, v in tensors.items()
+    }
     save_file(renamed, str(path / "model.safetensors"))
     sequence, _ = _encode(load_hf_bert_encoder(path))
     reference = _encode(load_hf_bert_encoder(path))[0]
@@ -63,8 +69,11 @@ def test_tensor_of_wrong_shape_is_named(tiny_checkpoint):
     path, tensors = tiny_checkpoint
     tensors["encoder.layer.1.intermediate.dense.weight"] = np.zeros((31, 16), np.float32)
     save_file(tensors, str(path / "model.safetensors"))
-    with pytest.raises(ValueError, match=r"'encoder.layer.1.intermediate.dense.weight' has shape "
-                                         r"\(31, 16\); expected \(32, 16\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'encoder.layer.1.intermediate.dense.weight' has shape "
+        r"\(31, 16\); expected \(32, 16\)",
+    ):
         load_hf_bert_encoder(path)
 
 
@@ -107,8 +116,11 @@ def _change_config(path, **changes):
 def test_config_layer_count_must_match_the_weights(tiny_checkpoint, layers):
     path, _ = tiny_checkpoint
     _change_config(path, num_hidden_layers=layers)
-    with pytest.raises(ValueError, match=rf"config\.json: num_hidden_layers is {layers} but "
-                                         r".*model\.safetensors holds 2 layers"):
+    with pytest.raises(
+        ValueError,
+        match=rf"config\.json: num_hidden_layers is {layers} but "
+        r".*model\.safetensors holds 2 layers",
+    ):
         load_hf_bert_encoder(path)
 
 
@@ -116,29 +128,52 @@ def test_config_layer_count_must_match_the_weights(tiny_checkpoint, layers):
 def test_layer_norm_eps_must_be_a_positive_number(tiny_checkpoint, eps):
     path, _ = tiny_checkpoint
     _change_config(path, layer_norm_eps=eps)
-    with pytest.raises(ValueError, match=r"config\.json: layer_norm_eps must be a positive, "
-                                         rf"finite number; received {re.escape(repr(eps))}"):
+    with pytest.raises(
+        ValueError,
+        match=r"config\.json: layer_norm_eps must be a positive, "
+        rf"finite number; received {re.escape(repr(eps))}",
+    ):
         load_hf_bert_encoder(path)
 
 
-@pytest.mark.parametrize("field, value, expected", [
-    ("vocab_size", 0, "vocab_size must be a positive int; received 0"),
-    ("num_hidden_layers", -2, "num_hidden_layers must be a positive int; received -2"),
-    ("hidden_size", 16.0, "hidden_size must be a positive int; received 16.0"),
-    ("num_attention_heads", "2", "num_attention_heads must be a positive int; received '2'"),
-    ("num_attention_heads", 3, "hidden_size must be divisible by num_attention_heads; received "
-                               "hidden_size 16 and num_attention_heads 3"),
-    ("intermediate_size", True, "intermediate_size must be a positive int; received True"),
-    ("max_position_embeddings", None,
-     "max_position_embeddings must be a positive int; received None"),
-    ("type_vocab_size", 0, "type_vocab_size must be a positive int; received 0"),
-    ("hidden_act", ["gelu"], "hidden_act ['gelu'] is not supported; expected one of"),
-    ("hidden_dropout_prob", 1.5, "hidden_dropout_prob must be a number in [0, 1); received 1.5"),
-    ("attention_probs_dropout_prob", "0.1",
-     "attention_probs_dropout_prob must be a number in [0, 1); received '0.1'"),
-    ("initializer_range", -0.02,
-     "initializer_range must be a positive, finite number; received -0.02"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        ("vocab_size", 0, "vocab_size must be a positive int; received 0"),
+        ("num_hidden_layers", -2, "num_hidden_layers must be a positive int; received -2"),
+        ("hidden_size", 16.0, "hidden_size must be a positive int; received 16.0"),
+        ("num_attention_heads", "2", "num_attention_heads must be a positive int; received '2'"),
+        (
+            "num_attention_heads",
+            3,
+            "hidden_size must be divisible by num_attention_heads; received "
+            "hidden_size 16 and num_attention_heads 3",
+        ),
+        ("intermediate_size", True, "intermediate_size must be a positive int; received True"),
+        (
+            "max_position_embeddings",
+            None,
+            "max_position_embeddings must be a positive int; received None",
+        ),
+        ("type_vocab_size", 0, "type_vocab_size must be a positive int; received 0"),
+        ("hidden_act", ["gelu"], "hidden_act ['gelu'] is not supported; expected one of"),
+        (
+            "hidden_dropout_prob",
+            1.5,
+            "hidden_dropout_prob must be a number in [0, 1); received 1.5",
+        ),
+        (
+            "attention_probs_dropout_prob",
+            "0.1",
+            "attention_probs_dropout_prob must be a number in [0, 1); received '0.1'",
+        ),
+        (
+            "initializer_range",
+            -0.02,
+            "initializer_range must be a positive, finite number; received -0.02",
+        ),
+    ],
+)
 def test_bad_config_field_is_named(tiny_checkpoint, field, value, expected):
     path, _ = tiny_checkpoint
     _change_config(path, **{field: value})
@@ -152,8 +187,10 @@ def test_vocab_size_must_match_the_embedding_table(tiny_checkpoint, lines):
     tokens = (path / "vocab.txt").read_text().split("\n")[:-1]
     tokens = (tokens + ["##extra"])[:lines]
     (path / "vocab.txt").write_text("\n".join(tokens) + "\n")
-    expected = (rf"vocab\.txt: has {lines} lines \(tokens\) but .*model\.safetensors's "
-                r"embeddings\.word_embeddings\.weight has 40 rows \(shape \(40, 16\)\)")
+    expected = (
+        rf"vocab\.txt: has {lines} lines \(tokens\) but .*model\.safetensors's "
+        r"embeddings\.word_embeddings\.weight has 40 rows \(shape \(40, 16\)\)"
+    )
     with pytest.raises(ValueError, match=expected):
         load_hf_bert(path)
     with pytest.raises(ValueError, match=expected):
@@ -161,36 +198,49 @@ def test_vocab_size_must_match_the_embedding_table(tiny_checkpoint, lines):
 
 
 @pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
-@pytest.mark.parametrize("text, kind", [("[1, 2]", "array"), ('"bert"', "string"),
-                                        ("null", "null")])
+@pytest.mark.parametrize(
+    "text, kind", [("[1, 2]", "array"), ('"bert"', "string"), ("null", "null")]
+)
 def test_json_file_that_is_not_an_object_is_named(tiny_checkpoint, name, text, kind):
     path, _ = tiny_checkpoint
     (path / name).write_text(text)
     load = load_hf_bert_encoder if name == "config.json" else load_hf_bert_tokenizer
-    with pytest.raises(ValueError, match=rf"{re.escape(name)}: expected a JSON object .* "
-                                         rf"received a JSON {kind}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{re.escape(name)}: expected a JSON object .* "
+        rf"received a JSON {kind}",
+    ):
         load(path)
 
 
 def test_tokenizer_config_setting_of_the_wrong_type_is_named(tiny_checkpoint):
     path, _ = tiny_checkpoint
     (path / "tokenizer_config.json").write_text('{"do_lower_case": "false"}')
-    with pytest.raises(ValueError, match=r"tokenizer_config\.json: do_lower_case must be true or "
-                                         r"false; received 'false'"):
+    with pytest.raises(
+        ValueError,
+        match=r"tokenizer_config\.json: do_lower_case must be true or "
+        r"false; received 'false'",
+    ):
         load_hf_bert_tokenizer(path)
 
 
-@pytest.mark.parametrize("name, content, offset", [
-    ("vocab.txt", b"[PAD]\n\xff[UNK]\n", 6),
-    ("tokenizer_config.json", b'{"do_lower_case": "\xe9"}', 19),
-    ("config.json", b'{"model_type": "b\xe9rt"}', 17),
-])
+@pytest.mark.parametrize(
+    "name, content, offset",
+    [
+        ("vocab.txt", b"[PAD]\n\xff[UNK]\n", 6),
+        ("tokenizer_config.json", b'{"do_lower_case": "\xe9"}', 19),
+        ("config.json", b'{"model_type": "b\xe9rt"}', 17),
+    ],
+)
 def test_file_that_is_not_utf8_is_named(tiny_checkpoint, name, content, offset):
     path, _ = tiny_checkpoint
     (path / name).write_bytes(content)
     load = load_hf_bert_encoder if name == "config.json" else load_hf_bert_tokenizer
-    with pytest.raises(ValueError, match=rf"{re.escape(name)}'?:? (is )?not valid UTF-8 \(byte "
-                                         rf"offset {offset}: .*expected a UTF-8"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{re.escape(name)}'?:? (is )?not valid UTF-8 \(byte "
+        rf"offset {offset}: .*expected a UTF-8",
+    ):
         load(path)
 
 
@@ -229,8 +279,9 @@ def test_minilm_matches_keras_hub_and_numpy_reference(minilm_dir):
 
     reference = keras_hub.models.BertBackbone.from_preset(str(minilm_dir))
     ref = reference({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})
-    sequence, _ = _encode(load_hf_bert_encoder(minilm_dir, activation="gelu_approximate"),
-                          ids, segments, mask)
+    sequence, _ = _encode(
+        load_hf_bert_encoder(minilm_dir, activation="gelu_approximate"), ids, segments, mask
+    )
     assert np.abs(sequence - np.array(ref["sequence_output"]))[real].max() <= 1e-4
 
     tensors = load_file(str(minilm_dir / "model.safetensors"))

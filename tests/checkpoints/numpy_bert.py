@@ -25,14 +25,17 @@ def _linear(x, tensors, name):
     return x @ tensors[f"{name}.weight"].T + tensors[f"{name}.bias"]
 
 
-def bert_forward(tensors, num_heads, token_ids, segment_ids, padding_mask, eps=1e-12,
-                 approximate_gelu=False):
+def bert_forward(
+    tensors, num_heads, token_ids, segment_ids, padding_mask, eps=1e-12, approximate_gelu=False
+):
     """Returns (sequence_output, pooled_output) as float64 arrays."""
     t = {k: np.asarray(v, np.float64) for k, v in tensors.items()}
     seq = token_ids.shape[1]
-    x = (t["embeddings.word_embeddings.weight"][token_ids]
-         + t["embeddings.position_embeddings.weight"][:seq][None]
-         + t["embeddings.token_type_embeddings.weight"][segment_ids])
+    x = (
+        t["embeddings.word_embeddings.weight"][token_ids]
+        + t["embeddings.position_embeddings.weight"][:seq][None]
+        + t["embeddings.token_type_embeddings.weight"][segment_ids]
+    )
     x = _layer_norm(x, t, "embeddings.LayerNorm", eps)
     batch, _, hidden = x.shape
     head_dim = hidden // num_heads
@@ -49,18 +52,22 @@ def bert_forward(tensors, num_heads, token_ids, segment_ids, padding_mask, eps=1
         probs = np.exp(scores - scores.max(-1, keepdims=True))
         probs /= probs.sum(-1, keepdims=True)
         context = (probs @ heads("value")).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
-        x = _layer_norm(x + _linear(context, t, f"{p}.attention.output.dense"), t,
-                        f"{p}.attention.output.LayerNorm", eps)
+        x = _layer_norm(
+            x + _linear(context, t, f"{p}.attention.output.dense"),
+            t,
+            f"{p}.attention.output.LayerNorm",
+            eps,
+        )
         inner = _gelu(_linear(x, t, f"{p}.intermediate.dense"), approximate_gelu)
-        x = _layer_norm(x + _linear(inner, t, f"{p}.output.dense"), t, f"{p}.output.LayerNorm",
-                        eps)
+        x = _layer_norm(x + _linear(inner, t, f"{p}.output.dense"), t, f"{p}.output.LayerNorm", eps)
         index += 1
     pooled = np.tanh(_linear(x[:, 0], t, "pooler.dense"))
     return x, pooled
 
 
-def write_tiny_checkpoint(path, vocabulary_size=40, hidden=16, layers=2, heads=2,
-                          intermediate=32, positions=16, seed=0):
+def write_tiny_checkpoint(
+    path, vocabulary_size=40, hidden=16, layers=2, heads=2, intermediate=32, positions=16, seed=0
+):
     """Writes a random Hugging Face-format BERT directory and returns its tensors."""
     from safetensors.numpy import save_file
 
@@ -83,9 +90,12 @@ def write_tiny_checkpoint(path, vocabulary_size=40, hidden=16, layers=2, heads=2
     for i in range(layers):
         p = f"encoder.layer.{i}"
         for name, (out, inp) in {
-            "attention.self.query": (hidden, hidden), "attention.self.key": (hidden, hidden),
-            "attention.self.value": (hidden, hidden), "attention.output.dense": (hidden, hidden),
-            "intermediate.dense": (intermediate, hidden), "output.dense": (hidden, intermediate),
+            "attention.self.query": (hidden, hidden),
+            "attention.self.key": (hidden, hidden),
+            "attention.self.value": (hidden, hidden),
+            "attention.output.dense": (hidden, hidden),
+            "intermediate.dense": (intermediate, hidden),
+            "output.dense": (hidden, intermediate),
         }.items():
             tensors[f"{p}.{name}.weight"] = normal(out, inp)
             tensors[f"{p}.{name}.bias"] = normal(out)
@@ -93,10 +103,18 @@ def write_tiny_checkpoint(path, vocabulary_size=40, hidden=16, layers=2, heads=2
             tensors[f"{p}.{name}.weight"] = 1 + normal(hidden)
             tensors[f"{p}.{name}.bias"] = normal(hidden)
     save_file(tensors, str(path / "model.safetensors"))
-    config = {"model_type": "bert", "vocab_size": vocabulary_size, "hidden_size": hidden,
-              "num_hidden_layers": layers, "num_attention_heads": heads,
-              "intermediate_size": intermediate, "max_position_embeddings": positions,
-              "type_vocab_size": 2, "hidden_act": "gelu", "layer_norm_eps": 1e-12}
+    config = {
+        "model_type": "bert",
+        "vocab_size": vocabulary_size,
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": intermediate,
+        "max_position_embeddings": positions,
+        "type_vocab_size": 2,
+        "hidden_act": "gelu",
+        "layer_norm_eps": 1e-12,
+    }
     (path / "config.json").write_text(json.dumps(config))
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     words = [chr(ord("a") + i) for i in range(26)]

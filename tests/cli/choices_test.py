@@ -24,23 +24,26 @@ def test_each_choice_equals_the_library_constant_it_copies():
 
 
 def test_help_and_argument_errors_never_import_tensorflow():
-    code = ("import sys\n"
-            "from kbert.cli.main import build_parser\n"
-            "parser = build_parser()\n"
-            "for command in ('finetune', 'evaluate', 'predict', 'export'):\n"
-            "    try:\n"
-            "        parser.parse_args([command, '--help'])\n"
-            "    except SystemExit:\n"
-            "        pass\n"
-            "try:\n"
-            "    parser.parse_args(['finetune', '--task', 'nope'])\n"
-            "except SystemExit:\n"
-            "    pass\n"
-            "heavy = [name for name in ('tensorflow', 'keras') if name in sys.modules]\n"
-            "print('HEAVY', heavy)\n")
+    code = (
+        "import sys\n"
+        "from kbert.cli.main import build_parser\n"
+        "parser = build_parser()\n"
+        "for command in ('finetune', 'evaluate', 'predict', 'export'):\n"
+        "    try:\n"
+        "        parser.parse_args([command, '--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "try:\n"
+        "    parser.parse_args(['finetune', '--task', 'nope'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [name for name in ('tensorflow', 'keras') if name in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HEAVY []" in result.stdout, result.stdout[-500:]

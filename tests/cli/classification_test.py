@@ -36,20 +36,51 @@ def _rows(count, pair=False):
 
 
 def _finetune(tmp_path, model, train, test, *extra):
-    return main(["finetune", "--task", "files", "--train-file", train, "--test-file", test,
-                 "--model", str(model), "--output-dir", str(tmp_path / "run"), "--epochs", "2",
-                 "--sequence-length", "16", "--batch-size", "4", "--learning-rate", "1e-3",
-                 "--verbose", "0", *extra])
+    return main(
+        [
+            "finetune",
+            "--task",
+            "files",
+            "--train-file",
+            train,
+            "--test-file",
+            test,
+            "--model",
+            str(model),
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--epochs",
+            "2",
+            "--sequence-length",
+            "16",
+            "--batch-size",
+            "4",
+            "--learning-rate",
+            "1e-3",
+            "--verbose",
+            "0",
+            *extra,
+        ]
+    )
 
 
-def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(tmp_path, tiny_model,
-                                                                        capsys):
+def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(
+    tmp_path, tiny_model, capsys
+):
     train = _tsv(tmp_path / "train.tsv", _rows(24))
     test = _tsv(tmp_path / "test.tsv", _rows(6))
     assert _finetune(tmp_path, tiny_model, train, test) == 0
     run = tmp_path / "run"
-    for name in ("config.json", "labels.json", "preprocessor.json", "best.keras", "history.csv",
-                 "metrics.json", "learning_curve.png", "confusion_matrix.png"):
+    for name in (
+        "config.json",
+        "labels.json",
+        "preprocessor.json",
+        "best.keras",
+        "history.csv",
+        "metrics.json",
+        "learning_curve.png",
+        "confusion_matrix.png",
+    ):
         assert (run / name).is_file(), name
     assert any((run / "tensorboard").rglob("*tfevents*"))
     metrics = json.loads((run / "metrics.json").read_text())
@@ -112,14 +143,27 @@ def test_help_explains_every_flag(capsys):
     with pytest.raises(SystemExit):
         main(["finetune", "--help"])
     text = capsys.readouterr().out
-    for flag in ("--task", "--model", "--pooling", "--epochs", "--learning-rate", "--dtype",
-                 "--output-dir", "--overwrite", "--seed", "--max-train-examples"):
+    for flag in (
+        "--task",
+        "--model",
+        "--pooling",
+        "--epochs",
+        "--learning-rate",
+        "--dtype",
+        "--output-dir",
+        "--overwrite",
+        "--seed",
+        "--max-train-examples",
+    ):
         assert flag in text
 
 
 def _snapshot(folder):
-    return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*"))
-            if path.is_file()}
+    return {
+        path.relative_to(folder): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys):
@@ -128,11 +172,17 @@ def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys)
     before = _snapshot(tmp_path / "run")
     capsys.readouterr()
     failures = {
-        "--model": ("is neither 'minilm_l6' nor an existing directory", "--model",
-                    str(tmp_path / "typo")),
+        "--model": (
+            "is neither 'minilm_l6' nor an existing directory",
+            "--model",
+            str(tmp_path / "typo"),
+        ),
         "--epochs": ("--epochs must be an int >= 1; received 0", "--epochs", "0"),
-        "--sequence-length": ("--sequence-length 100000 is longer than model",
-                              "--sequence-length", "100000"),
+        "--sequence-length": (
+            "--sequence-length 100000 is longer than model",
+            "--sequence-length",
+            "100000",
+        ),
         "--learning-rate": ("--learning-rate must be a positive number", "--learning-rate", "0"),
         "data": ("missing.tsv", "--test-file", str(tmp_path / "missing.tsv")),
     }
@@ -153,16 +203,34 @@ def test_overwrite_never_deletes_files_kbert_did_not_write(tmp_path, tiny_model,
     assert "holds files kbert did not write (thesis.tex)" in capsys.readouterr().err
     assert (mine / "thesis.tex").read_text() == "months of work"
     (tmp_path / "file").write_text("a file")
-    assert main(["finetune", "--task", "files", "--train-file", train, "--test-file", train,
-                 "--model", str(tiny_model), "--output-dir", str(tmp_path / "file")]) == 2
+    assert (
+        main(
+            [
+                "finetune",
+                "--task",
+                "files",
+                "--train-file",
+                train,
+                "--test-file",
+                train,
+                "--model",
+                str(tiny_model),
+                "--output-dir",
+                str(tmp_path / "file"),
+            ]
+        )
+        == 2
+    )
     assert "is a file" in capsys.readouterr().err
 
 
 def test_max_train_examples_cuts_only_the_training_split(tmp_path, tiny_model):
     train = _tsv(tmp_path / "train.tsv", _rows(24))
     test = _tsv(tmp_path / "test.tsv", _rows(8))
-    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1",
-                     "--max-train-examples", "4") == 0
+    assert (
+        _finetune(tmp_path, tiny_model, train, test, "--epochs", "1", "--max-train-examples", "4")
+        == 0
+    )
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert config["train_examples"] == 4
@@ -183,32 +251,56 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
     assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
     run = tmp_path / "run"
     before = _snapshot(run)
-    command = [sys.executable, "-m", "kbert.cli.main", "finetune", "--task", "files",
-               "--train-file", train, "--test-file", train, "--model", str(tiny_model),
-               "--output-dir", str(run), "--overwrite", "--epochs", "6", "--batch-size", "4",
-               "--sequence-length", "16", "--verbose", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "kbert.cli.main",
+        "finetune",
+        "--task",
+        "files",
+        "--train-file",
+        train,
+        "--test-file",
+        train,
+        "--model",
+        str(tiny_model),
+        "--output-dir",
+        str(run),
+        "--overwrite",
+        "--epochs",
+        "6",
+        "--batch-size",
+        "4",
+        "--sequence-length",
+        "16",
+        "--verbose",
+        "2",
+    ]
     env = {**os.environ, "PYTHONPATH": str(root), "TF_CPP_MIN_LOG_LEVEL": "3"}
     # Killed while importing, loading the model, training and evaluating: each time the
     # previous run is byte for byte what it was.
     for delay in (1.0, 4.0, 7.0, 10.0, 14.0):
-        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(delay)
         assert process.poll() is None, f"the run ended before the kill at {delay} s"
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
         assert _snapshot(run) == before, f"killed at {delay} s"
     # Left alone, the same command replaces the run.
-    finished = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
-                              timeout=600)
+    finished = subprocess.run(
+        command, cwd=root, env=env, capture_output=True, text=True, timeout=600
+    )
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert _snapshot(run) != before
     assert json.loads((run / "config.json").read_text())["epochs"] == 6
     assert not list(tmp_path.glob(".run.old-*"))
 
 
-def test_predict_reads_a_file_or_stdin_and_reports_truncation(tmp_path, tiny_model, capsys,
-                                                               monkeypatch):
+def test_predict_reads_a_file_or_stdin_and_reports_truncation(
+    tmp_path, tiny_model, capsys, monkeypatch
+):
     import io
     import sys
 
@@ -233,9 +325,11 @@ def test_predict_reads_a_file_or_stdin_and_reports_truncation(tmp_path, tiny_mod
     assert main(["predict", run, "--input", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["text"] == "bad plot"
 
-    bad = {"latin1.txt": (b"fine\ncaf\xe9\n", "latin1.txt:2: not valid UTF-8"),
-           "tabs.txt": (b"a\tb\n", "tabs.txt:1: expected one text without tabs per line"),
-           "empty.txt": (b"\n\n", "empty.txt holds no input lines")}
+    bad = {
+        "latin1.txt": (b"fine\ncaf\xe9\n", "latin1.txt:2: not valid UTF-8"),
+        "tabs.txt": (b"a\tb\n", "tabs.txt:1: expected one text without tabs per line"),
+        "empty.txt": (b"\n\n", "empty.txt holds no input lines"),
+    }
     for name, (content, message) in bad.items():
         (tmp_path / name).write_bytes(content)
         assert main(["predict", run, "--input", str(tmp_path / name)]) == 2, name
@@ -257,7 +351,9 @@ def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, tiny_model, capsys
     assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(line["text"], line["pair"]) for line in lines] == [
-        ("the movie was good", "the plot was fine"), ("bad", "good")]
+        ("the movie was good", "the plot was fine"),
+        ("bad", "good"),
+    ]
     assert lines[0]["tokens"] == 2 + 4 + 1 + 4
     inputs.write_text("only one column\n", encoding="utf-8")
     assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 2
@@ -270,19 +366,37 @@ def _long_rows(count):
     for i in range(count):
         positive = i % 2 == 0
         filler = " ".join(["the plot was fine"] * (5 + i % 3))
-        rows.append([f"{filler} the movie was {'good' if positive else 'bad'}",
-                     "pos" if positive else "neg"])
+        rows.append(
+            [
+                f"{filler} the movie was {'good' if positive else 'bad'}",
+                "pos" if positive else "neg",
+            ]
+        )
     return rows
 
 
-def test_long_input_strategies_at_finetune_predict_evaluate_and_export(tmp_path, tiny_model,
-                                                                       capsys):
+def test_long_input_strategies_at_finetune_predict_evaluate_and_export(
+    tmp_path, tiny_model, capsys
+):
     from kbert.export import load_exported
 
     train = _tsv(tmp_path / "train.tsv", _long_rows(16))
     test = _tsv(tmp_path / "test.tsv", _long_rows(4))
-    assert _finetune(tmp_path, tiny_model, train, test, "--long-inputs", "window_mean",
-                     "--window-stride", "7", "--epochs", "1") == 0
+    assert (
+        _finetune(
+            tmp_path,
+            tiny_model,
+            train,
+            test,
+            "--long-inputs",
+            "window_mean",
+            "--window-stride",
+            "7",
+            "--epochs",
+            "1",
+        )
+        == 0
+    )
     capsys.readouterr()
     run = tmp_path / "run"
     review = _long_rows(1)[0][0]
@@ -300,8 +414,9 @@ def test_long_input_strategies_at_finetune_predict_evaluate_and_export(tmp_path,
         assert main(["evaluate", str(run), "--long-inputs", strategy]) == 0
         assert json.loads(capsys.readouterr().out)["num_examples"] == 4
     # Export applies the run's strategy in the graph (or the one asked for).
-    assert main(["export", str(run), "--name", "long", "--export-dir",
-                 str(tmp_path / "models")]) == 0
+    assert (
+        main(["export", str(run), "--name", "long", "--export-dir", str(tmp_path / "models")]) == 0
+    )
     capsys.readouterr()
     loaded = load_exported(str(tmp_path / "models" / "long" / "1"))
     import tensorflow as tf
@@ -310,7 +425,8 @@ def test_long_input_strategies_at_finetune_predict_evaluate_and_export(tmp_path,
     assert outputs["truncated"].numpy().tolist() == [False]
     assert outputs["tokens"].numpy().tolist() == [26]
     assert outputs["probabilities"].numpy()[0].tolist() == pytest.approx(
-        [long_line["probabilities"][name] for name in ("neg", "pos")], abs=1e-3)
+        [long_line["probabilities"][name] for name in ("neg", "pos")], abs=1e-3
+    )
 
 
 def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, capsys):
@@ -318,18 +434,38 @@ def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, ca
     test = _tsv(tmp_path / "test.tsv", _rows(4))
     pair_train = _tsv(tmp_path / "pair_train.tsv", _rows(8, pair=True))
     pair_test = _tsv(tmp_path / "pair_test.tsv", _rows(4, pair=True))
-    cases = [((train, test, "--window-stride", "4"), "--window-stride applies to --long-inputs"),
-             ((train, test, "--long-inputs", "head_tail", "--head-tokens", "15"),
-              "--head-tokens must be at most --sequence-length - 2 = 14"),
-             ((train, test, "--long-inputs", "window_max", "--max-windows", "0"),
-              "--max-windows must be an int >= 1"),
-             ((pair_train, pair_test, "--long-inputs", "head_tail"), "reads single texts")]
+    cases = [
+        ((train, test, "--window-stride", "4"), "--window-stride applies to --long-inputs"),
+        (
+            (train, test, "--long-inputs", "head_tail", "--head-tokens", "15"),
+            "--head-tokens must be at most --sequence-length - 2 = 14",
+        ),
+        (
+            (train, test, "--long-inputs", "window_max", "--max-windows", "0"),
+            "--max-windows must be an int >= 1",
+        ),
+        ((pair_train, pair_test, "--long-inputs", "head_tail"), "reads single texts"),
+    ]
     for arguments, message in cases:
         assert _finetune(tmp_path, tiny_model, *arguments) == 2
         assert message in capsys.readouterr().err
         assert not (tmp_path / "run").exists()
-    assert main(["finetune", "--task", "conll2003", "--model", str(tiny_model),
-                 "--output-dir", str(tmp_path / "ner"), "--long-inputs", "head_tail"]) == 2
+    assert (
+        main(
+            [
+                "finetune",
+                "--task",
+                "conll2003",
+                "--model",
+                str(tiny_model),
+                "--output-dir",
+                str(tmp_path / "ner"),
+                "--long-inputs",
+                "head_tail",
+            ]
+        )
+        == 2
+    )
     assert "--long-inputs and its flags are for classification" in capsys.readouterr().err
     assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1") == 0
     capsys.readouterr()

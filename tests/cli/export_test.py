@@ -17,8 +17,9 @@ from tests.cli import classification_test, token_tasks_test
 
 
 def _tiny_model(path, vocabulary, max_sequence_length=32):
-    encoder = Encoder.from_preset("tiny", vocabulary_size=len(vocabulary),
-                                  max_sequence_length=max_sequence_length)
+    encoder = Encoder.from_preset(
+        "tiny", vocabulary_size=len(vocabulary), max_sequence_length=max_sequence_length
+    )
     return save_pretrained(encoder, WordPieceTokenizer(vocabulary), path)
 
 
@@ -32,30 +33,58 @@ def classification_run(tmp_path_factory):
     return root / "run", model
 
 
-def test_a_classification_run_exports_its_labels_and_signatures(classification_run, tmp_path,
-                                                                capsys):
+def test_a_classification_run_exports_its_labels_and_signatures(
+    classification_run, tmp_path, capsys
+):
     run, _ = classification_run
     capsys.readouterr()
     export_dir = tmp_path / "saved_models"
-    assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir),
-                 "--models-config"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(run),
+                "--name",
+                "sentiment",
+                "--export-dir",
+                str(export_dir),
+                "--models-config",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["path"] == str(export_dir / "sentiment" / "1") and summary["version"] == 1
-    assert "name: \"sentiment\"" in (export_dir / "models.config").read_text()
+    assert 'name: "sentiment"' in (export_dir / "models.config").read_text()
     model = load_exported(summary["path"])
     assert {"serving_default", "classify", "embed", "token_ids"} <= set(model.signatures)
     outputs = model.signatures["classify"](text=tf.constant(["the movie was good", ""]))
     assert {label.decode() for label in outputs["labels"].numpy()} <= {"neg", "pos"}
     np.testing.assert_allclose(outputs["probabilities"].numpy().sum(1), 1, atol=1e-5)
     assert (export_dir / "sentiment" / "1" / "assets" / "labels.txt").read_text().split() == [
-        "neg", "pos"]
+        "neg",
+        "pos",
+    ]
 
     # A second export is version 2; asking for version 1 again is refused, version 1 untouched.
     before = (export_dir / "sentiment" / "1" / "saved_model.pb").read_bytes()
     assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir)]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == 2
-    assert main(["export", str(run), "--name", "sentiment", "--export-dir", str(export_dir),
-                 "--version", "1"]) == 2
+    assert (
+        main(
+            [
+                "export",
+                str(run),
+                "--name",
+                "sentiment",
+                "--export-dir",
+                str(export_dir),
+                "--version",
+                "1",
+            ]
+        )
+        == 2
+    )
     assert "exists" in capsys.readouterr().err
     assert (export_dir / "sentiment" / "1" / "saved_model.pb").read_bytes() == before
     assert sorted(p.name for p in (export_dir / "sentiment").iterdir()) == ["1", "2"]
@@ -78,9 +107,12 @@ def test_a_ner_run_exports_a_tag_signature_and_a_span_run_is_refused(method, tmp
     path = json.loads(capsys.readouterr().out)["path"]
     text = "Peter Blackburn flew to Brussels."
     outputs = load_exported(path).signatures["tag"](text=tf.constant([text]))
-    for start, end, kind in zip(outputs["entity_starts"].numpy()[0],
-                                outputs["entity_ends"].numpy()[0],
-                                outputs["entity_types"].numpy()[0], strict=True):
+    for start, end, kind in zip(
+        outputs["entity_starts"].numpy()[0],
+        outputs["entity_ends"].numpy()[0],
+        outputs["entity_types"].numpy()[0],
+        strict=True,
+    ):
         if start >= 0:
             assert kind.decode() in ("PER", "LOC", "ORG", "MISC") and text[start:end]
 
@@ -88,8 +120,12 @@ def test_a_ner_run_exports_a_tag_signature_and_a_span_run_is_refused(method, tmp
 def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_path, capsys):
     model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)
     export_dir = tmp_path / "saved_models"
-    assert main(["export", "--model", str(model), "--name", "encoder",
-                 "--export-dir", str(export_dir)]) == 0
+    assert (
+        main(
+            ["export", "--model", str(model), "--name", "encoder", "--export-dir", str(export_dir)]
+        )
+        == 0
+    )
     path = json.loads(capsys.readouterr().out)["path"]
     outputs = load_exported(path).signatures["serving_default"](text=tf.constant(["good"]))
     assert outputs["cls_embedding"].shape == (1, 16)
@@ -101,40 +137,61 @@ def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_pat
     assert sorted(p.name for p in export_dir.iterdir()) == ["encoder"]
 
 
-
-def test_bad_sequence_length_and_export_dir_are_refused_before_writing(tmp_path, capsys,
-                                                                       monkeypatch):
+def test_bad_sequence_length_and_export_dir_are_refused_before_writing(
+    tmp_path, capsys, monkeypatch
+):
     model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)  # 32 positions
     export_dir = tmp_path / "saved_models"
 
     def export(*flags, target=export_dir):
-        status = main(["export", "--model", str(model), "--name", "encoder",
-                       "--export-dir", str(target), *flags])
+        status = main(
+            [
+                "export",
+                "--model",
+                str(model),
+                "--name",
+                "encoder",
+                "--export-dir",
+                str(target),
+                *flags,
+            ]
+        )
         error = capsys.readouterr().err
         assert status == 2 and "Traceback" not in error
         return error
 
     for value in ("0", "-3", "7"):
-        assert (f"--sequence-length must be an int >= 8 (as for `kbert finetune`); received "
-                f"{value}") in export("--sequence-length", value)
-    assert ("--sequence-length 33 is longer than model "
-            f"{str(model)!r} can read: its position table has 32 positions; use at most 32"
-            in export("--sequence-length", "33"))
+        assert (
+            f"--sequence-length must be an int >= 8 (as for `kbert finetune`); received {value}"
+        ) in export("--sequence-length", value)
+    assert (
+        "--sequence-length 33 is longer than model "
+        f"{str(model)!r} can read: its position table has 32 positions; use at most 32"
+        in export("--sequence-length", "33")
+    )
     assert not export_dir.exists()
 
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a directory")
-    assert f"--export-dir {str(a_file)!r} is a file; expected a directory" in export(
-        target=a_file)
-    assert (f"--export-dir {str(a_file / 'models')!r}: its folder {str(a_file)!r} is a file"
-            in export(target=a_file / "models"))
+    assert f"--export-dir {str(a_file)!r} is a file; expected a directory" in export(target=a_file)
+    assert (
+        f"--export-dir {str(a_file / 'models')!r}: its folder {str(a_file)!r} is a file"
+        in export(target=a_file / "models")
+    )
 
     read_only = tmp_path / "read_only"
     read_only.mkdir()
     access = os.access  # tests run as root, who may write anywhere: pretend the mode bits count
-    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: (
-        os.fspath(path) != str(read_only) and access(path, mode, **kwargs)))
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, **kwargs: (
+            os.fspath(path) != str(read_only) and access(path, mode, **kwargs)
+        ),
+    )
     assert f"--export-dir {str(read_only)!r} is not writable" in export(target=read_only)
-    assert (f"--export-dir {str(read_only / 'models')!r}: its folder {str(read_only)!r} is not "
-            "writable" in export(target=read_only / "models"))
+    assert (
+        f"--export-dir {str(read_only / 'models')!r}: its folder {str(read_only)!r} is not "
+        "writable" in export(target=read_only / "models")
+    )
     assert list(read_only.iterdir()) == [] and a_file.read_text() == "not a directory"

@@ -14,17 +14,49 @@ from kbert.data.conll2003 import CONLL2003_TAGS
 from kbert.models import Encoder
 from kbert.text import WordPieceTokenizer
 
-WORDS = ["peter", "blackburn", "flew", "to", "brussels", "paris", "zurich", "eu", "rejects",
-         "german", "lamb", "the", "in", "who", "where", "did", "fly", ".", "?"]
+WORDS = [
+    "peter",
+    "blackburn",
+    "flew",
+    "to",
+    "brussels",
+    "paris",
+    "zurich",
+    "eu",
+    "rejects",
+    "german",
+    "lamb",
+    "the",
+    "in",
+    "who",
+    "where",
+    "did",
+    "fly",
+    ".",
+    "?",
+]
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
 SENTENCES = [
-    [("peter", "B-PER"), ("blackburn", "I-PER"), ("flew", "O"), ("to", "O"),
-     ("brussels", "B-LOC"), (".", "O")],
+    [
+        ("peter", "B-PER"),
+        ("blackburn", "I-PER"),
+        ("flew", "O"),
+        ("to", "O"),
+        ("brussels", "B-LOC"),
+        (".", "O"),
+    ],
     [("eu", "B-ORG"), ("rejects", "O"), ("german", "B-MISC"), ("lamb", "O"), (".", "O")],
     [("the", "O"), ("peter", "B-PER"), ("flew", "O"), ("to", "O"), ("paris", "B-LOC")],
 ]
-RUN_FILES = ("config.json", "labels.json", "tokenizer.json", "model.keras", "history.csv",
-             "metrics.json", "learning_curve.png")
+RUN_FILES = (
+    "config.json",
+    "labels.json",
+    "tokenizer.json",
+    "model.keras",
+    "history.csv",
+    "metrics.json",
+    "learning_curve.png",
+)
 # Word spans the forced predictions mark, the same for every method: words 0-1 and word 4.
 FORCED = {(0, 2): "PER", (4, 5): "LOC"}
 
@@ -32,8 +64,7 @@ FORCED = {(0, 2): "PER", (4, 5): "LOC"}
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "tiny"
-    encoder = Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY),
-                                  max_sequence_length=128)
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), max_sequence_length=128)
     return save_pretrained(encoder, WordPieceTokenizer(VOCABULARY), path)
 
 
@@ -54,24 +85,48 @@ def _conll_dir(root, train=SENTENCES):
 
 def _qa(id_, context, question, answer, start=None):
     start = context.index(answer) if start is None else start
-    return {"id": id_, "question": question,
-            "answers": [{"text": answer, "answer_start": start}]}
+    return {"id": id_, "question": question, "answers": [{"text": answer, "answer_start": start}]}
 
 
 def _squad_dir(root, bad_offset=False):
     """dev-v1.1.json with 2 articles: --train-articles 1 trains on the first, scores the second."""
     # Long enough (over 80 subwords) for two windows at --sequence-length 80.
-    first = ("peter blackburn flew to brussels . the eu rejects german lamb . " * 6
-             + "peter flew to paris . the german flew to zurich .")
+    first = (
+        "peter blackburn flew to brussels . the eu rejects german lamb . " * 6
+        + "peter flew to paris . the german flew to zurich ."
+    )
     second = "the eu flew to paris . peter blackburn flew to zurich ."
     articles = [
-        {"title": "First", "paragraphs": [{"context": first, "qas": [
-            _qa("a1", first, "who flew to brussels ?", "peter blackburn"),
-            _qa("a2", first, "where did peter fly ?", "paris",
-                start=len(first) + 5 if bad_offset else None)]}]},
-        {"title": "Second", "paragraphs": [{"context": second, "qas": [
-            _qa("b1", second, "who flew to zurich ?", "peter blackburn"),
-            _qa("b2", second, "where did the eu fly ?", "paris")]}]},
+        {
+            "title": "First",
+            "paragraphs": [
+                {
+                    "context": first,
+                    "qas": [
+                        _qa("a1", first, "who flew to brussels ?", "peter blackburn"),
+                        _qa(
+                            "a2",
+                            first,
+                            "where did peter fly ?",
+                            "paris",
+                            start=len(first) + 5 if bad_offset else None,
+                        ),
+                    ],
+                }
+            ],
+        },
+        {
+            "title": "Second",
+            "paragraphs": [
+                {
+                    "context": second,
+                    "qas": [
+                        _qa("b1", second, "who flew to zurich ?", "peter blackburn"),
+                        _qa("b2", second, "where did the eu fly ?", "paris"),
+                    ],
+                }
+            ],
+        },
     ]
     path = root / "squad_v1.1" / "dev-v1.1.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,9 +140,28 @@ SQUAD_SIZES = ("--train-articles", "1", "--sequence-length", "80", "--stride", "
 
 
 def _finetune(task, data_dir, model, output_dir, *extra):
-    return main(["finetune", "--task", task, "--data-dir", str(data_dir), "--model", str(model),
-                 "--output-dir", str(output_dir), "--epochs", "1", "--batch-size", "4",
-                 "--verbose", "0", "--learning-rate", "1e-3", *extra])
+    return main(
+        [
+            "finetune",
+            "--task",
+            task,
+            "--data-dir",
+            str(data_dir),
+            "--model",
+            str(model),
+            "--output-dir",
+            str(output_dir),
+            "--epochs",
+            "1",
+            "--batch-size",
+            "4",
+            "--verbose",
+            "0",
+            "--learning-rate",
+            "1e-3",
+            *extra,
+        ]
+    )
 
 
 def _json_lines(text):
@@ -103,8 +177,14 @@ def ner_run(request, tmp_path_factory, tiny_model):
     root = tmp_path_factory.mktemp(f"ner_{request.param}")
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        status = _finetune("conll2003", _conll_dir(root / "data"), tiny_model, root / "run",
-                           "--method", request.param)
+        status = _finetune(
+            "conll2003",
+            _conll_dir(root / "data"),
+            tiny_model,
+            root / "run",
+            "--method",
+            request.param,
+        )
     assert status == 0
     return root / "run", request.param, json.loads(stdout.getvalue().splitlines()[-1])
 
@@ -179,23 +259,26 @@ def test_ner_predict_gives_character_spans_of_the_input(ner_run, capsys, monkeyp
     for line, text in zip(_json_lines(capsys.readouterr().out), texts, strict=True):
         assert line["text"] == text
         for entity in line["entities"]:
-            assert entity["text"] == text[entity["start"]:entity["end"]]
+            assert entity["text"] == text[entity["start"] : entity["end"]]
             assert entity["type"] in ("LOC", "MISC", "ORG", "PER")
 
     _force_entities(monkeypatch, method)
     assert main(["predict", str(run), *texts]) == 0
     lines = _json_lines(capsys.readouterr().out)
     assert [line["entities"] for line in lines] == [
-        [{"text": "Peter  Blackburn", "type": "PER", "start": 2, "end": 18},
-         {"text": "Zürich", "type": "LOC", "start": 27, "end": 33}],
-        [{"text": "EU rejects", "type": "PER", "start": 0, "end": 10},
-         {"text": "in", "type": "LOC", "start": 23, "end": 25}],
+        [
+            {"text": "Peter  Blackburn", "type": "PER", "start": 2, "end": 18},
+            {"text": "Zürich", "type": "LOC", "start": 27, "end": 33},
+        ],
+        [
+            {"text": "EU rejects", "type": "PER", "start": 0, "end": 10},
+            {"text": "in", "type": "LOC", "start": 23, "end": 25},
+        ],
         [],
     ]
 
 
-def test_ner_run_refuses_context_and_keeps_an_existing_run(ner_run, tiny_model, tmp_path,
-                                                          capsys):
+def test_ner_run_refuses_context_and_keeps_an_existing_run(ner_run, tiny_model, tmp_path, capsys):
     run, method, _ = ner_run
     assert main(["predict", str(run), "peter flew", "--context", "peter flew to paris"]) == 2
     assert "--context is for squad runs" in capsys.readouterr().err
@@ -204,8 +287,7 @@ def test_ner_run_refuses_context_and_keeps_an_existing_run(ner_run, tiny_model, 
     data = _conll_dir(tmp_path / "data")
     assert _finetune("conll2003", data, tiny_model, run, "--method", method) == 2
     assert "exists and is not empty" in capsys.readouterr().err
-    assert ((run / "model.keras").read_bytes(),
-            (run / "model.keras").stat().st_mtime_ns) == before
+    assert ((run / "model.keras").read_bytes(), (run / "model.keras").stat().st_mtime_ns) == before
 
 
 def test_squad_finetune_evaluate_and_predict(tmp_path, tiny_model, capsys):
@@ -235,17 +317,41 @@ def test_squad_finetune_evaluate_and_predict(tmp_path, tiny_model, capsys):
     for line in lines:
         assert set(line) >= {"answer", "start", "end", "score", "probability"}
         if line["answer"]:
-            assert line["answer"] == context[line["start"]:line["end"]]
+            assert line["answer"] == context[line["start"] : line["end"]]
             assert 0 < line["probability"] <= 1
         else:
             assert line["start"] == line["end"] == -1
 
     # One context per question works; two contexts for one question do not.
-    assert main(["predict", str(run), *questions, "--context", context,
-                 "--context", "peter flew to paris ."]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                str(run),
+                *questions,
+                "--context",
+                context,
+                "--context",
+                "peter flew to paris .",
+            ]
+        )
+        == 0
+    )
     assert len(capsys.readouterr().out.splitlines()) == 2
-    assert main(["predict", str(run), questions[0], "--context", context,
-                 "--context", "peter flew to paris ."]) == 2
+    assert (
+        main(
+            [
+                "predict",
+                str(run),
+                questions[0],
+                "--context",
+                context,
+                "--context",
+                "peter flew to paris .",
+            ]
+        )
+        == 2
+    )
     captured = capsys.readouterr()
     assert captured.out == "" and "1 questions and 2 contexts" in captured.err
 
@@ -254,8 +360,21 @@ def test_squad_finetune_evaluate_and_predict(tmp_path, tiny_model, capsys):
 
 
 def test_squad_trains_on_short_windows(tmp_path, tiny_model):
-    assert _finetune("squad", _squad_dir(tmp_path / "data"), tiny_model, tmp_path / "run",
-                     "--train-articles", "1", "--sequence-length", "32", "--stride", "8") == 0
+    assert (
+        _finetune(
+            "squad",
+            _squad_dir(tmp_path / "data"),
+            tiny_model,
+            tmp_path / "run",
+            "--train-articles",
+            "1",
+            "--sequence-length",
+            "32",
+            "--stride",
+            "8",
+        )
+        == 0
+    )
 
 
 def test_bad_conll_tag_is_refused_before_anything_is_written(tmp_path, tiny_model, capsys):
@@ -277,16 +396,22 @@ def test_squad_answer_outside_its_context_is_refused(tmp_path, tiny_model, capsy
     assert not output.exists() or not any(output.iterdir())
 
 
-@pytest.mark.parametrize("task, sizes, message", [
-    ("conll2003", ("--sequence-length", "16", "--stride", "14"), "stride must be an int in"),
-    ("conll2003", ("--method", "span", "--max-span-length", "0"), "max_span_length must be"),
-    ("squad", ("--train-articles", "1", "--sequence-length", "80", "--stride", "40"),
-     "stride (the overlap between windows)"),
-    ("squad", SQUAD_SIZES + ("--max-answer-length", "0"), "--max-answer-length must be"),
-])
-def test_sizes_the_featurizers_refuse_fail_before_anything_is_written(tmp_path, tiny_model,
-                                                                       capsys, task, sizes,
-                                                                       message):
+@pytest.mark.parametrize(
+    "task, sizes, message",
+    [
+        ("conll2003", ("--sequence-length", "16", "--stride", "14"), "stride must be an int in"),
+        ("conll2003", ("--method", "span", "--max-span-length", "0"), "max_span_length must be"),
+        (
+            "squad",
+            ("--train-articles", "1", "--sequence-length", "80", "--stride", "40"),
+            "stride (the overlap between windows)",
+        ),
+        ("squad", SQUAD_SIZES + ("--max-answer-length", "0"), "--max-answer-length must be"),
+    ],
+)
+def test_sizes_the_featurizers_refuse_fail_before_anything_is_written(
+    tmp_path, tiny_model, capsys, task, sizes, message
+):
     data = _squad_dir(_conll_dir(tmp_path / "data"))
     output = tmp_path / "run"
     assert _finetune(task, data, tiny_model, output, *sizes) == 2
@@ -298,6 +423,13 @@ def test_finetune_help_names_the_token_tasks_and_their_flags(capsys):
     with pytest.raises(SystemExit):
         main(["finetune", "--help"])
     text = capsys.readouterr().out
-    for word in ("conll2003", "squad", "--method", "--stride", "--max-answer-length",
-                 "--max-span-length", "--train-articles"):
+    for word in (
+        "conll2003",
+        "squad",
+        "--method",
+        "--stride",
+        "--max-answer-length",
+        "--max-span-length",
+        "--train-articles",
+    ):
         assert word in text, word

@@ -17,8 +17,9 @@ def test_bucket_lengths_end_at_the_sequence_length():
 
 
 def test_training_batches_hold_every_example_once_per_epoch_padded_to_a_bucket():
-    dataset = classification_dataset(PREPROCESSOR, TEXTS, labels=np.arange(8), batch_size=2,
-                                     training=True)
+    dataset = classification_dataset(
+        PREPROCESSOR, TEXTS, labels=np.arange(8), batch_size=2, training=True
+    )
     epochs = [[(x, y.numpy().tolist()) for x, y in dataset] for _ in range(2)]
     for batches in epochs:
         assert sorted(label for _, labels in batches for label in labels) == list(range(8))
@@ -32,8 +33,9 @@ def test_training_batches_hold_every_example_once_per_epoch_padded_to_a_bucket()
 
 
 def test_evaluation_keeps_order_and_cuts_each_batch_to_its_longest():
-    dataset = classification_dataset(PREPROCESSOR, TEXTS, text_pairs=["b"] * 8,
-                                      labels=[[1, 0, 1]] * 8, batch_size=3)
+    dataset = classification_dataset(
+        PREPROCESSOR, TEXTS, text_pairs=["b"] * 8, labels=[[1, 0, 1]] * 8, batch_size=3
+    )
     batches = list(dataset)
     assert [tuple(x["token_ids"].shape) for x, _ in batches] == [(3, 24), (3, 48), (2, 64)]
     first = batches[0][0]
@@ -48,16 +50,19 @@ def test_inputs_only_for_predict():
     assert set(x) == {"token_ids", "segment_ids", "padding_mask"}
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"texts": []}, "texts is empty"),
-    ({"texts": "a b"}, "texts must be a list of str, not one str"),
-    ({"texts": ["a", " "]}, "texts must be non-empty str; text 1"),
-    ({"texts": ["a"], "text_pairs": ["b", "b"]}, "text_pairs has 2 texts but texts has 1"),
-    ({"texts": ["a"], "text_pairs": [""]}, "text_pairs must be non-empty str; pair 0"),
-    ({"texts": ["a"], "labels": [0, 1]}, "labels has 2 entries but texts has 1"),
-    ({"texts": ["a"], "batch_size": 0}, "batch_size must be a positive int"),
-    ({"texts": ["a"], "bucket_lengths": [16, 32]}, "last bucket length must be at least"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"texts": []}, "texts is empty"),
+        ({"texts": "a b"}, "texts must be a list of str, not one str"),
+        ({"texts": ["a", " "]}, "texts must be non-empty str; text 1"),
+        ({"texts": ["a"], "text_pairs": ["b", "b"]}, "text_pairs has 2 texts but texts has 1"),
+        ({"texts": ["a"], "text_pairs": [""]}, "text_pairs must be non-empty str; pair 0"),
+        ({"texts": ["a"], "labels": [0, 1]}, "labels has 2 entries but texts has 1"),
+        ({"texts": ["a"], "batch_size": 0}, "batch_size must be a positive int"),
+        ({"texts": ["a"], "bucket_lengths": [16, 32]}, "last bucket length must be at least"),
+    ],
+)
 def test_bad_input_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         classification_dataset(PREPROCESSOR, **kwargs)

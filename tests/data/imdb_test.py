@@ -13,11 +13,15 @@ def _write(root, split, rows):
 
 
 def test_reads_jsonl_and_replaces_html_line_breaks(tmp_path):
-    _write(tmp_path, "train", [
-        {"text": "Great.<br /><br />Loved it. ", "label": 1, "rating": 10, "id": 3},
-        {"text": "Dull \u0085 and long<br />", "label": 0, "rating": 2, "id": 7},
-        {"text": "No id or rating here.", "label": 0},
-    ])
+    _write(
+        tmp_path,
+        "train",
+        [
+            {"text": "Great.<br /><br />Loved it. ", "label": 1, "rating": 10, "id": 3},
+            {"text": "Dull \u0085 and long<br />", "label": 0, "rating": 2, "id": 7},
+            {"text": "No id or rating here.", "label": 0},
+        ],
+    )
     texts, labels = read_imdb("train", data_dir=tmp_path)
     # U+0085 is inside a review, not a line break (str.splitlines would split there).
     assert texts == ["Great. Loved it.", "Dull \u0085 and long", "No id or rating here."]

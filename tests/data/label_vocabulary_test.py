@@ -23,8 +23,11 @@ def test_int_names_and_numpy_values_are_plain_python():
 
 
 def test_from_labels_is_sorted_and_unique():
-    assert LabelVocabulary.from_labels(["NUM", "ABBR", "NUM", "HUM"]).names == ("ABBR", "HUM",
-                                                                                   "NUM")
+    assert LabelVocabulary.from_labels(["NUM", "ABBR", "NUM", "HUM"]).names == (
+        "ABBR",
+        "HUM",
+        "NUM",
+    )
     assert LabelVocabulary.from_labels(np.array([1, 0, 1])).names == (0, 1)
     with pytest.raises(ValueError, match="all be str or all be int.*int, str"):
         LabelVocabulary.from_labels(["a", 1])
@@ -47,8 +50,11 @@ def test_json_round_trip_for_a_run_directory(tmp_path):
 
 def test_unknown_label_names_the_label_the_source_and_the_known_labels():
     vocabulary = LabelVocabulary(["neg", "pos"])
-    with pytest.raises(ValueError, match=r"unknown label 'neutral' in dev\.tsv; expected one of "
-                                         r"the 2 known labels \['neg', 'pos'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown label 'neutral' in dev\.tsv; expected one of "
+        r"the 2 known labels \['neg', 'pos'\]",
+    ):
         vocabulary.encode(["pos", "neutral"], source="dev.tsv")
     with pytest.raises(ValueError, match="unknown label 1; expected"):
         LabelVocabulary(["0", "1"]).encode([1])

@@ -3,9 +3,11 @@ import pytest
 from kbert.data import read_mrpc
 
 HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
-ROWS = ['1\t11\t12\tHe called "the witness" late.\tLate, he called "the witness".\n',
-        "0\t21\t22\tShares rose 5%.\tThe CEO resigned.\n",
-        "1\t31\t32\tIt rained.\tThere was rain.\n"]
+ROWS = [
+    '1\t11\t12\tHe called "the witness" late.\tLate, he called "the witness".\n',
+    "0\t21\t22\tShares rose 5%.\tThe CEO resigned.\n",
+    "1\t31\t32\tIt rained.\tThere was rain.\n",
+]
 
 
 def _write(root, name, text):
@@ -57,8 +59,10 @@ def test_unlabeled_test_split_and_unknown_splits_are_refused(tmp_path):
 @pytest.mark.slow
 def test_real_files_have_the_documented_counts(data_root):
     texts_a, texts_b, labels = read_mrpc("train", data_dir=data_root)
-    assert len(texts_a) == len(texts_b) == 3668 and (labels.count(1), labels.count(0)) == (2474,
-                                                                                           1194)
+    assert len(texts_a) == len(texts_b) == 3668 and (labels.count(1), labels.count(0)) == (
+        2474,
+        1194,
+    )
     assert texts_a[0].startswith('Amrozi accused his brother, whom he called "the witness"')
     labels = read_mrpc("dev", data_dir=data_root)[2]
     assert (len(labels), labels.count(1), labels.count(0)) == (408, 279, 129)

@@ -20,15 +20,17 @@ def _x(rows, length, first_id):
 def _classification(batches, batch_size=2, length=4, first_id=0):
     rows = batches * batch_size
     labels = np.arange(rows, dtype="int32") % 2
-    return tf.data.Dataset.from_tensor_slices(
-        (_x(rows, length, first_id), labels)).batch(batch_size)
+    return tf.data.Dataset.from_tensor_slices((_x(rows, length, first_id), labels)).batch(
+        batch_size
+    )
 
 
 def _tagging(batches, batch_size=2, length=6, first_id=1000):
     rows = batches * batch_size
     labels = np.arange(rows * length, dtype="int32").reshape(rows, length) % 3
-    return tf.data.Dataset.from_tensor_slices(
-        (_x(rows, length, first_id), labels)).batch(batch_size)
+    return tf.data.Dataset.from_tensor_slices((_x(rows, length, first_id), labels)).batch(
+        batch_size
+    )
 
 
 def test_probabilities_for_each_sampling_mode():
@@ -36,10 +38,12 @@ def test_probabilities_for_each_sampling_mode():
     assert task_sampling_probabilities(datasets) == pytest.approx({"a": 0.9, "b": 0.1})
     assert task_sampling_probabilities(datasets, "uniform") == {"a": 0.5, "b": 0.5}
     # size^(1/T): 9^(1/2) = 3 against 1.
-    assert task_sampling_probabilities(datasets, "temperature", temperature=2.0) == \
-        pytest.approx({"a": 0.75, "b": 0.25})
-    assert task_sampling_probabilities(datasets, probabilities={"a": 1, "b": 3}) == \
-        pytest.approx({"a": 0.25, "b": 0.75})
+    assert task_sampling_probabilities(datasets, "temperature", temperature=2.0) == pytest.approx(
+        {"a": 0.75, "b": 0.25}
+    )
+    assert task_sampling_probabilities(datasets, probabilities={"a": 1, "b": 3}) == pytest.approx(
+        {"a": 0.25, "b": 0.75}
+    )
 
 
 def test_absent_tasks_get_ignore_placeholders_of_the_right_rank():
@@ -63,10 +67,15 @@ def test_absent_tasks_get_ignore_placeholders_of_the_right_rank():
 
 def test_sampling_frequencies_match_the_probabilities():
     # 4000 draws: a frequency's standard deviation is at most 0.008; 0.03 is about 4 of them.
-    datasets = {"a": _classification(9, batch_size=1), "b": _classification(1, batch_size=1),
-                "c": _classification(4, batch_size=1, first_id=1000)}
-    for kwargs in ({"sampling": "temperature", "temperature": 2.0},
-                   {"probabilities": {"a": 0.2, "b": 0.5, "c": 0.3}}):
+    datasets = {
+        "a": _classification(9, batch_size=1),
+        "b": _classification(1, batch_size=1),
+        "c": _classification(4, batch_size=1, first_id=1000),
+    }
+    for kwargs in (
+        {"sampling": "temperature", "temperature": 2.0},
+        {"probabilities": {"a": 0.2, "b": 0.5, "c": 0.3}},
+    ):
         expected = task_sampling_probabilities(datasets, **kwargs)
         mixed = multitask_dataset(datasets, num_steps=4000, seed=3, **kwargs)
         assert int(mixed.cardinality()) == 4000
@@ -83,6 +92,7 @@ def test_seeded_sampling_is_reproducible():
     def order():
         mixed = multitask_dataset({"a": _classification(5), "b": _tagging(5)}, seed=7)
         return [int(x["token_ids"][0, 0]) for x, _ in mixed]
+
     assert order() == order()
 
 
@@ -93,9 +103,16 @@ def test_joint_batches_label_one_task():
 
 
 def test_masked_language_model_inputs_leave_x_unmasked():
-    masker = MaskedLMMasker(2000, mask_token_id=4, special_token_ids=[0], max_selections=4,
-                            selection_rate=1.0, mask_token_rate=1.0, random_token_rate=0.0,
-                            seed=0)
+    masker = MaskedLMMasker(
+        2000,
+        mask_token_id=4,
+        special_token_ids=[0],
+        max_selections=4,
+        selection_rate=1.0,
+        mask_token_rate=1.0,
+        random_token_rate=0.0,
+        seed=0,
+    )
     batches = with_masked_language_model_inputs(_classification(1, first_id=10), masker)
     x, y = next(iter(batches))
     np.testing.assert_array_equal(x["token_ids"].numpy(), [[10, 11, 12, 13], [14, 15, 16, 17]])

@@ -10,7 +10,8 @@ PNG_START = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 def test_trec_reader_parses_and_reports_bad_lines(tmp_path):
     (tmp_path / "trec").mkdir()
     (tmp_path / "trec" / "TREC_10.label").write_text(
-        "NUM:dist How far is it from Denver to Aspen ?\nHUM:desc Who was Galileo ?\n")
+        "NUM:dist How far is it from Denver to Aspen ?\nHUM:desc Who was Galileo ?\n"
+    )
     texts, labels = read_trec("test", data_dir=tmp_path)
     assert labels == ["NUM", "HUM"] and texts[1] == "Who was Galileo ?"
     assert read_trec("test", fine=True, data_dir=tmp_path)[1] == ["NUM:dist", "HUM:desc"]
@@ -72,29 +73,50 @@ def test_extracted_member_is_matched_by_its_whole_path(tmp_path, monkeypatch):
         (cache / "extracted" / variant / "wiki.valid.raw").write_text(variant)
     monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: str(cache / "extracted"))
     monkeypatch.setenv("KBERT_DATA_DIR", str(tmp_path))
-    found = locate("wikitext2/wiki.valid.raw", "https://example.invalid/w2.zip",
-                   extract_member="wikitext-2-raw/wiki.valid.raw")
+    found = locate(
+        "wikitext2/wiki.valid.raw",
+        "https://example.invalid/w2.zip",
+        extract_member="wikitext-2-raw/wiki.valid.raw",
+    )
     assert found.read_text() == "wikitext-2-raw"
 
 
 def test_text_lines_split_like_text_mode_and_drop_the_byte_order_mark(tmp_path):
     path = tmp_path / "mixed.tsv"
     path.write_bytes(b"\xef\xbb\xbfa\tb\r\nc\rd\n\ncaf\xc3\xa9 \xc2\x85 x\r")
-    assert list(text_lines(path)) == [(1, "a\tb"), (2, "c"), (3, "d"), (4, ""),
-                                      (5, "caf\u00e9 \u0085 x")]
+    assert list(text_lines(path)) == [
+        (1, "a\tb"),
+        (2, "c"),
+        (3, "d"),
+        (4, ""),
+        (5, "caf\u00e9 \u0085 x"),
+    ]
     with open(path, encoding="utf-8-sig") as file:
         assert [line for _, line in text_lines(path)] == [x.rstrip("\r\n") for x in file]
 
 
-@pytest.mark.parametrize("content, line, says", [
-    (PNG_START, 1, r"byte b'\\x89' \(byte 1 of the line\) is not valid UTF-8"),
-    (RTE_HEADER + b"0\tok.\tok.\tentailment\n1\tbad \xff\xfe\tb\tentailment\n", 3,
-     r"byte b'\\xff' \(byte 7 of the line\) is not valid UTF-8"),
-    (RTE_HEADER + b"0\ta\x00b\tok.\tentailment\n", 2,
-     r"NUL byte \(character 4 of the line\); expected UTF-8 text"),
-    ("index\tsentence1\tsentence2\tlabel\n".encode("utf-16"), 1,
-     r"byte b'\\xff' .* not valid UTF-8"),
-], ids=["png", "bad-byte-on-line-3", "nul-byte", "utf-16"])
+@pytest.mark.parametrize(
+    "content, line, says",
+    [
+        (PNG_START, 1, r"byte b'\\x89' \(byte 1 of the line\) is not valid UTF-8"),
+        (
+            RTE_HEADER + b"0\tok.\tok.\tentailment\n1\tbad \xff\xfe\tb\tentailment\n",
+            3,
+            r"byte b'\\xff' \(byte 7 of the line\) is not valid UTF-8",
+        ),
+        (
+            RTE_HEADER + b"0\ta\x00b\tok.\tentailment\n",
+            2,
+            r"NUL byte \(character 4 of the line\); expected UTF-8 text",
+        ),
+        (
+            "index\tsentence1\tsentence2\tlabel\n".encode("utf-16"),
+            1,
+            r"byte b'\\xff' .* not valid UTF-8",
+        ),
+    ],
+    ids=["png", "bad-byte-on-line-3", "nul-byte", "utf-16"],
+)
 def test_binary_tsv_is_refused_naming_the_file_and_line(tmp_path, content, line, says):
     (tmp_path / "rte").mkdir()
     path = tmp_path / "rte" / "dev.tsv"

@@ -11,8 +11,12 @@ def _write(root, split, text):
 
 
 def test_reads_pairs_with_quotes_and_no_csv_quoting(tmp_path):
-    _write(tmp_path, "dev", HEADER + '0\tHe said "yes.\tHe agreed.\tentailment\n'
-                                      '1\tA cat \u0085 sat.\tA dog sat.\tnot_entailment\n\n')
+    _write(
+        tmp_path,
+        "dev",
+        HEADER + '0\tHe said "yes.\tHe agreed.\tentailment\n'
+        "1\tA cat \u0085 sat.\tA dog sat.\tnot_entailment\n\n",
+    )
     texts_a, texts_b, labels = read_rte("dev", data_dir=tmp_path)
     assert texts_a == ['He said "yes.', "A cat \u0085 sat."]
     assert texts_b == ["He agreed.", "A dog sat."]
@@ -21,8 +25,11 @@ def test_reads_pairs_with_quotes_and_no_csv_quoting(tmp_path):
 
 def test_malformed_lines_name_the_file_and_line(tmp_path):
     _write(tmp_path, "train", HEADER + "0\tA.\tB.\tentailment\n1\tA.\tB.\tcontradiction\n")
-    with pytest.raises(ValueError, match=r"train\.tsv:3: expected 'index<TAB>sentence1<TAB>"
-                                         r"sentence2<TAB>entailment\|not_entailment'"):
+    with pytest.raises(
+        ValueError,
+        match=r"train\.tsv:3: expected 'index<TAB>sentence1<TAB>"
+        r"sentence2<TAB>entailment\|not_entailment'",
+    ):
         read_rte("train", data_dir=tmp_path)
     _write(tmp_path, "train", HEADER + "0\tA.\tB.\n")
     with pytest.raises(ValueError, match=r"train\.tsv:2: .* found 3 fields in '0\\tA"):
@@ -31,8 +38,11 @@ def test_malformed_lines_name_the_file_and_line(tmp_path):
     with pytest.raises(ValueError, match=r"train\.tsv:2: .*non-empty sentences"):
         read_rte("train", data_dir=tmp_path)
     _write(tmp_path, "train", "index\tsentence1\tsentence2\n0\tA.\tB.\n")
-    with pytest.raises(ValueError, match=r"train\.tsv:1: expected the header 'index<TAB>"
-                                         r"sentence1<TAB>sentence2<TAB>label'"):
+    with pytest.raises(
+        ValueError,
+        match=r"train\.tsv:1: expected the header 'index<TAB>"
+        r"sentence1<TAB>sentence2<TAB>label'",
+    ):
         read_rte("train", data_dir=tmp_path)
 
 
@@ -50,5 +60,8 @@ def test_real_files_have_the_documented_counts(data_root):
     assert (labels.count("entailment"), labels.count("not_entailment")) == (1249, 1241)
     assert texts_a[0] == "No Weapons of Mass Destruction Found in Iraq Yet."
     labels = read_rte("dev", data_dir=data_root)[2]
-    assert (len(labels), labels.count("entailment"), labels.count("not_entailment")) == (277, 146,
-                                                                                          131)
+    assert (len(labels), labels.count("entailment"), labels.count("not_entailment")) == (
+        277,
+        146,
+        131,
+    )

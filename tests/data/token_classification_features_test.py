@@ -8,13 +8,44 @@ from kbert.data.token_classification_features import (
 )
 from kbert.text import WordPieceTokenizer
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "eu", "rejects", "ger", "##man",
-              "call", "to", "boy", "##cott", "british", "lamb", ".", "peter", "black", "##burn",
-              "-"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "eu",
+    "rejects",
+    "ger",
+    "##man",
+    "call",
+    "to",
+    "boy",
+    "##cott",
+    "british",
+    "lamb",
+    ".",
+    "peter",
+    "black",
+    "##burn",
+    "-",
+]
 TAG_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 # Words of 1, 2 and 4 subwords ("eu-ger." is pre-tokenized into eu - ger .).
-WORDS = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", ".", "Peter",
-         "Blackburn", "eu-ger."]
+WORDS = [
+    "EU",
+    "rejects",
+    "German",
+    "call",
+    "to",
+    "boycott",
+    "British",
+    "lamb",
+    ".",
+    "Peter",
+    "Blackburn",
+    "eu-ger.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,30 +66,50 @@ def _long_sentences(count=3, words=25, seed=0):
 
 def test_first_subwords_carry_the_labels(tokenizer):
     features = token_classification_features(
-        [["EU", "rejects", "German"], ["Peter", "Blackburn"]], tokenizer,
-        tags=[["B-ORG", "O", "B-MISC"], ["B-PER", "I-PER"]], tag_names=TAG_NAMES,
-        sequence_length=8)
+        [["EU", "rejects", "German"], ["Peter", "Blackburn"]],
+        tokenizer,
+        tags=[["B-ORG", "O", "B-MISC"], ["B-PER", "I-PER"]],
+        tag_names=TAG_NAMES,
+        sequence_length=8,
+    )
     assert features["token_ids"].tolist() == [[2, 5, 6, 7, 8, 3, 0, 0], [2, 16, 17, 18, 3, 0, 0, 0]]
-    assert features["word_index"].tolist() == [[-1, 0, 1, 2, 2, -1, -1, -1],
-                                               [-1, 0, 1, 1, -1, -1, -1, -1]]
-    assert features["first_subword"].tolist() == [[0, 1, 1, 1, 0, 0, 0, 0],
-                                                  [0, 1, 1, 0, 0, 0, 0, 0]]
+    assert features["word_index"].tolist() == [
+        [-1, 0, 1, 2, 2, -1, -1, -1],
+        [-1, 0, 1, 1, -1, -1, -1, -1],
+    ]
+    assert features["first_subword"].tolist() == [
+        [0, 1, 1, 1, 0, 0, 0, 0],
+        [0, 1, 1, 0, 0, 0, 0, 0],
+    ]
     assert features["owned"].tolist() == [[0, 1, 1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 0, 0, 0, 0]]
-    assert features["labels"].tolist() == [[-100, 3, 0, 5, -100, -100, -100, -100],
-                                           [-100, 1, 2, -100, -100, -100, -100, -100]]
+    assert features["labels"].tolist() == [
+        [-100, 3, 0, 5, -100, -100, -100, -100],
+        [-100, 1, 2, -100, -100, -100, -100, -100],
+    ]
     assert features["padding_mask"].tolist() == [[1] * 6 + [0] * 2, [1] * 5 + [0] * 3]
     assert features["segment_ids"].tolist() == [[0] * 8] * 2
     assert features["sentence_index"].tolist() == [0, 1]
-    for key in ("token_ids", "word_index", "first_subword", "owned", "labels", "padding_mask",
-                "segment_ids"):
+    for key in (
+        "token_ids",
+        "word_index",
+        "first_subword",
+        "owned",
+        "labels",
+        "padding_mask",
+        "segment_ids",
+    ):
         assert features[key].dtype == np.int32, key
 
 
 def test_label_all_subwords_continues_a_b_tag_with_its_i_tag(tokenizer):
     features = token_classification_features(
-        [["German", "boycott", "Blackburn", "Blackburn"]], tokenizer,
-        tags=[["B-MISC", "O", "B-PER", "I-PER"]], tag_names=TAG_NAMES, sequence_length=10,
-        label_all_subwords=True)
+        [["German", "boycott", "Blackburn", "Blackburn"]],
+        tokenizer,
+        tags=[["B-MISC", "O", "B-PER", "I-PER"]],
+        tag_names=TAG_NAMES,
+        sequence_length=10,
+        label_all_subwords=True,
+    )
     # [CLS] ger ##man boy ##cott black ##burn black ##burn [SEP]
     assert features["labels"].tolist() == [[-100, 5, 6, 0, 0, 1, 2, 2, 2, -100]]
 
@@ -79,8 +130,12 @@ def test_continuation_tags_map_b_to_i_and_keep_the_rest():
 def test_a_word_deleted_by_normalization_gets_one_unknown_token(tokenizer, deleted):
     assert tokenizer([deleted]).to_list() == [[]]  # normalization really deletes it
     features = token_classification_features(
-        [["EU", deleted, "German"], [deleted, "EU"]], tokenizer,
-        tags=[["O", "B-PER", "B-MISC"], ["B-ORG", "O"]], tag_names=TAG_NAMES, sequence_length=8)
+        [["EU", deleted, "German"], [deleted, "EU"]],
+        tokenizer,
+        tags=[["O", "B-PER", "B-MISC"], ["B-ORG", "O"]],
+        tag_names=TAG_NAMES,
+        sequence_length=8,
+    )
     assert features["token_ids"][0, :6].tolist() == [2, 5, 1, 7, 8, 3]
     assert features["word_index"][0, :6].tolist() == [-1, 0, 1, 2, 2, -1]
     assert features["labels"][0, :6].tolist() == [-100, 0, 1, 5, -100, -100]
@@ -90,9 +145,13 @@ def test_a_word_deleted_by_normalization_gets_one_unknown_token(tokenizer, delet
 
 
 def test_a_word_split_by_pre_tokenization_stays_one_word(tokenizer):
-    features = token_classification_features([["eu-ger.", "lamb"]], tokenizer,
-                                             tags=[["B-ORG", "O"]], tag_names=TAG_NAMES,
-                                             sequence_length=8)
+    features = token_classification_features(
+        [["eu-ger.", "lamb"]],
+        tokenizer,
+        tags=[["B-ORG", "O"]],
+        tag_names=TAG_NAMES,
+        sequence_length=8,
+    )
     assert features["token_ids"][0].tolist() == [2, 5, 19, 7, 15, 14, 3, 0]
     assert features["word_index"][0].tolist() == [-1, 0, 0, 0, 0, 1, -1, -1]
     assert features["first_subword"][0].tolist() == [0, 1, 0, 0, 0, 1, 0, 0]
@@ -101,9 +160,9 @@ def test_a_word_split_by_pre_tokenization_stays_one_word(tokenizer):
 @pytest.mark.parametrize("stride", [None, 0, 3])
 def test_a_long_sentence_is_windowed_and_every_word_owned_once(tokenizer, stride):
     sentences, tags = _long_sentences()
-    features = token_classification_features(sentences, tokenizer, tags=tags,
-                                             tag_names=TAG_NAMES, sequence_length=8,
-                                             stride=stride)
+    features = token_classification_features(
+        sentences, tokenizer, tags=tags, tag_names=TAG_NAMES, sequence_length=8, stride=stride
+    )
     rows_per_sentence = np.bincount(features["sentence_index"])
     assert (rows_per_sentence > 1).all()
     tag_ids = [[TAG_NAMES.index(tag) for tag in sentence] for sentence in tags]
@@ -118,17 +177,19 @@ def test_a_long_sentence_is_windowed_and_every_word_owned_once(tokenizer, stride
         for row in rows:
             length = features["padding_mask"][row].sum()
             assert length <= 8
-            in_row = features["word_index"][row, 1:length - 1]
+            in_row = features["word_index"][row, 1 : length - 1]
             start, end = in_row[0], in_row[-1] + 1
             assert sorted(set(in_row.tolist())) == list(range(start, end))
             expected = [2] + [t for w in words[start:end] for t in _pieces(tokenizer, w)] + [3]
             assert features["token_ids"][row, :length].tolist() == expected
             owned = features["owned"][row] == 1
             assert set(features["word_index"][row][owned].tolist()) == set(
-                features["word_index"][row][features["first_subword"][row] == 1].tolist())
+                features["word_index"][row][features["first_subword"][row] == 1].tolist()
+            )
             positions = np.nonzero(features["first_subword"][row])[0]
             assert features["labels"][row, positions].tolist() == [
-                tag_ids[index][w] for w in features["word_index"][row, positions]]
+                tag_ids[index][w] for w in features["word_index"][row, positions]
+            ]
         if stride is not None and stride > 0:
             # Consecutive windows overlap: some word appears in two rows.
             counts = np.bincount(features["word_index"][rows][features["word_index"][rows] >= 0])
@@ -136,9 +197,13 @@ def test_a_long_sentence_is_windowed_and_every_word_owned_once(tokenizer, stride
 
 
 def test_a_word_longer_than_the_window_is_cut_but_kept(tokenizer):
-    features = token_classification_features([["EU", "eu-ger.", "lamb"]], tokenizer,
-                                             tags=[["O", "B-ORG", "O"]], tag_names=TAG_NAMES,
-                                             sequence_length=4)  # room for 2 subwords
+    features = token_classification_features(
+        [["EU", "eu-ger.", "lamb"]],
+        tokenizer,
+        tags=[["O", "B-ORG", "O"]],
+        tag_names=TAG_NAMES,
+        sequence_length=4,
+    )  # room for 2 subwords
     assert features["first_subword"].sum() == 3
     rows = features["word_index"][features["first_subword"] == 1].tolist()
     assert rows == [0, 1, 2]
@@ -148,8 +213,9 @@ def test_a_word_longer_than_the_window_is_cut_but_kept(tokenizer):
 @pytest.mark.parametrize("combine", ["first", "mean"])
 def test_one_hot_scores_read_back_the_word_tags(tokenizer, combine):
     sentences, tags = _long_sentences()
-    features = token_classification_features(sentences, tokenizer, tags=tags,
-                                             tag_names=TAG_NAMES, sequence_length=8, stride=3)
+    features = token_classification_features(
+        sentences, tokenizer, tags=tags, tag_names=TAG_NAMES, sequence_length=8, stride=3
+    )
     tag_ids = [[TAG_NAMES.index(tag) for tag in sentence] for sentence in tags]
     eye = np.eye(len(TAG_NAMES))
     rng = np.random.default_rng(0)
@@ -177,22 +243,47 @@ def test_mean_averages_the_subwords_and_first_takes_the_first(tokenizer):
     np.testing.assert_array_equal(mean, [[0.5, 0.5, 0], [0, 0, 1]])
 
 
-@pytest.mark.parametrize("sentences, tags, kwargs, message", [
-    ([["EU", "lamb"]], [["B-ORG", "B-LOC"]], {},
-     r"sentence 0: tag 'B-LOC' of word 'lamb' is not in the tag set"),
-    ([["EU", "lamb"], ["EU", "rejects", "German"]], [["O", "O"], ["O", "O"]], {},
-     "sentence 1 has 3 words but 2 tags"),
-    ([["EU"], ["lamb"]], [["O"]], {}, "one list per sentence: 2 sentences, 1 tag lists"),
-    ([["EU"], []], [["O"], []], {}, "sentence 1 has no words"),
-    ([["EU", ""]], [["O", "O"]], {}, r"sentence 0 has empty or non-str words at positions \[1\]"),
-    ([["EU"]], [["O"]], {"tag_names": None}, "tag_names .* is required with tags"),
-    ([["EU"]], [["O"]], {"sequence_length": 2}, "sequence_length must be an int >= 3; received 2"),
-    ([["EU"]], [["O"]], {"sequence_length": 8.0}, "sequence_length must be an int >= 3"),
-    ([["EU"]], [["O"]], {"stride": 6},
-     r"stride must be an int in \[0, sequence_length - 2 = 6\); received 6"),
-    ([["EU"]], [["O"]], {"stride": -1}, "stride must be an int in"),
-    ([["EU"]], [["O"]], {"stride": 1.5}, "stride must be an int in"),
-])
+@pytest.mark.parametrize(
+    "sentences, tags, kwargs, message",
+    [
+        (
+            [["EU", "lamb"]],
+            [["B-ORG", "B-LOC"]],
+            {},
+            r"sentence 0: tag 'B-LOC' of word 'lamb' is not in the tag set",
+        ),
+        (
+            [["EU", "lamb"], ["EU", "rejects", "German"]],
+            [["O", "O"], ["O", "O"]],
+            {},
+            "sentence 1 has 3 words but 2 tags",
+        ),
+        ([["EU"], ["lamb"]], [["O"]], {}, "one list per sentence: 2 sentences, 1 tag lists"),
+        ([["EU"], []], [["O"], []], {}, "sentence 1 has no words"),
+        (
+            [["EU", ""]],
+            [["O", "O"]],
+            {},
+            r"sentence 0 has empty or non-str words at positions \[1\]",
+        ),
+        ([["EU"]], [["O"]], {"tag_names": None}, "tag_names .* is required with tags"),
+        (
+            [["EU"]],
+            [["O"]],
+            {"sequence_length": 2},
+            "sequence_length must be an int >= 3; received 2",
+        ),
+        ([["EU"]], [["O"]], {"sequence_length": 8.0}, "sequence_length must be an int >= 3"),
+        (
+            [["EU"]],
+            [["O"]],
+            {"stride": 6},
+            r"stride must be an int in \[0, sequence_length - 2 = 6\); received 6",
+        ),
+        ([["EU"]], [["O"]], {"stride": -1}, "stride must be an int in"),
+        ([["EU"]], [["O"]], {"stride": 1.5}, "stride must be an int in"),
+    ],
+)
 def test_bad_inputs_are_named(tokenizer, sentences, tags, kwargs, message):
     kwargs = {"tag_names": TAG_NAMES, "sequence_length": 8, **kwargs}
     with pytest.raises(ValueError, match=message):
@@ -200,12 +291,12 @@ def test_bad_inputs_are_named(tokenizer, sentences, tags, kwargs, message):
 
 
 def test_word_scores_rejects_bad_scores(tokenizer):
-    features = token_classification_features([["EU", "rejects", "German"]], tokenizer,
-                                             sequence_length=8)
+    features = token_classification_features(
+        [["EU", "rejects", "German"]], tokenizer, sequence_length=8
+    )
     with pytest.raises(ValueError, match="token_scores has 3 columns, fewer than the rows' tokens"):
         word_scores(features, np.zeros((1, 3, 2)), 1)
     with pytest.raises(ValueError, match=r"must be \(rows=1, columns, tags\); received shape"):
         word_scores(features, np.zeros((2, 8, 2)), 1)
     with pytest.raises(ValueError, match="combine must be 'first' or 'mean'; received 'max'"):
         word_scores(features, np.zeros((1, 8, 2)), 1, combine="max")
-

@@ -19,8 +19,25 @@ ANSWER_KEYS = (
     "start_offsets",
     "end_offsets",
 )
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cafe", "bob", "un", "##aff",
-              "##able", "went", "to", "paris", ".", "ou", "est", "?"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "cafe",
+    "bob",
+    "un",
+    "##aff",
+    "##able",
+    "went",
+    "to",
+    "paris",
+    ".",
+    "ou",
+    "est",
+    "?",
+]
 SENTENCE = "Café Bob Unaffable went to Paris."
 
 
@@ -47,8 +64,10 @@ def _segment(rng, max_tokens):
 
 def _random_rows(rng, batch, seq):
     """Packed (batch, seq) rows like the preprocessor's: [CLS] A [SEP] (B [SEP]) padding."""
-    arrays = {key: np.full((batch, seq), -1, np.int32) for key in
-              ("word_ids", "start_offsets", "end_offsets")}
+    arrays = {
+        key: np.full((batch, seq), -1, np.int32)
+        for key in ("word_ids", "start_offsets", "end_offsets")
+    }
     arrays["segment_ids"] = np.zeros((batch, seq), np.int32)
     arrays["padding_mask"] = np.zeros((batch, seq), np.int32)
     for row in range(batch):
@@ -66,7 +85,7 @@ def _random_rows(rng, batch, seq):
             arrays["end_offsets"][row, span] = ends
             position += len(word_ids) + 1  # and its [SEP]
             if index == 1:
-                arrays["segment_ids"][row, span.start:position] = 1
+                arrays["segment_ids"][row, span.start : position] = 1
         arrays["padding_mask"][row, :position] = 1
     return arrays
 
@@ -92,8 +111,10 @@ def _reference_tags(arrays, scores, tag_ids_of_row):
         tags = [TAG_NAMES[i] for i in tag_ids_of_row(row, firsts)]
         starts = [int(arrays["start_offsets"][row, p]) for p in firsts]
         ends = [int(arrays["end_offsets"][row, p]) for p in lasts]
-        entities = [(entity_type, starts[start], ends[end - 1])
-                    for start, end, entity_type in bio_to_entities(tags)]
+        entities = [
+            (entity_type, starts[start], ends[end - 1])
+            for start, end, entity_type in bio_to_entities(tags)
+        ]
         rows.append((tags, starts, ends, entities))
     return rows
 
@@ -117,13 +138,22 @@ def _check_tag_outputs(outputs, reference):
         assert outputs["word_ends"][row].tolist() == ends + [-1] * (max_words - n)
         assert outputs["num_entities"][row] == m
         assert _decode(outputs["entity_types"][row]) == (
-            [t for t, _, _ in entities] + [""] * (max_entities - m))
+            [t for t, _, _ in entities] + [""] * (max_entities - m)
+        )
         assert outputs["entity_starts"][row].tolist() == (
-            [s for _, s, _ in entities] + [-1] * (max_entities - m))
+            [s for _, s, _ in entities] + [-1] * (max_entities - m)
+        )
         assert outputs["entity_ends"][row].tolist() == (
-            [e for _, _, e in entities] + [-1] * (max_entities - m))
-    for key in ("word_starts", "word_ends", "num_words", "entity_starts", "entity_ends",
-                "num_entities"):
+            [e for _, _, e in entities] + [-1] * (max_entities - m)
+        )
+    for key in (
+        "word_starts",
+        "word_ends",
+        "num_words",
+        "entity_starts",
+        "entity_ends",
+        "num_entities",
+    ):
         assert outputs[key].dtype == np.int32, key
     for key in ("tags", "entity_types"):
         assert outputs[key].dtype == object, key
@@ -133,12 +163,14 @@ def _check_tag_outputs(outputs, reference):
 
 
 def _tag_function(crf=None):
-    @tf.function(input_signature=[
-        tf.TensorSpec([None, None, NUM_TAGS], tf.float32),
-        tf.TensorSpec([None, None], tf.int32),
-        tf.TensorSpec([None, None], tf.int32),
-        tf.TensorSpec([None, None], tf.int32),
-    ])
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None, None, NUM_TAGS], tf.float32),
+            tf.TensorSpec([None, None], tf.int32),
+            tf.TensorSpec([None, None], tf.int32),
+            tf.TensorSpec([None, None], tf.int32),
+        ]
+    )
     def decode(scores, word_ids, start_offsets, end_offsets):
         return tag_outputs(scores, word_ids, start_offsets, end_offsets, TAG_NAMES, crf=crf)
 
@@ -146,11 +178,20 @@ def _tag_function(crf=None):
 
 
 def _answer_function(max_answer_length):
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)] * 2
-                 + [tf.TensorSpec([None, None], tf.int32)] * 4)
+    @tf.function(
+        input_signature=[tf.TensorSpec([None, None], tf.float32)] * 2
+        + [tf.TensorSpec([None, None], tf.int32)] * 4
+    )
     def decode(start_logits, end_logits, segment_ids, padding_mask, start_offsets, end_offsets):
-        return answer_outputs(start_logits, end_logits, segment_ids, padding_mask,
-                              start_offsets, end_offsets, max_answer_length)
+        return answer_outputs(
+            start_logits,
+            end_logits,
+            segment_ids,
+            padding_mask,
+            start_offsets,
+            end_offsets,
+            max_answer_length,
+        )
 
     return decode
 
@@ -196,8 +237,14 @@ def test_first_subword_mask_splits_pairs_whose_word_ids_restart():
 
 def test_argmax_tags_match_bio_to_entities_on_random_rows(argmax_decode):
     rng = np.random.default_rng(0)
-    seen = {"I after O or first": 0, "type switch": 0, "entity at the end": 0,
-            "multi-subword word": 0, "no word": 0, "pair": 0}
+    seen = {
+        "I after O or first": 0,
+        "type switch": 0,
+        "entity at the end": 0,
+        "multi-subword word": 0,
+        "no word": 0,
+        "pair": 0,
+    }
     for case in range(30):
         batch, seq = int(rng.integers(1, 7)), int(rng.integers(2, 18))
         arrays = _random_rows(rng, batch, seq)
@@ -205,16 +252,19 @@ def test_argmax_tags_match_bio_to_entities_on_random_rows(argmax_decode):
         if case % 3 == 0:  # probabilities instead of logits: the same argmax
             scores = tf.nn.softmax(scores).numpy()
         reference = _reference_tags(
-            arrays, scores, lambda row, firsts, s=scores: s[row, firsts].argmax(-1))
+            arrays, scores, lambda row, firsts, s=scores: s[row, firsts].argmax(-1)
+        )
         outputs = argmax_decode(scores, *(arrays[k] for k in TAG_KEYS[1:]))
         _check_tag_outputs(outputs, reference)
         for row, (tags, _, _, _) in enumerate(reference):
-            previous = ["O", *tags][:len(tags)]
+            previous = ["O", *tags][: len(tags)]
             seen["I after O or first"] += any(
-                t.startswith("I-") and p == "O" for t, p in zip(tags, previous, strict=True))
+                t.startswith("I-") and p == "O" for t, p in zip(tags, previous, strict=True)
+            )
             seen["type switch"] += any(
                 t.startswith("I-") and p != "O" and p[2:] != t[2:]
-                for t, p in zip(tags, previous, strict=True))
+                for t, p in zip(tags, previous, strict=True)
+            )
             seen["entity at the end"] += bool(tags) and tags[-1] != "O"
             seen["no word"] += not tags
             seen["pair"] += bool(arrays["segment_ids"][row].any())
@@ -239,18 +289,20 @@ def test_crf_tags_equal_crf_decode_on_first_subword_emissions(crf_decode, random
         width = max(int(num_words.max()), 1)
         gathered = np.zeros((batch, width, NUM_TAGS), np.float32)
         for row in range(batch):
-            gathered[row, :num_words[row]] = scores[row, first[row]]
+            gathered[row, : num_words[row]] = scores[row, first[row]]
         mask = np.arange(width)[None, :] < num_words[:, None]
         gathered_path = np.asarray(random_crf.decode(gathered, mask, constraints=constraints)[0])
         for row in range(batch):
-            np.testing.assert_array_equal(full_path[row, first[row]],
-                                          gathered_path[row, :num_words[row]])
+            np.testing.assert_array_equal(
+                full_path[row, first[row]], gathered_path[row, : num_words[row]]
+            )
         reference = _reference_tags(
-            arrays, scores, lambda row, firsts, path=full_path: path[row, firsts])
+            arrays, scores, lambda row, firsts, path=full_path: path[row, firsts]
+        )
         outputs = crf_decode(scores, *(arrays[k] for k in TAG_KEYS[1:]))
         _check_tag_outputs(outputs, reference)
         for tags, _, _, _ in reference:  # the constrained path is valid IOB2
-            for tag, previous in zip(tags, ["O", *tags][:len(tags)], strict=True):
+            for tag, previous in zip(tags, ["O", *tags][: len(tags)], strict=True):
                 assert not tag.startswith("I-") or previous[2:] == tag[2:]
 
 
@@ -263,8 +315,9 @@ def test_tag_outputs_on_empty_batch_and_rows_without_words(use_crf, argmax_decod
     assert outputs["entity_starts"].shape == (0, 0)
     assert outputs["num_words"].shape == (0,)
     only_special = np.array([[-1, -1, -1], [-1, -1, -1]], np.int32)  # [CLS] [SEP] [PAD]
-    outputs = decode(np.ones((2, 3, NUM_TAGS), np.float32), only_special, only_special,
-                     only_special)
+    outputs = decode(
+        np.ones((2, 3, NUM_TAGS), np.float32), only_special, only_special, only_special
+    )
     assert outputs["tags"].shape == (2, 0)
     assert outputs["num_words"].numpy().tolist() == [0, 0]
     assert outputs["num_entities"].numpy().tolist() == [0, 0]
@@ -288,8 +341,9 @@ def test_tag_outputs_rejects_bad_inputs(random_crf):
     with pytest.raises(ValueError, match="word_ids"):
         tag_outputs(scores, word_ids[0], word_ids, word_ids, TAG_NAMES)
     with pytest.raises(ValueError, match="crf"):
-        tag_outputs(tf.zeros((1, 3, 3)), word_ids, word_ids, word_ids, ["O", "B-X", "I-X"],
-                    crf=random_crf)
+        tag_outputs(
+            tf.zeros((1, 3, 3)), word_ids, word_ids, word_ids, ["O", "B-X", "I-X"], crf=random_crf
+        )
 
 
 # ---------------------------------------------------------------- answer_outputs
@@ -299,15 +353,22 @@ def _brute_force_answer(arrays, start, end, max_answer_length):
     """Per row: (start char, end char, score) of the best (i, j), first in (i, j) order."""
     answers = []
     for row in range(start.shape[0]):
-        candidate = ((arrays["segment_ids"][row] == 1) & (arrays["padding_mask"][row] == 1)
-                     & (arrays["start_offsets"][row] >= 0) & (arrays["end_offsets"][row] >= 0))
+        candidate = (
+            (arrays["segment_ids"][row] == 1)
+            & (arrays["padding_mask"][row] == 1)
+            & (arrays["start_offsets"][row] >= 0)
+            & (arrays["end_offsets"][row] >= 0)
+        )
         best = (-1, -1, float("-inf"))
         for i in np.flatnonzero(candidate):
             for j in np.flatnonzero(candidate):
                 score = float(start[row, i]) + float(end[row, j])
                 if i <= j < i + max_answer_length and score > best[2]:
-                    best = (int(arrays["start_offsets"][row, i]),
-                            int(arrays["end_offsets"][row, j]), score)
+                    best = (
+                        int(arrays["start_offsets"][row, i]),
+                        int(arrays["end_offsets"][row, j]),
+                        score,
+                    )
         answers.append(best)
     return answers
 
@@ -326,10 +387,17 @@ def test_answers_match_brute_force_and_decode_answers(max_answer_length):
         assert outputs["answer_start"].dtype == np.int32
         assert outputs["score"].dtype == np.float32
         brute = _brute_force_answer(arrays, start, end, max_answer_length)
-        got = list(zip(outputs["answer_start"].tolist(), outputs["answer_end"].tolist(),
-                       outputs["score"].tolist(), strict=True))
+        got = list(
+            zip(
+                outputs["answer_start"].tolist(),
+                outputs["answer_end"].tolist(),
+                outputs["score"].tolist(),
+                strict=True,
+            )
+        )
         for (got_start, got_end, got_score), (want_start, want_end, want_score) in zip(
-                got, brute, strict=True):
+            got, brute, strict=True
+        ):
             assert (got_start, got_end) == (want_start, want_end)
             assert got_score == pytest.approx(want_score, abs=1e-5)
             empty_contexts += want_start == -1
@@ -341,10 +409,10 @@ def test_answers_match_brute_force_and_decode_answers(max_answer_length):
             "context_end_offsets": np.where(in_context, arrays["end_offsets"], -1),
             "max_context": np.ones((batch, seq), bool),
         }
-        examples = [type("Example", (), {"id": row, "context": "x" * 100})
-                    for row in range(batch)]
-        answers = decode_answers(examples, features, start, end, n_best=seq,
-                                 max_answer_length=max_answer_length)
+        examples = [type("Example", (), {"id": row, "context": "x" * 100}) for row in range(batch)]
+        answers = decode_answers(
+            examples, features, start, end, n_best=seq, max_answer_length=max_answer_length
+        )
         for row in range(batch):
             assert (answers[row]["start"], answers[row]["end"]) == got[row][:2]
     assert empty_contexts > 0
@@ -357,8 +425,14 @@ def test_answers_on_empty_batch_and_tensor_length():
     assert [outputs[key].shape for key in ("answer_start", "answer_end", "score")] == [(0,)] * 3
     no_context = np.array([[0, 0, 0]], np.int32)  # [CLS] question [SEP]: no candidate
     offsets = np.array([[-1, 0, -1]], np.int32)
-    outputs = decode(np.ones((1, 3), np.float32), np.ones((1, 3), np.float32), no_context,
-                     np.ones((1, 3), np.int32), offsets, offsets)
+    outputs = decode(
+        np.ones((1, 3), np.float32),
+        np.ones((1, 3), np.float32),
+        no_context,
+        np.ones((1, 3), np.int32),
+        offsets,
+        offsets,
+    )
     assert outputs["answer_start"].numpy().tolist() == [-1]
     assert outputs["answer_end"].numpy().tolist() == [-1]
     assert outputs["score"].numpy().tolist() == [float("-inf")]
@@ -404,23 +478,38 @@ def test_entities_slice_the_original_text(tokenizer, use_crf, argmax_decode, crf
                 scores[row, position, TAG_NAMES.index(tags[word])] = 10.0
     decode = crf_decode if use_crf else argmax_decode
     outputs = decode(scores, inputs["word_ids"], inputs["start_offsets"], inputs["end_offsets"])
-    assert [_decode(row)[:len(tags)] for row, tags in zip(
-        outputs["tags"].numpy(), word_tags, strict=True)] == word_tags
+    assert [
+        _decode(row)[: len(tags)]
+        for row, tags in zip(outputs["tags"].numpy(), word_tags, strict=True)
+    ] == word_tags
     found = []
     for row, text in enumerate(texts):
         n = outputs["num_entities"].numpy()[row]
-        found.append([(kind.decode(), text[start:end]) for kind, start, end in zip(
-            outputs["entity_types"].numpy()[row, :n], outputs["entity_starts"].numpy()[row, :n],
-            outputs["entity_ends"].numpy()[row, :n], strict=True)])
+        found.append(
+            [
+                (kind.decode(), text[start:end])
+                for kind, start, end in zip(
+                    outputs["entity_types"].numpy()[row, :n],
+                    outputs["entity_starts"].numpy()[row, :n],
+                    outputs["entity_ends"].numpy()[row, :n],
+                    strict=True,
+                )
+            ]
+        )
     assert found == [[("PER", "Bob Unaffable"), ("LOC", "Paris")], [], [("PER", "Bob Unaffable")]]
-    words = [SENTENCE[s:e] for s, e in zip(outputs["word_starts"].numpy()[0],
-                                            outputs["word_ends"].numpy()[0], strict=True)]
+    words = [
+        SENTENCE[s:e]
+        for s, e in zip(
+            outputs["word_starts"].numpy()[0], outputs["word_ends"].numpy()[0], strict=True
+        )
+    ]
     assert words == ["Café", "Bob", "Unaffable", "went", "to", "Paris", "."]
 
     # Truncation: "Unaffable" keeps un ##aff only, so the entity ends where "##aff" does.
     short = BertPreprocessor(tokenizer, sequence_length=5, return_alignment=True)(["Bob Unaffable"])
-    outputs = decode(scores[2:, :5], short["word_ids"], short["start_offsets"],
-                     short["end_offsets"])
+    outputs = decode(
+        scores[2:, :5], short["word_ids"], short["start_offsets"], short["end_offsets"]
+    )
     start, end = outputs["entity_starts"].numpy()[0, 0], outputs["entity_ends"].numpy()[0, 0]
     assert "Bob Unaffable"[start:end] == "Bob Unaff"
 

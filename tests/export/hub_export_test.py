@@ -11,8 +11,25 @@ from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor
 from kbert.models import Encoder, MaskedLanguageModel
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "!", "un",
-              "##aff", "##able", "the", "cat", "sat", "on", "mat", "."]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "hello",
+    "world",
+    "!",
+    "un",
+    "##aff",
+    "##able",
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    ".",
+]
 TEXTS = ["Hello world!", "The cat sat on the mat.", "unaffable", "", "the cat hello world the cat"]
 PAIRS = ["world", "the mat sat on the cat hello world", "un", "hello", "the"]
 SEQ_LENGTH = 8
@@ -50,13 +67,19 @@ def keras_seed(seed):
 
 def _inputs(tokenizer, texts=TEXTS):
     packed = BertPreprocessor(tokenizer, sequence_length=SEQ_LENGTH)(texts)
-    return {"input_word_ids": packed["token_ids"], "input_mask": packed["padding_mask"],
-            "input_type_ids": packed["segment_ids"]}
+    return {
+        "input_word_ids": packed["token_ids"],
+        "input_mask": packed["padding_mask"],
+        "input_type_ids": packed["segment_ids"],
+    }
 
 
 def _kbert(inputs):
-    return {"token_ids": inputs["input_word_ids"], "padding_mask": inputs["input_mask"],
-            "segment_ids": inputs["input_type_ids"]}
+    return {
+        "token_ids": inputs["input_word_ids"],
+        "padding_mask": inputs["input_mask"],
+        "segment_ids": inputs["input_type_ids"],
+    }
 
 
 # ---------------------------------------------------------------- preprocessor
@@ -67,8 +90,11 @@ def test_preprocessor_call_equals_bert_preprocessor(tokenizer, preprocessor_path
     outputs = loaded(tf.constant(TEXTS))
     expected = BertPreprocessor(tokenizer, sequence_length=SEQ_LENGTH)(TEXTS)
     assert sorted(outputs) == ["input_mask", "input_type_ids", "input_word_ids"]
-    for hub, kbert in (("input_word_ids", "token_ids"), ("input_mask", "padding_mask"),
-                       ("input_type_ids", "segment_ids")):
+    for hub, kbert in (
+        ("input_word_ids", "token_ids"),
+        ("input_mask", "padding_mask"),
+        ("input_type_ids", "segment_ids"),
+    ):
         assert outputs[hub].dtype == tf.int32
         assert outputs[hub].shape == (len(TEXTS), SEQ_LENGTH)
         np.testing.assert_array_equal(outputs[hub].numpy(), expected[kbert].numpy())
@@ -96,8 +122,9 @@ def test_bert_pack_inputs_equals_bert_preprocessor(tokenizer, preprocessor_path,
         np.testing.assert_array_equal(outputs["input_mask"], expected["padding_mask"])
     # Default length, and already merged [batch, tokens] segments.
     default = loaded.bert_pack_inputs([first.merge_dims(1, 2)])
-    np.testing.assert_array_equal(default["input_word_ids"], loaded(tf.constant(TEXTS))[
-        "input_word_ids"])
+    np.testing.assert_array_equal(
+        default["input_word_ids"], loaded(tf.constant(TEXTS))["input_word_ids"]
+    )
 
 
 def test_preprocessor_stores_vocabulary_asset(preprocessor_path):
@@ -209,12 +236,16 @@ FRESH_PROCESS = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_reloads_in_fresh_process_without_kbert(tokenizer, encoder_and_mlm, preprocessor_path,
-                                               encoder_path, tmp_path):
+def test_reloads_in_fresh_process_without_kbert(
+    tokenizer, encoder_and_mlm, preprocessor_path, encoder_path, tmp_path
+):
     encoder, _ = encoder_and_mlm
     result = tmp_path / "outputs.npz"
-    subprocess.run([sys.executable, "-c", FRESH_PROCESS, preprocessor_path, encoder_path,
-                    str(result), *TEXTS], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, preprocessor_path, encoder_path, str(result), *TEXTS],
+        check=True,
+        timeout=300,
+    )
     arrays = np.load(result)
     inputs = _inputs(tokenizer)
     for key in inputs:

@@ -41,23 +41,43 @@ def batching_parameters_class():
         pool.FindFileByName(name)
     except KeyError:
         file = descriptor_pb2.FileDescriptorProto(
-            name=name, package="kbert_test.serving", syntax="proto3",
-            dependency=["google/protobuf/wrappers.proto"])
+            name=name,
+            package="kbert_test.serving",
+            syntax="proto3",
+            dependency=["google/protobuf/wrappers.proto"],
+        )
         message = file.message_type.add(name="BatchingParameters")
         field = descriptor_pb2.FieldDescriptorProto
         for number, (field_name, wrapper) in enumerate(
-                [("max_batch_size", "Int64Value"), ("batch_timeout_micros", "Int64Value"),
-                 ("max_enqueued_batches", "Int64Value"), ("num_batch_threads", "Int64Value"),
-                 ("thread_pool_name", "StringValue")], start=1):
-            message.field.add(name=field_name, number=number, type=field.TYPE_MESSAGE,
-                              type_name=f".google.protobuf.{wrapper}", label=field.LABEL_OPTIONAL)
-        message.field.add(name="allowed_batch_sizes", number=6, type=field.TYPE_INT64,
-                          label=field.LABEL_REPEATED)
-        message.field.add(name="pad_variable_length_inputs", number=7, type=field.TYPE_BOOL,
-                          label=field.LABEL_OPTIONAL)
+            [
+                ("max_batch_size", "Int64Value"),
+                ("batch_timeout_micros", "Int64Value"),
+                ("max_enqueued_batches", "Int64Value"),
+                ("num_batch_threads", "Int64Value"),
+                ("thread_pool_name", "StringValue"),
+            ],
+            start=1,
+        ):
+            message.field.add(
+                name=field_name,
+                number=number,
+                type=field.TYPE_MESSAGE,
+                type_name=f".google.protobuf.{wrapper}",
+                label=field.LABEL_OPTIONAL,
+            )
+        message.field.add(
+            name="allowed_batch_sizes", number=6, type=field.TYPE_INT64, label=field.LABEL_REPEATED
+        )
+        message.field.add(
+            name="pad_variable_length_inputs",
+            number=7,
+            type=field.TYPE_BOOL,
+            label=field.LABEL_OPTIONAL,
+        )
         pool.Add(file)
     return message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("kbert_test.serving.BatchingParameters"))
+        pool.FindMessageTypeByName("kbert_test.serving.BatchingParameters")
+    )
 
 
 def fake_export(root, layout):
@@ -82,18 +102,22 @@ def test_names_get_latest_policy_and_base_paths():
     assert [entry.name for entry in entries] == ["trec", "ner"]
     assert [entry.base_path for entry in entries] == ["/models/trec", "/models/ner"]
     assert all(entry.model_platform == "tensorflow" for entry in entries)
-    assert all(entry.model_version_policy.WhichOneof("policy_choice") == "latest"
-               for entry in entries)
+    assert all(
+        entry.model_version_policy.WhichOneof("policy_choice") == "latest" for entry in entries
+    )
     assert entries[0].model_version_policy.latest.num_versions == 1
 
 
 def test_every_policy_and_labels_parse_with_the_expected_fields():
     text = models_config_text(
-        [ServedModel("a", version_policy="all"),
-         {"name": "b", "versions": [1, 3], "version_labels": {"stable": 1, "canary": 3}},
-         {"name": "c", "version_policy": "latest", "num_versions": 2},
-         ServedModel("d", base_path="/data/d models/d")],
-        model_base_path="/srv/models/")
+        [
+            ServedModel("a", version_policy="all"),
+            {"name": "b", "versions": [1, 3], "version_labels": {"stable": 1, "canary": 3}},
+            {"name": "c", "version_policy": "latest", "num_versions": 2},
+            ServedModel("d", base_path="/data/d models/d"),
+        ],
+        model_base_path="/srv/models/",
+    )
     a, b, c, d = parse_config(text).model_config_list.config
     assert a.model_version_policy.WhichOneof("policy_choice") == "all"
     assert a.base_path == "/srv/models/a"
@@ -109,23 +133,26 @@ def test_base_path_with_quotes_and_backslashes_round_trips():
     assert config.model_config_list.config[0].base_path == path
 
 
-@pytest.mark.parametrize("models, message", [
-    ([], "models is empty"),
-    (["a", "a"], r"unique; \['a'\] appear"),
-    (["bad name"], "model name must be"),
-    (["../x"], "model name must be"),
-    ([{"name": "a", "version": 1}], "may have"),
-    ([{"versions": [1]}], "needs 'name'"),
-    ([{"name": "a", "version_policy": "newest"}], "version_policy must be one of"),
-    ([{"name": "a", "version_policy": "specific"}], "needs versions"),
-    ([{"name": "a", "version_policy": "all", "versions": [1]}], "only apply to the 'specific'"),
-    ([{"name": "a", "versions": [1], "version_labels": {"stable": 2}}], "does not load"),
-    ([{"name": "a", "num_versions": 0}], "num_versions must be an int >= 1"),
-    ([{"name": "a", "versions": [-1]}], "versions must be ints >= 0"),
-    ([{"name": "a", "versions": [2**63]}], r"versions must be ints >= 0 and <= 2\*\*63 - 1"),
-    ([{"name": "a", "version_labels": {"big": 2**70}}], r"int version in 0\.\.2\*\*63 - 1"),
-    ([3], "must be a name, a dict or a ServedModel"),
-])
+@pytest.mark.parametrize(
+    "models, message",
+    [
+        ([], "models is empty"),
+        (["a", "a"], r"unique; \['a'\] appear"),
+        (["bad name"], "model name must be"),
+        (["../x"], "model name must be"),
+        ([{"name": "a", "version": 1}], "may have"),
+        ([{"versions": [1]}], "needs 'name'"),
+        ([{"name": "a", "version_policy": "newest"}], "version_policy must be one of"),
+        ([{"name": "a", "version_policy": "specific"}], "needs versions"),
+        ([{"name": "a", "version_policy": "all", "versions": [1]}], "only apply to the 'specific'"),
+        ([{"name": "a", "versions": [1], "version_labels": {"stable": 2}}], "does not load"),
+        ([{"name": "a", "num_versions": 0}], "num_versions must be an int >= 1"),
+        ([{"name": "a", "versions": [-1]}], "versions must be ints >= 0"),
+        ([{"name": "a", "versions": [2**63]}], r"versions must be ints >= 0 and <= 2\*\*63 - 1"),
+        ([{"name": "a", "version_labels": {"big": 2**70}}], r"int version in 0\.\.2\*\*63 - 1"),
+        ([3], "must be a name, a dict or a ServedModel"),
+    ],
+)
 def test_bad_models_are_refused(models, message):
     with pytest.raises(ValueError, match=message):
         models_config_text(models)
@@ -135,8 +162,15 @@ def test_bad_models_are_refused(models, message):
 
 
 def test_write_scans_versions_and_skips_incomplete_models(tmp_path):
-    fake_export(tmp_path, {"trec": ["1", "2", ".tmp-3-abc", "notes"], "ner": ["7"],
-                           "partial": ["empty"], "empty_versions": []})
+    fake_export(
+        tmp_path,
+        {
+            "trec": ["1", "2", ".tmp-3-abc", "notes"],
+            "ner": ["7"],
+            "partial": ["empty"],
+            "empty_versions": [],
+        },
+    )
     (tmp_path / "empty_versions" / "1").mkdir()  # a version dir without saved_model.pb
     (tmp_path / "README.txt").write_text("not a model")
     (tmp_path / ".hidden").mkdir()
@@ -160,8 +194,9 @@ def test_write_specific_pins_the_present_versions_and_replaces_the_file(tmp_path
     target.write_text("old contents")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        path = write_models_config(tmp_path / "export", path=target, model_base_path="/m",
-                                   version_policy="specific")
+        path = write_models_config(
+            tmp_path / "export", path=target, model_base_path="/m", version_policy="specific"
+        )
     assert path == target
     (entry,) = parse_config(target.read_text()).model_config_list.config
     assert entry.base_path == "/m/trec"
@@ -207,8 +242,11 @@ def test_a_version_with_leading_zeros_alone_is_its_number(tmp_path):
 @pytest.mark.parametrize("version", [str(2**63), str(2**70), "9" * 30])
 def test_versions_beyond_int64_are_refused(tmp_path, version):
     fake_export(tmp_path, {"trec": ["1", version]})
-    with pytest.raises(ValueError, match=rf"'{version}' is above 2\*\*63 - 1 = "
-                                         r"9223372036854775807"):
+    with pytest.raises(
+        ValueError,
+        match=rf"'{version}' is above 2\*\*63 - 1 = "
+        r"9223372036854775807",
+    ):
         write_models_config(tmp_path)
     assert not (tmp_path / "models.config").exists()
 
@@ -228,8 +266,13 @@ def test_an_empty_saved_model_file_is_not_servable(tmp_path):
     with pytest.warns(UserWarning) as caught:
         assert find_model_versions(tmp_path) == {"trec": [1]}
     messages = [str(warning.message) for warning in caught]
-    assert any("trec" in message and "['2']" in message and "empty saved_model.pb" in message
-               and "remove" in message for message in messages)
+    assert any(
+        "trec" in message
+        and "['2']" in message
+        and "empty saved_model.pb" in message
+        and "remove" in message
+        for message in messages
+    )
     assert any("ner" in message and "not a servable model" in message for message in messages)
     with pytest.warns(UserWarning):
         path = write_models_config(tmp_path, version_policy="specific")
@@ -260,10 +303,14 @@ def test_write_refuses_missing_dirs_empty_exports_and_bad_policies(tmp_path):
 
 
 def test_batching_parameters_parse_with_the_proto():
-    text = batching_parameters_text(max_batch_size=16, batch_timeout_micros=500,
-                                    num_batch_threads=4, max_enqueued_batches=100,
-                                    allowed_batch_sizes=[4, 8, 16],
-                                    pad_variable_length_inputs=True)
+    text = batching_parameters_text(
+        max_batch_size=16,
+        batch_timeout_micros=500,
+        num_batch_threads=4,
+        max_enqueued_batches=100,
+        allowed_batch_sizes=[4, 8, 16],
+        pad_variable_length_inputs=True,
+    )
     parameters = text_format.Parse(text, batching_parameters_class()())
     assert parameters.max_batch_size.value == 16
     assert parameters.batch_timeout_micros.value == 500
@@ -282,13 +329,16 @@ def test_batching_defaults_leave_server_defaults_unset(tmp_path):
     assert not parameters.HasField("max_enqueued_batches")
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ({"max_batch_size": 0}, "max_batch_size must be an int >= 1; got 0"),
-    ({"batch_timeout_micros": -1}, "batch_timeout_micros must be an int >= 0"),
-    ({"num_batch_threads": 2.5}, "num_batch_threads must be an int >= 1"),
-    ({"max_batch_size": 8, "allowed_batch_sizes": [4, 16]}, "ending with max_batch_size=8"),
-    ({"max_batch_size": 8, "allowed_batch_sizes": [8, 4, 8]}, "increasing"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"max_batch_size": 0}, "max_batch_size must be an int >= 1; got 0"),
+        ({"batch_timeout_micros": -1}, "batch_timeout_micros must be an int >= 0"),
+        ({"num_batch_threads": 2.5}, "num_batch_threads must be an int >= 1"),
+        ({"max_batch_size": 8, "allowed_batch_sizes": [4, 16]}, "ending with max_batch_size=8"),
+        ({"max_batch_size": 8, "allowed_batch_sizes": [8, 4, 8]}, "increasing"),
+    ],
+)
 def test_bad_batching_parameters_are_refused(arguments, message):
     with pytest.raises(ValueError, match=message):
         batching_parameters_text(**arguments)
@@ -298,14 +348,14 @@ def test_bad_batching_parameters_are_refused(arguments, message):
 
 
 def test_docker_command_for_one_model(tmp_path):
-    arguments = shlex.split(docker_run_command(tmp_path / "saved models", model_name="trec",
-                                               rest_port=9501))
+    arguments = shlex.split(
+        docker_run_command(tmp_path / "saved models", model_name="trec", rest_port=9501)
+    )
     assert arguments[:2] == ["docker", "run"]
     assert arguments[-1] == "tensorflow/serving:latest"
     assert "--gpus" not in arguments
     assert "9501:8501" in arguments and "8500:8500" in arguments
-    assert (f"type=bind,source={tmp_path / 'saved models' / 'trec'},target=/models/trec"
-            in arguments)
+    assert f"type=bind,source={tmp_path / 'saved models' / 'trec'},target=/models/trec" in arguments
     assert "MODEL_NAME=trec" in arguments
 
 
@@ -318,33 +368,53 @@ def test_docker_command_for_a_models_config_with_batching_on_gpu(tmp_path):
     assert f"type=bind,source={export_dir},target=/models" in arguments
     assert not any(argument.startswith("MODEL_NAME") for argument in arguments)
     # Server flags follow the image; a file outside the export dir gets its own mount.
-    assert arguments[image + 1:] == ["--model_config_file=/models/models.config",
-                                     "--enable_batching",
-                                     "--batching_parameters_file=/config/batching.txt"]
-    assert (f"type=bind,source={batching},target=/config/batching.txt,readonly"
-            in arguments[:image])
+    assert arguments[image + 1 :] == [
+        "--model_config_file=/models/models.config",
+        "--enable_batching",
+        "--batching_parameters_file=/config/batching.txt",
+    ]
+    assert f"type=bind,source={batching},target=/config/batching.txt,readonly" in arguments[:image]
 
 
 def test_docker_command_batching_true_and_files_inside_the_mount(tmp_path):
-    arguments = shlex.split(docker_run_command(tmp_path, batching=True,
-                                               models_config=tmp_path / "conf" / "serving.config"))
-    assert arguments[-2:] == ["--model_config_file=/models/conf/serving.config",
-                              "--enable_batching"]
+    arguments = shlex.split(
+        docker_run_command(
+            tmp_path, batching=True, models_config=tmp_path / "conf" / "serving.config"
+        )
+    )
+    assert arguments[-2:] == [
+        "--model_config_file=/models/conf/serving.config",
+        "--enable_batching",
+    ]
     assert not any("/config" in argument for argument in arguments)
     # One model: only <export_dir>/<name> is mounted, so a file beside it needs its own mount.
-    arguments = shlex.split(docker_run_command(tmp_path, model_name="trec",
-                                               batching=tmp_path / "batching.txt"))
+    arguments = shlex.split(
+        docker_run_command(tmp_path, model_name="trec", batching=tmp_path / "batching.txt")
+    )
     assert arguments[-1] == "--batching_parameters_file=/config/batching.txt"
 
 
 def test_docker_mount_quotes_a_comma_or_quote_in_a_path_the_csv_way(tmp_path):
     export_dir = tmp_path / 'a,b "c"'
     command = docker_run_command(export_dir, model_name="trec")
-    source = f"{tmp_path}/a,b \"c\"/trec"
+    source = f'{tmp_path}/a,b "c"/trec'
     mount = f'type=bind,"source={tmp_path}/a,b ""c""/trec",target=/models/trec'
-    assert command == shlex.join(["docker", "run", "--rm", "-p", "8501:8501", "-p", "8500:8500",
-                                  "--mount", mount, "-e", "MODEL_NAME=trec",
-                                  "tensorflow/serving:latest"])
+    assert command == shlex.join(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "-p",
+            "8501:8501",
+            "-p",
+            "8500:8500",
+            "--mount",
+            mount,
+            "-e",
+            "MODEL_NAME=trec",
+            "tensorflow/serving:latest",
+        ]
+    )
     # Docker reads --mount as one CSV record (Go's encoding/csv, the same rules as Python's).
     arguments = shlex.split(command)
     (fields,) = csv.reader([arguments[arguments.index("--mount") + 1]], strict=True)
@@ -354,14 +424,26 @@ def test_docker_mount_quotes_a_comma_or_quote_in_a_path_the_csv_way(tmp_path):
 def test_docker_mount_quotes_a_comma_in_a_config_file_name(tmp_path):
     config = tmp_path / "elsewhere" / "serving,v2.config"
     command = docker_run_command(tmp_path / "export", models_config=config)
-    mount = f'type=bind,source={config},target=/config/serving,v2.config,readonly'
+    mount = f"type=bind,source={config},target=/config/serving,v2.config,readonly"
     quoted = f'type=bind,"source={config}","target=/config/serving,v2.config",readonly'
     assert mount not in command
     assert command == shlex.join(
-        ["docker", "run", "--rm", "-p", "8501:8501", "-p", "8500:8500",
-         "--mount", f"type=bind,source={tmp_path / 'export'},target=/models",
-         "--mount", quoted, "tensorflow/serving:latest",
-         "--model_config_file=/config/serving,v2.config"])
+        [
+            "docker",
+            "run",
+            "--rm",
+            "-p",
+            "8501:8501",
+            "-p",
+            "8500:8500",
+            "--mount",
+            f"type=bind,source={tmp_path / 'export'},target=/models",
+            "--mount",
+            quoted,
+            "tensorflow/serving:latest",
+            "--model_config_file=/config/serving,v2.config",
+        ]
+    )
 
 
 def test_docker_mount_refuses_a_line_break_in_a_path(tmp_path):
@@ -369,12 +451,15 @@ def test_docker_mount_refuses_a_line_break_in_a_path(tmp_path):
         docker_run_command(tmp_path / "a\nb", model_name="trec")
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ({}, "exactly one of model_name"),
-    ({"model_name": "a", "models_config": True}, "exactly one of model_name"),
-    ({"model_name": "a b"}, "model name must be"),
-    ({"model_name": "a", "rest_port": 0}, "rest_port must be an int in 1..65535"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({}, "exactly one of model_name"),
+        ({"model_name": "a", "models_config": True}, "exactly one of model_name"),
+        ({"model_name": "a b"}, "model name must be"),
+        ({"model_name": "a", "rest_port": 0}, "rest_port must be an int in 1..65535"),
+    ],
+)
 def test_bad_docker_arguments_are_refused(tmp_path, arguments, message):
     with pytest.raises(ValueError, match=message):
         docker_run_command(tmp_path, **arguments)

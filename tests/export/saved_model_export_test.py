@@ -40,47 +40,91 @@ CONTEXTS = ["the cat sat on a mat", "hello world", "cafe", "", "Café naïve, ok
 STRING = ("DT_STRING", "(-1)")
 INT_MATRIX = ("DT_INT32", "(-1, -1)")
 FLOAT_MATRIX = ("DT_FLOAT", "(-1, -1)")
-EMBED = {"inputs": {"text": STRING},
-         "outputs": {"cls_embedding": ("DT_FLOAT", f"(-1, {HIDDEN})"),
-                     "mean_embedding": ("DT_FLOAT", f"(-1, {HIDDEN})")}}
+EMBED = {
+    "inputs": {"text": STRING},
+    "outputs": {
+        "cls_embedding": ("DT_FLOAT", f"(-1, {HIDDEN})"),
+        "mean_embedding": ("DT_FLOAT", f"(-1, {HIDDEN})"),
+    },
+}
 TOKEN_INPUTS = {"token_ids": INT_MATRIX, "segment_ids": INT_MATRIX, "padding_mask": INT_MATRIX}
-CLASSIFY = {"inputs": {"text": STRING},
-            "outputs": {"label_ids": ("DT_INT32", "(-1)"), "labels": STRING,
-                        "probabilities": ("DT_FLOAT", "(-1, 3)"),
-                        "tokens": ("DT_INT32", "(-1)"), "tokens_kept": ("DT_INT32", "(-1)"),
-                        "truncated": ("DT_BOOL", "(-1)")}}
-TAG = {"inputs": {"text": STRING},
-       "outputs": {"tags": ("DT_STRING", "(-1, -1)"), "word_starts": INT_MATRIX,
-                   "word_ends": INT_MATRIX, "num_words": ("DT_INT32", "(-1)"),
-                   "entity_types": ("DT_STRING", "(-1, -1)"), "entity_starts": INT_MATRIX,
-                   "entity_ends": INT_MATRIX, "entity_texts": ("DT_STRING", "(-1, -1)"),
-                   "num_entities": ("DT_INT32", "(-1)")}}
-ANSWER = {"inputs": {"question": STRING, "context": STRING},
-          "outputs": {"answer_start": ("DT_INT32", "(-1)"), "answer_end": ("DT_INT32", "(-1)"),
-                      "answer_text": STRING, "score": ("DT_FLOAT", "(-1)")}}
+CLASSIFY = {
+    "inputs": {"text": STRING},
+    "outputs": {
+        "label_ids": ("DT_INT32", "(-1)"),
+        "labels": STRING,
+        "probabilities": ("DT_FLOAT", "(-1, 3)"),
+        "tokens": ("DT_INT32", "(-1)"),
+        "tokens_kept": ("DT_INT32", "(-1)"),
+        "truncated": ("DT_BOOL", "(-1)"),
+    },
+}
+TAG = {
+    "inputs": {"text": STRING},
+    "outputs": {
+        "tags": ("DT_STRING", "(-1, -1)"),
+        "word_starts": INT_MATRIX,
+        "word_ends": INT_MATRIX,
+        "num_words": ("DT_INT32", "(-1)"),
+        "entity_types": ("DT_STRING", "(-1, -1)"),
+        "entity_starts": INT_MATRIX,
+        "entity_ends": INT_MATRIX,
+        "entity_texts": ("DT_STRING", "(-1, -1)"),
+        "num_entities": ("DT_INT32", "(-1)"),
+    },
+}
+ANSWER = {
+    "inputs": {"question": STRING, "context": STRING},
+    "outputs": {
+        "answer_start": ("DT_INT32", "(-1)"),
+        "answer_end": ("DT_INT32", "(-1)"),
+        "answer_text": STRING,
+        "score": ("DT_FLOAT", "(-1)"),
+    },
+}
 # The documented signatures per export: signature -> inputs and outputs (dtype, shape).
 SIGNATURES = {
     "classifier": {
-        "serving_default": CLASSIFY, "classify": CLASSIFY, "embed": EMBED,
-        "token_ids": {"inputs": TOKEN_INPUTS, "outputs": {"logits": ("DT_FLOAT", "(-1, 3)")}}},
+        "serving_default": CLASSIFY,
+        "classify": CLASSIFY,
+        "embed": EMBED,
+        "token_ids": {"inputs": TOKEN_INPUTS, "outputs": {"logits": ("DT_FLOAT", "(-1, 3)")}},
+    },
     "pair_classifier": {
         "serving_default": dict(CLASSIFY, inputs={"text": STRING, "text_pair": STRING}),
         "classify": dict(CLASSIFY, inputs={"text": STRING, "text_pair": STRING}),
         "embed": EMBED,
-        "token_ids": {"inputs": TOKEN_INPUTS, "outputs": {"logits": ("DT_FLOAT", "(-1, 3)")}}},
+        "token_ids": {"inputs": TOKEN_INPUTS, "outputs": {"logits": ("DT_FLOAT", "(-1, 3)")}},
+    },
     "tagger": {
-        "serving_default": TAG, "tag": TAG, "embed": EMBED,
-        "token_ids": {"inputs": TOKEN_INPUTS,
-                      "outputs": {"emissions": ("DT_FLOAT", f"(-1, -1, {len(TAGS)})")}}},
+        "serving_default": TAG,
+        "tag": TAG,
+        "embed": EMBED,
+        "token_ids": {
+            "inputs": TOKEN_INPUTS,
+            "outputs": {"emissions": ("DT_FLOAT", f"(-1, -1, {len(TAGS)})")},
+        },
+    },
     "answerer": {
-        "serving_default": ANSWER, "answer": ANSWER, "embed": EMBED,
-        "token_ids": {"inputs": TOKEN_INPUTS,
-                      "outputs": {"start_logits": FLOAT_MATRIX, "end_logits": FLOAT_MATRIX}}},
+        "serving_default": ANSWER,
+        "answer": ANSWER,
+        "embed": EMBED,
+        "token_ids": {
+            "inputs": TOKEN_INPUTS,
+            "outputs": {"start_logits": FLOAT_MATRIX, "end_logits": FLOAT_MATRIX},
+        },
+    },
     "encoder": {
-        "serving_default": EMBED, "embed": EMBED,
-        "token_ids": {"inputs": TOKEN_INPUTS,
-                      "outputs": {"sequence_output": ("DT_FLOAT", f"(-1, -1, {HIDDEN})"),
-                                  "pooled_output": ("DT_FLOAT", f"(-1, {HIDDEN})")}}},
+        "serving_default": EMBED,
+        "embed": EMBED,
+        "token_ids": {
+            "inputs": TOKEN_INPUTS,
+            "outputs": {
+                "sequence_output": ("DT_FLOAT", f"(-1, -1, {HIDDEN})"),
+                "pooled_output": ("DT_FLOAT", f"(-1, {HIDDEN})"),
+            },
+        },
+    },
 }
 
 
@@ -105,18 +149,27 @@ def export_root(tmp_path_factory):
 @pytest.fixture(scope="module")
 def classifier(tokenizer, export_root):
     model = SequenceClassifier(tiny_encoder(1), num_classes=3)
-    path = export_saved_model(model, tokenizer, export_root, "classifier", label_names=CLASSES,
-                              sequence_length=LENGTH)
+    path = export_saved_model(
+        model, tokenizer, export_root, "classifier", label_names=CLASSES, sequence_length=LENGTH
+    )
     return model, path
 
 
 @pytest.fixture(scope="module")
 def pair_classifier(tokenizer, export_root):
     """A bfloat16, multi-label, sentence-pair classifier."""
-    model = SequenceClassifier(tiny_encoder(2, dtype="mixed_bfloat16"), num_classes=3,
-                               multi_label=True)
-    path = export_saved_model(model, tokenizer, export_root, "pair_classifier",
-                              label_names=CLASSES, sequence_length=LENGTH, pair=True)
+    model = SequenceClassifier(
+        tiny_encoder(2, dtype="mixed_bfloat16"), num_classes=3, multi_label=True
+    )
+    path = export_saved_model(
+        model,
+        tokenizer,
+        export_root,
+        "pair_classifier",
+        label_names=CLASSES,
+        sequence_length=LENGTH,
+        pair=True,
+    )
     return model, path
 
 
@@ -124,18 +177,21 @@ def pair_classifier(tokenizer, export_root):
 def tagger(tokenizer, export_root):
     model = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS), crf=True)
     # Non-zero transitions, so the CRF path differs from the per-token argmax.
-    model.crf_layer.transitions.assign(np.random.default_rng(0).normal(
-        size=(len(TAGS), len(TAGS))).astype("float32"))
-    path = export_saved_model(model, tokenizer, export_root, "tagger", label_names=TAGS,
-                              sequence_length=LENGTH)
+    model.crf_layer.transitions.assign(
+        np.random.default_rng(0).normal(size=(len(TAGS), len(TAGS))).astype("float32")
+    )
+    path = export_saved_model(
+        model, tokenizer, export_root, "tagger", label_names=TAGS, sequence_length=LENGTH
+    )
     return model, path
 
 
 @pytest.fixture(scope="module")
 def answerer(tokenizer, export_root):
     model = QuestionAnswerer(tiny_encoder(4))
-    path = export_saved_model(model, tokenizer, export_root, "answerer", sequence_length=LENGTH,
-                              max_answer_length=3)
+    path = export_saved_model(
+        model, tokenizer, export_root, "answerer", sequence_length=LENGTH, max_answer_length=3
+    )
     return model, path
 
 
@@ -158,53 +214,79 @@ def expected_embed(encoder_model, tokenizer, texts):
     outputs = encoder_model(packed, training=False)
     sequence = np.asarray(tf.cast(outputs["sequence_output"], tf.float32))
     mask = np.asarray(packed["padding_mask"], np.float32)[:, :, None]
-    return {"cls_embedding": sequence[:, 0],
-            "mean_embedding": (sequence * mask).sum(1) / mask.sum(1)}
+    return {
+        "cls_embedding": sequence[:, 0],
+        "mean_embedding": (sequence * mask).sum(1) / mask.sum(1),
+    }
 
 
 def expected_classify(model, tokenizer, texts, pairs=None):
     inputs = tf.constant(texts) if pairs is None else (tf.constant(texts), tf.constant(pairs))
     packed = BertPreprocessor(tokenizer, sequence_length=LENGTH)(inputs)
     logits = tf.cast(model(packed, training=False), tf.float32)
-    probabilities = np.asarray(tf.sigmoid(logits) if model.multi_label
-                               else tf.nn.softmax(logits))
+    probabilities = np.asarray(tf.sigmoid(logits) if model.multi_label else tf.nn.softmax(logits))
     ids = probabilities.argmax(-1)
     tokens = tokenizer(tf.constant(texts)).row_lengths().numpy() + 2
     if pairs is not None:
         tokens = tokens + tokenizer(tf.constant(pairs)).row_lengths().numpy() + 1
     kept = np.asarray(packed["padding_mask"]).sum(axis=1)
-    return {"label_ids": ids, "labels": [CLASSES[i] for i in ids],
-            "probabilities": probabilities, "tokens": tokens.astype(np.int32),
-            "tokens_kept": kept.astype(np.int32), "truncated": kept < tokens}
+    return {
+        "label_ids": ids,
+        "labels": [CLASSES[i] for i in ids],
+        "probabilities": probabilities,
+        "tokens": tokens.astype(np.int32),
+        "tokens_kept": kept.astype(np.int32),
+        "truncated": kept < tokens,
+    }
 
 
 def expected_tag(model, tokenizer, texts):
-    packed = BertPreprocessor(tokenizer, sequence_length=LENGTH,
-                              return_alignment=True)(tf.constant(texts))
+    packed = BertPreprocessor(tokenizer, sequence_length=LENGTH, return_alignment=True)(
+        tf.constant(texts)
+    )
     inputs = {key: packed[key] for key in ("token_ids", "segment_ids", "padding_mask")}
-    outputs = numpy_outputs(tag_outputs(model(inputs, training=False), packed["word_ids"],
-                                        packed["start_offsets"], packed["end_offsets"], TAGS,
-                                        crf=model.crf_layer))
+    outputs = numpy_outputs(
+        tag_outputs(
+            model(inputs, training=False),
+            packed["word_ids"],
+            packed["start_offsets"],
+            packed["end_offsets"],
+            TAGS,
+            crf=model.crf_layer,
+        )
+    )
     outputs["entity_texts"] = [
         [text[start:end] if start >= 0 else "" for start, end in zip(starts, ends, strict=True)]
-        for text, starts, ends in zip(texts, outputs["entity_starts"], outputs["entity_ends"],
-                                      strict=True)]
+        for text, starts, ends in zip(
+            texts, outputs["entity_starts"], outputs["entity_ends"], strict=True
+        )
+    ]
     return outputs
 
 
 def expected_answer(model, tokenizer, questions, contexts, max_answer_length=3):
-    packed = BertPreprocessor(tokenizer, sequence_length=LENGTH, truncation="only_second",
-                              return_alignment=True)((tf.constant(questions),
-                                                      tf.constant(contexts)))
+    packed = BertPreprocessor(
+        tokenizer, sequence_length=LENGTH, truncation="only_second", return_alignment=True
+    )((tf.constant(questions), tf.constant(contexts)))
     inputs = {key: packed[key] for key in ("token_ids", "segment_ids", "padding_mask")}
     logits = model(inputs, training=False)
-    outputs = numpy_outputs(answer_outputs(
-        logits["start_logits"], logits["end_logits"], packed["segment_ids"],
-        packed["padding_mask"], packed["start_offsets"], packed["end_offsets"],
-        max_answer_length))
-    outputs["answer_text"] = [context[start:end] if start >= 0 else "" for context, start, end in
-                              zip(contexts, outputs["answer_start"], outputs["answer_end"],
-                                  strict=True)]
+    outputs = numpy_outputs(
+        answer_outputs(
+            logits["start_logits"],
+            logits["end_logits"],
+            packed["segment_ids"],
+            packed["padding_mask"],
+            packed["start_offsets"],
+            packed["end_offsets"],
+            max_answer_length,
+        )
+    )
+    outputs["answer_text"] = [
+        context[start:end] if start >= 0 else ""
+        for context, start, end in zip(
+            contexts, outputs["answer_start"], outputs["answer_end"], strict=True
+        )
+    ]
     return outputs
 
 
@@ -213,8 +295,9 @@ def decoded(values):
     values = np.asarray(values, dtype=object)
     if not values.size:
         return values.tolist()
-    return np.vectorize(lambda v: v.decode() if isinstance(v, bytes) else v,
-                        otypes=[object])(values).tolist()
+    return np.vectorize(lambda v: v.decode() if isinstance(v, bytes) else v, otypes=[object])(
+        values
+    ).tolist()
 
 
 def assert_outputs_match(actual, expected, atol=1e-5):
@@ -262,8 +345,9 @@ def test_pair_multi_label_bfloat16_classifier(pair_classifier, tokenizer):
     assert all(value.dtype == tf.float32 for value in embed.values())
     assert_outputs_match(embed, expected_embed(model.encoder, tokenizer, TEXTS), atol=1e-2)
     ids = tf.constant([[2, 5, 3]])
-    raw = loaded.signatures["token_ids"](token_ids=ids, segment_ids=tf.zeros_like(ids),
-                                         padding_mask=tf.ones_like(ids))
+    raw = loaded.signatures["token_ids"](
+        token_ids=ids, segment_ids=tf.zeros_like(ids), padding_mask=tf.ones_like(ids)
+    )
     assert raw["logits"].dtype == tf.float32
 
 
@@ -284,8 +368,9 @@ def test_answerer_signatures_match_keras(answerer, tokenizer):
     loaded = load_exported(path)
     expected = expected_answer(model, tokenizer, QUESTIONS, CONTEXTS)
     for name in ("serving_default", "answer"):
-        actual = loaded.signatures[name](question=tf.constant(QUESTIONS),
-                                         context=tf.constant(CONTEXTS))
+        actual = loaded.signatures[name](
+            question=tf.constant(QUESTIONS), context=tf.constant(CONTEXTS)
+        )
         assert_outputs_match(actual, expected)
     assert expected["answer_start"][3] == -1 and expected["answer_text"][3] == ""  # no context
     spans = expected["answer_end"] - expected["answer_start"]
@@ -328,8 +413,12 @@ def signature_functions(graph_def, signature_defs):
                     yield value.func.name
                 yield from (f.name for f in value.list.func)
 
-    roots = [nodes[tensor.name.split(":")[0]] for signature in signature_defs.values()
-             for tensor in signature.outputs.values() if tensor.name.split(":")[0] in nodes]
+    roots = [
+        nodes[tensor.name.split(":")[0]]
+        for signature in signature_defs.values()
+        for tensor in signature.outputs.values()
+        if tensor.name.split(":")[0] in nodes
+    ]
     seen, todo = set(), list(called(roots))
     while todo:
         name = todo.pop()
@@ -352,8 +441,12 @@ def test_graph_is_portable(export, request):
     roots, functions = signature_functions(graph.graph_def, signatures)
     assert len(roots) >= len(signatures) and len(functions) > 10
     pinned = [(node.name, node.device) for node in roots if node.device]
-    pinned += [(f"{function.signature.name}/{node.name}", node.device)
-               for function in functions for node in function.node_def if node.device]
+    pinned += [
+        (f"{function.signature.name}/{node.name}", node.device)
+        for function in functions
+        for node in function.node_def
+        if node.device
+    ]
     assert pinned == []
 
 
@@ -361,8 +454,11 @@ def test_bad_inputs_in_the_graph(classifier, pair_classifier, answerer, tokenize
     model, path = classifier
     classify = load_exported(path).signatures["classify"]
     empty = classify(text=tf.constant([], tf.string))
-    assert [tuple(empty[k].shape) for k in ("label_ids", "labels", "probabilities")] == \
-        [(0,), (0,), (0, 3)]
+    assert [tuple(empty[k].shape) for k in ("label_ids", "labels", "probabilities")] == [
+        (0,),
+        (0,),
+        (0, 3),
+    ]
     # Invalid UTF-8 is replaced, never a crash: it classifies like the replaced text.
     invalid = classify(text=tf.constant([b"caf\xff hello \xe4\xb8", b"\xff", b"a\x00b"]))
     clean = expected_classify(model, tokenizer, ["caf\ufffd hello \ufffd", "\ufffd", "a\x00b"])
@@ -370,16 +466,24 @@ def test_bad_inputs_in_the_graph(classifier, pair_classifier, answerer, tokenize
     # 100k characters cost what max_input_chars (32 x 16 = 512) of them cost.
     long_text = "hello " * 20_000 + "cat"
     assert saved_model_export.CHARS_PER_TOKEN * LENGTH == 512
-    assert_outputs_match(classify(text=tf.constant([long_text])),
-                         expected_classify(model, tokenizer, [long_text[:512]]))
+    assert_outputs_match(
+        classify(text=tf.constant([long_text])),
+        expected_classify(model, tokenizer, [long_text[:512]]),
+    )
 
     pair = load_exported(pair_classifier[1]).signatures["classify"]
-    with pytest.raises(tf.errors.InvalidArgumentError, match="inputs text and text_pair must have the same batch size"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match="inputs text and text_pair must have the same batch size",
+    ):
         pair(text=tf.constant(["a", "b"]), text_pair=tf.constant(["c"]))
-    assert pair(text=tf.constant([], tf.string),
-                text_pair=tf.constant([], tf.string))["probabilities"].shape == (0, 3)
+    assert pair(text=tf.constant([], tf.string), text_pair=tf.constant([], tf.string))[
+        "probabilities"
+    ].shape == (0, 3)
     answer = load_exported(answerer[1]).signatures["answer"]
-    with pytest.raises(tf.errors.InvalidArgumentError, match="inputs question and context must have"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match="inputs question and context must have"
+    ):
         answer(question=tf.constant(["a"]), context=tf.constant(["b", "c"]))
     empty = answer(question=tf.constant([], tf.string), context=tf.constant([], tf.string))
     assert all(value.shape[0] == 0 for value in empty.values())
@@ -390,19 +494,27 @@ def test_bad_inputs_in_the_graph(classifier, pair_classifier, answerer, tokenize
 def test_tagger_bad_inputs(tagger):
     tag = load_exported(tagger[1]).signatures["tag"]
     empty = tag(text=tf.constant([], tf.string))
-    assert {key: tuple(value.shape)[0] for key, value in empty.items()} == \
-        dict.fromkeys(TAG["outputs"], 0)
+    assert {key: tuple(value.shape)[0] for key, value in empty.items()} == dict.fromkeys(
+        TAG["outputs"], 0
+    )
     outputs = tag(text=tf.constant([b"\xff\xfe", b"", "ok " * 50_000]))
     assert outputs["num_words"].numpy().tolist()[:2] == [0, 0]
     assert outputs["num_words"].numpy()[2] == LENGTH - 2  # one window of the cut text
 
 
 # The signature that serving_default is, per export: in-graph errors name it.
-MAIN_SIGNATURE = {"classifier": "classify", "pair_classifier": "classify", "tagger": "tag",
-                  "answerer": "answer", "encoder": "embed"}
+MAIN_SIGNATURE = {
+    "classifier": "classify",
+    "pair_classifier": "classify",
+    "tagger": "tag",
+    "answerer": "answer",
+    "encoder": "embed",
+}
 # Bad string inputs and the shape the error reports for each.
-BAD_RANKS = ((np.array([["a b", "c"], ["d", "e"]], dtype=object), "[2 2] (rank 2)"),
-             (np.array("a b", dtype=object), "[] (rank 0)"))
+BAD_RANKS = (
+    (np.array([["a b", "c"], ["d", "e"]], dtype=object), "[2 2] (rank 2)"),
+    (np.array("a b", dtype=object), "[] (rank 0)"),
+)
 
 
 def rank_requests(export):
@@ -415,11 +527,18 @@ def rank_requests(export):
         shown = MAIN_SIGNATURE[export] if signature == "serving_default" else signature
         for bad_name in names:
             for bad, shape in BAD_RANKS:
-                inputs = {name: bad if name == bad_name else np.array(["a", "b"], dtype=object)
-                          for name in names}
-                yield signature, inputs, re.escape(
-                    f"signature {shown}, input {bad_name}: expected a rank-1 string tensor "
-                    f"[batch]; received shape {shape}")
+                inputs = {
+                    name: bad if name == bad_name else np.array(["a", "b"], dtype=object)
+                    for name in names
+                }
+                yield (
+                    signature,
+                    inputs,
+                    re.escape(
+                        f"signature {shown}, input {bad_name}: expected a rank-1 string tensor "
+                        f"[batch]; received shape {shape}"
+                    ),
+                )
 
 
 @contextlib.contextmanager
@@ -443,10 +562,13 @@ def serving_session(path):
             dtype = object if tensor.dtype == tf.string else tensor.dtype.as_numpy_dtype
             feeds[tensor._as_tf_output()] = np.asarray(value, dtype=dtype)
         names = sorted(definition.outputs)
-        fetches = [graph.get_tensor_by_name(definition.outputs[name].name)._as_tf_output()
-                   for name in names]
-        return dict(zip(names, session._call_tf_sessionrun(None, feeds, fetches, [], None),
-                        strict=True))
+        fetches = [
+            graph.get_tensor_by_name(definition.outputs[name].name)._as_tf_output()
+            for name in names
+        ]
+        return dict(
+            zip(names, session._call_tf_sessionrun(None, feeds, fetches, [], None), strict=True)
+        )
 
     try:
         yield run
@@ -468,8 +590,10 @@ def test_string_inputs_must_be_rank_1(export, request):
             with pytest.raises(tf.errors.InvalidArgumentError, match=message):
                 run(signature, inputs)
         # The same signatures still answer a good batch in the session.
-        good = {name: np.array(["the cat", ""], dtype=object)
-                for name in SIGNATURES[export]["serving_default"]["inputs"]}
+        good = {
+            name: np.array(["the cat", ""], dtype=object)
+            for name in SIGNATURES[export]["serving_default"]["inputs"]
+        }
         assert all(len(value) == 2 for value in run("serving_default", good).values())
 
 
@@ -479,47 +603,79 @@ def test_token_ids_inputs_checked(classifier):
     zeros, ones = [[0, 0, 0]], [[1, 1, 1]]
     size = len(TINY_VOCABULARY)
     cases = [  # (token_ids, segment_ids, padding_mask, error)
-        ([[2, -1, 3]], zeros, ones,
-         f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
-         "from -1 to 3"),
-        ([[2, size, 3]], zeros, ones,
-         f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
-         f"from 2 to {size}"),
-        (ids, [[0, 2, 0]], ones,
-         "input segment_ids: expected ids in [0, 2) (num_segments); received values from 0 to 2"),
+        (
+            [[2, -1, 3]],
+            zeros,
+            ones,
+            f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
+            "from -1 to 3",
+        ),
+        (
+            [[2, size, 3]],
+            zeros,
+            ones,
+            f"input token_ids: expected ids in [0, {size}) (vocabulary_size); received values "
+            f"from 2 to {size}",
+        ),
+        (
+            ids,
+            [[0, 2, 0]],
+            ones,
+            "input segment_ids: expected ids in [0, 2) (num_segments); received values from 0 to 2",
+        ),
         (ids, [[0, -1, 0]], ones, "input segment_ids: expected ids in [0, 2)"),
-        (ids, zeros, [[1, 2, 0]],
-         "input padding_mask: expected values 0 (padding) or 1 (token); received values from 0 "
-         "to 2"),
-        ([2, 5, 3], zeros, ones,
-         "input token_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape [3] "
-         "(rank 1)"),
-        (ids, [[[0, 0, 0]]], ones,
-         "input segment_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape "
-         "[1 1 3] (rank 3)"),
-        (ids, zeros, [[1, 1]],
-         "inputs segment_ids and padding_mask must have the shape of token_ids; received "
-         "token_ids [1 3], segment_ids [1 3], padding_mask [1 2]"),
+        (
+            ids,
+            zeros,
+            [[1, 2, 0]],
+            "input padding_mask: expected values 0 (padding) or 1 (token); received values from 0 "
+            "to 2",
+        ),
+        (
+            [2, 5, 3],
+            zeros,
+            ones,
+            "input token_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape [3] "
+            "(rank 1)",
+        ),
+        (
+            ids,
+            [[[0, 0, 0]]],
+            ones,
+            "input segment_ids: expected a rank-2 int32 tensor [batch, sequence]; received shape "
+            "[1 1 3] (rank 3)",
+        ),
+        (
+            ids,
+            zeros,
+            [[1, 1]],
+            "inputs segment_ids and padding_mask must have the shape of token_ids; received "
+            "token_ids [1 3], segment_ids [1 3], padding_mask [1 2]",
+        ),
     ]
     function = load_exported(path).signatures["token_ids"]
     with serving_session(path) as run:
         for token_ids, segment_ids, padding_mask, error in cases:
-            inputs = {"token_ids": np.array(token_ids, np.int32),
-                      "segment_ids": np.array(segment_ids, np.int32),
-                      "padding_mask": np.array(padding_mask, np.int32)}
+            inputs = {
+                "token_ids": np.array(token_ids, np.int32),
+                "segment_ids": np.array(segment_ids, np.int32),
+                "padding_mask": np.array(padding_mask, np.int32),
+            }
             message = re.escape("signature token_ids") + ".*" + re.escape(error)
             with pytest.raises(tf.errors.InvalidArgumentError, match=message):
                 function(**{k: tf.constant(v) for k, v in inputs.items()})
             with pytest.raises(tf.errors.InvalidArgumentError, match=message):
                 run("token_ids", inputs)
         # Good ids, the largest included, and an empty batch pass.
-        good = {"token_ids": [[2, size - 1, 3]], "segment_ids": [[0, 1, 1]],
-                "padding_mask": [[1, 1, 0]]}
+        good = {
+            "token_ids": [[2, size - 1, 3]],
+            "segment_ids": [[0, 1, 1]],
+            "padding_mask": [[1, 1, 0]],
+        }
         assert run("token_ids", good)["logits"].shape == (1, 3)
         empty = {name: np.zeros((0, 3), np.int32) for name in good}
         assert run("token_ids", empty)["logits"].shape == (0, 3)
-        assert function(**{k: tf.constant(v) for k, v in empty.items()})["logits"].shape == \
-            (0, 3)
+        assert function(**{k: tf.constant(v) for k, v in empty.items()})["logits"].shape == (0, 3)
 
 
 # ---------------------------------------------------------------------------------- export time
@@ -528,22 +684,31 @@ def test_token_ids_inputs_checked(classifier):
 def test_export_time_errors(tokenizer, tmp_path):
     model = tiny_encoder(6)
     classifier = SequenceClassifier(model, num_classes=3)
-    with pytest.raises(ValueError, match="WordPieceTokenizer .* inside the serving graph; "
-                                         "received list"):
+    with pytest.raises(
+        ValueError, match="WordPieceTokenizer .* inside the serving graph; received list"
+    ):
         export_saved_model(model, TINY_VOCABULARY, tmp_path, "m")
     with pytest.raises(ValueError, match=r"task must be one of .*received 'translate'"):
         export_saved_model(model, tokenizer, tmp_path, "m", task="translate")
-    with pytest.raises(ValueError, match="task 'classify' needs a SequenceClassifier; received "
-                                         "a Encoder"):
+    with pytest.raises(
+        ValueError, match="task 'classify' needs a SequenceClassifier; received a Encoder"
+    ):
         export_saved_model(model, tokenizer, tmp_path, "m", task="classify")
-    with pytest.raises(ValueError, match="cannot infer the export task of a model of type "
-                                         "Sequential"):
+    with pytest.raises(
+        ValueError, match="cannot infer the export task of a model of type Sequential"
+    ):
         export_saved_model(keras.Sequential(), tokenizer, tmp_path, "m")
     with pytest.raises(ValueError, match="name each of the model's 3 classes; received 2"):
         export_saved_model(classifier, tokenizer, tmp_path, "m", label_names=["a", "b"])
     with pytest.raises(ValueError, match="without line breaks"):
-        export_saved_model(classifier, tokenizer, tmp_path, "m", label_names=["a", "b\nc", "d"],
-                           sequence_length=LENGTH)
+        export_saved_model(
+            classifier,
+            tokenizer,
+            tmp_path,
+            "m",
+            label_names=["a", "b\nc", "d"],
+            sequence_length=LENGTH,
+        )
     with pytest.raises(ValueError, match="'tag' task needs label_names"):
         export_saved_model(TokenClassifier(model, num_tags=3), tokenizer, tmp_path, "m")
     with pytest.raises(ValueError, match="pair=True is for the 'classify' task"):
@@ -604,13 +769,15 @@ def test_long_input_strategies_in_the_graph(tokenizer, tmp_path, strategy):
     texts = ["the cat sat on the mat " * 3, "hello", "un aff able ok x hello world the cat"]
     outputs = load_exported(path).signatures["classify"](text=tf.constant(texts))
     expected = classifier_logits(model, reader, texts)
-    np.testing.assert_allclose(outputs["probabilities"],
-                               tf.nn.softmax(expected["logits"]), atol=1e-5)
+    np.testing.assert_allclose(
+        outputs["probabilities"], tf.nn.softmax(expected["logits"]), atol=1e-5
+    )
     np.testing.assert_array_equal(outputs["tokens"], expected["tokens"])
     np.testing.assert_array_equal(outputs["tokens_kept"], expected["tokens_kept"])
     truncated = outputs["truncated"].numpy().tolist()
-    assert truncated == ([True, False, True] if strategy in ("head", "head_tail")
-                         else [False, False, False])
+    assert truncated == (
+        [True, False, True] if strategy in ("head", "head_tail") else [False, False, False]
+    )
     with pytest.raises(ValueError, match="single texts"):
         export_saved_model(model, reader, tmp_path, "long_pair", pair=True)
 
@@ -633,19 +800,51 @@ def request_cases(tokenizer, models):
 
     cases = []
     for name, (_, path), main, main_inputs, expected, token_outputs, encoder_model in (
-        ("classifier", classifier, "classify", texts,
-         expected_classify(classifier[0], tokenizer, TEXTS),
-         {"logits": raw(classifier[0])}, classifier[0].encoder),
-        ("pair_classifier", pair_classifier, "classify", {"text": TEXTS, "text_pair": PAIRS},
-         expected_classify(pair_classifier[0], tokenizer, TEXTS, PAIRS),
-         {"logits": raw(pair_classifier[0])}, pair_classifier[0].encoder),
-        ("tagger", tagger, "tag", texts, expected_tag(tagger[0], tokenizer, TEXTS),
-         {"emissions": raw(tagger[0])}, tagger[0].encoder),
-        ("answerer", answerer, "answer", {"question": QUESTIONS, "context": CONTEXTS},
-         expected_answer(answerer[0], tokenizer, QUESTIONS, CONTEXTS),
-         raw(answerer[0], ("start_logits", "end_logits")), answerer[0].encoder),
-        ("encoder", encoder, "embed", texts, expected_embed(encoder[0], tokenizer, TEXTS),
-         raw(encoder[0], ("sequence_output", "pooled_output")), encoder[0]),
+        (
+            "classifier",
+            classifier,
+            "classify",
+            texts,
+            expected_classify(classifier[0], tokenizer, TEXTS),
+            {"logits": raw(classifier[0])},
+            classifier[0].encoder,
+        ),
+        (
+            "pair_classifier",
+            pair_classifier,
+            "classify",
+            {"text": TEXTS, "text_pair": PAIRS},
+            expected_classify(pair_classifier[0], tokenizer, TEXTS, PAIRS),
+            {"logits": raw(pair_classifier[0])},
+            pair_classifier[0].encoder,
+        ),
+        (
+            "tagger",
+            tagger,
+            "tag",
+            texts,
+            expected_tag(tagger[0], tokenizer, TEXTS),
+            {"emissions": raw(tagger[0])},
+            tagger[0].encoder,
+        ),
+        (
+            "answerer",
+            answerer,
+            "answer",
+            {"question": QUESTIONS, "context": CONTEXTS},
+            expected_answer(answerer[0], tokenizer, QUESTIONS, CONTEXTS),
+            raw(answerer[0], ("start_logits", "end_logits")),
+            answerer[0].encoder,
+        ),
+        (
+            "encoder",
+            encoder,
+            "embed",
+            texts,
+            expected_embed(encoder[0], tokenizer, TEXTS),
+            raw(encoder[0], ("sequence_output", "pooled_output")),
+            encoder[0],
+        ),
     ):
         cases.append((name, path, main, main_inputs, expected))
         cases.append((name, path, "serving_default", main_inputs, expected))
@@ -674,8 +873,8 @@ FRESH_PROCESS_SCRIPT = (
     "import json, sys\n"
     "import numpy as np\n"
     "import tensorflow as tf, tensorflow_text  # noqa: F401 (registers the tf-text ops)\n"
-    + _JSON_OUTPUTS +
-    "results, loaded = [], {}\n"
+    + _JSON_OUTPUTS
+    + "results, loaded = [], {}\n"
     "for path, signature, inputs in json.load(open(sys.argv[1])):\n"
     "    model = loaded.setdefault(path, tf.saved_model.load(path))\n"
     "    function = model.signatures[signature]\n"
@@ -688,8 +887,8 @@ SESSION_SCRIPT = (
     "import json, sys\n"
     "import numpy as np\n"
     "import tensorflow as tf, tensorflow_text  # noqa: F401 (registers the tf-text ops)\n"
-    + _JSON_OUTPUTS +
-    "results, sessions = [], {}\n"
+    + _JSON_OUTPUTS
+    + "results, sessions = [], {}\n"
     "for path, signature, inputs in json.load(open(sys.argv[1])):\n"
     "    if path not in sessions:\n"
     "        session = tf.compat.v1.Session(graph=tf.Graph())\n"
@@ -708,24 +907,38 @@ def run_script(script, requests, tmp_path):
     request_file = tmp_path / "requests.json"
     request_file.write_text(json.dumps(requests))
     result = subprocess.run(
-        [sys.executable, "-c", script, str(request_file)], capture_output=True, text=True,
-        timeout=600, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        [sys.executable, "-c", script, str(request_file)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def check_remote(script, tokenizer, all_exports, tmp_path):
     cases = request_cases(tokenizer, all_exports)
-    results = run_script(script, [[str(path), signature, inputs]
-                                  for _, path, signature, inputs, _ in cases], tmp_path)
+    results = run_script(
+        script,
+        [[str(path), signature, inputs] for _, path, signature, inputs, _ in cases],
+        tmp_path,
+    )
     assert len(results) == len(cases)
     for (name, _, signature, _, expected), actual in zip(cases, results, strict=True):
-        expected = {k: np.where(np.isinf(v), np.nan, v) if np.asarray(v).dtype.kind == "f"
-                    else v for k, v in expected.items()}
-        actual = {k: np.asarray(v, np.float32) if np.asarray(expected[k]).dtype.kind == "f"
-                  else v for k, v in actual.items()}
-        atol = 1e-2 if name == "pair_classifier" and signature == "embed" else (
-            1e-3 if name == "pair_classifier" else 1e-5)
+        expected = {
+            k: np.where(np.isinf(v), np.nan, v) if np.asarray(v).dtype.kind == "f" else v
+            for k, v in expected.items()
+        }
+        actual = {
+            k: np.asarray(v, np.float32) if np.asarray(expected[k]).dtype.kind == "f" else v
+            for k, v in actual.items()
+        }
+        atol = (
+            1e-2
+            if name == "pair_classifier" and signature == "embed"
+            else (1e-3 if name == "pair_classifier" else 1e-5)
+        )
         try:
             assert_outputs_match(actual, expected, atol=atol)
         except AssertionError as error:
@@ -753,8 +966,8 @@ def parse_saved_model_cli(listing):
         block = block.split("\nConcrete Functions:")[0]
         entry = {"inputs": {}, "outputs": {}}
         for kind, key, dtype, shape in re.findall(
-                r"(inputs|outputs)\['([^']+)'\] tensor_info:\s+dtype: (\w+)\s+shape: (\S.*)",
-                block):
+            r"(inputs|outputs)\['([^']+)'\] tensor_info:\s+dtype: (\w+)\s+shape: (\S.*)", block
+        ):
             entry[kind][key] = (dtype, shape.strip())
         signatures[name] = entry
     return signatures
@@ -765,8 +978,12 @@ def parse_saved_model_cli(listing):
 def test_saved_model_cli_lists_the_documented_signatures(export, request):
     _, path = request.getfixturevalue(export)
     cli = Path(sys.executable).parent / "saved_model_cli"
-    result = subprocess.run([str(cli), "show", "--dir", str(path), "--all"], capture_output=True,
-                            text=True, timeout=300,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(
+        [str(cli), "show", "--dir", str(path), "--all"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert parse_saved_model_cli(result.stdout) == SIGNATURES[export]

@@ -18,14 +18,28 @@ from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
 from kbert.models import Encoder
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET = ["--train-examples", "192", "--batch-size", "16", "--epochs", "1",
-          "--sequence-length", "24"]
+BUDGET = [
+    "--train-examples",
+    "192",
+    "--batch-size",
+    "16",
+    "--epochs",
+    "1",
+    "--sequence-length",
+    "24",
+]
 
 
 def _run(arguments, data_root, run_dir):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    result = subprocess.run([sys.executable, *arguments, *BUDGET, "--run-dir", str(run_dir)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    result = subprocess.run(
+        [sys.executable, *arguments, *BUDGET, "--run-dir", str(run_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -36,12 +50,19 @@ def tiny_models(tmp_path_factory, minilm_dir):
     tokenizer = load_hf_bert_tokenizer(minilm_dir)
     root = tmp_path_factory.mktemp("starts")
     # Hidden 64: wide enough for the labs' 32-unit adapter bottleneck.
-    size = {"vocabulary_size": tokenizer.vocabulary_size(), "max_sequence_length": 32,
-            "hidden_dim": 64, "num_heads": 2, "intermediate_dim": 128}
+    size = {
+        "vocabulary_size": tokenizer.vocabulary_size(),
+        "max_sequence_length": 32,
+        "hidden_dim": 64,
+        "num_heads": 2,
+        "intermediate_dim": 128,
+    }
     causal = Encoder.from_preset("tiny", causal=True, norm_first=True, num_segments=0, **size)
     bidirectional = Encoder.from_preset("tiny", **size)
-    return (save_pretrained(causal, tokenizer, root / "causal"),
-            save_pretrained(bidirectional, tokenizer, root / "bert"))
+    return (
+        save_pretrained(causal, tokenizer, root / "causal"),
+        save_pretrained(bidirectional, tokenizer, root / "bert"),
+    )
 
 
 def _starts(tiny_models):
@@ -65,10 +86,15 @@ def _check_report(report, tiny_models, labels):
 @pytest.mark.slow
 def test_lab03_adapters(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab03_adapters.py", *_starts(tiny_models)], data_root, tmp_path)
-    _check_report(report, tiny_models, ["full", "feature_extraction", "adapters",
-                                        "adapters_pfeiffer"])
-    assert report["lab01/feature_extraction"]["trainable_pct"] < \
-        report["lab01/adapters"]["trainable_pct"] < report["lab01/full"]["trainable_pct"] == 100
+    _check_report(
+        report, tiny_models, ["full", "feature_extraction", "adapters", "adapters_pfeiffer"]
+    )
+    assert (
+        report["lab01/feature_extraction"]["trainable_pct"]
+        < report["lab01/adapters"]["trainable_pct"]
+        < report["lab01/full"]["trainable_pct"]
+        == 100
+    )
     # Reloaded adapter-only weights and a second task on the same base change no logit.
     lines = [line for line in stdout.splitlines() if "reloaded into a fresh base" in line]
     assert len(lines) == 2
@@ -79,25 +105,27 @@ def test_lab03_adapters(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab04_gradual_unfreezing.py", *_starts(tiny_models)],
-                          data_root, tmp_path)
+    stdout, report = _run(
+        ["labs/lab04_gradual_unfreezing.py", *_starts(tiny_models)], data_root, tmp_path
+    )
     _check_report(report, tiny_models, ["full", "top_2", "gradual_unfreezing", "chain_thaw"])
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
 
 
 @pytest.mark.slow
 def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab05_discriminative_lr.py", *_starts(tiny_models)],
-                          data_root, tmp_path)
-    _check_report(report, tiny_models, ["full", "discriminative_lr", "layerwise_decay", "l2_sp",
-                                        "ewc"])
+    stdout, report = _run(
+        ["labs/lab05_discriminative_lr.py", *_starts(tiny_models)], data_root, tmp_path
+    )
+    _check_report(
+        report, tiny_models, ["full", "discriminative_lr", "layerwise_decay", "l2_sp", "ewc"]
+    )
     assert "peak learning rate per layer group" in stdout
 
 
 @pytest.mark.slow
 def test_lab06_multitask(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab06_multitask.py", *_starts(tiny_models)], data_root,
-                          tmp_path)
+    stdout, report = _run(["labs/lab06_multitask.py", *_starts(tiny_models)], data_root, tmp_path)
     _check_report(report, tiny_models, ["full", "multitask", "multitask_annealed", "sequential"])
     assert "trec_test_accuracy" in stdout
 
@@ -113,16 +141,26 @@ def test_lab_peft(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab_distillation_and_the_benchmark(tmp_path, data_root, tiny_models):
-    _, report = _run(["labs/lab_distillation.py", *_starts(tiny_models)], data_root,
-                     tmp_path / "lab")
-    _check_report(report, tiny_models, ["full", "student_labels_only", "distillation",
-                                        "distillation_hidden_cosine"])
+    _, report = _run(
+        ["labs/lab_distillation.py", *_starts(tiny_models)], data_root, tmp_path / "lab"
+    )
+    _check_report(
+        report,
+        tiny_models,
+        ["full", "student_labels_only", "distillation", "distillation_hidden_cosine"],
+    )
     assert report["lab01/ensemble"]["acc_sd"] is None  # one ensemble of the 2 seeds' models
     assert report["lab01/ensemble"]["trainable_pct"] == pytest.approx(200.0)
 
     # The all-labs command: a subset of methods, then a rerun that resumes from its file.
-    arguments = ["benchmarks/adaptation.py", *_starts(tiny_models), "--seeds", "2",
-                 "--methods", "full,adapters,ensemble"]
+    arguments = [
+        "benchmarks/adaptation.py",
+        *_starts(tiny_models),
+        "--seeds",
+        "2",
+        "--methods",
+        "full,adapters,ensemble",
+    ]
     stdout, report = _run(arguments, data_root, tmp_path / "bench")
     assert "| start | method | trainable params |" in stdout
     assert len(report) == 6 and report["lab01/adapters"]["acc_sd"] is not None

@@ -13,8 +13,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(script, *arguments, data_root):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    result = subprocess.run([sys.executable, script, *arguments], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=1500)
+    result = subprocess.run(
+        [sys.executable, script, *arguments],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -22,15 +28,31 @@ def _run(script, *arguments, data_root):
 @pytest.mark.slow
 def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_root, minilm_dir):
     export_dir = tmp_path / "saved_models"
-    stdout, summary = _run("labs/lab_serving.py", "--model", str(minilm_dir), "--epochs", "1",
-                           "--max-train-examples", "200", "--tagger-sentences", "100",
-                           "--repeats", "1", "--export-dir", str(export_dir), data_root=data_root)
+    stdout, summary = _run(
+        "labs/lab_serving.py",
+        "--model",
+        str(minilm_dir),
+        "--epochs",
+        "1",
+        "--max-train-examples",
+        "200",
+        "--tagger-sentences",
+        "100",
+        "--repeats",
+        "1",
+        "--export-dir",
+        str(export_dir),
+        data_root=data_root,
+    )
     assert summary["max_abs_diff"] < 1e-5
     assert summary["export_sentences_per_s"] > 0 and summary["keras_sentences_per_s"] > 0
-    assert set(summary["timings"]) == {f"{side}_batch{size}" for side in ("export", "keras")
-                                       for size in (1, 32)}
-    assert summary["exports"] == {"classify": str(export_dir / "trec_minilm" / "1"),
-                                  "tag": str(export_dir / "conll_minilm_tagger" / "1")}
+    assert set(summary["timings"]) == {
+        f"{side}_batch{size}" for side in ("export", "keras") for size in (1, 32)
+    }
+    assert summary["exports"] == {
+        "classify": str(export_dir / "trec_minilm" / "1"),
+        "tag": str(export_dir / "conll_minilm_tagger" / "1"),
+    }
     for path in summary["exports"].values():
         assert (Path(path) / "saved_model.pb").is_file()
         assert (Path(path) / "assets" / "vocab.txt").is_file()
@@ -38,21 +60,47 @@ def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_ro
     for signature in ("classify:", "embed:", "tag:"):
         assert signature in stdout
     # Run again: the next export is version 2, version 1 stays.
-    _, again = _run("labs/lab_serving.py", "--model", str(minilm_dir), "--epochs", "1",
-                    "--max-train-examples", "50", "--skip-tagger", "--repeats", "1",
-                    "--export-dir", str(export_dir), data_root=data_root)
+    _, again = _run(
+        "labs/lab_serving.py",
+        "--model",
+        str(minilm_dir),
+        "--epochs",
+        "1",
+        "--max-train-examples",
+        "50",
+        "--skip-tagger",
+        "--repeats",
+        "1",
+        "--export-dir",
+        str(export_dir),
+        data_root=data_root,
+    )
     assert again["exports"]["classify"] == str(export_dir / "trec_minilm" / "2")
     assert (export_dir / "trec_minilm" / "1" / "saved_model.pb").is_file()
 
 
 @pytest.mark.slow
-def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(tmp_path, data_root,
-                                                                     minilm_dir):
-    stdout, summary = _run("labs/lab_tfhub_squad.py", "--model", str(minilm_dir),
-                           "--max-train-examples", "64", "--max-eval-examples", "16",
-                           "--sequence-length", "192", "--stride", "64",
-                           "--run-dir", str(tmp_path / "run"),
-                           "--export-dir", str(tmp_path / "saved_models"), data_root=data_root)
+def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
+    tmp_path, data_root, minilm_dir
+):
+    stdout, summary = _run(
+        "labs/lab_tfhub_squad.py",
+        "--model",
+        str(minilm_dir),
+        "--max-train-examples",
+        "64",
+        "--max-eval-examples",
+        "16",
+        "--sequence-length",
+        "192",
+        "--stride",
+        "64",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--export-dir",
+        str(tmp_path / "saved_models"),
+        data_root=data_root,
+    )
     assert summary["same_preprocessing"] and summary["hub_variables_updated"]
     assert summary["train_questions"] == 64 and summary["eval_questions"] == 16
     assert summary["export"] == str(tmp_path / "saved_models" / "squad_hub" / "1")

@@ -12,14 +12,43 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = ["--max-documents", "4", "--vocabulary-size", "600", "--num-layers", "1", "--eval-steps", "2",
-         "--hidden-dim", "32", "--num-heads", "2", "--block-length", "32", "--batch-size", "8",
-         "--warmup-steps", "2", "--generate-tokens", "5", "--validation-steps", "2"]
+SMALL = [
+    "--max-documents",
+    "4",
+    "--vocabulary-size",
+    "600",
+    "--num-layers",
+    "1",
+    "--eval-steps",
+    "2",
+    "--hidden-dim",
+    "32",
+    "--num-heads",
+    "2",
+    "--block-length",
+    "32",
+    "--batch-size",
+    "8",
+    "--warmup-steps",
+    "2",
+    "--generate-tokens",
+    "5",
+    "--validation-steps",
+    "2",
+]
 
 
 def _command(tmp_path, *extra):
-    return [sys.executable, "labs/lab01_pretraining.py", *SMALL, "--run-dir",
-            str(tmp_path / "run"), "--save-dir", str(tmp_path / "saved"), *extra]
+    return [
+        sys.executable,
+        "labs/lab01_pretraining.py",
+        *SMALL,
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--save-dir",
+        str(tmp_path / "saved"),
+        *extra,
+    ]
 
 
 def _env(data_root):
@@ -28,9 +57,14 @@ def _env(data_root):
 
 @pytest.mark.slow
 def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
-    result = subprocess.run(_command(tmp_path, "--epochs", "2", "--steps-per-epoch", "3"),
-                            cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        _command(tmp_path, "--epochs", "2", "--steps-per-epoch", "3"),
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert set(report) == {"causal", "masked"}
@@ -41,10 +75,16 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         assert any((tmp_path / "run" / part / "tensorboard").rglob("*tfevents*"))
     assert all(f"[{s}]" in result.stdout for s in ("greedy", "top_k ", "top_p "))
     # ELECTRA at a time budget: the plan (timed steps → intervals) is written and reused.
-    electra = subprocess.run(_command(tmp_path, "--part", "electra", "--budget-minutes", "0.02",
-                                      "--steps-per-epoch", "2"),
-                             cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
-                             timeout=600)
+    electra = subprocess.run(
+        _command(
+            tmp_path, "--part", "electra", "--budget-minutes", "0.02", "--steps-per-epoch", "2"
+        ),
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert electra.returncode == 0, electra.stderr[-3000:]
     plan = json.loads((tmp_path / "run" / "electra" / "plan.json").read_text())
     assert plan["budget_minutes"] == 0.02 and plan["epochs"] >= 1
@@ -54,25 +94,57 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     # The transfer benchmark runs on what lab01 saved (each start vs random init).
     record = tmp_path / "transfer.json"
     transfer = subprocess.run(
-        [sys.executable, "-m", "benchmarks.transfer", "--pretrained-dir",
-         str(tmp_path / "saved"), "--seeds", "2", "--sizes", "24", "48",
-         "--learning-rates", "1e-3", "--min-steps", "2", "--sequence-length", "32",
-         "--figure", str(tmp_path / "curve.png"), "--record", str(record)],
-        cwd=ROOT, env=_env(data_root), capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.transfer",
+            "--pretrained-dir",
+            str(tmp_path / "saved"),
+            "--seeds",
+            "2",
+            "--sizes",
+            "24",
+            "48",
+            "--learning-rates",
+            "1e-3",
+            "--min-steps",
+            "2",
+            "--sequence-length",
+            "32",
+            "--figure",
+            str(tmp_path / "curve.png"),
+            "--record",
+            str(record),
+        ],
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert transfer.returncode == 0, transfer.stderr[-3000:]
     summary = json.loads(transfer.stdout.strip().splitlines()[-1])
     assert summary["seeds"] == 2 and summary["labelled"] in (24, 48)
-    assert set(summary["curve"]) == {"causal", "masked", "electra", "random_causal",
-                                     "random_bidirectional"}
+    assert set(summary["curve"]) == {
+        "causal",
+        "masked",
+        "electra",
+        "random_causal",
+        "random_bidirectional",
+    }
     assert len(summary["curve"]["masked"]["24"]["runs"]) == 2
     assert 0.0 <= summary["pretrained_acc"] <= 1.0 and 0.0 <= summary["random_acc"] <= 1.0
     assert (tmp_path / "curve.png").stat().st_size > 1000
     assert json.loads(record.read_text())["results"]["objective"] == summary["objective"]
     # A second run must not replace the saved models unless told to.
-    again = subprocess.run(_command(tmp_path, "--part", "causal", "--epochs", "1",
-                                    "--steps-per-epoch", "1"),
-                           cwd=ROOT, env=_env(data_root), capture_output=True, text=True,
-                           timeout=600)
+    again = subprocess.run(
+        _command(tmp_path, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "1"),
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode != 0 and "pass --overwrite" in again.stderr
 
 
@@ -88,8 +160,9 @@ def test_a_run_killed_with_sigkill_continues_from_its_last_checkpoint(tmp_path, 
     # Many short intervals, so the kill surely lands mid-run whatever the machine's speed.
     command = _command(tmp_path, "--part", "causal", "--epochs", "40", "--steps-per-epoch", "2")
     history = tmp_path / "run" / "causal" / "history.csv"
-    process = subprocess.Popen(command, cwd=ROOT, env=_env(data_root),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=_env(data_root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 300
     while len(_epochs(history)) < 2 and process.poll() is None and time.time() < deadline:
         time.sleep(0.2)
@@ -99,11 +172,12 @@ def test_a_run_killed_with_sigkill_continues_from_its_last_checkpoint(tmp_path, 
     done_before = _epochs(history)
     assert 2 <= len(done_before) < 40
 
-    result = subprocess.run(command, cwd=ROOT, env=_env(data_root), capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        command, cwd=ROOT, env=_env(data_root), capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     epochs = _epochs(history)
-    resumed = epochs[len(done_before):]
+    resumed = epochs[len(done_before) :]
     # It starts again after the last checkpointed epoch, not at epoch 0, and finishes all 40.
     assert resumed and resumed[0] >= 1 and resumed[-1] == 39, epochs
     assert resumed[0] >= done_before[-1], epochs

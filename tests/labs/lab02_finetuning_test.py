@@ -19,8 +19,14 @@ def _env(data_root):
 
 
 def _run(arguments, data_root):
-    result = subprocess.run([sys.executable, *arguments], cwd=ROOT, env=_env(data_root),
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, *arguments],
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -29,17 +35,35 @@ def _run(arguments, data_root):
 def tiny_causal_model(tmp_path_factory, minilm_dir):
     """A stand-in for lab01's causal model: same layout (encoder.keras + vocab.txt), tiny."""
     tokenizer = load_hf_bert_tokenizer(minilm_dir)
-    encoder = Encoder.from_preset("tiny", vocabulary_size=tokenizer.vocabulary_size(),
-                                  max_sequence_length=32, causal=True, norm_first=True,
-                                  num_segments=0)
+    encoder = Encoder.from_preset(
+        "tiny",
+        vocabulary_size=tokenizer.vocabulary_size(),
+        max_sequence_length=32,
+        causal=True,
+        norm_first=True,
+        num_segments=0,
+    )
     return save_pretrained(encoder, tokenizer, tmp_path_factory.mktemp("lab01") / "causal")
 
 
 @pytest.mark.slow
 def test_lab02_both_parts(tmp_path, data_root, tiny_causal_model):
-    stdout, report = _run(["labs/lab02_finetuning.py", "--lab01-model", str(tiny_causal_model),
-                           "--max-train-examples", "64", "--epochs", "1",
-                           "--sequence-length", "24", "--run-dir", str(tmp_path)], data_root)
+    stdout, report = _run(
+        [
+            "labs/lab02_finetuning.py",
+            "--lab01-model",
+            str(tiny_causal_model),
+            "--max-train-examples",
+            "64",
+            "--epochs",
+            "1",
+            "--sequence-length",
+            "24",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        data_root,
+    )
     assert set(report) == {"i", "ii"}
     assert report["i"]["pooling"] == "last" and report["ii"]["pooling"] == "cls"
     for part in ("i", "ii"):
@@ -50,16 +74,33 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_causal_model):
 
 @pytest.mark.slow
 def test_lab02_part_i_without_lab01_says_what_to_run(tmp_path, data_root):
-    result = subprocess.run([sys.executable, "labs/lab02_finetuning.py", "--lab01-model",
-                             str(tmp_path / "missing")], cwd=ROOT, env=_env(data_root),
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "labs/lab02_finetuning.py", "--lab01-model", str(tmp_path / "missing")],
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2 and "labs/lab01_pretraining.py" in result.stderr
 
 
 @pytest.mark.slow
 def test_lab_pairs(tmp_path, data_root):
-    stdout, report = _run(["labs/lab_pairs.py", "--max-train-examples", "48", "--epochs", "1",
-                           "--sequence-length", "32", "--run-dir", str(tmp_path)], data_root)
+    stdout, report = _run(
+        [
+            "labs/lab_pairs.py",
+            "--max-train-examples",
+            "48",
+            "--epochs",
+            "1",
+            "--sequence-length",
+            "32",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        data_root,
+    )
     assert set(report) == {"rte", "mrpc"}
     assert report["rte"]["test"] == 277 and report["mrpc"]["test"] == 408
     assert report["mrpc"]["test_f1"] is not None and report["rte"]["test_f1"] is None
@@ -67,10 +108,26 @@ def test_lab_pairs(tmp_path, data_root):
 
 @pytest.mark.slow
 def test_lab_document_classification(tmp_path, data_root):
-    stdout, report = _run(["labs/lab_document_classification.py", "--task", "sst2",
-                           "--train-examples", "64", "--lm-examples", "64",
-                           "--eval-examples", "32", "--sequence-length", "32", "--epochs", "1",
-                           "--run-dir", str(tmp_path)], data_root)
+    stdout, report = _run(
+        [
+            "labs/lab_document_classification.py",
+            "--task",
+            "sst2",
+            "--train-examples",
+            "64",
+            "--lm-examples",
+            "64",
+            "--eval-examples",
+            "32",
+            "--sequence-length",
+            "32",
+            "--epochs",
+            "1",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        data_root,
+    )
     assert report["task"] == "sst2" and len(report["results"]) == 2
     with_lm = report["results"][0]
     assert "lm_loss_after" in with_lm and 0.0 <= with_lm["test_accuracy"] <= 1.0
@@ -78,8 +135,20 @@ def test_lab_document_classification(tmp_path, data_root):
 
 @pytest.mark.slow
 def test_classification_benchmark_prints_both_sides(data_root):
-    _, report = _run(["-m", "benchmarks.classification", "--task", "trec",
-                      "--max-train-examples", "64", "--epochs", "1", "--verbose", "0"],
-                     data_root)
+    _, report = _run(
+        [
+            "-m",
+            "benchmarks.classification",
+            "--task",
+            "trec",
+            "--max-train-examples",
+            "64",
+            "--epochs",
+            "1",
+            "--verbose",
+            "0",
+        ],
+        data_root,
+    )
     for key in ("kbert_acc", "peer_acc", "kbert_examples_per_s", "peer_examples_per_s"):
         assert key in report

@@ -15,17 +15,35 @@ FIGURES = ("senses_pca.png", "senses_tsne.png", "attention.png", "anisotropy.png
 
 @pytest.mark.slow
 def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
-        tmp_path, data_root, minilm_dir):
+    tmp_path, data_root, minilm_dir
+):
     run_dir = tmp_path / "run"
     record = tmp_path / "record.json"
-    command = [sys.executable, "labs/lab_contextual_embeddings.py", "--model", str(minilm_dir),
-               "--max-train-sentences", "1500", "--gloss-weights", "0.5", "1",
-               "--anisotropy-sentences", "100", "--pairs", "2000",
-               "--probe-train-sentences", "150", "--probe-test-sentences", "60",
-               "--run-dir", str(run_dir), "--record", str(record)]
+    command = [
+        sys.executable,
+        "labs/lab_contextual_embeddings.py",
+        "--model",
+        str(minilm_dir),
+        "--max-train-sentences",
+        "1500",
+        "--gloss-weights",
+        "0.5",
+        "1",
+        "--anisotropy-sentences",
+        "100",
+        "--pairs",
+        "2000",
+        "--probe-train-sentences",
+        "150",
+        "--probe-test-sentences",
+        "60",
+        "--run-dir",
+        str(run_dir),
+        "--record",
+        str(record),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=900)
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     for header in ("WSD: sense embeddings from semcor", "E[cos]", "Linear probes"):
         assert header in result.stdout
@@ -41,20 +59,29 @@ def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
     wsd = summary["wsd"]
     assert wsd["train_corpus"] == "semcor" and wsd["train_sentences"] == 1500
     assert wsd["development_set"] == "semeval2007"
-    variants = {"corpus", "corpus, not z-scored", "corpus+neighbours", "corpus+glosses x0.5",
-                "corpus+glosses x1", "corpus+neighbours+glosses x0.5",
-                "corpus+neighbours+glosses x1"}
+    variants = {
+        "corpus",
+        "corpus, not z-scored",
+        "corpus+neighbours",
+        "corpus+glosses x0.5",
+        "corpus+glosses x1",
+        "corpus+neighbours+glosses x0.5",
+        "corpus+neighbours+glosses x1",
+    }
     assert variants <= set(wsd["sets"]["ALL"]) and wsd["variant"] in variants
     # Neighbours give nearly every WordNet sense of a test lemma a vector (all of them with the
     # whole of SemCor; from 1,500 sentences a few lexicographer classes have no tagged sense).
-    assert 0.99 * wsd["test_lemma_senses"] <= sum(wsd["coverage"].values()) <= wsd[
-        "test_lemma_senses"]
+    assert (
+        0.99 * wsd["test_lemma_senses"] <= sum(wsd["coverage"].values()) <= wsd["test_lemma_senses"]
+    )
     # 1,500 SemCor sentences already put the reported variant near MFS; a broken embedding,
     # z-scoring or sense lookup falls far below it (the full run is above it on every set).
     assert summary["wsd_f1"]["ALL"] > summary["mfs_f1"]["ALL"] - 4
     assert len(summary["expected_cosine"]) == 7  # embeddings + 6 blocks
-    assert all(z < raw for z, raw in zip(summary["expected_cosine_z"],
-                                         summary["expected_cosine"], strict=True))
+    assert all(
+        z < raw
+        for z, raw in zip(summary["expected_cosine_z"], summary["expected_cosine"], strict=True)
+    )
     probes = summary["probes"]
     assert len(probes["pos_pretrained"]) == 7
     assert max(probes["pos_pretrained"]) > max(probes["pos_random"][1:])

@@ -13,12 +13,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_a_small_run_prints_the_table_and_writes_the_results(tmp_path, data_root, minilm_dir):
-    command = [sys.executable, "labs/lab_feature_extraction.py", "--checkpoint", str(minilm_dir),
-               "--max-train-examples", "48", "--max-eval-examples", "16", "--epochs", "2",
-               "--patience", "1", "--mlp-units", "8", "--output-dir", str(tmp_path / "run")]
+    command = [
+        sys.executable,
+        "labs/lab_feature_extraction.py",
+        "--checkpoint",
+        str(minilm_dir),
+        "--max-train-examples",
+        "48",
+        "--max-eval-examples",
+        "16",
+        "--epochs",
+        "2",
+        "--patience",
+        "1",
+        "--mlp-units",
+        "8",
+        "--output-dir",
+        str(tmp_path / "run"),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "features    pooling  head    val acc  test acc" in result.stdout
     assert "learned scalar-mix weights" in result.stdout
@@ -28,8 +42,11 @@ def test_a_small_run_prints_the_table_and_writes_the_results(tmp_path, data_root
     assert set(report["extraction"]) == {"cls", "mean"}
     runs = report["runs"]
     assert {(r["pooling"], r["layers"], r["head"]) for r in runs} == {
-        (pooling, layers, head) for pooling in ("cls", "mean")
-        for layers in ("top", "last4", "scalar_mix") for head in ("linear", "mlp")}
+        (pooling, layers, head)
+        for pooling in ("cls", "mean")
+        for layers in ("top", "last4", "scalar_mix")
+        for head in ("linear", "mlp")
+    }
     for run in runs:
         assert 0.0 <= run["validation_accuracy"] <= 1.0 and 0.0 <= run["test_accuracy"] <= 1.0
         assert 1 <= run["epochs"] <= 2

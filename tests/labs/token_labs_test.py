@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(arguments, data_root, timeout=900):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    result = subprocess.run([sys.executable, *arguments], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, *arguments],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -27,17 +33,32 @@ def _run(arguments, data_root, timeout=900):
 def tiny_bert(tmp_path_factory, minilm_dir):
     """A tiny encoder with MiniLM's vocabulary, saved as a kbert directory (fast stand-in)."""
     tokenizer = load_hf_bert_tokenizer(minilm_dir)
-    encoder = Encoder.from_preset("tiny", vocabulary_size=tokenizer.vocabulary_size(),
-                                  max_sequence_length=128)
+    encoder = Encoder.from_preset(
+        "tiny", vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=128
+    )
     return save_pretrained(encoder, tokenizer, tmp_path_factory.mktemp("tiny") / "bert")
 
 
 @pytest.mark.slow
 def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tiny_bert):
-    stdout, report = _run(["labs/lab_ner.py", "--model", str(tiny_bert),
-                           "--max-train-sentences", "64", "--max-eval-sentences", "40",
-                           "--epochs", "1", "--verbose", "0", "--run-dir", str(tmp_path)],
-                          data_root)
+    stdout, report = _run(
+        [
+            "labs/lab_ner.py",
+            "--model",
+            str(tiny_bert),
+            "--max-train-sentences",
+            "64",
+            "--max-eval-sentences",
+            "40",
+            "--epochs",
+            "1",
+            "--verbose",
+            "0",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        data_root,
+    )
     assert set(report) == {"softmax", "crf", "span"}
     assert all(0.0 <= f1 <= 100.0 for f1 in report.values())
     assert "test F1" in stdout and "PER" in stdout and "micro" in stdout
@@ -49,10 +70,28 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
 
 @pytest.mark.slow
 def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny_bert):
-    stdout, report = _run(["labs/lab_qa.py", "--model", str(tiny_bert),
-                           "--max-train-examples", "48", "--max-eval-examples", "24",
-                           "--epochs", "1", "--sequence-length", "128", "--stride", "32",
-                           "--verbose", "0", "--run-dir", str(tmp_path)], data_root)
+    stdout, report = _run(
+        [
+            "labs/lab_qa.py",
+            "--model",
+            str(tiny_bert),
+            "--max-train-examples",
+            "48",
+            "--max-eval-examples",
+            "24",
+            "--epochs",
+            "1",
+            "--sequence-length",
+            "128",
+            "--stride",
+            "32",
+            "--verbose",
+            "0",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        data_root,
+    )
     assert set(report) == {"exact_match", "f1"}
     assert 0.0 <= report["exact_match"] <= report["f1"] <= 100.0
     assert "dev-split" in stdout
@@ -62,21 +101,57 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
 
 @pytest.mark.slow
 def test_token_task_benchmark_kbert_side(data_root):
-    _, report = _run(["-m", "benchmarks.token_tasks", "--sides", "kbert", "--max-train", "48",
-                      "--max-eval", "24", "--ner-epochs", "1", "--verbose", "0"], data_root)
-    for key in ("kbert_ner_f1", "kbert_qa_f1", "kbert_qa_em", "kbert_ner_train_examples_per_s",
-                "kbert_qa_train_examples_per_s"):
+    _, report = _run(
+        [
+            "-m",
+            "benchmarks.token_tasks",
+            "--sides",
+            "kbert",
+            "--max-train",
+            "48",
+            "--max-eval",
+            "24",
+            "--ner-epochs",
+            "1",
+            "--verbose",
+            "0",
+        ],
+        data_root,
+    )
+    for key in (
+        "kbert_ner_f1",
+        "kbert_qa_f1",
+        "kbert_qa_em",
+        "kbert_ner_train_examples_per_s",
+        "kbert_qa_train_examples_per_s",
+    ):
         assert key in report, key
     assert report["ner_train_sentences"] == 48 and report["qa_train_questions"] == 48
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("transformers") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the peer (transformers + torch) is installed only in the benchmark "
-                           "environment: pip install -r benchmarks/requirements-peer.txt")
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None,
+    reason="the peer (transformers + torch) is installed only in the benchmark "
+    "environment: pip install -r benchmarks/requirements-peer.txt",
+)
 def test_token_task_benchmark_peer_side(data_root):
-    _, report = _run(["-m", "benchmarks.token_tasks", "--sides", "peer", "--max-train", "32",
-                      "--max-eval", "16", "--ner-epochs", "1", "--verbose", "0"], data_root)
+    _, report = _run(
+        [
+            "-m",
+            "benchmarks.token_tasks",
+            "--sides",
+            "peer",
+            "--max-train",
+            "32",
+            "--max-eval",
+            "16",
+            "--ner-epochs",
+            "1",
+            "--verbose",
+            "0",
+        ],
+        data_root,
+    )
     for key in ("peer_ner_f1", "peer_qa_f1", "peer_qa_em"):
         assert key in report, key

@@ -11,25 +11,41 @@ X = np.random.default_rng(1).normal(size=(2, 4, 16)).astype("float32")
 
 def test_adapter_end_to_end():
     # The down-projection's gradient is zero while the up-projection is zero (its init).
-    run_layer_test(Adapter, {"bottleneck_dim": 4}, X, expected_output_shape=(2, 4, 16),
-                   expected_num_trainable_weights=4, zero_gradient_weights=("down/kernel",
-                                                                            "down/bias"))
+    run_layer_test(
+        Adapter,
+        {"bottleneck_dim": 4},
+        X,
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=4,
+        zero_gradient_weights=("down/kernel", "down/bias"),
+    )
 
 
 def test_adapted_sublayer_end_to_end():
-    run_layer_test(AdaptedSublayer,
-                   {"sublayer": keras.layers.Dense(16), "adapters": {"a": Adapter(4)},
-                    "active_adapter": "a", "parallel": False},
-                   X, expected_output_shape=(2, 4, 16), expected_num_trainable_weights=6,
-                   zero_gradient_weights=("down/kernel", "down/bias"))
+    run_layer_test(
+        AdaptedSublayer,
+        {
+            "sublayer": keras.layers.Dense(16),
+            "adapters": {"a": Adapter(4)},
+            "active_adapter": "a",
+            "parallel": False,
+        },
+        X,
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=6,
+        zero_gradient_weights=("down/kernel", "down/bias"),
+    )
 
 
 def test_parallel_wraps_a_feed_forward_end_to_end():
-    run_layer_test(AdaptedSublayer,
-                   {"sublayer": FeedForward(16, 32), "adapters": Adapter(4, residual=False),
-                    "parallel": True},
-                   X, expected_output_shape=(2, 4, 16), expected_num_trainable_weights=8,
-                   zero_gradient_weights=("down/kernel", "down/bias"))
+    run_layer_test(
+        AdaptedSublayer,
+        {"sublayer": FeedForward(16, 32), "adapters": Adapter(4, residual=False), "parallel": True},
+        X,
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=8,
+        zero_gradient_weights=("down/kernel", "down/bias"),
+    )
 
 
 def test_fresh_adapter_is_the_identity_and_parallel_adds_zero():

@@ -8,8 +8,10 @@ from kbert.layers import ClassificationHead, TaggingHead
 
 def _encoder_outputs(batch=2, length=5, hidden=16):
     rng = np.random.default_rng(0)
-    return {"sequence_output": rng.normal(size=(batch, length, hidden)).astype("float32"),
-            "pooled_output": rng.normal(size=(batch, hidden)).astype("float32")}
+    return {
+        "sequence_output": rng.normal(size=(batch, length, hidden)).astype("float32"),
+        "pooled_output": rng.normal(size=(batch, hidden)).astype("float32"),
+    }
 
 
 def _dense(layer, inputs):
@@ -43,8 +45,9 @@ def test_tagging_head_scores_every_token():
     head = TaggingHead(4, dropout=0.0)
     logits = ops.convert_to_numpy(head(outputs))
     assert logits.shape == (2, 5, 4)
-    np.testing.assert_allclose(logits, _dense(head, outputs["sequence_output"]), rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        logits, _dense(head, outputs["sequence_output"]), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_dropout_only_in_training():
@@ -55,8 +58,9 @@ def test_dropout_only_in_training():
     assert not np.allclose(inference, ops.convert_to_numpy(head(outputs, training=True)))
 
 
-@pytest.mark.parametrize("layer", [ClassificationHead(5, pooling="concat", dropout=0.2),
-                                   TaggingHead(7, dropout=0.3)])
+@pytest.mark.parametrize(
+    "layer", [ClassificationHead(5, pooling="concat", dropout=0.2), TaggingHead(7, dropout=0.3)]
+)
 def test_config_round_trip(layer):
     config = layer.get_config()
     rebuilt = type(layer).from_config(config)
@@ -67,7 +71,10 @@ def test_config_round_trip(layer):
 
 def test_logits_are_float32_under_mixed_precision():
     outputs = {key: ops.cast(value, "float16") for key, value in _encoder_outputs().items()}
-    for head in (ClassificationHead(2, dtype="mixed_float16"), TaggingHead(3, dtype="mixed_float16")):
+    for head in (
+        ClassificationHead(2, dtype="mixed_float16"),
+        TaggingHead(3, dtype="mixed_float16"),
+    ):
         assert head(outputs).dtype == "float32"
 
 

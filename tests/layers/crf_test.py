@@ -36,8 +36,9 @@ def _random_crf(rng, num_tags=NUM_TAGS):
 
 def _reference_score(emissions, tags, mask, crf):
     """The path score written out over the scored positions of one row."""
-    transitions, start, end = (np.array(w) for w in
-                               (crf.transitions, crf.start_transitions, crf.end_transitions))
+    transitions, start, end = (
+        np.array(w) for w in (crf.transitions, crf.start_transitions, crf.end_transitions)
+    )
     positions = np.flatnonzero(mask)
     if positions.size == 0:
         return 0.0
@@ -80,8 +81,9 @@ def test_matches_brute_force_enumeration(case):
         # All paths of this row at once, as one batch.
         row_emissions = np.repeat(emissions[row][None], len(paths), axis=0)  # (paths, seq, tags)
         row_mask = np.repeat(mask[row][None], len(paths), axis=0)  # (paths, seq)
-        np.testing.assert_allclose(_numpy(crf.sequence_score(row_emissions, paths, row_mask)),
-                                   scores, atol=1e-5)
+        np.testing.assert_allclose(
+            _numpy(crf.sequence_score(row_emissions, paths, row_mask)), scores, atol=1e-5
+        )
         log_likelihood = _numpy(crf.log_likelihood(row_emissions, paths, row_mask))
         np.testing.assert_allclose(log_likelihood, scores - _logsumexp(scores), atol=1e-5)
         # The probabilities of all paths sum to one.
@@ -111,8 +113,10 @@ def test_bool_and_int_masks_agree_and_call_is_the_identity():
     crf = _random_crf(np.random.default_rng(7))
     emissions = np.random.default_rng(8).normal(size=(3, 5, NUM_TAGS)).astype("float32")
     mask = MASKS[0]
-    np.testing.assert_array_equal(_numpy(crf.log_partition(emissions, mask)),
-                                  _numpy(crf.log_partition(emissions, mask.astype(bool))))
+    np.testing.assert_array_equal(
+        _numpy(crf.log_partition(emissions, mask)),
+        _numpy(crf.log_partition(emissions, mask.astype(bool))),
+    )
     output = crf(emissions.astype("float16"))
     assert output.dtype == "float32"
     np.testing.assert_array_equal(_numpy(output), emissions.astype("float16").astype("float32"))
@@ -126,15 +130,20 @@ def test_bfloat16_emissions_are_computed_in_float32():
     mask = MASKS[1]
     low = ops.cast(emissions, "bfloat16")
     rounded = _numpy(ops.cast(low, "float32"))  # the same values, held in float32
-    for method, args in [("log_likelihood", (tags, mask)), ("log_partition", (mask,)),
-                         ("sequence_score", (tags, mask))]:
+    for method, args in [
+        ("log_likelihood", (tags, mask)),
+        ("log_partition", (mask,)),
+        ("sequence_score", (tags, mask)),
+    ]:
         got = getattr(crf, method)(low, *args)
         assert got.dtype == "float32", method
-        np.testing.assert_allclose(_numpy(got), _numpy(getattr(crf, method)(rounded, *args)),
-                                   atol=1e-5, err_msg=method)
+        np.testing.assert_allclose(
+            _numpy(got), _numpy(getattr(crf, method)(rounded, *args)), atol=1e-5, err_msg=method
+        )
         # and close to the unrounded float32 input
-        np.testing.assert_allclose(_numpy(got), _numpy(getattr(crf, method)(emissions, *args)),
-                                   atol=0.2, err_msg=method)
+        np.testing.assert_allclose(
+            _numpy(got), _numpy(getattr(crf, method)(emissions, *args)), atol=0.2, err_msg=method
+        )
     low_tags, low_scores = crf.decode(low, mask)
     high_tags, high_scores = crf.decode(rounded, mask)
     np.testing.assert_array_equal(_numpy(low_tags), _numpy(high_tags))
@@ -157,8 +166,9 @@ def test_graph_mode_with_a_dynamic_sequence_length():
         mask = (rng.random((2, seq_len)) < 0.6).astype("int32")
         graph_ll, (graph_tags, graph_scores) = run(emissions, tags, mask)
         eager_tags, eager_scores = crf.decode(emissions, mask)
-        np.testing.assert_allclose(_numpy(graph_ll),
-                                   _numpy(crf.log_likelihood(emissions, tags, mask)), atol=1e-6)
+        np.testing.assert_allclose(
+            _numpy(graph_ll), _numpy(crf.log_likelihood(emissions, tags, mask)), atol=1e-6
+        )
         np.testing.assert_array_equal(_numpy(graph_tags), _numpy(eager_tags))
         np.testing.assert_allclose(_numpy(graph_scores), _numpy(eager_scores), atol=1e-6)
 
@@ -192,10 +202,16 @@ def test_fit_learns_a_tag_pattern_carried_only_by_transitions():
     keras.utils.set_random_seed(0)
     model, crf = _tagging_model()
     x = np.ones((8, 7, 4), "float32")
-    y = np.array([[-100, 0, -100, 1, 2, 0, -100],  # [CLS] w -- w w w [SEP]
-                  [-100, 0, 1, -100, -100, 2, -100],
-                  [-100, 0, 1, 2, 0, 1, -100],
-                  [-100, 0, -100, -100, -100, -100, -100]] * 2, "int32")
+    y = np.array(
+        [
+            [-100, 0, -100, 1, 2, 0, -100],  # [CLS] w -- w w w [SEP]
+            [-100, 0, 1, -100, -100, 2, -100],
+            [-100, 0, 1, 2, 0, 1, -100],
+            [-100, 0, -100, -100, -100, -100, -100],
+        ]
+        * 2,
+        "int32",
+    )
     model.compile(optimizer=keras.optimizers.Adam(0.1), loss=CRFLoss(crf))
     before = [np.array(w) for w in crf.trainable_weights]
     initial_loss = model.evaluate(x, y, verbose=0)
@@ -222,9 +238,14 @@ def test_loss_ignores_negative_labels_and_averages_the_batch():
 def test_layer_contract():
     # The call is the identity, so no loss on its output trains the weights: skip `fit`.
     emissions = np.random.default_rng(14).normal(size=(2, 8, NUM_TAGS)).astype("float32")
-    run_layer_test(CRF, {"num_tags": NUM_TAGS}, emissions,
-                   expected_output_shape=(2, 8, NUM_TAGS), expected_num_trainable_weights=3,
-                   run_fit=False)
+    run_layer_test(
+        CRF,
+        {"num_tags": NUM_TAGS},
+        emissions,
+        expected_output_shape=(2, 8, NUM_TAGS),
+        expected_num_trainable_weights=3,
+        run_fit=False,
+    )
 
 
 def test_saved_model_keeps_the_transitions():
@@ -240,8 +261,11 @@ def test_saved_model_keeps_the_transitions():
         path = os.path.join(tmp, "tagger.keras")
         model.save(path)
         # A config cannot hand the loss the loaded model's CRF: say so rather than train a copy.
-        with pytest.raises(ValueError, match=r"load_model\(path, compile=False\).*"
-                                             r"CRFLoss\(model.get_layer\('crf'\)\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"load_model\(path, compile=False\).*"
+            r"CRFLoss\(model.get_layer\('crf'\)\)",
+        ):
             keras.models.load_model(path)
         restored = keras.models.load_model(path, compile=False)
     restored_crf = restored.get_layer("crf")
@@ -256,8 +280,9 @@ def test_saved_model_keeps_the_transitions():
     np.testing.assert_array_equal(_numpy(tags), _numpy(want_tags))
     np.testing.assert_allclose(_numpy(scores), _numpy(want_scores), atol=1e-6)
     restored.compile(optimizer="sgd", loss=CRFLoss(restored_crf))
-    np.testing.assert_allclose(restored.evaluate(x, y, verbose=0), model.evaluate(x, y, verbose=0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        restored.evaluate(x, y, verbose=0), model.evaluate(x, y, verbose=0), rtol=1e-6
+    )
 
 
 def test_loss_config_names_its_crf():
@@ -282,17 +307,26 @@ def test_loss_needs_a_crf_layer():
         CRFLoss(keras.layers.Dense(3))
 
 
-@pytest.mark.parametrize("method", ["call", "log_likelihood", "log_partition",
-                                    "sequence_score", "decode"])
+@pytest.mark.parametrize(
+    "method", ["call", "log_likelihood", "log_partition", "sequence_score", "decode"]
+)
 def test_a_wrong_number_of_tags_is_named(method):
     crf = CRF(NUM_TAGS)
     emissions = np.zeros((2, 5, 4), "float32")
     tags, mask = np.zeros((2, 5), "int32"), np.ones((2, 5), "int32")
-    args = {"call": (), "log_likelihood": (tags, mask), "log_partition": (mask,),
-            "sequence_score": (tags, mask), "decode": (mask,)}[method]
+    args = {
+        "call": (),
+        "log_likelihood": (tags, mask),
+        "log_partition": (mask,),
+        "sequence_score": (tags, mask),
+        "decode": (mask,),
+    }[method]
     function = crf if method == "call" else getattr(crf, method)
-    with pytest.raises(ValueError, match=r"num_tags=3; received shape \(2, 5, 4\) with last "
-                                         r"dimension 4"):
+    with pytest.raises(
+        ValueError,
+        match=r"num_tags=3; received shape \(2, 5, 4\) with last "
+        r"dimension 4",
+    ):
         function(emissions, *args)
 
 
@@ -304,8 +338,12 @@ def test_emissions_must_have_rank_three():
 def test_bio_constraints_forbid_exactly_the_invalid_iob2_transitions():
     names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     constraints = bio_constraints(names)
-    forbidden = {(i, j) for i, a in enumerate(names) for j, b in enumerate(names)
-                 if b.startswith("I-") and a[2:] != b[2:]}
+    forbidden = {
+        (i, j)
+        for i, a in enumerate(names)
+        for j, b in enumerate(names)
+        if b.startswith("I-") and a[2:] != b[2:]
+    }
     forbidden |= {(0, 2), (0, 4)}  # O -> I-X
     for i in range(5):
         for j in range(5):
@@ -335,10 +373,13 @@ def test_constrained_decode_is_the_best_valid_path_by_brute_force():
         best, best_path = -np.inf, None
         for path in itertools.product(range(3), repeat=len(positions)):
             labels = [names[t] for t in path]
-            if labels[0] == "I-PER" or any(b == "I-PER" and a == "O"
-                                           for a, b in zip(labels, labels[1:], strict=False)):
+            if labels[0] == "I-PER" or any(
+                b == "I-PER" and a == "O" for a, b in zip(labels, labels[1:], strict=False)
+            ):
                 continue
-            score = start[path[0]] + sum(emissions[row, p, t] for p, t in zip(positions, path, strict=False))
+            score = start[path[0]] + sum(
+                emissions[row, p, t] for p, t in zip(positions, path, strict=False)
+            )
             score += sum(transitions[a, b] for a, b in zip(path, path[1:], strict=False))
             if score > best:
                 best, best_path = score, path

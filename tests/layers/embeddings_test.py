@@ -10,17 +10,25 @@ SEGMENTS = np.array([[0, 0, 0, 0], [0, 0, 1, 1]], "int32")
 
 
 def test_layer_end_to_end():
-    run_layer_test(Embeddings, {"vocabulary_size": 50, "hidden_dim": 16,
-                                "max_sequence_length": 8},
-                   IDS, {"segment_ids": SEGMENTS}, expected_output_shape=(2, 4, 16),
-                   expected_num_trainable_weights=5)
+    run_layer_test(
+        Embeddings,
+        {"vocabulary_size": 50, "hidden_dim": 16, "max_sequence_length": 8},
+        IDS,
+        {"segment_ids": SEGMENTS},
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=5,
+    )
 
 
 def test_factorized_embeddings_project_to_hidden_width():
-    run_layer_test(Embeddings, {"vocabulary_size": 50, "hidden_dim": 16,
-                                "max_sequence_length": 8, "embedding_dim": 4},
-                   IDS, {"segment_ids": SEGMENTS}, expected_output_shape=(2, 4, 16),
-                   expected_num_trainable_weights=7)
+    run_layer_test(
+        Embeddings,
+        {"vocabulary_size": 50, "hidden_dim": 16, "max_sequence_length": 8, "embedding_dim": 4},
+        IDS,
+        {"segment_ids": SEGMENTS},
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=7,
+    )
     layer = Embeddings(50, 16, 8, embedding_dim=4)
     layer(IDS)
     assert tuple(layer.token_embedding.embeddings.shape) == (50, 4)
@@ -29,9 +37,11 @@ def test_factorized_embeddings_project_to_hidden_width():
 def test_sum_of_three_tables_without_norm():
     layer = Embeddings(50, 16, 8, normalize=False, dropout=0.0)
     out = np.array(layer(IDS, SEGMENTS))
-    expected = (np.array(layer.token_embedding.embeddings)[IDS]
-                + np.array(layer.position_embedding.embeddings)[:4][None]
-                + np.array(layer.segment_embedding.embeddings)[SEGMENTS])
+    expected = (
+        np.array(layer.token_embedding.embeddings)[IDS]
+        + np.array(layer.position_embedding.embeddings)[:4][None]
+        + np.array(layer.segment_embedding.embeddings)[SEGMENTS]
+    )
     np.testing.assert_allclose(out, expected, atol=1e-6)
 
 

@@ -10,8 +10,13 @@ X = np.random.default_rng(1).normal(size=(2, 4, 16)).astype("float32")
 
 
 def test_layer_end_to_end():
-    run_layer_test(FeedForward, {"hidden_dim": 16, "intermediate_dim": 32}, X,
-                   expected_output_shape=(2, 4, 16), expected_num_trainable_weights=4)
+    run_layer_test(
+        FeedForward,
+        {"hidden_dim": 16, "intermediate_dim": 32},
+        X,
+        expected_output_shape=(2, 4, 16),
+        expected_num_trainable_weights=4,
+    )
 
 
 def test_exact_gelu_is_the_erf_form():

@@ -19,8 +19,7 @@ def test_clones_draw_different_values_and_keep_the_settings():
 
 def test_no_two_weights_of_an_encoder_start_equal():
     encoder = Encoder.from_preset("tiny", embedding_dim=8)  # with the ALBERT projection too
-    random_weights = [w for w in encoder.weights
-                      if len(w.shape) == 2 and np.std(np.asarray(w)) > 0]
+    random_weights = [w for w in encoder.weights if len(w.shape) == 2 and np.std(np.asarray(w)) > 0]
     assert len(random_weights) >= 4 + 4 * 2 + 2 * 2 + 1
     for a, b in itertools.combinations(random_weights, 2):
         if a.shape == b.shape:

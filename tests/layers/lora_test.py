@@ -10,10 +10,14 @@ X = np.random.default_rng(1).normal(size=(2, 4, 16)).astype("float32")
 
 def test_layer_end_to_end():
     # A's gradient is zero while B is zero (its init); the base kernel is frozen.
-    run_layer_test(LoRADense, {"dense": keras.layers.Dense(8), "rank": 2, "alpha": 4,
-                               "dropout": 0.0},
-                   X, expected_output_shape=(2, 4, 8), expected_num_trainable_weights=2,
-                   zero_gradient_weights=("lora_a",))
+    run_layer_test(
+        LoRADense,
+        {"dense": keras.layers.Dense(8), "rank": 2, "alpha": 4, "dropout": 0.0},
+        X,
+        expected_output_shape=(2, 4, 8),
+        expected_num_trainable_weights=2,
+        zero_gradient_weights=("lora_a",),
+    )
 
 
 def test_starts_equal_to_the_base_and_freezes_it():

@@ -11,10 +11,15 @@ PADDING = np.array([[1] * 8, [1] * 5 + [0] * 3], "int32")
 
 
 def test_layer_end_to_end():
-    run_layer_test(MultiHeadAttention, {"num_heads": 2, "hidden_dim": 16, "dropout": 0.1},
-                   X, {"padding_mask": PADDING}, expected_output_shape=(2, 8, 16),
-                   expected_num_trainable_weights=8,
-                   zero_gradient_weights=("key/bias",))
+    run_layer_test(
+        MultiHeadAttention,
+        {"num_heads": 2, "hidden_dim": 16, "dropout": 0.1},
+        X,
+        {"padding_mask": PADDING},
+        expected_output_shape=(2, 8, 16),
+        expected_num_trainable_weights=8,
+        zero_gradient_weights=("key/bias",),
+    )
 
 
 def test_padded_positions_do_not_change_real_outputs():
@@ -47,8 +52,11 @@ def test_probabilities_match_a_numpy_softmax():
     expected = np.exp(scores - scores.max(-1, keepdims=True))
     expected /= expected.sum(-1, keepdims=True)
     real_queries = PADDING.astype(bool)  # padded queries are not computed (skip_padding)
-    np.testing.assert_allclose(probabilities.transpose(0, 2, 1, 3)[real_queries],
-                               expected.transpose(0, 2, 1, 3)[real_queries], atol=1e-5)
+    np.testing.assert_allclose(
+        probabilities.transpose(0, 2, 1, 3)[real_queries],
+        expected.transpose(0, 2, 1, 3)[real_queries],
+        atol=1e-5,
+    )
 
 
 def test_bfloat16_policy_keeps_softmax_in_float32():

@@ -14,8 +14,13 @@ def _numpy(x):
 
 
 def test_layer_contract():
-    run_layer_test(ScalarMix, {"num_inputs": 3, "initial_gamma": 0.5}, LAYERS,
-                   expected_output_shape=(2, 4, 5), expected_num_trainable_weights=2)
+    run_layer_test(
+        ScalarMix,
+        {"num_inputs": 3, "initial_gamma": 0.5},
+        LAYERS,
+        expected_output_shape=(2, 4, 5),
+        expected_num_trainable_weights=2,
+    )
 
 
 def test_zero_weights_give_gamma_times_the_mean():
@@ -43,11 +48,14 @@ def test_a_list_of_layers_equals_the_stacked_tensor():
     np.testing.assert_allclose(stacked, np.einsum("k,bksh->bsh", weights, LAYERS), atol=1e-5)
 
 
-@pytest.mark.parametrize("inputs, received", [
-    (LAYERS[:, :2], r"a tensor of shape \(2, 2, 4, 5\)"),
-    ([LAYERS[:, 0], LAYERS[:, 1]], "a list of 2 tensors"),
-    (LAYERS[:, 0, 0], r"a tensor of shape \(2, 5\)"),
-])
+@pytest.mark.parametrize(
+    "inputs, received",
+    [
+        (LAYERS[:, :2], r"a tensor of shape \(2, 2, 4, 5\)"),
+        ([LAYERS[:, 0], LAYERS[:, 1]], "a list of 2 tensors"),
+        (LAYERS[:, 0, 0], r"a tensor of shape \(2, 5\)"),
+    ],
+)
 def test_a_wrong_number_of_inputs_is_named(inputs, received):
     with pytest.raises(ValueError, match=f"expected 3 inputs.* received {received}"):
         ScalarMix(3)(inputs)

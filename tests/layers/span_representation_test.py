@@ -33,31 +33,42 @@ def _reference(layer, hidden, starts, ends):
     inside = np.zeros((batch, spans, hidden.shape[1]), bool)
     for b in range(batch):
         for s in range(spans):
-            inside[b, s, starts[b, s]:ends[b, s] + 1] = True
+            inside[b, s, starts[b, s] : ends[b, s] + 1] = True
     if layer.pooling == "mean":
         weights = inside / inside.sum(-1, keepdims=True)
     else:
         scores = (hidden @ _numpy(layer.attention_score.kernel))[..., 0] + _numpy(
-            layer.attention_score.bias)[0]  # (batch, seq)
+            layer.attention_score.bias
+        )[0]  # (batch, seq)
         scores = np.where(inside, scores[:, None, :], -np.inf)
         weights = np.exp(scores - scores.max(-1, keepdims=True))
         weights /= weights.sum(-1, keepdims=True)
     start = np.take_along_axis(hidden, starts[:, :, None], axis=1)
     end = np.take_along_axis(hidden, ends[:, :, None], axis=1)
     pooled = np.einsum("bst,bth->bsh", weights, hidden)
-    return np.concatenate([_projection(layer.start_projection, start),
-                           _projection(layer.end_projection, end), pooled], -1), weights
+    return np.concatenate(
+        [
+            _projection(layer.start_projection, start),
+            _projection(layer.end_projection, end),
+            pooled,
+        ],
+        -1,
+    ), weights
 
 
 @pytest.mark.parametrize("pooling, num_weights", [("mean", 4), ("attention", 6)])
 def test_layer_contract(pooling, num_weights):
     # The attention score's bias adds the same amount to every token of a span: softmax
     # ignores it, so its gradient is zero.
-    run_layer_test(SpanRepresentation, {"projection_dim": 3, "pooling": pooling,
-                                        "activation": "gelu"}, HIDDEN, call_kwargs=SPANS,
-                   expected_output_shape=(2, 4, 2 * 3 + 6),
-                   expected_num_trainable_weights=num_weights,
-                   zero_gradient_weights=("attention_score/bias",))
+    run_layer_test(
+        SpanRepresentation,
+        {"projection_dim": 3, "pooling": pooling, "activation": "gelu"},
+        HIDDEN,
+        call_kwargs=SPANS,
+        expected_output_shape=(2, 4, 2 * 3 + 6),
+        expected_num_trainable_weights=num_weights,
+        zero_gradient_weights=("attention_score/bias",),
+    )
 
 
 @pytest.mark.parametrize("pooling", ["mean", "attention"])
@@ -90,7 +101,7 @@ def test_attention_weights_sum_to_one_inside_the_span_and_are_zero_outside():
     for b in range(2):
         for s in range(4):
             outside = np.ones(7, bool)
-            outside[STARTS[b, s]:ENDS[b, s] + 1] = False
+            outside[STARTS[b, s] : ENDS[b, s] + 1] = False
             assert (weights[b, s, outside] == 0).all(), (b, s, weights[b, s])
             if ENDS[b, s] > STARTS[b, s]:
                 assert (weights[b, s, ~outside] > 0).all()
@@ -117,11 +128,15 @@ def test_a_one_token_span_pools_to_that_token():
 
 
 def test_config_round_trip_keeps_every_argument():
-    layer = SpanRepresentation(projection_dim=5, pooling="attention", activation="relu",
-                               name="spans")
+    layer = SpanRepresentation(
+        projection_dim=5, pooling="attention", activation="relu", name="spans"
+    )
     config = layer.get_config()
     assert (config["projection_dim"], config["pooling"], config["activation"]) == (
-        5, "attention", "relu")
+        5,
+        "attention",
+        "relu",
+    )
     rebuilt = SpanRepresentation.from_config(config)
     assert rebuilt.get_config() == config and rebuilt.attention_score is not None
 
@@ -133,12 +148,17 @@ def test_mixed_precision_gives_finite_outputs():
     assert np.isfinite(_numpy(ops.cast(output, "float32"))).all()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"projection_dim": 0}, "projection_dim must be a positive int; received 0"),
-    ({"projection_dim": 2.0}, "projection_dim must be a positive int; received 2.0"),
-    ({"projection_dim": 4, "pooling": "max"},
-     r"pooling must be one of \('mean', 'attention'\); received 'max'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"projection_dim": 0}, "projection_dim must be a positive int; received 0"),
+        ({"projection_dim": 2.0}, "projection_dim must be a positive int; received 2.0"),
+        (
+            {"projection_dim": 4, "pooling": "max"},
+            r"pooling must be one of \('mean', 'attention'\); received 'max'",
+        ),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SpanRepresentation(**kwargs)

@@ -10,12 +10,15 @@ PADDING = np.array([[1] * 6, [1] * 4 + [0] * 2], "int32")
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_layer_end_to_end(norm_first):
-    run_layer_test(TransformerBlock,
-                   {"num_heads": 2, "hidden_dim": 16, "intermediate_dim": 32,
-                    "norm_first": norm_first},
-                   X, {"padding_mask": PADDING}, expected_output_shape=(2, 6, 16),
-                   expected_num_trainable_weights=16,
-                   zero_gradient_weights=("key/bias",))
+    run_layer_test(
+        TransformerBlock,
+        {"num_heads": 2, "hidden_dim": 16, "intermediate_dim": 32, "norm_first": norm_first},
+        X,
+        {"padding_mask": PADDING},
+        expected_output_shape=(2, 6, 16),
+        expected_num_trainable_weights=16,
+        zero_gradient_weights=("key/bias",),
+    )
 
 
 def _layer_norm(x, layer):
@@ -47,8 +50,11 @@ def test_skip_padding_keeps_real_positions():
     plain(X)
     plain.set_weights(fast.get_weights())
     real = PADDING.astype(bool)
-    np.testing.assert_allclose(np.array(fast(X, padding_mask=PADDING))[real],
-                               np.array(plain(X, padding_mask=PADDING))[real], atol=1e-5)
+    np.testing.assert_allclose(
+        np.array(fast(X, padding_mask=PADDING))[real],
+        np.array(plain(X, padding_mask=PADDING))[real],
+        atol=1e-5,
+    )
 
 
 def test_sublayers_can_be_wrapped_without_flags():

@@ -26,8 +26,9 @@ def test_real_positions_match_and_padded_ones_are_zero():
 def test_batch_without_padding_takes_the_dense_path():
     layer = _dense()
     full = np.ones_like(MASK)
-    np.testing.assert_allclose(np.array(apply_to_real_tokens(layer, X, full)), np.array(layer(X)),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.array(apply_to_real_tokens(layer, X, full)), np.array(layer(X)), atol=1e-6
+    )
 
 
 def test_gradients_flow_only_from_real_tokens():

@@ -53,7 +53,11 @@ def test_confusion_matrix_rows_are_true_columns_predicted():
     assert matrix.tolist() == [[2, 1, 0], [0, 2, 1], [1, 0, 1]]
     # An unused class still gets its row and column.
     assert confusion_matrix([0, 1], [1, 1], num_classes=4).tolist() == [
-        [0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+        [0, 1, 0, 0],
+        [0, 1, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+    ]
 
 
 def test_per_class_scores_by_hand():
@@ -128,16 +132,16 @@ def test_classification_report_is_json_ready_and_consistent():
     assert report["accuracy"] == pytest.approx(5 / 8)
     assert report["macro_f1"] == pytest.approx(macro_f1(Y_TRUE, Y_PRED, 3))
     assert list(report["per_class"]) == names
-    assert report["per_class"]["bird"] == {"precision": 0.5, "recall": 0.5, "f1": 0.5,
-                                           "support": 2}
+    assert report["per_class"]["bird"] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
     assert report["label_names"] == names
     assert report["confusion_matrix"] == [[2, 1, 0], [0, 2, 1], [1, 0, 1]]
     assert "binary_f1" not in report
 
 
 def test_classification_report_adds_binary_f1_for_two_classes():
-    report = classification_report(np.array([0, 1, 1]), np.array([0, 1, 0]),
-                                   ["not_equivalent", "equivalent"])
+    report = classification_report(
+        np.array([0, 1, 1]), np.array([0, 1, 0]), ["not_equivalent", "equivalent"]
+    )
     assert report["binary_f1"] == pytest.approx(binary_f1([0, 1, 1], [0, 1, 0]))
     assert report["per_class"]["not_equivalent"]["precision"] == 0.5
     assert json.loads(json.dumps(report)) == report
@@ -157,7 +161,8 @@ def test_agrees_with_the_definitions_on_random_data():
         np.testing.assert_allclose(scores["f1"], f1)
         present = sorted(set(y_true.tolist()) | set(y_pred.tolist()))
         assert macro_f1(y_true, y_pred, num_classes) == pytest.approx(
-            np.mean([f1[c] for c in present]))
+            np.mean([f1[c] for c in present])
+        )
 
 
 def test_agrees_with_scikit_learn_on_random_data():
@@ -168,35 +173,42 @@ def test_agrees_with_scikit_learn_on_random_data():
         y_pred = np.where(rng.random(size) < 0.5, y_true, rng.integers(0, num_classes, size))
         labels = list(range(num_classes))
         assert accuracy(y_true, y_pred) == pytest.approx(
-            sklearn_metrics.accuracy_score(y_true, y_pred))
+            sklearn_metrics.accuracy_score(y_true, y_pred)
+        )
         np.testing.assert_array_equal(
             confusion_matrix(y_true, y_pred, num_classes),
-            sklearn_metrics.confusion_matrix(y_true, y_pred, labels=labels))
+            sklearn_metrics.confusion_matrix(y_true, y_pred, labels=labels),
+        )
         precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
-            y_true, y_pred, labels=labels, zero_division=0)
+            y_true, y_pred, labels=labels, zero_division=0
+        )
         scores = per_class_scores(y_true, y_pred, num_classes)
         np.testing.assert_allclose(scores["precision"], precision)
         np.testing.assert_allclose(scores["recall"], recall)
         np.testing.assert_allclose(scores["f1"], f1)
         np.testing.assert_array_equal(scores["support"], support)
         assert macro_f1(y_true, y_pred, num_classes) == pytest.approx(
-            sklearn_metrics.f1_score(y_true, y_pred, average="macro", zero_division=0))
+            sklearn_metrics.f1_score(y_true, y_pred, average="macro", zero_division=0)
+        )
         if num_classes == 2:
             assert binary_f1(y_true, y_pred) == pytest.approx(
-                sklearn_metrics.f1_score(y_true, y_pred, zero_division=0))
+                sklearn_metrics.f1_score(y_true, y_pred, zero_division=0)
+            )
     y_true = rng.integers(0, 2, (40, 7))
     y_pred = np.where(rng.random((40, 7)) < 0.7, y_true, 1 - y_true)
     y_pred[:, 6] = y_true[:, 6] = 0  # a label never used
     scores = multi_label_scores(y_true, y_pred)
     for average in ("micro", "macro"):
         assert scores[f"{average}_f1"] == pytest.approx(
-            sklearn_metrics.f1_score(y_true, y_pred, average=average, zero_division=0))
+            sklearn_metrics.f1_score(y_true, y_pred, average=average, zero_division=0)
+        )
     assert scores["exact_match"] == pytest.approx(sklearn_metrics.accuracy_score(y_true, y_pred))
 
 
 def test_errors_name_the_argument():
-    with pytest.raises(ValueError,
-                       match=r"same length; received len\(y_true\)=3 and len\(y_pred\)=2"):
+    with pytest.raises(
+        ValueError, match=r"same length; received len\(y_true\)=3 and len\(y_pred\)=2"
+    ):
         accuracy([0, 1, 1], [0, 1])
     with pytest.raises(ValueError, match="y_true must not be empty"):
         accuracy([], [])

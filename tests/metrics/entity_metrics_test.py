@@ -31,9 +31,8 @@ def _conlleval_chunks(tags):
     prev_tag, prev_type = "O", ""
     for position, full_tag in enumerate([*tags, "O"]):  # the sentence boundary closes a chunk
         tag, entity_type = _split(full_tag)
-        chunk_end = (
-            (prev_tag in ("B", "I") and tag in ("B", "O"))
-            or (prev_tag != "O" and prev_type != entity_type)
+        chunk_end = (prev_tag in ("B", "I") and tag in ("B", "O")) or (
+            prev_tag != "O" and prev_type != entity_type
         )
         chunk_start = (
             tag == "B"
@@ -55,8 +54,7 @@ def _random_tags(rng, length, types=("PER", "LOC")):
 
 def test_bio_to_entities_decodes_valid_iob2_with_exclusive_end():
     tags = ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-LOC", "O", "B-ORG"]
-    assert bio_to_entities(tags) == [
-        (0, 2, "PER"), (3, 4, "LOC"), (4, 6, "LOC"), (7, 8, "ORG")]
+    assert bio_to_entities(tags) == [(0, 2, "PER"), (3, 4, "LOC"), (4, 6, "LOC"), (7, 8, "ORG")]
     assert bio_to_entities(["O", "O"]) == []
     assert bio_to_entities([]) == []
     # Types may hold dashes; numpy string arrays are accepted.
@@ -76,7 +74,16 @@ def test_invalid_inside_tags_are_outside_with_drop():
     tags = ["I-PER", "I-PER", "O", "I-LOC", "B-PER", "I-LOC", "I-LOC", "B-LOC", "I-LOC"]
     assert bio_to_entities(tags, repair="drop") == [(4, 5, "PER"), (7, 9, "LOC")]
     assert repair_bio(tags, repair="drop") == [
-        "O", "O", "O", "O", "B-PER", "O", "O", "B-LOC", "I-LOC"]
+        "O",
+        "O",
+        "O",
+        "O",
+        "B-PER",
+        "O",
+        "O",
+        "B-LOC",
+        "I-LOC",
+    ]
 
 
 def test_repair_bio_output_is_valid_and_decodes_the_same():
@@ -107,10 +114,22 @@ def test_hand_checked_conlleval_example():
     assert scores["recall"] == pytest.approx(0.5)
     assert scores["f1"] == pytest.approx(0.5)
     assert scores["per_type"] == {
-        "LOC": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 1,
-                "num_predicted": 1, "num_correct": 1},
-        "PER": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1,
-                "num_predicted": 1, "num_correct": 0},
+        "LOC": {
+            "precision": 1.0,
+            "recall": 1.0,
+            "f1": 1.0,
+            "support": 1,
+            "num_predicted": 1,
+            "num_correct": 1,
+        },
+        "PER": {
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+            "support": 1,
+            "num_predicted": 1,
+            "num_correct": 0,
+        },
     }
 
 
@@ -137,11 +156,23 @@ def test_per_type_and_micro_numbers_over_several_sentences():
     assert per_type["ORG"]["precision"] == pytest.approx(0.5)
     assert per_type["ORG"]["recall"] == 1.0
     assert per_type["ORG"]["f1"] == pytest.approx(2 / 3)
-    assert per_type["LOC"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1,
-                               "num_predicted": 1, "num_correct": 0}
+    assert per_type["LOC"] == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "support": 1,
+        "num_predicted": 1,
+        "num_correct": 0,
+    }
     # A type only predicted: support 0, precision 0, recall 0/0 = 0.
-    assert per_type["MISC"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
-                                "num_predicted": 1, "num_correct": 0}
+    assert per_type["MISC"] == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "support": 0,
+        "num_predicted": 1,
+        "num_correct": 0,
+    }
     # Micro counts are the sums of the per-type counts.
     assert sum(v["support"] for v in per_type.values()) == scores["num_gold"]
     assert sum(v["num_correct"] for v in per_type.values()) == scores["num_correct"]
@@ -169,8 +200,15 @@ def test_empty_inputs_score_zero_without_error():
         ([set()], [["O"]]),
     ]:
         scores = entity_scores(gold, predicted)
-        assert scores == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "num_gold": 0,
-                          "num_predicted": 0, "num_correct": 0, "per_type": {}}
+        assert scores == {
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+            "num_gold": 0,
+            "num_predicted": 0,
+            "num_correct": 0,
+            "per_type": {},
+        }
     # Nothing predicted: precision 0/0 = 0, recall 0.
     scores = entity_scores([["B-PER"]], [["O"]])
     assert (scores["precision"], scores["recall"], scores["f1"]) == (0.0, 0.0, 0.0)
@@ -224,18 +262,24 @@ def test_argument_errors_say_what_was_expected_and_received():
         repair_bio(["O"], repair=None)
     with pytest.raises(ValueError, match="tags must be an ordered sequence .* received str"):
         bio_to_entities("B-PER")
-    with pytest.raises(ValueError,
-                       match=r"same number of sentences; received len\(gold\)=2 and "
-                             r"len\(predicted\)=1"):
+    with pytest.raises(
+        ValueError,
+        match=r"same number of sentences; received len\(gold\)=2 and "
+        r"len\(predicted\)=1",
+    ):
         entity_scores([["O"], ["O"]], [["O"]])
-    with pytest.raises(ValueError,
-                       match="tags of sentence 1 must have the same length; received 2 and 3"):
+    with pytest.raises(
+        ValueError, match="tags of sentence 1 must have the same length; received 2 and 3"
+    ):
         entity_scores([["O"], ["O", "O"]], [["O"], ["O", "O", "O"]])
     # A flat tag list instead of a list of sentences.
     with pytest.raises(ValueError, match="gold sentence 0 must be an ordered sequence .* str"):
         entity_scores(["B-PER", "O"], ["B-PER", "O"])
-    with pytest.raises(ValueError, match=r"predicted sentence 0 must hold \(start, end, type\) "
-                                         r"entities; received \(0, 1\) at position 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"predicted sentence 0 must hold \(start, end, type\) "
+        r"entities; received \(0, 1\) at position 0",
+    ):
         entity_scores([[(0, 1, "PER")]], [[(0, 1)]])
     with pytest.raises(ValueError, match=r"0 <= start < end .* received \(2, 2, 'PER'\)"):
         entity_scores([[(2, 2, "PER")]], [[]])
@@ -243,11 +287,11 @@ def test_argument_errors_say_what_was_expected_and_received():
         entity_scores([[(0.0, 1, "PER")]], [[]])
     with pytest.raises(ValueError, match=r"type is a str; received \(0, 1, 3\)"):
         entity_scores([{(0, 1, 3)}], [[]])
-    with pytest.raises(ValueError,
-                       match=r"received 'B-PER' at position 1"):
+    with pytest.raises(ValueError, match=r"received 'B-PER' at position 1"):
         entity_scores([[(0, 1, "PER"), "B-PER"]], [[]])
-    with pytest.raises(ValueError,
-                       match="tags of sentence 0 must have the same length; received 1 and 2"):
+    with pytest.raises(
+        ValueError, match="tags of sentence 0 must have the same length; received 1 and 2"
+    ):
         token_accuracy([[1]], [[1, 2]])
     with pytest.raises(ValueError, match=r"len\(gold\)=1 and len\(predicted\)=0"):
         token_accuracy([["O"]], [])

@@ -19,13 +19,15 @@ def _assert_png(path, min_bytes=5000):
 
 def test_confusion_matrix_png_writes_a_small_matrix(tmp_path):
     matrix = confusion_matrix([0, 0, 1, 2, 2, 2], [0, 1, 1, 2, 0, 2], num_classes=3)
-    out = confusion_matrix_png(matrix, ["ABBR", "DESC", "ENTY"],
-                               tmp_path / "new" / "dir" / "cm.png", title="TREC coarse")
+    out = confusion_matrix_png(
+        matrix, ["ABBR", "DESC", "ENTY"], tmp_path / "new" / "dir" / "cm.png", title="TREC coarse"
+    )
     assert out == tmp_path / "new" / "dir" / "cm.png"
     _assert_png(out)
     # Raw-count colours, a list of lists, a str path.
-    raw = confusion_matrix_png(matrix.tolist(), ["a", "b", "c"], str(tmp_path / "raw.png"),
-                               normalize=False)
+    raw = confusion_matrix_png(
+        matrix.tolist(), ["a", "b", "c"], str(tmp_path / "raw.png"), normalize=False
+    )
     _assert_png(raw)
 
 
@@ -36,11 +38,13 @@ def test_confusion_matrix_png_handles_50_classes_and_empty_rows(tmp_path):
     y_true[y_true == 7] = 8  # class 7 never occurs: its row is all zeros
     names = [f"ENTY:category_{i}" for i in range(50)]
     matrix = confusion_matrix(y_true, y_pred, num_classes=50)
-    height, width, _ = _assert_png(confusion_matrix_png(matrix, names, tmp_path / "fine.png"),
-                                   min_bytes=50_000)
+    height, width, _ = _assert_png(
+        confusion_matrix_png(matrix, names, tmp_path / "fine.png"), min_bytes=50_000
+    )
     assert height > 1500 and width > 1500  # the figure grows with the number of classes
     small_height, _, _ = _assert_png(
-        confusion_matrix_png(np.eye(2, dtype=int), ["a", "b"], tmp_path / "two.png"))
+        confusion_matrix_png(np.eye(2, dtype=int), ["a", "b"], tmp_path / "two.png")
+    )
     assert small_height < height
 
 
@@ -49,8 +53,11 @@ def test_confusion_matrix_png_rejects_bad_inputs(tmp_path):
         confusion_matrix_png(np.zeros((2, 3)), ["a", "b"], tmp_path / "x.png")
     with pytest.raises(ValueError, match="matrix must hold finite, non-negative counts"):
         confusion_matrix_png([[1, -1], [0, 2]], ["a", "b"], tmp_path / "x.png")
-    with pytest.raises(ValueError, match=r"label_names must have one name per row of matrix \(2\); "
-                                         r"received 3 names"):
+    with pytest.raises(
+        ValueError,
+        match=r"label_names must have one name per row of matrix \(2\); "
+        r"received 3 names",
+    ):
         confusion_matrix_png(np.eye(2), ["a", "b", "c"], tmp_path / "x.png")
     with pytest.raises(ValueError, match="path must end in .png; received"):
         confusion_matrix_png(np.eye(2), ["a", "b"], tmp_path / "x.pdf")
@@ -59,8 +66,12 @@ def test_confusion_matrix_png_rejects_bad_inputs(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-HISTORY = {"loss": [1.2, 0.8, 0.6], "accuracy": [0.5, 0.7, 0.8],
-           "val_loss": [1.3, 0.9, 0.8], "val_accuracy": [0.45, 0.65, 0.7]}
+HISTORY = {
+    "loss": [1.2, 0.8, 0.6],
+    "accuracy": [0.5, 0.7, 0.8],
+    "val_loss": [1.3, 0.9, 0.8],
+    "val_accuracy": [0.45, 0.65, 0.7],
+}
 
 
 def test_learning_curve_png_from_a_dict(tmp_path):
@@ -68,14 +79,21 @@ def test_learning_curve_png_from_a_dict(tmp_path):
     assert out == tmp_path / "plots" / "curve.png"
     _, two_families, _ = _assert_png(out)
     # One subplot per family: three families make a wider figure than two.
-    _, three_families, _ = _assert_png(learning_curve_png(
-        {**HISTORY, "perplexity": [3.3, 2.2, 1.8]}, tmp_path / "three.png",
-        log_scale=("perplexity",)))
+    _, three_families, _ = _assert_png(
+        learning_curve_png(
+            {**HISTORY, "perplexity": [3.3, 2.2, 1.8]},
+            tmp_path / "three.png",
+            log_scale=("perplexity",),
+        )
+    )
     assert three_families > two_families
     # A validation-only metric still gets its subplot; `metrics` picks and orders families.
     _assert_png(learning_curve_png({"val_f1": [0.1, 0.4]}, tmp_path / "val_only.png"))
-    _, one_family, _ = _assert_png(learning_curve_png(HISTORY, tmp_path / "loss.png",
-                                                      metrics=["loss"], ylabels={"loss": "nats"}))
+    _, one_family, _ = _assert_png(
+        learning_curve_png(
+            HISTORY, tmp_path / "loss.png", metrics=["loss"], ylabels={"loss": "nats"}
+        )
+    )
     assert one_family < two_families
 
 
@@ -94,10 +112,15 @@ def test_learning_curve_png_from_a_csv_logger_file(tmp_path):
         "0,0.08,6.9,978.2,6.9,5.9\n"
         "1,0.14,5.5,253.2,5.5,NA\n"
         "1,0.15,5.4,221.4,5.4,5.5\n"
-        "2,0.16,5.2,181.3,5.2,5.3\n")
-    out = learning_curve_png(csv_path, tmp_path / "lab" / "learning_curve.png",
-                             metrics=["clm_loss", "clm_perplexity", "clm_accuracy"],
-                             log_scale=("clm_perplexity",), xlabel="checkpoint interval")
+        "2,0.16,5.2,181.3,5.2,5.3\n"
+    )
+    out = learning_curve_png(
+        csv_path,
+        tmp_path / "lab" / "learning_curve.png",
+        metrics=["clm_loss", "clm_perplexity", "clm_accuracy"],
+        log_scale=("clm_perplexity",),
+        xlabel="checkpoint interval",
+    )
     _assert_png(out)
     _assert_png(learning_curve_png(str(csv_path), tmp_path / "all.png"))
 

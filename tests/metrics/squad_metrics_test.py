@@ -78,7 +78,8 @@ def test_exact_match_by_hand():
 def test_f1_by_hand():
     # "cat sat" vs "cat sat on": 2 shared; P = 2/2, R = 2/3; F1 = 2PR / (P + R) = 0.8.
     assert f1_score("a cat sat", "the cat sat on") == pytest.approx(
-        2 * (2 / 2 * 2 / 3) / (2 / 2 + 2 / 3))
+        2 * (2 / 2 * 2 / 3) / (2 / 2 + 2 / 3)
+    )
     assert f1_score("a cat sat", "the cat sat on") == pytest.approx(0.8)
     # Tokens count with repetition: "cat cat dog" vs "cat dog dog" share one cat and one dog.
     assert f1_score("cat cat dog", "cat dog dog") == pytest.approx(2 / 3)
@@ -101,14 +102,32 @@ def test_max_over_ground_truths():
 
 def test_matches_the_official_functions_on_random_answers():
     rng = random.Random(0)
-    words = ["the", "a", "an", "The", "cat", "Cat!", "sat", "on", "mat,", "1,000", "a-b", "'",
-             "theory", "An", "(x)", ".", "cat."]
+    words = [
+        "the",
+        "a",
+        "an",
+        "The",
+        "cat",
+        "Cat!",
+        "sat",
+        "on",
+        "mat,",
+        "1,000",
+        "a-b",
+        "'",
+        "theory",
+        "An",
+        "(x)",
+        ".",
+        "cat.",
+    ]
     for _ in range(500):
         prediction = " ".join(rng.choices(words, k=rng.randint(0, 5)))
         ground_truth = " ".join(rng.choices(words, k=rng.randint(0, 5)))
         assert normalize_answer(prediction) == _official_normalize_answer(prediction)
         assert exact_match_score(prediction, ground_truth) == float(
-            _official_exact_match_score(prediction, ground_truth))
+            _official_exact_match_score(prediction, ground_truth)
+        )
         assert f1_score(prediction, ground_truth) == _official_f1_score(prediction, ground_truth)
 
 
@@ -126,8 +145,7 @@ def test_squad_scores_by_hand_with_an_unanswered_question():
     assert scores["num_questions"] == 4
     assert scores["num_unanswered"] == 1
     perfect = squad_scores({"q": "Paris"}, {"q": ["paris", "Lyon"]})
-    assert perfect == {"exact_match": 100.0, "f1": 100.0, "num_questions": 1,
-                       "num_unanswered": 0}
+    assert perfect == {"exact_match": 100.0, "f1": 100.0, "num_questions": 1, "num_unanswered": 0}
     nothing = squad_scores({}, {"q": ["x"]})
     assert (nothing["exact_match"], nothing["f1"], nothing["num_unanswered"]) == (0.0, 0.0, 1)
 
@@ -137,9 +155,11 @@ def test_argument_errors_say_what_was_expected_and_received():
         squad_scores({"q1": "x", "q9": "y"}, {"q1": ["x"]})
     with pytest.raises(ValueError, match=r"references\['q2'\] must hold at least one gold answer"):
         squad_scores({"q1": "x"}, {"q1": ["x"], "q2": []})
-    with pytest.raises(ValueError,
-                       match=r"references\['q1'\] must be a list of gold answer texts; "
-                             r"received str 'x'"):
+    with pytest.raises(
+        ValueError,
+        match=r"references\['q1'\] must be a list of gold answer texts; "
+        r"received str 'x'",
+    ):
         squad_scores({"q1": "x"}, {"q1": "x"})
     with pytest.raises(ValueError, match=r"predictions\['q1'\] must be a str; received list"):
         squad_scores({"q1": ["x"]}, {"q1": ["x"]})

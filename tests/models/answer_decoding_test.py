@@ -9,8 +9,24 @@ from kbert.text import WordPieceTokenizer
 
 Example = collections.namedtuple("Example", "id title context question answers")
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "did", "elodie", "meet", "?",
-              "met", "zoe", "in", "sao", "paulo", "."]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "who",
+    "did",
+    "elodie",
+    "meet",
+    "?",
+    "met",
+    "zoe",
+    "in",
+    "sao",
+    "paulo",
+    ".",
+]
 CONTEXT = "Élodie met Zoë in São Paulo."
 # One window (sequence_length 16): [CLS] who did elodie meet ? [SEP] then the context from
 # position 7: elodie 7, met 8, zoe 9, in 10, sao 11, paulo 12, "." 13, [SEP] 14, padding 15.
@@ -27,16 +43,18 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def single(tokenizer):
     examples = [Example("q", "", CONTEXT, "Who did Élodie meet?", ())]
-    features = question_answering_features(examples, tokenizer, sequence_length=16, stride=2,
-                                           max_question_length=5)
+    features = question_answering_features(
+        examples, tokenizer, sequence_length=16, stride=2, max_question_length=5
+    )
     return examples, features
 
 
 @pytest.fixture(scope="module")
 def double(tokenizer):
     examples = [Example("q", "", LONG_CONTEXT, "Who?", ())]
-    features = question_answering_features(examples, tokenizer, sequence_length=12, stride=2,
-                                           max_question_length=2)
+    features = question_answering_features(
+        examples, tokenizer, sequence_length=12, stride=2, max_question_length=2
+    )
     assert len(features["token_ids"]) == 2
     return examples, features
 
@@ -139,8 +157,14 @@ def test_no_valid_candidate_gives_an_empty_answer(single):
     examples, features = single
     # With n_best=1 the only start tried is [CLS], outside the context.
     start, end = _logits(features, {(0, 0): 9.0, (0, 11): 5.0}, {(0, 13): 5.0})
-    empty = {"text": "", "start": -1, "end": -1, "score": float("-inf"), "probability": 0.0,
-             "candidates": []}
+    empty = {
+        "text": "",
+        "start": -1,
+        "end": -1,
+        "score": float("-inf"),
+        "probability": 0.0,
+        "candidates": [],
+    }
     assert decode_answers(examples, features, start, end, n_best=1)["q"] == empty
     # An example without feature rows gets the same.
     unseen = examples + [Example("unseen", "", "Élodie.", "Who?", ())]
@@ -148,15 +172,25 @@ def test_no_valid_candidate_gives_an_empty_answer(single):
     assert answers["unseen"] == empty and answers["q"]["text"] == "São Paulo."
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"start_logits": np.zeros((2, 16))}, r"2-D \(rows, seq\) of one shape; received \(2, 16\)"),
-    ({"start_logits": np.zeros((2, 16)), "end_logits": np.zeros((2, 16))},
-     "the features have 1 rows, the logits 2"),
-    ({"start_logits": np.zeros((1, 17)), "end_logits": np.zeros((1, 17))},
-     "17 columns, more than the features' sequence length 16"),
-    ({"n_best": 0}, "n_best must be an int >= 1; received 0"),
-    ({"max_answer_length": 0}, "max_answer_length must be an int >= 1; received 0"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"start_logits": np.zeros((2, 16))},
+            r"2-D \(rows, seq\) of one shape; received \(2, 16\)",
+        ),
+        (
+            {"start_logits": np.zeros((2, 16)), "end_logits": np.zeros((2, 16))},
+            "the features have 1 rows, the logits 2",
+        ),
+        (
+            {"start_logits": np.zeros((1, 17)), "end_logits": np.zeros((1, 17))},
+            "17 columns, more than the features' sequence length 16",
+        ),
+        ({"n_best": 0}, "n_best must be an int >= 1; received 0"),
+        ({"max_answer_length": 0}, "max_answer_length must be an int >= 1; received 0"),
+    ],
+)
 def test_bad_arguments_are_named(single, change, message):
     examples, features = single
     arguments = {"start_logits": np.zeros((1, 16)), "end_logits": np.zeros((1, 16))}

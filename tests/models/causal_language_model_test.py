@@ -16,8 +16,9 @@ from tests.models.pretraining_batches import (
 
 def _model(embedding_dim=None):
     keras.utils.set_random_seed(0)
-    model = CausalLanguageModel(tiny_encoder(causal=True, norm_first=True,
-                                             embedding_dim=embedding_dim))
+    model = CausalLanguageModel(
+        tiny_encoder(causal=True, norm_first=True, embedding_dim=embedding_dim)
+    )
     # A non-zero bias, so the tests see it added.
     model.decoder.bias.assign(np.random.default_rng(0).normal(size=50).astype("float32"))
     return model
@@ -27,7 +28,8 @@ def _numpy_logits(model, x):
     hidden = as_numpy(model.encoder(x)["sequence_output"])
     if model.output_projection is not None:
         hidden = hidden @ as_numpy(model.output_projection.kernel) + as_numpy(
-            model.output_projection.bias)
+            model.output_projection.bias
+        )
     table = as_numpy(model.encoder.embeddings.token_embedding.embeddings)
     return hidden @ table.T + as_numpy(model.decoder.bias)
 
@@ -64,8 +66,9 @@ def test_loss_matches_numpy_next_token_nll_over_real_tokens():
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
     # Padding ignored: other ids under padding_mask = 0 leave the loss unchanged.
     repadded = {**x, "token_ids": np.where(x["padding_mask"] == 1, x["token_ids"], 33)}
-    np.testing.assert_allclose(float(model.compute_loss(x=repadded, y_pred=model(repadded))),
-                               expected, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=repadded, y_pred=model(repadded))), expected, rtol=1e-5
+    )
     # Per-sequence sums for word-level perplexity.
     scores = model.negative_log_likelihood(x)
     np.testing.assert_allclose(as_numpy(scores["total_nll"]), (nll * weights).sum(1), rtol=1e-5)
@@ -92,8 +95,9 @@ def test_config_and_keras_file_round_trip(tmp_path):
     assert rebuilt.get_config() == model.get_config()
     restored = save_and_load(model, tmp_path)
     assert isinstance(restored, CausalLanguageModel)
-    np.testing.assert_allclose(as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
+    )
 
 
 def test_bad_encoder_and_inputs_are_errors():

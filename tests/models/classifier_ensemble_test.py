@@ -40,8 +40,9 @@ def test_mean_probabilities_match_numpy(weights):
     x = _inputs()
     w = np.ones(3) if weights is None else np.array(weights)
     w = w / w.sum()
-    expected = sum(wk * _softmax(logits)
-                   for wk, logits in zip(w, _member_logits(members, x), strict=True))
+    expected = sum(
+        wk * _softmax(logits) for wk, logits in zip(w, _member_logits(members, x), strict=True)
+    )
     np.testing.assert_allclose(ensemble(x), expected, atol=1e-6)
     np.testing.assert_allclose(np.asarray(ensemble(x)).sum(-1), 1.0, atol=1e-6)
 
@@ -57,15 +58,18 @@ def test_mean_logits_match_numpy():
 def test_one_member_gives_its_softmax():
     member = _classifier()
     x = _inputs()
-    np.testing.assert_allclose(ClassifierEnsemble([member])(x),
-                               _softmax(_member_logits([member], x)[0]), atol=1e-6)
+    np.testing.assert_allclose(
+        ClassifierEnsemble([member])(x), _softmax(_member_logits([member], x)[0]), atol=1e-6
+    )
 
 
 def _numpy_vote(logits, weights):
     weights = np.asarray(weights, "float64") / np.sum(weights)
     probabilities = sum(w * _softmax(value) for w, value in zip(weights, logits, strict=True))
-    votes = sum(w * np.eye(value.shape[-1])[value.argmax(-1)]
-                for w, value in zip(weights, logits, strict=True))
+    votes = sum(
+        w * np.eye(value.shape[-1])[value.argmax(-1)]
+        for w, value in zip(weights, logits, strict=True)
+    )
     is_top = votes >= votes.max(-1, keepdims=True) - 1e-6
     return np.eye(votes.shape[-1])[np.where(is_top, probabilities, -1.0).argmax(-1)]
 
@@ -80,8 +84,10 @@ def test_majority_vote_matches_numpy():
 def _fixed_member(logits):
     """A member whose logits are row `token_ids[:, 0]` of a fixed table."""
     logits = np.asarray(logits, "float32")
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
+    inputs = {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
     table = keras.layers.Embedding(*logits.shape)
     outputs = table(inputs["token_ids"])[:, 0, :]
     table.set_weights([logits])
@@ -89,12 +95,17 @@ def _fixed_member(logits):
 
 
 def test_majority_vote_breaks_ties_by_mean_probability():
-    members = [_fixed_member([[2.0, 1.9, 0.0], [0.0, 0.0, 1.0]]),
-               _fixed_member([[0.0, 5.0, 0.0], [0.0, 0.0, 1.0]]),
-               _fixed_member([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
-               _fixed_member([[0.0, 0.0, 9.0], [9.0, 0.0, 0.0]])]
-    x = {"token_ids": np.array([[0, 1], [1, 1]], "int32"),
-         "segment_ids": np.zeros((2, 2), "int32"), "padding_mask": np.ones((2, 2), "int32")}
+    members = [
+        _fixed_member([[2.0, 1.9, 0.0], [0.0, 0.0, 1.0]]),
+        _fixed_member([[0.0, 5.0, 0.0], [0.0, 0.0, 1.0]]),
+        _fixed_member([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
+        _fixed_member([[0.0, 0.0, 9.0], [9.0, 0.0, 0.0]]),
+    ]
+    x = {
+        "token_ids": np.array([[0, 1], [1, 1]], "int32"),
+        "segment_ids": np.zeros((2, 2), "int32"),
+        "padding_mask": np.ones((2, 2), "int32"),
+    }
     # Row 0: one vote each for classes 0, 1 and 2 plus a weightless vote for 2: a three-way
     # tie that member 1's confidence in class 1 decides. Row 1: three votes for class 2.
     weights = [1.0, 1.0, 1.0, 0.0]
@@ -138,13 +149,16 @@ def test_save_and_load_round_trip(method, tmp_path):
     np.testing.assert_allclose(restored(x), ensemble(x), atol=1e-6)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"models": []}, "at least one classifier; received an empty list"),
-    ({"method": "median"}, "method must be one of"),
-    ({"weights": [1.0]}, "one entry per model \\(2\\); received 1"),
-    ({"weights": [1.0, -1.0]}, "non-negative and not all zero"),
-    ({"weights": [0.0, 0.0]}, "non-negative and not all zero"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"models": []}, "at least one classifier; received an empty list"),
+        ({"method": "median"}, "method must be one of"),
+        ({"weights": [1.0]}, "one entry per model \\(2\\); received 1"),
+        ({"weights": [1.0, -1.0]}, "non-negative and not all zero"),
+        ({"weights": [0.0, 0.0]}, "non-negative and not all zero"),
+    ],
+)
 def test_bad_arguments_raise(kwargs, message):
     arguments = {"models": [_classifier(seed=0), _classifier(seed=1)], **kwargs}
     with pytest.raises(ValueError, match=message):

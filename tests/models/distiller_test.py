@@ -49,8 +49,9 @@ def test_soft_loss_is_temperature_squared_kl(temperature):
     teacher, student = _classifier(seed=0), _classifier(seed=1)
     distiller = Distiller(teacher, student, temperature=temperature, soft_weight=1.0)
     x, y = _inputs(), np.arange(8) % 3
-    expected = temperature ** 2 * _numpy_kl(np.asarray(teacher(x, training=False)),
-                                            np.asarray(student(x, training=False)), temperature)
+    expected = temperature**2 * _numpy_kl(
+        np.asarray(teacher(x, training=False)), np.asarray(student(x, training=False)), temperature
+    )
     assert _loss(distiller, x, y) == pytest.approx(expected, rel=1e-4)
     assert float(distiller.soft_loss_tracker.result()) == pytest.approx(expected, rel=1e-5)
 
@@ -94,8 +95,7 @@ def test_hidden_loss_is_the_mean_cosine_distance_over_real_tokens():
     cosine = (h_t * h_s).sum(-1) / np.linalg.norm(h_t, axis=-1) / np.linalg.norm(h_s, axis=-1)
     mask = x["padding_mask"].astype(bool)
     expected_hidden = (1.0 - cosine)[mask].mean()
-    assert float(distiller.hidden_loss_tracker.result()) == pytest.approx(expected_hidden,
-                                                                         rel=1e-5)
+    assert float(distiller.hidden_loss_tracker.result()) == pytest.approx(expected_hidden, rel=1e-5)
     soft = float(distiller.soft_loss_tracker.result())
     assert loss == pytest.approx(soft + 2.0 * expected_hidden, rel=1e-5)
 
@@ -110,13 +110,20 @@ def test_fit_trains_the_student_and_leaves_the_teacher_unchanged():
     x, y = _inputs(batch=16), np.arange(16) % 3
     distiller.compile(keras.optimizers.Adam(1e-2), metrics=["accuracy"])
     history = distiller.fit(x, y, epochs=8, batch_size=16, verbose=0).history
-    assert sorted(history) == ["accuracy", "distill_hard_loss", "distill_hidden_loss",
-                               "distill_soft_loss", "loss"]
+    assert sorted(history) == [
+        "accuracy",
+        "distill_hard_loss",
+        "distill_hidden_loss",
+        "distill_soft_loss",
+        "loss",
+    ]
     assert history["loss"][-1] < history["loss"][0]
     for old, new in zip(teacher_before, teacher.weights, strict=True):
         np.testing.assert_array_equal(old, new.numpy())
-    assert any(not np.array_equal(old, new.numpy())
-               for old, new in zip(student_before, student.weights, strict=True))
+    assert any(
+        not np.array_equal(old, new.numpy())
+        for old, new in zip(student_before, student.weights, strict=True)
+    )
 
 
 def test_narrower_student_trains_a_projection():
@@ -160,13 +167,16 @@ def test_the_distiller_is_not_serialized():
         distiller.get_config()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"temperature": 0.0}, "temperature must be a number > 0; received 0.0"),
-    ({"temperature": -1.0}, "temperature must be a number > 0"),
-    ({"soft_weight": 1.5}, "soft_weight must be a number in \\[0, 1\\]; received 1.5"),
-    ({"soft_weight": -0.1}, "soft_weight must be a number in \\[0, 1\\]"),
-    ({"hidden_weight": -1.0}, "hidden_weight must be a number >= 0; received -1.0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"temperature": 0.0}, "temperature must be a number > 0; received 0.0"),
+        ({"temperature": -1.0}, "temperature must be a number > 0"),
+        ({"soft_weight": 1.5}, "soft_weight must be a number in \\[0, 1\\]; received 1.5"),
+        ({"soft_weight": -0.1}, "soft_weight must be a number in \\[0, 1\\]"),
+        ({"hidden_weight": -1.0}, "hidden_weight must be a number >= 0; received -1.0"),
+    ],
+)
 def test_bad_weights_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Distiller(_classifier(seed=0), _classifier(seed=1), **kwargs)
@@ -178,8 +188,10 @@ def test_different_class_counts_raise():
 
 
 def test_hidden_loss_needs_encoders():
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
+    inputs = {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
     embedded = keras.layers.Embedding(50, 4)(inputs["token_ids"])
     plain = keras.Model(inputs, keras.layers.Dense(3)(keras.ops.mean(embedded, axis=1)))
     Distiller(_classifier(seed=0), plain)  # no hidden loss: no encoder needed

@@ -42,8 +42,9 @@ def test_a_sampled_token_that_differs_from_the_original_is_labelled_replaced():
     outputs = model(x)
     masked = _masked_position_map()
     np.testing.assert_array_equal(as_numpy(outputs["replaced_labels"]), masked)
-    np.testing.assert_array_equal(as_numpy(outputs["corrupted_token_ids"]),
-                                  np.where(masked == 1, 30, x["token_ids"]))
+    np.testing.assert_array_equal(
+        as_numpy(outputs["corrupted_token_ids"]), np.where(masked == 1, 30, x["token_ids"])
+    )
     assert tuple(outputs["discriminator_logits"].shape) == (2, 8)
 
 
@@ -93,8 +94,9 @@ def test_loss_is_generator_mlm_plus_weighted_replaced_token_detection():
     per_token = np.logaddexp(0, logits) - labels * logits  # sigmoid cross-entropy
     real = x["padding_mask"]
     rtd = (per_token * real).sum() / real.sum()
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=outputs)),
-                               generator_loss + 20.0 * rtd, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=x, y_pred=outputs)), generator_loss + 20.0 * rtd, rtol=1e-5
+    )
 
 
 def test_fit_then_the_discriminator_encoder_serves_another_head():
@@ -103,8 +105,9 @@ def test_fit_then_the_discriminator_encoder_serves_another_head():
     before = np.array(discriminator.embeddings.token_embedding.embeddings)
     history = fit_losses(model, masked_batch())
     assert history["loss"][-1] < history["loss"][0]
-    assert {"loss", "generator_loss", "generator_accuracy", "rtd_loss",
-            "rtd_accuracy"} <= set(history)
+    assert {"loss", "generator_loss", "generator_accuracy", "rtd_loss", "rtd_accuracy"} <= set(
+        history
+    )
     assert isinstance(discriminator, Encoder)
     assert not np.allclose(np.array(discriminator.embeddings.token_embedding.embeddings), before)
     head = NextSentencePrediction(discriminator)
@@ -122,13 +125,13 @@ def test_config_and_keras_file_round_trip(tmp_path):
     restored = save_and_load(model, tmp_path)
     assert restored.discriminator_weight == 10.0
     for key in ("discriminator_logits", "corrupted_token_ids"):
-        np.testing.assert_allclose(as_numpy(restored(x)[key]), as_numpy(model(x)[key]),
-                                   atol=1e-5)
+        np.testing.assert_allclose(as_numpy(restored(x)[key]), as_numpy(model(x)[key]), atol=1e-5)
 
 
 def test_bad_encoders_and_inputs_are_errors():
-    with pytest.raises(ValueError, match="must share a vocabulary; received vocabulary_size "
-                                         "50 and 60"):
+    with pytest.raises(
+        ValueError, match="must share a vocabulary; received vocabulary_size 50 and 60"
+    ):
         ElectraPretrainingModel(tiny_encoder(), tiny_encoder(vocabulary_size=60))
     model = _electra()
     x = masked_batch()

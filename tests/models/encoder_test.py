@@ -7,9 +7,11 @@ import pytest
 from kbert.models import PRESETS, Encoder, EncoderConfig
 
 IDS = np.array([[2, 7, 8, 3, 0, 0], [2, 9, 9, 3, 11, 3]], "int32")
-INPUTS = {"token_ids": IDS,
-          "segment_ids": np.array([[0] * 6, [0, 0, 0, 0, 1, 1]], "int32"),
-          "padding_mask": (IDS != 0).astype("int32")}
+INPUTS = {
+    "token_ids": IDS,
+    "segment_ids": np.array([[0] * 6, [0, 0, 0, 0, 1, 1]], "int32"),
+    "padding_mask": (IDS != 0).astype("int32"),
+}
 
 
 def _numpy(x):
@@ -22,8 +24,9 @@ def test_outputs_and_hidden_states():
     assert tuple(outputs["sequence_output"].shape) == (2, 6, 16)
     assert tuple(outputs["pooled_output"].shape) == (2, 16)
     assert len(outputs["hidden_states"]) == 3  # embeddings + 2 blocks
-    np.testing.assert_array_equal(_numpy(outputs["hidden_states"][-1]),
-                                  _numpy(outputs["sequence_output"]))
+    np.testing.assert_array_equal(
+        _numpy(outputs["hidden_states"][-1]), _numpy(outputs["sequence_output"])
+    )
 
 
 def test_layer_groups_are_named_bottom_to_top():
@@ -44,8 +47,11 @@ def test_config_round_trip_and_keras_file(tmp_path):
     encoder.save(path)
     restored = keras.models.load_model(path)
     assert isinstance(restored, Encoder)
-    np.testing.assert_allclose(_numpy(restored(INPUTS)["sequence_output"]),
-                               _numpy(encoder(INPUTS)["sequence_output"]), atol=1e-6)
+    np.testing.assert_allclose(
+        _numpy(restored(INPUTS)["sequence_output"]),
+        _numpy(encoder(INPUTS)["sequence_output"]),
+        atol=1e-6,
+    )
 
 
 def test_padding_does_not_change_real_tokens():
@@ -79,12 +85,17 @@ def test_fit_updates_every_weight_through_a_head():
     encoder = Encoder.from_preset("tiny")
     logits = keras.layers.Dense(3)(encoder.output["pooled_output"])
     model = keras.Model(encoder.inputs, logits)
-    model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-2),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     before = [np.array(w) for w in encoder.trainable_weights]
     history = model.fit(INPUTS, np.array([0, 2]), epochs=3, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
-    moved = [not np.allclose(np.array(w), b) for w, b in zip(encoder.trainable_weights, before, strict=True)]
+    moved = [
+        not np.allclose(np.array(w), b)
+        for w, b in zip(encoder.trainable_weights, before, strict=True)
+    ]
     unmoved = [w.path for w, m in zip(encoder.trainable_weights, moved, strict=True) if not m]
     assert all(path.endswith("key/bias") for path in unmoved), unmoved
 
@@ -109,8 +120,13 @@ def test_tutorial_preset_has_about_50m_parameters():
     config = EncoderConfig.preset("tutorial_50m")
     h, f, layers = config.hidden_dim, config.intermediate_dim, config.num_layers
     per_block = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h
-    total = ((config.vocabulary_size + config.max_sequence_length) * h + layers * per_block
-             + 2 * h + h * h + h)
+    total = (
+        (config.vocabulary_size + config.max_sequence_length) * h
+        + layers * per_block
+        + 2 * h
+        + h * h
+        + h
+    )
     assert 45e6 < total < 55e6
 
 
@@ -139,8 +155,7 @@ def test_input_longer_than_position_table_is_an_error():
 
 def test_mixed_precision_policy_survives_config_and_saving(tmp_path):
     encoder = Encoder.from_preset("tiny", dtype="mixed_float16")
-    assert Encoder.from_config(encoder.get_config()).embeddings.dtype_policy.name == \
-        "mixed_float16"
+    assert Encoder.from_config(encoder.get_config()).embeddings.dtype_policy.name == "mixed_float16"
     encoder.save(tmp_path / "mixed.keras")
     restored = keras.models.load_model(tmp_path / "mixed.keras")
     assert restored.embeddings.dtype_policy.name == "mixed_float16"

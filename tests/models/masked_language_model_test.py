@@ -56,17 +56,19 @@ def test_loss_is_the_weighted_mean_cross_entropy_at_masked_positions():
     model = _model()
     x = masked_batch()
     expected = _numpy_loss(as_numpy(model(x)["logits"]), x)
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=model(x))), expected,
-                               rtol=1e-5)
+    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=model(x))), expected, rtol=1e-5)
     # A weight-0 selection is ignored whatever id it holds.
     changed = {**x, "mask_ids": np.where(x["mask_weights"] > 0, x["mask_ids"], 44)}
-    np.testing.assert_allclose(float(model.compute_loss(x=changed, y_pred=model(changed))),
-                               expected, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=changed, y_pred=model(changed))), expected, rtol=1e-5
+    )
     # Weights scale each selection's share.
     weighted = {**x, "mask_weights": np.array([[2.0, 0.0, 0.0], [1.0, 0.5, 0.0]], "float32")}
-    np.testing.assert_allclose(float(model.compute_loss(x=weighted, y_pred=model(weighted))),
-                               _numpy_loss(as_numpy(model(weighted)["logits"]), weighted),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=weighted, y_pred=model(weighted))),
+        _numpy_loss(as_numpy(model(weighted)["logits"]), weighted),
+        rtol=1e-5,
+    )
 
 
 def test_fit_lowers_the_loss_and_reports_accuracy_and_perplexity():
@@ -81,8 +83,9 @@ def test_fit_lowers_the_loss_and_reports_accuracy_and_perplexity():
 
 def test_gradient_accumulation_updates_every_second_step():
     model = _model()
-    model.compile(optimizer=keras.optimizers.Adam(1e-2, gradient_accumulation_steps=2),
-                  run_eagerly=True)
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-2, gradient_accumulation_steps=2), run_eagerly=True
+    )
     x = masked_batch()
     before = np.array(model.transform.kernel)
     model.train_on_batch(x)
@@ -99,7 +102,8 @@ def test_fit_in_mixed_precision(dtype):
     model.compile(optimizer=keras.optimizers.Adam(1e-2), run_eagerly=dtype == "mixed_bfloat16")
     # float16 needs loss scaling; Keras adds it because the model carries the encoder's policy.
     assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer) == (
-        dtype == "mixed_float16")
+        dtype == "mixed_float16"
+    )
     x = masked_batch()
     history = model.fit(x, epochs=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
@@ -112,8 +116,9 @@ def test_config_and_keras_file_round_trip(tmp_path):
     rebuilt = MaskedLanguageModel.from_config(model.get_config())
     assert rebuilt.get_config() == model.get_config()
     restored = save_and_load(model, tmp_path)
-    np.testing.assert_allclose(as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
+    )
 
 
 def test_missing_keys_and_mismatched_mask_shapes_are_errors():
@@ -123,8 +128,11 @@ def test_missing_keys_and_mismatched_mask_shapes_are_errors():
     with pytest.raises(ValueError, match=r"needs x\['mask_weights'\], which is missing"):
         model(x)
     x = {**masked_batch(), "mask_ids": masked_batch()["mask_ids"][:, :2]}
-    with pytest.raises(ValueError, match=r"x\['mask_ids'\] has shape \(2, 2\), expected the "
-                                         r"shape of x\['mask_positions'\], \(2, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"x\['mask_ids'\] has shape \(2, 2\), expected the "
+        r"shape of x\['mask_positions'\], \(2, 3\)",
+    ):
         model(x)
     x = {**masked_batch(), "mask_weights": np.ones(2, "float32")}
     with pytest.raises(ValueError, match=r"x\['mask_weights'\] must have rank 2"):

@@ -19,23 +19,27 @@ from tests.models.pretraining_batches import (
 
 CLASS_LABELS = np.array([1, 0], "int32")
 # Row 0 is padded after position 4; [CLS], [SEP] and padding are not scored.
-TAG_LABELS = np.array([[-100, 1, 2, 0, -100, -100, -100, -100],
-                       [-100, 3, 3, 1, 0, 2, 1, -100]], "int32")
+TAG_LABELS = np.array(
+    [[-100, 1, 2, 0, -100, -100, -100, -100], [-100, 3, 3, 1, 0, 2, 1, -100]], "int32"
+)
 ABSENT_TAGS = np.full_like(TAG_LABELS, -100)
 
 
 def _model(language_model=None, loss_weights=None, causal=True, **kwargs):
     keras.utils.set_random_seed(0)
     encoder = tiny_encoder(causal=causal)
-    heads = {"sentiment": ClassificationHead(2, pooling="last", dropout=0.0),
-             "pos": TaggingHead(4, dropout=0.0)}
+    heads = {
+        "sentiment": ClassificationHead(2, pooling="last", dropout=0.0),
+        "pos": TaggingHead(4, dropout=0.0),
+    }
     objective = None
     if language_model == "causal":
         objective = CausalLanguageModel(encoder)
     elif language_model == "masked":
         objective = MaskedLanguageModel(encoder)
-    return MultitaskModel(encoder, heads, loss_weights=loss_weights, language_model=objective,
-                          **kwargs)
+    return MultitaskModel(
+        encoder, heads, loss_weights=loss_weights, language_model=objective, **kwargs
+    )
 
 
 def _cross_entropy(labels, logits):
@@ -47,8 +51,7 @@ def _cross_entropy(labels, logits):
 
 
 def test_total_loss_is_the_weighted_sum_of_task_losses_and_the_causal_lm_loss():
-    model = _model("causal", loss_weights={"sentiment": 1.0, "pos": 0.3},
-                   language_model_weight=0.5)
+    model = _model("causal", loss_weights={"sentiment": 1.0, "pos": 0.3}, language_model_weight=0.5)
     x = encoder_batch()
     outputs = model(x)
     assert sorted(outputs) == ["language_model", "pos", "sentiment"]
@@ -56,22 +59,30 @@ def test_total_loss_is_the_weighted_sum_of_task_losses_and_the_causal_lm_loss():
     assert tuple(outputs["pos"].shape) == (2, 8, 4)
     # The LM scores the same forward pass: a plain CausalLanguageModel on x agrees.
     clm = model.language_model
-    np.testing.assert_allclose(as_numpy(outputs["language_model"]["logits"]),
-                               as_numpy(clm(x)["logits"]), atol=1e-6)
+    np.testing.assert_allclose(
+        as_numpy(outputs["language_model"]["logits"]), as_numpy(clm(x)["logits"]), atol=1e-6
+    )
     clm_loss = float(clm.compute_loss(x=x, y_pred=clm(x)))
     y = {"sentiment": CLASS_LABELS, "pos": TAG_LABELS}
-    expected = (1.0 * _cross_entropy(CLASS_LABELS, outputs["sentiment"])
-                + 0.3 * _cross_entropy(TAG_LABELS, outputs["pos"]) + 0.5 * clm_loss)
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y=y, y_pred=outputs)), expected,
-                               rtol=1e-5)
+    expected = (
+        1.0 * _cross_entropy(CLASS_LABELS, outputs["sentiment"])
+        + 0.3 * _cross_entropy(TAG_LABELS, outputs["pos"])
+        + 0.5 * clm_loss
+    )
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=x, y=y, y_pred=outputs)), expected, rtol=1e-5
+    )
     # A Keras loss on the same logits agrees on the tagging term (ignore_class=-100).
-    keras_tagging = keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                               ignore_class=-100)
-    np.testing.assert_allclose(float(keras_tagging(TAG_LABELS, outputs["pos"])),
-                               _cross_entropy(TAG_LABELS, outputs["pos"]), rtol=1e-5)
+    keras_tagging = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-100)
+    np.testing.assert_allclose(
+        float(keras_tagging(TAG_LABELS, outputs["pos"])),
+        _cross_entropy(TAG_LABELS, outputs["pos"]),
+        rtol=1e-5,
+    )
     # Only the LM: its weighted loss alone.
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y=None, y_pred=outputs)),
-                               0.5 * clm_loss, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=x, y=None, y_pred=outputs)), 0.5 * clm_loss, rtol=1e-5
+    )
 
 
 def test_an_absent_task_adds_zero_and_its_head_gets_zero_gradient():
@@ -84,9 +95,9 @@ def test_an_absent_task_adds_zero_and_its_head_gets_zero_gradient():
         with tf.GradientTape() as tape:
             outputs = model(x, training=True)
             loss = model.compute_loss(x=x, y=y, y_pred=outputs)
-        np.testing.assert_allclose(float(loss),
-                                   _cross_entropy(CLASS_LABELS, outputs["sentiment"]),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            float(loss), _cross_entropy(CLASS_LABELS, outputs["sentiment"]), rtol=1e-6
+        )
         gradients = tape.gradient(loss, pos_head.trainable_variables)
         for gradient in gradients:
             assert gradient is None or not np.any(as_numpy(gradient)), "absent head moved"
@@ -96,9 +107,11 @@ def test_an_absent_task_adds_zero_and_its_head_gets_zero_gradient():
     # Ignored examples of a classification task are not scored either.
     outputs = model(x)
     partial = {"sentiment": np.array([1, -100], "int32")}
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y=partial, y_pred=outputs)),
-                               _cross_entropy(partial["sentiment"], outputs["sentiment"]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        float(model.compute_loss(x=x, y=partial, y_pred=outputs)),
+        _cross_entropy(partial["sentiment"], outputs["sentiment"]),
+        rtol=1e-6,
+    )
 
 
 def test_masked_lm_runs_on_masked_inputs_while_heads_read_unmasked_text():
@@ -112,15 +125,20 @@ def test_masked_lm_runs_on_masked_inputs_while_heads_read_unmasked_text():
         np.testing.assert_allclose(
             as_numpy(outputs[task]),
             as_numpy(model.heads[task](plain, padding_mask=unmasked["padding_mask"])),
-            atol=1e-6)
+            atol=1e-6,
+        )
     mlm = model.language_model
-    np.testing.assert_allclose(as_numpy(outputs["language_model"]["logits"]),
-                               as_numpy(mlm(masked)["logits"]), atol=1e-6)
-    expected = (_cross_entropy(CLASS_LABELS, outputs["sentiment"])
-                + 0.25 * float(mlm.compute_loss(x=masked, y_pred=mlm(masked))))
+    np.testing.assert_allclose(
+        as_numpy(outputs["language_model"]["logits"]), as_numpy(mlm(masked)["logits"]), atol=1e-6
+    )
+    expected = _cross_entropy(CLASS_LABELS, outputs["sentiment"]) + 0.25 * float(
+        mlm.compute_loss(x=masked, y_pred=mlm(masked))
+    )
     np.testing.assert_allclose(
         float(model.compute_loss(x=x, y={"sentiment": CLASS_LABELS}, y_pred=outputs)),
-        expected, rtol=1e-5)
+        expected,
+        rtol=1e-5,
+    )
     with pytest.raises(ValueError, match=r"needs x\['language_model_inputs'\].*mask_ids"):
         model(unmasked)
 
@@ -135,9 +153,16 @@ def test_fit_on_mixed_tasks_reduces_the_loss_and_reports_every_task():
     mixed = multitask_dataset({"sentiment": sentiment, "pos": pos}, seed=0)
     model.compile(optimizer=keras.optimizers.Adam(1e-2))
     history = model.fit(mixed, epochs=4, verbose=0).history
-    assert set(history) == {"loss", "sentiment_loss", "sentiment_accuracy", "pos_loss",
-                            "pos_accuracy", "language_model_loss", "clm_accuracy",
-                            "clm_perplexity"}
+    assert set(history) == {
+        "loss",
+        "sentiment_loss",
+        "sentiment_accuracy",
+        "pos_loss",
+        "pos_accuracy",
+        "language_model_loss",
+        "clm_accuracy",
+        "clm_perplexity",
+    }
     assert history["loss"][-1] < history["loss"][0]
     assert history["pos_loss"][-1] < history["pos_loss"][0]
     # Loss weights are variables: a new value takes effect in the compiled step.
@@ -149,11 +174,13 @@ def test_fit_on_mixed_tasks_reduces_the_loss_and_reports_every_task():
 
 def test_masked_lm_fits_from_a_masker_pipeline():
     model = _model("masked", causal=False)
-    masker = MaskedLMMasker(50, mask_token_id=4, special_token_ids=[0, 2, 3], max_selections=3,
-                            seed=0)
+    masker = MaskedLMMasker(
+        50, mask_token_id=4, special_token_ids=[0, 2, 3], max_selections=3, seed=0
+    )
     labels = {"sentiment": CLASS_LABELS, "pos": TAG_LABELS}
     batches = with_masked_language_model_inputs(
-        tf.data.Dataset.from_tensors((encoder_batch(), labels)).repeat(2), masker)
+        tf.data.Dataset.from_tensors((encoder_batch(), labels)).repeat(2), masker
+    )
     model.compile(optimizer=keras.optimizers.Adam(1e-2), run_eagerly=True)
     history = model.fit(batches, epochs=2, verbose=0).history
     assert {"language_model_loss", "mlm_accuracy", "mlm_perplexity"} <= set(history)
@@ -174,8 +201,7 @@ def test_config_and_keras_file_round_trip(tmp_path):
     assert restored.language_model.encoder is restored.encoder
     assert restored.loss_weight("pos") == pytest.approx(0.3)
     for task in ("sentiment", "pos"):
-        np.testing.assert_allclose(as_numpy(restored(x)[task]), as_numpy(model(x)[task]),
-                                   atol=1e-5)
+        np.testing.assert_allclose(as_numpy(restored(x)[task]), as_numpy(model(x)[task]), atol=1e-5)
     # The shared encoder's weights are counted once.
     ids = [id(w) for w in model.trainable_weights]
     assert len(ids) == len(set(ids))
@@ -188,15 +214,23 @@ def test_bad_arguments_and_inputs_are_errors():
         MultitaskModel(encoder, {})
     with pytest.raises(ValueError, match=r"loss_weights names unknown task\(s\) \['ner'\]"):
         MultitaskModel(encoder, {"sst2": head}, loss_weights={"ner": 1.0})
-    with pytest.raises(ValueError, match=r"loss weight of 'sst2' must be a finite number >= 0; "
-                                         r"received -1.0"):
+    with pytest.raises(
+        ValueError,
+        match=r"loss weight of 'sst2' must be a finite number >= 0; "
+        r"received -1.0",
+    ):
         MultitaskModel(encoder, {"sst2": head}, loss_weights={"sst2": -1.0})
     with pytest.raises(ValueError, match=r"loss weight of 'language_model'"):
-        MultitaskModel(encoder, {"sst2": head}, language_model=CausalLanguageModel(encoder),
-                       language_model_weight=-0.5)
+        MultitaskModel(
+            encoder,
+            {"sst2": head},
+            language_model=CausalLanguageModel(encoder),
+            language_model_weight=-0.5,
+        )
     with pytest.raises(ValueError, match=r"holds a different encoder"):
-        MultitaskModel(encoder, {"sst2": head},
-                       language_model=CausalLanguageModel(tiny_encoder(causal=True)))
+        MultitaskModel(
+            encoder, {"sst2": head}, language_model=CausalLanguageModel(tiny_encoder(causal=True))
+        )
     with pytest.raises(ValueError, match=r"'language_model' is reserved"):
         MultitaskModel(encoder, {"language_model": head})
     with pytest.raises(ValueError, match=r"must be a PretrainingObjective"):
@@ -210,8 +244,11 @@ def test_bad_arguments_and_inputs_are_errors():
         model.compute_loss(x=x, y={"pos": CLASS_LABELS}, y_pred=outputs)
     with pytest.raises(ValueError, match=r"expects y as a dict"):
         model.compute_loss(x=x, y=CLASS_LABELS, y_pred=outputs)
-    with pytest.raises(ValueError, match=r"no loss weight named 'language_model'; expected one "
-                                         r"of \['sentiment', 'pos'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"no loss weight named 'language_model'; expected one "
+        r"of \['sentiment', 'pos'\]",
+    ):
         model.set_loss_weight("language_model", 1.0)
     with pytest.raises(ValueError, match=r"must be a finite number >= 0; received nan"):
         model.set_loss_weight("pos", float("nan"))

@@ -29,11 +29,12 @@ def test_logits_and_loss_match_numpy():
     assert logits.shape == (2, 2)
     pooled = as_numpy(model.encoder(encoder_batch())["pooled_output"])
     np.testing.assert_allclose(
-        logits, pooled @ as_numpy(model.classifier.kernel) + as_numpy(model.classifier.bias),
-        atol=1e-5)
+        logits,
+        pooled @ as_numpy(model.classifier.kernel) + as_numpy(model.classifier.bias),
+        atol=1e-5,
+    )
     expected = -log_softmax(logits)[[0, 1], x["next_sentence_labels"]].mean()
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=model(x))), expected,
-                               rtol=1e-5)
+    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=model(x))), expected, rtol=1e-5)
 
 
 def test_fit_lowers_the_loss_and_the_prefix_names_the_metrics():
@@ -49,8 +50,9 @@ def test_config_and_keras_file_round_trip(tmp_path):
     rebuilt = NextSentencePrediction.from_config(model.get_config())
     assert rebuilt.metric_prefix == "sop"
     restored = save_and_load(model, tmp_path)
-    np.testing.assert_allclose(as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
+    )
 
 
 def test_missing_or_misshapen_labels_are_errors():

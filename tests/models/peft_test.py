@@ -8,9 +8,11 @@ import pytest
 from kbert.models import peft
 from kbert.models.encoder import Encoder
 
-INPUTS = {"token_ids": np.array([[2, 5, 7, 3, 0, 0], [2, 9, 8, 4, 6, 3]], "int32"),
-          "segment_ids": np.zeros((2, 6), "int32"),
-          "padding_mask": np.array([[1, 1, 1, 1, 0, 0], [1] * 6], "int32")}
+INPUTS = {
+    "token_ids": np.array([[2, 5, 7, 3, 0, 0], [2, 9, 8, 4, 6, 3]], "int32"),
+    "segment_ids": np.zeros((2, 6), "int32"),
+    "padding_mask": np.array([[1, 1, 1, 1, 0, 0], [1] * 6], "int32"),
+}
 REAL = INPUTS["padding_mask"].astype(bool)
 
 
@@ -30,8 +32,9 @@ def _randomize(variables, seed=0, scale=0.3):
 
 
 def _adapter_variables(encoder, name):
-    return [v for _, wrapper in peft._adapted_sublayers(encoder)
-            for v in wrapper.adapters[name].weights]
+    return [
+        v for _, wrapper in peft._adapted_sublayers(encoder) for v in wrapper.adapters[name].weights
+    ]
 
 
 def _classifier(encoder):
@@ -40,13 +43,16 @@ def _classifier(encoder):
 
 
 def _fit(model, steps=3):
-    model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-2),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     batch = {key: np.concatenate([value] * 2) for key, value in INPUTS.items()}
     model.fit(batch, np.array([0, 1, 1, 0]), batch_size=4, epochs=steps, verbose=0)
 
 
 # === Adapters ===
+
 
 @pytest.mark.parametrize("placement,count", [("houlsby", 4), ("pfeiffer", 2), ("parallel", 2)])
 def test_adapters_start_near_identity_and_run_in_the_graph(placement, count):
@@ -74,18 +80,23 @@ def test_setup_trains_only_adapters_norms_and_head():
     model = _classifier(encoder)
     peft.adapter_trainable_setup(model, encoder=encoder)
     trainable = {v.path for v in model.trainable_weights}
-    assert trainable and all("adapter_task" in p or "norm" in p or p.startswith("head/")
-                             for p in trainable), trainable
+    assert trainable and all(
+        "adapter_task" in p or "norm" in p or p.startswith("head/") for p in trainable
+    ), trainable
     assert any(p.startswith("head/") for p in trainable)
-    assert len(model.trainable_weights) == 4 * 4 + 5 * 2 + 2  # adapters, LayerNorms (incl. embeddings'), head
+    assert (
+        len(model.trainable_weights) == 4 * 4 + 5 * 2 + 2
+    )  # adapters, LayerNorms (incl. embeddings'), head
     frozen = [v for v in model.weights if not v.trainable]
     before = [np.array(v) for v in frozen]
     adapters_before = [np.array(v) for v in _adapter_variables(encoder, "task")]
     _fit(model)
     for variable, old in zip(frozen, before, strict=True):
         np.testing.assert_array_equal(np.array(variable), old, err_msg=variable.path)
-    assert any(not np.array_equal(np.array(v), old) for v, old in
-               zip(_adapter_variables(encoder, "task"), adapters_before, strict=True))
+    assert any(
+        not np.array_equal(np.array(v), old)
+        for v, old in zip(_adapter_variables(encoder, "task"), adapters_before, strict=True)
+    )
 
 
 def test_setup_can_train_embeddings():
@@ -93,8 +104,8 @@ def test_setup_can_train_embeddings():
     peft.add_adapters(encoder, bottleneck_dim=4, placement="pfeiffer")
     peft.adapter_trainable_setup(encoder, train_embeddings=True)
     assert {v.path for v in encoder.embeddings.weights} <= {
-        v.path for v in encoder.trainable_weights}
-
+        v.path for v in encoder.trainable_weights
+    }
 
 
 def test_setup_can_leave_the_shared_layer_norms_frozen():
@@ -104,9 +115,14 @@ def test_setup_can_leave_the_shared_layer_norms_frozen():
     trainable = {v.path for v in encoder.trainable_weights}
     assert trainable == {v.path for v in _adapter_variables(encoder, "task")}
     peft.adapter_trainable_setup(encoder)
-    norms = [v.path for layer in encoder._flatten_layers()
-             if isinstance(layer, keras.layers.LayerNormalization) for v in layer.weights]
+    norms = [
+        v.path
+        for layer in encoder._flatten_layers()
+        if isinstance(layer, keras.layers.LayerNormalization)
+        for v in layer.weights
+    ]
     assert norms and set(norms) <= {v.path for v in encoder.trainable_weights}
+
 
 def test_saved_adapters_reload_into_a_fresh_encoder_with_the_same_base():
     encoder = _encoder(0)
@@ -150,12 +166,12 @@ def test_two_task_adapters_on_one_base_switch():
 
 # === LoRA ===
 
+
 def test_lora_merges_exactly():
     encoder = _encoder()
     base = _sequence(encoder)
     num_weights = len(encoder.weights)
-    peft.add_lora(encoder, targets=("query", "value", "feed_forward.output_dense"), rank=2,
-                  alpha=4)
+    peft.add_lora(encoder, targets=("query", "value", "feed_forward.output_dense"), rank=2, alpha=4)
     assert {v.name for v in encoder.trainable_weights} == {"lora_a", "lora_b"}
     assert len(encoder.trainable_weights) == 2 * 3 * 2
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-6)
@@ -163,8 +179,9 @@ def test_lora_merges_exactly():
     wrapped = _sequence(encoder)
     assert np.abs(wrapped - base).max() > 1e-2
     lora = encoder.blocks[0].attention.query
-    expected_kernel = (np.array(lora.dense.kernel)
-                       + 2.0 * np.array(lora.lora_a) @ np.array(lora.lora_b))
+    expected_kernel = np.array(lora.dense.kernel) + 2.0 * np.array(lora.lora_a) @ np.array(
+        lora.lora_b
+    )
     peft.merge_lora(encoder)
     merged = encoder.blocks[0].attention.query
     assert type(merged) is keras.layers.Dense
@@ -184,11 +201,14 @@ def test_lora_trains_only_the_update():
         np.testing.assert_array_equal(np.array(variable), old, err_msg=variable.path)
 
 
-@pytest.mark.parametrize("target,message", [
-    ("attention_norm", "'attention_norm' of block_0 is not a layer with a kernel"),
-    ("missing", "'missing' is not a sublayer of block_0"),
-    ("output_dense", "'output_dense' is ambiguous"),
-])
+@pytest.mark.parametrize(
+    "target,message",
+    [
+        ("attention_norm", "'attention_norm' of block_0 is not a layer with a kernel"),
+        ("missing", "'missing' is not a sublayer of block_0"),
+        ("output_dense", "'output_dense' is ambiguous"),
+    ],
+)
 def test_lora_target_errors(target, message):
     encoder = _encoder()
     with pytest.raises(ValueError, match=message):
@@ -198,6 +218,7 @@ def test_lora_target_errors(target, message):
 
 # === Prefix tuning ===
 
+
 def test_prefix_tuning_trains_only_prefixes():
     encoder = _encoder()
     base = _sequence(encoder)
@@ -205,7 +226,10 @@ def test_prefix_tuning_trains_only_prefixes():
     outputs = encoder(INPUTS)
     assert tuple(outputs["sequence_output"].shape) == (2, 6, 16)
     assert np.abs(_sequence(encoder) - base).max() > 1e-4
-    assert sorted(v.name for v in encoder.trainable_weights) == ["key_prefix"] * 2 + ["value_prefix"] * 2
+    assert (
+        sorted(v.name for v in encoder.trainable_weights)
+        == ["key_prefix"] * 2 + ["value_prefix"] * 2
+    )
     model = _classifier(encoder)
     frozen = [v for v in encoder.weights if not v.trainable]
     before = [np.array(v) for v in frozen]
@@ -213,13 +237,16 @@ def test_prefix_tuning_trains_only_prefixes():
     _fit(model)
     for variable, old in zip(frozen, before, strict=True):
         np.testing.assert_array_equal(np.array(variable), old, err_msg=variable.path)
-    assert all(not np.array_equal(np.array(v), old)  # gradients reach every layer's prefix
-               for v, old in zip(encoder.trainable_weights, prefixes, strict=True))
+    assert all(
+        not np.array_equal(np.array(v), old)  # gradients reach every layer's prefix
+        for v, old in zip(encoder.trainable_weights, prefixes, strict=True)
+    )
     peft.remove_prefix_tuning(encoder)
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-6)
 
 
 # === Prompt tuning ===
+
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_prompt_tuned_encoder(keep):
@@ -231,8 +258,9 @@ def test_prompt_tuned_encoder(keep):
     assert tuple(outputs["pooled_output"].shape) == (2, 16)
     assert len(outputs["hidden_states"]) == 3
     assert [v.name for v in model.trainable_weights] == ["prompts"]
-    head = keras.Model(model.inputs, keras.layers.Dense(2, name="head")(
-        model.output["pooled_output"]))
+    head = keras.Model(
+        model.inputs, keras.layers.Dense(2, name="head")(model.output["pooled_output"])
+    )
     frozen = [v for v in encoder.weights]
     before = [np.array(v) for v in frozen]
     prompts = np.array(model.get_layer("prompt_tuning").prompts)

@@ -12,4 +12,5 @@ def test_perplexity_is_exp_of_the_token_weighted_mean_over_batches():
     metric.update_state(np.array([0.0]))
     np.testing.assert_allclose(float(metric.result()), 1.0)
     assert Perplexity.from_config(Perplexity(name="mlm_perplexity").get_config()).name == (
-        "mlm_perplexity")
+        "mlm_perplexity"
+    )

@@ -8,11 +8,9 @@ import numpy as np
 from kbert.models import Encoder
 
 # Two rows; the first is padded. 4 = [MASK] in these batches, 0 = [PAD].
-TOKEN_IDS = np.array([[2, 7, 4, 8, 3, 0, 0, 0],
-                      [2, 9, 4, 4, 11, 12, 13, 3]], "int32")
+TOKEN_IDS = np.array([[2, 7, 4, 8, 3, 0, 0, 0], [2, 9, 4, 4, 11, 12, 13, 3]], "int32")
 PADDING_MASK = (TOKEN_IDS != 0).astype("int32")
-SEGMENT_IDS = np.array([[0, 0, 0, 0, 0, 0, 0, 0],
-                        [0, 0, 0, 0, 0, 1, 1, 1]], "int32")
+SEGMENT_IDS = np.array([[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1]], "int32")
 
 # Masked positions: row 0 has one real selection and one padding selection (weight 0).
 MASK_POSITIONS = np.array([[2, 0, 0], [2, 3, 5]], "int32")
@@ -27,16 +25,22 @@ def encoder_batch():
 
 def masked_batch():
     """Encoder inputs plus MLM selections."""
-    return {**encoder_batch(), "mask_positions": MASK_POSITIONS, "mask_ids": MASK_IDS,
-            "mask_weights": MASK_WEIGHTS}
+    return {
+        **encoder_batch(),
+        "mask_positions": MASK_POSITIONS,
+        "mask_ids": MASK_IDS,
+        "mask_weights": MASK_WEIGHTS,
+    }
 
 
 def span_batch():
     """MLM selections plus span boundaries: row 1 masks the span [2, 3] and the token at 5."""
-    return {**masked_batch(),
-            "mask_left_boundary": np.array([[1, 0, 0], [1, 1, 4]], "int32"),
-            "mask_right_boundary": np.array([[3, 0, 0], [4, 4, 6]], "int32"),
-            "mask_relative_positions": np.array([[1, 0, 0], [1, 2, 1]], "int32")}
+    return {
+        **masked_batch(),
+        "mask_left_boundary": np.array([[1, 0, 0], [1, 1, 4]], "int32"),
+        "mask_right_boundary": np.array([[3, 0, 0], [4, 4, 6]], "int32"),
+        "mask_relative_positions": np.array([[1, 0, 0], [1, 2, 1]], "int32"),
+    }
 
 
 def tiny_encoder(**changes):

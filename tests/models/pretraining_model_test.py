@@ -28,14 +28,16 @@ def test_one_encoder_pass_feeds_every_head_and_losses_sum_with_weights():
     x = _batch()
     outputs = model(x)
     assert sorted(outputs) == ["mlm", "nsp"]
-    np.testing.assert_allclose(as_numpy(outputs["mlm"]["logits"]), as_numpy(mlm(x)["logits"]),
-                               atol=1e-6)
-    np.testing.assert_allclose(as_numpy(outputs["nsp"]["logits"]), as_numpy(nsp(x)["logits"]),
-                               atol=1e-6)
-    expected = (float(mlm.compute_loss(x=x, y_pred=mlm(x)))
-                + 0.5 * float(nsp.compute_loss(x=x, y_pred=nsp(x))))
-    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=outputs)), expected,
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        as_numpy(outputs["mlm"]["logits"]), as_numpy(mlm(x)["logits"]), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        as_numpy(outputs["nsp"]["logits"]), as_numpy(nsp(x)["logits"]), atol=1e-6
+    )
+    expected = float(mlm.compute_loss(x=x, y_pred=mlm(x))) + 0.5 * float(
+        nsp.compute_loss(x=x, y_pred=nsp(x))
+    )
+    np.testing.assert_allclose(float(model.compute_loss(x=x, y_pred=outputs)), expected, rtol=1e-5)
     # The encoder's weights are counted once.
     ids = [id(w) for w in model.trainable_weights]
     assert len(ids) == len(set(ids))
@@ -44,11 +46,18 @@ def test_one_encoder_pass_feeds_every_head_and_losses_sum_with_weights():
 def test_fit_and_evaluate_report_each_objective():
     model, _, _ = _bert()
     history = fit_losses(model, _batch())
-    assert set(history) == {"loss", "mlm_loss", "mlm_accuracy", "mlm_perplexity", "nsp_loss",
-                            "nsp_accuracy"}
+    assert set(history) == {
+        "loss",
+        "mlm_loss",
+        "mlm_accuracy",
+        "mlm_perplexity",
+        "nsp_loss",
+        "nsp_accuracy",
+    }
     assert history["loss"][-1] < history["loss"][0]
-    np.testing.assert_allclose(np.add(history["mlm_loss"], history["nsp_loss"]),
-                               history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(
+        np.add(history["mlm_loss"], history["nsp_loss"]), history["loss"], rtol=1e-5
+    )
     logs = model.evaluate(_batch(), verbose=0, return_dict=True)
     assert set(logs) == set(history)
 
@@ -62,8 +71,9 @@ def test_config_and_keras_file_round_trip_keep_the_encoder_shared(tmp_path):
     restored = save_and_load(model, tmp_path)
     assert all(objective.encoder is restored.encoder for objective in restored.objectives)
     for key in ("mlm", "nsp"):
-        np.testing.assert_allclose(as_numpy(restored(x)[key]["logits"]),
-                                   as_numpy(model(x)[key]["logits"]), atol=1e-5)
+        np.testing.assert_allclose(
+            as_numpy(restored(x)[key]["logits"]), as_numpy(model(x)[key]["logits"]), atol=1e-5
+        )
 
 
 def test_bad_objectives_and_inputs_are_errors():

@@ -43,8 +43,9 @@ def test_fit_reduces_the_loss_and_save_load_round_trips(tmp_path):
     x = _inputs(batch=8, seed=1)
     last = x["padding_mask"].sum(axis=1) - 2  # (batch,) the last context token before [SEP]
     starts = np.where(np.arange(8) % 3 == 0, 0, np.minimum(3, last))  # some rows point at [CLS]
-    labels = QuestionAnswerer.labels_from_features({"start_positions": starts,
-                                                    "end_positions": np.maximum(starts, last)})
+    labels = QuestionAnswerer.labels_from_features(
+        {"start_positions": starts, "end_positions": np.maximum(starts, last)}
+    )
     labels["end_logits"][starts == 0] = 0
     model.compile(keras.optimizers.Adam(1e-2), loss=model.default_loss())
     history = model.fit(x, labels, epochs=15, batch_size=8, verbose=0)
@@ -72,17 +73,33 @@ def test_mixed_precision_encoder_gives_float32_logits():
 
 def test_trains_on_featurized_batches_and_decodes():
     keras.utils.set_random_seed(0)
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "?", "bob", "ran", "far",
-                  "."]
+    vocabulary = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "who",
+        "?",
+        "bob",
+        "ran",
+        "far",
+        ".",
+    ]
     tokenizer = WordPieceTokenizer(vocabulary)
-    examples = [Example(f"q{i}", "", "Bob ran far. " * 3, "Who?", (("Bob", 13 * i),))
-                for i in range(3)]
-    features = question_answering_features(examples, tokenizer, sequence_length=12, stride=2,
-                                           max_question_length=2, training=True)
+    examples = [
+        Example(f"q{i}", "", "Bob ran far. " * 3, "Who?", (("Bob", 13 * i),)) for i in range(3)
+    ]
+    features = question_answering_features(
+        examples, tokenizer, sequence_length=12, stride=2, max_question_length=2, training=True
+    )
     keys = ("token_ids", "segment_ids", "padding_mask", "start_positions", "end_positions")
-    dataset = feature_batches({key: features[key] for key in keys},
-                              label_keys=("start_positions", "end_positions"), batch_size=4,
-                              training=True)
+    dataset = feature_batches(
+        {key: features[key] for key in keys},
+        label_keys=("start_positions", "end_positions"),
+        batch_size=4,
+        training=True,
+    )
     dataset = dataset.map(lambda x, y: (x, QuestionAnswerer.labels_from_features(y)))
     model = QuestionAnswerer(Encoder.from_preset("tiny"))
     model.compile("adam", loss=model.default_loss())
@@ -91,19 +108,21 @@ def test_trains_on_featurized_batches_and_decodes():
 
     inputs = feature_batches({key: features[key] for key in keys[:3]}, batch_size=4)
     predictions = model.predict(inputs, verbose=0)
-    answers = decode_answers(examples, features, predictions["start_logits"],
-                             predictions["end_logits"])
+    answers = decode_answers(
+        examples, features, predictions["start_logits"], predictions["end_logits"]
+    )
     assert sorted(answers) == ["q0", "q1", "q2"]
     for answer in answers.values():
-        assert answer["text"] == examples[0].context[answer["start"]:answer["end"]]
+        assert answer["text"] == examples[0].context[answer["start"] : answer["end"]]
 
 
 def test_labels_and_losses_are_keyed_by_output_name():
     model = QuestionAnswerer(Encoder.from_preset("tiny"))
     losses = model.default_loss()
     assert sorted(losses) == ["end_logits", "start_logits"]
-    assert all(isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
-               for loss in losses.values())
+    assert all(
+        isinstance(loss, keras.losses.SparseCategoricalCrossentropy) for loss in losses.values()
+    )
     with pytest.raises(ValueError, match=r"missing \['end_positions'\]"):
         QuestionAnswerer.labels_from_features({"start_positions": np.zeros(2)})
     with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\); received 1.0"):

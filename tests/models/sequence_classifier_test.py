@@ -17,8 +17,9 @@ def _inputs(batch=4, seq=6, seed=0):
 @pytest.mark.parametrize("pooling", CLASSIFIER_POOLING)
 def test_every_pooling_trains_and_round_trips(pooling, tmp_path):
     keras.utils.set_random_seed(0)
-    classifier = SequenceClassifier(Encoder.from_preset("tiny"), 3, pooling=pooling,
-                                    hidden_units=(8,), batch_norm=True)
+    classifier = SequenceClassifier(
+        Encoder.from_preset("tiny"), 3, pooling=pooling, hidden_units=(8,), batch_norm=True
+    )
     x, y = _inputs(), np.array([0, 1, 2, 1])
     classifier.compile("adam", loss=classifier.default_loss())
     history = classifier.fit(x, y, epochs=3, verbose=0)
@@ -27,8 +28,9 @@ def test_every_pooling_trains_and_round_trips(pooling, tmp_path):
     classifier.save(path)
     restored = keras.saving.load_model(path)
     assert isinstance(restored, SequenceClassifier) and restored.pooling == pooling
-    np.testing.assert_allclose(restored.predict(x, verbose=0), classifier.predict(x, verbose=0),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        restored.predict(x, verbose=0), classifier.predict(x, verbose=0), atol=1e-5
+    )
 
 
 def test_padding_does_not_change_the_prediction():
@@ -49,11 +51,19 @@ def test_multi_label_uses_independent_sigmoids():
 
 
 def test_ulmfit_head_has_two_batchnorm_dropout_dense_blocks():
-    classifier = SequenceClassifier(Encoder.from_preset("tiny"), 2, pooling="concat",
-                                    hidden_units=(50,), batch_norm=True)
+    classifier = SequenceClassifier(
+        Encoder.from_preset("tiny"), 2, pooling="concat", hidden_units=(50,), batch_norm=True
+    )
     kinds = [type(layer).__name__ for layer in classifier.head_layers()]
-    assert kinds == ["SequencePooling", "BatchNormalization", "Dropout", "Dense",
-                     "BatchNormalization", "Dropout", "Dense"]
+    assert kinds == [
+        "SequencePooling",
+        "BatchNormalization",
+        "Dropout",
+        "Dense",
+        "BatchNormalization",
+        "Dropout",
+        "Dense",
+    ]
     assert classifier.get_layer("head_norm_0").input.shape[-1] == 3 * 16  # last + max + mean
 
 
@@ -73,12 +83,15 @@ def test_frozen_encoder_keeps_its_weights():
         np.testing.assert_array_equal(old, new.numpy())
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"num_classes": 1}, "num_classes must be an int >= 2"),
-    ({"num_classes": 3, "pooling": "avg"}, "pooling must be one of"),
-    ({"num_classes": 3, "dropout": 1.0}, "dropout"),
-    ({"num_classes": 3, "hidden_units": (0,)}, "hidden_units"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_classes": 1}, "num_classes must be an int >= 2"),
+        ({"num_classes": 3, "pooling": "avg"}, "pooling must be one of"),
+        ({"num_classes": 3, "dropout": 1.0}, "dropout"),
+        ({"num_classes": 3, "hidden_units": (0,)}, "hidden_units"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SequenceClassifier(Encoder.from_preset("tiny"), **kwargs)

@@ -28,18 +28,25 @@ def test_logits_come_from_the_boundaries_and_the_relative_position():
     sequence = as_numpy(model.encoder(encoder_batch())["sequence_output"])
     batch = np.arange(2)[:, None]
     offsets = np.clip(x["mask_relative_positions"] - 1, 0, None)
-    h0 = np.concatenate([sequence[batch, x["mask_left_boundary"]],
-                         sequence[batch, x["mask_right_boundary"]],
-                         as_numpy(model.position_embedding.embeddings)[offsets]], axis=-1)
+    h0 = np.concatenate(
+        [
+            sequence[batch, x["mask_left_boundary"]],
+            sequence[batch, x["mask_right_boundary"]],
+            as_numpy(model.position_embedding.embeddings)[offsets],
+        ],
+        axis=-1,
+    )
     h2 = model.norm_2(model.dense_2(model.norm_1(model.dense_1(h0.astype("float32")))))
     table = as_numpy(model.encoder.embeddings.token_embedding.embeddings)
-    np.testing.assert_allclose(logits, as_numpy(h2) @ table.T + as_numpy(model.decoder.bias),
-                               atol=1e-4)
+    np.testing.assert_allclose(
+        logits, as_numpy(h2) @ table.T + as_numpy(model.decoder.bias), atol=1e-4
+    )
     # Row 1 selections 0 and 1 share the span [2, 3] but differ in relative position.
     assert not np.allclose(logits[1, 0], logits[1, 1], atol=1e-4)
     # Tied output: no (width, vocab) matrix among the head's weights.
-    assert not [w.path for w in head_weights(model, model.encoder)
-                if len(w.shape) == 2 and 50 in w.shape]
+    assert not [
+        w.path for w in head_weights(model, model.encoder) if len(w.shape) == 2 and 50 in w.shape
+    ]
     assert tuple(model.position_embedding.embeddings.shape) == (10, 16)
 
 
@@ -50,8 +57,9 @@ def test_spanbert_is_mlm_plus_sbo_on_one_encoder_pass():
     spanbert = PretrainingModel(encoder, [mlm, sbo])
     x = span_batch()
     total = float(spanbert.compute_loss(x=x, y_pred=spanbert(x)))
-    separate = (float(mlm.compute_loss(x=x, y_pred=mlm(x)))
-                + float(sbo.compute_loss(x=x, y_pred=sbo(x))))
+    separate = float(mlm.compute_loss(x=x, y_pred=mlm(x))) + float(
+        sbo.compute_loss(x=x, y_pred=sbo(x))
+    )
     np.testing.assert_allclose(total, separate, rtol=1e-5)
     history = fit_losses(spanbert, x, run_eagerly=True)
     assert history["loss"][-1] < history["loss"][0]
@@ -66,8 +74,9 @@ def test_config_and_keras_file_round_trip(tmp_path):
     assert config["max_span_length"] == 4
     assert SpanBoundaryObjective.from_config(config).get_config() == config
     restored = save_and_load(model, tmp_path)
-    np.testing.assert_allclose(as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
+    )
 
 
 def test_bad_arguments_and_inputs_are_errors():

@@ -11,12 +11,36 @@ from kbert.models.span_classifier import SpanClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "eu", "rejects", "ger", "##man",
-              "call", "to", "boy", "##cott", "british", "lamb", ".", "peter", "black", "##burn"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "eu",
+    "rejects",
+    "ger",
+    "##man",
+    "call",
+    "to",
+    "boy",
+    "##cott",
+    "british",
+    "lamb",
+    ".",
+    "peter",
+    "black",
+    "##burn",
+]
 TYPES = ["PER", "ORG", "MISC"]
-CHUNKS = [(["Peter", "Blackburn"], ["B-PER", "I-PER"]), (["EU"], ["B-ORG"]),
-          (["German"], ["B-MISC"]), (["British", "lamb"], ["B-MISC", "O"]), (["rejects"], ["O"]),
-          (["call", "to", "boycott"], ["O", "O", "O"])]
+CHUNKS = [
+    (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
+    (["EU"], ["B-ORG"]),
+    (["German"], ["B-MISC"]),
+    (["British", "lamb"], ["B-MISC", "O"]),
+    (["rejects"], ["O"]),
+    (["call", "to", "boycott"], ["O", "O", "O"]),
+]
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask", "span_starts", "span_ends")
 
 
@@ -44,8 +68,9 @@ def _inputs(features):
 
 
 def _model(pooling="mean", **kwargs):
-    return SpanClassifier(Encoder.from_preset("tiny", **kwargs), 3, projection_dim=4,
-                          hidden_units=8, pooling=pooling)
+    return SpanClassifier(
+        Encoder.from_preset("tiny", **kwargs), 3, projection_dim=4, hidden_units=8, pooling=pooling
+    )
 
 
 @pytest.mark.parametrize("pooling", ["mean", "attention"])
@@ -74,13 +99,21 @@ def test_fine_tuning_on_features_reduces_the_loss(tokenizer):
     model = _model("attention", num_layers=1)  # tracing the training step dominates the time
 
     def loss():
-        return float(model.default_loss()(features["span_labels"],
-                                          model(_inputs(features), training=False)))
+        return float(
+            model.default_loss()(features["span_labels"], model(_inputs(features), training=False))
+        )
 
     before = loss()
-    history, _ = fine_tune_on_features(model, features, "span_labels", epochs=4, batch_size=8,
-                                       learning_rate=3e-2, extra_length_keys=("span_mask",),
-                                       verbose=0)
+    history, _ = fine_tune_on_features(
+        model,
+        features,
+        "span_labels",
+        epochs=4,
+        batch_size=8,
+        learning_rate=3e-2,
+        extra_length_keys=("span_mask",),
+        verbose=0,
+    )
     assert len(history.history["loss"]) == 4
     after = loss()
     assert after < 0.7 * before, (before, after)
@@ -95,19 +128,29 @@ def test_save_and_load_give_the_same_outputs(tokenizer, tmp_path):
     model.save(path)
     restored = keras.saving.load_model(path)
     assert isinstance(restored, SpanClassifier)
-    assert (restored.num_types, restored.projection_dim, restored.hidden_units,
-            restored.pooling) == (3, 4, 8, "attention")
-    np.testing.assert_allclose(ops.convert_to_numpy(restored(_inputs(features))),
-                               ops.convert_to_numpy(model(_inputs(features))), atol=1e-5)
+    assert (
+        restored.num_types,
+        restored.projection_dim,
+        restored.hidden_units,
+        restored.pooling,
+    ) == (3, 4, 8, "attention")
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(restored(_inputs(features))),
+        ops.convert_to_numpy(model(_inputs(features))),
+        atol=1e-5,
+    )
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"num_types": 0}, "num_types must be an int >= 1; received 0"),
-    ({"num_types": True}, "num_types must be an int >= 1; received True"),
-    ({"num_types": 2, "pooling": "max"}, "pooling must be one of"),
-    ({"num_types": 2, "hidden_units": 0}, "hidden_units must be a positive int; received 0"),
-    ({"num_types": 2, "dropout": 1.0}, r"dropout must be in \[0, 1\); received 1.0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_types": 0}, "num_types must be an int >= 1; received 0"),
+        ({"num_types": True}, "num_types must be an int >= 1; received True"),
+        ({"num_types": 2, "pooling": "max"}, "pooling must be one of"),
+        ({"num_types": 2, "hidden_units": 0}, "hidden_units must be a positive int; received 0"),
+        ({"num_types": 2, "dropout": 1.0}, r"dropout must be in \[0, 1\); received 1.0"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SpanClassifier(Encoder.from_preset("tiny"), **kwargs)

@@ -29,12 +29,16 @@ def test_chosen_teacher_blocks_are_copied():
     student = student_encoder(teacher, 2, layers=[1, 3])
     assert student.config.num_layers == 2
     for student_index, teacher_index in enumerate([1, 3]):
-        for got, want in zip(student.blocks[student_index].get_weights(),
-                             teacher.blocks[teacher_index].get_weights(), strict=True):
+        for got, want in zip(
+            student.blocks[student_index].get_weights(),
+            teacher.blocks[teacher_index].get_weights(),
+            strict=True,
+        ):
             np.testing.assert_array_equal(got, want)
     for part in ("embeddings", "pooler"):
-        for got, want in zip(getattr(student, part).get_weights(),
-                             getattr(teacher, part).get_weights(), strict=True):
+        for got, want in zip(
+            getattr(student, part).get_weights(), getattr(teacher, part).get_weights(), strict=True
+        ):
             np.testing.assert_array_equal(got, want)
 
 
@@ -54,8 +58,9 @@ def test_default_layers_take_every_other_block():
     assert default_student_layers(5, 5) == [0, 1, 2, 3, 4]
     teacher = Encoder.from_preset("tiny", num_layers=4)
     student = student_encoder(teacher, 2)
-    for got, want in zip(student.blocks[1].get_weights(), teacher.blocks[2].get_weights(),
-                         strict=True):
+    for got, want in zip(
+        student.blocks[1].get_weights(), teacher.blocks[2].get_weights(), strict=True
+    ):
         np.testing.assert_array_equal(got, want)
 
 
@@ -66,15 +71,18 @@ def test_dtype_policy_follows_the_teacher():
     assert student.embeddings.compute_dtype == "bfloat16"
 
 
-@pytest.mark.parametrize("num_layers, layers, message", [
-    (0, None, "num_layers must be an int in 1..4"),
-    (5, None, "num_layers must be an int in 1..4"),
-    (2, [0], "layers must hold one teacher block index per student block"),
-    (2, [0, 4], "layers must be ints in 0..3"),
-    (2, [-1, 2], "layers must be ints in 0..3"),
-    (2, [2, 1], "layers must be strictly increasing"),
-    (2, [1, 1], "layers must be strictly increasing"),
-])
+@pytest.mark.parametrize(
+    "num_layers, layers, message",
+    [
+        (0, None, "num_layers must be an int in 1..4"),
+        (5, None, "num_layers must be an int in 1..4"),
+        (2, [0], "layers must hold one teacher block index per student block"),
+        (2, [0, 4], "layers must be ints in 0..3"),
+        (2, [-1, 2], "layers must be ints in 0..3"),
+        (2, [2, 1], "layers must be strictly increasing"),
+        (2, [1, 1], "layers must be strictly increasing"),
+    ],
+)
 def test_bad_arguments_raise(num_layers, layers, message):
     teacher = Encoder.from_preset("tiny", num_layers=4)
     with pytest.raises(ValueError, match=message):

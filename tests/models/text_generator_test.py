@@ -8,27 +8,34 @@ PROMPT = np.array([[2, 7, 9, 11], [2, 5, 5, 8]], "int32")
 
 
 def _causal(**changes):
-    return Encoder.from_preset("tiny", causal=True, norm_first=True, dropout=0.0,
-                               attention_dropout=0.0, **changes)
+    return Encoder.from_preset(
+        "tiny", causal=True, norm_first=True, dropout=0.0, attention_dropout=0.0, **changes
+    )
 
 
 def _full(encoder, ids):
-    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids),
-              "padding_mask": np.ones_like(ids)}
+    inputs = {
+        "token_ids": ids,
+        "segment_ids": np.zeros_like(ids),
+        "padding_mask": np.ones_like(ids),
+    }
     return np.array(encoder(inputs)["sequence_output"])
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_cached_decoding_equals_the_full_forward_pass(norm_first):
-    encoder = _causal() if norm_first else Encoder.from_preset(
-        "tiny", causal=True, dropout=0.0, attention_dropout=0.0)
+    encoder = (
+        _causal()
+        if norm_first
+        else Encoder.from_preset("tiny", causal=True, dropout=0.0, attention_dropout=0.0)
+    )
     ids = np.array([[2, 7, 9, 11, 13, 4], [2, 5, 5, 8, 1, 3]], "int32")
     expected = _full(encoder, ids)
     cache = encoder.init_cache(2, 6)
     hidden, cache = encoder.decode(ids[:, :3], cache, 0)  # prefill the prompt
     np.testing.assert_allclose(np.array(hidden), expected[:, :3], atol=1e-5)
     for position in range(3, 6):  # then one position per step
-        hidden, cache = encoder.decode(ids[:, position:position + 1], cache, position)
+        hidden, cache = encoder.decode(ids[:, position : position + 1], cache, position)
         np.testing.assert_allclose(np.array(hidden)[:, 0], expected[:, position], atol=1e-5)
 
 
@@ -52,17 +59,19 @@ def test_sampling_is_reproducible_with_a_seed_and_stops_at_the_end_token():
     for row in a:
         ends = np.flatnonzero(row[4:] == 3)
         if ends.size:
-            assert (row[4 + ends[0]:] == 3).all()
+            assert (row[4 + ends[0] :] == 3).all()
 
 
 def test_filters_keep_the_intended_support():
     logits = np.log(np.array([[0.5, 0.3, 0.15, 0.05]]))
     assert np.isfinite(filter_logits(logits, "greedy").numpy()).sum() == 1
     assert np.isfinite(filter_logits(logits, "top_k", top_k=3).numpy()).tolist() == [
-        [True, True, True, False]]
+        [True, True, True, False]
+    ]
     # Nucleus: 0.5 + 0.3 = 0.8 < 0.85, so the third token is needed; the fourth is not.
     assert np.isfinite(filter_logits(logits, "top_p", top_p=0.85).numpy()).tolist() == [
-        [True, True, True, False]]
+        [True, True, True, False]
+    ]
     assert np.isfinite(filter_logits(logits, "top_p", top_p=0.4).numpy()).sum() == 1
     sharpened = filter_logits(logits, "top_k", top_k=4, temperature=0.5).numpy()
     np.testing.assert_allclose(sharpened, logits / 0.5, rtol=1e-6)
@@ -82,5 +91,7 @@ def test_bad_arguments_are_errors():
         generator.generate(np.zeros((2, 0), "int32"), 2)
     with pytest.raises(ValueError, match="cache is for causal attention"):
         Encoder.from_preset("tiny").blocks[0].attention(
-            np.zeros((1, 1, 16), "float32"), cache=np.zeros((1, 2, 2, 4, 8), "float32"),
-            cache_index=0)
+            np.zeros((1, 1, 16), "float32"),
+            cache=np.zeros((1, 2, 2, 4, 8), "float32"),
+            cache_index=0,
+        )

@@ -12,9 +12,15 @@ TABLE = RNG.normal(size=(5, 4)).astype("float32")
 
 def test_layer_end_to_end():
     # No fit step: the table is an input with 5 rows, which fit would split into batches.
-    layer = run_layer_test(TiedDecoder, {"vocabulary_size": 5}, HIDDEN,
-                           call_kwargs={"embedding_table": TABLE}, expected_output_shape=(2, 3, 5),
-                           expected_num_trainable_weights=1, run_fit=False)
+    layer = run_layer_test(
+        TiedDecoder,
+        {"vocabulary_size": 5},
+        HIDDEN,
+        call_kwargs={"embedding_table": TABLE},
+        expected_output_shape=(2, 3, 5),
+        expected_num_trainable_weights=1,
+        run_fit=False,
+    )
     assert tuple(layer.bias.shape) == (5,)
 
 
@@ -32,6 +38,9 @@ def test_logits_are_hidden_times_table_transposed_and_gradients_reach_the_table(
 
 def test_a_table_of_the_wrong_shape_is_an_error():
     layer = TiedDecoder(5)
-    with pytest.raises(ValueError, match=r"embedding_table must have shape \(vocabulary_size=5, "
-                                         r"width=4\) to match hidden; received \(5, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"embedding_table must have shape \(vocabulary_size=5, "
+        r"width=4\) to match hidden; received \(5, 3\)",
+    ):
         layer(HIDDEN, embedding_table=TABLE[:, :3])

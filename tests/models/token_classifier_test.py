@@ -10,13 +10,38 @@ from kbert.models.token_classifier import TokenClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
 
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "eu", "rejects", "ger", "##man",
-              "call", "to", "boy", "##cott", "british", "lamb", ".", "peter", "black", "##burn"]
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "eu",
+    "rejects",
+    "ger",
+    "##man",
+    "call",
+    "to",
+    "boy",
+    "##cott",
+    "british",
+    "lamb",
+    ".",
+    "peter",
+    "black",
+    "##burn",
+]
 TAG_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 # Chunks of words with their tags; a sentence is a random run of chunks.
-CHUNKS = [(["Peter", "Blackburn"], ["B-PER", "I-PER"]), (["EU"], ["B-ORG"]),
-          (["German"], ["B-MISC"]), (["British"], ["B-MISC"]), (["rejects"], ["O"]),
-          (["call", "to", "boycott"], ["O", "O", "O"]), (["lamb", "."], ["O", "O"])]
+CHUNKS = [
+    (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
+    (["EU"], ["B-ORG"]),
+    (["German"], ["B-MISC"]),
+    (["British"], ["B-MISC"]),
+    (["rejects"], ["O"]),
+    (["call", "to", "boycott"], ["O", "O", "O"]),
+    (["lamb", "."], ["O", "O"]),
+]
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
@@ -37,8 +62,9 @@ def _sentences(count, chunks=4, seed=0):
 
 def _features(tokenizer, count=16, chunks=4, seed=0, **kwargs):
     sentences, tags = _sentences(count, chunks, seed)
-    features = token_classification_features(sentences, tokenizer, tags=tags,
-                                             tag_names=TAG_NAMES, sequence_length=16, **kwargs)
+    features = token_classification_features(
+        sentences, tokenizer, tags=tags, tag_names=TAG_NAMES, sequence_length=16, **kwargs
+    )
     return sentences, tags, features
 
 
@@ -93,8 +119,9 @@ def test_fine_tuning_on_features_reduces_the_loss(tokenizer, crf):
     # One block: the trace of the training step is most of the time, the steps are cheap.
     tagger = TokenClassifier(Encoder.from_preset("tiny", num_layers=1), 7, crf=crf)
     before = _loss(tagger, features)
-    history, seconds = fine_tune_on_features(tagger, features, "labels", epochs=3, batch_size=8,
-                                             learning_rate=1e-2, verbose=0)
+    history, seconds = fine_tune_on_features(
+        tagger, features, "labels", epochs=3, batch_size=8, learning_rate=1e-2, verbose=0
+    )
     after = _loss(tagger, features)
     assert len(history.history["loss"]) == 3 and seconds > 0
     assert after < 0.85 * before, (before, after)
@@ -107,7 +134,8 @@ def _reference_word_tags(tagger, features, num_sentences):
     for row, position in zip(*np.nonzero(features["first_subword"]), strict=True):
         sentence = features["sentence_index"][row]
         tags[sentence][int(features["word_index"][row, position])] = int(
-            logits[row, position].argmax())
+            logits[row, position].argmax()
+        )
     return [[sentence[w] for w in range(len(sentence))] for sentence in tags]
 
 
@@ -170,21 +198,28 @@ def test_save_and_load_give_the_same_outputs(tokenizer, crf, tmp_path):
     restored = keras.saving.load_model(path, compile=not crf)
     assert isinstance(restored, TokenClassifier)
     assert (restored.num_tags, restored.dropout, restored.crf) == (7, 0.2, crf)
-    np.testing.assert_allclose(ops.convert_to_numpy(restored(_inputs(features))),
-                               ops.convert_to_numpy(tagger(_inputs(features))), atol=1e-5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(restored(_inputs(features))),
+        ops.convert_to_numpy(tagger(_inputs(features))),
+        atol=1e-5,
+    )
     if crf:
-        np.testing.assert_array_equal(restored.crf_layer.transitions.numpy(),
-                                      tagger.crf_layer.transitions.numpy())
+        np.testing.assert_array_equal(
+            restored.crf_layer.transitions.numpy(), tagger.crf_layer.transitions.numpy()
+        )
     assert restored.predict_word_tags(features) == tagger.predict_word_tags(features)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"num_tags": 1}, "num_tags must be an int >= 2; received 1"),
-    ({"num_tags": True}, "num_tags must be an int >= 2; received True"),
-    ({"num_tags": 3.0}, "num_tags must be an int >= 2; received 3.0"),
-    ({"num_tags": 3, "dropout": 1.0}, r"dropout must be in \[0, 1\); received 1.0"),
-    ({"num_tags": 3, "dropout": -0.1}, r"dropout must be in \[0, 1\); received -0.1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_tags": 1}, "num_tags must be an int >= 2; received 1"),
+        ({"num_tags": True}, "num_tags must be an int >= 2; received True"),
+        ({"num_tags": 3.0}, "num_tags must be an int >= 2; received 3.0"),
+        ({"num_tags": 3, "dropout": 1.0}, r"dropout must be in \[0, 1\); received 1.0"),
+        ({"num_tags": 3, "dropout": -0.1}, r"dropout must be in \[0, 1\); received -0.1"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TokenClassifier(Encoder.from_preset("tiny"), **kwargs)
@@ -194,18 +229,22 @@ def test_constrained_crf_decoding_gives_valid_bio_even_against_the_learned_score
     keras.utils.set_random_seed(3)
     sentences = [["eu", "rejects", "german", "call"] * 6 for _ in range(3)]
     features = token_classification_features(sentences, tokenizer, sequence_length=16)
-    tagger = TokenClassifier(Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY),
-                                                 num_layers=1), len(TAG_NAMES), crf=True)
+    tagger = TokenClassifier(
+        Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), num_layers=1),
+        len(TAG_NAMES),
+        crf=True,
+    )
     tagger.predict_word_tags(features)  # builds the CRF
     # Learned scores that prefer exactly what IOB2 forbids: O -> I-PER, and I-PER first.
     transitions = np.zeros((len(TAG_NAMES), len(TAG_NAMES)), "float32")
     i_per = TAG_NAMES.index("I-PER")
     transitions[TAG_NAMES.index("O"), i_per] = 50.0
     tagger.crf_layer.transitions.assign(transitions)
-    tagger.crf_layer.start_transitions.assign(
-        np.eye(len(TAG_NAMES), dtype="float32")[i_per] * 50.0)
+    tagger.crf_layer.start_transitions.assign(np.eye(len(TAG_NAMES), dtype="float32")[i_per] * 50.0)
     free = [[TAG_NAMES[i] for i in tags] for tags in tagger.predict_word_tags(features)]
     assert any(repair_bio(tags) != tags for tags in free)
-    constrained = [[TAG_NAMES[i] for i in tags]
-                   for tags in tagger.predict_word_tags(features, tag_names=TAG_NAMES)]
+    constrained = [
+        [TAG_NAMES[i] for i in tags]
+        for tags in tagger.predict_word_tags(features, tag_names=TAG_NAMES)
+    ]
     assert all(repair_bio(tags) == tags for tags in constrained)

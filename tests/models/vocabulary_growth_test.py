@@ -23,10 +23,14 @@ def test_new_rows_are_appended_and_everything_else_is_copied():
         if "token_embedding" not in new.path:
             np.testing.assert_array_equal(old.numpy(), new.numpy())
     # Old ids mean the same thing: outputs on old tokens are unchanged.
-    x = {"token_ids": np.array([[2, 7, 9, 3]]), "segment_ids": np.zeros((1, 4), "int32"),
-         "padding_mask": np.ones((1, 4), "int32")}
-    np.testing.assert_allclose(grown(x)["sequence_output"], encoder(x)["sequence_output"],
-                               atol=1e-6)
+    x = {
+        "token_ids": np.array([[2, 7, 9, 3]]),
+        "segment_ids": np.zeros((1, 4), "int32"),
+        "padding_mask": np.ones((1, 4), "int32"),
+    }
+    np.testing.assert_allclose(
+        grown(x)["sequence_output"], encoder(x)["sequence_output"], atol=1e-6
+    )
     assert encoder.config.vocabulary_size == 50  # the input is untouched
 
 

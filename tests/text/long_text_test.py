@@ -42,15 +42,22 @@ def python_windows(length, window, stride, max_windows=None):
     return spans[:max_windows] if max_windows else spans
 
 
-@pytest.mark.parametrize("window,stride,max_windows", [(4, 2, None), (5, 5, None), (6, 1, None),
-                                                        (4, 3, 2), (1, 1, None)])
+@pytest.mark.parametrize(
+    "window,stride,max_windows", [(4, 2, None), (5, 5, None), (6, 1, None), (4, 3, 2), (1, 1, None)]
+)
 def test_window_spans_match_a_python_loop(window, stride, max_windows):
     lengths = list(range(0, 23))
     text_index, starts, ends = window_spans(tf.constant(lengths), window, stride, max_windows)
-    expected = [(i, s, e) for i, n in enumerate(lengths)
-                for s, e in python_windows(n, window, stride, max_windows)]
-    got = list(zip(text_index.numpy().tolist(), starts.numpy().tolist(), ends.numpy().tolist(),
-                   strict=True))
+    expected = [
+        (i, s, e)
+        for i, n in enumerate(lengths)
+        for s, e in python_windows(n, window, stride, max_windows)
+    ]
+    got = list(
+        zip(
+            text_index.numpy().tolist(), starts.numpy().tolist(), ends.numpy().tolist(), strict=True
+        )
+    )
     assert got == expected
     if max_windows is None:  # every token is covered, no window is short unless its text is
         for i, n in enumerate(lengths):
@@ -78,8 +85,9 @@ def test_aggregate_window_logits_against_numpy():
 def test_each_strategy_against_python(tokenizer, strategy):
     length, head_tokens, stride = 9, 2, 3
     budget = length - 2
-    layer = LongTextPreprocessor(tokenizer, sequence_length=length, strategy=strategy,
-                                 head_tokens=head_tokens, stride=stride)
+    layer = LongTextPreprocessor(
+        tokenizer, sequence_length=length, strategy=strategy, head_tokens=head_tokens, stride=stride
+    )
     texts = random_texts(30, seed=1) + ["", "hello"]
     out = check_preprocessing_layer(layer, tf.constant(texts))
     ids = [tokenizer(tf.constant(text)).numpy().tolist() for text in texts]
@@ -88,8 +96,11 @@ def test_each_strategy_against_python(tokenizer, strategy):
         if strategy == "head":
             pieces = [tokens[:budget]]
         elif strategy == "head_tail":
-            pieces = [tokens if len(tokens) <= budget
-                      else tokens[:head_tokens] + tokens[len(tokens) - (budget - head_tokens):]]
+            pieces = [
+                tokens
+                if len(tokens) <= budget
+                else tokens[:head_tokens] + tokens[len(tokens) - (budget - head_tokens) :]
+            ]
         else:
             pieces = [tokens[s:e] for s, e in python_windows(len(tokens), budget, stride)]
         rows += pieces
@@ -97,8 +108,7 @@ def test_each_strategy_against_python(tokenizer, strategy):
         kept.append(min(len(tokens), budget) + 2)
     expected_ids = [[2] + row + [3] + [0] * (budget - len(row)) for row in rows]
     assert out["token_ids"] == expected_ids
-    assert out["padding_mask"] == [[1] * (len(row) + 2) + [0] * (budget - len(row))
-                                   for row in rows]
+    assert out["padding_mask"] == [[1] * (len(row) + 2) + [0] * (budget - len(row)) for row in rows]
     assert out["segment_ids"] == [[0] * length] * len(rows)
     assert out["text_index"] == index
     assert out["tokens"] == [len(tokens) + 2 for tokens in ids]
@@ -117,8 +127,9 @@ def test_head_equals_bert_preprocessor(tokenizer):
 
 
 def test_max_windows_reports_the_cut(tokenizer):
-    layer = LongTextPreprocessor(tokenizer, sequence_length=5, strategy="window_max", stride=3,
-                                 max_windows=2)
+    layer = LongTextPreprocessor(
+        tokenizer, sequence_length=5, strategy="window_max", stride=3, max_windows=2
+    )
     out = layer(["hello world the cat sat cafe naive ok x abc", "hello"])
     assert out["text_index"].numpy().tolist() == [0, 0, 1]
     # Windows [0, 3) and [3, 6) of 10 tokens: 6 + 2 of 12 read.
@@ -127,12 +138,14 @@ def test_max_windows_reports_the_cut(tokenizer):
 
 
 def test_bad_arguments_name_what_was_expected(tokenizer):
-    cases = [(dict(strategy="tail"), "strategy must be one of"),
-             (dict(sequence_length=2), "sequence_length must be an int >= 3"),
-             (dict(strategy="head_tail", head_tokens=9), "head_tokens must be at most"),
-             (dict(strategy="window_mean", stride=0), "stride must be an int >= 1"),
-             (dict(strategy="window_mean", stride=9), "stride must be at most the window"),
-             (dict(strategy="window_mean", max_windows=0), "max_windows must be an int >= 1")]
+    cases = [
+        (dict(strategy="tail"), "strategy must be one of"),
+        (dict(sequence_length=2), "sequence_length must be an int >= 3"),
+        (dict(strategy="head_tail", head_tokens=9), "head_tokens must be at most"),
+        (dict(strategy="window_mean", stride=0), "stride must be an int >= 1"),
+        (dict(strategy="window_mean", stride=9), "stride must be at most the window"),
+        (dict(strategy="window_mean", max_windows=0), "max_windows must be an int >= 1"),
+    ]
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=message):
             LongTextPreprocessor(tokenizer, **{"sequence_length": 10, **kwargs})
@@ -183,8 +196,11 @@ def test_window_training_examples_carry_their_texts_label(tokenizer):
     first, _ = next(iter(dataset))
     assert first["token_ids"].shape[1] == int(first["padding_mask"].numpy().sum(1).max())
     # classification_dataset hands a LongTextPreprocessor to the window path, and refuses pairs.
-    assert sum(1 for _ in classification_dataset(layer, texts, labels=[2, 0, 1],
-                                                 training=True, batch_size=4).unbatch()) == \
-        len(packed["text_index"])
+    assert sum(
+        1
+        for _ in classification_dataset(
+            layer, texts, labels=[2, 0, 1], training=True, batch_size=4
+        ).unbatch()
+    ) == len(packed["text_index"])
     with pytest.raises(ValueError, match="single texts"):
         classification_dataset(layer, texts, text_pairs=texts, labels=[2, 0, 1])

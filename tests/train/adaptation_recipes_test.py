@@ -24,25 +24,60 @@ pytestmark = pytest.mark.slow
 
 # Three question types, 8 + 4 questions each: train, then test.
 QUESTIONS = {
-    "location": ["where is paris", "where is the river", "where is the city of rome",
-                 "where is the old tower", "where is the lake", "where is the big city",
-                 "where is the river of rome", "where is the tower", "where is the park",
-                 "where is the old city", "where is the lake of paris", "where is rome"],
-    "person": ["who wrote the book", "who is the king", "who built the tower",
-               "who wrote the old song", "who is the queen", "who built the city",
-               "who wrote the song", "who is the old king", "who built the park",
-               "who wrote the poem", "who is the poet", "who built rome"],
-    "number": ["how many books are there", "how many rivers are there", "how many days",
-               "how many people live in paris", "how many cities are there",
-               "how many kings", "how many songs are there", "how many towers",
-               "how many lakes are there", "how many parks", "how many poems are there",
-               "how many people live in rome"],
+    "location": [
+        "where is paris",
+        "where is the river",
+        "where is the city of rome",
+        "where is the old tower",
+        "where is the lake",
+        "where is the big city",
+        "where is the river of rome",
+        "where is the tower",
+        "where is the park",
+        "where is the old city",
+        "where is the lake of paris",
+        "where is rome",
+    ],
+    "person": [
+        "who wrote the book",
+        "who is the king",
+        "who built the tower",
+        "who wrote the old song",
+        "who is the queen",
+        "who built the city",
+        "who wrote the song",
+        "who is the old king",
+        "who built the park",
+        "who wrote the poem",
+        "who is the poet",
+        "who built rome",
+    ],
+    "number": [
+        "how many books are there",
+        "how many rivers are there",
+        "how many days",
+        "how many people live in paris",
+        "how many cities are there",
+        "how many kings",
+        "how many songs are there",
+        "how many towers",
+        "how many lakes are there",
+        "how many parks",
+        "how many poems are there",
+        "how many people live in rome",
+    ],
 }
 LABELS = LabelVocabulary(list(QUESTIONS))
 # An intermediate task for "sequential": is the question long or short.
-INTERMEDIATE = {"short": ["where is rome", "who is the king", "how many days", "who built rome"],
-                "long": ["where is the river of rome", "who wrote the old song",
-                         "how many people live in paris", "how many songs are there"]}
+INTERMEDIATE = {
+    "short": ["where is rome", "who is the king", "how many days", "who built rome"],
+    "long": [
+        "where is the river of rome",
+        "who wrote the old song",
+        "how many people live in paris",
+        "how many songs are there",
+    ],
+}
 TRAIN_PER_CLASS = 8
 SEQUENCE_LENGTH = 16
 BATCH_SIZE = 8
@@ -52,30 +87,45 @@ def _examples(groups, rows, source):
     names = list(groups)
     texts = [groups[name][row] for name in names for row in rows]
     labels = np.array([index for index in range(len(names)) for _ in rows], np.int32)
-    return Examples(texts=texts, text_pairs=None, labels=labels,
-                    label_names=LabelVocabulary(names), source=source)
+    return Examples(
+        texts=texts,
+        text_pairs=None,
+        labels=labels,
+        label_names=LabelVocabulary(names),
+        source=source,
+    )
 
 
 def _vocabulary():
-    words = sorted({word for texts in (*QUESTIONS.values(), *INTERMEDIATE.values())
-                    for text in texts for word in text.split()})
+    words = sorted(
+        {
+            word
+            for texts in (*QUESTIONS.values(), *INTERMEDIATE.values())
+            for text in texts
+            for word in text.split()
+        }
+    )
     return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
 
 
 def _save_start(directory, **changes):
     tokenizer = WordPieceTokenizer(_vocabulary())
-    encoder = Encoder.from_preset("tiny", vocabulary_size=tokenizer.vocabulary_size(),
-                                  max_sequence_length=32, **changes)
-    return pretrained_starting_point(save_pretrained(encoder, tokenizer, directory),
-                                     sequence_length=SEQUENCE_LENGTH)
+    encoder = Encoder.from_preset(
+        "tiny", vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=32, **changes
+    )
+    return pretrained_starting_point(
+        save_pretrained(encoder, tokenizer, directory), sequence_length=SEQUENCE_LENGTH
+    )
 
 
 @pytest.fixture(scope="module")
 def data():
     train_rows = range(TRAIN_PER_CLASS)
     test_rows = range(TRAIN_PER_CLASS, len(QUESTIONS["location"]))
-    return {"train": _examples(QUESTIONS, train_rows, "questions train"),
-            "test": _examples(QUESTIONS, test_rows, "questions test")}
+    return {
+        "train": _examples(QUESTIONS, train_rows, "questions train"),
+        "test": _examples(QUESTIONS, test_rows, "questions test"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +135,9 @@ def bidirectional(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def causal(tmp_path_factory):
-    return _save_start(tmp_path_factory.mktemp("starts") / "causal", causal=True,
-                       norm_first=True, num_segments=0)
+    return _save_start(
+        tmp_path_factory.mktemp("starts") / "causal", causal=True, norm_first=True, num_segments=0
+    )
 
 
 def _adapt(method, start, data, **arguments):
@@ -113,8 +164,9 @@ def _changed_pretrained_weights(start, model):
     trained = _weights_by_path(model)
     missing = [v.path for v in pretrained.weights if v.path not in trained]
     assert not missing, f"the model lacks pretrained weights {missing}"
-    return [v.path for v in pretrained.weights
-            if not np.array_equal(np.asarray(v), trained[v.path])]
+    return [
+        v.path for v in pretrained.weights if not np.array_equal(np.asarray(v), trained[v.path])
+    ]
 
 
 def _check_result(result, method, start):
@@ -123,7 +175,8 @@ def _check_result(result, method, start):
     assert result["train_s"] > 0
     assert 0 < result["trainable_pct"] <= 100
     assert result["trainable_pct"] == pytest.approx(
-        100.0 * result["trainable_params"] / result["total_params"])
+        100.0 * result["trainable_params"] / result["total_params"]
+    )
 
 
 # Methods run on the bidirectional start by `test_method_runs_and_reports`, with tiny-model
@@ -147,8 +200,9 @@ PARAMETER_EFFICIENT = ("lora", "prefix_tuning", "prompt_tuning")
 
 def _read_at_pooler(start):
     """`start` with the classifier on the pooler, so every layer group gets gradients."""
-    return StartingPoint(f"{start.name} (pooler)", start.load, pooling="pooler",
-                         objective=start.objective)
+    return StartingPoint(
+        f"{start.name} (pooler)", start.load, pooling="pooler", objective=start.objective
+    )
 
 
 @pytest.fixture(scope="module")
@@ -167,8 +221,9 @@ def adapted(bidirectional, data, full):
 
 
 def test_methods_cover_every_recipe():
-    assert set(OPTIONS) | {"ewc", "multitask", "distillation", "ensemble"} == \
-        set(ADAPTATION_METHODS)
+    assert set(OPTIONS) | {"ewc", "multitask", "distillation", "ensemble"} == set(
+        ADAPTATION_METHODS
+    )
 
 
 @pytest.mark.parametrize("method", list(OPTIONS))
@@ -181,16 +236,19 @@ def test_method_runs_and_reports(method, adapted, bidirectional, data):
     assert 0 < result["trainable_pct"] <= 100
     assert (result["trainable_params"], result["total_params"]) == parameter_counts(model)
     assert result["trainable_pct"] == pytest.approx(
-        100.0 * result["trainable_params"] / result["total_params"])
-    batch = next(iter(classification_dataset(bidirectional.load()[1], data["test"].texts,
-                                             batch_size=5)))
+        100.0 * result["trainable_params"] / result["total_params"]
+    )
+    batch = next(
+        iter(classification_dataset(bidirectional.load()[1], data["test"].texts, batch_size=5))
+    )
     assert tuple(model(batch).shape) == (5, len(LABELS))  # eager: no predict trace to pay
 
 
 def test_trainable_shares_order_the_methods(adapted):
-    share = {method: adapted(method)[0]["trainable_pct"]
-             for method in ("full", "feature_extraction", "top_2", "adapters",
-                            *PARAMETER_EFFICIENT)}
+    share = {
+        method: adapted(method)[0]["trainable_pct"]
+        for method in ("full", "feature_extraction", "top_2", "adapters", *PARAMETER_EFFICIENT)
+    }
     assert share["full"] == 100.0
     assert share["feature_extraction"] < share["adapters"] < share["full"]
     assert share["feature_extraction"] < share["top_2"] < share["full"]
@@ -247,7 +305,7 @@ def test_discriminative_lr_compiles_a_discriminative_optimizer(adapted):
     # ULMFiT's factor 2.6 per depth: the head (and the pooler above the blocks) on top, then
     # block_1, block_0, embeddings.
     ratio = float(inner["head"].learning_rate) / float(inner["embeddings"].learning_rate)
-    assert ratio == pytest.approx(2.6 ** 3, rel=1e-4)
+    assert ratio == pytest.approx(2.6**3, rel=1e-4)
     assert float(inner["pooler"].learning_rate) == float(inner["head"].learning_rate)
     ratio = float(inner["head"].learning_rate) / float(inner["block_1"].learning_rate)
     assert ratio == pytest.approx(2.6, rel=1e-4)
@@ -262,8 +320,11 @@ def test_ewc_on_the_causal_start(causal, data):
 
 def test_ewc_needs_a_pretraining_objective(bidirectional, data):
     assert bidirectional.objective is None
-    with pytest.raises(ValueError, match="EWC needs the pretraining objective's head.*"
-                                         r"StartingPoint.objective is None"):
+    with pytest.raises(
+        ValueError,
+        match="EWC needs the pretraining objective's head.*"
+        r"StartingPoint.objective is None",
+    ):
         _adapt("ewc", bidirectional, data)
 
 
@@ -297,8 +358,9 @@ def test_ensemble_averages_member_probabilities(adapted, bidirectional, data):
     test = data["test"]
     probabilities = []
     for model in members:
-        logits = model.predict(classification_dataset(preprocessor, test.texts, batch_size=64),
-                               verbose=0)
+        logits = model.predict(
+            classification_dataset(preprocessor, test.texts, batch_size=64), verbose=0
+        )
         exponentials = np.exp(logits - logits.max(axis=-1, keepdims=True))
         probabilities.append(exponentials / exponentials.sum(axis=-1, keepdims=True))
     expected = np.mean(np.argmax(np.mean(probabilities, axis=0), axis=-1) == test.labels)
@@ -321,13 +383,17 @@ def test_distillation_halves_the_teacher(full, bidirectional, data):
     assert result["teacher_s"] == 0.0  # the teacher was given, not trained here
     assert 0.0 <= result["teacher_accuracy"] <= 1.0
     assert result["trainable_pct"] == pytest.approx(
-        100.0 * parameter_counts(student)[1] / teacher_total)
+        100.0 * parameter_counts(student)[1] / teacher_total
+    )
     assert result["trainable_pct"] < 100
 
 
 def test_unknown_method_names_the_valid_ones(bidirectional, data):
-    with pytest.raises(ValueError, match=r"method must be one of \[.*'full'.*"
-                                         r"'multitask'.*\]; received 'finetune'"):
+    with pytest.raises(
+        ValueError,
+        match=r"method must be one of \[.*'full'.*"
+        r"'multitask'.*\]; received 'finetune'",
+    ):
         _adapt("finetune", bidirectional, data)
     with pytest.raises(ValueError, match="'distillation'"):
         _adapt("ensemble", bidirectional, data)

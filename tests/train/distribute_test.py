@@ -25,8 +25,12 @@ def test_strategy_names_and_tf_config_errors(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", "{not json")
     with pytest.raises(ValueError, match="TF_CONFIG is not a valid cluster description"):
         make_strategy("multi_worker")
-    monkeypatch.setenv("TF_CONFIG", json.dumps(
-        {"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker", "index": 3}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker", "index": 3}}
+        ),
+    )
     with pytest.raises(ValueError, match="task index 3 is outside the 1 workers"):
         make_strategy("multi_worker")
     assert make_strategy("default").num_replicas_in_sync == 1
@@ -34,17 +38,28 @@ def test_strategy_names_and_tf_config_errors(monkeypatch):
 
 def _run(out, strategy, extra_env=None, cpu_devices=1, wait=True):
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra_env or {})}
-    command = [sys.executable, str(SCRIPT), "--strategy", strategy, "--cpu-devices",
-               str(cpu_devices), "--out", str(out)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    command = [
+        sys.executable,
+        str(SCRIPT),
+        "--strategy",
+        strategy,
+        "--cpu-devices",
+        str(cpu_devices),
+        "--out",
+        str(out),
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     return process.communicate(timeout=300) if wait else process
 
 
 def _load(path):
     data = np.load(path)
-    weights = [data[k] for k in sorted((k for k in data.files if k.startswith("w")),
-                                       key=lambda k: int(k[1:]))]
+    weights = [
+        data[k]
+        for k in sorted((k for k in data.files if k.startswith("w")), key=lambda k: int(k[1:]))
+    ]
     return int(data["replicas"]), data["losses"], weights
 
 
@@ -85,8 +100,14 @@ def test_two_workers_on_loopback_end_identical_and_match_one_worker(tmp_path, si
     processes = []
     for index in range(2):
         tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-        processes.append(_run(tmp_path / f"worker{index}.npz", "multi_worker",
-                              {"TF_CONFIG": tf_config}, wait=False))
+        processes.append(
+            _run(
+                tmp_path / f"worker{index}.npz",
+                "multi_worker",
+                {"TF_CONFIG": tf_config},
+                wait=False,
+            )
+        )
     outputs = [process.communicate(timeout=300)[0] for process in processes]
     for index, output in enumerate(outputs):
         assert (tmp_path / f"worker{index}.npz").exists(), output[-3000:]

@@ -46,8 +46,10 @@ def main():
         encoder = Encoder.from_preset("tiny", dropout=0.0, attention_dropout=0.0)
         logits = keras.layers.Dense(3)(encoder.output["pooled_output"])
         model = keras.Model(encoder.inputs, logits)
-        model.compile(optimizer=keras.optimizers.SGD(0.5),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(
+            optimizer=keras.optimizers.SGD(0.5),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
     losses = []
 
     class RecordLoss(keras.callbacks.Callback):
@@ -55,7 +57,9 @@ def main():
             losses.append(float(logs["loss"]))  # running mean over the epoch so far
 
     model.fit(dataset, epochs=1, verbose=0, callbacks=[RecordLoss()])
-    weights = {f"w{i}": keras.ops.convert_to_numpy(w) for i, w in enumerate(model.trainable_weights)}
+    weights = {
+        f"w{i}": keras.ops.convert_to_numpy(w) for i, w in enumerate(model.trainable_weights)
+    }
     replicas = strategy.num_replicas_in_sync
     np.savez(args.out, losses=np.array(losses), replicas=replicas, **weights)
 

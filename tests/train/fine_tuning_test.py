@@ -18,9 +18,13 @@ def test_optimizer_follows_warmup_then_linear_decay_and_skips_decay_on_biases_an
     assert kernel.numpy()[0] < 1.0  # decoupled weight decay shrinks it
 
 
-@pytest.mark.parametrize("kwargs, message", [({"total_steps": 0}, "total_steps"),
-                                             ({"total_steps": 5, "warmup_fraction": 2},
-                                              "warmup_fraction")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"total_steps": 0}, "total_steps"),
+        ({"total_steps": 5, "warmup_fraction": 2}, "warmup_fraction"),
+    ],
+)
 def test_optimizer_arguments_are_checked(kwargs, message):
     with pytest.raises(ValueError, match=message):
         fine_tuning_optimizer(**kwargs)
@@ -28,6 +32,7 @@ def test_optimizer_arguments_are_checked(kwargs, message):
 
 def test_count_batches():
     import tensorflow as tf
+
     assert count_batches(tf.data.Dataset.range(10).batch(3)) == 4
 
 

@@ -22,9 +22,11 @@ def _classifier(**encoder_changes):
 
 def _data(batch=8, length=6):
     rng = np.random.default_rng(0)
-    inputs = {"token_ids": rng.integers(1, 50, (batch, length)).astype("int32"),
-              "segment_ids": np.zeros((batch, length), "int32"),
-              "padding_mask": np.ones((batch, length), "int32")}
+    inputs = {
+        "token_ids": rng.integers(1, 50, (batch, length)).astype("int32"),
+        "segment_ids": np.zeros((batch, length), "int32"),
+        "padding_mask": np.ones((batch, length), "int32"),
+    }
     return inputs, rng.integers(0, 2, (batch,)).astype("int32")
 
 
@@ -41,8 +43,7 @@ def test_groups_of_an_encoder_and_of_a_task_model():
     model = _classifier()
     assert list(layer_groups(model.encoder)) == ["embeddings", "block_0", "block_1", "pooler"]
     assert list(layer_groups(model)) == ["embeddings", "block_0", "block_1", "pooler", "head"]
-    assert list(layer_groups(_classifier(norm_first=True)))[-3:] == ["final_norm", "pooler",
-                                                                      "head"]
+    assert list(layer_groups(_classifier(norm_first=True)))[-3:] == ["final_norm", "pooler", "head"]
 
 
 def test_unknown_group_names_raise_and_list_the_valid_ones():

@@ -46,8 +46,11 @@ def test_resumes_after_the_last_complete_epoch_with_the_same_weights(tmp_path):
     epochs = keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: seen.append(epoch))
     # The weights restored before the first resumed step equal those of the killed run.
     check = keras.callbacks.LambdaCallback(
-        on_train_begin=lambda logs: [np.testing.assert_array_equal(a, b) for a, b in
-                                     zip(resumed.get_weights(), saved, strict=True)])
+        on_train_begin=lambda logs: [
+            np.testing.assert_array_equal(a, b)
+            for a, b in zip(resumed.get_weights(), saved, strict=True)
+        ]
+    )
     resumed.fit(x, y, epochs=5, verbose=0, callbacks=[backup, check, epochs])
     assert seen == [3, 4]
     assert not (tmp_path / "backup").exists()  # Finished: the backup is removed.
@@ -64,13 +67,22 @@ def test_a_save_killed_midway_leaves_the_previous_state_usable(tmp_path):
     (partial / "model.weights.h5").write_bytes(b"\x89HDF\r\n truncated")
     seen = []
     resumed = _model()
-    resumed.fit(x, y, epochs=4, verbose=0, callbacks=[
-        backup, keras.callbacks.LambdaCallback(on_epoch_begin=lambda e, logs: seen.append(e))])
+    resumed.fit(
+        x,
+        y,
+        epochs=4,
+        verbose=0,
+        callbacks=[
+            backup,
+            keras.callbacks.LambdaCallback(on_epoch_begin=lambda e, logs: seen.append(e)),
+        ],
+    )
     assert seen == [2, 3]
     assert [epoch for epoch, _ in backup.states()] == [4]
     assert not partial.exists()  # Cleaned up by the next complete save.
-    metadata = json.loads((tmp_path / "backup" / "epoch-000004" / "training_metadata.json")
-                          .read_text())
+    metadata = json.loads(
+        (tmp_path / "backup" / "epoch-000004" / "training_metadata.json").read_text()
+    )
     assert metadata == {"epoch": 4}
 
 
@@ -81,8 +93,10 @@ def test_keeps_the_requested_number_of_states(tmp_path):
     assert sorted(os.listdir(tmp_path / "b")) == ["epoch-000003", "epoch-000004"]
 
 
-@pytest.mark.parametrize("kwargs, message", [({"backup_dir": ""}, "backup_dir"),
-                                             ({"backup_dir": "x", "keep": 0}, "keep")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"backup_dir": ""}, "backup_dir"), ({"backup_dir": "x", "keep": 0}, "keep")],
+)
 def test_bad_arguments_name_themselves(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ResumableBackup(**kwargs)

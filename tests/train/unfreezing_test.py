@@ -10,17 +10,20 @@ from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 def _classifier():
     keras.utils.set_random_seed(0)
     # pooling="pooler" so that every group, the pooler included, gets a gradient.
-    model = SequenceClassifier(Encoder.from_preset("tiny", dropout=0.0), num_classes=2,
-                               pooling="pooler", dropout=0.0)
+    model = SequenceClassifier(
+        Encoder.from_preset("tiny", dropout=0.0), num_classes=2, pooling="pooler", dropout=0.0
+    )
     model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.default_loss())
     return model
 
 
 def _data(batch=8, length=6):
     rng = np.random.default_rng(0)
-    inputs = {"token_ids": rng.integers(1, 50, (batch, length)).astype("int32"),
-              "segment_ids": np.zeros((batch, length), "int32"),
-              "padding_mask": np.ones((batch, length), "int32")}
+    inputs = {
+        "token_ids": rng.integers(1, 50, (batch, length)).astype("int32"),
+        "segment_ids": np.zeros((batch, length), "int32"),
+        "padding_mask": np.ones((batch, length), "int32"),
+    }
     return inputs, rng.integers(0, 2, (batch,)).astype("int32")
 
 
@@ -33,13 +36,23 @@ class _Recorder(keras.callbacks.Callback):
         self._last = self._snapshot()
 
     def _snapshot(self):
-        return {name: [np.array(w) for layer in layers for w in layer.weights]
-                for name, layers in self.groups.items()}
+        return {
+            name: [np.array(w) for layer in layers for w in layer.weights]
+            for name, layers in self.groups.items()
+        }
 
     def on_train_batch_end(self, batch, logs=None):
         now = self._snapshot()
-        self.changed.append({name for name in now if any(
-            not np.array_equal(a, b) for a, b in zip(self._last[name], now[name], strict=True))})
+        self.changed.append(
+            {
+                name
+                for name in now
+                if any(
+                    not np.array_equal(a, b)
+                    for a, b in zip(self._last[name], now[name], strict=True)
+                )
+            }
+        )
         self._last = now
 
 
@@ -49,9 +62,10 @@ def test_gradual_unfreezing_every_k_steps_unfreezes_one_group_at_a_time():
     model.fit(*_data(), epochs=3, batch_size=2, verbose=0, callbacks=[callback, recorder])
     top_first = ["head", "pooler", "block_1", "block_0", "embeddings"]
     for step, changed in enumerate(recorder.changed):
-        assert changed == set(top_first[:step // 2 + 1]), step
+        assert changed == set(top_first[: step // 2 + 1]), step
     assert [(entry["step"], entry["trainable"]) for entry in callback.history] == [
-        (2 * stage, top_first[:stage + 1]) for stage in range(5)]
+        (2 * stage, top_first[: stage + 1]) for stage in range(5)
+    ]
     assert len(model.trainable_weights) == len(model.weights)
 
 
@@ -59,8 +73,12 @@ def test_gradual_unfreezing_every_epoch():
     model, recorder = _classifier(), _Recorder()
     callback = GradualUnfreezing(["head", "block_1", "block_0"], every="epoch")
     model.fit(*_data(), epochs=4, batch_size=4, verbose=0, callbacks=[callback, recorder])
-    expected = [{"head"}, {"head", "block_1"}, {"head", "block_1", "block_0"},
-                {"head", "block_1", "block_0"}]
+    expected = [
+        {"head"},
+        {"head", "block_1"},
+        {"head", "block_1", "block_0"},
+        {"head", "block_1", "block_0"},
+    ]
     # Groups not listed (embeddings, pooler) are left trainable.
     assert [changed - {"embeddings", "pooler"} for changed in recorder.changed[::2]] == expected
     assert [changed - {"embeddings", "pooler"} for changed in recorder.changed[1::2]] == expected
@@ -86,9 +104,9 @@ def test_a_schedule_longer_than_training_is_an_error():
     with pytest.raises(ValueError, match="needs epochs >= 5"):
         model.fit(*_data(), epochs=4, batch_size=8, verbose=0, callbacks=[GradualUnfreezing()])
     with pytest.raises(ValueError, match=r"needs >= 13 training steps; training has 8"):
-        model.fit(*_data(), epochs=2, batch_size=2, verbose=0,
-                  callbacks=[GradualUnfreezing(every=3)])
-
+        model.fit(
+            *_data(), epochs=2, batch_size=2, verbose=0, callbacks=[GradualUnfreezing(every=3)]
+        )
 
 
 def test_a_schedule_longer_than_an_unknown_length_dataset_is_an_error():
@@ -100,8 +118,10 @@ def test_a_schedule_longer_than_an_unknown_length_dataset_is_an_error():
     batches = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).filter(lambda *_: True)
     assert int(batches.cardinality()) == int(tf.data.UNKNOWN_CARDINALITY)
     with pytest.raises(ValueError, match=r"needs >= 13 training steps; training has 8"):
-        _classifier().fit(batches, epochs=2, verbose=0,
-                          callbacks=[GradualUnfreezing(every=3, total_steps=8)])
+        _classifier().fit(
+            batches, epochs=2, verbose=0, callbacks=[GradualUnfreezing(every=3, total_steps=8)]
+        )
+
 
 def test_bad_arguments():
     for every in (0, "step", 1.5):
@@ -111,8 +131,7 @@ def test_bad_arguments():
         ChainThaw([])
     model = _classifier()
     with pytest.raises(ValueError, match=r"unknown layer group\(s\) \['block_9'\]"):
-        model.fit(*_data(), epochs=3, verbose=0, callbacks=[GradualUnfreezing(["head",
-                                                                              "block_9"])])
+        model.fit(*_data(), epochs=3, verbose=0, callbacks=[GradualUnfreezing(["head", "block_9"])])
 
 
 def test_an_optimizer_built_without_a_group_is_reported():

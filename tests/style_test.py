@@ -1,0 +1,27 @@
+"""The tree is formatted and linted by ruff (settings in pyproject.toml), checked in the fast tier."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATHS = ["kbert", "labs", "benchmarks", "tests"]
+
+
+def _ruff(*arguments):
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    assert Path(ruff).exists(), "ruff is not installed: pip install -e '.[dev]'"
+    return subprocess.run(
+        [ruff, *arguments, *PATHS], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_ruff_format_leaves_every_file_unchanged():
+    result = _ruff("format", "--check")
+    assert result.returncode == 0, f"run `ruff format {' '.join(PATHS)}`:\n{result.stdout[-3000:]}"
+
+
+def test_ruff_check_passes():
+    result = _ruff("check", "--output-format", "concise")
+    assert result.returncode == 0, result.stdout[-3000:]
