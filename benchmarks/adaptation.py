@@ -25,11 +25,12 @@ it exists (a rerun skips those). The last line of stdout is JSON mapping each `s
 to `trainable_pct`, `acc_mean`, `acc_sd`, `train_s`.
 """
 
-import os
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 

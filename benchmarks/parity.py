@@ -16,10 +16,11 @@ The last line is JSON: `sentences`, `encoder_max_abs_diff`, `embedding_min_cosin
 
 import argparse
 import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 

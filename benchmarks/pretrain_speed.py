@@ -13,10 +13,11 @@ The last line is JSON: configuration name → {"tokens_per_s", "mfu"}, plus the 
 import argparse
 import gc
 import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

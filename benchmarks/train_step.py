@@ -23,10 +23,11 @@ The last line is JSON for the best kbert configuration on `full`, with `sst2` ne
 import argparse
 import gc
 import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -30,11 +30,12 @@ the most), `seeds`, `objective` and `curve` (start → size → mean, sd, runs).
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -12,9 +12,10 @@ while the input (static) embedding of "bank" is identical in every sentence (cos
 """
 
 import argparse
-import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 

@@ -31,12 +31,13 @@ killed with `kill -9` continues when started again with the same arguments.
 
 import argparse
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

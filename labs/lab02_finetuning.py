@@ -25,10 +25,11 @@ but well below the real checkpoint; MiniLM-L6 reaches the mid-to-high 90s (the t
 
 import argparse
 import json
-import os
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 

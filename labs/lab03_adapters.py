@@ -21,11 +21,12 @@ adapter file is a small fraction of the model's.
     python labs/lab03_adapters.py --starts minilm_l6 --seeds 3
 """
 
-import os
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 

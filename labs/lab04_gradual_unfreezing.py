@@ -21,9 +21,9 @@ but the top blocks is cheaper and loses a little.
     python labs/lab04_gradual_unfreezing.py --starts minilm_l6 --seeds 3
 """
 
-import os
+from kbert.startup import quiet_tensorflow  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+quiet_tensorflow()
 
 from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402

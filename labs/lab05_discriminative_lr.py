@@ -23,9 +23,9 @@ thousand examples and 3 epochs the differences may be within the seed spread.
     python labs/lab05_discriminative_lr.py --starts minilm_l6 --factor 2.6 --seeds 3
 """
 
-import os
+from kbert.startup import quiet_tensorflow  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+quiet_tensorflow()
 
 from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402

@@ -21,9 +21,9 @@ over single-task fine-tuning. Report what you see, including no gain.
     python labs/lab06_multitask.py --starts lab01 --seeds 3 --language-model-weight 0.5
 """
 
-import os
+from kbert.startup import quiet_tensorflow  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

@@ -45,12 +45,13 @@ warm). `--max-train-sentences 2000` takes a quick look.
 import argparse
 import dataclasses
 import json
-import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

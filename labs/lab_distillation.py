@@ -24,9 +24,9 @@ best single model, at several times the inference cost. Report what you see.
     python labs/lab_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
 """
 
-import os
+from kbert.startup import quiet_tensorflow  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+quiet_tensorflow()
 
 from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 

@@ -26,10 +26,11 @@ as the plain one. Defaults are sized for a 2-core CPU (subsets, 256 tokens, bflo
 
 import argparse
 import json
-import os
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -32,11 +32,12 @@ cores: about 2 minutes, 26 s of it the encoder.
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

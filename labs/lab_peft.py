@@ -22,9 +22,9 @@ tuning matches fine-tuning only for models of billions of parameters).
     python labs/lab_peft.py --starts minilm_l6 --seeds 3
 """
 
-import os
+from kbert.startup import quiet_tensorflow  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 

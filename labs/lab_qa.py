@@ -21,10 +21,11 @@ MiniLM-L6-H384 (distilled original, cased) about 73 EM / 82 F1 with 88k training
 
 import argparse
 import json
-import os
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
 
 import keras  # noqa: E402
 

@@ -15,10 +15,10 @@
 
 import argparse
 import json
-import os
 import sys
 
 from kbert.cli.choices import TOKEN_TASKS
+from kbert.startup import quiet_tensorflow
 
 
 def build_parser():
@@ -239,9 +239,9 @@ def _input_batches(path, two_columns, size):
 
 def main(argv=None):
     """Entry point of the `kbert` script; returns the exit status."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # --help and flag errors end here, without TensorFlow
     try:
+        quiet_tensorflow()
         args.handler(args)
     except ValueError as error:
         print(f"kbert {args.command}: error: {error}", file=sys.stderr)
