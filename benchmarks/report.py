@@ -210,10 +210,37 @@ def transfer_section(results):
     return "\n".join(parts)
 
 
+def long_inputs_section(results):
+    """Table of `benchmarks/long_inputs.py`: accuracy by training x reading strategy, speed."""
+    readings = list(results["reviews_per_s"])
+    rows = [
+        [training, f"{results['train_seconds'][training]:,.0f}"]
+        + [f"{row[reading]:.4f}" if reading in row else "-" for reading in readings]
+        for training, row in results["accuracy"].items()
+    ]
+    rows.append(
+        ["reviews/s (reading)", ""] + [f"{results['reviews_per_s'][r]:.1f}" for r in readings]
+    )
+    rows.append(
+        ["windows per review", ""] + [f"{results['windows_per_review'][r]:.2f}" for r in readings]
+    )
+    return "\n".join(
+        [
+            f"{results['model']} fine-tuned on {results['train_reviews']:,} IMDb training reviews "
+            f"({results['epochs']} epochs, {results['sequence_length']} tokens per window) once "
+            "per training strategy, each model then read every way; accuracy on the first "
+            f"{results['test_reviews']:,} test reviews longer than the window:",
+            "",
+            _table(["trained on", "train s"] + readings, rows),
+        ]
+    )
+
+
 RENDERERS = {
     "lab_contextual_embeddings": contextual_embeddings_section,
     "lab01_pretraining": pretraining_section,
     "transfer": transfer_section,
+    "long_inputs": long_inputs_section,
 }
 
 

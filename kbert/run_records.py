@@ -64,6 +64,19 @@ def machine_description():
     }
 
 
+def _invocation():
+    """This process's command line as typed: `-m package.module` for modules, repo-relative paths."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name and spec.name != "__main__":
+        return ["-m", spec.name.removesuffix(".__main__")] + sys.argv[1:]
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    root = _git("rev-parse", "--show-toplevel")
+    if script is not None and root and script.is_relative_to(Path(root).resolve()):
+        return [str(script.relative_to(Path(root).resolve()))] + sys.argv[1:]
+    return list(sys.argv)
+
+
 def write_run_record(path, results, seconds, argv=None):
     """Writes `results` with how they were made to a JSON file, atomically.
 
@@ -88,7 +101,7 @@ def write_run_record(path, results, seconds, argv=None):
     """
     if not isinstance(results, dict):
         raise ValueError(f"results must be a dict of numbers; received {type(results).__name__}")
-    argv = list(sys.argv if argv is None else argv)
+    argv = _invocation() if argv is None else list(argv)
     record = {
         "command": "python " + shlex.join(argv),
         "commit": _git("rev-parse", "HEAD"),

@@ -118,12 +118,19 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir):
 
 
 # %% Models: the same encoder size, causal or bidirectional, with the objective's head.
+def pre_layer_norm(part, layer_norm):
+    """Where each block normalizes: "pre" (GPT-2) or "post" (BERT, ELECTRA); "auto" picks by part."""
+    if layer_norm == "auto":
+        return part == "causal"
+    return layer_norm == "pre"
+
+
 def build_encoder(part, args, vocabulary_size, width_factor=1):
     changes = dict(
         vocabulary_size=vocabulary_size,
         max_sequence_length=args.block_length,
         causal=part == "causal",
-        norm_first=part == "causal",
+        norm_first=pre_layer_norm(part, args.layer_norm),
         dropout=args.dropout,
         attention_dropout=args.dropout,
     )
@@ -473,6 +480,13 @@ def main():
     parser.add_argument("--num-layers", type=int, default=4)
     parser.add_argument("--hidden-dim", type=int, default=256)
     parser.add_argument("--num-heads", type=int, default=4)
+    parser.add_argument(
+        "--layer-norm",
+        choices=["auto", "pre", "post"],
+        default="auto",
+        help="layer norm before (pre) or after (post) each sublayer; auto = pre for causal "
+        "(GPT-2), post for masked and ELECTRA (BERT)",
+    )
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--block-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)

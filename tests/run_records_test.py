@@ -39,3 +39,35 @@ def test_machine_description_names_the_cpu_and_memory():
     machine = machine_description()
     assert set(machine) == {"cpu", "cores", "memory_gib", "platform", "python"}
     assert machine["memory_gib"] is None or machine["memory_gib"] > 0
+
+
+def test_the_command_is_recorded_as_typed(tmp_path):
+    """`python -m benchmarks.x` stays a module run; a script path is relative to the repository."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = (
+        "import sys; from kbert.run_records import write_run_record; "
+        "print(write_run_record(sys.argv[1], {'a': 1}, 1.0)['command'])"
+    )
+    module = tmp_path / "recorder_probe.py"
+    module.write_text(script)
+    runs = {
+        "module": [sys.executable, "-m", "recorder_probe", str(tmp_path / "m.json")],
+        "script": [sys.executable, str(root / "tests" / "recorder_probe.py"), "x.json"],
+    }
+    (root / "tests" / "recorder_probe.py").write_text(script)
+    try:
+        env = {"PYTHONPATH": f"{tmp_path}:{root}", "PATH": "/usr/bin:/bin"}
+        out = {
+            name: subprocess.run(
+                command, capture_output=True, text=True, env=env, cwd=tmp_path, check=True
+            ).stdout.strip()
+            for name, command in runs.items()
+        }
+    finally:
+        (root / "tests" / "recorder_probe.py").unlink()
+    assert out["module"] == f"python -m recorder_probe {tmp_path / 'm.json'}"
+    assert out["script"] == "python tests/recorder_probe.py x.json"
