@@ -12,8 +12,9 @@ import platform
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from kbert.files import atomic_write_text
 
 
 def _git(*arguments):
@@ -115,14 +116,5 @@ def write_run_record(path, results, seconds, argv=None):
         text = json.dumps(record, indent=2) + "\n"
     except (TypeError, ValueError) as error:
         raise ValueError(f"results must be JSON-serializable; {error}") from None
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".partial")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
     return record

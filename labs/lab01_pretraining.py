@@ -174,11 +174,14 @@ def build_model(part, args, vocabulary_size):
 
 
 def compile_model(model, args, total_steps):
+    # Keras calls the schedule with the batch count; steps_per_update makes it count updates.
+    updates = max(total_steps // args.gradient_accumulation, 1)
     schedule = LearningRateSchedule(
         "warmup_cosine_decay",
         peak_learning_rate=args.peak_learning_rate,
-        total_steps=max(total_steps // args.gradient_accumulation, 1),
-        warmup_steps=min(args.warmup_steps, max(total_steps // args.gradient_accumulation, 1)),
+        total_steps=updates,
+        warmup_steps=min(args.warmup_steps, updates),
+        steps_per_update=args.gradient_accumulation,
     )
     accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
     model.compile(
@@ -398,6 +401,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         "train_s": round(train_seconds, 1),
         "steps": total_steps,
         "budget_minutes": args.budget_minutes or None,
+        "layer_norm": "pre" if pre_layer_norm(part, args.layer_norm) else "post",
         "parameters": pretrained_encoder(model).count_params(),
         "train_examples_per_s": round(examples / train_seconds, 1),
         "pipeline_examples_per_s": round(pipeline_examples_per_s, 1),
@@ -490,7 +494,12 @@ def main():
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--block-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--gradient-accumulation", type=int, default=1)
+    parser.add_argument(
+        "--gradient-accumulation",
+        type=int,
+        default=1,
+        help="batches averaged per update (batch-size x N sequences per update)",
+    )
     parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
     parser.add_argument("--warmup-steps", type=int, default=200)
     parser.add_argument(
@@ -538,6 +547,10 @@ def main():
         help="write the recorded run (numbers, command, commit) to this JSON",
     )
     args = parser.parse_args()
+    if args.gradient_accumulation < 1:
+        parser.error(
+            f"--gradient-accumulation must be an int >= 1; received {args.gradient_accumulation}"
+        )
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
 

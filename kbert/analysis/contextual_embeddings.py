@@ -17,8 +17,6 @@ key covers the encoder's weights, the vocabulary, the sentences and every option
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from keras import ops
 
 from kbert.data.feature_batches import feature_batches
 from kbert.data.token_classification_features import token_classification_features
+from kbert.files import atomic_path
 from kbert.layers.scalar_mix import ScalarMix
 
 LAYER_COMBINATIONS = ("last", "last4_mean", "last4_sum", "all")
@@ -468,11 +467,5 @@ def _save_atomically(path, embeddings):
     }
     if embeddings.token_ids is not None:
         arrays["token_ids"] = embeddings.token_ids
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npz.partial")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            np.savez(file, **arrays)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as temporary, open(temporary, "xb") as file:
+        np.savez(file, **arrays)

@@ -12,11 +12,9 @@ switch), and each file is written under a temporary name in the same directory, 
 `path` (an atomic `os.replace`), so a reader never sees half a PNG.
 """
 
-import os
-import uuid
-
 import numpy as np
 
+from kbert.files import atomic_path
 from kbert.metrics.plots import _figure, _png_path
 
 _LEGEND_NAME_LENGTH = 40  # legend entries longer than this are cut at a word boundary
@@ -26,16 +24,8 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def _save_png(figure, path, **savefig_kwargs):
-    # Under a hidden temporary name in the target directory (same file system, so os.replace is
-    # atomic), opened with "xb" so the file gets ordinary permissions, unlike tempfile.mkstemp's.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.partial")
-    try:
-        with open(temporary, "xb") as handle:
-            figure.savefig(handle, format="png", **savefig_kwargs)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as temporary, open(temporary, "xb") as handle:
+        figure.savefig(handle, format="png", **savefig_kwargs)
     return path
 
 

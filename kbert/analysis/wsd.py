@@ -16,11 +16,10 @@ Numpy only: the embeddings arrive as arrays, computed elsewhere (e.g. by an enco
 """
 
 import dataclasses
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
+
+from kbert.files import atomic_path
 
 PREDICTION_SOURCES = ("nearest", "mfs", "unknown_lemma")
 # Where a propagated sense embedding came from, most specific first.
@@ -208,22 +207,13 @@ class SenseEmbeddings:
         Example:
         >>> SenseEmbeddings.fit([[1.0]], ["a%1:00:00::"]).save("/tmp/senses.npz")  # doctest: +SKIP
         """
-        path = Path(path)
-        descriptor, temporary = tempfile.mkstemp(
-            dir=path.parent, prefix=path.name + ".", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(descriptor, "wb") as file:
-                np.savez(
-                    file,
-                    keys=np.asarray(self.keys, dtype=str).reshape(-1),
-                    matrix=self.matrix,
-                    counts=self.counts,
-                )
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        with atomic_path(path) as temporary, open(temporary, "xb") as file:
+            np.savez(
+                file,
+                keys=np.asarray(self.keys, dtype=str).reshape(-1),
+                matrix=self.matrix,
+                counts=self.counts,
+            )
 
     @classmethod
     def load(cls, path):

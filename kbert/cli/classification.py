@@ -94,7 +94,19 @@ def add_finetune_arguments(parser):
     add_long_input_arguments(model, default="head")
     train = parser.add_argument_group("training")
     train.add_argument("--epochs", type=int, default=3, help="(default 3)")
-    train.add_argument("--batch-size", type=int, default=32, help="(default 32)")
+    train.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="examples per forward/backward pass (default 32)",
+    )
+    train.add_argument(
+        "--gradient-accumulation-steps",
+        type=int,
+        default=1,
+        help="average the gradients of N batches before each update: batch-size x N "
+        "examples per update in the memory of one batch (default 1, no accumulation)",
+    )
     train.add_argument(
         "--learning-rate",
         type=float,
@@ -349,6 +361,7 @@ def finetune(args):
             validation,
             epochs=args.epochs,
             batch_size=args.batch_size,
+            gradient_accumulation_steps=args.gradient_accumulation_steps,
             learning_rate=args.learning_rate,
             warmup_fraction=args.warmup_fraction,
             weight_decay=args.weight_decay,
@@ -392,6 +405,7 @@ def check_training_arguments(args):
     checks = (
         ("--epochs", args.epochs, 1),
         ("--batch-size", args.batch_size, 1),
+        ("--gradient-accumulation-steps", getattr(args, "gradient_accumulation_steps", 1), 1),
         ("--sequence-length", args.sequence_length, 8),
     )
     for flag, value, minimum in checks:

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from kbert.cli.choices import NER_METHODS
+from kbert.files import atomic_path
 
 _DEFAULTS = {
     "conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
@@ -85,9 +86,8 @@ def _load_data(args, max_train=None):
 
 
 def _save_atomically(model, path):
-    temporary = path.with_name(f".{path.name}.partial.keras")
-    model.save(temporary)
-    os.replace(temporary, path)
+    with atomic_path(path) as temporary:
+        model.save(temporary)
 
 
 def _score(model, tokenizer, data, config):
@@ -204,6 +204,7 @@ def finetune(args):
         common = {
             "epochs": args.epochs,
             "batch_size": args.batch_size,
+            "gradient_accumulation_steps": args.gradient_accumulation_steps,
             "learning_rate": args.learning_rate,
             "warmup_fraction": args.warmup_fraction,
             "weight_decay": args.weight_decay,

@@ -46,9 +46,10 @@ import os
 import posixpath
 import re
 import shlex
-import tempfile
 import warnings
 from pathlib import Path
+
+from kbert.files import atomic_write_text
 
 MODELS_CONFIG_FILE = "models.config"
 BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
@@ -251,26 +252,12 @@ def models_config_text(models, model_base_path=CONTAINER_MODEL_BASE_PATH):
 
 
 def _atomic_write(path, text):
-    """Writes `text` to `path` through a temporary sibling and `os.replace`.
+    """Writes `text` to `path` whole (`kbert.files.atomic_write_text`), readable by any user.
 
     A server polling the file (`--model_config_file_poll_wait_seconds`) sees the old or the new
     file, never half of one.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp makes it 0600; the server may run as another user
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-    return path
+    return atomic_write_text(path, text)
 
 
 def find_model_versions(export_dir):

@@ -5,6 +5,8 @@ import os
 import keras
 import numpy as np
 
+from kbert.files import atomic_path
+
 
 class BestCheckpoint(keras.callbacks.Callback):
     """Saves the whole model whenever a monitored validation metric improves.
@@ -51,8 +53,5 @@ class BestCheckpoint(keras.callbacks.Callback):
         if not better or np.isnan(value):
             return
         self.best, self.best_epoch = value, epoch + 1
-        directory = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(directory, exist_ok=True)
-        partial = os.path.join(directory, f".partial-{os.path.basename(self.path)}")
-        self.model.save(partial)
-        os.replace(partial, self.path)
+        with atomic_path(self.path) as temporary:
+            self.model.save(temporary)

@@ -6,7 +6,11 @@ import keras
 
 from kbert.data.classification_dataset import classification_dataset
 from kbert.models.sequence_classifier import classification_loss
-from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
+from kbert.train.fine_tuning import (
+    check_accumulation_steps,
+    count_batches,
+    fine_tuning_optimizer,
+)
 
 
 def fine_tune_classifier(
@@ -24,6 +28,7 @@ def fine_tune_classifier(
     jit_compile=False,
     callbacks=(),
     optimizer=None,
+    gradient_accumulation_steps=1,
     verbose=1,
 ):
     """Compiles and fits `classifier` with the standard recipe; returns `(history, seconds)`.
@@ -49,7 +54,11 @@ def fine_tune_classifier(
         callbacks: list of Keras callbacks.
         optimizer: callable or None, default None. `optimizer(total_steps)` returns the
             optimizer to use instead of the standard one (a `DiscriminativeOptimizer` with
-            per-group schedules, say); the run's exact step count is only known here.
+            per-group schedules, say); the run's exact step count (in batches) is only known
+            here. With accumulation it must accumulate as many batches itself.
+        gradient_accumulation_steps: int >= 1, default 1. Update once every N batches with
+            their mean gradient: `batch_size × N` examples per update
+            (`fine_tuning_optimizer`).
         verbose: int, default 1.
 
     Returns:
@@ -57,6 +66,7 @@ def fine_tune_classifier(
     """
     if not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int; received {epochs!r}")
+    accumulation = check_accumulation_steps(gradient_accumulation_steps)
     train_batches = classification_dataset(
         preprocessor,
         train.texts,
@@ -78,7 +88,11 @@ def fine_tune_classifier(
         warmup_fraction = min(warmup_steps / steps, 1.0)
     if optimizer is None:
         compiled_optimizer = fine_tuning_optimizer(
-            steps, learning_rate, warmup_fraction, weight_decay
+            steps,
+            learning_rate,
+            warmup_fraction,
+            weight_decay,
+            gradient_accumulation_steps=accumulation,
         )
     else:
         compiled_optimizer = optimizer(steps)
@@ -86,6 +100,13 @@ def fine_tune_classifier(
             raise ValueError(
                 "optimizer must be a callable returning a keras Optimizer from the "
                 f"step count; it returned {type(compiled_optimizer).__name__}"
+            )
+        if (compiled_optimizer.gradient_accumulation_steps or 1) != accumulation:
+            raise ValueError(
+                f"gradient_accumulation_steps={accumulation} but the optimizer from "
+                "`optimizer(total_steps)` accumulates "
+                f"{compiled_optimizer.gradient_accumulation_steps or 1}; make it with "
+                f"gradient_accumulation_steps={accumulation}"
             )
     classifier.compile(
         optimizer=compiled_optimizer,

@@ -8,7 +8,9 @@ multiplies it by ξ < 1 per layer. `layerwise_learning_rates` computes the rates
 """
 
 import keras
+import tensorflow as tf
 
+from kbert.train.fine_tuning import check_accumulation_steps
 from kbert.train.freezing import HEAD, group_variables, layer_groups
 from kbert.train.schedules import LearningRateSchedule
 
@@ -123,6 +125,11 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
             (see `layerwise_learning_rates`, `layerwise_schedules`).
         clipnorm: float or None. Per-variable clipping, before routing.
         global_clipnorm: float or None. Clipping by the norm over all groups, before routing.
+        gradient_accumulation_steps: int >= 1, default 1. Average this many batches'
+            gradients before each update (clipped, then routed, as one batch would be). As in
+            Keras, schedules are called with the batch count: give them
+            `LearningRateSchedule(steps_per_update=N)`. A group unfrozen in the middle of a
+            window contributes the batches it saw, divided by N.
         name: str, default "discriminative_optimizer".
 
     Raises:
@@ -144,9 +151,11 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         learning_rates,
         clipnorm=None,
         global_clipnorm=None,
+        gradient_accumulation_steps=1,
         name="discriminative_optimizer",
         **kwargs,
     ):
+        accumulation = check_accumulation_steps(gradient_accumulation_steps)
         group_layers, model = _resolve_groups(groups)
         rates = dict(learning_rates)
         unknown = [key for key in rates if key not in group_layers]
@@ -169,6 +178,7 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
             learning_rate=rates[top],
             clipnorm=clipnorm,
             global_clipnorm=global_clipnorm,
+            gradient_accumulation_steps=accumulation if accumulation > 1 else None,
             name=name,
             **kwargs,
         )
@@ -189,8 +199,9 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
 
     def _inner_rate(self, rate):
         if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
-            # The global step: the inner optimizer's own count stops while its group is frozen.
-            return lambda: rate(self.iterations)
+            # The global batch count, as Keras gives its schedules (the inner optimizer's own
+            # count stops while its group is frozen).
+            return lambda: rate(self._iterations)
         return rate
 
     @property
@@ -245,22 +256,49 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
                 f"variables {unknown} were not known when this optimizer was "
                 "built; make a new optimizer for a new set of variables"
             )
-        grads = list(grads)
+        pairs = [(g, v) for g, v in zip(grads, trainable_variables, strict=True) if g is not None]
+        # Embedding lookups give sparse slices with a row per occurrence; summed to a dense
+        # gradient first, so each group's Adam sees the batch's gradient as one tensor (as it
+        # does after accumulation) rather than repeated rows.
+        grads = [tf.convert_to_tensor(g) for g, _ in pairs]
+        trainable_variables = [v for _, v in pairs]
         scale = self.loss_scale_factor
         if scale is not None:
-            grads = [g if g is None else g / scale for g in grads]
+            grads = [g / scale for g in grads]
+        steps = self.gradient_accumulation_steps
+        if steps:
+            accumulated = [
+                self._accumulated_gradients[self._get_variable_index(v)]
+                for v in trainable_variables
+            ]
+
+            def update():
+                self._route(
+                    [(g + a) / steps for g, a in zip(grads, accumulated, strict=True)],
+                    trainable_variables,
+                )
+                self._backend_reset_gradient_accumulators()
+
+            keras.ops.cond(
+                (self._iterations + 1) % steps == 0,
+                update,
+                lambda: self._backend_increment_gradient_accumulators(grads, accumulated),
+            )
+        else:
+            self._route(grads, trainable_variables)
+        self._iterations.assign_add(1)
+
+    def _route(self, grads, trainable_variables):
+        """Clips `grads` (all groups together) and hands each group's to its optimizer."""
         grads = self._clip_gradients(grads)
         routed = {key: ([], []) for key in self._inner}
         for grad, variable in zip(grads, trainable_variables, strict=True):
-            if grad is None:
-                continue
             group_grads, group_vars = routed[self._group_by_key[self._var_key(variable)]]
             group_grads.append(grad)
             group_vars.append(variable)
         for key, (group_grads, group_vars) in routed.items():
             if group_vars:
                 self._inner[key].apply(group_grads, group_vars)
-        self._iterations.assign_add(1)
 
     def update_step(self, gradient, variable, learning_rate):
         raise NotImplementedError("DiscriminativeOptimizer updates through its group optimizers")

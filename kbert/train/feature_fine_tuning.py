@@ -21,6 +21,7 @@ def fine_tune_on_features(
     metrics=None,
     jit_compile=False,
     callbacks=(),
+    gradient_accumulation_steps=1,
     verbose=1,
 ):
     """Compiles and fits `model` with the standard recipe; returns `(history, seconds)`.
@@ -46,6 +47,11 @@ def fine_tune_on_features(
         metrics: Keras metrics, default None.
         jit_compile: bool, default False.
         callbacks: list of Keras callbacks.
+        gradient_accumulation_steps: int >= 1, default 1. Update once every N batches with
+            their mean gradient (`fine_tuning_optimizer`). The loss of a token task is a mean
+            over the batch's labelled tokens, so N batches of B equal one batch of N × B
+            exactly only when each holds as many labelled tokens; otherwise each batch's
+            tokens weigh in proportion to 1 / (its labelled tokens).
         verbose: int, default 1.
 
     Returns:
@@ -74,7 +80,13 @@ def fine_tune_on_features(
     )
     steps = -(-len(features["padding_mask"]) // batch_size) * epochs
     model.compile(
-        optimizer=fine_tuning_optimizer(steps, learning_rate, warmup_fraction, weight_decay),
+        optimizer=fine_tuning_optimizer(
+            steps,
+            learning_rate,
+            warmup_fraction,
+            weight_decay,
+            gradient_accumulation_steps=gradient_accumulation_steps,
+        ),
         loss=model.default_loss(),
         metrics=metrics,
         jit_compile=jit_compile,

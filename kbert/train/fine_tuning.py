@@ -22,6 +22,7 @@ def fine_tuning_optimizer(
     weight_decay=0.01,
     final_learning_rate=0.0,
     clipnorm=1.0,
+    gradient_accumulation_steps=1,
 ):
     """AdamW with linear warmup then linear decay, decoupled weight decay off biases and norms.
 
@@ -35,7 +36,13 @@ def fine_tuning_optimizer(
         warmup_fraction: float, default 0.1. Share of `total_steps` spent warming up.
         weight_decay: float, default 0.01.
         final_learning_rate: float, default 0.0.
-        clipnorm: float or None, default 1.0. Global gradient-norm clipping.
+        clipnorm: float or None, default 1.0. Global gradient-norm clipping (of the
+            accumulated gradient, when accumulating).
+        gradient_accumulation_steps: int >= 1, default 1. Average the gradients of this many
+            batches before each update (textbook §20.11.4): `batch_size × N` examples per
+            update in the memory of one batch. `total_steps` still counts batches; the schedule
+            counts updates (`ceil(total_steps / N)`), and a last window of fewer than N batches
+            is never applied.
 
     Returns:
         A `keras.optimizers.AdamW`.
@@ -44,29 +51,58 @@ def fine_tuning_optimizer(
         raise ValueError(f"total_steps must be an int >= 1; received {total_steps!r}")
     if not 0.0 <= warmup_fraction <= 1.0:
         raise ValueError(f"warmup_fraction must be in [0, 1]; received {warmup_fraction!r}")
+    accumulation = check_accumulation_steps(gradient_accumulation_steps)
+    updates = -(-total_steps // accumulation)
     schedule = LearningRateSchedule(
         "warmup_linear_decay",
         peak_learning_rate=learning_rate,
-        total_steps=total_steps,
-        warmup_steps=int(math.floor(warmup_fraction * total_steps)),
+        total_steps=updates,
+        warmup_steps=int(math.floor(warmup_fraction * updates)),
         final_learning_rate=final_learning_rate,
+        steps_per_update=accumulation,
     )
-    return decoupled_adamw(schedule, weight_decay, global_clipnorm=clipnorm)
+    return decoupled_adamw(
+        schedule,
+        weight_decay,
+        global_clipnorm=clipnorm,
+        gradient_accumulation_steps=accumulation,
+    )
 
 
-def decoupled_adamw(learning_rate, weight_decay=0.01, global_clipnorm=None):
+def check_accumulation_steps(gradient_accumulation_steps):
+    """Returns `gradient_accumulation_steps` as an int >= 1, or raises a ValueError naming it."""
+    value = gradient_accumulation_steps
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"gradient_accumulation_steps must be an int >= 1 (1 = no accumulation); "
+            f"received {value!r}"
+        )
+    return value
+
+
+def decoupled_adamw(
+    learning_rate, weight_decay=0.01, global_clipnorm=None, gradient_accumulation_steps=1
+):
     """AdamW whose decoupled weight decay skips biases and LayerNorm parameters (BERT's rule).
 
     Args:
         learning_rate: float, schedule, or callable.
         weight_decay: float, default 0.01.
         global_clipnorm: float or None, default None.
+        gradient_accumulation_steps: int >= 1, default 1. Keras's own accumulation: the
+            optimizer averages this many batches' gradients, then clips, decays and updates.
+            A schedule given here is called with the batch count; see
+            `LearningRateSchedule(steps_per_update=...)`.
 
     Returns:
         A `keras.optimizers.AdamW`.
     """
+    accumulation = check_accumulation_steps(gradient_accumulation_steps)
     optimizer = keras.optimizers.AdamW(
-        learning_rate=learning_rate, weight_decay=weight_decay, global_clipnorm=global_clipnorm
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        global_clipnorm=global_clipnorm,
+        gradient_accumulation_steps=accumulation if accumulation > 1 else None,
     )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
     return optimizer

@@ -43,7 +43,7 @@ def warmup_linear_decay(
         The learning rate at `step` (a float tensor).
 
     Example:
-    >>> float(warmup_linear_decay(5, 1e-3, total_steps=10, warmup_steps=0))
+    >>> round(float(warmup_linear_decay(5, 1e-3, total_steps=10, warmup_steps=0)), 6)
     0.0005
     """
     _check(peak_learning_rate, total_steps, warmup_steps)
@@ -78,7 +78,7 @@ def warmup_inverse_sqrt(step, peak_learning_rate, warmup_steps):
     """Linear warmup, then decay with 1/sqrt(step) (Vaswani et al. 2017), no end step.
 
     Example:
-    >>> float(warmup_inverse_sqrt(399, 1e-3, warmup_steps=100))
+    >>> round(float(warmup_inverse_sqrt(399, 1e-3, warmup_steps=100)), 6)
     0.0005
     """
     _check(peak_learning_rate, None, warmup_steps)
@@ -127,26 +127,45 @@ _SCHEDULES = {
 class LearningRateSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Wraps one of this module's functions as a Keras schedule.
 
+    Under gradient accumulation a Keras optimizer calls its schedule with the micro-batch count
+    (`optimizer._iterations`), not the number of updates; `steps_per_update` (the accumulation
+    count) makes the function see updates, so `total_steps` and `warmup_steps` count updates.
+
     Args:
         name: str. One of "warmup_linear_decay", "warmup_cosine_decay", "warmup_inverse_sqrt",
             "slanted_triangular".
+        steps_per_update: int >= 1, default 1. Micro-batches per optimizer update.
         **arguments: the function's arguments except `step`.
 
     Example:
     >>> schedule = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=6.5e-5,
     ...                                 total_steps=1000, warmup_steps=100)
     >>> optimizer = keras.optimizers.AdamW(learning_rate=schedule)
+    >>> every_4 = LearningRateSchedule("warmup_linear_decay", peak_learning_rate=1e-3,
+    ...                                total_steps=10, steps_per_update=4)
+    >>> [round(float(every_4(step)), 6) for step in (0, 3, 4, 39)]
+    [0.001, 0.001, 0.0009, 0.0001]
     """
 
-    def __init__(self, name, **arguments):
+    def __init__(self, name, steps_per_update=1, **arguments):
         if name not in _SCHEDULES:
             raise ValueError(f"unknown schedule {name!r}; expected one of {sorted(_SCHEDULES)}")
+        if (
+            isinstance(steps_per_update, bool)
+            or not isinstance(steps_per_update, int)
+            or steps_per_update < 1
+        ):
+            raise ValueError(f"steps_per_update must be an int >= 1; received {steps_per_update!r}")
         _SCHEDULES[name](0, **arguments)  # validates the arguments now, not at the first step
         self.name = name
+        self.steps_per_update = steps_per_update
         self.arguments = arguments
 
     def __call__(self, step):
+        if self.steps_per_update > 1:
+            step = ops.floor_divide(step, self.steps_per_update)
         return _SCHEDULES[self.name](step, **self.arguments)
 
     def get_config(self):
-        return {"name": self.name, **self.arguments}
+        extra = {"steps_per_update": self.steps_per_update} if self.steps_per_update > 1 else {}
+        return {"name": self.name, **extra, **self.arguments}

@@ -110,6 +110,7 @@ def fine_tune_ner(
     label_all_subwords=False,
     stride=None,
     callbacks=(),
+    gradient_accumulation_steps=1,
     verbose=1,
 ):
     """Featurizes tagged sentences and fine-tunes an NER model; returns `(history, seconds)`."""
@@ -139,6 +140,7 @@ def fine_tune_ner(
         seed=seed,
         extra_length_keys=extra,
         callbacks=callbacks,
+        gradient_accumulation_steps=gradient_accumulation_steps,
         verbose=verbose,
     )
 
@@ -270,6 +272,7 @@ def fine_tune_question_answerer(
     sequence_length=384,
     stride=128,
     callbacks=(),
+    gradient_accumulation_steps=1,
     verbose=1,
 ):
     """Featurizes SQuAD-style examples (windows) and fine-tunes a `QuestionAnswerer`.
@@ -297,6 +300,7 @@ def fine_tune_question_answerer(
         weight_decay=weight_decay,
         seed=seed,
         callbacks=callbacks,
+        gradient_accumulation_steps=gradient_accumulation_steps,
         verbose=verbose,
     )
     return history, seconds, len(features["token_ids"])

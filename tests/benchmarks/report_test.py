@@ -144,3 +144,11 @@ def test_the_long_input_table_crosses_training_and_reading(tmp_path):
     assert "| windows per review |  | 1.00 | 1.00 | 3.40 | 3.40 |" in text
     summary = report.readme_summary(tmp_path)
     assert "best 0.850 (trained windows, read window_mean) vs 0.800 head-only" in summary
+
+
+def test_a_second_run_of_a_program_is_rendered_as_the_first(tmp_path):
+    write_run_record(tmp_path / "transfer_pre_ln.json", TRANSFER, 9.0, argv=["-m", "x"])
+    text = report.render(tmp_path)
+    assert "## transfer_pre_ln" in text and "| masked | 3e-04 | 0.710 ± 0.020 |" in text
+    assert "masked start 0.710 vs random init 0.600" in report.readme_summary(tmp_path)
+    assert report.for_record(report.RENDERERS, "transfers") is None  # a name, not a prefix

@@ -184,6 +184,11 @@ def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys)
             "100000",
         ),
         "--learning-rate": ("--learning-rate must be a positive number", "--learning-rate", "0"),
+        "--gradient-accumulation-steps": (
+            "--gradient-accumulation-steps must be an int >= 1; received 0",
+            "--gradient-accumulation-steps",
+            "0",
+        ),
         "data": ("missing.tsv", "--test-file", str(tmp_path / "missing.tsv")),
     }
     for name, (message, *flags) in failures.items():
@@ -192,6 +197,13 @@ def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys)
         assert message in error and "Traceback" not in error, (name, error)
         assert _snapshot(tmp_path / "run") == before, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "train.tsv"]
+
+
+def test_gradient_accumulation_from_the_command_line(tmp_path, tiny_model):
+    train = _tsv(tmp_path / "train.tsv", _rows(16))
+    assert _finetune(tmp_path, tiny_model, train, train, "--gradient-accumulation-steps", "2") == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["gradient_accumulation_steps"] == 2 and config["batch_size"] == 4
 
 
 def test_overwrite_never_deletes_files_kbert_did_not_write(tmp_path, tiny_model, capsys):

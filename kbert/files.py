@@ -1,0 +1,74 @@
+"""Files written whole or not at all: a temporary sibling, renamed over the target when complete.
+
+Every file kbert writes for a user to keep (a checkpoint, a results record, a figure, a
+`models.config` a server polls) goes through `atomic_path`: the content is written under a hidden
+name in the target's directory (same file system, so `os.replace` is atomic) and renamed over
+the target only after the writer returned. A reader sees the old file or the new one, never
+half of one; a failed writer leaves the old file and no temporary; a process killed mid-write
+leaves the old file and a hidden `.*.partial*` file beside it.
+
+    >>> from kbert.files import atomic_path, atomic_write_text
+    >>> atomic_write_text("/tmp/kbert_files_example.txt", "done\\n")  # doctest: +SKIP
+    >>> with atomic_path("/tmp/model.keras") as temporary:  # doctest: +SKIP
+    ...     model.save(temporary)  # a .keras name, as Keras requires
+"""
+
+import contextlib
+import os
+import uuid
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yields a temporary path beside `path`; moves it over `path` when the block succeeds.
+
+    The temporary name is hidden, unique to this call and ends with `path`'s extension, since
+    Keras, NumPy and matplotlib pick the format from it. The parent directory is created.
+
+    Args:
+        path: str or Path. The file to write.
+
+    Yields:
+        `pathlib.Path` to write the content to (nothing exists there yet).
+
+    Raises:
+        Whatever the block raises; the temporary is removed and `path` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(
+        f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial{path.suffix}"
+    )
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+
+
+def atomic_write_bytes(path, data):
+    """Writes `data` to `path` through `atomic_path`, flushed to disk before the rename.
+
+    The file gets the process's ordinary permissions (not `tempfile.mkstemp`'s 0600), so a
+    server running as another user can read it.
+
+    Returns:
+        `path` as a `pathlib.Path`.
+    """
+    with atomic_path(path) as temporary:
+        with open(temporary, "xb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+    return Path(path)
+
+
+def atomic_write_text(path, text, encoding="utf-8"):
+    """Writes `text` to `path` as `atomic_write_bytes` does (UTF-8 by default).
+
+    Returns:
+        `path` as a `pathlib.Path`.
+    """
+    return atomic_write_bytes(path, text.encode(encoding))

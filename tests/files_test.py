@@ -1,0 +1,37 @@
+import os
+import stat
+
+import pytest
+
+from kbert.files import atomic_path, atomic_write_text
+
+
+def test_the_file_appears_whole_with_ordinary_permissions(tmp_path):
+    path = atomic_write_text(tmp_path / "deep" / "record.json", "{}\n")
+    assert path.read_text() == "{}\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["record.json"]
+
+
+def test_a_failed_writer_leaves_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "best.keras"
+    path.write_text("previous run")
+    with pytest.raises(RuntimeError, match="disk full"):
+        with atomic_path(path) as temporary:
+            assert temporary.parent == tmp_path and temporary.name.startswith(".best.keras.")
+            assert temporary.suffix == ".keras"  # Keras picks the format by the extension
+            temporary.write_text("half")
+            raise RuntimeError("disk full")
+    assert path.read_text() == "previous run"
+    assert [p.name for p in tmp_path.iterdir()] == ["best.keras"]
+
+
+def test_two_writers_get_their_own_temporaries(tmp_path):
+    path = tmp_path / "figure.png"
+    with atomic_path(path) as first, atomic_path(path) as second:
+        assert first != second
+        first.write_text("one")
+        second.write_text("two")
+    assert path.read_text() == "one"  # the outer block finished last
