@@ -42,7 +42,7 @@ def _provenance(record):
 
 
 def contextual_embeddings_section(results):
-    """Tables of `labs/lab_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
+    """Tables of `labs/lab10_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
     wsd = results["wsd"]
     sets = list(wsd["sets"])
     variants = [
@@ -239,7 +239,7 @@ def long_inputs_section(results):
 
 
 RENDERERS = {
-    "lab_contextual_embeddings": contextual_embeddings_section,
+    "lab10_contextual_embeddings": contextual_embeddings_section,
     "lab01_pretraining": pretraining_section,
     "transfer": transfer_section,
     "long_inputs": long_inputs_section,
@@ -301,7 +301,7 @@ def _long_inputs_headline(results):
 
 
 HEADLINES = {
-    "lab_contextual_embeddings": _wsd_headline,
+    "lab10_contextual_embeddings": _wsd_headline,
     "lab01_pretraining": _pretraining_headline,
     "transfer": _transfer_headline,
     "long_inputs": _long_inputs_headline,

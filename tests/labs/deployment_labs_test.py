@@ -1,4 +1,4 @@
-"""lab_serving and lab_tfhub_squad as a user runs them, on small budgets (slow tier)."""
+"""lab17_serving and lab08_tfhub_squad as a user runs them, on small budgets (slow tier)."""
 
 import json
 import os
@@ -29,7 +29,7 @@ def _run(script, *arguments, data_root):
 def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_root, minilm_dir):
     export_dir = tmp_path / "saved_models"
     stdout, summary = _run(
-        "labs/lab_serving.py",
+        "labs/lab17_serving.py",
         "--model",
         str(minilm_dir),
         "--epochs",
@@ -61,7 +61,7 @@ def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_ro
         assert signature in stdout
     # Run again: the next export is version 2, version 1 stays.
     _, again = _run(
-        "labs/lab_serving.py",
+        "labs/lab17_serving.py",
         "--model",
         str(minilm_dir),
         "--epochs",
@@ -84,7 +84,7 @@ def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
     tmp_path, data_root, minilm_dir
 ):
     stdout, summary = _run(
-        "labs/lab_tfhub_squad.py",
+        "labs/lab08_tfhub_squad.py",
         "--model",
         str(minilm_dir),
         "--max-train-examples",

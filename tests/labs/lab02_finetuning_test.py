@@ -1,4 +1,4 @@
-"""lab02, lab_pairs and lab_document_classification as a user runs them, on tiny budgets."""
+"""lab02, lab11_pairs and lab07_document_classification as a user runs them, on tiny budgets."""
 
 import json
 import os
@@ -89,7 +89,7 @@ def test_lab02_part_i_without_lab01_says_what_to_run(tmp_path, data_root):
 def test_lab_pairs(tmp_path, data_root):
     stdout, report = _run(
         [
-            "labs/lab_pairs.py",
+            "labs/lab11_pairs.py",
             "--max-train-examples",
             "48",
             "--epochs",
@@ -110,7 +110,7 @@ def test_lab_pairs(tmp_path, data_root):
 def test_lab_document_classification(tmp_path, data_root):
     stdout, report = _run(
         [
-            "labs/lab_document_classification.py",
+            "labs/lab07_document_classification.py",
             "--task",
             "sst2",
             "--train-examples",

@@ -1,4 +1,4 @@
-"""Parameter-efficient fine-tuning: LoRA, prefix tuning and prompt tuning on TREC-6.
+"""Lab 15: parameter-efficient fine-tuning: LoRA, prefix tuning and prompt tuning on TREC-6.
 
 Reproduces the textbook's §20.14 comparison of ways to adapt a frozen pretrained encoder by
 training a few new weights beside it — each a wrapper around a block's sublayer, not a flag
@@ -18,8 +18,8 @@ What it should show: LoRA near full fine-tuning on MiniLM-L6 with well under 1% 
 training; prefix and prompt tuning lower at this size and budget (Lester et al. found prompt
 tuning matches fine-tuning only for models of billions of parameters).
 
-    python labs/lab_peft.py
-    python labs/lab_peft.py --starts minilm_l6 --seeds 3
+    python labs/lab15_peft.py
+    python labs/lab15_peft.py --starts minilm_l6 --seeds 3
 """
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
@@ -77,7 +77,7 @@ def print_merged(starts, data, args):
 
 
 def main():
-    comparison_main(__doc__, VARIANTS, "runs/lab_peft", after=print_merged)
+    comparison_main(__doc__, VARIANTS, "runs/lab15_peft", after=print_merged)
 
 
 if __name__ == "__main__":

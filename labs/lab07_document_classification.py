@@ -1,4 +1,4 @@
-"""Document classification, ULMFiT style: fine-tune the language model on the task's texts first.
+"""Lab 7: document classification, ULMFiT style: fine-tune the LM on the task's texts first.
 
 Reproduces §5.A of the NAACL 2019 tutorial "Transfer Learning in NLP" (Howard & Ruder 2018,
 ULMFiT) on IMDb movie reviews (SST-2 when IMDb is not in the data directory):
@@ -20,8 +20,8 @@ with all 25k reviews and 50k unlabelled ones), and the LM-fine-tuned start is at
 as the plain one. Defaults are sized for a 2-core CPU (subsets, 256 tokens, bfloat16); raise
 `--train-examples`, `--lm-examples` and `--sequence-length` on a GPU.
 
-    python labs/lab_document_classification.py
-    python labs/lab_document_classification.py --task sst2 --sequence-length 64
+    python labs/lab07_document_classification.py
+    python labs/lab07_document_classification.py --task sst2 --sequence-length 64
 """
 
 import argparse
@@ -216,7 +216,7 @@ def main():
         "--skip-baseline", action="store_true", help="do not train the classifier without stage 1"
     )
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab_document_classification")
+    parser.add_argument("--run-dir", default="runs/lab07_document_classification")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""Knowledge distillation into a smaller student, and ensembling fine-tuned models.
+"""Lab 16: knowledge distillation into a smaller student, and ensembling fine-tuned models.
 
 Reproduces the textbook's DistilBERT idea (Sanh et al. 2019; Hinton et al. 2015) and the NAACL
 2019 tutorial's §4.3 ensembling, on TREC-6. A teacher is fine-tuned in full; a student with
@@ -20,8 +20,8 @@ What it should show: the student keeps most of the teacher's accuracy at about h
 encoder's blocks, soft targets at least matching labels alone; the ensemble at or above the
 best single model, at several times the inference cost. Report what you see.
 
-    python labs/lab_distillation.py                  # 2 seeds: 2 teachers, an ensemble of 2
-    python labs/lab_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
+    python labs/lab16_distillation.py                  # 2 seeds: 2 teachers, an ensemble of 2
+    python labs/lab16_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
 """
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
@@ -50,7 +50,7 @@ def add_arguments(parser):
 
 def main():
     comparison_main(
-        __doc__, variants, "runs/lab_distillation", seeds=2, add_arguments=add_arguments
+        __doc__, variants, "runs/lab16_distillation", seeds=2, add_arguments=add_arguments
     )
 
 

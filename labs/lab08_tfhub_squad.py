@@ -1,4 +1,4 @@
-"""Extractive QA from a TF Hub BERT in Keras 3: load through the Hub path, fine-tune, export.
+"""Lab 8: extractive QA from a TF Hub BERT in Keras 3: load through the Hub path, fine-tune, export.
 
 The NAACL 2019 tutorial's §5.B hands-on ("fine-tune a TF Hub BERT for SQuAD"), redone for
 Keras 3, where `hub.KerasLayer` no longer trains (tensorflow/hub#903): `kbert.hub` loads a TF2
@@ -17,12 +17,12 @@ TFHUB_CACHE_DIR).
 
 What it should show: the Hub-loaded encoder gives the same numbers as kbert's own (max |diff|
 1.9e-6 here), fine-tunes like it (defaults, 3,000 questions and one epoch: EM/F1 15.00/23.36
-through the Hub path against 14.80/22.86 for `labs/lab_qa.py --epochs 1 --max-train-examples 3000
+through the Hub path against 14.80/22.86 for `labs/lab13_qa.py --epochs 1 --max-train-examples 3000
 --max-eval-examples 500` on kbert's own encoder; a budget this small is far from converged, see
-lab_qa for the full one), and the export answers raw strings.
+lab13_qa for the full one), and the export answers raw strings.
 
-    python labs/lab_tfhub_squad.py
-    python labs/lab_tfhub_squad.py --max-train-examples 300 --max-eval-examples 50
+    python labs/lab08_tfhub_squad.py
+    python labs/lab08_tfhub_squad.py --max-train-examples 300 --max-eval-examples 50
 """
 
 import argparse
@@ -100,7 +100,7 @@ def main():
     parser.add_argument("--max-train-examples", type=int, default=3000)
     parser.add_argument("--max-eval-examples", type=int, default=500)
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab_tfhub_squad")
+    parser.add_argument("--run-dir", default="runs/lab08_tfhub_squad")
     parser.add_argument("--export-dir", default="saved_models")
     parser.add_argument("--name", default="squad_hub")
     parser.add_argument("--seed", type=int, default=0)
