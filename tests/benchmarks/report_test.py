@@ -152,3 +152,21 @@ def test_a_second_run_of_a_program_is_rendered_as_the_first(tmp_path):
     assert "## transfer_pre_ln" in text and "| masked | 3e-04 | 0.710 ± 0.020 |" in text
     assert "masked start 0.710 vs random init 0.600" in report.readme_summary(tmp_path)
     assert report.for_record(report.RENDERERS, "transfers") is None  # a name, not a prefix
+
+
+def test_the_probe_table_names_each_start_against_its_control(tmp_path):
+    probes = {
+        "probe_accuracy": {"masked": [0.5, 0.625], "random_bidirectional_post_ln": [0.5, 0.5]},
+        "control_of": {"masked": "random_bidirectional_post_ln"},
+        "best_layer_gain": {
+            "masked": {"layer": 1, "accuracy": 0.625, "control": 0.5, "gain_points": 12.5}
+        },
+        "majority_class_acc": 0.188,
+        "train_size": 1000,
+        "test_size": 500,
+        "control_seeds": 3,
+    }
+    write_run_record(tmp_path / "transfer_probes.json", probes, 9.0, argv=["-m", "x"])
+    text = report.render(tmp_path)
+    assert "| encoder | emb | 1 |" in text and "| masked | 0.500 | 0.625 |" in text
+    assert "masked +12.5 points at layer 1 (0.625 vs random_bidirectional_post_ln 0.500)" in text

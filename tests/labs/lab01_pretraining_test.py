@@ -136,6 +136,25 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     assert 0.0 <= summary["pretrained_acc"] <= 1.0 and 0.0 <= summary["random_acc"] <= 1.0
     assert (tmp_path / "curve.png").stat().st_size > 1000
     assert json.loads(record.read_text())["results"]["objective"] == summary["objective"]
+    # Linear probes per layer on the frozen starts, each beside random weights of its own shape.
+    saved = tmp_path / "saved"
+    probes = subprocess.run(
+        [sys.executable, "-m", "benchmarks.transfer_probes"]
+        + [f"--start={name}={saved / f'lab01_{name}'}" for name in ("causal", "masked")]
+        + ["--train-size", "30", "--control-seeds", "1", "--figure", str(tmp_path / "p.png")],
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert probes.returncode == 0, probes.stderr[-3000:]
+    found = json.loads(probes.stdout.strip().splitlines()[-1])
+    assert found["control_of"]["masked"].startswith("random_bidirectional")
+    assert found["control_of"]["causal"] == "random_causal_pre_ln"
+    layers = len(found["probe_accuracy"]["causal"])
+    assert layers >= 2 and all(len(v) == layers for v in found["probe_accuracy"].values())
+    assert (tmp_path / "p.png").stat().st_size > 1000
     # A second run must not replace the saved models unless told to.
     again = subprocess.run(
         _command(tmp_path, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "1"),

@@ -1,0 +1,152 @@
+"""What did pretraining put in each layer? Linear probes on TREC-6 for lab01's starts vs random init.
+
+Evidence beside `benchmarks/transfer.py`'s learning curve: when a pretrained start fine-tunes no
+better than random init, is its representation poorer, or is it only harder to fine-tune? Each
+encoder stays frozen; every layer's mean-pooled vector of a question feeds a softmax-regression
+probe (`kbert.analysis.train_linear_probe`) trained on `--train-size` labelled TREC-6 questions
+and scored on the 500 test questions. Each start is compared with random weights of its own
+architecture (one control per distinct config, seeds 0..`--control-seeds`-1, mean), the
+control of Hewitt & Liang (2019): random contextual features plus a trained probe already decode
+a lot, so what counts is the distance above that line.
+
+    python -m benchmarks.transfer_probes \\
+        --start causal=saved_models/lab01_causal --start masked=saved_models/lab01_masked \\
+        [--train-size 1000] [--record docs/results/transfer_probes.json]
+
+Writes a PNG of accuracy per layer (`--figure`). The last line is JSON: `probe_accuracy`
+(start → per-layer accuracies, embeddings first), `control_of` (start → its control's name),
+`best_layer_gain` (start → best layer's accuracy minus its control's at that layer),
+`majority_class_acc` and the settings.
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kbert.analysis.figures import layer_curves_png  # noqa: E402
+from kbert.analysis.probing import layerwise_probe_accuracy, majority_accuracy  # noqa: E402
+from kbert.data import read_trec  # noqa: E402
+from kbert.data.trec import COARSE_LABELS  # noqa: E402
+from kbert.models import Encoder, extract_layer_features  # noqa: E402
+from kbert.run_records import write_run_record  # noqa: E402
+from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
+
+
+def parse_start(text):
+    name, separator, directory = text.partition("=")
+    path = Path(directory)
+    if not separator or not name or not (path / "encoder.keras").is_file():
+        raise argparse.ArgumentTypeError(
+            f"--start must be NAME=DIR with DIR/encoder.keras (a lab01 save); received {text!r}"
+        )
+    return name, path
+
+
+def load_starts(starts):
+    """name → encoder, plus name → control name and control name → list of random encoders."""
+    encoders, control_of, controls, vocabularies = {}, {}, {}, set()
+    for name, path in starts:
+        encoders[name] = keras.models.load_model(path / "encoder.keras")
+        vocabularies.add((path / "vocab.txt").read_text(encoding="utf-8"))
+        config = encoders[name].get_config()
+        key = json.dumps(config, sort_keys=True, default=str)
+        if key not in controls:
+            shape = "causal" if config["causal"] else "bidirectional"
+            norm = "pre" if config["norm_first"] else "post"
+            controls[key] = (f"random_{shape}_{norm}_ln", config)
+        control_of[name] = controls[key][0]
+    if len(vocabularies) != 1:
+        raise ValueError("the starts must share one vocabulary (pretrain them in one lab01 run)")
+    return encoders, control_of, list(controls.values()), Path(starts[0][1]) / "vocab.txt"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--start", action="append", type=parse_start, required=True)
+    parser.add_argument("--train-size", type=int, default=1000)
+    parser.add_argument("--control-seeds", type=int, default=3)
+    parser.add_argument("--sequence-length", type=int, default=40)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--figure", default="docs/results/transfer_probes.png")
+    parser.add_argument("--record", default=None)
+    args = parser.parse_args()
+    if args.train_size < 10 or args.control_seeds < 1:
+        parser.error("--train-size must be >= 10 and --control-seeds >= 1")
+    started = time.perf_counter()
+
+    encoders, control_of, controls, vocabulary = load_starts(args.start)
+    preprocessor = BertPreprocessor(
+        WordPieceTokenizer(str(vocabulary)), sequence_length=args.sequence_length
+    )
+    index = {name: i for i, name in enumerate(COARSE_LABELS)}
+    train_texts, train_names = read_trec("train", data_dir=args.data_dir)
+    rows = np.random.default_rng(12345).permutation(len(train_texts))[: args.train_size]
+    train_texts = [train_texts[i] for i in rows]
+    train_labels = np.array([index[train_names[i]] for i in rows])
+    test_texts, test_names = read_trec("test", data_dir=args.data_dir)
+    test_labels = np.array([index[name] for name in test_names])
+
+    def probe(encoder):
+        features = {
+            split: extract_layer_features(encoder, preprocessor, texts, pooling="mean")
+            for split, texts in (("train", train_texts), ("test", test_texts))
+        }
+        return layerwise_probe_accuracy(
+            features["train"], train_labels, features["test"], test_labels, len(COARSE_LABELS)
+        )
+
+    accuracy = {}
+    for name, encoder in encoders.items():
+        accuracy[name] = [round(a, 4) for a in probe(encoder)]
+        print(f"{name:28s} " + " ".join(f"{a:.3f}" for a in accuracy[name]), flush=True)
+    for control, config in controls:
+        runs = []
+        for seed in range(args.control_seeds):
+            keras.utils.set_random_seed(1000 + seed)
+            runs.append(probe(Encoder.from_config(config)))
+        accuracy[control] = [round(float(a), 4) for a in np.mean(runs, axis=0)]
+        print(f"{control:28s} " + " ".join(f"{a:.3f}" for a in accuracy[control]), flush=True)
+
+    gains = {}
+    for name, control in control_of.items():
+        best = int(np.argmax(accuracy[name]))
+        gains[name] = {
+            "layer": best,
+            "accuracy": accuracy[name][best],
+            "control": accuracy[control][best],
+            "gain_points": round(100 * (accuracy[name][best] - accuracy[control][best]), 1),
+        }
+    styles = {control: {"linestyle": "--"} for control, _ in controls}
+    layer_curves_png(
+        accuracy,
+        args.figure,
+        title=f"TREC-6 linear probes ({args.train_size} questions), frozen encoders",
+        ylabel="test accuracy",
+        styles=styles,
+    )
+    summary = {
+        "probe_accuracy": accuracy,
+        "control_of": control_of,
+        "best_layer_gain": gains,
+        "majority_class_acc": round(majority_accuracy(train_labels, test_labels), 4),
+        "train_size": len(train_labels),
+        "test_size": len(test_labels),
+        "control_seeds": args.control_seeds,
+        "pooling": "mean",
+        "figure": args.figure,
+    }
+    if args.record:
+        write_run_record(args.record, summary, time.perf_counter() - started)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
