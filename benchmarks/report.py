@@ -207,6 +207,25 @@ def transfer_section(results):
             ],
         ),
     ]
+    controls = {
+        name: ("random_causal" if name == "causal" else "random_bidirectional")
+        for name in curve
+        if not name.startswith("random_")
+    }
+    gaps = [
+        f"{name} vs {control}: "
+        + ", ".join(
+            f"{int(size):,}: {100 * (curve[name][size]['mean'] - curve[control][size]['mean']):+.1f}"
+            for size in sizes
+        )
+        for name, control in controls.items()
+        if control in curve
+    ]
+    if gaps:
+        parts += [
+            "",
+            "Gap to the random control in points, by labelled questions: " + "; ".join(gaps) + ".",
+        ]
     if results.get("figure"):
         parts += ["", f"![learning curve]({Path(results['figure']).relative_to('docs')})"]
     return "\n".join(parts)
