@@ -346,11 +346,19 @@ def _long_inputs_headline(results):
     )
 
 
+def _probes_headline(results):
+    gains = ", ".join(
+        f"{name} {gain['gain_points']:+.1f}" for name, gain in results["best_layer_gain"].items()
+    )
+    return f"frozen-layer linear probes on TREC-6, best layer vs random weights (points): {gains}"
+
+
 HEADLINES = {
     "lab10_contextual_embeddings": _wsd_headline,
     "lab01_pretraining": _pretraining_headline,
     "transfer": _transfer_headline,
     "long_inputs": _long_inputs_headline,
+    "transfer_probes": _probes_headline,
 }
 
 

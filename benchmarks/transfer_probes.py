@@ -57,7 +57,8 @@ def load_starts(starts):
         encoders[name] = keras.models.load_model(path / "encoder.keras")
         vocabularies.add((path / "vocab.txt").read_text(encoding="utf-8"))
         config = encoders[name].get_config()
-        key = json.dumps(config, sort_keys=True, default=str)
+        architecture = {k: v for k, v in config.items() if k not in ("name", "trainable")}
+        key = json.dumps(architecture, sort_keys=True, default=str)
         if key not in controls:
             shape = "causal" if config["causal"] else "bidirectional"
             norm = "pre" if config["norm_first"] else "post"
