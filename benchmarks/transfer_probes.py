@@ -74,7 +74,9 @@ def main():
     parser.add_argument("--start", action="append", type=parse_start, required=True)
     parser.add_argument("--train-size", type=int, default=1000)
     parser.add_argument("--control-seeds", type=int, default=3)
-    parser.add_argument("--sequence-length", type=int, default=40)
+    parser.add_argument(
+        "--sequence-length", type=int, default=40, help="at most the starts' position table"
+    )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--figure", default="docs/results/transfer_probes.png")
     parser.add_argument("--record", default=None)
@@ -84,9 +86,9 @@ def main():
     started = time.perf_counter()
 
     encoders, control_of, controls, vocabulary = load_starts(args.start)
-    preprocessor = BertPreprocessor(
-        WordPieceTokenizer(str(vocabulary)), sequence_length=args.sequence_length
-    )
+    # Questions are cut to the shortest position table among the starts (lab01's block length).
+    length = min([args.sequence_length] + [e.config.max_sequence_length for e in encoders.values()])
+    preprocessor = BertPreprocessor(WordPieceTokenizer(str(vocabulary)), sequence_length=length)
     index = {name: i for i, name in enumerate(COARSE_LABELS)}
     train_texts, train_names = read_trec("train", data_dir=args.data_dir)
     rows = np.random.default_rng(12345).permutation(len(train_texts))[: args.train_size]

@@ -33,6 +33,10 @@ def test_long_inputs_benchmark_scores_every_strategy(minilm_dir, data_root, tmp_
             "32",
             "--batch-size",
             "8",
+            "--training",  # the default is head and head_tail; windows training is opt-in
+            "head",
+            "head_tail",
+            "windows",
             "--record",
             str(record),
         ],
