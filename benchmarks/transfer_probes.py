@@ -51,7 +51,10 @@ def parse_start(text):
 
 
 def load_starts(starts):
-    """name → encoder, plus name → control name and control name → list of random encoders."""
+    """(name → encoder, name → its control's name, [(control name, config)], vocab.txt path).
+
+    One control per architecture: starts that differ only in their weights share it.
+    """
     encoders, control_of, controls, vocabularies = {}, {}, {}, set()
     for name, path in starts:
         encoders[name] = keras.models.load_model(path / "encoder.keras")

@@ -251,15 +251,6 @@ def models_config_text(models, model_base_path=CONTAINER_MODEL_BASE_PATH):
     return "\n".join(lines) + "\n"
 
 
-def _atomic_write(path, text):
-    """Writes `text` to `path` whole (`kbert.files.atomic_write_text`), readable by any user.
-
-    A server polling the file (`--model_config_file_poll_wait_seconds`) sees the old or the new
-    file, never half of one.
-    """
-    return atomic_write_text(path, text)
-
-
 def find_model_versions(export_dir):
     """Lists the servable versions under an export directory.
 
@@ -404,7 +395,8 @@ def write_models_config(
         for name, versions in found.items()
     ]
     text = models_config_text(models, model_base_path=model_base_path)
-    return _atomic_write(Path(export_dir) / MODELS_CONFIG_FILE if path is None else path, text)
+    # Whole or not at all: a server polling the file sees the old or the new one.
+    return atomic_write_text(Path(export_dir) / MODELS_CONFIG_FILE if path is None else path, text)
 
 
 def batching_parameters_text(
@@ -491,7 +483,7 @@ def write_batching_parameters(path, **parameters):
 
         write_batching_parameters("saved_models/batching_parameters.txt", max_batch_size=16)
     """
-    return _atomic_write(path, batching_parameters_text(**parameters))
+    return atomic_write_text(path, batching_parameters_text(**parameters))
 
 
 def _mount_argument(source, target, readonly=False):

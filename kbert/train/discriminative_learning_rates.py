@@ -256,41 +256,16 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
                 f"variables {unknown} were not known when this optimizer was "
                 "built; make a new optimizer for a new set of variables"
             )
-        pairs = [(g, v) for g, v in zip(grads, trainable_variables, strict=True) if g is not None]
         # Embedding lookups give sparse slices with a row per occurrence; summed to a dense
         # gradient first, so each group's Adam sees the batch's gradient as one tensor (as it
         # does after accumulation) rather than repeated rows.
-        grads = [tf.convert_to_tensor(g) for g, _ in pairs]
-        trainable_variables = [v for _, v in pairs]
-        scale = self.loss_scale_factor
-        if scale is not None:
-            grads = [g / scale for g in grads]
-        steps = self.gradient_accumulation_steps
-        if steps:
-            accumulated = [
-                self._accumulated_gradients[self._get_variable_index(v)]
-                for v in trainable_variables
-            ]
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
+        # Keras unscales, accumulates (`gradient_accumulation_steps`) and clips the gradients
+        # of all groups together, then calls `_backend_update_step` below once per update.
+        super().apply(grads, trainable_variables)
 
-            def update():
-                self._route(
-                    [(g + a) / steps for g, a in zip(grads, accumulated, strict=True)],
-                    trainable_variables,
-                )
-                self._backend_reset_gradient_accumulators()
-
-            keras.ops.cond(
-                (self._iterations + 1) % steps == 0,
-                update,
-                lambda: self._backend_increment_gradient_accumulators(grads, accumulated),
-            )
-        else:
-            self._route(grads, trainable_variables)
-        self._iterations.assign_add(1)
-
-    def _route(self, grads, trainable_variables):
-        """Clips `grads` (all groups together) and hands each group's to its optimizer."""
-        grads = self._clip_gradients(grads)
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        """Hands each group's (unscaled, accumulated, clipped) gradients to its optimizer."""
         routed = {key: ([], []) for key in self._inner}
         for grad, variable in zip(grads, trainable_variables, strict=True):
             group_grads, group_vars = routed[self._group_by_key[self._var_key(variable)]]
