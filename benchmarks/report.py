@@ -283,7 +283,71 @@ def transfer_probes_section(results):
     return "\n".join(parts)
 
 
+def _setting(row, groups):
+    """A grid row's setting in words; discriminative rows name their lowest group's rate."""
+    options = row.get("options", {})
+    if "factor" in options:
+        bottom = row["learning_rate"] / options["factor"] ** (groups - 1)
+        return f"top {row['learning_rate']:g}, factor {options['factor']:g} (lowest {bottom:.1e})"
+    if "strength" in options:
+        return f"λ {options['strength']:g}, lr {row['learning_rate']:g}"
+    return f"lr {row['learning_rate']:g}"
+
+
+def _grid_rows(outcome, groups, prefix=()):
+    chosen = set(outcome["chosen"].values())
+    rows = []
+    for row in outcome["rows"]:
+        mark = "**" if row["label"] in chosen else ""
+        spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
+        rows.append(
+            [
+                *prefix,
+                row["method"],
+                _setting(row, groups),
+                f"{mark}{row['val_mean']:.3f}{mark}",
+                f"{mark}{row['acc_mean']:.3f}{spread}{mark}",
+                f"{row['train_s']:.0f}",
+            ]
+        )
+    return rows
+
+
+def adaptation_grid_section(results):
+    """Tables of `benchmarks/adaptation_grid.py`: every grid, the chosen settings in bold."""
+    settings, majority = results["settings"], results["majority_class_acc"]
+    header = ["method", "setting", "validation", "test (mean ± sd)", "train s"]
+    parts = [
+        f"TREC-6, {settings['train_examples']:,} training questions (the multitask study: "
+        f"fewer), {settings['epochs']} epochs, batch {settings['batch_size']}, "
+        f"{settings['seeds']} seeds; each method's setting (bold) chosen on the "
+        f"{settings['validation_examples']} held-out validation questions, test = TREC_10. "
+        f"Majority class: validation {majority['validation']:.3f}, test {majority['test']:.3f}.",
+    ]
+    titles = {
+        "rates": "Full fine-tuning's rate against discriminative rates (top rate × factor; "
+        "the lowest layer group's peak rate in brackets)",
+        "anchors": "L2-SP and EWC λ, at full fine-tuning's chosen rate",
+        "multitask": "Classification 1.0 + causal-LM 0.5 against full fine-tuning, few labels",
+    }
+    for name, by_start in results["studies"].items():
+        for start, outcome in by_start.items():
+            groups = results["layer_groups"][start]
+            if name == "multitask":
+                rows = [
+                    row
+                    for size, each in outcome.items()
+                    for row in _grid_rows(each, groups, (f"{int(size):,} ({each['epochs']} ep.)",))
+                ]
+                table = _table(["labels"] + header, rows)
+            else:
+                table = _table(header, _grid_rows(outcome, groups))
+            parts += ["", f"**{titles[name]}: {start}** ({groups} layer groups)", "", table]
+    return "\n".join(parts)
+
+
 RENDERERS = {
+    "adaptation_grid": adaptation_grid_section,
     "lab10_contextual_embeddings": contextual_embeddings_section,
     "lab01_pretraining": pretraining_section,
     "transfer": transfer_section,
@@ -353,7 +417,18 @@ def _probes_headline(results):
     return f"frozen-layer linear probes on TREC-6, best layer vs random weights (points): {gains}"
 
 
+def _adaptation_grid_headline(results):
+    chosen = results["chosen"]
+    parts = []
+    for key, row in chosen.items():
+        start, method = key.split("/", 1)
+        if method in ("discriminative_lr", "full") and "@" not in method:
+            parts.append(f"{start} {method} {row['test']:.3f} ({row['chosen'].split(' ', 1)[-1]})")
+    return "TREC-6 test, settings chosen on validation: " + "; ".join(parts)
+
+
 HEADLINES = {
+    "adaptation_grid": _adaptation_grid_headline,
     "lab10_contextual_embeddings": _wsd_headline,
     "lab01_pretraining": _pretraining_headline,
     "transfer": _transfer_headline,

@@ -87,7 +87,11 @@ def starting_points(parser, args):
 
 
 def trec_data(args):
-    """TREC-6 train (`--train-examples` of it) and test (TREC_10) as `Examples`."""
+    """TREC-6 as `Examples`: train (`--train-examples` of it), validation, test (TREC_10).
+
+    Validation is the 10% of TREC-6's training file that `load_classification_task` holds
+    out (545 questions, never in train); settings are chosen on it, never on test.
+    """
     from kbert.data import load_classification_task
 
     limit = args.train_examples or None
@@ -95,6 +99,7 @@ def trec_data(args):
         "train": load_classification_task(
             "trec", "train", data_dir=args.data_dir, max_examples=limit
         ),
+        "validation": load_classification_task("trec", "validation", data_dir=args.data_dir),
         "test": load_classification_task("trec", "test", data_dir=args.data_dir),
     }
 
@@ -158,12 +163,13 @@ def run_comparison(variants, starts, data, args):
 
 
 def print_comparison(rows, data, args):
-    """Prints the summary table, then (last line) JSON `start/label` → the four numbers."""
+    """Prints the summary table, then (last line) JSON `start/label` → its numbers."""
     from kbert.train.adaptation_recipes import format_summary_table, summarize
 
     summaries = summarize(rows)
     print(
-        f"TREC-6: {len(data['train'])} training questions, {len(data['test'])} test "
+        f"TREC-6: {len(data['train'])} training questions, {len(data['validation'])} "
+        f"validation, {len(data['test'])} test "
         f"(TREC_10), {args.epochs} epochs, batch {args.batch_size}, {args.seeds} seed(s)"
     )
     print(format_summary_table(summaries))
@@ -174,6 +180,7 @@ def print_comparison(rows, data, args):
                     "trainable_pct": round(row["trainable_pct"], 3),
                     "acc_mean": round(row["acc_mean"], 4),
                     "acc_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
+                    "val_mean": None if row["val_mean"] is None else round(row["val_mean"], 4),
                     "train_s": round(row["train_s"], 1),
                 }
                 for row in summaries

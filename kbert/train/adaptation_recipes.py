@@ -182,18 +182,27 @@ class _Run:
         )
         return seconds
 
-    def accuracy(self, model, preprocessor):
-        return evaluate_classifier(model, preprocessor, self.data["test"])["accuracy"]
+    def accuracy(self, model, preprocessor, split="test"):
+        return evaluate_classifier(model, preprocessor, self.data[split])["accuracy"]
 
-    def result(self, model, preprocessor, seconds, counts=None, accuracy=None, **extra):
+    def result(self, model, preprocessor, seconds, counts=None, classifier=None, **extra):
+        """The row: sizes from `model`, accuracies from `classifier` (default `model`).
+
+        Test accuracy always; validation accuracy too when `data` has a "validation" split
+        (the one to choose settings on).
+        """
         trainable, total = counts or parameter_counts(model)
-        if accuracy is None:
-            accuracy = self.accuracy(model, preprocessor)
+        classifier = model if classifier is None else classifier
+        scores = {"accuracy": float(self.accuracy(classifier, preprocessor))}
+        if "validation" in self.data:
+            scores["validation_accuracy"] = float(
+                self.accuracy(classifier, preprocessor, "validation")
+            )
         return {
             "trainable_params": trainable,
             "total_params": total,
             "trainable_pct": 100.0 * trainable / total,
-            "accuracy": float(accuracy),
+            **scores,
             "train_s": seconds,
             **extra,
         }
@@ -500,7 +509,7 @@ def _multitask(run):
         model,
         preprocessor,
         seconds,
-        accuracy=run.accuracy(classifier, preprocessor),
+        classifier=classifier,
         language_model_weight=weight,
     ), classifier
 
@@ -584,7 +593,8 @@ def adapt_classifier(
     Args:
         method: str. One of `ADAPTATION_METHODS` except "ensemble" (see `ensemble_result`).
         start: `StartingPoint`.
-        data: dict with `kbert.data.Examples` under "train" and "test".
+        data: dict with `kbert.data.Examples` under "train" and "test", and optionally
+            "validation" (then the result has `validation_accuracy` too).
         seed: int, default 0. Keras's global seed (head initialisation, dropout, shuffling).
         epochs: int, default 3.
         batch_size: int, default 32.
@@ -611,7 +621,13 @@ def adapt_classifier(
     rate = learning_rate or DEFAULT_LEARNING_RATES[method]
     run = _Run(start, data, seed, epochs, batch_size, rate, verbose, options)
     result, model = RECIPES[method](run)
-    return {"method": method, "start": start.name, "seed": seed, **result}, model
+    return {
+        "method": method,
+        "start": start.name,
+        "seed": seed,
+        "learning_rate": rate,
+        **result,
+    }, model
 
 
 def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_probabilities"):
@@ -627,13 +643,18 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
     total = parameter_counts(models[0])[1]
     ensemble = ClassifierEnsemble(list(models), method=method)
     accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
+    scores = {"accuracy": float(accuracy)}
+    if "validation" in data:
+        scores["validation_accuracy"] = float(
+            evaluate_classifier(ensemble, preprocessor, data["validation"])["accuracy"]
+        )
     return {
         "method": "ensemble",
         "members": len(models),
         "trainable_params": trainable,
         "total_params": total,
         "trainable_pct": 100.0 * trainable / total,
-        "accuracy": float(accuracy),
+        **scores,
         "train_s": float(train_seconds),
     }
 
@@ -666,9 +687,10 @@ def compare_methods(
 
     Args:
         variants: list of `(label, method, options)`: a row label, an `ADAPTATION_METHODS`
-            name and that method's options dict (see `adapt_classifier`).
+            name and that method's options dict (see `adapt_classifier`; a "learning_rate"
+            key sets the method's peak rate).
         starts: list of `StartingPoint`.
-        data: dict with "train" and "test" `Examples`.
+        data: dict with "train" and "test" `Examples`, and optionally "validation".
         seeds: sequence of int, default (0,).
         epochs: int, default 3.
         batch_size: int, default 32.
@@ -741,8 +763,9 @@ def compare_methods(
 def summarize(rows):
     """Mean ± sd of accuracy over seeds per (start, label); list of dicts in first-seen order.
 
-    Each summary: `start`, `label`, `method`, `seeds` (count), `trainable_params`,
-    `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for one run), `train_s`
+    Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
+    `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
+    one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
     (mean seconds per run).
     """
     groups = {}
@@ -751,16 +774,19 @@ def summarize(rows):
     summaries = []
     for (start, label), group in groups.items():
         accuracies = np.array([row["accuracy"] for row in group])
+        validation = [row.get("validation_accuracy") for row in group]
         summaries.append(
             {
                 "start": start,
                 "label": label,
                 "method": group[0]["method"],
                 "seeds": len(group),
+                "learning_rate": group[0].get("learning_rate"),
                 "trainable_params": group[-1]["trainable_params"],
                 "trainable_pct": group[-1]["trainable_pct"],
                 "acc_mean": float(accuracies.mean()),
                 "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
+                "val_mean": None if None in validation else float(np.mean(validation)),
                 "train_s": float(np.mean([row["train_s"] for row in group])),
             }
         )
@@ -768,19 +794,57 @@ def summarize(rows):
 
 
 def format_summary_table(summaries):
-    """A Markdown table of `summarize`'s rows."""
+    """A Markdown table of `summarize`'s rows (with a validation column when they have one)."""
+    validation = any(row.get("val_mean") is not None for row in summaries)
     lines = [
-        "| start | method | trainable params | test accuracy (mean ± sd, n) | train s |",
-        "|---|---|---:|---:|---:|",
+        "| start | method | trainable params | "
+        + ("validation accuracy (mean) | " if validation else "")
+        + "test accuracy (mean ± sd, n) | train s |",
+        "|---|---|---:|" + ("---:|" if validation else "") + "---:|---:|",
     ]
     for row in summaries:
         spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
+        cell = ""
+        if validation:
+            value = row.get("val_mean")
+            cell = ("–" if value is None else f"{100 * value:.2f}") + " | "
         lines.append(
             f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
-            f"({row['trainable_pct']:.2f}%) | {100 * row['acc_mean']:.2f}{spread} "
+            f"({row['trainable_pct']:.2f}%) | {cell}{100 * row['acc_mean']:.2f}{spread} "
             f"(n={row['seeds']}) | {row['train_s']:.1f} |"
         )
     return "\n".join(lines)
 
 
-__all__ += ["compare_methods", "format_summary_table", "summarize"]
+def choose_on_validation(summaries, family=None):
+    """The setting with the best mean validation accuracy per (start, family of settings).
+
+    How a hyperparameter is chosen without looking at test: every setting of a method (its
+    peak rate, factor, λ …) is one row of `summarize`; within a family the row with the highest
+    `val_mean` wins (the first listed on a tie), and its test accuracy is what gets reported.
+
+    Args:
+        summaries: list of `summarize` rows, each with a `val_mean`.
+        family: callable or None. `family(row)` names a row's family; default its `method`.
+
+    Returns:
+        dict `{(start, family): summary row}` in first-seen order.
+
+    Raises:
+        ValueError: a row without validation accuracy (the data had no "validation" split).
+    """
+    family = family or (lambda row: row["method"])
+    chosen = {}
+    for row in summaries:
+        if row.get("val_mean") is None:
+            raise ValueError(
+                f"row {row['start']}/{row['label']} has no validation accuracy: pass data "
+                "with a 'validation' split to compare_methods"
+            )
+        key = (row["start"], family(row))
+        if key not in chosen or row["val_mean"] > chosen[key]["val_mean"]:
+            chosen[key] = row
+    return chosen
+
+
+__all__ += ["choose_on_validation", "compare_methods", "format_summary_table", "summarize"]

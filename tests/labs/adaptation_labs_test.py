@@ -79,8 +79,9 @@ def _check_report(report, tiny_models, labels):
                 assert key not in report  # no pretraining head to estimate the Fisher with
                 continue
             row = report[key]
-            assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "train_s"}
+            assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "val_mean", "train_s"}
             assert 0.0 <= row["acc_mean"] <= 1.0 and row["train_s"] > 0
+            assert 0.0 <= row["val_mean"] <= 1.0
 
 
 @pytest.mark.slow
@@ -169,3 +170,79 @@ def test_lab_distillation_and_the_benchmark(tmp_path, data_root, tiny_models):
     _, again = _run(arguments, data_root, tmp_path / "bench")
     assert again == report
     assert len((tmp_path / "bench" / "results.jsonl").read_text().splitlines()) == 10
+
+
+@pytest.mark.slow
+def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_root, tiny_models):
+    record = tmp_path / "adaptation_grid.json"
+    arguments = [
+        "-m",
+        "benchmarks.adaptation_grid",
+        *_starts(tiny_models),
+        "--seeds",
+        "1",
+        "--full-rates",
+        "1e-3",
+        "--top-rates",
+        "1e-3",
+        "--factors",
+        "1,2.6",
+        "--strengths",
+        "0.1",
+        "--multitask-sizes",
+        "16",
+        "--min-steps",
+        "3",
+        "--record",
+        str(record),
+    ]
+    stdout, report = _run(arguments, data_root, tmp_path / "grid")
+    bert = str(tiny_models[1])
+    expected = {
+        f"{start}/{method}"
+        for start in ("lab01", bert)
+        for method in ("full", "discriminative_lr", "l2_sp")
+    } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
+    assert set(report["chosen"]) == expected  # no EWC or multitask without a causal LM head
+    for row in report["chosen"].values():
+        assert 0.0 <= row["val"] <= 1.0 and 0.0 <= row["test"] <= 1.0
+    results = json.loads(record.read_text())["results"]
+    for start in ("lab01", bert):
+        outcome = results["studies"]["rates"][start]
+        rows = {row["label"]: row for row in outcome["rows"]}
+        assert list(rows) == [
+            "full lr=0.001",
+            "discriminative_lr lr=0.001 factor=1",
+            "discriminative_lr lr=0.001 factor=2.6",
+        ]
+        # The chosen discriminative setting is the one with the best validation accuracy.
+        chosen = rows[outcome["chosen"]["discriminative_lr"]]
+        assert chosen["val_mean"] == max(
+            row["val_mean"] for row in rows.values() if row["method"] == "discriminative_lr"
+        )
+        assert results["studies"]["anchors"][start]["learning_rate"] == 1e-3
+    assert results["studies"]["multitask"]["lab01"]["16"]["epochs"] == 3  # 1 step per epoch
+    assert "validation accuracy (mean)" in stdout
+
+    from benchmarks import report as report_module
+
+    page = report_module.adaptation_grid_section(results)
+    assert "factor 2.6 (lowest" in page and "**" in page
+
+
+def test_the_adaptation_grid_refuses_bad_grids(capsys):
+    from benchmarks.adaptation_grid import parse_arguments
+
+    for arguments, message in (
+        (["--factors", "1,x"], "--factors must be comma-separated positive numbers"),
+        (["--strengths", "0"], "--strengths must be comma-separated positive numbers"),
+        (["--studies", "rates,nope"], "--studies must name some of"),
+        (["--methods", "full"], "--methods does not apply here"),
+        (["--multitask-sizes", "0"], "--multitask-sizes must be comma-separated positive"),
+        (["--record", "."], "--record must name a JSON file"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_arguments(arguments)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    _, args = parse_arguments(["--factors", "1,1.3", "--studies", "rates"])
+    assert args.factors == [1.0, 1.3] and args.studies == ["rates"]

@@ -402,3 +402,16 @@ def test_unknown_method_names_the_valid_ones(bidirectional, data):
 def test_starting_point_defaults():
     start = StartingPoint("custom", load=None)
     assert (start.pooling, start.objective) == ("cls", None)
+
+
+def test_a_validation_split_is_scored_and_the_rate_is_reported(bidirectional, data):
+    with_validation = {**data, "validation": data["test"]}
+    result, model = _adapt("full", bidirectional, with_validation, learning_rate=3e-4)
+    assert result["learning_rate"] == 3e-4
+    # Validation here is the test questions: the two scores are the same measurement.
+    assert result["validation_accuracy"] == result["accuracy"]
+    _, preprocessor = bidirectional.load()
+    ensemble = ensemble_result([model], preprocessor, with_validation)
+    assert ensemble["validation_accuracy"] == ensemble["accuracy"] == result["accuracy"]
+    # Without a validation split there is no validation score (and no crash).
+    assert "validation_accuracy" not in _adapt("full", bidirectional, data)[0]

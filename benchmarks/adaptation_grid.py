@@ -1,0 +1,295 @@
+"""Adaptation methods run the way their authors ran them: each one's settings chosen on validation.
+
+A method compared at another method's hyperparameters measures a misconfiguration, not the
+method. ULMFiT's discriminative learning rates (Howard & Ruder 2018; NAACL 2019 tutorial
+hands-on #5) divide the rate by 2.6 per layer group *below a top rate of their own*: reused with
+full fine-tuning's 1e-4, the bottom of an 8-group encoder trains at 1e-4 / 2.6⁷ ≈ 1e-7 and the run
+is close to training the head alone. So this benchmark gives every method a small grid and
+chooses on validation (545 TREC-6 training questions held out, never seen in training), then
+reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd over 3 seeds:
+
+- **rates** — full fine-tuning at peak rate {3e-5, 1e-4, 3e-4} (warmup + linear decay) against
+  discriminative rates: top rate {1e-4, 3e-4, 1e-3} × factor {1.0, 1.3, 1.6, 2.6}, each layer
+  group on ULMFiT's slanted triangular schedule (factor 1.0 is the same optimizer with one rate).
+- **anchors** — L2-SP (Li et al. 2018) and EWC (Kirkpatrick et al. 2017; diagonal Fisher of the
+  causal LM, normalised to mean 1) at λ ∈ {0.01, 0.1, 1, 10}, at full fine-tuning's chosen rate.
+  EWC needs the pretraining head: lab01's causal model only (MiniLM-L6 ships no MLM head).
+- **multitask** — the tutorial's hands-on #6, classification loss 1.0 + causal-LM loss 0.5 on
+  lab01's causal model, against full fine-tuning, in the low-resource regime where an auxiliary
+  loss can matter: 100 and 300 labelled questions, trained for at least 120 steps
+  (`--min-steps`), at 1e-4.
+
+Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
+the 10-minute causal encoder of `benchmarks/transfer.py`'s starts) read at a new classification
+token, and MiniLM-L6 read at [CLS]. 1,000 training questions, 3 epochs, batch 32, length 64.
+About 75 minutes on 2 cores; every run is appended to `<run-dir>/results.jsonl` as it
+finishes, so an interrupted call resumes.
+
+    python -m benchmarks.adaptation_grid --lab01-model runs/transfer_starts/causal \\
+        [--record docs/results/adaptation_grid.json]
+    python -m benchmarks.adaptation_grid --starts minilm_l6 --studies rates --seeds 1
+
+The last line of stdout is JSON: per `start/method`, the chosen setting, its validation and test
+accuracy, and the majority-class accuracy beside them.
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
+
+from kbert.cli.adaptation_lab import (  # noqa: E402
+    comparison_parser,
+    run_comparison,
+    starting_points,
+    trec_data,
+)
+from kbert.run_records import write_run_record  # noqa: E402
+from kbert.train.adaptation_recipes import (  # noqa: E402
+    choose_on_validation,
+    format_summary_table,
+    summarize,
+)
+
+FULL_RATES = (3e-5, 1e-4, 3e-4)
+TOP_RATES = (1e-4, 3e-4, 1e-3)
+FACTORS = (1.0, 1.3, 1.6, 2.6)
+STRENGTHS = (0.01, 0.1, 1.0, 10.0)
+MULTITASK_RATE = 1e-4
+STUDIES = ("rates", "anchors", "multitask")
+
+
+def rate_variants(full_rates=FULL_RATES, top_rates=TOP_RATES, factors=FACTORS):
+    """Full fine-tuning's rate grid, then discriminative rates' top rate × factor grid."""
+    full = [(f"full lr={rate:g}", "full", {"learning_rate": rate}) for rate in full_rates]
+    discriminative = [
+        (
+            f"discriminative_lr lr={rate:g} factor={factor:g}",
+            "discriminative_lr",
+            {"learning_rate": rate, "factor": factor},
+        )
+        for rate in top_rates
+        for factor in factors
+    ]
+    return full + discriminative
+
+
+def anchor_variants(rate, with_ewc, strengths=STRENGTHS):
+    """L2-SP (and EWC when the start has its pretraining head) at each λ, at `rate`."""
+    methods = ("l2_sp", "ewc") if with_ewc else ("l2_sp",)
+    return [
+        (f"{method} λ={strength:g}", method, {"learning_rate": rate, "strength": strength})
+        for method in methods
+        for strength in strengths
+    ]
+
+
+def multitask_variants():
+    return [
+        (f"full lr={MULTITASK_RATE:g}", "full", {"learning_rate": MULTITASK_RATE}),
+        (
+            "multitask clf 1.0 + LM 0.5",
+            "multitask",
+            {"learning_rate": MULTITASK_RATE, "language_model_weight": 0.5},
+        ),
+    ]
+
+
+def majority_class_accuracy(data, split):
+    labels = list(data[split].labels)
+    return max(labels.count(label) for label in set(labels)) / len(labels)
+
+
+def study(variants, start, data, args):
+    """Runs `variants` from `start`; returns `summarize` rows and the chosen label per method."""
+    rows = run_comparison(variants, [start], data, args)
+    labels = [label for label, _, _ in variants]
+    options = {
+        label: {key: value for key, value in settings.items() if key != "learning_rate"}
+        for label, _, settings in variants
+    }
+    summaries = sorted(summarize(rows), key=lambda row: labels.index(row["label"]))
+    chosen = choose_on_validation(summaries)
+    print(f"\n{start.name}:\n{format_summary_table(summaries)}")
+    return {
+        "rows": [
+            {
+                key: row[key]
+                for key in (
+                    "label",
+                    "method",
+                    "learning_rate",
+                    "seeds",
+                    "val_mean",
+                    "acc_mean",
+                    "acc_sd",
+                    "trainable_pct",
+                    "train_s",
+                )
+            }
+            | {"options": options[row["label"]]}
+            for row in summaries
+        ],
+        "chosen": {method: row["label"] for (_, method), row in chosen.items()},
+    }
+
+
+def _positive_floats(parser, name, text):
+    try:
+        values = [float(value) for value in text.split(",") if value.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) <= 0:
+        parser.error(
+            f"--{name.replace('_', '-')} must be comma-separated positive numbers; "
+            f"received {text!r}"
+        )
+    return values
+
+
+def parse_arguments(argv=None):
+    parser = comparison_parser(__doc__.split("\n\n")[0], seeds=3, run_dir="runs/adaptation_grid")
+    parser.add_argument(
+        "--studies", default=",".join(STUDIES), help=f"comma-separated among {STUDIES}"
+    )
+    parser.add_argument(
+        "--multitask-sizes",
+        default="100,300",
+        help="comma-separated labelled-question counts for the multitask study",
+    )
+    parser.add_argument(
+        "--min-steps",
+        type=int,
+        default=120,
+        help="the multitask study trains at least this many steps (more epochs on few labels)",
+    )
+    for name, default, meaning in (
+        ("--full-rates", FULL_RATES, "full fine-tuning's peak rates"),
+        ("--top-rates", TOP_RATES, "discriminative rates' top rates"),
+        ("--factors", FACTORS, "discriminative rates' factors between layer groups"),
+        ("--strengths", STRENGTHS, "L2-SP and EWC λ values"),
+    ):
+        parser.add_argument(
+            name,
+            default=",".join(f"{value:g}" for value in default),
+            help=f"{meaning}, comma-separated",
+        )
+    parser.add_argument("--record", default=None, help="write the recorded run to this JSON")
+    args = parser.parse_args(argv)
+    if args.methods != "all":
+        parser.error("--methods does not apply here: choose the grids with --studies")
+    if args.record and Path(args.record).is_dir():
+        parser.error(f"--record must name a JSON file; {args.record!r} is a directory")
+    for name in ("full_rates", "top_rates", "factors", "strengths"):
+        setattr(args, name, _positive_floats(parser, name, getattr(args, name)))
+    studies = [name.strip() for name in args.studies.split(",") if name.strip()]
+    if not studies or any(name not in STUDIES for name in studies):
+        parser.error(f"--studies must name some of {STUDIES}; received {args.studies!r}")
+    try:
+        sizes = [int(size) for size in args.multitask_sizes.split(",") if size.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        parser.error(
+            "--multitask-sizes must be comma-separated positive integers; "
+            f"received {args.multitask_sizes!r}"
+        )
+    if args.min_steps < 1:
+        parser.error(f"--min-steps must be a positive integer; received {args.min_steps}")
+    args.studies, args.multitask_sizes = studies, sizes
+    return parser, args
+
+
+def main(argv=None):
+    started = time.perf_counter()
+    parser, args = parse_arguments(argv)
+    starts = starting_points(parser, args)
+    data = trec_data(args)
+    results = {
+        "settings": {
+            "train_examples": len(data["train"]),
+            "validation_examples": len(data["validation"]),
+            "test_examples": len(data["test"]),
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "sequence_length": args.sequence_length,
+            "seeds": args.seeds,
+            "lab01_model": args.lab01_model,
+        },
+        "majority_class_acc": {
+            split: round(majority_class_accuracy(data, split), 4)
+            for split in ("validation", "test")
+        },
+        "grids": {
+            "full_rates": args.full_rates,
+            "top_rates": args.top_rates,
+            "factors": args.factors,
+            "strengths": args.strengths,
+        },
+        "studies": {name: {} for name in args.studies},
+        "layer_groups": {},
+    }
+    for start in starts:
+        encoder, _ = start.load()
+        # embeddings, each block, and the groups above the last block (one depth).
+        results["layer_groups"][start.name] = encoder.config.num_layers + 2
+        del encoder
+        full_rate = None
+        if "rates" in args.studies:
+            variants = rate_variants(args.full_rates, args.top_rates, args.factors)
+            outcome = study(variants, start, data, args)
+            results["studies"]["rates"][start.name] = outcome
+            full_rate = next(
+                row["learning_rate"]
+                for row in outcome["rows"]
+                if row["label"] == outcome["chosen"]["full"]
+            )
+        if "anchors" in args.studies:
+            rate = full_rate or 1e-4
+            variants = anchor_variants(rate, start.objective is not None, args.strengths)
+            outcome = study(variants, start, data, args)
+            outcome["learning_rate"] = rate
+            results["studies"]["anchors"][start.name] = outcome
+        if "multitask" in args.studies and start.objective == "causal":
+            by_size = {}
+            for size in args.multitask_sizes:
+                small = argparse.Namespace(**vars(args))
+                small.train_examples = size
+                steps_per_epoch = math.ceil(min(size, len(data["train"])) / args.batch_size)
+                small.epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
+                outcome = study(multitask_variants(), start, trec_data(small), small)
+                outcome["epochs"] = small.epochs
+                by_size[str(size)] = outcome
+            results["studies"]["multitask"][start.name] = by_size
+    headline = {}
+    for name, by_start in results["studies"].items():
+        for start_name, outcome in by_start.items():
+            outcomes = outcome.items() if name == "multitask" else [("", outcome)]
+            for size, each in outcomes:
+                rows = {row["label"]: row for row in each["rows"]}
+                for method, label in each["chosen"].items():
+                    row = rows[label]
+                    key = f"{start_name}/{method}" + (f"@{size}" if size else "")
+                    headline[key] = {
+                        "chosen": label,
+                        "val": round(row["val_mean"], 4),
+                        "test": round(row["acc_mean"], 4),
+                        "test_sd": None if row["acc_sd"] is None else round(row["acc_sd"], 4),
+                    }
+    results["chosen"] = headline
+    seconds = time.perf_counter() - started
+    print(f"{seconds:.0f} s this call", file=sys.stderr)
+    if args.record:
+        write_run_record(args.record, results, seconds)
+    print(json.dumps({"chosen": headline, "majority_class_acc": results["majority_class_acc"]}))
+    return results
+
+
+if __name__ == "__main__":
+    main()
