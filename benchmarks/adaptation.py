@@ -32,7 +32,13 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
 
 # (label, method, options): every method the labs compare, in the table's order.
 VARIANTS = [
@@ -59,7 +65,10 @@ VARIANTS = [
 
 def main():
     start = time.perf_counter()
-    comparison_main(__doc__, VARIANTS, "runs/adaptation", seeds=3)
+    parser = comparison_parser(__doc__.split("\n\n")[0], seeds=3, run_dir="runs/adaptation")
+    args = parser.parse_args()
+    variants = selected_variants(parser, args, VARIANTS)
+    compare_and_print(variants, starting_points(parser, args), trec_data(args), args)
     print(f"{time.perf_counter() - start:.0f} s this call", file=sys.stderr)
 
 

@@ -38,19 +38,18 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.cli.adaptation_lab import (  # noqa: E402
+from kbert.run_records import write_run_record  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
     comparison_parser,
     run_comparison,
     starting_points,
     trec_data,
 )
-from kbert.run_records import write_run_record  # noqa: E402
 from kbert.train.adaptation_recipes import (  # noqa: E402
     choose_on_validation,
     format_summary_table,
@@ -180,12 +179,9 @@ def parse_arguments(argv=None):
             default=",".join(f"{value:g}" for value in default),
             help=f"{meaning}, comma-separated",
         )
-    parser.add_argument("--record", default=None, help="write the recorded run to this JSON")
     args = parser.parse_args(argv)
     if args.methods != "all":
         parser.error("--methods does not apply here: choose the grids with --studies")
-    if args.record and Path(args.record).is_dir():
-        parser.error(f"--record must name a JSON file; {args.record!r} is a directory")
     for name in ("full_rates", "top_rates", "factors", "strengths"):
         setattr(args, name, _positive_floats(parser, name, getattr(args, name)))
     studies = [name.strip() for name in args.studies.split(",") if name.strip()]

@@ -346,6 +346,65 @@ def adaptation_grid_section(results):
     return "\n".join(parts)
 
 
+def comparison_section(results):
+    """Table of an adaptation comparison (labs 3–6, 15, 16, `benchmarks/adaptation.py`)."""
+    validation = any(row.get("val_mean") is not None for row in results["rows"])
+    rows = []
+    for row in results["rows"]:
+        spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
+        rows.append(
+            [
+                row["start"],
+                row["label"],
+                f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
+                *([f"{row['val_mean']:.3f}"] if validation else []),
+                f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
+                f"{row['train_s']:.0f}",
+            ]
+        )
+    starts = ", ".join(f"{name}: `{path}`" for name, path in results["starts"].items())
+    return "\n".join(
+        [
+            f"TREC-6, {results['train_examples']:,} training questions, {results['epochs']} "
+            f"epochs, batch {results['batch_size']}, length {results['sequence_length']}, "
+            f"{results['seeds']} seed(s); validation = {results['validation_examples']} "
+            f"held-out training questions, test = TREC_10 ({results['test_examples']}). "
+            f"Starts: {starts}.",
+            "",
+            _table(
+                ["start", "method", "trainable"]
+                + (["validation"] if validation else [])
+                + ["test (mean ± sd)", "train s per run"],
+                rows,
+            ),
+        ]
+    )
+
+
+def _comparison_headline(results):
+    parts = []
+    for start in dict.fromkeys(row["start"] for row in results["rows"]):
+        rows = [row for row in results["rows"] if row["start"] == start]
+        best = max(rows, key=lambda row: row["acc_mean"])
+        full = next((row for row in rows if row["label"] == "full"), None)
+        text = f"{start}: best {best['label']} {best['acc_mean']:.3f}"
+        if full is not None and full is not best:
+            text += f" (full {full['acc_mean']:.3f})"
+        parts.append(text)
+    return "TREC-6 test accuracy, " + "; ".join(parts)
+
+
+COMPARISONS = (
+    "adaptation",
+    "lab03_adapters",
+    "lab04_gradual_unfreezing",
+    "lab05_discriminative_lr",
+    "lab06_multitask",
+    "lab15_peft",
+    "lab16_distillation",
+)
+
+
 RENDERERS = {
     "adaptation_grid": adaptation_grid_section,
     "lab10_contextual_embeddings": contextual_embeddings_section,
@@ -353,7 +412,7 @@ RENDERERS = {
     "transfer": transfer_section,
     "long_inputs": long_inputs_section,
     "transfer_probes": transfer_probes_section,
-}
+} | dict.fromkeys(COMPARISONS, comparison_section)
 
 
 def _wsd_headline(results):
@@ -434,7 +493,7 @@ HEADLINES = {
     "transfer": _transfer_headline,
     "long_inputs": _long_inputs_headline,
     "transfer_probes": _probes_headline,
-}
+} | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 
 def for_record(table, stem):

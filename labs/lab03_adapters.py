@@ -10,7 +10,8 @@ fine-tuning, feature extraction (frozen encoder, linear head) and Pfeiffer et al
 Then the point of adapters: the task lives in a small file apart from the base. The lab trains
 TREC-6 adapters (and head; the LayerNorms stay the base's, so nothing else changes), saves only
 them, loads them into a fresh copy of the base and checks the logits match, then trains a
-second task's adapters (SST-2) on the same base and switches back to TREC-6's.
+second task's adapters (SST-2) on the same base and switches back to TREC-6's, for every
+starting point, in the cells below; the last cell compares the recipes over seeds.
 
 What it should show: adapters (bottleneck 32) train a few % of the weights (the tutorial: ~25%
 of its small model, which has large LayerNorm and head shares) and land near full fine-tuning
@@ -30,9 +31,9 @@ quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
+from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import (  # noqa: E402
     SequenceClassifier,
     adapter_trainable_setup,
@@ -41,97 +42,89 @@ from kbert.models import (  # noqa: E402
     save_adapters,
     set_active_adapter,
 )
-from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
+from kbert.train import fine_tune_classifier, format_trainable_report, trainable_report  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
 
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab03_adapters")
+parser.add_argument("--bottleneck-dim", type=int, default=32, help="the tutorial's 32")
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
+sst2 = load_classification_task("sst2", "train", data_dir=args.data_dir, max_examples=512)
+num_classes = len(data["train"].label_names)
 
-# %% The comparison: which weights train.
-def variants(args):
-    return [
-        ("full", "full", {}),
-        ("feature_extraction", "feature_extraction", {}),
-        ("adapters", "adapters", {"bottleneck_dim": args.bottleneck_dim, "placement": "houlsby"}),
-        (
-            "adapters_pfeiffer",
-            "adapters",
-            {"bottleneck_dim": args.bottleneck_dim, "placement": "pfeiffer"},
-        ),
-    ]
-
-
-# %% Adapters apart from the base: save, reload into a fresh base, a second task beside.
-def adapters_apart_from_the_base(start, data, args):
+# %% Adapters by hand, on each starting point: train them, keep them apart, add a second task.
+for start in starts:
+    # Insert adapters, train only them and the head, score.
     encoder, preprocessor = start.load()
-    add_adapters(encoder, bottleneck_dim=args.bottleneck_dim, name="trec")
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
-    # The LayerNorms are the base's: a task that should live in its adapter file (and share
-    # the base with other tasks) trains only its adapters and its head.
+    add_adapters(encoder, bottleneck_dim=args.bottleneck_dim, placement="houlsby", name="trec")
+    classifier = SequenceClassifier(encoder, num_classes, pooling=start.pooling)
+    # The LayerNorms stay the base's: the task then lives in its adapter file (and the base
+    # can carry other tasks' adapters), so only the adapters and the head train.
     adapter_trainable_setup(classifier, train_layer_norms=False)
+    print(f"{start.name}, trainable weights with TREC-6 adapters:")
+    print(format_trainable_report(trainable_report(classifier)))
     fine_tune_classifier(
         classifier,
         preprocessor,
         data["train"],
-        epochs=1,
-        learning_rate=1e-3,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=recipes.DEFAULT_LEARNING_RATES["adapters"],
         seed=args.seeds - 1,
-        verbose=0,
+        verbose=args.verbose,
     )
+    accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     logits = classifier.predict(test, verbose=0)
 
+    # The task apart from the base: save the adapters alone, load them into a fresh base.
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "trec_adapters.npz"
         save_adapters(encoder, path, "trec")
-        adapter_bytes = path.stat().st_size
+        adapter_kb = path.stat().st_size / 1024
         fresh, _ = start.load()
         add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="trec")
         load_adapters(fresh, path, "trec")
+    reloaded = SequenceClassifier(fresh, num_classes, pooling=start.pooling)
     # The head is the task's too: copy it (it is as small as the adapters).
-    reloaded = SequenceClassifier(fresh, len(data["train"].label_names), pooling=start.pooling)
     for mine, theirs in zip(reloaded.head_layers(), classifier.head_layers(), strict=True):
         mine.set_weights(theirs.get_weights())
-    reloaded_logits = reloaded.predict(test, verbose=0)
+    reloaded_diff = np.max(np.abs(reloaded.predict(test, verbose=0) - logits))
 
-    # A second task on the same base: SST-2 adapters, switched by name.
-    sst2 = load_classification_task("sst2", "train", data_dir=args.data_dir, max_examples=512)
+    # A second task on the same base: SST-2 adapters beside TREC-6's, switched by name.
     add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="sst2")
     sentiment = SequenceClassifier(fresh, 2, pooling=start.pooling)
     adapter_trainable_setup(sentiment, train_layer_norms=False)
     fine_tune_classifier(sentiment, preprocessor, sst2, epochs=1, learning_rate=1e-3, verbose=0)
     set_active_adapter(fresh, "trec")
     reloaded.compile()  # rebuild predict's graph for the switched adapter set
-    after_switch = reloaded.predict(test, verbose=0)
-    base_bytes = sum(int(np.prod(v.shape)) * 4 for v in encoder.weights)
-    return {
-        "start": start.name,
-        "adapter_file_kb": round(adapter_bytes / 1024, 1),
-        "base_model_mb": round(base_bytes / 2**20, 1),
-        "max_abs_logit_diff_reloaded": float(np.max(np.abs(reloaded_logits - logits))),
-        "max_abs_logit_diff_after_second_task": float(np.max(np.abs(after_switch - logits))),
-    }
-
-
-def print_demo(starts, data, args):
-    for start in starts:
-        demo = adapters_apart_from_the_base(start, data, args)
-        print(
-            f"{demo['start']}: TREC-6 adapters file {demo['adapter_file_kb']} KB vs base "
-            f"{demo['base_model_mb']} MB; reloaded into a fresh base, max |Δ logit| "
-            f"{demo['max_abs_logit_diff_reloaded']:.2e}; after adding and training SST-2 "
-            f"adapters and switching back, {demo['max_abs_logit_diff_after_second_task']:.2e}"
-        )
-
-
-def main():
-    comparison_main(
-        __doc__,
-        variants,
-        "runs/lab03_adapters",
-        after=print_demo,
-        add_arguments=lambda parser: parser.add_argument(
-            "--bottleneck-dim", type=int, default=32, help="the tutorial's 32"
-        ),
+    switched_diff = np.max(np.abs(reloaded.predict(test, verbose=0) - logits))
+    base_mb = sum(int(np.prod(v.shape)) * 4 for v in encoder.weights) / 2**20
+    print(
+        f"{start.name}: TREC-6 adapters test accuracy {accuracy:.4f}; adapters file "
+        f"{adapter_kb:.1f} KB vs base {base_mb:.1f} MB; reloaded into a fresh base, max |Δ logit| "
+        f"{reloaded_diff:.2e}; after adding and training SST-2 adapters and switching back, "
+        f"{switched_diff:.2e}"
     )
 
-
-if __name__ == "__main__":
-    main()
+# %% The comparison over starting points and seeds: which weights train.
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("feature_extraction", recipes.feature_extraction, {}),
+    ("adapters", recipes.adapters, {"bottleneck_dim": args.bottleneck_dim, "placement": "houlsby"}),
+    (
+        "adapters_pfeiffer",
+        recipes.adapters,
+        {"bottleneck_dim": args.bottleneck_dim, "placement": "pfeiffer"},
+    ),
+]
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -11,7 +11,10 @@ Both are Keras callbacks (`kbert.train.GradualUnfreezing`, `ChainThaw`) acting o
 groups the encoder names (embeddings, block_0 … block_N, pooler, head). Here the stages are
 spaced so every group trains for at least the second half of the run (ULMFiT unfreezes one per
 epoch; with 3 epochs, one every k steps); the pooler is left out when the head reads [CLS] or
-the last token directly (alone, it would get no gradient). The lab prints the schedule it used.
+the last token directly (alone, it would get no gradient). The cells below build one gradual
+unfreezing run by hand on the first starting point (print its plan, fit, score), print
+chain-thaw's plan, then compare the recipes (`kbert.train.adaptation_recipes`) over starting
+points and seeds.
 
 What it should show: on a well-pretrained model with a short run gradual unfreezing is close to
 full fine-tuning (its benefit in ULMFiT was stability on small data with an LSTM); freezing all
@@ -25,42 +28,67 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
+from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.train import ChainThaw, GradualUnfreezing, layer_groups  # noqa: E402
-from kbert.train.adaptation_recipes import schedule_groups, schedule_spacing  # noqa: E402
+from kbert.train import (  # noqa: E402
+    ChainThaw,
+    GradualUnfreezing,
+    fine_tune_classifier,
+    layer_groups,
+)
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
 
-# %% The comparison: when each layer group starts to train.
-VARIANTS = [
-    ("full", "full", {}),
-    ("top_2", "top_2", {}),
-    ("gradual_unfreezing", "gradual_unfreezing", {}),
-    ("chain_thaw", "chain_thaw", {}),
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab04_gradual_unfreezing")
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
+
+# %% Gradual unfreezing by hand: the head first, then one more layer group from the top.
+start = starts[0]
+encoder, preprocessor = start.load()
+classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
+print(f"{start.name}: layer groups, bottom to top: {list(layer_groups(classifier))}")
+groups = recipes.schedule_groups(classifier, GradualUnfreezing, start.pooling)  # top first
+steps, every = recipes.schedule_spacing(
+    preprocessor, data["train"], args.batch_size, args.epochs, len(groups), stages_share=0.5
+)
+unfreezing = GradualUnfreezing(groups, every=every, total_steps=steps)
+for first_step, trainable in unfreezing.plan(classifier):
+    print(f"  GradualUnfreezing from step {first_step:>4} of {steps}: trains {trainable}")
+fine_tune_classifier(
+    classifier,
+    preprocessor,
+    data["train"],
+    epochs=args.epochs,
+    batch_size=args.batch_size,
+    learning_rate=recipes.DEFAULT_LEARNING_RATES["gradual_unfreezing"],
+    callbacks=[unfreezing],
+    verbose=args.verbose,
+)
+accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
+print(f"  gradual unfreezing ran {len(unfreezing.history)} stages; test accuracy {accuracy:.4f}")
+
+# %% Chain-thaw's plan: the head alone, each group alone from the bottom, then everything.
+chain_groups = recipes.schedule_groups(classifier, ChainThaw, start.pooling)
+_, chain_every = recipes.schedule_spacing(
+    preprocessor, data["train"], args.batch_size, args.epochs, len(chain_groups) + 1
+)
+for first_step, trainable in ChainThaw(chain_groups, every=chain_every).plan(classifier):
+    print(f"  ChainThaw from step {first_step:>4} of {steps}: trains {trainable}")
+
+# %% The comparison over starting points and seeds: when each layer group starts to train.
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("top_2", recipes.top_blocks, {"top_k": 2}),
+    ("gradual_unfreezing", recipes.gradual_unfreezing, {"stages_share": 0.5}),
+    ("chain_thaw", recipes.chain_thaw, {"stages_share": 0.5}),
 ]
-
-
-# %% The schedules, as the callbacks will run them.
-def describe_schedules(start, data, args):
-    encoder, preprocessor = start.load()
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
-    lines = [f"{start.name}: layer groups bottom to top: {list(layer_groups(classifier))}"]
-    for callback_class in (GradualUnfreezing, ChainThaw):
-        groups = schedule_groups(classifier, callback_class, start.pooling)
-        stages = len(groups) + (callback_class is ChainThaw)
-        steps, every = schedule_spacing(
-            preprocessor, data["train"], args.batch_size, args.epochs, stages
-        )
-        for start_step, trainable in callback_class(groups, every=every).plan(classifier):
-            lines.append(
-                f"  {callback_class.__name__} from step {start_step:>4} of {steps}: "
-                f"trains {trainable}"
-            )
-    return "\n".join(lines)
-
-
-def main():
-    comparison_main(__doc__, VARIANTS, "runs/lab04_gradual_unfreezing", before=describe_schedules)
-
-
-if __name__ == "__main__":
-    main()
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -15,6 +15,13 @@ Two regularisers pull the weights toward the pretrained point instead: L2-SP (Li
 Fisher F is estimated on the pretraining objective (here lab01's causal LM on the task's text;
 MiniLM-L6 ships no pretraining head, so it has no EWC row).
 
+The method needs its own top rate: reused with full fine-tuning's 1e-4 at factor 2.6, the
+lowest groups of a 6–8 group encoder train at ~1e-7 and the run is close to training the head
+alone (the 31–32% near the majority class of an earlier table). `--top-learning-rate` is the
+top group's peak; `benchmarks/adaptation_grid.py` chooses it with the factor on validation
+(see docs/results.md, `adaptation_grid`). The cells build the per-group optimizer by hand on
+the first starting point (its rate table, the STLR curve, one fit), then compare the recipes.
+
 What it should show: the table of per-group rates and the schedule; on TREC-6, whether these
 help over plain full fine-tuning with warmup + linear decay. Report what you see: with a few
 thousand examples and 3 epochs the differences may be within the seed spread.
@@ -27,64 +34,84 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
+from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.train import layerwise_learning_rates, slanted_triangular  # noqa: E402
-from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES, depth_groups  # noqa: E402
+from kbert.train import (  # noqa: E402
+    DiscriminativeOptimizer,
+    fine_tune_classifier,
+    layerwise_schedules,
+    slanted_triangular,
+)
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
+from kbert.train.fine_tuning import decoupled_adamw  # noqa: E402
 
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discriminative_lr")
+parser.add_argument("--top-learning-rate", type=float, default=1e-3, help="the top group's peak")
+parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups")
+parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
+parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
+
+# %% Per-group rates by hand: lr_l = lr_top / factor^(L − l), each on ULMFiT's STLR.
+start = starts[0]
+encoder, preprocessor = start.load()
+classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
+depths = recipes.depth_groups(classifier)  # group → depth; the groups above the blocks share one
+order = list(dict.fromkeys(depths.values()))  # embeddings, block_0 … block_N, top
+steps = recipes.schedule_spacing(preprocessor, data["train"], args.batch_size, args.epochs, 1)[0]
+by_factor = layerwise_schedules(
+    order, "slanted_triangular", args.top_learning_rate, factor=args.factor, total_steps=steps
+)
+by_decay = layerwise_schedules(
+    order, "slanted_triangular", args.top_learning_rate, decay=args.decay, total_steps=steps
+)
+print(
+    f"{start.name}: peak learning rate per layer group: lr_top {args.top_learning_rate:g} / "
+    f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"
+)
+for name, depth in depths.items():
+    peak_step = max(1, steps // 10)  # STLR peaks after 10% of the steps
+    print(
+        f"  {name:>12}: {float(by_factor[depth](peak_step)):.3g} | "
+        f"{float(by_decay[depth](peak_step)):.3g}"
+    )
+curve = [float(slanted_triangular(step, 1.0, 100)) for step in (0, 5, 10, 25, 50, 75, 99)]
+print(
+    "  slanted triangular, share of the peak at 0/5/10/25/50/75/99% of the run: "
+    + " ".join(f"{value:.3f}" for value in curve)
+)
+rates = {group: by_factor[depth] for group, depth in depths.items()}
+fine_tune_classifier(
+    classifier,
+    preprocessor,
+    data["train"],
+    epochs=args.epochs,
+    batch_size=args.batch_size,
+    optimizer=lambda total_steps: DiscriminativeOptimizer(
+        classifier, decoupled_adamw, rates, global_clipnorm=1.0
+    ),
+    verbose=args.verbose,
+)
+accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
+print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy:.4f}")
 
 # %% The comparison: how fast each layer moves, and how far from the pretrained weights.
-def variants(args):
-    return [
-        ("full", "full", {}),
-        ("discriminative_lr", "discriminative_lr", {"factor": args.factor}),
-        ("layerwise_decay", "discriminative_lr", {"decay": args.decay}),
-        ("l2_sp", "l2_sp", {"strength": args.strength}),
-        ("ewc", "ewc", {"strength": args.strength}),
-    ]
-
-
-# %% The per-group peak rates and the slanted triangular schedule.
-def describe_rates(start, data, args):
-    encoder, _ = start.load()
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
-    top = DEFAULT_LEARNING_RATES["discriminative_lr"]
-    depths = depth_groups(classifier)
-    order = list(dict.fromkeys(depths.values()))
-    by_factor = layerwise_learning_rates(order, top, factor=args.factor)
-    by_decay = layerwise_learning_rates(order, top, decay=args.decay)
-    lines = [
-        f"{start.name}: peak learning rate per layer group: lr_top {top:g} / "
-        f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"
-    ]
-    lines += [
-        f"  {name:>12}: {by_factor[depth]:.3g} | {by_decay[depth]:.3g}"
-        for name, depth in depths.items()
-    ]
-    steps = 100
-    curve = [float(slanted_triangular(step, 1.0, steps)) for step in (0, 5, 10, 25, 50, 75, 99)]
-    lines.append(
-        "  slanted triangular, share of the peak at 0/5/10/25/50/75/99% of the run: "
-        + " ".join(f"{value:.3f}" for value in curve)
-    )
-    return "\n".join(lines)
-
-
-def add_arguments(parser):
-    parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups")
-    parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
-    parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
-
-
-def main():
-    comparison_main(
-        __doc__,
-        variants,
-        "runs/lab05_discriminative_lr",
-        before=describe_rates,
-        add_arguments=add_arguments,
-    )
-
-
-if __name__ == "__main__":
-    main()
+top = {"learning_rate": args.top_learning_rate}
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("discriminative_lr", recipes.discriminative_learning_rates, {**top, "factor": args.factor}),
+    ("layerwise_decay", recipes.discriminative_learning_rates, {**top, "decay": args.decay}),
+    ("l2_sp", recipes.l2_sp, {"strength": args.strength}),
+    ("ewc", recipes.ewc, {"strength": args.strength}),
+]
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -11,8 +11,11 @@ head starts from scratch here. A third row anneals the LM weight linearly from 0
 the run (`kbert.train.LossWeightAnnealing`), and a fourth adapts sequentially: one epoch on an
 intermediate task (SST-2 sentiment) before the target (Phang et al. 2018's STILTs).
 
-`kbert.models.MultitaskModel` holds the heads and weights; for several supervised tasks with
-per-step task sampling see `kbert.data.multitask_dataset` (shown at the end on TREC-6 + SST-2).
+`kbert.models.MultitaskModel` holds the heads and weights. The cells below build the
+tutorial's model by hand on the causal start (classification head + the causal LM head tied to
+the embeddings, the two losses weighted 1.0 and 0.5), then two supervised tasks on one encoder
+with one task sampled per step (`kbert.data.multitask_dataset`, TREC-6 + SST-2), then compare
+the recipes over starting points and seeds.
 
 What it should show: whether the auxiliary LM loss and the intermediate task help on TREC-6
 over single-task fine-tuning. Report what you see, including no gain.
@@ -28,95 +31,124 @@ quiet_tensorflow()
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data import load_classification_task, multitask_dataset  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
+from kbert.data.multitask_batches import joint_batches  # noqa: E402
 from kbert.layers import ClassificationHead  # noqa: E402
-from kbert.models import MultitaskModel  # noqa: E402
+from kbert.models import CausalLanguageModel, MultitaskModel  # noqa: E402
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
 from kbert.train import count_batches, fine_tuning_optimizer  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
+
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab06_multitask")
+parser.add_argument("--language-model-weight", type=float, default=0.5)
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
+num_classes = len(data["train"].label_names)
+train, test = data["train"], data["test"]
 
 
-# %% The comparison: single task, + LM loss, + annealed LM loss, intermediate task first.
-def variants(args):
-    weight = args.language_model_weight
-    return [
-        ("full", "full", {}),
-        ("multitask", "multitask", {"language_model_weight": weight}),
-        (
-            "multitask_annealed",
-            "multitask",
-            {"language_model_weight": weight, "language_model_final_weight": 0.0},
-        ),
-        ("sequential", "sequential", {"intermediate_task": "sst2", "data_dir": args.data_dir}),
-    ]
-
-
-# %% Two supervised tasks on one encoder, one task sampled per step.
-def two_tasks_sampled_per_step(start, data, args):
-    encoder, preprocessor = start.load()
-    sst2 = load_classification_task(
-        "sst2", "train", data_dir=args.data_dir, max_examples=len(data["train"])
+def trec_batches(preprocessor, examples, training):
+    return classification_dataset(
+        preprocessor,
+        examples.texts,
+        examples.text_pairs,
+        examples.labels if training else None,
+        args.batch_size if training else 64,
+        training=training,
     )
-    tasks = {"trec": data["train"], "sst2": sst2}
+
+
+# %% The tutorial's hands-on #6 by hand: classification 1.0 + causal LM 0.5 on one forward pass.
+causal = [start for start in starts if start.objective == "causal"]
+if not causal:
+    print("(the auxiliary causal-LM loss by hand needs a causal start: add lab01 to --starts)")
+else:
+    start = causal[0]
+    encoder, preprocessor = start.load()
     model = MultitaskModel(
         encoder,
-        {
-            name: ClassificationHead(len(examples.label_names), pooling=start.pooling)
-            for name, examples in tasks.items()
-        },
+        {"trec": ClassificationHead(num_classes, pooling=start.pooling)},
+        loss_weights={"trec": 1.0},
+        language_model=CausalLanguageModel(encoder),  # its decoder is the tied embeddings
+        language_model_weight=args.language_model_weight,
     )
-    batches = {
-        name: classification_dataset(
-            preprocessor,
-            examples.texts,
-            examples.text_pairs,
-            examples.labels,
-            args.batch_size,
-            training=True,
-        )
-        for name, examples in tasks.items()
-    }
-    # Length-bucketed batches have unknown cardinality: count them for proportional sampling.
-    sizes = {name: count_batches(dataset) for name, dataset in batches.items()}
-    steps = sum(sizes.values())
-    known = {
-        name: dataset.apply(tf.data.experimental.assert_cardinality(sizes[name]))
-        for name, dataset in batches.items()
-    }
-    mixed = multitask_dataset(known, sampling="temperature", temperature=2.0, num_steps=steps)
-    model.compile(optimizer=fine_tuning_optimizer(steps, 1e-4))
-    history = model.fit(mixed, epochs=1, verbose=0)
-    test = data["test"]
-    logits = model.predict(
-        classification_dataset(preprocessor, test.texts, batch_size=64), verbose=0
-    )["trec"]
+    batches = joint_batches(trec_batches(preprocessor, train, training=True), "trec")
+    steps = count_batches(batches) * args.epochs
+    model.compile(
+        optimizer=fine_tuning_optimizer(steps, recipes.DEFAULT_LEARNING_RATES["multitask"])
+    )
+    history = model.fit(batches, epochs=args.epochs, verbose=args.verbose).history
+    logits = model.predict(trec_batches(preprocessor, test, training=False), verbose=0)["trec"]
     accuracy = float(np.mean(np.argmax(logits, -1) == np.asarray(test.labels)))
-    return {
-        name: round(float(values[-1]), 4)
-        for name, values in history.history.items()
-        if name.endswith("accuracy")
-    } | {"trec_test_accuracy": round(accuracy, 4)}
+    losses = {name: round(values[-1], 4) for name, values in history.items() if "loss" in name}
+    print(f"{start.name}, classifier + LM loss by hand: last-epoch losses {losses}")
+    print(f"  test accuracy {accuracy:.4f}")
 
+# %% Two supervised tasks on one encoder, one task sampled per step (temperature 2).
+start = starts[-1]
+encoder, preprocessor = start.load()
+tasks = {
+    "trec": train,
+    "sst2": load_classification_task(
+        "sst2", "train", data_dir=args.data_dir, max_examples=len(train)
+    ),
+}
+model = MultitaskModel(
+    encoder,
+    {
+        name: ClassificationHead(len(examples.label_names), pooling=start.pooling)
+        for name, examples in tasks.items()
+    },
+)
+batches = {
+    name: trec_batches(preprocessor, examples, training=True) for name, examples in tasks.items()
+}
+# Length-bucketed batches have unknown cardinality: count them for proportional sampling.
+sizes = {name: count_batches(dataset) for name, dataset in batches.items()}
+known = {
+    name: dataset.apply(tf.data.experimental.assert_cardinality(sizes[name]))
+    for name, dataset in batches.items()
+}
+steps = sum(sizes.values())
+mixed = multitask_dataset(known, sampling="temperature", temperature=2.0, num_steps=steps)
+model.compile(optimizer=fine_tuning_optimizer(steps, 1e-4))
+history = model.fit(mixed, epochs=1, verbose=0).history
+logits = model.predict(trec_batches(preprocessor, test, training=False), verbose=0)["trec"]
+two_tasks = {
+    name: round(float(values[-1]), 4)
+    for name, values in history.items()
+    if name.endswith("accuracy")
+} | {
+    "trec_test_accuracy": round(float(np.mean(np.argmax(logits, -1) == np.asarray(test.labels))), 4)
+}
+print(
+    f"{start.name}, TREC-6 + SST-2 heads on one encoder, tasks sampled per step "
+    f"(temperature 2), one pass over both: {two_tasks}"
+)
 
-def print_two_tasks(starts, data, args):
-    start = starts[-1]
-    print(
-        f"{start.name}, TREC-6 + SST-2 heads on one encoder, tasks sampled per step "
-        f"(temperature 2), one pass over both: {two_tasks_sampled_per_step(start, data, args)}"
-    )
-
-
-def main():
-    comparison_main(
-        __doc__,
-        variants,
-        "runs/lab06_multitask",
-        after=print_two_tasks,
-        add_arguments=lambda parser: parser.add_argument(
-            "--language-model-weight", type=float, default=0.5
-        ),
-    )
-
-
-if __name__ == "__main__":
-    main()
+# %% The comparison over starting points and seeds: single task, + LM loss, intermediate task.
+weight = args.language_model_weight
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("multitask", recipes.multitask, {"language_model_weight": weight}),
+    (
+        "multitask_annealed",
+        recipes.multitask,
+        {"language_model_weight": weight, "language_model_final_weight": 0.0},
+    ),
+    (
+        "sequential",
+        recipes.sequential_adaptation,
+        {"intermediate_task": "sst2", "data_dir": args.data_dir},
+    ),
+]
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -11,8 +11,9 @@ inside the block:
   attention;
 - prompt tuning (Lester et al. 2021): 20 trainable input embeddings in front of the text.
 
-Compared with full fine-tuning (the head trains in every row). The lab ends by merging a
-trained LoRA model and checking the merged model computes the same logits.
+Compared with full fine-tuning (the head trains in every row). The cells first apply LoRA by
+hand on each starting point (what trains, one fit, then the update merged into W and the merged
+model's logits checked against the unmerged ones), then compare the recipes over seeds.
 
 What it should show: LoRA near full fine-tuning on MiniLM-L6 with well under 1% of the weights
 training; prefix and prompt tuning lower at this size and budget (Lester et al. found prompt
@@ -28,57 +29,63 @@ quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import SequenceClassifier, add_lora, merge_lora  # noqa: E402
-from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
+from kbert.train import fine_tune_classifier, format_trainable_report, trainable_report  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
 
-# %% The comparison.
-VARIANTS = [
-    ("full", "full", {}),
-    ("lora", "lora", {"rank": 8, "alpha": 16}),
-    ("prefix_tuning", "prefix_tuning", {"prefix_length": 10}),
-    ("prompt_tuning", "prompt_tuning", {"prompt_tokens": 20}),
-]
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab15_peft")
+parser.add_argument("--rank", type=int, default=8, help="LoRA's r")
+parser.add_argument("--alpha", type=float, default=16, help="LoRA's α (the update is α/r·AB)")
+parser.add_argument("--prefix-length", type=int, default=10)
+parser.add_argument("--prompt-tokens", type=int, default=20)
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
 
-
-# %% LoRA merged into the kernels: the same model with no adapter cost.
-def merged_lora_matches(start, data, args):
+# %% LoRA by hand on each starting point: train the low-rank updates, then merge them into W.
+for start in starts:
     encoder, preprocessor = start.load()
-    add_lora(encoder, rank=8, alpha=16)
+    add_lora(encoder, rank=args.rank, alpha=args.alpha)  # the query and value projections
     classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
+    print(f"{start.name}, trainable weights with LoRA rank {args.rank}:")
+    print(format_trainable_report(trainable_report(classifier)))
     fine_tune_classifier(
-        classifier, preprocessor, data["train"], epochs=1, learning_rate=1e-3, verbose=0
+        classifier,
+        preprocessor,
+        data["train"],
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=recipes.DEFAULT_LEARNING_RATES["lora"],
+        verbose=args.verbose,
     )
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     before = classifier.predict(test, verbose=0)
     with_lora = classifier.count_params()
-    merge_lora(encoder)
+    merge_lora(encoder)  # W ← W + (α/r)·A·B: the served model has no extra weights or steps
     classifier.compile()  # rebuild predict's graph on the merged layers
     after = classifier.predict(test, verbose=0)
-    return {
-        "start": start.name,
-        "params_with_lora": with_lora,
-        "params_merged": classifier.count_params(),
-        "max_abs_logit_diff": float(np.max(np.abs(after - before))),
-        "same_predictions": float(np.mean(after.argmax(-1) == before.argmax(-1))),
-    }
+    accuracy = np.mean(before.argmax(-1) == np.asarray(data["test"].labels))
+    print(
+        f"{start.name}: LoRA test accuracy {accuracy:.4f}; merged into W: {with_lora:,} → "
+        f"{classifier.count_params():,} parameters, max |Δ logit| "
+        f"{np.max(np.abs(after - before)):.2e}, same prediction on "
+        f"{100 * np.mean(after.argmax(-1) == before.argmax(-1)):.1f}% of the test set"
+    )
 
-
-def print_merged(starts, data, args):
-    for start in starts:
-        merged = merged_lora_matches(start, data, args)
-        print(
-            f"{merged['start']}: LoRA merged into W: {merged['params_with_lora']:,} → "
-            f"{merged['params_merged']:,} parameters, max |Δ logit| "
-            f"{merged['max_abs_logit_diff']:.2e}, same prediction on "
-            f"{100 * merged['same_predictions']:.1f}% of the test set"
-        )
-
-
-def main():
-    comparison_main(__doc__, VARIANTS, "runs/lab15_peft", after=print_merged)
-
-
-if __name__ == "__main__":
-    main()
+# %% The comparison over starting points and seeds: which few weights train.
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("lora", recipes.lora, {"rank": args.rank, "alpha": args.alpha}),
+    ("prefix_tuning", recipes.prefix_tuning, {"prefix_length": args.prefix_length}),
+    ("prompt_tuning", recipes.prompt_tuning, {"prompt_tokens": args.prompt_tokens}),
+]
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -14,7 +14,9 @@ teacher ("full"), the same student trained on the labels alone (soft_weight 0: t
 distillation must beat), distillation (T 2, soft_weight 0.5), distillation plus the hidden-state
 cosine loss, and an ensemble averaging the probabilities of the seeds' fine-tuned teachers
 (`kbert.models.ClassifierEnsemble`). For the student rows "trainable" is the student's size as
-a share of the teacher's; for the ensemble, the members' total size as a share of one.
+a share of the teacher's; for the ensemble, the members' total size as a share of one. The cells
+first distil by hand on the first starting point (teacher, student built from every other
+block, the `Distiller` loss), then compare the recipes over starting points and seeds.
 
 What it should show: the student keeps most of the teacher's accuracy at about half the
 encoder's blocks, soft targets at least matching labels alone; the ensemble at or above the
@@ -28,31 +30,76 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.cli.adaptation_lab import comparison_main  # noqa: E402
+from kbert.data.classification_dataset import classification_dataset  # noqa: E402
+from kbert.metrics import evaluate_classifier  # noqa: E402
+from kbert.models import Distiller, SequenceClassifier, student_encoder  # noqa: E402
+from kbert.train import adaptation_recipes as recipes  # noqa: E402
+from kbert.train import count_batches, fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
+from kbert.train.adaptation_comparison import (  # noqa: E402
+    compare_and_print,
+    comparison_parser,
+    selected_variants,
+    starting_points,
+    trec_data,
+)
 
+# %% Settings (`--help` lists them), TREC-6 and the starting points.
+parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab16_distillation")
+parser.add_argument("--temperature", type=float, default=2.0)
+parser.add_argument("--soft-weight", type=float, default=0.5)
+args = parser.parse_args()
+starts = starting_points(parser, args)
+data = trec_data(args)
+num_classes = len(data["train"].label_names)
 
-# %% The comparison: teacher, students, ensemble.
-def variants(args):
-    distill = {"temperature": args.temperature, "soft_weight": args.soft_weight}
-    return [
-        ("full", "full", {}),
-        ("student_labels_only", "distillation", {**distill, "soft_weight": 0.0}),
-        ("distillation", "distillation", distill),
-        ("distillation_hidden_cosine", "distillation", {**distill, "hidden_weight": 1.0}),
-        ("ensemble", "ensemble", {}),
-    ]
+# %% Distillation by hand: a fine-tuned teacher, a half-depth student, soft targets + labels.
+start = starts[0]
+encoder, preprocessor = start.load()
+teacher = SequenceClassifier(encoder, num_classes, pooling=start.pooling)
+fine_tune_classifier(
+    teacher,
+    preprocessor,
+    data["train"],
+    epochs=args.epochs,
+    batch_size=args.batch_size,
+    learning_rate=recipes.DEFAULT_LEARNING_RATES["full"],
+    verbose=args.verbose,
+)
+layers = max(1, encoder.config.num_layers // 2)
+# DistilBERT's initialisation: the teacher's embeddings and every other block.
+student = SequenceClassifier(student_encoder(encoder, layers), num_classes, pooling=start.pooling)
+distiller = Distiller(teacher, student, temperature=args.temperature, soft_weight=args.soft_weight)
+batches = classification_dataset(
+    preprocessor,
+    data["train"].texts,
+    data["train"].text_pairs,
+    data["train"].labels,
+    args.batch_size,
+    training=True,
+)
+steps = count_batches(batches) * args.epochs
+distiller.compile(
+    optimizer=fine_tuning_optimizer(steps, recipes.DEFAULT_LEARNING_RATES["distillation"]),
+    metrics=["accuracy"],
+)
+distiller.fit(batches, epochs=args.epochs, verbose=args.verbose)
+scores = {
+    name: evaluate_classifier(model, preprocessor, data["test"])["accuracy"]
+    for name, model in (("teacher", teacher), ("student", student))
+}
+print(
+    f"{start.name}: teacher ({encoder.config.num_layers} blocks, {teacher.count_params():,} "
+    f"parameters) test accuracy {scores['teacher']:.4f}; distilled student ({layers} blocks, "
+    f"{student.count_params():,}) {scores['student']:.4f}"
+)
 
-
-def add_arguments(parser):
-    parser.add_argument("--temperature", type=float, default=2.0)
-    parser.add_argument("--soft-weight", type=float, default=0.5)
-
-
-def main():
-    comparison_main(
-        __doc__, variants, "runs/lab16_distillation", seeds=2, add_arguments=add_arguments
-    )
-
-
-if __name__ == "__main__":
-    main()
+# %% The comparison over starting points and seeds: teacher, students, ensemble.
+distill = {"temperature": args.temperature, "soft_weight": args.soft_weight}
+variants = [
+    ("full", recipes.full_fine_tuning, {}),
+    ("student_labels_only", recipes.distillation, {**distill, "soft_weight": 0.0}),
+    ("distillation", recipes.distillation, distill),
+    ("distillation_hidden_cosine", recipes.distillation, {**distill, "hidden_weight": 1.0}),
+    ("ensemble", recipes.ensemble_result, {}),
+]
+compare_and_print(selected_variants(parser, args, variants), starts, data, args)

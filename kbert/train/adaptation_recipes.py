@@ -8,6 +8,7 @@ footing. Each method is a few lines of kbert calls: read them as worked examples
 
 import dataclasses
 import gc
+import inspect
 import time
 
 import keras
@@ -143,16 +144,31 @@ def _steps(preprocessor, train, batch_size, epochs, seed):
     )
 
 
-class _Run:
-    """One method's run: the settings every recipe reads, and the fine-tune + test step."""
+class AdaptationRun:
+    """One method's run: the settings every recipe reads, and the fine-tune + score steps.
 
-    def __init__(self, start, data, seed, epochs, batch_size, learning_rate, verbose, options):
+    A recipe is a function `recipe(run, **its options)` returning `(result, model)`; it loads
+    a fresh copy of `run.start`, applies its method and calls `run.fit` and `run.result`.
+    `adapt_classifier` makes the run (and seeds Keras) before calling a recipe.
+
+    Args:
+        start: `StartingPoint`.
+        data: dict of `kbert.data.Examples`: "train", "test", optionally "validation".
+        seed: int. Passed to the training data's shuffling.
+        epochs: int.
+        batch_size: int.
+        learning_rate: float. The method's peak rate.
+        verbose: int. Keras's `fit` verbosity.
+    """
+
+    def __init__(self, start, data, seed=0, epochs=3, batch_size=32, learning_rate=1e-4, verbose=0):
         self.start, self.data, self.seed = start, data, seed
         self.epochs, self.batch_size = epochs, batch_size
-        self.learning_rate, self.verbose, self.options = learning_rate, verbose, options
+        self.learning_rate, self.verbose = learning_rate, verbose
         self.num_classes = len(data["train"].label_names)
 
     def classifier(self, encoder, num_classes=None):
+        """A `SequenceClassifier` on `encoder` reading it the start's way (`pooling`)."""
         return SequenceClassifier(
             encoder, num_classes or self.num_classes, pooling=self.start.pooling
         )
@@ -167,6 +183,7 @@ class _Run:
         callbacks=(),
         optimizer=None,
     ):
+        """`fine_tune_classifier` with the run's settings (each overridable); returns seconds."""
         _, seconds = fine_tune_classifier(
             classifier,
             preprocessor,
@@ -211,36 +228,40 @@ class _Run:
 # === Which weights (tutorial §4.2.A) ===
 
 
-def _full(run):
+def full_fine_tuning(run):
+    """Every weight trains at one rate, warmup then linear decay (tutorial §4.2.A; BERT)."""
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
     seconds = run.fit(classifier, preprocessor)
     return run.result(classifier, preprocessor, seconds), classifier
 
 
-def _feature_extraction(run):
+def feature_extraction(run):
+    """The encoder frozen, only the new head trains (tutorial §4.2.A, "keep the weights")."""
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
     freeze_for_feature_extraction(classifier)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
-def _top_2(run):
+def top_blocks(run, top_k=2):
+    """All but the top `top_k` blocks frozen (the textbook's partial freezing)."""
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
-    freeze_all_but_top(classifier, run.options.get("top_k", 2))
+    freeze_all_but_top(classifier, top_k)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
-def _adapters(run):
+def adapters(run, bottleneck_dim=32, placement="houlsby"):
+    """Bottleneck adapters in every block; adapters, LayerNorms and head train (tutorial #3).
+
+    Houlsby et al. (2019) place two per block (after attention and after the feed-forward
+    network), Pfeiffer et al. (2021) one ("pfeiffer").
+    """
     from kbert.models.peft import adapter_trainable_setup, add_adapters
 
     encoder, preprocessor = run.start.load()
-    add_adapters(
-        encoder,
-        bottleneck_dim=run.options.get("bottleneck_dim", 32),
-        placement=run.options.get("placement", "houlsby"),
-    )
+    add_adapters(encoder, bottleneck_dim=bottleneck_dim, placement=placement)
     classifier = run.classifier(encoder)
     adapter_trainable_setup(classifier)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
@@ -273,6 +294,8 @@ def schedule_spacing(preprocessor, train, batch_size, epochs, num_stages, stages
 
 def _group_schedule(run, callback_class, stages_share):
     """Fits with `callback_class` spacing its stages so they fill `stages_share` of training."""
+    if not 0 < stages_share <= 1:
+        raise ValueError(f"stages_share must be in (0, 1]; received {stages_share!r}")
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
     groups = schedule_groups(classifier, callback_class, run.start.pooling)
@@ -285,14 +308,18 @@ def _group_schedule(run, callback_class, stages_share):
     return run.result(classifier, preprocessor, seconds, stages=len(callback.history)), classifier
 
 
-def _gradual_unfreezing(run):
-    # ULMFiT thaws one layer group per epoch; with a few epochs, one group every k steps so the
-    # whole model trains for the second half of the run.
-    return _group_schedule(run, GradualUnfreezing, 0.5)
+def gradual_unfreezing(run, stages_share=0.5):
+    """ULMFiT's gradual unfreezing (tutorial #4, §4.2.B): head first, then one more group.
+
+    ULMFiT thaws one layer group per epoch; with a few epochs, one group every k steps, so the
+    stages fill `stages_share` of the run and the whole model trains for the rest.
+    """
+    return _group_schedule(run, GradualUnfreezing, stages_share)
 
 
-def _chain_thaw(run):
-    return _group_schedule(run, ChainThaw, 0.5)
+def chain_thaw(run, stages_share=0.5):
+    """DeepMoji's chain-thaw (tutorial #4): the head, then each group alone, then all."""
+    return _group_schedule(run, ChainThaw, stages_share)
 
 
 def depth_groups(classifier):
@@ -308,7 +335,13 @@ def depth_groups(classifier):
     return {name: name if name == "embeddings" or name in blocks else "top" for name in names}
 
 
-def _discriminative_lr(run):
+def discriminative_learning_rates(run, factor=2.6, decay=None):
+    """ULMFiT's per-group rates lr_top / factor^(L − l) on slanted triangular schedules (#5).
+
+    `run.learning_rate` is the top rate; the textbook's layer-wise decay ξ per layer (`decay`,
+    e.g. 0.9) replaces `factor` when given. ULMFiT's 2.6 was chosen for a 3-layer LSTM with its
+    own top rate: choose both on validation (`benchmarks/adaptation_grid.py`).
+    """
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
     depths = depth_groups(classifier)
@@ -321,8 +354,8 @@ def _discriminative_lr(run):
             order,
             "slanted_triangular",
             run.learning_rate,
-            factor=run.options.get("factor", 2.6),
-            decay=run.options.get("decay"),
+            factor=factor,
+            decay=decay,
             total_steps=steps,
         )
         rates = {group: schedules[depth] for group, depth in depths.items()}
@@ -332,7 +365,7 @@ def _discriminative_lr(run):
     return run.result(classifier, preprocessor, seconds), classifier
 
 
-def _anchored(run, fisher_batches):
+def _anchored(run, strength, fisher_batches):
     from kbert.train.pretrained_anchor import anchor_to_pretrained, estimate_diagonal_fisher
 
     encoder, preprocessor = run.start.load()
@@ -351,7 +384,7 @@ def _anchored(run, fisher_batches):
             normalize=True,
         )
         fisher_seconds = time.perf_counter() - start
-    anchor_to_pretrained(encoder, run.options.get("strength", 0.01), fisher=fisher)
+    anchor_to_pretrained(encoder, strength, fisher=fisher)
     classifier = run.classifier(encoder)
     seconds = run.fit(classifier, preprocessor)
     return run.result(
@@ -359,12 +392,18 @@ def _anchored(run, fisher_batches):
     ), classifier
 
 
-def _l2_sp(run):
-    return _anchored(run, 0)
+def l2_sp(run, strength=0.01):
+    """L2-SP (Li et al. 2018): full fine-tuning plus strength/2 · ||w − w₀||² (tutorial #5)."""
+    return _anchored(run, strength, 0)
 
 
-def _ewc(run):
-    return _anchored(run, run.options.get("fisher_batches", 50))
+def ewc(run, strength=0.01, fisher_batches=50):
+    """EWC (Kirkpatrick et al. 2017): the L2-SP penalty weighted by a diagonal Fisher.
+
+    The Fisher is that of the start's pretraining objective on the task's texts, over
+    `fisher_batches` batches, normalised to mean 1 (so λ is on L2-SP's scale).
+    """
+    return _anchored(run, strength, fisher_batches)
 
 
 def _pretraining_objective(encoder):
@@ -384,19 +423,28 @@ def _language_model_batches(run, preprocessor):
 # === More signal (tutorial §4.3) ===
 
 
-def _sequential(run):
-    """Intermediate task first (SST-2 sentiment by default), then the target task."""
+def sequential_adaptation(
+    run, intermediate=None, intermediate_task="sst2", intermediate_examples=None, data_dir=None
+):
+    """An intermediate task for one epoch, then the target (tutorial §4.3; STILTs).
+
+    Args:
+        run: `AdaptationRun`.
+        intermediate: `kbert.data.Examples` or None (load `intermediate_task`).
+        intermediate_task: str, default "sst2". A `load_classification_task` name.
+        intermediate_examples: int or None (as many as the target's training examples).
+        data_dir: str or None. Where the intermediate task's data is.
+    """
     from kbert.data import load_classification_task
 
     encoder, preprocessor = run.start.load()
-    intermediate = run.options.get("intermediate")
     if intermediate is None:
         intermediate = load_classification_task(
-            run.options.get("intermediate_task", "sst2"),
+            intermediate_task,
             "train",
-            data_dir=run.options.get("data_dir"),
+            data_dir=data_dir,
             seed=run.seed,
-            max_examples=run.options.get("intermediate_examples", len(run.data["train"])),
+            max_examples=intermediate_examples or len(run.data["train"]),
         )
     first = run.classifier(encoder, len(intermediate.label_names))
     seconds = run.fit(first, preprocessor, train=intermediate, epochs=1)
@@ -405,29 +453,32 @@ def _sequential(run):
     return run.result(classifier, preprocessor, seconds), classifier
 
 
-def _lora(run):
+def lora(run, rank=8, alpha=16):
+    """LoRA (Hu et al. 2021): W + (alpha/rank) · B A on the attention's query and value."""
     from kbert.models.peft import add_lora
 
     encoder, preprocessor = run.start.load()
-    add_lora(encoder, rank=run.options.get("rank", 8), alpha=run.options.get("alpha", 16))
+    add_lora(encoder, rank=rank, alpha=alpha)
     classifier = run.classifier(encoder)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
-def _prefix_tuning(run):
+def prefix_tuning(run, prefix_length=10):
+    """Prefix tuning (Li & Liang 2021): trained keys and values prepended in every block."""
     from kbert.models.peft import add_prefix_tuning
 
     encoder, preprocessor = run.start.load()
-    add_prefix_tuning(encoder, prefix_length=run.options.get("prefix_length", 10))
+    add_prefix_tuning(encoder, prefix_length=prefix_length)
     classifier = run.classifier(encoder)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
-def _prompt_tuning(run):
+def prompt_tuning(run, prompt_tokens=20):
+    """Prompt tuning (Lester et al. 2021): trained input embeddings before the text."""
     from kbert.models.peft import prompt_tuned_encoder
 
     encoder, preprocessor = run.start.load()
-    prompted = prompt_tuned_encoder(encoder, run.options.get("prompt_tokens", 20))
+    prompted = prompt_tuned_encoder(encoder, prompt_tokens)
     classifier = run.classifier(prompted)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
@@ -440,7 +491,7 @@ def _fit_batches(run, model, batches, steps, callbacks=(), metrics=None):
     return time.perf_counter() - start
 
 
-def _multitask(run):
+def multitask(run, language_model_weight=0.5, language_model_final_weight=None):
     """The tutorial's hands-on #6: classification loss 1.0 + language-modelling loss 0.5.
 
     A causal checkpoint scores its LM loss on the same forward pass the classifier reads; a
@@ -456,7 +507,7 @@ def _multitask(run):
 
     encoder, preprocessor = run.start.load()
     causal = encoder.config.causal
-    weight = run.options.get("language_model_weight", 0.5)
+    weight = language_model_weight
     model = MultitaskModel(
         encoder,
         {"task": ClassificationHead(run.num_classes, pooling=run.start.pooling)},
@@ -489,7 +540,7 @@ def _multitask(run):
         batches = with_masked_language_model_inputs(batches, masker)
     steps = count_batches(batches) * run.epochs
     callbacks = []
-    final = run.options.get("language_model_final_weight")
+    final = language_model_final_weight
     if final is not None:
         callbacks.append(
             LossWeightAnnealing(
@@ -514,7 +565,9 @@ def _multitask(run):
     ), classifier
 
 
-def _distillation(run):
+def distillation(
+    run, teacher=None, student_layers=None, temperature=2.0, soft_weight=0.5, hidden_weight=0.0
+):
     """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
 
     The student (`student_encoder`) copies the teacher's embeddings and every other block
@@ -525,21 +578,21 @@ def _distillation(run):
     from kbert.models.distiller import Distiller
     from kbert.models.student_initialization import student_encoder
 
-    teacher, teacher_seconds = run.options.get("teacher"), 0.0
+    teacher_seconds = 0.0
     _, preprocessor = run.start.load()
     if teacher is None:
-        teacher_result, teacher = _full(run)
+        teacher_result, teacher = full_fine_tuning(run)
         teacher_seconds = teacher_result["train_s"]
     layers = teacher.encoder.config.num_layers
     student = run.classifier(
-        student_encoder(teacher.encoder, run.options.get("student_layers", max(1, layers // 2)))
+        student_encoder(teacher.encoder, student_layers or max(1, layers // 2))
     )
     distiller = Distiller(
         teacher,
         student,
-        temperature=run.options.get("temperature", 2.0),
-        soft_weight=run.options.get("soft_weight", 0.5),
-        hidden_weight=run.options.get("hidden_weight", 0.0),
+        temperature=temperature,
+        soft_weight=soft_weight,
+        hidden_weight=hidden_weight,
     )
     train = run.data["train"]
     batches = classification_dataset(
@@ -566,23 +619,43 @@ def _distillation(run):
     ), student
 
 
+# Each method's name in tables and results → its recipe.
 RECIPES = {
-    "full": _full,
-    "feature_extraction": _feature_extraction,
-    "top_2": _top_2,
-    "adapters": _adapters,
-    "gradual_unfreezing": _gradual_unfreezing,
-    "chain_thaw": _chain_thaw,
-    "discriminative_lr": _discriminative_lr,
-    "l2_sp": _l2_sp,
-    "ewc": _ewc,
-    "lora": _lora,
-    "prefix_tuning": _prefix_tuning,
-    "prompt_tuning": _prompt_tuning,
-    "sequential": _sequential,
-    "multitask": _multitask,
-    "distillation": _distillation,
+    "full": full_fine_tuning,
+    "feature_extraction": feature_extraction,
+    "top_2": top_blocks,
+    "adapters": adapters,
+    "gradual_unfreezing": gradual_unfreezing,
+    "chain_thaw": chain_thaw,
+    "discriminative_lr": discriminative_learning_rates,
+    "l2_sp": l2_sp,
+    "ewc": ewc,
+    "lora": lora,
+    "prefix_tuning": prefix_tuning,
+    "prompt_tuning": prompt_tuning,
+    "sequential": sequential_adaptation,
+    "multitask": multitask,
+    "distillation": distillation,
 }
+
+
+def method_name(method):
+    """The name of `method` (a name in `RECIPES` or one of its recipes) for tables and rows.
+
+    Raises:
+        ValueError: neither a known name nor a recipe function.
+    """
+    if isinstance(method, str) and (method in RECIPES or method == "ensemble"):
+        return method
+    if method is ensemble_result:
+        return "ensemble"
+    for name, recipe in RECIPES.items():
+        if method is recipe:
+            return name
+    raise ValueError(
+        f"method must be one of {sorted(RECIPES)} or its recipe function (e.g. "
+        f"adaptation_recipes.adapters), or ensemble_result; received {method!r}"
+    )
 
 
 def adapt_classifier(
@@ -591,38 +664,49 @@ def adapt_classifier(
     """Adapts `start` to `data` with one method; returns `(result, trained classifier)`.
 
     Args:
-        method: str. One of `ADAPTATION_METHODS` except "ensemble" (see `ensemble_result`).
+        method: str or function. A recipe of this module (`adapters`, `gradual_unfreezing`,
+            …) or its name in `RECIPES` ("adapters", "top_2", …; every `ADAPTATION_METHODS`
+            name except "ensemble", for which see `ensemble_result`).
         start: `StartingPoint`.
         data: dict with `kbert.data.Examples` under "train" and "test", and optionally
             "validation" (then the result has `validation_accuracy` too).
         seed: int, default 0. Keras's global seed (head initialisation, dropout, shuffling).
         epochs: int, default 3.
         batch_size: int, default 32.
-        learning_rate: float, default None (`DEFAULT_LEARNING_RATES[method]`).
+        learning_rate: float, default None (`DEFAULT_LEARNING_RATES` of the method).
         verbose: int, default 0.
-        **options: method settings: `top_k` (2), `bottleneck_dim` (32), `placement`
-            ("houlsby"), `factor` (2.6), `decay` (None; the textbook's ξ per layer, instead of
-            `factor`), `strength` (0.01), `fisher_batches` (50), `rank` (8),
-            `alpha` (16), `prefix_length` (10), `prompt_tokens` (20), `intermediate_task`
-            ("sst2"), `intermediate_examples`, `data_dir`, `language_model_weight` (0.5),
-            `teacher`, `student_layers`, `temperature` (2.0), `soft_weight` (0.5),
-            `hidden_weight` (0.0).
+        **options: the recipe's own keyword arguments (see each recipe: `bottleneck_dim`,
+            `factor`, `strength`, …).
 
     Returns:
-        `(dict, keras.Model)`: the result (`trainable_params`, `total_params`,
-        `trainable_pct`, `accuracy` on `data["test"]`, `train_s`, …) and the trained model.
+        `(dict, keras.Model)`: the result (`method`, `start`, `seed`, `learning_rate`,
+        `trainable_params`, `total_params`, `trainable_pct`, `accuracy` on `data["test"]`,
+        `validation_accuracy` when there is validation data, `train_s`, …) and the trained
+        model.
 
     Raises:
-        ValueError: unknown method, or a method the starting point cannot run.
+        ValueError: an unknown method or option (the message lists the recipe's options), or
+            a method the starting point cannot run.
     """
-    if method not in RECIPES:
-        raise ValueError(f"method must be one of {sorted(RECIPES)}; received {method!r}")
+    name = method_name(method)
+    if name == "ensemble":
+        raise ValueError(
+            "method 'ensemble' combines several fine-tuned models: use ensemble_result, or "
+            "compare_methods (its 'full' models of every seed, then 'distillation' teachers)"
+        )
+    recipe = RECIPES[name]
+    accepted = list(inspect.signature(recipe).parameters)[1:]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"{name} takes the options {accepted}; received unknown option(s) {unknown}"
+        )
     keras.utils.set_random_seed(seed)
-    rate = learning_rate or DEFAULT_LEARNING_RATES[method]
-    run = _Run(start, data, seed, epochs, batch_size, rate, verbose, options)
-    result, model = RECIPES[method](run)
+    rate = learning_rate or DEFAULT_LEARNING_RATES[name]
+    run = AdaptationRun(start, data, seed, epochs, batch_size, rate, verbose)
+    result, model = recipe(run, **options)
     return {
-        "method": method,
+        "method": name,
         "start": start.name,
         "seed": seed,
         "learning_rate": rate,
@@ -662,14 +746,32 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
 __all__ = [
     "ADAPTATION_METHODS",
     "DEFAULT_LEARNING_RATES",
+    "RECIPES",
+    "AdaptationRun",
     "StartingPoint",
     "adapt_classifier",
+    "adapters",
+    "chain_thaw",
     "depth_groups",
+    "discriminative_learning_rates",
+    "distillation",
     "ensemble_result",
+    "ewc",
+    "feature_extraction",
+    "full_fine_tuning",
+    "gradual_unfreezing",
+    "l2_sp",
+    "lora",
+    "method_name",
+    "multitask",
     "parameter_counts",
+    "prefix_tuning",
     "pretrained_starting_point",
+    "prompt_tuning",
     "schedule_groups",
     "schedule_spacing",
+    "sequential_adaptation",
+    "top_blocks",
 ]
 
 
@@ -686,9 +788,10 @@ def compare_methods(
     "full" models of all seeds (one row, seed None), so put it last.
 
     Args:
-        variants: list of `(label, method, options)`: a row label, an `ADAPTATION_METHODS`
-            name and that method's options dict (see `adapt_classifier`; a "learning_rate"
-            key sets the method's peak rate).
+        variants: list of `(label, method, options)`: a row label, a recipe of this module
+            (or its `ADAPTATION_METHODS` name; `ensemble_result` for an ensemble) and that
+            recipe's options dict (see `adapt_classifier`; a "learning_rate" key sets the
+            method's peak rate).
         starts: list of `StartingPoint`.
         data: dict with "train" and "test" `Examples`, and optionally "validation".
         seeds: sequence of int, default (0,).
@@ -705,12 +808,7 @@ def compare_methods(
         list of row dicts (`label`, `method`, `start`, `seed`, and `adapt_classifier`'s
         result), `done` rows included.
     """
-    methods = [method for _, method, _ in variants]
-    unknown = sorted(set(methods) - set(ADAPTATION_METHODS))
-    if unknown:
-        raise ValueError(
-            f"unknown method(s) {unknown}; expected names among {list(ADAPTATION_METHODS)}"
-        )
+    variants = [(label, method_name(method), options) for label, method, options in variants]
     rows = list(done)
     finished = {(row["label"], row["start"], row["seed"]) for row in rows}
 

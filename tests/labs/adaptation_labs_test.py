@@ -106,11 +106,22 @@ def test_lab03_adapters(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
+    record = tmp_path / "lab04_gradual_unfreezing.json"
     stdout, report = _run(
-        ["labs/lab04_gradual_unfreezing.py", *_starts(tiny_models)], data_root, tmp_path
+        ["labs/lab04_gradual_unfreezing.py", *_starts(tiny_models), "--record", str(record)],
+        data_root,
+        tmp_path,
     )
     _check_report(report, tiny_models, ["full", "top_2", "gradual_unfreezing", "chain_thaw"])
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
+    assert re.search(r"gradual unfreezing ran \d+ stages; test accuracy 0\.\d{4}", stdout)
+    # The recorded run renders as the same table the lab printed.
+    from benchmarks import report as report_module
+
+    results = json.loads(record.read_text())["results"]
+    assert results["starts"]["lab01"] == str(tiny_models[0]) and results["seeds"] == 1
+    page = report_module.comparison_section(results)
+    assert page.count("\n| lab01 |") == 4 and "| validation |" in page
 
 
 @pytest.mark.slow
@@ -239,10 +250,32 @@ def test_the_adaptation_grid_refuses_bad_grids(capsys):
         (["--studies", "rates,nope"], "--studies must name some of"),
         (["--methods", "full"], "--methods does not apply here"),
         (["--multitask-sizes", "0"], "--multitask-sizes must be comma-separated positive"),
-        (["--record", "."], "--record must name a JSON file"),
+        (["--record", "."], "must name a .json file to write; received '.'"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_arguments(arguments)
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
     _, args = parse_arguments(["--factors", "1,1.3", "--studies", "rates"])
     assert args.factors == [1.0, 1.3] and args.studies == ["rates"]
+
+
+ADAPTATION_LABS = [
+    "lab03_adapters.py",
+    "lab04_gradual_unfreezing.py",
+    "lab05_discriminative_lr.py",
+    "lab06_multitask.py",
+    "lab15_peft.py",
+    "lab16_distillation.py",
+]
+
+
+def test_labs_read_as_cells_over_public_recipes():
+    for path in sorted((ROOT / "labs").glob("lab*.py")):
+        assert "kbert.cli" not in path.read_text(), f"{path.name} imports kbert.cli"
+    for name in ADAPTATION_LABS:
+        source = (ROOT / "labs" / name).read_text()
+        cells = [line for line in source.splitlines() if line.startswith("# %%")]
+        assert len(cells) >= 3, name  # settings, the technique by hand, the comparison
+        assert "def main" not in source and "recipes." in source, name
+        # Methods are given as recipe functions, never as name strings.
+        assert not re.search(r'\("\w+", "\w+", \{', source), name

@@ -391,12 +391,19 @@ def test_distillation_halves_the_teacher(full, bidirectional, data):
 def test_unknown_method_names_the_valid_ones(bidirectional, data):
     with pytest.raises(
         ValueError,
-        match=r"method must be one of \[.*'full'.*"
-        r"'multitask'.*\]; received 'finetune'",
+        match=r"method must be one of \[.*'full'.*'multitask'.*\] or its recipe function"
+        r".*; received 'finetune'",
     ):
         _adapt("finetune", bidirectional, data)
-    with pytest.raises(ValueError, match="'distillation'"):
+    with pytest.raises(ValueError, match="use ensemble_result"):
         _adapt("ensemble", bidirectional, data)
+
+
+def test_a_recipe_function_is_its_method(bidirectional, data):
+    from kbert.train import adaptation_recipes as recipes
+
+    result, _ = _adapt(recipes.top_blocks, bidirectional, data, top_k=1)
+    assert result["method"] == "top_2" and result["learning_rate"] == 1e-4
 
 
 def test_starting_point_defaults():

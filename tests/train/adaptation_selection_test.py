@@ -2,7 +2,14 @@
 
 import pytest
 
-from kbert.train.adaptation_recipes import choose_on_validation, format_summary_table, summarize
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_recipes import (
+    adapt_classifier,
+    choose_on_validation,
+    format_summary_table,
+    method_name,
+    summarize,
+)
 
 
 def _row(label, method, seed, validation, test):
@@ -49,3 +56,23 @@ def test_choosing_without_validation_names_the_row():
         choose_on_validation(summarize(rows))
     # And the table then has no validation column.
     assert "validation" not in format_summary_table(summarize(rows))
+
+
+def test_every_recipe_is_named_and_documented():
+    assert set(recipes.RECIPES) | {"ensemble"} == set(recipes.ADAPTATION_METHODS)
+    for name, recipe in recipes.RECIPES.items():
+        assert method_name(recipe) == method_name(name) == name
+        assert recipe.__doc__ and recipe.__name__ in recipes.__all__, name
+    assert method_name(recipes.ensemble_result) == "ensemble"
+    with pytest.raises(ValueError, match="or its recipe function"):
+        method_name(print)
+
+
+def test_an_unknown_option_names_the_recipes_options():
+    # Checked before anything loads: a typo never trains with the default silently.
+    with pytest.raises(
+        ValueError,
+        match=r"adapters takes the options \['bottleneck_dim', 'placement'\]; "
+        r"received unknown option\(s\) \['bottleneck'\]",
+    ):
+        adapt_classifier(recipes.adapters, start=None, data=None, bottleneck=8)

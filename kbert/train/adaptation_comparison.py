@@ -1,9 +1,15 @@
-"""The command line the adaptation labs and `benchmarks/adaptation.py` share.
+"""What the adaptation labs and benchmarks share to compare methods on TREC-6, over seeds.
 
-Each of them compares some adaptation methods (`kbert.train.adaptation_recipes`) on TREC-6
+Each of them compares some adaptation recipes (`kbert.train.adaptation_recipes`) on TREC-6
 from lab01's tutorial-style causal model and/or MiniLM-L6; this module holds their common
-arguments, data loading, resumable result file and printed table, so a lab reads as the list of
-methods it compares plus its own demonstration.
+arguments, data loading, resumable result file and printed table, so a lab's cells show its
+technique and end with one comparison call:
+
+    parser = comparison_parser("Adapters on TREC-6")
+    args = parser.parse_args()
+    starts, data = starting_points(parser, args), trec_data(args)
+    compare_and_print([("full", recipes.full_fine_tuning, {}),
+                       ("adapters", recipes.adapters, {"bottleneck_dim": 32})], starts, data, args)
 """
 
 import argparse
@@ -11,6 +17,15 @@ import json
 import sys
 import time
 from pathlib import Path
+
+from kbert.data.classification_tasks import load_classification_task
+from kbert.run_records import write_run_record
+from kbert.train.adaptation_recipes import (
+    compare_methods,
+    format_summary_table,
+    pretrained_starting_point,
+    summarize,
+)
 
 STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
 
@@ -52,7 +67,21 @@ def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
     parser.add_argument("--verbose", type=int, default=0)
+    parser.add_argument(
+        "--record",
+        type=_record_path,
+        default=None,
+        help="also write the table as a recorded run (e.g. docs/results/<lab>.json)",
+    )
+    # The wall time a record reports counts from here (the program's start, in effect).
+    parser.set_defaults(started=time.perf_counter())
     return parser
+
+
+def _record_path(text):
+    if not text.endswith(".json") or Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"must name a .json file to write; received {text!r}")
+    return text
 
 
 def selected_variants(parser, args, variants):
@@ -69,8 +98,6 @@ def selected_variants(parser, args, variants):
 
 def starting_points(parser, args):
     """`StartingPoint`s for `--starts` (lab01 must have been run first)."""
-    from kbert.train.adaptation_recipes import pretrained_starting_point
-
     starts = []
     for name in [name.strip() for name in args.starts.split(",") if name.strip()]:
         path = args.lab01_model if name == "lab01" else STARTS.get(name, name)
@@ -92,8 +119,6 @@ def trec_data(args):
     Validation is the 10% of TREC-6's training file that `load_classification_task` holds
     out (545 questions, never in train); settings are chosen on it, never on test.
     """
-    from kbert.data import load_classification_task
-
     limit = args.train_examples or None
     return {
         "train": load_classification_task(
@@ -113,8 +138,6 @@ def run_comparison(variants, starts, data, args):
     Returns:
         list of row dicts (resumed rows included).
     """
-    from kbert.train.adaptation_recipes import compare_methods
-
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     results_path = run_dir / "results.jsonl"
@@ -164,8 +187,6 @@ def run_comparison(variants, starts, data, args):
 
 def print_comparison(rows, data, args):
     """Prints the summary table, then (last line) JSON `start/label` → its numbers."""
-    from kbert.train.adaptation_recipes import format_summary_table, summarize
-
     summaries = summarize(rows)
     print(
         f"TREC-6: {len(data['train'])} training questions, {len(data['validation'])} "
@@ -190,36 +211,15 @@ def print_comparison(rows, data, args):
     return summaries
 
 
-def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=None, after=None):
-    """A comparison lab's whole `main()`: parse, load, show, compare, print.
+def compare_and_print(variants, starts, data, args):
+    """`run_comparison`, then the table in the order of `starts` and `variants`; returns rows.
 
-    Args:
-        doc: str. The program's module docstring (its first paragraph is the description).
-        variants: list of `(label, method, options)`, or a callable `variants(args)` that
-            returns one (when options come from the program's own arguments).
-        run_dir: str. Default `--run-dir`.
-        seeds: int, default 1. Default `--seeds`.
-        add_arguments: callable or None. `add_arguments(parser)` adds the program's own.
-        before: callable or None. `before(start, data, args)` returns text printed for each
-            starting point before the comparison (a schedule, a rate table).
-        after: callable or None. `after(starts, data, args)` runs after the comparison (a
-            demonstration that prints its own lines).
+    Rows resumed from an earlier call are included; the last printed line is the JSON of
+    `print_comparison`. With `--record`, the settings and the summaries are also written as a
+    run record (`kbert.run_records.write_run_record`) that `benchmarks/report.py` renders.
     """
-    parser = comparison_parser(doc.split("\n\n")[0], seeds=seeds, run_dir=run_dir)
-    if add_arguments is not None:
-        add_arguments(parser)
-    args = parser.parse_args()
-    chosen = selected_variants(parser, args, variants(args) if callable(variants) else variants)
-    starts = starting_points(parser, args)
-    data = trec_data(args)
-    if before is not None:
-        for start in starts:
-            print(before(start, data, args))
-    rows = run_comparison(chosen, starts, data, args)
-    if after is not None:
-        after(starts, data, args)
-    # The table in the order of the starts and the variants, resumed rows included.
-    labels = [label for label, _, _ in chosen]
+    rows = run_comparison(variants, starts, data, args)
+    labels = [label for label, _, _ in variants]
     names = [start.name for start in starts]
     rows = sorted(
         rows,
@@ -229,4 +229,21 @@ def comparison_main(doc, variants, run_dir, seeds=1, add_arguments=None, before=
             -1 if row["seed"] is None else row["seed"],
         ),
     )
-    return print_comparison(rows, data, args)
+    summaries = print_comparison(rows, data, args)
+    if args.record:
+        results = {
+            "task": "trec",
+            "train_examples": len(data["train"]),
+            "validation_examples": len(data["validation"]),
+            "test_examples": len(data["test"]),
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "sequence_length": args.sequence_length,
+            "seeds": args.seeds,
+            "starts": {start.name: start.name for start in starts},
+            "rows": summaries,
+        }
+        if any(start.name == "lab01" for start in starts):
+            results["starts"]["lab01"] = args.lab01_model
+        write_run_record(args.record, results, time.perf_counter() - args.started)
+    return rows
