@@ -394,6 +394,50 @@ def _comparison_headline(results):
     return "TREC-6 test accuracy, " + "; ".join(parts)
 
 
+def document_classification_section(results):
+    """Table of `labs/lab07_document_classification.py`: ULMFiT stage 1 or not, by labels."""
+    settings, language_model = results["settings"], results["language_model"]
+    names = {"ulmfit": "LM fine-tuned, then classifier", "plain": "classifier only"}
+    rows = []
+    for size, by_variant in results["results"].items():
+        for name, row in by_variant.items():
+            spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.3f}"
+            rows.append(
+                [
+                    f"{int(size):,}",
+                    names.get(name, name),
+                    f"{row['val_mean']:.3f}",
+                    f"{row['test_mean']:.3f}{spread} (n={row['seeds']})",
+                    f"{row['train_s']:.0f}",
+                ]
+            )
+    gains = ", ".join(
+        f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
+    )
+    return "\n".join(
+        [
+            f"{results['model']} on {results['task']}, {settings['sequence_length']} tokens; stage 1 "
+            f"on {language_model['lm_examples']:,} unlabelled training texts, held-out LM loss "
+            f"{language_model['lm_loss_before']:.3f} → {language_model['lm_loss_after']:.3f}; "
+            f"scored on {settings['validation_examples']:,} validation and "
+            f"{settings['test_examples']:,} test documents.",
+            "",
+            _table(
+                ["labelled", "start", "validation", "test (mean ± sd)", "train s per run"], rows
+            ),
+            "",
+            f"Stage 1's gain in test points, by labelled documents: {gains or 'not measured'}.",
+        ]
+    )
+
+
+def _document_classification_headline(results):
+    gains = ", ".join(
+        f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
+    )
+    return f"ULMFiT stage 1 on {results['task']}, test points gained by labelled documents: {gains}"
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -412,6 +456,7 @@ RENDERERS = {
     "transfer": transfer_section,
     "long_inputs": long_inputs_section,
     "transfer_probes": transfer_probes_section,
+    "lab07_document_classification": document_classification_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -493,6 +538,7 @@ HEADLINES = {
     "transfer": _transfer_headline,
     "long_inputs": _long_inputs_headline,
     "transfer_probes": _probes_headline,
+    "lab07_document_classification": _document_classification_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

@@ -114,7 +114,11 @@ def test_lab_document_classification(tmp_path, data_root):
             "--task",
             "sst2",
             "--train-examples",
-            "64",
+            "16,48",
+            "--seeds",
+            "2",
+            "--min-steps",
+            "4",
             "--lm-examples",
             "64",
             "--eval-examples",
@@ -125,12 +129,29 @@ def test_lab_document_classification(tmp_path, data_root):
             "1",
             "--run-dir",
             str(tmp_path),
+            "--record",
+            str(tmp_path / "lab07.json"),
         ],
         data_root,
     )
-    assert report["task"] == "sst2" and len(report["results"]) == 2
-    with_lm = report["results"][0]
-    assert "lm_loss_after" in with_lm and 0.0 <= with_lm["test_accuracy"] <= 1.0
+    assert report["task"] == "sst2" and set(report["results"]) == {"16", "48"}
+    language_model = report["language_model"]
+    assert language_model["lm_loss_after"] > 0 and language_model["lm_examples"] > 0
+    for size, rows in report["results"].items():
+        assert set(rows) == {"ulmfit", "plain"}
+        for row in rows.values():
+            assert row["seeds"] == 2 and row["test_sd"] is not None
+            assert 0.0 <= row["test_mean"] <= 1.0 and 0.0 <= row["val_mean"] <= 1.0
+        gain = 100 * (rows["ulmfit"]["test_mean"] - rows["plain"]["test_mean"])
+        assert report["gain_points"][size] == pytest.approx(gain, abs=0.01)
+    # 16 labels in batches of 16: 1 step per epoch, so 4 whole-model epochs (--min-steps 4).
+    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
+    assert runs["16"]["plain"][0]["epochs"] == [1, 4]
+    assert json.loads((tmp_path / "lab07.json").read_text())["results"] == report
+    from benchmarks import report as report_module
+
+    page = report_module.document_classification_section(report)
+    assert page.count("\n| 16 |") == 2 and "gain in test points" in page
 
 
 @pytest.mark.slow
