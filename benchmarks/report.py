@@ -584,13 +584,27 @@ def with_readme_summary(readme, summary):
     return f"{head}{README_BEGIN}\n{summary}\n{README_END}{tail}"
 
 
-def _generic_section(results):
-    numbers = {
-        key: value
-        for key, value in results.items()
-        if isinstance(value, (int, float, str)) and not isinstance(value, bool)
-    }
-    return _table(["result", "value"], sorted(numbers.items())) if numbers else "(no numbers)"
+def _flat_numbers(value, prefix=""):
+    """`(dotted.key, number or text)` for every scalar under `value` (dicts and lists)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _flat_numbers(inner, f"{prefix}{key}.")
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _flat_numbers(inner, f"{prefix}{index}.")
+    elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        yield prefix.rstrip("."), value
+
+
+def _generic_section(results, limit=80):
+    """Every number of a record without its own renderer, by dotted key (the first `limit`)."""
+    numbers = list(_flat_numbers(results))
+    if not numbers:
+        return "(no numbers)"
+    shown = [[key, f"{value:.4g}" if isinstance(value, float) else value] for key, value in numbers]
+    more = len(shown) - limit
+    table = _table(["result", "value"], shown[:limit])
+    return table + (f"\n\n({more} more values in the record)" if more > 0 else "")
 
 
 def render(results_dir):

@@ -5,6 +5,7 @@ tables: each holds what was measured and exactly how, so a reader can re-run it 
 number can be traced to a commit.
 """
 
+import argparse
 import datetime
 import json
 import os
@@ -12,6 +13,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from kbert.files import atomic_write_text
@@ -118,3 +120,42 @@ def write_run_record(path, results, seconds, argv=None):
         raise ValueError(f"results must be JSON-serializable; {error}") from None
     atomic_write_text(path, text)
     return record
+
+
+def _record_path(text):
+    if not text.endswith(".json") or Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"must name a .json file to write; received {text!r}")
+    return text
+
+
+def add_record_argument(parser):
+    """Adds `--record PATH.json` to a lab's or benchmark's `argparse` parser.
+
+    The path is checked when the arguments are parsed (before any work), and the parser
+    notes the time it was made, from which `record_if_requested` counts the wall time.
+
+    Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> add_record_argument(parser)
+    >>> parser.parse_args(["--record", "docs/results/lab.json"]).record
+    'docs/results/lab.json'
+    """
+    parser.add_argument(
+        "--record",
+        type=_record_path,
+        default=None,
+        help="also write the run's numbers, command, commit, date and machine to this JSON "
+        "(e.g. docs/results/<lab>.json; `python -m benchmarks.report` renders it)",
+    )
+    parser.set_defaults(record_started=time.perf_counter())
+
+
+def record_if_requested(args, results):
+    """Writes `results` to `args.record` (see `add_record_argument`) when one was given.
+
+    Returns:
+        The record (a dict), or None without `--record`.
+    """
+    if not getattr(args, "record", None):
+        return None
+    return write_run_record(args.record, results, time.perf_counter() - args.record_started)

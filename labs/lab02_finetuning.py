@@ -37,6 +37,7 @@ from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.metrics import confusion_matrix_png, evaluate_classifier, learning_curve_png  # noqa: E402
 from kbert.models import SequenceClassifier, grow_vocabulary  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 
@@ -168,6 +169,7 @@ def main():
     parser.add_argument("--run-dir", default="runs/lab02")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     if not parts or set(parts) - {"i", "ii"}:
@@ -201,6 +203,7 @@ def main():
             f"{r['train_s']:7.0f}  {r['train_examples_per_s']:5.1f}"
         )
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    record_if_requested(args, {r["part"]: r for r in results})
     print(json.dumps({r["part"]: r for r in results}))
 
 

@@ -34,7 +34,6 @@ what you see. Defaults are sized for a 2-core CPU (subsets, 256 tokens, bfloat16
 import argparse
 import json
 import math
-import time
 from pathlib import Path
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
@@ -54,7 +53,7 @@ from kbert.data import (  # noqa: E402
 from kbert.files import atomic_write_text  # noqa: E402
 from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClassifier  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor, MaskedLMMasker  # noqa: E402
 from kbert.train import fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
 
@@ -260,16 +259,13 @@ parser.add_argument(
 parser.add_argument("--data-dir", default=None)
 parser.add_argument("--run-dir", default="runs/lab07_document_classification")
 parser.add_argument("--seed", type=int, default=0, help="the data subsets' and stage 1's seed")
-parser.add_argument("--record", default=None, help="also write a run record to this JSON")
+add_record_argument(parser)
 parser.add_argument("--verbose", type=int, default=2)
 args = parser.parse_args()
 if args.seeds < 1 or args.min_steps < 0:
     parser.error(
         f"--seeds must be >= 1 and --min-steps >= 0; received {args.seeds}, {args.min_steps}"
     )
-if args.record and (not args.record.endswith(".json") or Path(args.record).is_dir()):
-    parser.error(f"--record must name a .json file to write; received {args.record!r}")
-started = time.perf_counter()
 args.task = choose_task(args.task, args.data_dir)
 sizes, args.train_examples = args.train_examples, max(args.train_examples)
 data = load_data(args)  # the largest training subset; smaller sizes are its seeded subsets
@@ -349,6 +345,5 @@ report = {
 run_dir = Path(args.run_dir)
 run_dir.mkdir(parents=True, exist_ok=True)
 atomic_write_text(run_dir / "results.json", json.dumps({**report, "runs": runs}, indent=1))
-if args.record:
-    write_run_record(args.record, report, time.perf_counter() - started)
+record_if_requested(args, report)
 print(json.dumps(report))

@@ -46,6 +46,7 @@ from kbert.export import export_saved_model  # noqa: E402
 from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor  # noqa: E402
 from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
     evaluate_question_answerer,
@@ -105,6 +106,7 @@ def main():
     parser.add_argument("--name", default="squad_hub")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
 
@@ -220,6 +222,7 @@ def main():
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    record_if_requested(args, summary)
     print(json.dumps(summary))
 
 

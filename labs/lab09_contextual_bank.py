@@ -20,6 +20,7 @@ quiet_tensorflow()
 import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_hf_bert  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 
 # %% The sentences: the first three use the river sense, the last three the finance sense.
@@ -68,6 +69,7 @@ def main():
         default="last4",
         help="average of the last 4 layers (J&M) or the top layer alone",
     )
+    add_record_argument(parser)
     args = parser.parse_args()
 
     # %% Load the pretrained encoder and its WordPiece tokenizer (no PyTorch involved).
@@ -90,6 +92,15 @@ def main():
     print("\nSentences:")
     for i, (sense, text) in enumerate(SENTENCES):
         print(f"  {sense[:5]}{i}: {text}")
+    record_if_requested(
+        args,
+        {
+            "layers": args.layers,
+            "same_sense_cosine": round(float(np.mean(same)), 4),
+            "different_sense_cosine": round(float(np.mean(different)), 4),
+            "static_cosine": round(float(cosine_matrix(static).min()), 4),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task  # noqa: E402
 from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 
@@ -101,6 +102,7 @@ def main():
     parser.add_argument("--run-dir", default="runs/lab11_pairs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not tasks or set(tasks) - {"rte", "mrpc"}:
@@ -124,6 +126,7 @@ def main():
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    record_if_requested(args, {r["task"]: r for r in results})
     print(json.dumps({r["task"]: r for r in results}))
 
 

@@ -30,6 +30,7 @@ import keras  # noqa: E402
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
 from kbert.metrics.entity_metrics import entity_report  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
     NER_METHODS,
     build_ner_model,
@@ -121,6 +122,7 @@ def main():
     parser.add_argument("--run-dir", default="runs/lab12_ner")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in NER_METHODS]
@@ -149,6 +151,7 @@ def main():
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
+    record_if_requested(args, {"methods": {row["method"]: row for row in rows}})
     print(json.dumps({row["method"]: row["test_f1"] for row in rows}))
 
 

@@ -32,6 +32,7 @@ import keras  # noqa: E402
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.squad import load_squad  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
     evaluate_question_answerer,
     fine_tune_question_answerer,
@@ -61,6 +62,7 @@ def main():
     parser.add_argument("--run-dir", default="runs/lab13_qa")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
 
     # %% Data: the official split when available, else SQuAD dev split by article.
@@ -128,6 +130,7 @@ def main():
     (run_dir / "predictions.json").write_text(
         json.dumps({key: value["text"] for key, value in answers.items()}, indent=1) + "\n"
     )
+    record_if_requested(args, result)
     print(json.dumps({"exact_match": result["exact_match"], "f1": result["f1"]}))
 
 

@@ -47,6 +47,7 @@ from kbert.checkpoints import load_hf_bert  # noqa: E402
 from kbert.data import read_trec  # noqa: E402
 from kbert.data.trec import COARSE_LABELS  # noqa: E402
 from kbert.models import FEATURE_LAYERS, FeatureClassifier, extract_layer_features  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 
 HEADS = ("linear", "mlp")
@@ -197,6 +198,7 @@ def main():
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", default="runs/lab14_feature_extraction")
+    add_record_argument(parser)
     args = parser.parse_args()
     # Twelve small models fit in a row: TensorFlow's retracing warnings are expected, not a bug.
     tf.get_logger().setLevel("ERROR")
@@ -273,6 +275,7 @@ def main():
         "arguments": vars(args),
     }
     (output_dir / "results.json").write_text(json.dumps(report, indent=1))
+    record_if_requested(args, report)
     print(f"wrote {output_dir / 'results.json'}")
 
 

@@ -37,6 +37,7 @@ from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
 from kbert.export import export_saved_model  # noqa: E402
 from kbert.export.models_config import write_models_config  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 from kbert.train.token_task_fine_tuning import build_ner_model, fine_tune_ner  # noqa: E402
@@ -107,6 +108,7 @@ def main():
     parser.add_argument("--skip-tagger", action="store_true")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the timing batches")
     parser.add_argument("--seed", type=int, default=0)
+    add_record_argument(parser)
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
 
@@ -245,18 +247,16 @@ def main():
         timings["export_batch32"]["sentences_per_s"] / timings["keras_batch32"]["sentences_per_s"]
     )
     print(f"\nexport / model.predict throughput at batch 32: {ratio:.2f}x (goal >= 2x)")
-    print(
-        json.dumps(
-            {
-                "export_sentences_per_s": timings["export_batch32"]["sentences_per_s"],
-                "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
-                "max_abs_diff": max_abs_diff,
-                "test_accuracy": round(accuracy, 4),
-                "exports": {kind: str(p) for kind, p in exports.items()},
-                "timings": timings,
-            }
-        )
-    )
+    summary = {
+        "export_sentences_per_s": timings["export_batch32"]["sentences_per_s"],
+        "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
+        "max_abs_diff": max_abs_diff,
+        "test_accuracy": round(accuracy, 4),
+        "exports": {kind: str(p) for kind, p in exports.items()},
+        "timings": timings,
+    }
+    record_if_requested(args, summary)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -71,3 +71,22 @@ def test_the_command_is_recorded_as_typed(tmp_path):
         (root / "tests" / "recorder_probe.py").unlink()
     assert out["module"] == f"python -m recorder_probe {tmp_path / 'm.json'}"
     assert out["script"] == "python tests/recorder_probe.py x.json"
+
+
+def test_the_record_argument_checks_its_path_and_writes_on_request(tmp_path, capsys):
+    import argparse
+
+    from kbert.run_records import add_record_argument, record_if_requested
+
+    parser = argparse.ArgumentParser(prog="lab")
+    add_record_argument(parser)
+    for bad in (str(tmp_path), str(tmp_path / "record.txt")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--record", bad])
+        assert "must name a .json file to write" in capsys.readouterr().err
+    assert record_if_requested(parser.parse_args([]), {"acc": 1.0}) is None
+    path = tmp_path / "lab.json"
+    args = parser.parse_args(["--record", str(path)])
+    record = record_if_requested(args, {"acc": 0.5})
+    assert json.loads(path.read_text()) == record and record["results"] == {"acc": 0.5}
+    assert record["wall_seconds"] >= 0

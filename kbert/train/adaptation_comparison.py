@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from kbert.data.classification_tasks import load_classification_task
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train.adaptation_recipes import (
     compare_methods,
     format_summary_table,
@@ -67,21 +67,8 @@ def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
     parser.add_argument("--verbose", type=int, default=0)
-    parser.add_argument(
-        "--record",
-        type=_record_path,
-        default=None,
-        help="also write the table as a recorded run (e.g. docs/results/<lab>.json)",
-    )
-    # The wall time a record reports counts from here (the program's start, in effect).
-    parser.set_defaults(started=time.perf_counter())
+    add_record_argument(parser)
     return parser
-
-
-def _record_path(text):
-    if not text.endswith(".json") or Path(text).is_dir():
-        raise argparse.ArgumentTypeError(f"must name a .json file to write; received {text!r}")
-    return text
 
 
 def selected_variants(parser, args, variants):
@@ -230,7 +217,7 @@ def compare_and_print(variants, starts, data, args):
         ),
     )
     summaries = print_comparison(rows, data, args)
-    if args.record:
+    if args.record:  # the table and its settings, as a run record
         results = {
             "task": "trec",
             "train_examples": len(data["train"]),
@@ -245,5 +232,5 @@ def compare_and_print(variants, starts, data, args):
         }
         if any(start.name == "lab01" for start in starts):
             results["starts"]["lab01"] = args.lab01_model
-        write_run_record(args.record, results, time.perf_counter() - args.started)
+        record_if_requested(args, results)
     return rows

@@ -67,7 +67,8 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     assert "| **corpus+glosses x0.5** | **61.25** | **61.25** |" in text
     assert "| MFS (WordNet's first sense) | 50.00 | 50.00 |" in text
     assert "| NER random | 79.00 | 79.00 | 77.00 |" in text
-    assert "## other" in text and "| accuracy | 0.5 |" in text and "nested" not in text
+    # A record without its own renderer lists every number by its dotted key.
+    assert "## other" in text and "| accuracy | 0.5 |" in text and "| nested.x | 1 |" in text
     assert report.main(arguments + ["--check"]) == 0
     page.write_text(text.replace("61.25", "99.99"))  # a hand edit
     assert report.main(arguments + ["--check"]) == 1
@@ -170,3 +171,11 @@ def test_the_probe_table_names_each_start_against_its_control(tmp_path):
     text = report.render(tmp_path)
     assert "| encoder | emb | 1 |" in text and "| masked | 0.500 | 0.625 |" in text
     assert "masked +12.5 points at layer 1 (0.625 vs random_bidirectional_post_ln 0.500)" in text
+
+
+def test_a_record_without_a_renderer_lists_its_first_numbers(tmp_path):
+    results = {"rows": [{"acc": 0.25, "name": "a", "ok": True}] * 50}
+    text = report._generic_section(results, limit=10)
+    assert "| rows.0.acc | 0.25 |" in text and "| rows.0.name | a |" in text
+    assert "ok" not in text and "(90 more values in the record)" in text
+    assert report._generic_section({"flag": True}) == "(no numbers)"
