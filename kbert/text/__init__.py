@@ -4,8 +4,13 @@ Everything here matches Hugging Face `tokenizers` (BERT normalizer, pre-tokenize
 post-processor and truncation) and uses only core TensorFlow ops plus the classic tf-text ops that
 TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8`,
 `WordpieceTokenizeWithOffsets`), so the same layers serve training pipelines and exported models.
+
+Byte-pair encoding (`BytePairTokenizer`, `learn_merges`: the textbook's character BPE and
+GPT-2's byte-level BPE) runs eagerly in Python for now, with Hugging Face parity.
 """
 
+from kbert.text.byte_pair_tokenizer import BytePairTokenizer
+from kbert.text.byte_pair_trainer import byte_level_alphabet, learn_merges
 from kbert.text.input_packer import InputPacker
 from kbert.text.long_text import (
     LONG_INPUT_STRATEGIES,
@@ -23,6 +28,9 @@ from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 __all__ = [
     "LONG_INPUT_STRATEGIES",
     "BertPreprocessor",
+    "BytePairTokenizer",
+    "byte_level_alphabet",
+    "learn_merges",
     "LongTextPreprocessor",
     "aggregate_window_logits",
     "window_spans",

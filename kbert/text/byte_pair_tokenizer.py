@@ -1,0 +1,452 @@
+"""Byte-pair-encoding tokenizers: the textbook's character BPE and GPT-2's byte-level BPE.
+
+`BytePairTokenizer` splits text into words (a pre-tokenizer pattern), turns each word into its
+start symbols (`kbert.text.byte_pair_trainer.word_symbols`) and applies the learned merges in
+the order they were learned: repeatedly, the adjacent pair with the lowest merge rank becomes
+one symbol, until no adjacent pair is a merge. Tokens come with character offsets into the
+original text, and ids decode back to text. A `tokenizer.json` written by Hugging Face
+`tokenizers` for a BPE model (character or byte-level) loads with `from_huggingface` and gives
+the same ids and offsets (`benchmarks/tokenizer_parity.py` measures it on real text).
+
+This tokenizer runs eagerly in Python (and in `tf.data` through `tf.py_function`); it is the
+readable reference. An in-graph version for exported serving signatures is future work (#18).
+"""
+
+import json
+import os
+
+import regex
+
+from kbert.files import atomic_write_text
+from kbert.text.byte_pair_trainer import END_OF_WORD, byte_level_alphabet, learn_merges
+
+# Pre-tokenizers: how text is cut into words before BPE (no merge crosses a word boundary).
+PRE_TOKENIZERS = {
+    # GPT-2's: contractions, letters, numbers, other symbols, each with one leading space.
+    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+    # Hugging Face's `Whitespace`: runs of word characters, runs of other non-space characters.
+    "whitespace": r"\w+|[^\w\s]+",
+    # Hugging Face's `WhitespaceSplit`: anything between whitespace.
+    "whitespace_split": r"\S+",
+}
+
+
+class BytePairTokenizer:
+    """Text to BPE token ids and back, with character offsets.
+
+    Args:
+        vocabulary: list of str. Token `i` has id `i`.
+        merges: list of `(left, right)` pairs of str, in the order learned (rank = index).
+        byte_level: bool, default False. Words are UTF-8 bytes (`byte_level_alphabet`).
+        end_of_word: str or None, default "</w>". The marker closing each word (character
+            BPE); None for none.
+        end_of_word_attached: bool, default False. The marker is fused to the last character.
+        continuing_subword_prefix: str or None, default None. Marks non-initial pieces of a
+            word (Hugging Face's option; "##" gives WordPiece-looking pieces).
+        unknown_token: str or None, default "[UNK]". Stands for symbols not in the vocabulary;
+            with None they are dropped (Hugging Face's behaviour without an unknown token).
+        fuse_unknown: bool, default False. Consecutive unknown symbols become one token.
+        pre_tokenizer: str, default None ("gpt2" for byte-level, else "whitespace"). A key of
+            `PRE_TOKENIZERS`.
+        special_tokens: sequence of str, default (). Tokens matched verbatim in the text before
+            pre-tokenization (each must be in the vocabulary).
+        ignore_merges: bool, default False. A word that is itself in the vocabulary is one
+            token without merging (Hugging Face's option).
+
+    Raises:
+        ValueError: repeated tokens, a merge whose parts or result are not in the vocabulary,
+            an unknown pre-tokenizer, or an unknown or special token missing from the vocabulary.
+
+    Example:
+    >>> from kbert.text.byte_pair_trainer import learn_merges
+    >>> merges, vocabulary = learn_merges(
+    ...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, num_merges=10,
+    ...     reserved_tokens=["[UNK]"])
+    >>> tokenizer = BytePairTokenizer(vocabulary, merges)
+    >>> [tokenizer.id_to_token(i) for i in tokenizer.tokenize("lowest newer")]
+    ['low', 'est</w>', 'ne', 'w', 'er</w>']
+    >>> tokenizer.detokenize(tokenizer.tokenize("lowest newer"))
+    'lowest newer'
+    """
+
+    def __init__(
+        self,
+        vocabulary,
+        merges,
+        byte_level=False,
+        end_of_word=END_OF_WORD,
+        end_of_word_attached=False,
+        continuing_subword_prefix=None,
+        unknown_token="[UNK]",
+        fuse_unknown=False,
+        pre_tokenizer=None,
+        special_tokens=(),
+        ignore_merges=False,
+    ):
+        self.vocabulary = [str(token) for token in vocabulary]
+        self.merges = [(str(left), str(right)) for left, right in merges]
+        self.byte_level = bool(byte_level)
+        self.end_of_word = None if self.byte_level else end_of_word
+        self.end_of_word_attached = bool(end_of_word_attached)
+        self.continuing_subword_prefix = continuing_subword_prefix or None
+        self.unknown_token = unknown_token
+        self.fuse_unknown = bool(fuse_unknown)
+        self.pre_tokenizer = pre_tokenizer or ("gpt2" if self.byte_level else "whitespace")
+        self.special_tokens = list(special_tokens)
+        self.ignore_merges = bool(ignore_merges)
+        self._ids = {token: index for index, token in enumerate(self.vocabulary)}
+        if len(self._ids) != len(self.vocabulary):
+            repeated = sorted({t for t in self.vocabulary if self.vocabulary.count(t) > 1})
+            raise ValueError(f"vocabulary must not repeat tokens; repeated: {repeated[:10]}")
+        if self.pre_tokenizer not in PRE_TOKENIZERS:
+            raise ValueError(
+                f"pre_tokenizer must be one of {sorted(PRE_TOKENIZERS)}; "
+                f"received {self.pre_tokenizer!r}"
+            )
+        for name, token in [("unknown_token", unknown_token)] + [
+            ("special token", token) for token in self.special_tokens
+        ]:
+            if token is not None and token not in self._ids:
+                raise ValueError(f"{name} {token!r} is not in the vocabulary")
+        self._ranks = {}
+        for rank, (left, right) in enumerate(self.merges):
+            for part in self._merge_results(left, right):
+                if part not in self._ids:
+                    raise ValueError(
+                        f"merge {rank} ({left!r}, {right!r}) makes or uses {part!r}, "
+                        "which is not in the vocabulary"
+                    )
+            self._ranks.setdefault((left, right), rank)
+        self._words = regex.compile(PRE_TOKENIZERS[self.pre_tokenizer])
+        self._specials = (
+            regex.compile(
+                "|".join(regex.escape(t) for t in sorted(self.special_tokens, key=len)[::-1])
+            )
+            if self.special_tokens
+            else None
+        )
+        self._alphabet = byte_level_alphabet()
+        self._bytes = {symbol: byte for byte, symbol in enumerate(self._alphabet)}
+        self._cache = {}
+
+    def _merge_results(self, left, right):
+        merged = left + right
+        if self.continuing_subword_prefix and right.startswith(self.continuing_subword_prefix):
+            merged = left + right[len(self.continuing_subword_prefix) :]
+        return left, right, merged
+
+    # --- vocabulary ---
+
+    def vocabulary_size(self):
+        """Number of tokens."""
+        return len(self.vocabulary)
+
+    def id_to_token(self, token_id):
+        """The token string of `token_id`."""
+        return self.vocabulary[token_id]
+
+    def token_to_id(self, token):
+        """The id of `token`, or None."""
+        return self._ids.get(token)
+
+    # --- tokenizing ---
+
+    def _start_symbols(self, word):
+        if self.byte_level:
+            return [self._alphabet[byte] for byte in word.encode("utf-8")]
+        symbols = list(word)
+        if self.continuing_subword_prefix:
+            symbols = symbols[:1] + [self.continuing_subword_prefix + s for s in symbols[1:]]
+        if self.end_of_word:
+            if self.end_of_word_attached:
+                symbols[-1] += self.end_of_word
+            else:
+                symbols.append(self.end_of_word)
+        return symbols
+
+    def _bpe(self, word):
+        """The pieces of one word after every applicable merge, lowest rank first."""
+        if word in self._cache:
+            return self._cache[word]
+        symbols = self._start_symbols(word)
+        whole = "".join(symbols) if self.byte_level else None
+        if self.ignore_merges and whole is not None and whole in self._ids:
+            symbols = [whole]
+        while len(symbols) > 1:
+            ranked = [
+                (self._ranks[pair], index)
+                for index, pair in enumerate(zip(symbols, symbols[1:], strict=False))
+                if pair in self._ranks
+            ]
+            if not ranked:
+                break
+            rank = min(ranked)[0]
+            pair = self.merges[rank]
+            merged = self._merge_results(*pair)[2]
+            out, index = [], 0
+            while index < len(symbols):
+                if index + 1 < len(symbols) and (symbols[index], symbols[index + 1]) == pair:
+                    out.append(merged)
+                    index += 2
+                else:
+                    out.append(symbols[index])
+                    index += 1
+            symbols = out
+        if len(self._cache) < 100_000:
+            self._cache[word] = symbols
+        return symbols
+
+    def _piece_length(self, piece):
+        """How many symbols of the word's start form `piece` consumed (characters or bytes)."""
+        if self.byte_level:
+            return len(piece)  # one alphabet character per byte
+        length = len(piece)
+        if self.end_of_word and piece.endswith(self.end_of_word):
+            length -= len(self.end_of_word)
+        if self.continuing_subword_prefix and piece.startswith(self.continuing_subword_prefix):
+            length -= len(self.continuing_subword_prefix)
+        return length
+
+    def _word_tokens(self, word, start):
+        """`(id, start, end)` per token of one pre-tokenized word beginning at `start`."""
+        tokens = []
+        if self.byte_level:
+            # Byte offsets within the word → character offsets in the text.
+            char_of_byte = []
+            for index, character in enumerate(word):
+                char_of_byte += [index] * len(character.encode("utf-8"))
+            char_of_byte.append(len(word))
+        position = 0
+        for piece in self._bpe(word):
+            length = self._piece_length(piece)
+            if self.byte_level:
+                first = char_of_byte[position]
+                last = char_of_byte[position + length - 1] + 1 if length else first
+                span = (start + first, start + last)
+            else:
+                span = (start + position, start + position + length)
+            position += length
+            token_id = self._ids.get(piece)
+            if token_id is None:
+                if self.unknown_token is None:
+                    continue
+                token_id = self._ids[self.unknown_token]
+                if self.fuse_unknown and tokens and tokens[-1][0] == token_id:
+                    tokens[-1] = (token_id, tokens[-1][1], span[1])
+                    continue
+            tokens.append((token_id, *span))
+        return tokens
+
+    def _pieces(self, text):
+        """`(kind, text, start)`: special tokens verbatim, the rest cut into words."""
+        cursor = 0
+        spans = [] if self._specials is None else list(self._specials.finditer(text))
+        for special in spans + [None]:
+            end = len(text) if special is None else special.start()
+            for match in self._words.finditer(text, cursor, end):
+                yield "word", match.group(), match.start()
+            if special is not None:
+                yield "special", special.group(), special.start()
+                cursor = special.end()
+
+    def tokenize_with_offsets(self, text):
+        """`(ids, starts, ends)`: token ids and each token's character span in `text`.
+
+        Args:
+            text: str.
+
+        Returns:
+            three lists of int of equal length.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str; received {type(text).__name__}")
+        tokens = []
+        for kind, piece, start in self._pieces(text):
+            if kind == "special":
+                tokens.append((self._ids[piece], start, start + len(piece)))
+            else:
+                tokens += self._word_tokens(piece, start)
+        return [t[0] for t in tokens], [t[1] for t in tokens], [t[2] for t in tokens]
+
+    def tokenize(self, text):
+        """Token ids of `text` (list of int)."""
+        return self.tokenize_with_offsets(text)[0]
+
+    def detokenize(self, ids):
+        """Text from token ids: byte-level tokens decode their bytes (invalid UTF-8 shown as
+        U+FFFD); character tokens join, each end-of-word marker becoming a space."""
+        tokens = [self.vocabulary[int(i)] for i in ids]
+        if self.byte_level:
+            data = bytes(
+                self._bytes[c]
+                for token in tokens
+                if token not in self.special_tokens
+                for c in token
+            )
+            return data.decode("utf-8", errors="replace")
+        text = ""
+        for token in tokens:
+            if self.continuing_subword_prefix and token.startswith(self.continuing_subword_prefix):
+                text = text.rstrip(" ") + token[len(self.continuing_subword_prefix) :]
+            elif self.continuing_subword_prefix and text and not text.endswith(" "):
+                text += " " + token
+            else:
+                text += token
+            if self.end_of_word and text.endswith(self.end_of_word):
+                text = text[: -len(self.end_of_word)] + " "
+        return text.strip()
+
+    # --- configuration and files ---
+
+    def get_config(self):
+        """Every constructor argument (vocabulary and merges included)."""
+        return {
+            "vocabulary": list(self.vocabulary),
+            "merges": [list(pair) for pair in self.merges],
+            "byte_level": self.byte_level,
+            "end_of_word": self.end_of_word,
+            "end_of_word_attached": self.end_of_word_attached,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "unknown_token": self.unknown_token,
+            "fuse_unknown": self.fuse_unknown,
+            "pre_tokenizer": self.pre_tokenizer,
+            "special_tokens": list(self.special_tokens),
+            "ignore_merges": self.ignore_merges,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def save(self, path):
+        """Writes the configuration as JSON (atomically); `load(path)` reads it back."""
+        atomic_write_text(path, json.dumps(self.get_config(), ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, path):
+        with open(path, encoding="utf-8") as stream:
+            return cls.from_config(json.load(stream))
+
+    @classmethod
+    def train(
+        cls,
+        texts,
+        vocabulary_size,
+        byte_level=False,
+        pre_tokenizer=None,
+        min_frequency=2,
+        end_of_word=END_OF_WORD,
+        end_of_word_attached=False,
+        special_tokens=("[UNK]",),
+    ):
+        """Learns merges from `texts` (an iterable of str) and returns the tokenizer.
+
+        Words are cut by the same pre-tokenizer the tokenizer uses, then counted
+        (`learn_merges` does the rest). `special_tokens` open the vocabulary; the first is
+        the unknown token for character BPE (byte-level BPE has no unknown token).
+        """
+        pre_tokenizer = pre_tokenizer or ("gpt2" if byte_level else "whitespace")
+        if pre_tokenizer not in PRE_TOKENIZERS:
+            raise ValueError(
+                f"pre_tokenizer must be one of {sorted(PRE_TOKENIZERS)}; received {pre_tokenizer!r}"
+            )
+        pattern = regex.compile(PRE_TOKENIZERS[pre_tokenizer])
+        counts = {}
+        for text in texts:
+            for match in pattern.finditer(text):
+                counts[match.group()] = counts.get(match.group(), 0) + 1
+        merges, vocabulary = learn_merges(
+            counts,
+            vocabulary_size=vocabulary_size,
+            min_frequency=min_frequency,
+            end_of_word=end_of_word,
+            end_of_word_attached=end_of_word_attached,
+            byte_level=byte_level,
+            reserved_tokens=special_tokens,
+        )
+        return cls(
+            vocabulary,
+            merges,
+            byte_level=byte_level,
+            end_of_word=end_of_word,
+            end_of_word_attached=end_of_word_attached,
+            unknown_token=None if byte_level or not special_tokens else special_tokens[0],
+            pre_tokenizer=pre_tokenizer,
+            special_tokens=special_tokens,
+        )
+
+    @classmethod
+    def from_huggingface(cls, path):
+        """Loads a BPE `tokenizer.json` written by Hugging Face `tokenizers`.
+
+        Supported: a `BPE` model (with or without `end_of_word_suffix`,
+        `continuing_subword_prefix`, `unk_token`, `fuse_unk`, `ignore_merges`), no normalizer,
+        and a `ByteLevel` (with its regex, no prefix space), `Whitespace` or `WhitespaceSplit`
+        pre-tokenizer; added tokens are matched verbatim. Anything else raises, naming it.
+
+        Args:
+            path: str or Path. The `tokenizer.json` file.
+
+        Returns:
+            `BytePairTokenizer`.
+
+        Raises:
+            ValueError: a model, normalizer or pre-tokenizer this tokenizer cannot reproduce,
+                or BPE dropout (random, so no fixed ids to reproduce).
+        """
+        with open(os.fspath(path), encoding="utf-8") as stream:
+            spec = json.load(stream)
+        model = spec.get("model") or {}
+        if model.get("type") != "BPE":
+            raise ValueError(f"{path}: expected a BPE model; received {model.get('type')!r}")
+        if model.get("dropout"):
+            raise ValueError(f"{path}: BPE dropout {model['dropout']} is random; set it to null")
+        if spec.get("normalizer") is not None:
+            raise ValueError(
+                f"{path}: normalizer {spec['normalizer'].get('type')!r} is not supported; "
+                "expected none"
+            )
+        pre = spec.get("pre_tokenizer") or {}
+        kind = pre.get("type")
+        byte_level = kind == "ByteLevel"
+        if byte_level:
+            if pre.get("add_prefix_space") or not pre.get("use_regex", True):
+                raise ValueError(
+                    f"{path}: ByteLevel pre-tokenizer with add_prefix_space or without its "
+                    "regex is not supported"
+                )
+            pre_tokenizer = "gpt2"
+        elif kind in ("Whitespace", "WhitespaceSplit"):
+            pre_tokenizer = {"Whitespace": "whitespace", "WhitespaceSplit": "whitespace_split"}[
+                kind
+            ]
+        else:
+            raise ValueError(
+                f"{path}: pre-tokenizer {kind!r} is not supported; expected ByteLevel, "
+                "Whitespace or WhitespaceSplit"
+            )
+        ids = dict(model["vocab"])
+        for added in spec.get("added_tokens") or []:
+            ids.setdefault(added["content"], added["id"])
+        vocabulary = [None] * len(ids)
+        for token, index in ids.items():
+            if not 0 <= index < len(ids) or vocabulary[index] is not None:
+                raise ValueError(f"{path}: token ids must be 0 … {len(ids) - 1}, each once")
+            vocabulary[index] = token
+        merges = [
+            tuple(merge.split(" ", 1)) if isinstance(merge, str) else tuple(merge)
+            for merge in model.get("merges", [])
+        ]
+        return cls(
+            vocabulary,
+            merges,
+            byte_level=byte_level,
+            end_of_word=model.get("end_of_word_suffix") or None,
+            end_of_word_attached=True,
+            continuing_subword_prefix=model.get("continuing_subword_prefix"),
+            unknown_token=model.get("unk_token"),
+            fuse_unknown=bool(model.get("fuse_unk")),
+            pre_tokenizer=pre_tokenizer,
+            special_tokens=[added["content"] for added in spec.get("added_tokens") or []],
+            ignore_merges=bool(model.get("ignore_merges")),
+        )
