@@ -6,7 +6,8 @@ TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8
 `WordpieceTokenizeWithOffsets`), so the same layers serve training pipelines and exported models.
 
 Byte-pair encoding (`BytePairTokenizer`, `learn_merges`: the textbook's character BPE and
-GPT-2's byte-level BPE) runs eagerly in Python for now, with Hugging Face parity.
+GPT-2's byte-level BPE) and SentencePiece's unigram model (`UnigramTokenizer`, `learn_unigram`)
+run eagerly in Python for now, with parity against Hugging Face and sentencepiece.
 """
 
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
@@ -22,6 +23,8 @@ from kbert.text.masked_lm_masker import MaskedLMMasker, unigram_probabilities_fr
 from kbert.text.parity import TokenizerAgreement, tokenizer_agreement
 from kbert.text.preprocessor import BertPreprocessor
 from kbert.text.span_masker import SpanMasker
+from kbert.text.unigram_tokenizer import UnigramTokenizer
+from kbert.text.unigram_trainer import learn_unigram
 from kbert.text.vocabulary_trainer import train_wordpiece_vocabulary, write_vocabulary
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
@@ -38,6 +41,8 @@ __all__ = [
     "MaskedLMMasker",
     "SpanMasker",
     "TokenizerAgreement",
+    "UnigramTokenizer",
+    "learn_unigram",
     "WordPieceTokenizer",
     "tokenizer_agreement",
     "train_wordpiece_vocabulary",

@@ -1,0 +1,327 @@
+"""SentencePiece's unigram language-model tokenizer: the most probable segmentation (Viterbi).
+
+A unigram model (Kudo 2018; T5, ALBERT, XLNet and most multilingual models) gives every piece a
+log probability and segments a word into the pieces whose log probabilities sum highest. Text
+is first written the SentencePiece way: each space becomes "▁" (U+2581), a "▁" opens the text,
+and the text is cut before each "▁" into words (no piece crosses a word boundary). A character
+that no piece covers becomes the unknown token (its score: the lowest piece score minus 10), and
+consecutive unknown characters fuse into one.
+
+`UnigramTokenizer.from_huggingface` loads a Hugging Face `tokenizer.json` (Unigram model,
+Metaspace pre-tokenizer) and `from_sentencepiece` a `.model` file written by the
+`sentencepiece` package (read with a small protobuf reader, no dependency); both reproduce
+their reference's ids and offsets. Pieces and scores come from `learn_unigram`.
+"""
+
+import collections
+import json
+import math
+import os
+import struct
+
+from kbert.files import atomic_write_text
+from kbert.text.unigram_trainer import SPACE, learn_unigram, sentencepiece_words
+
+UNKNOWN_PENALTY = 10.0  # SentencePiece's and Hugging Face's kUnkPenalty
+
+
+class UnigramTokenizer:
+    """Text to unigram-LM token ids (Viterbi) and back, with character offsets.
+
+    Args:
+        pieces: list of `(piece, score)`: token `i` is `pieces[i][0]`, its log probability
+            `pieces[i][1]`.
+        unknown_id: int, default 0. The unknown token's id.
+        add_dummy_prefix: bool, default True. A "▁" opens the text.
+        collapse_whitespace: bool, default False. Drop leading, trailing and repeated spaces
+            first (SentencePiece's default `remove_extra_whitespaces`).
+        control_ids: sequence of int, default (). Tokens never produced from text (e.g.
+            "<s>", "</s>", "<pad>") and dropped when decoding.
+
+    Raises:
+        ValueError: repeated pieces, a bad `unknown_id`, or a non-finite score.
+
+    Example:
+    >>> tokenizer = UnigramTokenizer(
+    ...     [("<unk>", 0.0), ("▁", -2.0), ("▁low", -3.0), ("est", -3.5), ("l", -6.0),
+    ...      ("o", -6.0), ("w", -6.0), ("e", -6.0), ("s", -6.0), ("t", -6.0)])
+    >>> [tokenizer.id_to_token(i) for i in tokenizer.tokenize("lowest")]
+    ['▁low', 'est']
+    >>> tokenizer.detokenize(tokenizer.tokenize("lowest low"))
+    'lowest low'
+    """
+
+    def __init__(
+        self,
+        pieces,
+        unknown_id=0,
+        add_dummy_prefix=True,
+        collapse_whitespace=False,
+        control_ids=(),
+    ):
+        self.pieces = [(str(piece), float(score)) for piece, score in pieces]
+        self.unknown_id = int(unknown_id)
+        self.add_dummy_prefix = bool(add_dummy_prefix)
+        self.collapse_whitespace = bool(collapse_whitespace)
+        self.control_ids = sorted({int(i) for i in control_ids})
+        self._ids = {}
+        for index, (piece, score) in enumerate(self.pieces):
+            if piece in self._ids:
+                raise ValueError(
+                    f"pieces must not repeat; {piece!r} is at {self._ids[piece]} and {index}"
+                )
+            if not math.isfinite(score):
+                raise ValueError(f"piece {piece!r} has a non-finite score {score}")
+            self._ids[piece] = index
+        if not 0 <= self.unknown_id < len(self.pieces):
+            raise ValueError(
+                f"unknown_id must index the {len(self.pieces)} pieces; received {unknown_id}"
+            )
+        excluded = set(self.control_ids) | {self.unknown_id}
+        self._scores = {
+            piece: score
+            for index, (piece, score) in enumerate(self.pieces)
+            if index not in excluded
+        }
+        self._unknown_score = min(self._scores.values(), default=0.0) - UNKNOWN_PENALTY
+        self._longest = max((len(piece) for piece in self._scores), default=1)
+        self._cache = {}
+
+    def vocabulary_size(self):
+        """Number of pieces."""
+        return len(self.pieces)
+
+    def id_to_token(self, token_id):
+        """The piece string of `token_id`."""
+        return self.pieces[token_id][0]
+
+    def token_to_id(self, token):
+        """The id of `token`, or None."""
+        return self._ids.get(token)
+
+    def _viterbi(self, word):
+        """The best segmentation of `word`: list of `(id, start, end)` in characters."""
+        if word in self._cache:
+            return self._cache[word]
+        size = len(word)
+        # best[end] = (score, start, id) of the best path ending at `end`; the first path found
+        # keeps a tie (Hugging Face and SentencePiece compare with a strict >).
+        best = [None] * (size + 1)
+        best[0] = (0.0, -1, -1)
+        for start in range(size):
+            if best[start] is None:
+                continue
+            here = best[start][0]
+            covered = False
+            for end in range(start + 1, min(size, start + self._longest) + 1):
+                score = self._scores.get(word[start:end])
+                if score is None:
+                    continue
+                covered |= end == start + 1
+                candidate = here + score
+                if best[end] is None or candidate > best[end][0]:
+                    best[end] = (candidate, start, self._ids[word[start:end]])
+            if not covered:
+                candidate = here + self._unknown_score
+                if best[start + 1] is None or candidate > best[start + 1][0]:
+                    best[start + 1] = (candidate, start, self.unknown_id)
+        path, end = [], size
+        while end > 0:
+            _, start, token_id = best[end]
+            if token_id == self.unknown_id and path and path[-1][0] == self.unknown_id:
+                path[-1] = (token_id, start, path[-1][2])  # consecutive unknowns fuse
+            else:
+                path.append((token_id, start, end))
+            end = start
+        path.reverse()
+        if len(self._cache) < 100_000:
+            self._cache[word] = path
+        return path
+
+    def tokenize_with_offsets(self, text):
+        """`(ids, starts, ends)`: token ids and each token's character span in `text`.
+
+        A token's span covers the characters it was made from; its "▁" covers the space it
+        stands for (the opening "▁" the first character).
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str; received {type(text).__name__}")
+        ids, starts, ends = [], [], []
+        words = sentencepiece_words(text, self.add_dummy_prefix, self.collapse_whitespace)
+        for word, positions in words:
+            for token_id, start, end in self._viterbi(word):
+                ids.append(token_id)
+                starts.append(positions[start])
+                ends.append(positions[end - 1] + 1)
+        return ids, starts, ends
+
+    def tokenize(self, text):
+        """Token ids of `text` (list of int)."""
+        return self.tokenize_with_offsets(text)[0]
+
+    def detokenize(self, ids):
+        """Text from ids: pieces joined, "▁" back to spaces, the opening one removed."""
+        skip = set(self.control_ids)
+        text = "".join(self.pieces[int(i)][0] for i in ids if int(i) not in skip)
+        text = text.replace(SPACE, " ")
+        return text[1:] if self.add_dummy_prefix and text.startswith(" ") else text
+
+    def get_config(self):
+        return {
+            "pieces": [list(piece) for piece in self.pieces],
+            "unknown_id": self.unknown_id,
+            "add_dummy_prefix": self.add_dummy_prefix,
+            "collapse_whitespace": self.collapse_whitespace,
+            "control_ids": list(self.control_ids),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def save(self, path):
+        """Writes the configuration as JSON (atomically); `load(path)` reads it back."""
+        atomic_write_text(path, json.dumps(self.get_config(), ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, path):
+        with open(path, encoding="utf-8") as stream:
+            return cls.from_config(json.load(stream))
+
+    @classmethod
+    def train(cls, texts, vocabulary_size, unknown_token="<unk>", **options):
+        """Learns a unigram vocabulary from `texts` (iterable of str); returns the tokenizer.
+
+        Words are written and cut as the tokenizer will see them (`sentencepiece_words`),
+        counted, and passed to `learn_unigram` with `options` (`max_piece_length`,
+        `seed_size`, `shrinking_factor`, `em_iterations`).
+        """
+        counts = collections.Counter()
+        for text in texts:
+            counts.update(word for word, _ in sentencepiece_words(text))
+        pieces = learn_unigram(
+            dict(counts), vocabulary_size, reserved_tokens=(unknown_token,), **options
+        )
+        return cls(pieces, unknown_id=0)
+
+    @classmethod
+    def from_huggingface(cls, path):
+        """Loads a Unigram `tokenizer.json` from Hugging Face `tokenizers`.
+
+        Supported: a `Unigram` model, no normalizer, a `Metaspace` pre-tokenizer (replacement
+        "▁", prepend scheme "always" or "first", splitting); added tokens are control tokens.
+
+        Raises:
+            ValueError: naming a model, normalizer or pre-tokenizer it cannot reproduce.
+        """
+        with open(os.fspath(path), encoding="utf-8") as stream:
+            spec = json.load(stream)
+        model = spec.get("model") or {}
+        if model.get("type") != "Unigram":
+            raise ValueError(f"{path}: expected a Unigram model; received {model.get('type')!r}")
+        if model.get("byte_fallback"):
+            raise ValueError(f"{path}: byte_fallback is not supported")
+        if spec.get("normalizer") is not None:
+            raise ValueError(
+                f"{path}: normalizer {spec['normalizer'].get('type')!r} is not supported; "
+                "expected none"
+            )
+        pre = spec.get("pre_tokenizer") or {}
+        if (
+            pre.get("type") != "Metaspace"
+            or pre.get("replacement", SPACE) != SPACE
+            or pre.get("prepend_scheme", "always") not in ("always", "first")
+            or not pre.get("split", True)
+        ):
+            raise ValueError(
+                f"{path}: pre-tokenizer {pre.get('type')!r} with {pre} is not supported; "
+                "expected Metaspace('▁', prepend_scheme='always', split=True)"
+            )
+        added = [token["id"] for token in spec.get("added_tokens") or [] if token.get("special")]
+        unknown = model.get("unk_id")
+        if unknown is None:
+            raise ValueError(f"{path}: the Unigram model has no unk_id")
+        return cls(
+            [tuple(piece) for piece in model["vocab"]],
+            unknown_id=unknown,
+            control_ids=[i for i in added if i != unknown],
+        )
+
+    @classmethod
+    def from_sentencepiece(cls, path):
+        """Loads a unigram `.model` file written by the `sentencepiece` package.
+
+        Its normalizer must be the identity (train with `normalization_rule_name="identity"`);
+        `remove_extra_whitespaces` and `add_dummy_prefix` are honoured.
+
+        Raises:
+            ValueError: a model that is not unigram, a normalizer other than the identity, or
+                byte fallback.
+        """
+        with open(os.fspath(path), "rb") as stream:
+            fields = _protobuf_fields(stream.read())
+        pieces, unknown, controls = [], 0, []
+        for index, raw in enumerate(value for number, value in fields if number == 1):
+            piece = dict(_protobuf_fields(raw))
+            kind = piece.get(3, 1)  # NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6
+            if kind == 2:
+                unknown = index
+            elif kind in (3, 6):
+                controls.append(index)
+            pieces.append((piece.get(1, b"").decode("utf-8"), _float32(piece.get(2, 0))))
+        trainer = dict(_protobuf_fields(next((v for n, v in fields if n == 2), b"")))
+        if trainer.get(3, 1) != 1:
+            raise ValueError(f"{path}: model_type {trainer.get(3)} is not unigram (1)")
+        if trainer.get(35):
+            raise ValueError(f"{path}: byte_fallback is not supported")
+        normalizer = dict(_protobuf_fields(next((v for n, v in fields if n == 3), b"")))
+        rule = normalizer.get(1, b"").decode("utf-8")
+        if rule not in ("identity", ""):
+            raise ValueError(
+                f"{path}: normalizer {rule!r} is not supported; train with "
+                "normalization_rule_name='identity'"
+            )
+        return cls(
+            pieces,
+            unknown_id=unknown,
+            add_dummy_prefix=bool(normalizer.get(3, 1)),
+            collapse_whitespace=bool(normalizer.get(4, 1)),
+            control_ids=controls,
+        )
+
+
+def _varint(data, position):
+    value, shift = 0, 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, position
+
+
+def _protobuf_fields(data):
+    """`(field number, value)` of a serialized protobuf message: ints for varints and fixed32
+    (as raw bits), bytes for length-delimited fields."""
+    fields, position = [], 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, position = _varint(data, position)
+        elif wire == 2:
+            length, position = _varint(data, position)
+            value, position = data[position : position + length], position + length
+        elif wire == 5:
+            value, position = int.from_bytes(data[position : position + 4], "little"), position + 4
+        elif wire == 1:
+            value, position = int.from_bytes(data[position : position + 8], "little"), position + 8
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire} for field {number}")
+        fields.append((number, value))
+    return fields
+
+
+def _float32(bits):
+    return struct.unpack("<f", int(bits).to_bytes(4, "little"))[0]
