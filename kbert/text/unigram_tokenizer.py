@@ -37,6 +37,9 @@ class UnigramTokenizer:
             first (SentencePiece's default `remove_extra_whitespaces`).
         control_ids: sequence of int, default (). Tokens never produced from text (e.g.
             "<s>", "</s>", "<pad>") and dropped when decoding.
+        float32_scores: bool, default False. Score paths as SentencePiece does: one Viterbi
+            over the whole text, adding in float32 (Hugging Face scores each word apart in
+            float64), so near-ties between segmentations break as the reference's do.
 
     Raises:
         ValueError: repeated pieces, a bad `unknown_id`, or a non-finite score.
@@ -58,12 +61,15 @@ class UnigramTokenizer:
         add_dummy_prefix=True,
         collapse_whitespace=False,
         control_ids=(),
+        float32_scores=False,
     ):
         self.pieces = [(str(piece), float(score)) for piece, score in pieces]
         self.unknown_id = int(unknown_id)
         self.add_dummy_prefix = bool(add_dummy_prefix)
         self.collapse_whitespace = bool(collapse_whitespace)
         self.control_ids = sorted({int(i) for i in control_ids})
+        self.float32_scores = bool(float32_scores)
+        self._round = _to_float32 if self.float32_scores else float
         self._ids = {}
         for index, (piece, score) in enumerate(self.pieces):
             if piece in self._ids:
@@ -83,7 +89,9 @@ class UnigramTokenizer:
             for index, (piece, score) in enumerate(self.pieces)
             if index not in excluded
         }
-        self._unknown_score = min(self._scores.values(), default=0.0) - UNKNOWN_PENALTY
+        if self.float32_scores:
+            self._scores = {piece: _to_float32(score) for piece, score in self._scores.items()}
+        self._unknown_score = self._round(min(self._scores.values(), default=0.0) - UNKNOWN_PENALTY)
         self._longest = max((len(piece) for piece in self._scores), default=1)
         self._cache = {}
 
@@ -118,11 +126,11 @@ class UnigramTokenizer:
                 if score is None:
                     continue
                 covered |= end == start + 1
-                candidate = here + score
+                candidate = self._round(here + score)
                 if best[end] is None or candidate > best[end][0]:
                     best[end] = (candidate, start, self._ids[word[start:end]])
             if not covered:
-                candidate = here + self._unknown_score
+                candidate = self._round(here + self._unknown_score)
                 if best[start + 1] is None or candidate > best[start + 1][0]:
                     best[start + 1] = (candidate, start, self.unknown_id)
         path, end = [], size
@@ -148,6 +156,10 @@ class UnigramTokenizer:
             raise ValueError(f"text must be a str; received {type(text).__name__}")
         ids, starts, ends = [], [], []
         words = sentencepiece_words(text, self.add_dummy_prefix, self.collapse_whitespace)
+        if self.float32_scores and words:
+            # SentencePiece runs one Viterbi over the whole text: its float32 running score
+            # then rounds the same way, and near-ties break as they do there.
+            words = [("".join(word for word, _ in words), [p for _, ps in words for p in ps])]
         for word, positions in words:
             for token_id, start, end in self._viterbi(word):
                 ids.append(token_id)
@@ -173,6 +185,7 @@ class UnigramTokenizer:
             "add_dummy_prefix": self.add_dummy_prefix,
             "collapse_whitespace": self.collapse_whitespace,
             "control_ids": list(self.control_ids),
+            "float32_scores": self.float32_scores,
         }
 
     @classmethod
@@ -287,6 +300,7 @@ class UnigramTokenizer:
             add_dummy_prefix=bool(normalizer.get(3, 1)),
             collapse_whitespace=bool(normalizer.get(4, 1)),
             control_ids=controls,
+            float32_scores=True,
         )
 
 
@@ -321,6 +335,11 @@ def _protobuf_fields(data):
             raise ValueError(f"unsupported protobuf wire type {wire} for field {number}")
         fields.append((number, value))
     return fields
+
+
+def _to_float32(value):
+    """`value` rounded to the nearest float32 (as a Python float)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
 def _float32(bits):
