@@ -438,6 +438,40 @@ def _document_classification_headline(results):
     return f"ULMFiT stage 1 on {results['task']}, test points gained by labelled documents: {gains}"
 
 
+def tokenizer_parity_section(results):
+    """Table of `benchmarks/tokenizer_parity.py`: agreement with each reference."""
+    references = {
+        "bpe": "Hugging Face BPE (characters, `</w>`), ids and offsets",
+        "byte_level_bpe": "Hugging Face byte-level BPE (GPT-2), ids and offsets",
+        "unigram": "Hugging Face Unigram (Metaspace), ids and offsets",
+        "sentencepiece": "sentencepiece unigram (identity normalization), ids",
+    }
+    rows = [
+        [name, what, f"{results[name + '_agreement']:.4%}", f"{results[name + '_seconds']:.1f}"]
+        for name, what in references.items()
+        if name + "_agreement" in results
+    ]
+    return "\n".join(
+        [
+            f"Each reference trained at {results['vocabulary_size']:,} tokens on "
+            f"{results['train_texts']:,} texts (TREC-6 train, half of WikiText-2 valid); kbert "
+            f"loads its file; {results['texts']:,} held-out texts compared (TREC-6 test, SST-2, "
+            "WikiText-2):",
+            "",
+            _table(["kbert tokenizer", "reference", "texts identical", "kbert s"], rows),
+        ]
+    )
+
+
+def _tokenizer_parity_headline(results):
+    shares = ", ".join(
+        f"{name.replace('_', ' ')} {results[name + '_agreement']:.2%}"
+        for name in ("bpe", "byte_level_bpe", "unigram", "sentencepiece")
+        if name + "_agreement" in results
+    )
+    return f"tokenizers identical to their references on {results['texts']:,} texts: {shares}"
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -457,6 +491,7 @@ RENDERERS = {
     "long_inputs": long_inputs_section,
     "transfer_probes": transfer_probes_section,
     "lab07_document_classification": document_classification_section,
+    "tokenizer_parity": tokenizer_parity_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -539,6 +574,7 @@ HEADLINES = {
     "long_inputs": _long_inputs_headline,
     "transfer_probes": _probes_headline,
     "lab07_document_classification": _document_classification_headline,
+    "tokenizer_parity": _tokenizer_parity_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 
