@@ -83,7 +83,12 @@ def anchor_variants(rate, with_ewc, strengths=STRENGTHS):
     """L2-SP (and EWC when the start has its pretraining head) at each λ, at `rate`."""
     methods = ("l2_sp", "ewc") if with_ewc else ("l2_sp",)
     return [
-        (f"{method} λ={strength:g}", method, {"learning_rate": rate, "strength": strength})
+        # The rate is in the label: a resumed run must not reuse rows made at another rate.
+        (
+            f"{method} λ={strength:g} lr={rate:g}",
+            method,
+            {"learning_rate": rate, "strength": strength},
+        )
         for method in methods
         for strength in strengths
     ]
