@@ -134,22 +134,25 @@ def run_comparison(variants, starts, data, args):
         "batch_size": args.batch_size,
         "sequence_length": args.sequence_length,
     }
+    sources = {start.name: start.source for start in starts}
     done = []
     if results_path.exists() and not args.fresh:
         labels = {label for label, _, _ in variants}
-        names = {start.name for start in starts}
+        # A row is reused only for the same start (same weights), variant and settings.
         done = [
             row
             for row in map(json.loads, results_path.read_text().splitlines())
             if row.get("settings") == settings
             and row["label"] in labels
-            and row["start"] in names
+            and row["start"] in sources
+            and row.get("source") == sources[row["start"]]
             and (row["seed"] is None or row["seed"] < args.seeds)
         ]
 
     def save(row):
         with results_path.open("a") as stream:
-            stream.write(json.dumps({**row, "settings": settings}) + "\n")
+            line = {**row, "source": sources[row["start"]], "settings": settings}
+            stream.write(json.dumps(line) + "\n")
         print(
             f"[{time.strftime('%H:%M:%S')}] {row['start']} {row['label']} seed {row['seed']}: "
             f"acc {row['accuracy']:.4f}, {row['trainable_pct']:.2f}% trainable, "
@@ -227,10 +230,8 @@ def compare_and_print(variants, starts, data, args):
             "batch_size": args.batch_size,
             "sequence_length": args.sequence_length,
             "seeds": args.seeds,
-            "starts": {start.name: start.name for start in starts},
+            "starts": {start.name: start.source for start in starts},
             "rows": summaries,
         }
-        if any(start.name == "lab01" for start in starts):
-            results["starts"]["lab01"] = args.lab01_model
         record_if_requested(args, results)
     return rows

@@ -64,12 +64,15 @@ class StartingPoint:
         objective: str or None. The pretraining objective whose head the checkpoint can rebuild
             ("causal": a tied decoder, "masked"), for EWC's Fisher and the multitask LM loss;
             None when the checkpoint ships no usable pretraining head.
+        source: str or None. Where the weights come from (a name or directory), so saved
+            results can tell two starts of the same name apart.
     """
 
     name: str
     load: object
     pooling: str = "cls"
     objective: str | None = None
+    source: str | None = None
 
 
 def pretrained_starting_point(
@@ -117,6 +120,7 @@ def pretrained_starting_point(
         load,
         pooling="last" if causal else "cls",
         objective="causal" if causal else None,
+        source=str(name_or_path),
     )
 
 

@@ -8,6 +8,7 @@ fits, so each lab runs its whole story.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,13 @@ def test_lab_distillation_and_the_benchmark(tmp_path, data_root, tiny_models):
     _, again = _run(arguments, data_root, tmp_path / "bench")
     assert again == report
     assert len((tmp_path / "bench" / "results.jsonl").read_text().splitlines()) == 10
+    # Other weights under the same start name are another start: its rows are not reused.
+    moved = tmp_path / "other_lab01"
+    shutil.copytree(tiny_models[0], moved)
+    arguments[arguments.index(str(tiny_models[0]))] = str(moved)
+    _run(arguments, data_root, tmp_path / "bench")
+    rows = [json.loads(line) for line in (tmp_path / "bench" / "results.jsonl").open()]
+    assert len(rows) == 15 and {row["source"] for row in rows[10:]} == {str(moved)}
 
 
 @pytest.mark.slow
