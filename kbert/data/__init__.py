@@ -16,6 +16,15 @@ from kbert.data.conll2003 import (
     read_conll2003,
     read_conll_file,
 )
+from kbert.data.curation import (
+    CurationResult,
+    MinHasher,
+    QualityRules,
+    exact_duplicates,
+    near_duplicates,
+    perplexity_filter,
+    quality_filter,
+)
 from kbert.data.data_dir import data_dir, locate
 from kbert.data.imdb import read_imdb
 from kbert.data.label_vocabulary import LabelVocabulary
@@ -38,7 +47,14 @@ from kbert.data.trec import read_trec
 from kbert.data.wikitext import read_wikitext
 from kbert.data.word_count import count_whitespace_words, word_level_perplexity
 
-__all__ = ["data_dir", "locate", "read_sst2", "read_trec"]
+__all__ = [
+    "CurationResult",
+    "MinHasher",
+    "QualityRules",
+    "exact_duplicates",
+    "near_duplicates",
+    "perplexity_filter",
+    "quality_filter","data_dir", "locate", "read_sst2", "read_trec"]
 __all__ += [
     "bucket_by_length",
     "causal_lm_blocks",
