@@ -43,9 +43,11 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
+from kbert.arguments import comma_separated  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
     comparison_parser,
+    comparison_settings,
     run_comparison,
     starting_points,
     trec_data,
@@ -144,19 +146,6 @@ def study(variants, start, data, args):
     }
 
 
-def _positive_floats(parser, name, text):
-    try:
-        values = [float(value) for value in text.split(",") if value.strip()]
-    except ValueError:
-        values = []
-    if not values or min(values) <= 0:
-        parser.error(
-            f"--{name.replace('_', '-')} must be comma-separated positive numbers; "
-            f"received {text!r}"
-        )
-    return values
-
-
 def parse_arguments(argv=None):
     parser = comparison_parser(__doc__.split("\n\n")[0], seeds=3, run_dir="runs/adaptation_grid")
     parser.add_argument(
@@ -164,7 +153,8 @@ def parse_arguments(argv=None):
     )
     parser.add_argument(
         "--multitask-sizes",
-        default="100,300",
+        type=comma_separated(int, minimum=1),
+        default=[100, 300],
         help="comma-separated labelled-question counts for the multitask study",
     )
     parser.add_argument(
@@ -181,29 +171,19 @@ def parse_arguments(argv=None):
     ):
         parser.add_argument(
             name,
-            default=",".join(f"{value:g}" for value in default),
+            type=comma_separated(float, minimum=0, strictly_greater=True),
+            default=list(default),
             help=f"{meaning}, comma-separated",
         )
     args = parser.parse_args(argv)
     if args.methods != "all":
         parser.error("--methods does not apply here: choose the grids with --studies")
-    for name in ("full_rates", "top_rates", "factors", "strengths"):
-        setattr(args, name, _positive_floats(parser, name, getattr(args, name)))
     studies = [name.strip() for name in args.studies.split(",") if name.strip()]
     if not studies or any(name not in STUDIES for name in studies):
         parser.error(f"--studies must name some of {STUDIES}; received {args.studies!r}")
-    try:
-        sizes = [int(size) for size in args.multitask_sizes.split(",") if size.strip()]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        parser.error(
-            "--multitask-sizes must be comma-separated positive integers; "
-            f"received {args.multitask_sizes!r}"
-        )
     if args.min_steps < 1:
         parser.error(f"--min-steps must be a positive integer; received {args.min_steps}")
-    args.studies, args.multitask_sizes = studies, sizes
+    args.studies = studies
     return parser, args
 
 
@@ -213,16 +193,7 @@ def main(argv=None):
     starts = starting_points(parser, args)
     data = trec_data(args)
     results = {
-        "settings": {
-            "train_examples": len(data["train"]),
-            "validation_examples": len(data["validation"]),
-            "test_examples": len(data["test"]),
-            "epochs": args.epochs,
-            "batch_size": args.batch_size,
-            "sequence_length": args.sequence_length,
-            "seeds": args.seeds,
-            "lab01_model": args.lab01_model,
-        },
+        "settings": comparison_settings(data, args) | {"lab01_model": args.lab01_model},
         "majority_class_acc": {
             split: round(majority_class_accuracy(data, split), 4)
             for split in ("validation", "test")

@@ -43,6 +43,7 @@ quiet_tensorflow()
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from kbert.arguments import comma_separated  # noqa: E402
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import (  # noqa: E402
     causal_lm_blocks,
@@ -187,18 +188,6 @@ def train_classifier(encoder, tokenizer, data, args):
     }
 
 
-def positive_sizes(text):
-    try:
-        sizes = [int(size) for size in text.split(",") if size.strip()]
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated positive integers; received {text!r}"
-        )
-    return sizes
-
-
 def summary(runs):
     accuracies = np.array([run["test_accuracy"] for run in runs])
     return {
@@ -226,7 +215,7 @@ parser.add_argument(
 )
 parser.add_argument(
     "--train-examples",
-    type=positive_sizes,
+    type=comma_separated(int, minimum=1),
     default=[100, 500],
     help="labelled training documents per run, comma-separated sizes",
 )

@@ -37,6 +37,7 @@ quiet_tensorflow()
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from kbert.arguments import comma_separated  # noqa: E402
 from kbert.data import data_dir, load_classification_task, read_text_corpus  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import (  # noqa: E402
@@ -48,18 +49,6 @@ from kbert.text import (  # noqa: E402
 )
 
 HARD_WORDS = "unbelievably tokenization Zürich COVID-19 naïve antidisestablishmentarianism 1,200"
-
-
-def sizes(text):
-    try:
-        values = [int(value) for value in text.split(",") if value.strip()]
-    except ValueError:
-        values = []
-    if not values or min(values) < 300:
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated integers >= 300; received {text!r}"
-        )
-    return values
 
 
 class WordPiece:
@@ -80,7 +69,9 @@ class WordPiece:
 
 # %% Settings (`--help` lists them) and the texts.
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-parser.add_argument("--vocabulary-sizes", type=sizes, default=[8000, 16000, 32000])
+parser.add_argument(
+    "--vocabulary-sizes", type=comma_separated(int, minimum=300), default=[8000, 16000, 32000]
+)
 parser.add_argument("--train-books", type=int, default=49, help="Gutenberg training books used")
 parser.add_argument("--held-out-texts", type=int, default=2000, help="texts per held-out set")
 parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")

@@ -54,7 +54,12 @@ __all__ = [
     "exact_duplicates",
     "near_duplicates",
     "perplexity_filter",
-    "quality_filter","data_dir", "locate", "read_sst2", "read_trec"]
+    "quality_filter",
+    "data_dir",
+    "locate",
+    "read_sst2",
+    "read_trec",
+]
 __all__ += [
     "bucket_by_length",
     "causal_lm_blocks",

@@ -17,8 +17,13 @@ import os
 
 import regex
 
-from kbert.files import atomic_write_text
-from kbert.text.byte_pair_trainer import END_OF_WORD, byte_level_alphabet, learn_merges
+from kbert.text._json_config import JsonConfigFile
+from kbert.text.byte_pair_trainer import (
+    END_OF_WORD,
+    byte_level_alphabet,
+    learn_merges,
+    merge_pair,
+)
 
 # Pre-tokenizers: how text is cut into words before BPE (no merge crosses a word boundary).
 PRE_TOKENIZERS = {
@@ -31,7 +36,7 @@ PRE_TOKENIZERS = {
 }
 
 
-class BytePairTokenizer:
+class BytePairTokenizer(JsonConfigFile):
     """Text to BPE token ids and back, with character offsets.
 
     Args:
@@ -182,16 +187,7 @@ class BytePairTokenizer:
                 break
             rank = min(ranked)[0]
             pair = self.merges[rank]
-            merged = self._merge_results(*pair)[2]
-            out, index = [], 0
-            while index < len(symbols):
-                if index + 1 < len(symbols) and (symbols[index], symbols[index + 1]) == pair:
-                    out.append(merged)
-                    index += 2
-                else:
-                    out.append(symbols[index])
-                    index += 1
-            symbols = out
+            symbols = list(merge_pair(symbols, pair, self._merge_results(*pair)[2]))
         if len(self._cache) < 100_000:
             self._cache[word] = symbols
         return symbols
@@ -317,15 +313,6 @@ class BytePairTokenizer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-    def save(self, path):
-        """Writes the configuration as JSON (atomically); `load(path)` reads it back."""
-        atomic_write_text(path, json.dumps(self.get_config(), ensure_ascii=False) + "\n")
-
-    @classmethod
-    def load(cls, path):
-        with open(path, encoding="utf-8") as stream:
-            return cls.from_config(json.load(stream))
 
     @classmethod
     def train(

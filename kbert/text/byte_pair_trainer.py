@@ -86,8 +86,9 @@ def word_symbols(word, end_of_word=END_OF_WORD, end_of_word_attached=False, byte
     return tuple(symbols)
 
 
-def _merge_word(symbols, pair, merged):
-    """`symbols` with every non-overlapping occurrence of `pair`, left to right, merged."""
+def merge_pair(symbols, pair, merged):
+    """`symbols` (a tuple) with every non-overlapping occurrence of `pair`, left to right, as
+    `merged`."""
     out, index = [], 0
     while index < len(symbols):
         if index + 1 < len(symbols) and (symbols[index], symbols[index + 1]) == pair:
@@ -200,7 +201,7 @@ def learn_merges(
         changed = collections.Counter()
         for index in where.pop(pair):
             old = words[index]
-            new = _merge_word(old, pair, merged)
+            new = merge_pair(old, pair, merged)
             count = counts[index]
             for old_pair in _pairs(old):
                 changed[old_pair] -= count

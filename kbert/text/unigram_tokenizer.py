@@ -19,13 +19,13 @@ import math
 import os
 import struct
 
-from kbert.files import atomic_write_text
+from kbert.text._json_config import JsonConfigFile
 from kbert.text.unigram_trainer import SPACE, learn_unigram, sentencepiece_words
 
 UNKNOWN_PENALTY = 10.0  # SentencePiece's and Hugging Face's kUnkPenalty
 
 
-class UnigramTokenizer:
+class UnigramTokenizer(JsonConfigFile):
     """Text to unigram-LM token ids (Viterbi) and back, with character offsets.
 
     Args:
@@ -191,15 +191,6 @@ class UnigramTokenizer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-    def save(self, path):
-        """Writes the configuration as JSON (atomically); `load(path)` reads it back."""
-        atomic_write_text(path, json.dumps(self.get_config(), ensure_ascii=False) + "\n")
-
-    @classmethod
-    def load(cls, path):
-        with open(path, encoding="utf-8") as stream:
-            return cls.from_config(json.load(stream))
 
     @classmethod
     def train(cls, texts, vocabulary_size, unknown_token="<unk>", **options):

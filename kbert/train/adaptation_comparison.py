@@ -201,6 +201,19 @@ def print_comparison(rows, data, args):
     return summaries
 
 
+def comparison_settings(data, args):
+    """The settings a comparison's numbers depend on, for its run record."""
+    return {
+        "train_examples": len(data["train"]),
+        "validation_examples": len(data["validation"]),
+        "test_examples": len(data["test"]),
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "sequence_length": args.sequence_length,
+        "seeds": args.seeds,
+    }
+
+
 def compare_and_print(variants, starts, data, args):
     """`run_comparison`, then the table in the order of `starts` and `variants`; returns rows.
 
@@ -223,13 +236,7 @@ def compare_and_print(variants, starts, data, args):
     if args.record:  # the table and its settings, as a run record
         results = {
             "task": "trec",
-            "train_examples": len(data["train"]),
-            "validation_examples": len(data["validation"]),
-            "test_examples": len(data["test"]),
-            "epochs": args.epochs,
-            "batch_size": args.batch_size,
-            "sequence_length": args.sequence_length,
-            "seeds": args.seeds,
+            **comparison_settings(data, args),
             "starts": {start.name: start.source for start in starts},
             "rows": summaries,
         }

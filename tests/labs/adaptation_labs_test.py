@@ -253,12 +253,13 @@ def test_the_adaptation_grid_refuses_bad_grids(capsys):
     from benchmarks.adaptation_grid import parse_arguments
 
     for arguments, message in (
-        (["--factors", "1,x"], "--factors must be comma-separated positive numbers"),
-        (["--strengths", "0"], "--strengths must be comma-separated positive numbers"),
+        (["--factors", "1,x"], "argument --factors: must be comma-separated numbers > 0"),
+        (["--strengths", "0"], "argument --strengths: must be comma-separated numbers > 0"),
         (["--studies", "rates,nope"], "--studies must name some of"),
         (["--methods", "full"], "--methods does not apply here"),
-        (["--multitask-sizes", "0"], "--multitask-sizes must be comma-separated positive"),
+        (["--multitask-sizes", "0"], "--multitask-sizes: must be comma-separated integers >= 1"),
         (["--record", "."], "must name a .json file to write; received '.'"),
+        (["--min-steps", "0"], "--min-steps must be a positive integer; received 0"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_arguments(arguments)
