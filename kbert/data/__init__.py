@@ -30,6 +30,14 @@ from kbert.data.imdb import read_imdb
 from kbert.data.label_vocabulary import LabelVocabulary
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.mrpc import read_mrpc
+from kbert.data.personachat import (
+    Dialog,
+    ReplyExample,
+    dialog_inputs,
+    read_personachat,
+    reply_examples,
+    split_dialogs,
+)
 from kbert.data.pipeline_throughput import measure_pipeline_throughput
 from kbert.data.pretraining_pipelines import (
     causal_lm_blocks,
@@ -48,6 +56,12 @@ from kbert.data.wikitext import read_wikitext
 from kbert.data.word_count import count_whitespace_words, word_level_perplexity
 
 __all__ = [
+    "Dialog",
+    "ReplyExample",
+    "dialog_inputs",
+    "read_personachat",
+    "reply_examples",
+    "split_dialogs",
     "CurationResult",
     "MinHasher",
     "QualityRules",
