@@ -20,11 +20,16 @@ from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import CLASSIFIER_POOLING, SequenceClassifier
 from kbert.models.span_boundary_objective import SpanBoundaryObjective
 from kbert.models.tied_decoder import TiedDecoder
-from kbert.models.vocabulary_growth import grow_vocabulary
+from kbert.models.vocabulary_growth import add_segment_embeddings, grow_vocabulary
 
 __all__ = ["PRESETS", "Encoder", "EncoderConfig"]
 # Task models.
-__all__ += ["CLASSIFIER_POOLING", "SequenceClassifier", "grow_vocabulary"]
+__all__ += [
+    "CLASSIFIER_POOLING",
+    "SequenceClassifier",
+    "add_segment_embeddings",
+    "grow_vocabulary",
+]
 # Pretraining objectives (BERT, GPT, ALBERT, SpanBERT, ELECTRA) and their parts.
 __all__ += [
     "CausalLanguageModel",
@@ -79,6 +84,7 @@ __all__ += [
 ]
 # Distillation into a smaller student, and ensembles of fine-tuned classifiers.
 from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble  # noqa: E402
+from kbert.models.dialog_model import DialogModel  # noqa: E402
 from kbert.models.distiller import Distiller  # noqa: E402
 from kbert.models.student_initialization import (  # noqa: E402
     default_student_layers,
@@ -88,6 +94,7 @@ from kbert.models.student_initialization import (  # noqa: E402
 __all__ += [
     "ENSEMBLE_METHODS",
     "ClassifierEnsemble",
+    "DialogModel",
     "Distiller",
     "default_student_layers",
     "student_encoder",

@@ -64,3 +64,45 @@ def grow_vocabulary(encoder, tokenizer, new_tokens, initializer="mean", seed=0):
             value = np.concatenate([value, extra.astype(value.dtype)])
         weight.assign(value)
     return grown, grown_tokenizer
+
+
+def add_segment_embeddings(encoder, num_segments=2):
+    """Returns a copy of `encoder` with a segment (speaker) embedding table of `num_segments`
+    rows, initialised to zeros, so the copy computes exactly what `encoder` did until the
+    table trains.
+
+    TransferTransfo (Wolf et al. 2019) adds dialog-state embeddings — whose turn each token is
+    — to a GPT that was pretrained without any; a zero start keeps the pretrained function.
+
+    Args:
+        encoder: `kbert.models.Encoder` with `config.num_segments == 0` (a GPT-style encoder).
+        num_segments: int >= 1, default 2.
+
+    Returns:
+        `kbert.models.Encoder`; the input is not modified.
+
+    Raises:
+        ValueError: the encoder already has segment embeddings, or a bad `num_segments`.
+
+    Example:
+    >>> encoder = Encoder.from_preset("tiny", causal=True, num_segments=0)
+    >>> add_segment_embeddings(encoder).config.num_segments
+    2
+    """
+    if not isinstance(num_segments, int) or num_segments < 1:
+        raise ValueError(f"num_segments must be an integer >= 1; received {num_segments!r}")
+    if encoder.config.num_segments:
+        raise ValueError(
+            f"the encoder already has {encoder.config.num_segments} segment embeddings; "
+            "expected an encoder built with num_segments=0"
+        )
+    config = encoder.get_config()
+    config["num_segments"] = num_segments
+    grown = Encoder.from_config(config)
+    old = {weight.path: weight for weight in encoder.weights}
+    for weight in grown.weights:
+        if weight.path in old:
+            weight.assign(old[weight.path].numpy())
+        else:  # the new segment table
+            weight.assign(np.zeros(weight.shape, dtype=weight.dtype))
+    return grown
