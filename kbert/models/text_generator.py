@@ -89,8 +89,8 @@ class TextGenerator:
         table = embeddings.token_embedding.embeddings  # (vocabulary, hidden)
         return ops.matmul(hidden, ops.transpose(ops.cast(table, hidden.dtype)))
 
-    def _decode_step(self, token_ids, cache, cache_index):
-        hidden, cache = self.encoder.decode(token_ids, cache, cache_index)
+    def _decode_step(self, token_ids, cache, cache_index, segment_ids=None):
+        hidden, cache = self.encoder.decode(token_ids, cache, cache_index, segment_ids)
         return self.logits_fn(hidden[:, -1, :]), cache
 
     def generate(
@@ -102,6 +102,8 @@ class TextGenerator:
         top_k=50,
         top_p=0.9,
         seed=None,
+        prompt_segment_ids=None,
+        segment_id=0,
     ):
         """Returns `(batch, prompt_length + max_new_tokens)` token ids: prompts and continuations.
 
@@ -111,6 +113,9 @@ class TextGenerator:
             max_new_tokens: int. Tokens to add.
             strategy, temperature, top_k, top_p: see `filter_logits`.
             seed: int, default None. Makes sampling reproducible.
+            prompt_segment_ids: int array like `prompt_ids`, default None. Segment (speaker)
+                ids of the prompt, for an encoder with segment embeddings (a dialog model).
+            segment_id: int, default 0. The segment of every generated token.
         """
         prompt_ids = np.asarray(prompt_ids, dtype="int32")
         if prompt_ids.ndim != 2 or prompt_ids.shape[1] == 0:
@@ -135,8 +140,24 @@ class TextGenerator:
             else tf.random.Generator.from_non_deterministic_state()
         )
 
+        segments = None
+        if self.encoder.config.num_segments:
+            segments = (
+                np.zeros_like(prompt_ids) if prompt_segment_ids is None else prompt_segment_ids
+            )
+            segments = np.asarray(segments, dtype="int32")
+            if segments.shape != prompt_ids.shape:
+                raise ValueError(
+                    f"prompt_segment_ids must have the prompt's shape {prompt_ids.shape}; "
+                    f"received {segments.shape}"
+                )
+            segments = tf.constant(segments)
+        elif prompt_segment_ids is not None:
+            raise ValueError("prompt_segment_ids needs an encoder with segment embeddings")
+        new_segment = None if segments is None else tf.fill((batch, 1), int(segment_id))
+
         cache = self.encoder.init_cache(batch, total)
-        logits, cache = self._step(tf.constant(prompt_ids), cache, tf.constant(0))
+        logits, cache = self._step(tf.constant(prompt_ids), cache, tf.constant(0), segments)
         tokens = [prompt_ids]
         finished = np.zeros(batch, bool)
         for position in range(prompt_length, total):
@@ -154,7 +175,9 @@ class TextGenerator:
             tokens.append(next_ids[:, None])
             if position + 1 == total or finished.all():
                 break
-            logits, cache = self._step(tf.constant(next_ids[:, None]), cache, tf.constant(position))
+            logits, cache = self._step(
+                tf.constant(next_ids[:, None]), cache, tf.constant(position), new_segment
+            )
         output = np.concatenate(tokens, axis=1)
         if output.shape[1] < total:  # every sequence ended early
             padding = np.full((batch, total - output.shape[1]), self.end_token_id, "int32")

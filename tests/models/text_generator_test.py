@@ -95,3 +95,24 @@ def test_bad_arguments_are_errors():
             cache=np.zeros((1, 2, 2, 4, 8), "float32"),
             cache_index=0,
         )
+
+
+def test_greedy_generation_with_speaker_segments_equals_full_recomputation():
+    encoder = _causal()  # the tiny preset has 2 segments: speakers, as in a dialog model
+    speakers = np.array([[0, 0, 1, 1], [0, 1, 1, 0]], "int32")
+    generator = TextGenerator(encoder)
+    output = generator.generate(PROMPT, max_new_tokens=3, prompt_segment_ids=speakers, segment_id=1)
+    table = np.array(encoder.embeddings.token_embedding.embeddings)
+    ids, segments = PROMPT, speakers
+    for _ in range(3):  # recompute everything each step, generated tokens in segment 1
+        inputs = {"token_ids": ids, "segment_ids": segments, "padding_mask": np.ones_like(ids)}
+        hidden = np.array(encoder(inputs)["sequence_output"])[:, -1]
+        next_ids = (hidden @ table.T).argmax(-1).astype("int32")
+        ids = np.concatenate([ids, next_ids[:, None]], axis=1)
+        segments = np.concatenate([segments, np.ones((2, 1), "int32")], axis=1)
+    np.testing.assert_array_equal(output, ids)
+    with pytest.raises(ValueError, match="prompt_segment_ids must have the prompt's shape"):
+        generator.generate(PROMPT, 2, prompt_segment_ids=np.zeros((2, 3), "int32"))
+    plain = TextGenerator(_causal(num_segments=0))
+    with pytest.raises(ValueError, match="needs an encoder with segment embeddings"):
+        plain.generate(PROMPT, 2, prompt_segment_ids=speakers)
