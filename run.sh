@@ -40,7 +40,7 @@ case "${1:-}" in
         ;;
     demo)
         setup
-        "$PY" labs/lab09_contextual_bank.py "${@:2}"
+        "$PY" labs/lab10_contextual_bank.py "${@:2}"
         ;;
     test)
         setup

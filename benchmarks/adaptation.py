@@ -5,7 +5,7 @@ The NAACL 2019 tutorial compares ways to adapt a pretrained transformer on TREC-
 fine-tuning"), gradual unfreezing, discriminative learning rates, and multitask training with
 an auxiliary LM loss ("improving over single-task"); the textbook adds LoRA, prefix and prompt
 tuning and distillation; Houlsby et al. report GLUE within 0.4% of full fine-tuning at 3.6% of
-the parameters. This runs every method of labs 3–6, lab15_peft and lab16_distillation
+the parameters. This runs every method of labs 3–6, lab16_peft and lab17_distillation
 (`kbert.train.adaptation_recipes`) with 3 seeds from both starting points, and prints one
 table: method, trainable parameters (count and %), TREC-6 test accuracy (TREC_10, 500
 questions) as mean ± sd over seeds, and training seconds per run.

@@ -42,7 +42,7 @@ def _provenance(record):
 
 
 def contextual_embeddings_section(results):
-    """Tables of `labs/lab10_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
+    """Tables of `labs/lab11_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
     wsd = results["wsd"]
     sets = list(wsd["sets"])
     variants = [
@@ -478,14 +478,14 @@ COMPARISONS = (
     "lab04_gradual_unfreezing",
     "lab05_discriminative_lr",
     "lab06_multitask",
-    "lab15_peft",
-    "lab16_distillation",
+    "lab16_peft",
+    "lab17_distillation",
 )
 
 
 RENDERERS = {
     "adaptation_grid": adaptation_grid_section,
-    "lab10_contextual_embeddings": contextual_embeddings_section,
+    "lab11_contextual_embeddings": contextual_embeddings_section,
     "lab01_pretraining": pretraining_section,
     "transfer": transfer_section,
     "long_inputs": long_inputs_section,
@@ -568,7 +568,7 @@ def _adaptation_grid_headline(results):
 
 HEADLINES = {
     "adaptation_grid": _adaptation_grid_headline,
-    "lab10_contextual_embeddings": _wsd_headline,
+    "lab11_contextual_embeddings": _wsd_headline,
     "lab01_pretraining": _pretraining_headline,
     "transfer": _transfer_headline,
     "long_inputs": _long_inputs_headline,

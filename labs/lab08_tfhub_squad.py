@@ -17,9 +17,9 @@ TFHUB_CACHE_DIR).
 
 What it should show: the Hub-loaded encoder gives the same numbers as kbert's own (max |diff|
 1.9e-6 here), fine-tunes like it (defaults, 3,000 questions and one epoch: EM/F1 15.00/23.36
-through the Hub path against 14.80/22.86 for `labs/lab13_qa.py --epochs 1 --max-train-examples 3000
+through the Hub path against 14.80/22.86 for `labs/lab14_qa.py --epochs 1 --max-train-examples 3000
 --max-eval-examples 500` on kbert's own encoder; a budget this small is far from converged, see
-lab13_qa for the full one), and the export answers raw strings.
+lab14_qa for the full one), and the export answers raw strings.
 
     python labs/lab08_tfhub_squad.py
     python labs/lab08_tfhub_squad.py --max-train-examples 300 --max-eval-examples 50

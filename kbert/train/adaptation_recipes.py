@@ -2,7 +2,7 @@
 
 `adapt_classifier(method, start, data, seed)` builds a fresh classifier from a starting point,
 applies one adaptation method, fine-tunes it on `data["train"]` and measures test accuracy, so
-labs 3–6, `lab15_peft`, `lab16_distillation` and `benchmarks/adaptation.py` compare methods on one
+labs 3–6, `lab16_peft`, `lab17_distillation` and `benchmarks/adaptation.py` compare methods on one
 footing. Each method is a few lines of kbert calls: read them as worked examples.
 """
 
@@ -779,7 +779,7 @@ __all__ = [
 ]
 
 
-# === Comparing methods (labs 3–6, lab15_peft, lab16_distillation, benchmarks/adaptation.py) ===
+# === Comparing methods (labs 3–6, lab16_peft, lab17_distillation, benchmarks/adaptation.py) ===
 
 
 def compare_methods(

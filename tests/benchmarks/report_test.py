@@ -48,10 +48,10 @@ LAB = {
 def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     records, page = tmp_path / "results", tmp_path / "results.md"
     write_run_record(
-        records / "lab10_contextual_embeddings.json",
+        records / "lab11_contextual_embeddings.json",
         LAB,
         305.2,
-        argv=["labs/lab10_contextual_embeddings.py"],
+        argv=["labs/lab11_contextual_embeddings.py"],
     )
     write_run_record(
         records / "other.json",
@@ -63,7 +63,7 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
     assert report.main(arguments + ["--check"]) == 1  # no page yet
     assert report.main(arguments) == 0
     text = page.read_text()
-    assert "Command: `python labs/lab10_contextual_embeddings.py`" in text
+    assert "Command: `python labs/lab11_contextual_embeddings.py`" in text
     assert "| **corpus+glosses x0.5** | **61.25** | **61.25** |" in text
     assert "| MFS (WordNet's first sense) | 50.00 | 50.00 |" in text
     assert "| NER random | 79.00 | 79.00 | 77.00 |" in text

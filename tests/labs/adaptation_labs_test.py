@@ -1,4 +1,4 @@
-"""Labs 3–6, lab15_peft, lab16_distillation and benchmarks/adaptation.py as a user runs them.
+"""Labs 3–6, lab16_peft, lab17_distillation and benchmarks/adaptation.py as a user runs them.
 
 Tiny encoders with MiniLM's real vocabulary stand in for lab01's causal model and MiniLM-L6,
 on real TREC-6 (and SST-2) with small budgets: enough steps that every unfreezing schedule
@@ -145,7 +145,7 @@ def test_lab06_multitask(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab_peft(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab15_peft.py", *_starts(tiny_models)], data_root, tmp_path)
+    stdout, report = _run(["labs/lab16_peft.py", *_starts(tiny_models)], data_root, tmp_path)
     _check_report(report, tiny_models, ["full", "lora", "prefix_tuning", "prompt_tuning"])
     for start in ("lab01", str(tiny_models[1])):
         assert report[f"{start}/lora"]["trainable_pct"] < 50
@@ -155,7 +155,7 @@ def test_lab_peft(tmp_path, data_root, tiny_models):
 @pytest.mark.slow
 def test_lab_distillation_and_the_benchmark(tmp_path, data_root, tiny_models):
     _, report = _run(
-        ["labs/lab16_distillation.py", *_starts(tiny_models)], data_root, tmp_path / "lab"
+        ["labs/lab17_distillation.py", *_starts(tiny_models)], data_root, tmp_path / "lab"
     )
     _check_report(
         report,
@@ -273,8 +273,8 @@ ADAPTATION_LABS = [
     "lab04_gradual_unfreezing.py",
     "lab05_discriminative_lr.py",
     "lab06_multitask.py",
-    "lab15_peft.py",
-    "lab16_distillation.py",
+    "lab16_peft.py",
+    "lab17_distillation.py",
 ]
 
 

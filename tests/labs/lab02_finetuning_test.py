@@ -1,4 +1,4 @@
-"""lab02, lab11_pairs and lab07_document_classification as a user runs them, on tiny budgets."""
+"""lab02, lab12_pairs and lab07_document_classification as a user runs them, on tiny budgets."""
 
 import json
 import os
@@ -89,7 +89,7 @@ def test_lab02_part_i_without_lab01_says_what_to_run(tmp_path, data_root):
 def test_lab_pairs(tmp_path, data_root):
     stdout, report = _run(
         [
-            "labs/lab11_pairs.py",
+            "labs/lab12_pairs.py",
             "--max-train-examples",
             "48",
             "--epochs",

@@ -1,4 +1,4 @@
-"""lab12_ner, lab13_qa and the token-task benchmark as a user runs them, on tiny budgets."""
+"""lab13_ner, lab14_qa and the token-task benchmark as a user runs them, on tiny budgets."""
 
 import importlib.util
 import json
@@ -43,7 +43,7 @@ def tiny_bert(tmp_path_factory, minilm_dir):
 def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tiny_bert):
     stdout, report = _run(
         [
-            "labs/lab12_ner.py",
+            "labs/lab13_ner.py",
             "--model",
             str(tiny_bert),
             "--max-train-sentences",
@@ -72,7 +72,7 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
 def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny_bert):
     stdout, report = _run(
         [
-            "labs/lab13_qa.py",
+            "labs/lab14_qa.py",
             "--model",
             str(tiny_bert),
             "--max-train-examples",

@@ -1,4 +1,4 @@
-"""lab17_tokenizers as a user runs it, on one book and small vocabularies."""
+"""lab18_tokenizers as a user runs it, on one book and small vocabularies."""
 
 import json
 import os
@@ -17,7 +17,7 @@ def test_the_tokenizer_lab_compares_four_tokenizers(tmp_path, data_root):
     result = subprocess.run(
         [
             sys.executable,
-            "labs/lab17_tokenizers.py",
+            "labs/lab18_tokenizers.py",
             "--vocabulary-sizes",
             "400,800",
             "--train-books",

@@ -1,4 +1,4 @@
-"""Lab 9: contextual embeddings of "bank" (Jurafsky & Martin, ch. 11 §11.3).
+"""Lab 10: contextual embeddings of "bank" (Jurafsky & Martin, ch. 11 §11.3).
 
 A static embedding gives "bank" one vector. A pretrained bidirectional encoder gives it one per
 context, and the vectors of the same sense should sit closer together than those of different
@@ -8,7 +8,7 @@ river and finance sentences, and prints the cosine between every pair of its con
 What it should show: within-sense cosines (river–river, money–money) above cross-sense ones,
 while the input (static) embedding of "bank" is identical in every sentence (cosine 1).
 
-    python labs/lab09_contextual_bank.py [--checkpoint minilm_l6] [--layers last4|top]
+    python labs/lab10_contextual_bank.py [--checkpoint minilm_l6] [--layers last4|top]
 """
 
 import argparse

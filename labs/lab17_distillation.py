@@ -1,4 +1,4 @@
-"""Lab 16: knowledge distillation into a smaller student, and ensembling fine-tuned models.
+"""Lab 17: knowledge distillation into a smaller student, and ensembling fine-tuned models.
 
 Reproduces the textbook's DistilBERT idea (Sanh et al. 2019; Hinton et al. 2015) and the NAACL
 2019 tutorial's §4.3 ensembling, on TREC-6. A teacher is fine-tuned in full; a student with
@@ -22,8 +22,8 @@ What it should show: the student keeps most of the teacher's accuracy at about h
 encoder's blocks, soft targets at least matching labels alone; the ensemble at or above the
 best single model, at several times the inference cost. Report what you see.
 
-    python labs/lab16_distillation.py                  # 2 seeds: 2 teachers, an ensemble of 2
-    python labs/lab16_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
+    python labs/lab17_distillation.py                  # 2 seeds: 2 teachers, an ensemble of 2
+    python labs/lab17_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
 """
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
@@ -44,7 +44,7 @@ from kbert.train.adaptation_comparison import (  # noqa: E402
 )
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
-parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab16_distillation")
+parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab17_distillation")
 parser.add_argument("--temperature", type=float, default=2.0)
 parser.add_argument("--soft-weight", type=float, default=0.5)
 args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""Lab 17: subword tokenizers — BPE, byte-level BPE, SentencePiece unigram and WordPiece, compared.
+"""Lab 18: subword tokenizers — BPE, byte-level BPE, SentencePiece unigram and WordPiece, compared.
 
 Reproduces the textbook's §20.3: byte-pair encoding worked by hand (the chapter's
 `{"low": 5, "lower": 2, "newest": 6, "widest": 3}` gives the merges `e s`, `es t`, `est </w>`,
@@ -21,8 +21,8 @@ byte-level BPE never produces an unknown token while character vocabularies do o
 characters; unigram and BPE segment rare words differently (unigram prefers likely pieces,
 BPE its earliest merges). Report what you see.
 
-    python labs/lab17_tokenizers.py [--record docs/results/lab17_tokenizers.json]
-    python labs/lab17_tokenizers.py --vocabulary-sizes 8000 --train-books 5
+    python labs/lab18_tokenizers.py [--record docs/results/lab18_tokenizers.json]
+    python labs/lab18_tokenizers.py --vocabulary-sizes 8000 --train-books 5
 """
 
 import argparse
@@ -75,7 +75,7 @@ parser.add_argument(
 parser.add_argument("--train-books", type=int, default=49, help="Gutenberg training books used")
 parser.add_argument("--held-out-texts", type=int, default=2000, help="texts per held-out set")
 parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
-parser.add_argument("--figure", default="docs/results/lab17_tokenizers.png")
+parser.add_argument("--figure", default="docs/results/lab18_tokenizers.png")
 add_record_argument(parser)
 args = parser.parse_args()
 root = data_dir(args.data_dir)

@@ -1,4 +1,4 @@
-"""lab10_contextual_embeddings as a user runs it, with fewer probe sentences and random pairs."""
+"""lab11_contextual_embeddings as a user runs it, with fewer probe sentences and random pairs."""
 
 import json
 import os
@@ -21,7 +21,7 @@ def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
     record = tmp_path / "record.json"
     command = [
         sys.executable,
-        "labs/lab10_contextual_embeddings.py",
+        "labs/lab11_contextual_embeddings.py",
         "--model",
         str(minilm_dir),
         "--max-train-sentences",

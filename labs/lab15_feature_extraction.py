@@ -1,4 +1,4 @@
-"""Lab 14: feature extraction, a frozen pretrained encoder and classifiers on its cached layers.
+"""Lab 15: feature extraction, a frozen pretrained encoder and classifiers on its cached layers.
 
 Reproduces the feature-based approach to transfer (NAACL 2019 tutorial "Transfer Learning in
 NLP", §4.2.A, "to tune or not to tune": keep the pretrained model frozen and train a classifier
@@ -26,8 +26,8 @@ weights say which layers the task used: with mean pooling they spread over the u
 top layer gets about a quarter), with [CLS] pooling they sit on the top layer. One run on 2 CPU
 cores: about 2 minutes, 26 s of it the encoder.
 
-    python labs/lab14_feature_extraction.py                # defaults: a few minutes on a CPU
-    python labs/lab14_feature_extraction.py --poolings mean --layers scalar_mix --heads mlp
+    python labs/lab15_feature_extraction.py                # defaults: a few minutes on a CPU
+    python labs/lab15_feature_extraction.py --poolings mean --layers scalar_mix --heads mlp
 """
 
 import argparse
@@ -197,7 +197,7 @@ def main():
         help="cap on validation and test questions, 0 = all",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output-dir", default="runs/lab14_feature_extraction")
+    parser.add_argument("--output-dir", default="runs/lab15_feature_extraction")
     add_record_argument(parser)
     args = parser.parse_args()
     # Twelve small models fit in a row: TensorFlow's retracing warnings are expected, not a bug.

@@ -1,4 +1,4 @@
-"""Lab 13: extractive question answering on SQuAD v1.1 (NAACL tutorial §5.B, J&M §11.4.4).
+"""Lab 14: extractive question answering on SQuAD v1.1 (NAACL tutorial §5.B, J&M §11.4.4).
 
 The question is segment A, the paragraph segment B: `[CLS] question [SEP] context [SEP]`. Two
 vectors learned during fine-tuning score every context token as the answer's start and as its
@@ -15,8 +15,8 @@ What it should show: a small pretrained encoder learns to point at answer spans 
 thousand questions; published anchors on the official split are BERT-base 80.8 EM / 88.5 F1 and
 MiniLM-L6-H384 (distilled original, cased) about 73 EM / 82 F1 with 88k training questions.
 
-    python labs/lab13_qa.py
-    python labs/lab13_qa.py --epochs 1 --max-train-examples 500 --max-eval-examples 200
+    python labs/lab14_qa.py
+    python labs/lab14_qa.py --epochs 1 --max-train-examples 500 --max-eval-examples 200
 """
 
 import argparse
@@ -59,7 +59,7 @@ def main():
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--max-eval-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab13_qa")
+    parser.add_argument("--run-dir", default="runs/lab14_qa")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)

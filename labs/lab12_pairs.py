@@ -1,4 +1,4 @@
-"""Lab 11: sentence-pair classification: entailment (RTE) and paraphrase (MRPC) from MiniLM-L6.
+"""Lab 12: sentence-pair classification: entailment (RTE) and paraphrase (MRPC) from MiniLM-L6.
 
 Reproduces J&M §11.4.2: the two sentences are packed into one input, `[CLS] a [SEP] b [SEP]`,
 with segment ids 0 and 1 telling them apart, so self-attention compares every word of one with
@@ -15,8 +15,8 @@ What it should show: a small pretrained encoder learns both tasks well above the
 baseline (RTE 52.7%, MRPC F1 81.2 for always "paraphrase"), with RTE, the smallest and hardest,
 the furthest from the published BERT-base numbers.
 
-    python labs/lab11_pairs.py
-    python labs/lab11_pairs.py --tasks rte --epochs 5 --dtype float32
+    python labs/lab12_pairs.py
+    python labs/lab12_pairs.py --tasks rte --epochs 5 --dtype float32
 """
 
 import argparse
@@ -99,7 +99,7 @@ def main():
     parser.add_argument("--dtype", default="mixed_bfloat16", help="or float32")
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab11_pairs")
+    parser.add_argument("--run-dir", default="runs/lab12_pairs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)

@@ -1,4 +1,4 @@
-"""Lab 12: named-entity recognition on CoNLL-2003 three ways: BIO softmax, BIO + CRF, span-based.
+"""Lab 13: named-entity recognition on CoNLL-2003 three ways: BIO softmax, BIO + CRF, span-based.
 
 Reproduces J&M §11.4.3 (sequence labelling with a fine-tuned encoder: a softmax over BIO tags
 at the first subword of each word) and §11.5.2 (span-based NER: every span of up to 8 words is
@@ -12,9 +12,9 @@ most of what a CRF adds), the CRF never produces invalid BIO, and the uncased sm
 a few points under BERT-base's published 92.4 because capitalisation, the strongest single cue
 for names, is gone.
 
-    python labs/lab12_ner.py
-    python labs/lab12_ner.py --methods softmax --epochs 1 --max-train-sentences 2000
-    python labs/lab12_ner.py --methods softmax,crf --label-all-subwords --combine mean
+    python labs/lab13_ner.py
+    python labs/lab13_ner.py --methods softmax --epochs 1 --max-train-sentences 2000
+    python labs/lab13_ner.py --methods softmax,crf --label-all-subwords --combine mean
 """
 
 import argparse
@@ -119,7 +119,7 @@ def main():
     parser.add_argument("--max-train-sentences", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--max-eval-sentences", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab12_ner")
+    parser.add_argument("--run-dir", default="runs/lab13_ner")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)

@@ -1,4 +1,4 @@
-"""Lab 10: what is in a contextual representation: word senses, anisotropy, probes, pictures.
+"""Lab 11: what is in a contextual representation: word senses, anisotropy, probes, pictures.
 
 Reproduces J&M §11.3 (contextual embeddings; word sense disambiguation by the nearest sense
 embedding, §11.3.1; similarity and anisotropy, §11.3.2) and the NAACL 2019 tutorial's §3 ("What
@@ -38,8 +38,8 @@ on ALL, z-scoring adds about a point, and the glosses (at half weight) add two m
 set above MFS (the recorded run: docs/results.md; 466 s on 2 cores from a cold cache, less with it
 warm). `--max-train-sentences 2000` takes a quick look.
 
-    python labs/lab10_contextual_embeddings.py --record docs/results/lab10_contextual_embeddings.json
-    python labs/lab10_contextual_embeddings.py --max-train-sentences 2000 --probe-train-sentences 500
+    python labs/lab11_contextual_embeddings.py --record docs/results/lab11_contextual_embeddings.json
+    python labs/lab11_contextual_embeddings.py --max-train-sentences 2000 --probe-train-sentences 500
 """
 
 import argparse
@@ -553,7 +553,7 @@ def main():
         default=None,
         help="read only this many SemCor sentences (a quick look; default: all 37,176)",
     )
-    parser.add_argument("--run-dir", default="runs/lab10_contextual_embeddings")
+    parser.add_argument("--run-dir", default="runs/lab11_contextual_embeddings")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--anisotropy-sentences", type=int, default=1000)
     parser.add_argument("--pairs", type=int, default=20000, help="random word pairs per layer")
@@ -565,7 +565,7 @@ def main():
         default=None,
         help="also write the results with the command, commit, date, wall time "
         "and machine to this JSON file (the published numbers: "
-        "docs/results/lab10_contextual_embeddings.json)",
+        "docs/results/lab11_contextual_embeddings.json)",
     )
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""lab14_feature_extraction as a user runs it, on a few questions and two epochs."""
+"""lab15_feature_extraction as a user runs it, on a few questions and two epochs."""
 
 import json
 import os
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_small_run_prints_the_table_and_writes_the_results(tmp_path, data_root, minilm_dir):
     command = [
         sys.executable,
-        "labs/lab14_feature_extraction.py",
+        "labs/lab15_feature_extraction.py",
         "--checkpoint",
         str(minilm_dir),
         "--max-train-examples",

@@ -1,4 +1,4 @@
-"""Lab 15: parameter-efficient fine-tuning: LoRA, prefix tuning and prompt tuning on TREC-6.
+"""Lab 16: parameter-efficient fine-tuning: LoRA, prefix tuning and prompt tuning on TREC-6.
 
 Reproduces the textbook's §20.14 comparison of ways to adapt a frozen pretrained encoder by
 training a few new weights beside it — each a wrapper around a block's sublayer, not a flag
@@ -19,8 +19,8 @@ What it should show: LoRA near full fine-tuning on MiniLM-L6 with well under 1% 
 training; prefix and prompt tuning lower at this size and budget (Lester et al. found prompt
 tuning matches fine-tuning only for models of billions of parameters).
 
-    python labs/lab15_peft.py
-    python labs/lab15_peft.py --starts minilm_l6 --seeds 3
+    python labs/lab16_peft.py
+    python labs/lab16_peft.py --starts minilm_l6 --seeds 3
 """
 
 from kbert.startup import quiet_tensorflow  # noqa: E402
@@ -42,7 +42,7 @@ from kbert.train.adaptation_comparison import (  # noqa: E402
 )
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
-parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab15_peft")
+parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab16_peft")
 parser.add_argument("--rank", type=int, default=8, help="LoRA's r")
 parser.add_argument("--alpha", type=float, default=16, help="LoRA's α (the update is α/r·AB)")
 parser.add_argument("--prefix-length", type=int, default=10)

@@ -1,0 +1,67 @@
+"""lab09_dialog as a user runs it: a tiny causal model with a real vocabulary stands in for
+lab01's, on a few PERSONA-CHAT dialogs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
+from kbert.models import Encoder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_the_dialog_lab_trains_both_starts_and_scores_them(tmp_path, data_root, minilm_dir):
+    tokenizer = load_hf_bert_tokenizer(minilm_dir)
+    causal = Encoder.from_preset(
+        "tiny",
+        causal=True,
+        norm_first=True,
+        num_segments=0,
+        vocabulary_size=tokenizer.vocabulary_size(),
+        max_sequence_length=64,
+    )
+    model_dir = save_pretrained(causal, tokenizer, tmp_path / "causal")
+    record = tmp_path / "lab09.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "labs/lab09_dialog.py",
+            "--lab01-model",
+            str(model_dir),
+            "--train-dialogs",
+            "8",
+            "--epochs",
+            "1",
+            "--eval-examples",
+            "12",
+            "--candidates",
+            "4",
+            "--samples",
+            "1",
+            "--verbose",
+            "0",
+            "--record",
+            str(record),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(report["hits_at_1"]) == set(report["perplexity"]) == {"pretrained", "random"}
+    for name in ("pretrained", "random"):
+        assert 0.0 <= report["hits_at_1"][name] <= 1.0 and report["perplexity"][name] > 1.0
+    assert report["candidates"] == 4
+    recorded = json.loads(record.read_text())["results"]
+    assert recorded["held_out_replies"] == 12 and recorded["settings"]["sequence_length"] == 64
+    assert set(recorded["samples"][0]) == {"persona", "partner", "pretrained", "random"}
+    assert "held-out perplexity" in result.stdout and "persona:" in result.stdout
