@@ -34,3 +34,11 @@ from kbert.layers.classification_head import ClassificationHead  # noqa: E402
 from kbert.layers.tagging_head import TaggingHead  # noqa: E402
 
 __all__ += ["ClassificationHead", "TaggingHead"]
+# T5's pieces (encoder-decoder models, #19).
+from kbert.layers.relative_position_bias import (  # noqa: E402
+    RelativePositionBias,
+    relative_position_buckets,
+)
+from kbert.layers.rms_norm import RMSNorm  # noqa: E402
+
+__all__ += ["RMSNorm", "RelativePositionBias", "relative_position_buckets"]
