@@ -330,6 +330,21 @@ def adaptation_grid_section(results):
         "anchors": "L2-SP and EWC λ, at full fine-tuning's chosen rate",
         "multitask": "Classification 1.0 + causal-LM 0.5 against full fine-tuning, few labels",
     }
+    runs = [
+        row
+        for by_start in results["studies"].values()
+        for outcome in by_start.values()
+        for each in (outcome.values() if "rows" not in outcome else [outcome])
+        if isinstance(each, dict) and "rows" in each
+        for row in each["rows"]
+    ]
+    total = sum(row["train_s"] * row["seeds"] for row in runs)
+    parts += [
+        "",
+        f"Training time summed over the {sum(row['seeds'] for row in runs)} runs: "
+        f"{total / 60:,.0f} min (the wall time above counts only the recording call; rows "
+        "resumed from an earlier, interrupted call are reused, not rerun).",
+    ]
     for name, by_start in results["studies"].items():
         for start, outcome in by_start.items():
             groups = results["layer_groups"][start]
