@@ -487,6 +487,97 @@ def _tokenizer_parity_headline(results):
     return f"tokenizers identical to their references on {results['texts']:,} texts: {shares}"
 
 
+def dialog_section(results):
+    """Tables of `labs/lab09_dialog.py`: held-out perplexity and Hits@1 per start, samples."""
+    settings = results["settings"]
+    rows = [
+        [
+            name,
+            f"{r['before']['perplexity']:,.1f} → {r['perplexity']:,.1f}",
+            f"{r['before']['hits_at_1']:.3f} → {r['hits_at_1']:.3f}",
+            f"{r['train_choice_accuracy']:.3f}",
+        ]
+        for name, r in results["results"].items()
+    ]
+    parts = [
+        f"PERSONA-CHAT (ConvAI2 validation split by persona): {results['train_replies']:,} "
+        f"training replies, {results['held_out_replies']:,} held-out replies of unseen personas; "
+        f"{settings['epochs']} epochs, batch {settings['batch_size']}, lr "
+        f"{settings['learning_rate']:g}, {settings['sequence_length']} tokens, history "
+        f"{settings['max_history']}; start `{settings['lab01_model']}`. Hits@1 among "
+        f"{results['candidates']} candidates (chance {1 / results['candidates']:.3f}); "
+        "before → after fine-tuning:",
+        "",
+        _table(["start", "held-out perplexity", "Hits@1", "train choice accuracy"], rows),
+    ]
+    for sample in results.get("samples", []):
+        replies = "; ".join(
+            f"{name}: “{sample[name]}”" for name in results["results"] if name in sample
+        )
+        parts += [
+            "",
+            f"- persona “{' '.join(sample['persona'])}”, partner “{sample['partner']}” → {replies}",
+        ]
+    return "\n".join(parts)
+
+
+def _dialog_headline(results):
+    cells = ", ".join(
+        f"{name} Hits@1 {results['hits_at_1'][name]:.3f} / perplexity "
+        f"{results['perplexity'][name]:,.1f}"
+        for name in results["hits_at_1"]
+    )
+    return f"TransferTransfo on PERSONA-CHAT, held-out personas: {cells}"
+
+
+def tokenizers_section(results):
+    """Table of `labs/lab18_tokenizers.py`: fertility and unknown share per tokenizer and size."""
+    sets = list(next(iter(next(iter(results["results"].values())).values())))
+    sets = [name for name in sets if name not in ("train_seconds", "vocabulary")]
+    rows = []
+    for name, by_size in results["results"].items():
+        for size, row in by_size.items():
+            rows.append(
+                [name, f"{int(size):,}", f"{row['vocabulary']:,}"]
+                + [f"{row[s]['fertility']:.3f} / {row[s]['unknown_pct']:.3f}%" for s in sets]
+                + [f"{row['train_seconds']:,.0f}"]
+            )
+    segmented = results["segmented"]
+    parts = [
+        f"Trained on {results['train_books']} Gutenberg books ({results['train_words']:,} words); "
+        "held-out texts: "
+        + ", ".join(f"{name} {count:,}" for name, count in results["held_out_texts"].items())
+        + ". Cells: fertility (subwords per whitespace word) / unknown tokens.",
+        "",
+        _table(["tokenizer", "size", "vocabulary"] + sets + ["train s"], rows),
+        "",
+        f"“{segmented['text']}” at {segmented['vocabulary_size']:,}:",
+        "",
+    ]
+    parts += [
+        f"- {name}: `{' '.join(segmented[name])}`"
+        for name in ("wordpiece", "bpe", "byte_level_bpe", "unigram")
+        if name in segmented
+    ]
+    if results.get("figure"):
+        parts += [
+            "",
+            f"![fertility by vocabulary size]({Path(results['figure']).relative_to('docs')})",
+        ]
+    return "\n".join(parts)
+
+
+def _tokenizers_headline(results):
+    largest = max(int(size) for size in next(iter(results["results"].values())))
+    cells = ", ".join(
+        f"{name} {by_size[str(largest)][s]['fertility']:.2f}"
+        for name, by_size in results["results"].items()
+        for s in ["wikitext"]
+        if s in by_size[str(largest)]
+    )
+    return f"subwords per word on WikiText at {largest:,} tokens: {cells}"
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -507,6 +598,8 @@ RENDERERS = {
     "transfer_probes": transfer_probes_section,
     "lab07_document_classification": document_classification_section,
     "tokenizer_parity": tokenizer_parity_section,
+    "lab09_dialog": dialog_section,
+    "lab18_tokenizers": tokenizers_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -590,6 +683,8 @@ HEADLINES = {
     "transfer_probes": _probes_headline,
     "lab07_document_classification": _document_classification_headline,
     "tokenizer_parity": _tokenizer_parity_headline,
+    "lab09_dialog": _dialog_headline,
+    "lab18_tokenizers": _tokenizers_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

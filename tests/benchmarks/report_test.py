@@ -179,3 +179,66 @@ def test_a_record_without_a_renderer_lists_its_first_numbers(tmp_path):
     assert "| rows.0.acc | 0.25 |" in text and "| rows.0.name | a |" in text
     assert "ok" not in text and "(90 more values in the record)" in text
     assert report._generic_section({"flag": True}) == "(no numbers)"
+
+
+DIALOG = {
+    "hits_at_1": {"pretrained": 0.3, "random": 0.1},
+    "perplexity": {"pretrained": 40.0, "random": 300.0},
+    "results": {
+        name: {
+            "before": {"perplexity": 900.0, "hits_at_1": 0.05},
+            "perplexity": value,
+            "hits_at_1": hits,
+            "train_choice_accuracy": 0.7,
+            "train_lm_loss": 3.0,
+        }
+        for name, value, hits in (("pretrained", 40.0, 0.3), ("random", 300.0, 0.1))
+    },
+    "candidates": 20,
+    "train_replies": 7000,
+    "held_out_replies": 500,
+    "settings": {
+        "epochs": 3,
+        "batch_size": 16,
+        "learning_rate": 3e-4,
+        "max_history": 2,
+        "seed": 0,
+        "sequence_length": 128,
+        "lab01_model": "runs/x",
+    },
+    "samples": [
+        {"persona": ["i like dogs."], "partner": "hi", "pretrained": "hello", "random": "x"}
+    ],
+}
+TOKENIZERS = {
+    "train_books": 2,
+    "train_words": 1000,
+    "held_out_texts": {"gutenberg": 10, "wikitext": 10, "sst2": 10},
+    "results": {
+        name: {
+            size: {
+                **{
+                    s: {"fertility": 1.5, "tokens_per_text": 9.0, "unknown_pct": 0.1}
+                    for s in ("gutenberg", "wikitext", "sst2")
+                },
+                "train_seconds": 3.0,
+                "vocabulary": int(size),
+            }
+            for size in ("800", "1600")
+        }
+        for name in ("wordpiece", "bpe", "byte_level_bpe", "unigram")
+    },
+    "segmented": {"text": "hard words", "vocabulary_size": 800, "bpe": ["hard</w>", "words</w>"]},
+    "figure": "docs/results/lab18_tokenizers.png",
+}
+
+
+def test_the_dialog_and_tokenizer_labs_render_tables_and_headlines():
+    page = report.dialog_section(DIALOG)
+    assert "| pretrained | 900.0 → 40.0 | 0.050 → 0.300 | 0.700 |" in page
+    assert "chance 0.050" in page and "“hello”" in page
+    assert "pretrained Hits@1 0.300" in report.HEADLINES["lab09_dialog"](DIALOG)
+    page = report.tokenizers_section(TOKENIZERS)
+    assert "| bpe | 1,600 | 1,600 | 1.500 / 0.100% |" in page and "`hard</w> words</w>`" in page
+    assert "(results/lab18_tokenizers.png)" in page
+    assert "at 1,600 tokens: wordpiece 1.50" in report.HEADLINES["lab18_tokenizers"](TOKENIZERS)
