@@ -86,6 +86,7 @@ __all__ += [
 from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble  # noqa: E402
 from kbert.models.dialog_model import DialogModel  # noqa: E402
 from kbert.models.distiller import Distiller  # noqa: E402
+from kbert.models.encoder_decoder import EncoderDecoder  # noqa: E402
 from kbert.models.student_initialization import (  # noqa: E402
     default_student_layers,
     student_encoder,
@@ -96,6 +97,7 @@ __all__ += [
     "ClassifierEnsemble",
     "DialogModel",
     "Distiller",
+    "EncoderDecoder",
     "default_student_layers",
     "student_encoder",
 ]

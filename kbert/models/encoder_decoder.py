@@ -1,0 +1,358 @@
+"""A T5-style encoder-decoder transformer (Raffel et al. 2020; textbook §20.10, J&M §11.4.1).
+
+T5 casts every task as text in, text out: an encoder reads the input, a decoder writes the
+output one token at a time, attending to its own past (causal self-attention) and to every
+encoder position (cross-attention). Its choices, kept here:
+
+- no position embeddings: a learned scalar bias per head and bucketed relative distance is added
+  to the attention logits, one table for the encoder and one for the decoder's self-attention,
+  shared by all layers of that stack (`kbert.layers.RelativePositionBias`);
+- pre-norm residual blocks with RMS normalization (`kbert.layers.RMSNorm`), no biases in any
+  projection, and no 1/√d scaling of attention logits (folded into the initialization);
+- one token embedding shared by encoder, decoder and (tied) output; tied logits are scaled by
+  1/√hidden_dim, as in T5 v1.0.
+
+This first version decodes by recomputing the decoder over the prefix (`generate`, greedy);
+key/value caching and beam search are still to come (#19).
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from kbert.layers.relative_position_bias import RelativePositionBias
+from kbert.layers.rms_norm import RMSNorm
+from kbert.models import pretraining_utils
+
+IGNORE_INDEX = -100
+MASK_VALUE = -1e9
+INPUTS = ("encoder_token_ids", "encoder_padding_mask", "decoder_token_ids", "decoder_padding_mask")
+
+PRESETS = {
+    # For tests: tiny shapes.
+    "tiny": {
+        "vocabulary_size": 100,
+        "hidden_dim": 32,
+        "num_heads": 2,
+        "intermediate_dim": 64,
+        "num_encoder_layers": 2,
+        "num_decoder_layers": 2,
+    },
+    # T5-small's shape (60M parameters with its 32,128-token vocabulary).
+    "t5_small": {
+        "vocabulary_size": 32128,
+        "hidden_dim": 512,
+        "num_heads": 8,
+        "intermediate_dim": 2048,
+        "num_encoder_layers": 6,
+        "num_decoder_layers": 6,
+    },
+}
+
+
+def _dense(units, std, name):
+    return keras.layers.Dense(
+        units,
+        use_bias=False,
+        kernel_initializer=keras.initializers.RandomNormal(stddev=std),
+        name=name,
+    )
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class T5Attention(keras.layers.Layer):
+    """Multi-head attention without biases or logit scaling, with an additive bias input.
+
+    Call args:
+        x: `(batch, query, hidden)`.
+        context: `(batch, key, hidden)` or None (self-attention over `x`).
+        bias: tensor broadcastable to `(batch, heads, query, key)` or None: relative position
+            biases plus masks (`MASK_VALUE` where attention is not allowed).
+    """
+
+    def __init__(self, num_heads, hidden_dim, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if hidden_dim % num_heads:
+            raise ValueError(
+                f"hidden_dim must be divisible by num_heads; received {hidden_dim}, {num_heads}"
+            )
+        self.num_heads, self.hidden_dim, self.dropout = num_heads, hidden_dim, dropout
+        self.head_dim = hidden_dim // num_heads
+        scale = hidden_dim**-0.5
+        self.query = _dense(hidden_dim, scale * self.head_dim**-0.5, "query")
+        self.key = _dense(hidden_dim, scale, "key")
+        self.value = _dense(hidden_dim, scale, "value")
+        self.output_dense = _dense(hidden_dim, hidden_dim**-0.5, "output")
+        self.dropout_layer = keras.layers.Dropout(dropout)
+
+    def build(self, x_shape, context_shape=None):
+        for dense in (self.query, self.key, self.value, self.output_dense):
+            dense.build((None, None, self.hidden_dim))
+        self.built = True
+
+    def _heads(self, x):
+        shape = ops.shape(x)
+        x = ops.reshape(x, (shape[0], shape[1], self.num_heads, self.head_dim))
+        return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
+
+    def call(self, x, context=None, bias=None, training=None):
+        context = x if context is None else context
+        query = self._heads(self.query(x))
+        key = self._heads(self.key(context))
+        value = self._heads(self.value(context))
+        scores = ops.matmul(
+            ops.cast(query, "float32"), ops.transpose(ops.cast(key, "float32"), (0, 1, 3, 2))
+        )  # (batch, heads, query, key)
+        if bias is not None:
+            scores = scores + ops.cast(bias, "float32")
+        weights = self.dropout_layer(ops.softmax(scores, axis=-1), training=training)
+        mixed = ops.matmul(ops.cast(weights, value.dtype), value)  # (batch, heads, query, dim)
+        shape = ops.shape(mixed)
+        mixed = ops.reshape(ops.transpose(mixed, (0, 2, 1, 3)), (shape[0], shape[2], -1))
+        return self.output_dense(mixed)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "dropout": self.dropout,
+        }
+
+
+def _padding_bias(padding_mask):
+    """`(batch, 1, 1, key)`: 0 on real keys, `MASK_VALUE` on padding."""
+    mask = ops.cast(padding_mask, "float32")[:, None, None, :]
+    return (1.0 - mask) * MASK_VALUE
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class EncoderDecoder(keras.Model):
+    """A T5-style encoder-decoder with tied embeddings, trained by teacher forcing.
+
+    Inputs (dict): `encoder_token_ids`, `encoder_padding_mask` `(batch, source)`,
+    `decoder_token_ids`, `decoder_padding_mask` `(batch, target)` (the targets shifted right,
+    starting with `decoder_start_id`). Output: logits `(batch, target, vocabulary_size)`.
+    Labels: target ids `(batch, target)`, -100 where not scored.
+
+    Args:
+        vocabulary_size, hidden_dim, num_heads, intermediate_dim: int. Sizes.
+        num_encoder_layers, num_decoder_layers: int.
+        dropout: float, default 0.1.
+        num_buckets: int, default 32. Relative position buckets.
+        max_distance: int, default 128.
+        tie_embeddings: bool, default True. Output logits from the shared embedding (scaled by
+            1/√hidden_dim); False gives a separate output matrix.
+        decoder_start_id: int, default 0 (T5 starts decoding from the padding id).
+
+    Example:
+    >>> model = EncoderDecoder.from_preset("tiny")
+    >>> x = {"encoder_token_ids": np.ones((2, 5), "int32"),
+    ...      "encoder_padding_mask": np.ones((2, 5), "int32"),
+    ...      "decoder_token_ids": np.ones((2, 3), "int32"),
+    ...      "decoder_padding_mask": np.ones((2, 3), "int32")}
+    >>> tuple(model(x).shape)
+    (2, 3, 100)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        hidden_dim,
+        num_heads,
+        intermediate_dim,
+        num_encoder_layers,
+        num_decoder_layers,
+        dropout=0.1,
+        num_buckets=32,
+        max_distance=128,
+        tie_embeddings=True,
+        decoder_start_id=0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (
+            ("vocabulary_size", vocabulary_size),
+            ("hidden_dim", hidden_dim),
+            ("num_heads", num_heads),
+            ("intermediate_dim", intermediate_dim),
+            ("num_encoder_layers", num_encoder_layers),
+            ("num_decoder_layers", num_decoder_layers),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; received {value!r}")
+        self.vocabulary_size, self.hidden_dim = vocabulary_size, hidden_dim
+        self.num_heads, self.intermediate_dim = num_heads, intermediate_dim
+        self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
+        self.dropout, self.num_buckets, self.max_distance = dropout, num_buckets, max_distance
+        self.tie_embeddings, self.decoder_start_id = bool(tie_embeddings), decoder_start_id
+
+        self.token_embedding = keras.layers.Embedding(
+            vocabulary_size,
+            hidden_dim,
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0),
+            name="token_embedding",
+        )
+        self.encoder_position_bias = RelativePositionBias(
+            num_heads, True, num_buckets, max_distance, name="encoder_position_bias"
+        )
+        self.decoder_position_bias = RelativePositionBias(
+            num_heads, False, num_buckets, max_distance, name="decoder_position_bias"
+        )
+        self.encoder_blocks = [
+            self._block(f"encoder_{i}", cross=False) for i in range(num_encoder_layers)
+        ]
+        self.decoder_blocks = [
+            self._block(f"decoder_{i}", cross=True) for i in range(num_decoder_layers)
+        ]
+        self.encoder_norm = RMSNorm(name="encoder_final_norm")
+        self.decoder_norm = RMSNorm(name="decoder_final_norm")
+        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.output_dense = (
+            None if self.tie_embeddings else _dense(vocabulary_size, hidden_dim**-0.5, "output")
+        )
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.accuracy_tracker = keras.metrics.Mean(name="token_accuracy")
+
+    def _block(self, prefix, cross):
+        """The sublayers of one block, as a dict of layers (tracked by Keras)."""
+        block = {
+            "self_norm": RMSNorm(name=f"{prefix}_self_norm"),
+            "self_attention": T5Attention(
+                self.num_heads, self.hidden_dim, self.dropout, name=f"{prefix}_self_attention"
+            ),
+            "ffn_norm": RMSNorm(name=f"{prefix}_ffn_norm"),
+            "ffn_in": _dense(self.intermediate_dim, self.hidden_dim**-0.5, f"{prefix}_ffn_in"),
+            "ffn_out": _dense(self.hidden_dim, self.intermediate_dim**-0.5, f"{prefix}_ffn_out"),
+        }
+        if cross:
+            block["cross_norm"] = RMSNorm(name=f"{prefix}_cross_norm")
+            block["cross_attention"] = T5Attention(
+                self.num_heads, self.hidden_dim, self.dropout, name=f"{prefix}_cross_attention"
+            )
+        return block
+
+    @classmethod
+    def from_preset(cls, name, **changes):
+        """A model of a named shape (`PRESETS`: "tiny", "t5_small"), with `changes` applied."""
+        if name not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}; received {name!r}")
+        return cls(**{**PRESETS[name], **changes})
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker, self.accuracy_tracker]
+
+    def _residual(self, x, sublayer_output, training):
+        return x + self.dropout_layer(sublayer_output, training=training)
+
+    def _feed_forward(self, block, x, training):
+        hidden = ops.relu(block["ffn_in"](block["ffn_norm"](x)))
+        return self._residual(
+            x, block["ffn_out"](self.dropout_layer(hidden, training=training)), training
+        )
+
+    def encode(self, token_ids, padding_mask, training=None):
+        """Encoder outputs `(batch, source, hidden)`."""
+        x = self.dropout_layer(self.token_embedding(token_ids), training=training)
+        length = ops.shape(token_ids)[1]
+        bias = self.encoder_position_bias(query_length=length, key_length=length)
+        bias = bias + _padding_bias(padding_mask)  # (batch, heads, source, source)
+        for block in self.encoder_blocks:
+            attended = block["self_attention"](block["self_norm"](x), bias=bias, training=training)
+            x = self._feed_forward(block, self._residual(x, attended, training), training)
+        return self.dropout_layer(self.encoder_norm(x), training=training)
+
+    def decode(self, token_ids, padding_mask, encoded, encoder_padding_mask, training=None):
+        """Decoder outputs `(batch, target, hidden)` given the encoder's outputs."""
+        x = self.dropout_layer(self.token_embedding(token_ids), training=training)
+        length = ops.shape(token_ids)[1]
+        positions = ops.arange(length)
+        future = ops.cast(positions[None, :] > positions[:, None], "float32") * MASK_VALUE
+        self_bias = (
+            self.decoder_position_bias(query_length=length, key_length=length)
+            + future[None, None]
+            + _padding_bias(padding_mask)
+        )
+        cross_bias = _padding_bias(encoder_padding_mask)
+        for block in self.decoder_blocks:
+            attended = block["self_attention"](
+                block["self_norm"](x), bias=self_bias, training=training
+            )
+            x = self._residual(x, attended, training)
+            crossed = block["cross_attention"](
+                block["cross_norm"](x), context=encoded, bias=cross_bias, training=training
+            )
+            x = self._feed_forward(block, self._residual(x, crossed, training), training)
+        return self.dropout_layer(self.decoder_norm(x), training=training)
+
+    def logits(self, hidden):
+        """Vocabulary logits from decoder outputs."""
+        if self.output_dense is not None:
+            return self.output_dense(hidden)
+        table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
+        return ops.matmul(hidden * self.hidden_dim**-0.5, ops.transpose(table))
+
+    def call(self, x, training=None):
+        missing = [name for name in INPUTS if name not in x]
+        if missing:
+            raise ValueError(f"EncoderDecoder inputs lack {missing}; expected {INPUTS}")
+        encoded = self.encode(x["encoder_token_ids"], x["encoder_padding_mask"], training)
+        hidden = self.decode(
+            x["decoder_token_ids"],
+            x["decoder_padding_mask"],
+            encoded,
+            x["encoder_padding_mask"],
+            training,
+        )
+        return self.logits(hidden)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        if y is None:
+            raise ValueError("EncoderDecoder needs the target ids as y (-100 where not scored)")
+        targets = ops.cast(y, "int32")
+        scored = ops.cast(ops.not_equal(targets, IGNORE_INDEX), "float32")
+        nll = pretraining_utils.sparse_cross_entropy(ops.maximum(targets, 0), y_pred)
+        loss = pretraining_utils.weighted_mean(nll, scored)
+        correct = pretraining_utils.predicted_correctly(ops.maximum(targets, 0), y_pred)
+        self.loss_tracker.update_state(loss)
+        self.accuracy_tracker.update_state(pretraining_utils.weighted_mean(correct, scored))
+        return pretraining_utils.with_regularization(self, loss)
+
+    def generate(self, encoder_token_ids, max_new_tokens, end_id=None):
+        """Greedy decoding by recomputation: `(batch, 1 + max_new_tokens)` ids starting with
+        `decoder_start_id` (after `end_id`, a row repeats it). Id 0 is padding in the source
+        (T5's convention)."""
+        encoder_token_ids = np.asarray(encoder_token_ids, "int32")
+        padding = (encoder_token_ids != 0).astype("int32")
+        padding[:, 0] = 1
+        encoded = self.encode(encoder_token_ids, padding, training=False)
+        output = np.full((len(encoder_token_ids), 1), self.decoder_start_id, "int32")
+        finished = np.zeros(len(encoder_token_ids), bool)
+        for _ in range(max_new_tokens):
+            hidden = self.decode(output, np.ones_like(output), encoded, padding, training=False)
+            next_ids = np.asarray(ops.argmax(self.logits(hidden[:, -1:, :]), axis=-1))[:, 0]
+            if end_id is not None:
+                next_ids = np.where(finished, end_id, next_ids)
+                finished |= next_ids == end_id
+            output = np.concatenate([output, next_ids[:, None].astype("int32")], axis=1)
+            if end_id is not None and finished.all():
+                break
+        return output
+
+    def get_config(self):
+        return {
+            "vocabulary_size": self.vocabulary_size,
+            "hidden_dim": self.hidden_dim,
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "num_encoder_layers": self.num_encoder_layers,
+            "num_decoder_layers": self.num_decoder_layers,
+            "dropout": self.dropout,
+            "num_buckets": self.num_buckets,
+            "max_distance": self.max_distance,
+            "tie_embeddings": self.tie_embeddings,
+            "decoder_start_id": self.decoder_start_id,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
