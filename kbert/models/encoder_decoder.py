@@ -12,8 +12,9 @@ encoder position (cross-attention). Its choices, kept here:
 - one token embedding shared by encoder, decoder and (tied) output; tied logits are scaled by
   1/√hidden_dim, as in T5 v1.0.
 
-This first version decodes by recomputing the decoder over the prefix (`generate`, greedy);
-key/value caching and beam search are still to come (#19).
+Decoding (`generate`) keeps a key/value cache for the decoder's self-attention and computes the
+cross-attention keys and values of the encoder outputs once; greedy, beam search (with length
+penalty), top-k and nucleus sampling.
 """
 
 import keras
@@ -95,11 +96,17 @@ class T5Attention(keras.layers.Layer):
         x = ops.reshape(x, (shape[0], shape[1], self.num_heads, self.head_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
 
+    def project_key_value(self, context):
+        """Keys and values `(batch, heads, key, head_dim)` of `context` (cached when decoding)."""
+        return self._heads(self.key(context)), self._heads(self.value(context))
+
     def call(self, x, context=None, bias=None, training=None):
-        context = x if context is None else context
+        key, value = self.project_key_value(x if context is None else context)
+        return self.attend(x, key, value, bias, training)
+
+    def attend(self, x, key, value, bias=None, training=None):
+        """Attention of `x`'s queries over given keys and values."""
         query = self._heads(self.query(x))
-        key = self._heads(self.key(context))
-        value = self._heads(self.value(context))
         scores = ops.matmul(
             ops.cast(query, "float32"), ops.transpose(ops.cast(key, "float32"), (0, 1, 3, 2))
         )  # (batch, heads, query, key)
@@ -319,10 +326,167 @@ class EncoderDecoder(keras.Model):
         self.accuracy_tracker.update_state(pretraining_utils.weighted_mean(correct, scored))
         return pretraining_utils.with_regularization(self, loss)
 
-    def generate(self, encoder_token_ids, max_new_tokens, end_id=None):
-        """Greedy decoding by recomputation: `(batch, 1 + max_new_tokens)` ids starting with
-        `decoder_start_id` (after `end_id`, a row repeats it). Id 0 is padding in the source
-        (T5's convention)."""
+    # === Decoding ===
+
+    def start_state(self, encoder_token_ids):
+        """What decoding needs from the source: per decoder block, the cross-attention keys
+        and values of the encoder outputs (computed once), empty self-attention caches, the
+        source padding bias, and the position (0). Id 0 is padding in the source (T5's)."""
+        encoder_token_ids = np.asarray(encoder_token_ids, "int32")
+        padding = (encoder_token_ids != 0).astype("int32")
+        padding[:, 0] = 1
+        encoded = self.encode(encoder_token_ids, padding, training=False)
+        batch, head_dim = len(encoder_token_ids), self.hidden_dim // self.num_heads
+        empty = ops.zeros((batch, self.num_heads, 0, head_dim))
+        return {
+            "position": 0,
+            "self": [(empty, empty) for _ in self.decoder_blocks],
+            "cross": [
+                block["cross_attention"].project_key_value(encoded) for block in self.decoder_blocks
+            ],
+            "cross_bias": _padding_bias(padding),
+        }
+
+    def decode_step(self, token_ids, state):
+        """One decoding step with the key/value caches: logits `(batch, vocabulary)` for the
+        token after `token_ids` `(batch,)` (at `state["position"]`), and the next state."""
+        x = self.token_embedding(np.asarray(token_ids, "int32")[:, None])  # (batch, 1, hidden)
+        position = state["position"]
+        self_bias = self.decoder_position_bias(
+            query_length=1, key_length=position + 1, query_offset=position
+        )  # (1, heads, 1, position + 1): only the past, so no future mask is needed
+        caches = []
+        for block, (keys, values), (cross_keys, cross_values) in zip(
+            self.decoder_blocks, state["self"], state["cross"], strict=True
+        ):
+            normed = block["self_norm"](x)
+            key, value = block["self_attention"].project_key_value(normed)
+            keys = ops.concatenate([keys, key], axis=2)  # (batch, heads, position + 1, dim)
+            values = ops.concatenate([values, value], axis=2)
+            caches.append((keys, values))
+            x = x + block["self_attention"].attend(normed, keys, values, self_bias)
+            crossed = block["cross_attention"].attend(
+                block["cross_norm"](x), cross_keys, cross_values, state["cross_bias"]
+            )
+            x = self._feed_forward(block, x + crossed, training=False)
+        logits = self.logits(self.decoder_norm(x))[:, 0, :]
+        return logits, {**state, "position": position + 1, "self": caches}
+
+    @staticmethod
+    def _reorder(state, rows):
+        """`state` with its batch rows taken in the order `rows` (beam search)."""
+        take = lambda tensor: ops.take(tensor, rows, axis=0)  # noqa: E731
+        return {
+            "position": state["position"],
+            "self": [(take(k), take(v)) for k, v in state["self"]],
+            "cross": [(take(k), take(v)) for k, v in state["cross"]],
+            "cross_bias": take(state["cross_bias"]),
+        }
+
+    def generate(
+        self,
+        encoder_token_ids,
+        max_new_tokens,
+        strategy="greedy",
+        end_id=None,
+        num_beams=4,
+        length_penalty=1.0,
+        temperature=1.0,
+        top_k=50,
+        top_p=0.9,
+        seed=None,
+    ):
+        """Decodes with the key/value caches: `(batch, 1 + max_new_tokens)` ids starting with
+        `decoder_start_id` (after `end_id`, a row repeats it).
+
+        Args:
+            encoder_token_ids: int array `(batch, source)`, 0 for padding.
+            max_new_tokens: int >= 1.
+            strategy: "greedy", "beam", "top_k" or "top_p".
+            end_id: int or None. Ends a sequence.
+            num_beams: int, default 4 (beam search).
+            length_penalty: float, default 1.0. Beam hypotheses are ranked by total log
+                probability / length^length_penalty (0: no normalization).
+            temperature, top_k, top_p: sampling settings (`kbert.models.text_generator`).
+            seed: int or None. For sampling.
+        """
+        from kbert.models.text_generator import filter_logits
+
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be an integer >= 1; received {max_new_tokens!r}")
+        if strategy not in ("greedy", "beam", "top_k", "top_p"):
+            raise ValueError(
+                f"strategy must be greedy, beam, top_k or top_p; received {strategy!r}"
+            )
+        if strategy == "beam":
+            return self._beam_search(
+                encoder_token_ids, max_new_tokens, num_beams, length_penalty, end_id
+            )
+        if strategy != "greedy":
+            filter_logits(np.zeros((1, 2)), strategy, temperature, top_k, top_p)  # validate
+        rng = np.random.default_rng(seed)
+        state = self.start_state(encoder_token_ids)
+        batch = len(np.asarray(encoder_token_ids))
+        output = np.full((batch, 1), self.decoder_start_id, "int32")
+        finished = np.zeros(batch, bool)
+        for _ in range(max_new_tokens):
+            logits, state = self.decode_step(output[:, -1], state)
+            if strategy == "greedy":
+                next_ids = np.asarray(ops.argmax(logits, axis=-1))
+            else:
+                filtered = np.asarray(filter_logits(logits, strategy, temperature, top_k, top_p))
+                probabilities = np.exp(filtered - filtered.max(-1, keepdims=True))
+                probabilities /= probabilities.sum(-1, keepdims=True)
+                next_ids = np.array([rng.choice(len(p), p=p) for p in probabilities])
+            if end_id is not None:
+                next_ids = np.where(finished, end_id, next_ids)
+                finished |= next_ids == end_id
+            output = np.concatenate([output, next_ids[:, None].astype("int32")], axis=1)
+        return output
+
+    def _beam_search(self, encoder_token_ids, max_new_tokens, num_beams, length_penalty, end_id):
+        if not isinstance(num_beams, int) or num_beams < 1:
+            raise ValueError(f"num_beams must be an integer >= 1; received {num_beams!r}")
+        sources = np.asarray(encoder_token_ids, "int32")
+        batch = len(sources)
+        state = self.start_state(np.repeat(sources, num_beams, axis=0))
+        sequences = np.full((batch * num_beams, 1), self.decoder_start_id, "int32")
+        # Every beam of a row starts identical: only the first may expand at step one.
+        scores = np.tile([0.0] + [-np.inf] * (num_beams - 1), batch)
+        lengths = np.zeros(batch * num_beams)  # generated tokens, up to and including end_id
+        finished = np.zeros(batch * num_beams, bool)
+        for _ in range(max_new_tokens):
+            logits, state = self.decode_step(sequences[:, -1], state)
+            log_probs = np.asarray(
+                ops.log_softmax(ops.cast(logits, "float32"), axis=-1), np.float64
+            )
+            vocabulary = log_probs.shape[-1]
+            if end_id is not None and finished.any():
+                # A finished beam only continues with end_id, at no cost.
+                log_probs[finished] = -np.inf
+                log_probs[finished, end_id] = 0.0
+            candidates = (scores[:, None] + log_probs).reshape(batch, num_beams * vocabulary)
+            lengths_after = lengths[:, None] + (~finished)[:, None]
+            lengths_after = np.broadcast_to(lengths_after, log_probs.shape).reshape(batch, -1)
+            rank = candidates / np.maximum(lengths_after, 1) ** length_penalty
+            best = np.argsort(-rank, axis=1, kind="stable")[:, :num_beams]  # (batch, beams)
+            beams = best // vocabulary + np.arange(batch)[:, None] * num_beams
+            tokens = (best % vocabulary).astype("int32")
+            rows = beams.reshape(-1)
+            scores = np.take_along_axis(candidates, best, axis=1).reshape(-1)
+            lengths = lengths[rows] + (~finished[rows])
+            finished = finished[rows]
+            if end_id is not None:
+                finished = finished | (tokens.reshape(-1) == end_id)
+            sequences = np.concatenate([sequences[rows], tokens.reshape(-1, 1)], axis=1)
+            state = self._reorder(state, rows)
+        ranked = scores / np.maximum(lengths, 1) ** length_penalty
+        best = ranked.reshape(batch, num_beams).argmax(axis=1) + np.arange(batch) * num_beams
+        return sequences[best]
+
+    def generate_by_recomputation(self, encoder_token_ids, max_new_tokens, end_id=None):
+        """Greedy decoding that reruns the decoder over the whole prefix at every step: the
+        reference `generate` (with its caches) must equal."""
         encoder_token_ids = np.asarray(encoder_token_ids, "int32")
         padding = (encoder_token_ids != 0).astype("int32")
         padding[:, 0] = 1

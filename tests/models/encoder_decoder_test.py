@@ -75,3 +75,62 @@ def test_tied_and_untied_outputs_and_bad_arguments():
         EncoderDecoder.from_preset("tiny", num_heads=0)
     with pytest.raises(ValueError, match=r"inputs lack \['decoder_padding_mask'\]"):
         tied({key: value for key, value in x.items() if key != "decoder_padding_mask"})
+
+
+def _log_probability(model, source, sequence):
+    """Total log probability of `sequence[1:]` given `source`, by one full pass."""
+    logits = np.asarray(model(_inputs(source, sequence[None, :-1])), np.float64)[0]
+    log_probs = (
+        logits
+        - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True))
+        - logits.max(-1, keepdims=True)
+    )
+    return sum(log_probs[t, token] for t, token in enumerate(sequence[1:]))
+
+
+def test_cached_decoding_equals_full_recomputation():
+    model = _model()
+    rng = np.random.default_rng(2)
+    source = rng.integers(1, 100, (3, 7)).astype("int32")
+    source[0, 5:] = 0  # a padded source
+    np.testing.assert_array_equal(
+        model.generate(source, max_new_tokens=6), model.generate_by_recomputation(source, 6)
+    )
+    # And the logits themselves, step by step, against one full teacher-forced pass.
+    target = rng.integers(1, 100, (3, 5)).astype("int32")
+    full = np.asarray(model(_inputs(source, target)))
+    state = model.start_state(source)
+    for position in range(5):
+        logits, state = model.decode_step(target[:, position], state)
+        np.testing.assert_allclose(np.asarray(logits), full[:, position], atol=1e-4)
+
+
+def test_beam_search_with_enough_beams_finds_the_most_probable_sequence():
+    model = _model(vocabulary_size=5)
+    source = np.array([[1, 2, 3, 4]], "int32")
+    found = model.generate(source, 3, strategy="beam", num_beams=25, length_penalty=0.0)[0]
+    import itertools
+
+    candidates = [np.array([0, *tail], "int32") for tail in itertools.product(range(5), repeat=3)]
+    scores = [_log_probability(model, source, c) for c in candidates]
+    np.testing.assert_array_equal(found, candidates[int(np.argmax(scores))])
+    # One beam is greedy search.
+    np.testing.assert_array_equal(
+        model.generate(source, 3, strategy="beam", num_beams=1), model.generate(source, 3)
+    )
+
+
+def test_sampling_is_seeded_and_top_1_is_greedy():
+    model = _model()
+    source = np.array([[5, 9, 11, 2], [7, 7, 3, 1]], "int32")
+    first = model.generate(source, 5, strategy="top_p", top_p=0.9, seed=3)
+    np.testing.assert_array_equal(
+        first, model.generate(source, 5, strategy="top_p", top_p=0.9, seed=3)
+    )
+    np.testing.assert_array_equal(
+        model.generate(source, 5, strategy="top_k", top_k=1), model.generate(source, 5)
+    )
+    with pytest.raises(ValueError, match="strategy must be greedy, beam, top_k or top_p"):
+        model.generate(source, 2, strategy="sample")
+    with pytest.raises(ValueError, match="max_new_tokens must be an integer >= 1"):
+        model.generate(source, 0)
