@@ -328,10 +328,24 @@ class EncoderDecoder(keras.Model):
 
     # === Decoding ===
 
+    def _ensure_built(self):
+        """Builds the model through `__call__` before decoding calls its parts directly."""
+        if not self.built:
+            ones = np.ones((1, 1), "int32")
+            self(
+                {
+                    "encoder_token_ids": ones,
+                    "encoder_padding_mask": ones,
+                    "decoder_token_ids": ones,
+                    "decoder_padding_mask": ones,
+                }
+            )
+
     def start_state(self, encoder_token_ids):
         """What decoding needs from the source: per decoder block, the cross-attention keys
         and values of the encoder outputs (computed once), empty self-attention caches, the
         source padding bias, and the position (0). Id 0 is padding in the source (T5's)."""
+        self._ensure_built()
         encoder_token_ids = np.asarray(encoder_token_ids, "int32")
         padding = (encoder_token_ids != 0).astype("int32")
         padding[:, 0] = 1
@@ -487,6 +501,7 @@ class EncoderDecoder(keras.Model):
     def generate_by_recomputation(self, encoder_token_ids, max_new_tokens, end_id=None):
         """Greedy decoding that reruns the decoder over the whole prefix at every step: the
         reference `generate` (with its caches) must equal."""
+        self._ensure_built()
         encoder_token_ids = np.asarray(encoder_token_ids, "int32")
         padding = (encoder_token_ids != 0).astype("int32")
         padding[:, 0] = 1
