@@ -5,8 +5,8 @@ from keras import ops
 
 from kbert.models import pretraining_utils
 from kbert.models.causal_language_model import CausalLanguageModel
+from kbert.models.pretraining_utils import IGNORE_INDEX
 
-IGNORE_INDEX = -100
 INPUTS = ("token_ids", "segment_ids", "padding_mask", "classify_at")
 
 

@@ -21,12 +21,12 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.layers.masks import attention_bias
 from kbert.layers.relative_position_bias import RelativePositionBias
 from kbert.layers.rms_norm import RMSNorm
 from kbert.models import pretraining_utils
+from kbert.models.pretraining_utils import IGNORE_INDEX
 
-IGNORE_INDEX = -100
-MASK_VALUE = -1e9
 INPUTS = ("encoder_token_ids", "encoder_padding_mask", "decoder_token_ids", "decoder_padding_mask")
 
 PRESETS = {
@@ -68,7 +68,7 @@ class T5Attention(keras.layers.Layer):
         x: `(batch, query, hidden)`.
         context: `(batch, key, hidden)` or None (self-attention over `x`).
         bias: tensor broadcastable to `(batch, heads, query, key)` or None: relative position
-            biases plus masks (`MASK_VALUE` where attention is not allowed).
+            biases plus masks (`kbert.layers.masks.MASK_VALUE` where not allowed).
     """
 
     def __init__(self, num_heads, hidden_dim, dropout=0.0, **kwargs):
@@ -128,9 +128,8 @@ class T5Attention(keras.layers.Layer):
 
 
 def _padding_bias(padding_mask):
-    """`(batch, 1, 1, key)`: 0 on real keys, `MASK_VALUE` on padding."""
-    mask = ops.cast(padding_mask, "float32")[:, None, None, :]
-    return (1.0 - mask) * MASK_VALUE
+    """`(batch, 1, 1, key)`: 0 on real keys, `kbert.layers.masks.MASK_VALUE` on padding."""
+    return attention_bias(padding_mask=padding_mask)
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -274,13 +273,9 @@ class EncoderDecoder(keras.Model):
         """Decoder outputs `(batch, target, hidden)` given the encoder's outputs."""
         x = self.dropout_layer(self.token_embedding(token_ids), training=training)
         length = ops.shape(token_ids)[1]
-        positions = ops.arange(length)
-        future = ops.cast(positions[None, :] > positions[:, None], "float32") * MASK_VALUE
-        self_bias = (
-            self.decoder_position_bias(query_length=length, key_length=length)
-            + future[None, None]
-            + _padding_bias(padding_mask)
-        )
+        self_bias = self.decoder_position_bias(
+            query_length=length, key_length=length
+        ) + attention_bias(padding_mask=padding_mask, causal=True)
         cross_bias = _padding_bias(encoder_padding_mask)
         for block in self.decoder_blocks:
             attended = block["self_attention"](

@@ -13,6 +13,10 @@ ENCODER_KEYS = ("token_ids", "segment_ids", "padding_mask")
 REQUIRED_ENCODER_KEYS = ("token_ids", "padding_mask")
 
 
+# Labels equal to this are not scored (the models' losses; kbert.data uses the same value).
+IGNORE_INDEX = -100
+
+
 def encoder_dtype_policy(encoder):
     """The dtype policy the encoder's layers compute in, for the heads built on it.
 

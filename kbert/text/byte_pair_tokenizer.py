@@ -12,12 +12,9 @@ This tokenizer runs eagerly in Python (and in `tf.data` through `tf.py_function`
 readable reference. An in-graph version for exported serving signatures is future work (#18).
 """
 
-import json
-import os
-
 import regex
 
-from kbert.text._json_config import JsonConfigFile
+from kbert.text._json_config import JsonConfigFile, read_hugging_face_spec
 from kbert.text.byte_pair_trainer import (
     END_OF_WORD,
     byte_level_alphabet,
@@ -69,7 +66,7 @@ class BytePairTokenizer(JsonConfigFile):
     ...     reserved_tokens=["[UNK]"])
     >>> tokenizer = BytePairTokenizer(vocabulary, merges)
     >>> [tokenizer.id_to_token(i) for i in tokenizer.tokenize("lowest newer")]
-    ['low', 'est</w>', 'ne', 'w', 'er</w>']
+    ['low', 'est</w>', 'n', 'ew', 'e', 'r', '</w>']
     >>> tokenizer.detokenize(tokenizer.tokenize("lowest newer"))
     'lowest newer'
     """
@@ -381,18 +378,10 @@ class BytePairTokenizer(JsonConfigFile):
             ValueError: a model, normalizer or pre-tokenizer this tokenizer cannot reproduce,
                 or BPE dropout (random, so no fixed ids to reproduce).
         """
-        with open(os.fspath(path), encoding="utf-8") as stream:
-            spec = json.load(stream)
-        model = spec.get("model") or {}
-        if model.get("type") != "BPE":
-            raise ValueError(f"{path}: expected a BPE model; received {model.get('type')!r}")
+        spec = read_hugging_face_spec(path, "BPE")
+        model = spec["model"]
         if model.get("dropout"):
             raise ValueError(f"{path}: BPE dropout {model['dropout']} is random; set it to null")
-        if spec.get("normalizer") is not None:
-            raise ValueError(
-                f"{path}: normalizer {spec['normalizer'].get('type')!r} is not supported; "
-                "expected none"
-            )
         pre = spec.get("pre_tokenizer") or {}
         kind = pre.get("type")
         byte_level = kind == "ByteLevel"

@@ -14,12 +14,11 @@ their reference's ids and offsets. Pieces and scores come from `learn_unigram`.
 """
 
 import collections
-import json
 import math
 import os
 import struct
 
-from kbert.text._json_config import JsonConfigFile
+from kbert.text._json_config import JsonConfigFile, read_hugging_face_spec
 from kbert.text.unigram_trainer import SPACE, learn_unigram, sentencepiece_words
 
 UNKNOWN_PENALTY = 10.0  # SentencePiece's and Hugging Face's kUnkPenalty
@@ -218,18 +217,10 @@ class UnigramTokenizer(JsonConfigFile):
         Raises:
             ValueError: naming a model, normalizer or pre-tokenizer it cannot reproduce.
         """
-        with open(os.fspath(path), encoding="utf-8") as stream:
-            spec = json.load(stream)
-        model = spec.get("model") or {}
-        if model.get("type") != "Unigram":
-            raise ValueError(f"{path}: expected a Unigram model; received {model.get('type')!r}")
+        spec = read_hugging_face_spec(path, "Unigram")
+        model = spec["model"]
         if model.get("byte_fallback"):
             raise ValueError(f"{path}: byte_fallback is not supported")
-        if spec.get("normalizer") is not None:
-            raise ValueError(
-                f"{path}: normalizer {spec['normalizer'].get('type')!r} is not supported; "
-                "expected none"
-            )
         pre = spec.get("pre_tokenizer") or {}
         if (
             pre.get("type") != "Metaspace"
