@@ -80,12 +80,32 @@ def _invocation():
     return list(sys.argv)
 
 
+_CODE_VERSION = {}
+
+
+def code_version():
+    """The git commit of the code this process runs, and whether tracked files differed from it.
+
+    Taken once, the first time it is asked (`add_record_argument` asks when a lab parses its
+    arguments, before any work): a record written at the end of a long run then names the code
+    that ran, even if commits were made while it ran.
+
+    Returns:
+        dict with "commit" (str or None outside a checkout) and "dirty" (bool).
+    """
+    if not _CODE_VERSION:
+        _CODE_VERSION["commit"] = _git("rev-parse", "HEAD")
+        _CODE_VERSION["dirty"] = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    return dict(_CODE_VERSION)
+
+
 def write_run_record(path, results, seconds, argv=None):
     """Writes `results` with how they were made to a JSON file, atomically.
 
     The record holds the command (`python` + `argv`), the git commit of the code (with
-    `"dirty": true` when tracked files had uncommitted changes), the UTC date, the wall time and
-    the machine; a killed run never leaves a half-written file.
+    `"dirty": true` when tracked files had uncommitted changes; see `code_version`, taken when
+    the run started if it asked then), the UTC date, the wall time and the machine; a killed run
+    never leaves a half-written file.
 
     Args:
         path: str or Path. The JSON file (its folder is created).
@@ -107,8 +127,7 @@ def write_run_record(path, results, seconds, argv=None):
     argv = _invocation() if argv is None else list(argv)
     record = {
         "command": "python " + shlex.join(argv),
-        "commit": _git("rev-parse", "HEAD"),
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        **code_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(float(seconds), 1),
         "machine": machine_description(),
@@ -148,6 +167,7 @@ def add_record_argument(parser):
         "(e.g. docs/results/<lab>.json; `python -m benchmarks.report` renders it)",
     )
     parser.set_defaults(record_started=time.perf_counter())
+    code_version()  # the code that runs is the code at the start
 
 
 def record_if_requested(args, results):

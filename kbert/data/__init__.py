@@ -43,6 +43,7 @@ from kbert.data.pretraining_pipelines import (
     causal_lm_blocks,
     full_sentences_blocks,
     sentence_pair_examples,
+    span_corruption_blocks,
 )
 from kbert.data.question_answering_features import question_answering_features
 from kbert.data.rte import read_rte
@@ -56,6 +57,7 @@ from kbert.data.wikitext import read_wikitext
 from kbert.data.word_count import count_whitespace_words, word_level_perplexity
 
 __all__ = [
+    "span_corruption_blocks",
     "Dialog",
     "ReplyExample",
     "dialog_inputs",

@@ -36,6 +36,7 @@ import tensorflow as tf
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.sentence_splitter import split_sentences
 from kbert.text.input_packer import InputPacker
+from kbert.text.seq2seq_noising import span_corruption
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 TASKS = ("nsp", "sop")
@@ -342,6 +343,117 @@ def causal_lm_blocks(
         map_fn,
         drop_remainder,
     )
+
+
+# ------------------------------------------------------------------------------ SPAN CORRUPTION
+
+
+def span_corruption_blocks(
+    documents,
+    tokenizer,
+    block_length,
+    batch_size,
+    sentinel_ids,
+    noise_density=0.15,
+    mean_noise_span_length=3.0,
+    end_token="[SEP]",
+    decoder_start_id=0,
+    shuffle=True,
+    seed=None,
+    cache=True,
+    drop_remainder=False,
+):
+    """T5's pretraining batches: blocks of the token stream, span-corrupted for an encoder-decoder.
+
+    The corpus is cut into blocks of `block_length` tokens as `causal_lm_blocks` cuts it
+    (documents joined directly, blocks crossing document boundaries, as T5 packs C4). Every
+    epoch each block is corrupted anew (`kbert.text.seq2seq_noising.span_corruption`):
+    round(block_length × noise_density) tokens in round(noise / mean_noise_span_length) spans
+    are each replaced by the next sentinel in the encoder's input; the decoder writes each
+    sentinel followed by the tokens it hid, then `end_token`. Noise and span counts are exact,
+    so every batch has the same shapes: inputs `block_length - noise + spans + 1`, targets
+    `noise + spans + 1` tokens.
+
+    Args:
+        documents: list of documents, each a str or a list of str paragraphs.
+        tokenizer: `kbert.text.WordPieceTokenizer` whose vocabulary holds the sentinels.
+        block_length: int >= 2. Tokens per uncorrupted block.
+        batch_size: int. Blocks per batch.
+        sentinel_ids: sequence of int. `<extra_id_0>`, `<extra_id_1>`, … in order, at least as
+            many as a block's spans.
+        noise_density: float in (0, 1), default 0.15.
+        mean_noise_span_length: float >= 1, default 3.0.
+        end_token: str, default "[SEP]". Ends inputs and targets.
+        decoder_start_id: int, default 0. The decoder's first input (`EncoderDecoder`'s).
+        shuffle: bool, default True. Shuffle blocks, differently every epoch.
+        seed: int or None. Seeds the shuffle and the corruption.
+        cache: bool or str, default True. See `causal_lm_blocks`.
+        drop_remainder: bool, default False. Drop the last partial batch.
+
+    Returns:
+        A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs (int32; no
+        padding, so both padding masks are all ones), `y` the target ids `(batch, targets)`.
+
+    Example:
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "<s0>", "<s1>"]
+    >>> blocks = span_corruption_blocks(["a b c " * 10], WordPieceTokenizer(vocabulary), 20, 2,
+    ...                                 [8, 9], shuffle=False, seed=0)
+    >>> x, y = next(iter(blocks))
+    >>> tuple(x["encoder_token_ids"].shape), tuple(y.shape)  # 3 noise tokens in 1 span
+    ((1, 19), (1, 5))
+    """
+    end_id = _token_id(tokenizer, end_token, "end_token")
+    sentinel_ids = [int(i) for i in sentinel_ids]
+    vocabulary_size = tokenizer.vocabulary_size()
+    bad = [i for i in sentinel_ids if not 0 <= i < vocabulary_size or i in (0, end_id)]
+    if not sentinel_ids or bad:
+        raise ValueError(
+            f"sentinel_ids must be ids of the vocabulary (0 to {vocabulary_size - 1}) other than "
+            f"padding and end_token; received {sentinel_ids if not bad else bad}"
+        )
+    _check_sequence_length("block_length", block_length, 2, " (a kept and a noise token)", None)
+    blocks = causal_lm_blocks(
+        documents,
+        tokenizer,
+        block_length,
+        batch_size,
+        document_separator=None,
+        shuffle=shuffle,
+        seed=seed,
+        cache=cache,
+        drop_remainder=drop_remainder,
+    )
+    rng = np.random.default_rng(seed)
+    args = (noise_density, mean_noise_span_length, end_id)
+    # Every block gives the same lengths (exact counts): learn them from one draw.
+    probe_inputs, probe_targets = span_corruption(
+        np.arange(block_length), sentinel_ids, *args, rng=np.random.default_rng(0)
+    )
+    input_length, target_length = len(probe_inputs), len(probe_targets)
+
+    def corrupt(token_ids):
+        pairs = [span_corruption(row, sentinel_ids, *args, rng=rng) for row in token_ids]
+        inputs = np.stack([p[0] for p in pairs]) if pairs else np.zeros((0, input_length))
+        targets = np.stack([p[1] for p in pairs]) if pairs else np.zeros((0, target_length))
+        return inputs.astype(np.int32), targets.astype(np.int32)
+
+    def to_example(batch):
+        inputs, targets = tf.numpy_function(
+            corrupt, [batch["token_ids"]], (tf.int32, tf.int32), stateful=True
+        )
+        inputs.set_shape([None, input_length])
+        targets.set_shape([None, target_length])
+        starts = tf.fill([tf.shape(targets)[0], 1], tf.constant(decoder_start_id, tf.int32))
+        x = {
+            "encoder_token_ids": inputs,
+            "encoder_padding_mask": tf.ones_like(inputs),
+            "decoder_token_ids": tf.concat([starts, targets[:, :-1]], axis=1),
+            "decoder_padding_mask": tf.ones_like(targets),
+        }
+        return x, targets
+
+    # Sequential (one call at a time), so a seed gives the same corruptions in the same order.
+    return blocks.map(to_example).prefetch(tf.data.AUTOTUNE)
 
 
 # ------------------------------------------------------------------------------ FULL-SENTENCES

@@ -9,7 +9,11 @@ is the word it generates, an extractive answer is the span it writes out.
 - SQuAD: "question: Where is Paris? context: Paris is in France." → "France"
 """
 
+import numpy as np
+import tensorflow as tf
+
 from kbert.metrics.squad_metrics import exact_match_score, f1_score, metric_max_over_ground_truths
+from kbert.text.text_to_text_packing import pack_sources, pack_targets, texts_from_generated
 
 # Label words: plain English words for the codes, as T5 would generate them.
 LABEL_WORDS = {
@@ -90,7 +94,112 @@ def squad_scores(generated, examples):
     return {"exact_match": 100 * exact / len(examples), "f1": 100 * f1 / len(examples)}
 
 
+def text_to_text_dataset(
+    inputs,
+    targets,
+    tokenizer,
+    batch_size,
+    source_length=128,
+    target_length=16,
+    end_token="[SEP]",
+    decoder_start_id=0,
+    shuffle=True,
+    seed=None,
+):
+    """Training batches `(x, y)` for `kbert.models.EncoderDecoder.fit` from text pairs.
+
+    Each batch is packed by `kbert.text.text_to_text_packing` (padded to its longest source
+    and target): `x` holds the four encoder-decoder inputs, `y` the target ids (-100 on
+    padding).
+
+    Args:
+        inputs, targets: lists of str of one length (see `classification_pairs`, `squad_pairs`).
+        tokenizer: `kbert.text.WordPieceTokenizer` (id 0 is padding).
+        batch_size: int >= 1.
+        source_length: int, default 128. Most source tokens, the end token included.
+        target_length: int, default 16. Most target tokens, the end token included.
+        end_token: str, default "[SEP]". Ends sources and targets.
+        decoder_start_id: int, default 0.
+        shuffle: bool, default True. Reshuffled every epoch.
+        seed: int or None.
+
+    Returns:
+        A `tf.data.Dataset`.
+    """
+    if len(inputs) != len(targets) or not len(inputs):
+        raise ValueError(
+            f"inputs and targets must be non-empty lists of one length; received {len(inputs)} "
+            f"inputs and {len(targets)} targets"
+        )
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1; received {batch_size!r}")
+    end_id = tokenizer.token_to_id(end_token)
+    dataset = tf.data.Dataset.from_tensor_slices((list(inputs), list(targets)))
+    if shuffle:
+        dataset = dataset.shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
+
+    def pack(sources, answers):
+        x = pack_sources(tokenizer, sources, source_length, end_id)
+        decoder_inputs, labels = pack_targets(
+            tokenizer, answers, target_length, end_id, decoder_start_id
+        )
+        return {**x, **decoder_inputs}, labels
+
+    return dataset.batch(batch_size).map(pack).prefetch(tf.data.AUTOTUNE)
+
+
+def generate_texts(
+    model,
+    tokenizer,
+    texts,
+    max_new_tokens,
+    source_length=128,
+    end_token="[SEP]",
+    batch_size=64,
+    strategy="greedy",
+    num_beams=4,
+    length_penalty=1.0,
+):
+    """Text out for text in: packs `texts`, decodes with `model.generate`, detokenizes.
+
+    Args:
+        model: `kbert.models.EncoderDecoder`.
+        tokenizer: `kbert.text.WordPieceTokenizer`.
+        texts: list of str.
+        max_new_tokens: int >= 1.
+        source_length: int, default 128. As in training.
+        end_token: str, default "[SEP]". Ends sources and generated texts.
+        batch_size: int, default 64. Texts decoded at once.
+        strategy: "greedy" or "beam", default "greedy".
+        num_beams, length_penalty: beam search settings.
+
+    Returns:
+        list of str, one per text (lowercased by the tokenizer's normalization).
+    """
+    if strategy not in ("greedy", "beam"):
+        raise ValueError(f"strategy must be greedy or beam; received {strategy!r}")
+    end_id = tokenizer.token_to_id(end_token)
+    outputs = []
+    for start in range(0, len(texts), batch_size):
+        sources = pack_sources(
+            tokenizer, list(texts[start : start + batch_size]), source_length, end_id
+        )
+        generated = model.generate(
+            np.asarray(sources["encoder_token_ids"]),
+            max_new_tokens,
+            strategy=strategy,
+            end_id=end_id,
+            num_beams=num_beams,
+            length_penalty=length_penalty,
+        )
+        decoded = texts_from_generated(tokenizer, generated, end_id).numpy()
+        outputs.extend(text.decode("utf-8") for text in decoded)
+    return outputs
+
+
 __all__ = [
+    "generate_texts",
+    "text_to_text_dataset",
     "LABEL_WORDS",
     "classification_accuracy",
     "classification_pairs",

@@ -182,6 +182,74 @@ def next_version(model_dir):
     return max(versions, default=0) + 1
 
 
+def _check_name(name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise ValueError(
+            "name must be a plain directory name (letters, digits, '_', '-', '.'); "
+            f"received {name!r}"
+        )
+
+
+def write_new_version(export_dir, name, version, write, verify):
+    """Writes `<export_dir>/<name>/<version>/` whole or not at all; never replaces a version.
+
+    `write(temporary)` writes the SavedModel into a hidden sibling directory and returns
+    anything `verify(temporary, written)` needs to load and check it; only then is the
+    directory renamed into place. On any failure the partial directory is removed (and the
+    model directory, if this call created it and it is empty), so existing versions stay
+    untouched.
+
+    Args:
+        export_dir: str or `os.PathLike`, the model base directory's parent.
+        name: str, the model name, a plain directory name.
+        version: int >= 0 or None (1 + the highest existing numeric version).
+        write: callable(temporary path) → anything.
+        verify: callable(temporary path, what `write` returned); raises when the export fails.
+
+    Returns:
+        str, the final version directory.
+    """
+    _check_name(name)
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
+        raise ValueError(f"version must be an int >= 0 or None; received {version!r}")
+    check_export_dir(export_dir)
+    model_dir = os.path.join(os.fspath(export_dir), name)
+    check_export_dir(model_dir, "the model directory")
+    if version is None:
+        version = next_version(model_dir)
+    final = os.path.join(model_dir, str(version))
+    if os.path.exists(final):
+        raise ValueError(
+            f"version {version} of model {name!r} already exists at {final}; "
+            "expected a new version (versions are never replaced)"
+        )
+    created = not os.path.isdir(model_dir)
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+    except OSError as error:
+        raise ValueError(
+            f"cannot create the model directory {model_dir!r}: {error.strerror}"
+        ) from None
+    temporary = os.path.join(model_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
+    try:
+        written = write(temporary)
+        verify(temporary, written)
+        if os.path.exists(final):
+            raise ValueError(
+                f"version {version} of model {name!r} appeared at {final} during "
+                "the export; expected a new version (versions are never replaced)"
+            )
+        os.rename(temporary, final)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        if created and not os.listdir(model_dir):
+            os.rmdir(model_dir)
+        raise
+    return final
+
+
 def _clean(texts, max_input_chars):
     """Valid UTF-8, cut to its first `max_input_chars` characters: (batch,) strings."""
     texts = replace_invalid_utf8(texts)
@@ -800,11 +868,7 @@ def export_saved_model(
         max_answer_length,
         version,
     )
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
-        raise ValueError(
-            "name must be a plain directory name (letters, digits, '_', '-', '.'); "
-            f"received {name!r}"
-        )
+    _check_name(name)
     if pair and task != "classify":
         raise ValueError(f"pair=True is for the 'classify' task; received task {task!r}")
     encoder = model if task == "embed" else getattr(model, "encoder", None)
@@ -815,26 +879,8 @@ def export_saved_model(
             f"its position table has {positions} positions; expected at most "
             f"{positions}"
         )
-    check_export_dir(export_dir)
-    model_dir = os.path.join(os.fspath(export_dir), name)
-    check_export_dir(model_dir, "the model directory")
-    if version is None:
-        version = next_version(model_dir)
-    final = os.path.join(model_dir, str(version))
-    if os.path.exists(final):
-        raise ValueError(
-            f"version {version} of model {name!r} already exists at {final}; "
-            "expected a new version (versions are never replaced)"
-        )
-    created = not os.path.isdir(model_dir)
-    try:
-        os.makedirs(model_dir, exist_ok=True)
-    except OSError as error:
-        raise ValueError(
-            f"cannot create the model directory {model_dir!r}: {error.strerror}"
-        ) from None
-    temporary = os.path.join(model_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
-    try:
+
+    def write(temporary):
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
             exporter = _Exporter(
                 model,
@@ -851,16 +897,12 @@ def export_saved_model(
             )
             signature_names = exporter.add_endpoints()
             exporter.archive.write_out(temporary, verbose=False)
-        _verify(temporary, signature_names, bool(pair), task)
-        if os.path.exists(final):
-            raise ValueError(
-                f"version {version} of model {name!r} appeared at {final} during "
-                "the export; expected a new version (versions are never replaced)"
-            )
-        os.rename(temporary, final)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        if created and not os.listdir(model_dir):
-            os.rmdir(model_dir)
-        raise
-    return final
+        return signature_names
+
+    return write_new_version(
+        export_dir,
+        name,
+        version,
+        write,
+        lambda temporary, signature_names: _verify(temporary, signature_names, bool(pair), task),
+    )

@@ -86,17 +86,42 @@ class RelativePositionBias(keras.layers.Layer):
             initializer=keras.initializers.RandomNormal(stddev=num_heads**-0.5),
         )
 
+    def buckets(self, query_length, key_length, query_offset=0):
+        """`relative_position_buckets` as tensor ops: lengths and offset may be tensors known
+        only when the graph runs (batches padded to their longest row, traced decoding).
+
+        Returns:
+            int32 tensor `(query_length, key_length)` for queries at positions
+            `query_offset` … `query_offset + query_length - 1`.
+        """
+        memory = ops.expand_dims(ops.arange(key_length, dtype="int32"), 0)
+        context = ops.expand_dims(
+            ops.arange(query_length, dtype="int32") + ops.cast(query_offset, "int32"), 1
+        )
+        relative = memory - context  # (query, key): key position minus query position
+        num_buckets = self.num_buckets
+        buckets = ops.zeros_like(relative)
+        if self.bidirectional:
+            num_buckets //= 2
+            buckets = buckets + ops.cast(relative > 0, "int32") * num_buckets
+            distance = ops.abs(relative)
+        else:
+            distance = ops.maximum(-relative, 0)
+        exact = num_buckets // 2
+        # float64, as the numpy reference: float32 logs can land on the other side of a bucket
+        # boundary.
+        scaled = ops.log(ops.cast(ops.maximum(distance, 1), "float64") / exact) / math.log(
+            self.max_distance / exact
+        )
+        large = exact + ops.cast(scaled * (num_buckets - exact), "int32")
+        large = ops.minimum(large, num_buckets - 1)
+        return buckets + ops.where(distance < exact, distance, large)
+
     def call(self, query_length, key_length, query_offset=0):
         """Biases for `query_length` queries (starting at `query_offset`, for cached decoding)
         against `key_length` keys."""
-        buckets = relative_position_buckets(
-            query_offset + query_length,
-            key_length,
-            self.bidirectional,
-            self.num_buckets,
-            self.max_distance,
-        )[query_offset:]
-        values = ops.take(self.table, ops.convert_to_tensor(buckets), axis=0)  # (q, k, heads)
+        buckets = self.buckets(query_length, key_length, query_offset)
+        values = ops.take(self.table, buckets, axis=0)  # (q, k, heads)
         return ops.expand_dims(ops.transpose(values, (2, 0, 1)), 0)  # (1, heads, q, k)
 
     def get_config(self):

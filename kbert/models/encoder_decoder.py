@@ -322,9 +322,13 @@ class EncoderDecoder(keras.Model):
         return pretraining_utils.with_regularization(self, loss)
 
     # === Decoding ===
+    # Written in `keras.ops` on tensors, with Python loops over the (static) number of new
+    # tokens: the same code runs eagerly and inside a traced `tf.function`, so an exported
+    # `generate` signature decodes exactly as the Keras model does.
 
-    def _ensure_built(self):
-        """Builds the model through `__call__` before decoding calls its parts directly."""
+    def ensure_built(self):
+        """Builds the weights (through `__call__` on a 1-token input) if the model has not been
+        called yet: decoding calls its parts directly, and `count_params` needs them."""
         if not self.built:
             ones = np.ones((1, 1), "int32")
             self(
@@ -336,17 +340,24 @@ class EncoderDecoder(keras.Model):
                 }
             )
 
+    @staticmethod
+    def source_padding_mask(encoder_token_ids):
+        """`(batch, source)` int32: 1 on real tokens. Id 0 is padding (T5's); the first
+        position always counts, so an empty source still has one key to attend to."""
+        real = ops.not_equal(encoder_token_ids, 0)
+        first = ops.expand_dims(ops.equal(ops.arange(ops.shape(encoder_token_ids)[1]), 0), 0)
+        return ops.cast(ops.logical_or(real, first), "int32")
+
     def start_state(self, encoder_token_ids):
         """What decoding needs from the source: per decoder block, the cross-attention keys
         and values of the encoder outputs (computed once), empty self-attention caches, the
-        source padding bias, and the position (0). Id 0 is padding in the source (T5's)."""
-        self._ensure_built()
-        encoder_token_ids = np.asarray(encoder_token_ids, "int32")
-        padding = (encoder_token_ids != 0).astype("int32")
-        padding[:, 0] = 1
+        source padding bias, and the position (0)."""
+        self.ensure_built()
+        encoder_token_ids = ops.convert_to_tensor(encoder_token_ids, "int32")
+        padding = self.source_padding_mask(encoder_token_ids)
         encoded = self.encode(encoder_token_ids, padding, training=False)
-        batch, head_dim = len(encoder_token_ids), self.hidden_dim // self.num_heads
-        empty = ops.zeros((batch, self.num_heads, 0, head_dim))
+        batch, head_dim = ops.shape(encoder_token_ids)[0], self.hidden_dim // self.num_heads
+        empty = ops.zeros((batch, self.num_heads, 0, head_dim), encoded.dtype)
         return {
             "position": 0,
             "self": [(empty, empty) for _ in self.decoder_blocks],
@@ -359,7 +370,8 @@ class EncoderDecoder(keras.Model):
     def decode_step(self, token_ids, state):
         """One decoding step with the key/value caches: logits `(batch, vocabulary)` for the
         token after `token_ids` `(batch,)` (at `state["position"]`), and the next state."""
-        x = self.token_embedding(np.asarray(token_ids, "int32")[:, None])  # (batch, 1, hidden)
+        token_ids = ops.convert_to_tensor(token_ids, "int32")
+        x = self.token_embedding(ops.expand_dims(token_ids, 1))  # (batch, 1, hidden)
         position = state["position"]
         self_bias = self.decoder_position_bias(
             query_length=1, key_length=position + 1, query_offset=position
@@ -379,7 +391,7 @@ class EncoderDecoder(keras.Model):
             )
             x = self._feed_forward(block, x + crossed, training=False)
         logits = self.logits(self.decoder_norm(x))[:, 0, :]
-        return logits, {**state, "position": position + 1, "self": caches}
+        return ops.cast(logits, "float32"), {**state, "position": position + 1, "self": caches}
 
     @staticmethod
     def _reorder(state, rows):
@@ -405,8 +417,8 @@ class EncoderDecoder(keras.Model):
         top_p=0.9,
         seed=None,
     ):
-        """Decodes with the key/value caches: `(batch, 1 + max_new_tokens)` ids starting with
-        `decoder_start_id` (after `end_id`, a row repeats it).
+        """Decodes with the key/value caches: `(batch, 1 + max_new_tokens)` int32 numpy ids
+        starting with `decoder_start_id` (after `end_id`, a row repeats it).
 
         Args:
             encoder_token_ids: int array `(batch, source)`, 0 for padding.
@@ -421,18 +433,20 @@ class EncoderDecoder(keras.Model):
         """
         from kbert.models.text_generator import filter_logits
 
-        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be an integer >= 1; received {max_new_tokens!r}")
+        self._check_decoding(max_new_tokens, end_id)
         if strategy not in ("greedy", "beam", "top_k", "top_p"):
             raise ValueError(
                 f"strategy must be greedy, beam, top_k or top_p; received {strategy!r}"
             )
         if strategy == "beam":
-            return self._beam_search(
-                encoder_token_ids, max_new_tokens, num_beams, length_penalty, end_id
+            return np.asarray(
+                self.beam_search(
+                    encoder_token_ids, max_new_tokens, num_beams, length_penalty, end_id
+                )
             )
-        if strategy != "greedy":
-            filter_logits(np.zeros((1, 2)), strategy, temperature, top_k, top_p)  # validate
+        if strategy == "greedy":
+            return np.asarray(self.greedy_search(encoder_token_ids, max_new_tokens, end_id))
+        filter_logits(np.zeros((1, 2)), strategy, temperature, top_k, top_p)  # validate
         rng = np.random.default_rng(seed)
         state = self.start_state(encoder_token_ids)
         batch = len(np.asarray(encoder_token_ids))
@@ -440,66 +454,112 @@ class EncoderDecoder(keras.Model):
         finished = np.zeros(batch, bool)
         for _ in range(max_new_tokens):
             logits, state = self.decode_step(output[:, -1], state)
-            if strategy == "greedy":
-                next_ids = np.asarray(ops.argmax(logits, axis=-1))
-            else:
-                filtered = np.asarray(filter_logits(logits, strategy, temperature, top_k, top_p))
-                probabilities = np.exp(filtered - filtered.max(-1, keepdims=True))
-                probabilities /= probabilities.sum(-1, keepdims=True)
-                next_ids = np.array([rng.choice(len(p), p=p) for p in probabilities])
+            filtered = np.asarray(filter_logits(logits, strategy, temperature, top_k, top_p))
+            probabilities = np.exp(filtered - filtered.max(-1, keepdims=True))
+            probabilities /= probabilities.sum(-1, keepdims=True)
+            next_ids = np.array([rng.choice(len(p), p=p) for p in probabilities])
             if end_id is not None:
                 next_ids = np.where(finished, end_id, next_ids)
                 finished |= next_ids == end_id
             output = np.concatenate([output, next_ids[:, None].astype("int32")], axis=1)
         return output
 
-    def _beam_search(self, encoder_token_ids, max_new_tokens, num_beams, length_penalty, end_id):
-        if not isinstance(num_beams, int) or num_beams < 1:
-            raise ValueError(f"num_beams must be an integer >= 1; received {num_beams!r}")
-        sources = np.asarray(encoder_token_ids, "int32")
-        batch = len(sources)
-        state = self.start_state(np.repeat(sources, num_beams, axis=0))
-        sequences = np.full((batch * num_beams, 1), self.decoder_start_id, "int32")
-        # Every beam of a row starts identical: only the first may expand at step one.
-        scores = np.tile([0.0] + [-np.inf] * (num_beams - 1), batch)
-        lengths = np.zeros(batch * num_beams)  # generated tokens, up to and including end_id
-        finished = np.zeros(batch * num_beams, bool)
+    def _check_decoding(self, max_new_tokens, end_id):
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be an integer >= 1; received {max_new_tokens!r}")
+        if end_id is not None and (
+            not isinstance(end_id, (int, np.integer)) or not 0 <= end_id < self.vocabulary_size
+        ):
+            raise ValueError(
+                f"end_id must be None or a token id in [0, {self.vocabulary_size}); "
+                f"received {end_id!r}"
+            )
+
+    def greedy_search(self, encoder_token_ids, max_new_tokens, end_id=None):
+        """Greedy decoding as tensors: `(batch, 1 + max_new_tokens)` int32, traceable."""
+        self._check_decoding(max_new_tokens, end_id)
+        state = self.start_state(encoder_token_ids)
+        batch = ops.shape(state["cross_bias"])[0]
+        sequences = ops.full((batch, 1), self.decoder_start_id, "int32")
+        finished = ops.zeros((batch,), "bool")
         for _ in range(max_new_tokens):
             logits, state = self.decode_step(sequences[:, -1], state)
-            log_probs = np.asarray(
-                ops.log_softmax(ops.cast(logits, "float32"), axis=-1), np.float64
-            )
-            vocabulary = log_probs.shape[-1]
-            if end_id is not None and finished.any():
-                # A finished beam only continues with end_id, at no cost.
-                log_probs[finished] = -np.inf
-                log_probs[finished, end_id] = 0.0
-            candidates = (scores[:, None] + log_probs).reshape(batch, num_beams * vocabulary)
-            lengths_after = lengths[:, None] + (~finished)[:, None]
-            lengths_after = np.broadcast_to(lengths_after, log_probs.shape).reshape(batch, -1)
-            rank = candidates / np.maximum(lengths_after, 1) ** length_penalty
-            best = np.argsort(-rank, axis=1, kind="stable")[:, :num_beams]  # (batch, beams)
-            beams = best // vocabulary + np.arange(batch)[:, None] * num_beams
-            tokens = (best % vocabulary).astype("int32")
-            rows = beams.reshape(-1)
-            scores = np.take_along_axis(candidates, best, axis=1).reshape(-1)
-            lengths = lengths[rows] + (~finished[rows])
-            finished = finished[rows]
+            next_ids = ops.cast(ops.argmax(logits, axis=-1), "int32")
             if end_id is not None:
-                finished = finished | (tokens.reshape(-1) == end_id)
-            sequences = np.concatenate([sequences[rows], tokens.reshape(-1, 1)], axis=1)
-            state = self._reorder(state, rows)
-        ranked = scores / np.maximum(lengths, 1) ** length_penalty
-        best = ranked.reshape(batch, num_beams).argmax(axis=1) + np.arange(batch) * num_beams
-        return sequences[best]
+                next_ids = ops.where(finished, end_id, next_ids)
+                finished = ops.logical_or(finished, ops.equal(next_ids, end_id))
+            sequences = ops.concatenate([sequences, ops.expand_dims(next_ids, 1)], axis=1)
+        return sequences
+
+    def beam_search(
+        self, encoder_token_ids, max_new_tokens, num_beams=4, length_penalty=1.0, end_id=None
+    ):
+        """Beam search as tensors: the best of `num_beams` hypotheses per row,
+        `(batch, 1 + max_new_tokens)` int32, traceable (an exported `generate` runs it).
+
+        Hypotheses are ranked by total log probability / (generated tokens)^length_penalty,
+        end_id counted; a finished hypothesis continues with end_id at no cost.
+        """
+        self._check_decoding(max_new_tokens, end_id)
+        if not isinstance(num_beams, int) or num_beams < 1:
+            raise ValueError(f"num_beams must be an integer >= 1; received {num_beams!r}")
+        if not isinstance(length_penalty, (int, float)) or length_penalty < 0:
+            raise ValueError(f"length_penalty must be a number >= 0; received {length_penalty!r}")
+        sources = ops.repeat(ops.convert_to_tensor(encoder_token_ids, "int32"), num_beams, axis=0)
+        state = self.start_state(sources)
+        rows = ops.shape(sources)[0]  # batch × beams
+        batch = rows // num_beams
+        vocabulary = self.vocabulary_size
+        first = ops.arange(batch, dtype="int32") * num_beams  # each row's first beam
+        sequences = ops.full((rows, 1), self.decoder_start_id, "int32")
+        # Every beam of a row starts identical: only the first may expand at step one.
+        start_scores = ops.convert_to_tensor([0.0] + [-np.inf] * (num_beams - 1), "float32")
+        scores = ops.tile(start_scores, (batch,))  # (rows,)
+        lengths = ops.zeros((rows,), "float32")  # generated tokens, end_id included
+        finished = ops.zeros((rows,), "bool")
+        if end_id is not None:
+            only_end = ops.where(
+                ops.equal(ops.arange(vocabulary), end_id), 0.0, -np.inf
+            )  # (vocabulary,): a finished beam's continuation
+        for _ in range(max_new_tokens):
+            logits, state = self.decode_step(sequences[:, -1], state)
+            log_probs = ops.log_softmax(logits, axis=-1)  # (rows, vocabulary)
+            if end_id is not None:
+                log_probs = ops.where(finished[:, None], only_end[None, :], log_probs)
+            candidates = ops.reshape(scores[:, None] + log_probs, (batch, num_beams * vocabulary))
+            grown = lengths + ops.cast(ops.logical_not(finished), "float32")  # (rows,)
+            grown = ops.reshape(
+                ops.broadcast_to(grown[:, None], (rows, vocabulary)), (batch, -1)
+            )  # (batch, beams × vocabulary)
+            rank = candidates / ops.power(ops.maximum(grown, 1.0), float(length_penalty))
+            _, best = ops.top_k(rank, num_beams)  # (batch, beams), ties to the lower index
+            best = ops.cast(best, "int32")
+            parents = ops.reshape(best // vocabulary + first[:, None], (-1,))  # (rows,)
+            tokens = ops.reshape(best % vocabulary, (-1,))
+            scores = ops.reshape(ops.take_along_axis(candidates, best, axis=1), (-1,))
+            lengths = ops.take(lengths, parents) + ops.cast(
+                ops.logical_not(ops.take(finished, parents)), "float32"
+            )
+            finished = ops.take(finished, parents)
+            if end_id is not None:
+                finished = ops.logical_or(finished, ops.equal(tokens, end_id))
+            sequences = ops.concatenate(
+                [ops.take(sequences, parents, axis=0), ops.expand_dims(tokens, 1)], axis=1
+            )
+            state = self._reorder(state, parents)
+        ranked = ops.reshape(
+            scores / ops.power(ops.maximum(lengths, 1.0), float(length_penalty)),
+            (batch, num_beams),
+        )
+        winners = ops.cast(ops.argmax(ranked, axis=1), "int32") + first
+        return ops.take(sequences, winners, axis=0)
 
     def generate_by_recomputation(self, encoder_token_ids, max_new_tokens, end_id=None):
         """Greedy decoding that reruns the decoder over the whole prefix at every step: the
         reference `generate` (with its caches) must equal."""
-        self._ensure_built()
+        self.ensure_built()
         encoder_token_ids = np.asarray(encoder_token_ids, "int32")
-        padding = (encoder_token_ids != 0).astype("int32")
-        padding[:, 0] = 1
+        padding = np.asarray(self.source_padding_mask(encoder_token_ids))
         encoded = self.encode(encoder_token_ids, padding, training=False)
         output = np.full((len(encoder_token_ids), 1), self.decoder_start_id, "int32")
         finished = np.zeros(len(encoder_token_ids), bool)

@@ -20,6 +20,20 @@ These work on one example's token ids (numpy), for `tf.data` through `tf.numpy_f
 
 import numpy as np
 
+SENTINEL_FORMAT = "<extra_id_{}>"  # T5's sentinel tokens
+
+
+def sentinel_tokens(count):
+    """T5's sentinel tokens `<extra_id_0>` … `<extra_id_{count - 1}>`, to add to a vocabulary.
+
+    Example:
+    >>> sentinel_tokens(2)
+    ['<extra_id_0>', '<extra_id_1>']
+    """
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an integer >= 1; received {count!r}")
+    return [SENTINEL_FORMAT.format(i) for i in range(count)]
+
 
 def _check_rate(name, value, upper=1.0):
     if not isinstance(value, (int, float)) or not 0 < value < upper:

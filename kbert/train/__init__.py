@@ -14,6 +14,7 @@ from kbert.train.schedules import (
     warmup_inverse_sqrt,
     warmup_linear_decay,
 )
+from kbert.train.time_budget import plan_time_budget
 
 __all__ = [
     "BestCheckpoint",
@@ -23,6 +24,7 @@ __all__ = [
     "fine_tune_classifier",
     "fine_tuning_optimizer",
     "make_strategy",
+    "plan_time_budget",
     "slanted_triangular",
     "split_cpu",
     "warmup_cosine_decay",
