@@ -106,7 +106,10 @@ parser.add_argument(
     "--sizes", type=comma_separated(int, minimum=1), default=[300, 1000], help="TREC-6 labels"
 )
 parser.add_argument("--seeds", type=int, default=3)
-parser.add_argument("--epochs", type=int, default=8, help="fine-tuning epochs (at least 150 steps)")
+parser.add_argument(
+    "--epochs", type=int, default=8, help="fine-tuning epochs, at least --min-steps"
+)
+parser.add_argument("--min-steps", type=int, default=150, help="fine-tuning steps at least")
 parser.add_argument(
     "--learning-rates",
     type=comma_separated(float, minimum=0.0),
@@ -118,6 +121,9 @@ parser.add_argument(
 )
 parser.add_argument("--extra-examples", type=int, default=2000, help="SST-2 / SQuAD training")
 parser.add_argument("--eval-examples", type=int, default=500, help="SST-2 / SQuAD scored")
+parser.add_argument(
+    "--trec-eval-examples", type=int, default=0, help="TREC-6 validation/test questions (0: all)"
+)
 parser.add_argument("--num-beams", type=int, default=4, help="the exported generate signature")
 parser.add_argument("--seed", type=int, default=0)
 parser.add_argument("--verbose", type=int, default=2)
@@ -320,6 +326,9 @@ trec = {
     split: load_classification_task("trec", split, data_dir=args.data_dir)
     for split in ("train", "validation", "test")
 }
+if args.trec_eval_examples:  # smoke runs
+    for split in ("validation", "test"):
+        trec[split] = trec[split].subset(np.arange(min(args.trec_eval_examples, len(trec[split]))))
 
 
 def fresh(family, start):
@@ -335,7 +344,7 @@ def fine_tune_text_to_text(model, inputs, targets, learning_rate, seed, target_l
     batches = text_to_text_dataset(
         inputs, targets, tokenizer, args.batch_size, target_length=target_length, seed=seed
     )
-    epochs = max(args.epochs, -(-150 // count_batches(batches)))
+    epochs = max(args.epochs, -(-args.min_steps // count_batches(batches)))
     model.compile(optimizer=fine_tuning_optimizer(count_batches(batches) * epochs, learning_rate))
     model.fit(batches, epochs=epochs, verbose=0)
     return model
@@ -366,7 +375,7 @@ def run_trec(family, start, examples, learning_rate, seed, evaluate_on):
             model,
             trec_preprocessor,
             examples,
-            epochs=max(args.epochs, -(-150 // steps_per_epoch)),
+            epochs=max(args.epochs, -(-args.min_steps // steps_per_epoch)),
             batch_size=args.batch_size,
             learning_rate=learning_rate,
             seed=seed,
@@ -448,7 +457,7 @@ if "squad" in args.tasks:
         batches = text_to_text_dataset(
             inputs, targets, tokenizer, args.batch_size, source_length=192, target_length=16
         )
-        epochs = max(3, -(-150 // count_batches(batches)))
+        epochs = max(min(3, args.epochs), -(-args.min_steps // count_batches(batches)))
         model.compile(
             optimizer=fine_tuning_optimizer(
                 count_batches(batches) * epochs, chosen_rates[f"encoder_decoder_{start}"]

@@ -529,8 +529,9 @@ class EncoderDecoder(keras.Model):
             candidates = ops.reshape(scores[:, None] + log_probs, (batch, num_beams * vocabulary))
             grown = lengths + ops.cast(ops.logical_not(finished), "float32")  # (rows,)
             grown = ops.reshape(
-                ops.broadcast_to(grown[:, None], (rows, vocabulary)), (batch, -1)
-            )  # (batch, beams × vocabulary)
+                ops.broadcast_to(grown[:, None], (rows, vocabulary)),
+                (batch, num_beams * vocabulary),  # not -1: a batch may be empty
+            )
             rank = candidates / ops.power(ops.maximum(grown, 1.0), float(length_penalty))
             _, best = ops.top_k(rank, num_beams)  # (batch, beams), ties to the lower index
             best = ops.cast(best, "int32")

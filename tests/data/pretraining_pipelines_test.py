@@ -16,6 +16,7 @@ from kbert.data import (
     read_text_corpus,
     read_wikitext,
     sentence_pair_examples,
+    span_corruption_blocks,
 )
 from kbert.text import WordPieceTokenizer
 from tests.text.text_test_case import TINY_VOCABULARY
@@ -487,3 +488,57 @@ def test_one_pass_of_each_pipeline_over_real_text(data_root, bert_tokenizer):
         rate = measure_pipeline_throughput(dataset, steps=20)
         print(f"{name}: {count} examples per epoch, {rate:,.0f} examples/s")
         assert count > 50
+
+
+# ------------------------------------------------------------------------------ span corruption
+
+SENTINELS = [VOCABULARY.index(f"w{n}") for n in range(5990, 6000)]  # ids standing in
+
+
+def restore(inputs, targets, sentinels):
+    """The block back from T5's input and target: each sentinel replaced by what follows it."""
+    spans, current = {}, None
+    for token in targets:
+        if token in sentinels:
+            current = token
+            spans[current] = []
+        elif current is not None:
+            spans[current].append(token)
+    block = []
+    for token in inputs:
+        block += spans[token] if token in sentinels else [token]
+    return block
+
+
+def test_span_corruption_batches_restore_the_block_and_redraw_every_epoch(tokenizer):
+    documents, _ = random_corpus(30, seed=3)
+    stream = stream_of(documents, tokenizer, separator=None)
+    batches = span_corruption_blocks(documents, tokenizer, 40, 4, SENTINELS, shuffle=False, seed=0)
+    first, second = list(batches), list(batches)
+    x, y = first[0]
+    # 40 tokens: 6 noise tokens in 2 spans → inputs 40 - 6 + 2 + 1, targets 6 + 2 + 1.
+    assert x["encoder_token_ids"].shape[1] == 37 and y.shape[1] == 9
+    assert np.all(x["encoder_padding_mask"] == 1) and np.all(x["decoder_padding_mask"] == 1)
+    np.testing.assert_array_equal(x["decoder_token_ids"][:, 0], 0)  # the start id
+    np.testing.assert_array_equal(x["decoder_token_ids"][:, 1:], y[:, :-1])  # shifted right
+    blocks = []
+    for inputs, targets in zip(
+        [r for x, _ in first for r in x["encoder_token_ids"].numpy().tolist()],
+        [r for _, y in first for r in y.numpy().tolist()],
+        strict=True,
+    ):
+        assert inputs[-1] == SEP and targets[-1] == SEP
+        used = [t for t in targets if t in SENTINELS]
+        assert used == SENTINELS[: len(used)]  # sentinels in order, one per span
+        blocks += restore(inputs[:-1], targets[:-1], SENTINELS)
+    assert blocks == stream[: len(blocks)] and len(blocks) == len(stream) // 40 * 40
+    # A new corruption every epoch (same blocks, other spans).
+    assert not np.array_equal(first[0][0]["encoder_token_ids"], second[0][0]["encoder_token_ids"])
+
+
+def test_span_corruption_refuses_bad_sentinels(tokenizer):
+    documents, _ = random_corpus(5)
+    with pytest.raises(ValueError, match="sentinel_ids must be ids of the vocabulary"):
+        span_corruption_blocks(documents, tokenizer, 20, 2, [0, 99999])
+    with pytest.raises(ValueError, match="end_token must be a token"):
+        span_corruption_blocks(documents, tokenizer, 20, 2, SENTINELS, end_token="</s>")

@@ -1,5 +1,6 @@
 """Tasks written as text in, text out, and scored from generated text."""
 
+import keras
 import numpy as np
 import pytest
 
@@ -8,9 +9,14 @@ from kbert.data.squad import SquadExample
 from kbert.data.text_to_text import (
     classification_accuracy,
     classification_pairs,
+    generate_texts,
     squad_pairs,
     squad_scores,
+    text_to_text_dataset,
 )
+from kbert.models.encoder_decoder import EncoderDecoder
+from kbert.text import WordPieceTokenizer
+from tests.text.text_test_case import TINY_VOCABULARY
 
 SST2 = Examples(
     ["a charming journey .", "dull and long ."],
@@ -43,3 +49,31 @@ def test_squad_is_question_and_context_to_answer():
     assert squad_scores(["the France"], [example]) == {"exact_match": 100.0, "f1": 100.0}
     scores = squad_scores(["Paris"], [example])
     assert scores["exact_match"] == 0.0 and scores["f1"] == 0.0
+
+
+def test_text_to_text_fine_tuning_learns_label_words_and_generates_them():
+    """End to end on tiny shapes: pairs → batches → `fit` → generated strings → accuracy."""
+    tokenizer = WordPieceTokenizer(TINY_VOCABULARY)
+    inputs = ["the cat sat", "hello world", "the cat", "hello"] * 8
+    targets = ["cat", "hello world", "cat", "hello world"] * 8
+    batches = text_to_text_dataset(inputs, targets, tokenizer, 8, target_length=4, seed=0)
+    x, y = next(iter(batches))
+    assert set(x) == {
+        "encoder_token_ids",
+        "encoder_padding_mask",
+        "decoder_token_ids",
+        "decoder_padding_mask",
+    }
+    assert y.shape[1] == 3  # "hello world" + [SEP]; "cat" + [SEP] padded with -100
+    keras.utils.set_random_seed(0)
+    model = EncoderDecoder.from_preset("tiny", vocabulary_size=len(TINY_VOCABULARY), dropout=0.0)
+    model.compile(optimizer=keras.optimizers.Adam(3e-3))
+    model.fit(batches, epochs=30, verbose=0)
+    generated = generate_texts(model, tokenizer, ["the cat sat", "hello"], max_new_tokens=4)
+    assert generated == ["cat", "hello world"]
+    beam = generate_texts(model, tokenizer, ["the cat sat"], 4, strategy="beam", num_beams=2)
+    assert beam == ["cat"]
+    with pytest.raises(ValueError, match="inputs and targets must be non-empty lists of one"):
+        text_to_text_dataset(["a"], [], tokenizer, 2)
+    with pytest.raises(ValueError, match="strategy must be greedy or beam"):
+        generate_texts(model, tokenizer, ["a"], 2, strategy="top_p")

@@ -1,4 +1,4 @@
-"""lab19_serving and lab08_tfhub_squad as a user runs them, on small budgets (slow tier)."""
+"""lab20_serving and lab08_tfhub_squad as a user runs them, on small budgets (slow tier)."""
 
 import json
 import os
@@ -29,7 +29,7 @@ def _run(script, *arguments, data_root):
 def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_root, minilm_dir):
     export_dir = tmp_path / "saved_models"
     stdout, summary = _run(
-        "labs/lab19_serving.py",
+        "labs/lab20_serving.py",
         "--model",
         str(minilm_dir),
         "--epochs",
@@ -61,7 +61,7 @@ def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_ro
         assert signature in stdout
     # Run again: the next export is version 2, version 1 stays.
     _, again = _run(
-        "labs/lab19_serving.py",
+        "labs/lab20_serving.py",
         "--model",
         str(minilm_dir),
         "--epochs",

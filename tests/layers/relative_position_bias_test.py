@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from kbert.layers.relative_position_bias import RelativePositionBias, relative_position_buckets
 
@@ -35,8 +36,6 @@ def test_the_bias_layer_gathers_one_value_per_head_and_bucket():
 
 def test_the_table_trains():
     layer = RelativePositionBias(num_heads=2, num_buckets=8, max_distance=16)
-    import tensorflow as tf
-
     with tf.GradientTape() as tape:
         loss = keras.ops.sum(layer(query_length=4, key_length=4) ** 2)
     gradient = tape.gradient(loss, layer.table.value)
@@ -53,3 +52,18 @@ def test_the_table_trains():
 def test_bad_arguments_are_named(arguments, message):
     with pytest.raises(ValueError, match=message):
         RelativePositionBias(**arguments)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_tensor_buckets_equal_the_numpy_reference_for_lengths_known_only_at_run_time(bidirectional):
+    """The layer's buckets are tensor ops (padded batches have no static length): at every
+    distance up to 400 both ways they equal the reference, also traced with unknown lengths."""
+    layer = RelativePositionBias(2, bidirectional, 32, 128)
+    reference = relative_position_buckets(401, 401, bidirectional, 32, 128)
+    np.testing.assert_array_equal(layer.buckets(401, 401), reference)
+    np.testing.assert_array_equal(layer.buckets(1, 11, query_offset=10), reference[10:11, :11])
+    traced = tf.function(
+        lambda q, k: layer(query_length=q, key_length=k),
+        input_signature=[tf.TensorSpec([], tf.int32)] * 2,
+    )
+    np.testing.assert_allclose(traced(7, 9), layer(query_length=7, key_length=9))

@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from kbert.models.encoder_decoder import EncoderDecoder
 
@@ -134,3 +135,41 @@ def test_sampling_is_seeded_and_top_1_is_greedy():
         model.generate(source, 2, strategy="sample")
     with pytest.raises(ValueError, match="max_new_tokens must be an integer >= 1"):
         model.generate(source, 0)
+
+
+def test_decoding_traced_with_unknown_shapes_equals_eager_decoding():
+    """Greedy and beam search are tensor code: traced with unknown batch and source length (as
+    an exported signature runs them) they give the eager ids; empty batches pass through."""
+    model = _model()
+    source = np.array([[5, 9, 11, 2, 0], [7, 7, 3, 0, 0], [4, 0, 0, 0, 0]], "int32")
+    spec = [tf.TensorSpec([None, None], tf.int32)]
+    beam = tf.function(
+        lambda ids: model.beam_search(ids, 4, 3, 0.7, end_id=2), input_signature=spec
+    )
+    greedy = tf.function(lambda ids: model.greedy_search(ids, 4, end_id=2), input_signature=spec)
+    np.testing.assert_array_equal(
+        beam(source), model.generate(source, 4, "beam", end_id=2, num_beams=3, length_penalty=0.7)
+    )
+    np.testing.assert_array_equal(greedy(source), model.generate(source, 4, end_id=2))
+    np.testing.assert_array_equal(
+        model.generate(source, 4, end_id=2), model.generate_by_recomputation(source, 4, end_id=2)
+    )
+    assert tuple(beam(np.zeros((0, 3), "int32")).shape) == (0, 5)
+    assert tuple(greedy(np.zeros((0, 3), "int32")).shape) == (0, 5)
+
+
+def test_beam_search_keeps_finished_hypotheses_ended():
+    model = _model(vocabulary_size=6)
+    source = np.array([[1, 2, 3], [4, 5, 1]], "int32")
+    for end_id in range(6):
+        out = model.generate(source, 6, "beam", end_id=end_id, num_beams=3)
+        for row in out[:, 1:]:
+            ended = np.flatnonzero(row == end_id)
+            if len(ended):
+                assert np.all(row[ended[0] :] == end_id)
+    with pytest.raises(ValueError, match="end_id must be None or a token id in \\[0, 6\\)"):
+        model.generate(source, 2, "beam", end_id=6)
+    with pytest.raises(ValueError, match="num_beams must be an integer >= 1"):
+        model.beam_search(source, 2, num_beams=0)
+    with pytest.raises(ValueError, match="length_penalty must be a number >= 0"):
+        model.beam_search(source, 2, length_penalty=-1)

@@ -1,4 +1,4 @@
-"""Lab 19: from `model.fit` to a TF Serving SavedModel: fine-tune, export, reload, predict, time it.
+"""Lab 20: from `model.fit` to a TF Serving SavedModel: fine-tune, export, reload, predict, time it.
 
 The NAACL 2019 tutorial's last step (§5.B, "sharing and deploying") with TF Serving's layout:
 fine-tune MiniLM-L6 on TREC-6 (question types), export it to `saved_models/<name>/<version>/`
@@ -12,8 +12,8 @@ What it should show: the export answers exactly as the Keras model does (max |di
 the probabilities ~1e-6), and serving it is faster: `model.predict` pays for building a dataset
 and an iterator on every call, the exported concrete function does not.
 
-    python labs/lab19_serving.py
-    python labs/lab19_serving.py --epochs 1 --max-train-examples 500 --skip-tagger
+    python labs/lab20_serving.py
+    python labs/lab20_serving.py --epochs 1 --max-train-examples 500 --skip-tagger
 """
 
 import argparse

@@ -1,0 +1,55 @@
+"""lab19_text_to_text as a user runs it, on two books, seconds of pretraining and a few labels."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+
+from kbert.export import load_exported
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_the_text_to_text_lab_runs_every_part_and_its_export_answers_as_keras(tmp_path, data_root):
+    record = tmp_path / "lab19.json"
+    arguments = (
+        "--max-documents 2 --vocabulary-size 1500 --budget-minutes 0.03 --steps-per-epoch 2 "
+        "--sizes 16 --seeds 1 --epochs 1 --min-steps 2 --learning-rates 1e-3 "
+        "--extra-examples 16 --eval-examples 4 --trec-eval-examples 16 --verbose 0"
+    ).split()
+    result = subprocess.run(
+        [sys.executable, "labs/lab19_text_to_text.py", *arguments]
+        + ["--run-dir", str(tmp_path / "run"), "--export-dir", str(tmp_path / "models")]
+        + ["--record", str(record)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)},
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for key in ("text_to_text_trec_acc", "encoder_trec_acc", "parameters", "pretrain_seconds"):
+        assert key in report
+    # One parameter count (within 2%), one budget, both families pretrained.
+    sizes = report["parameters"]
+    assert abs(sizes["encoder_decoder"] / sizes["encoder"] - 1) < 0.02
+    assert set(report["pretrain_seconds"]) == {"encoder_decoder", "encoder"}
+    assert set(report["curve"]) == {
+        "encoder_decoder_pretrained",
+        "encoder_decoder_random",
+        "encoder_pretrained",
+        "encoder_random",
+    }
+    assert {"sst2_pretrained", "squad_random"} <= set(report["other_tasks"])
+    assert report["export"]["served_equals_keras"] is True
+    outputs = load_exported(report["export"]["path"]).signatures["generate"](
+        text=tf.constant(["trec question: Who was Galileo ?"])
+    )
+    assert outputs["text"].shape == (1,)
+    assert json.loads(record.read_text())["results"]["labelled"] == 16
