@@ -71,7 +71,12 @@ from kbert.text import (  # noqa: E402
     train_wordpiece_vocabulary,
     write_vocabulary,
 )
-from kbert.train import LearningRateSchedule, ResumableBackup, make_strategy  # noqa: E402
+from kbert.train import (  # noqa: E402
+    LearningRateSchedule,
+    ResumableBackup,
+    make_strategy,
+    plan_time_budget,
+)
 
 PROMPTS = [
     "It was a dark and stormy night, and",
@@ -208,36 +213,15 @@ def plan_epochs(part, args, vocabulary_size, train, part_dir):
     """Checkpoint intervals that fit `--budget-minutes` of training, timed on this machine.
 
     A throw-away copy of the part's model trains 15 steps in one `fit`; steps 4-15 are timed
-    (the first ones trace the graph). The plan (seconds per step, intervals) is kept in
-    `plan.json`, so a resumed run trains to the same end as the run it continues.
+    (`kbert.train.plan_time_budget`). The plan is kept in `plan.json`, so a resumed run trains
+    to the same end as the run it continues.
     """
     path = part_dir / "plan.json"
-    if path.exists():
-        plan = json.loads(path.read_text())
-        if plan["budget_minutes"] != args.budget_minutes:
-            raise ValueError(
-                f"{path} was planned for --budget-minutes "
-                f"{plan['budget_minutes']}, not {args.budget_minutes}; use another "
-                "--run-dir or delete the part's folder to start over"
-            )
-        return plan
-    probe = build_model(part, args, vocabulary_size)
-    compile_model(probe, args, total_steps=1000)
-    ends = []  # one timestamp per step, in one `fit` (a second `fit` would trace again)
-    timer = keras.callbacks.LambdaCallback(
-        on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter())
-    )
-    probe.fit(train, epochs=1, steps_per_epoch=15, verbose=0, callbacks=[timer])
-    seconds_per_step = (ends[-1] - ends[2]) / 12  # steps 4-15: traced and warm
-    epochs = max(1, int(args.budget_minutes * 60 / (seconds_per_step * args.steps_per_epoch)))
-    plan = {
-        "budget_minutes": args.budget_minutes,
-        "seconds_per_step": seconds_per_step,
-        "steps_per_epoch": args.steps_per_epoch,
-        "epochs": epochs,
-    }
-    path.write_text(json.dumps(plan))
-    return plan
+    probe = None
+    if not path.exists():
+        probe = build_model(part, args, vocabulary_size)
+        compile_model(probe, args, total_steps=1000)
+    return plan_time_budget(probe, train, args.budget_minutes, args.steps_per_epoch, path=path)
 
 
 class EncoderSnapshots(keras.callbacks.Callback):

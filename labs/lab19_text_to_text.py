@@ -76,6 +76,7 @@ from kbert.text import (  # noqa: E402
     write_vocabulary,
 )
 from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
+from kbert.text.text_to_text_packing import texts_from_generated  # noqa: E402
 from kbert.train import (  # noqa: E402
     LearningRateSchedule,
     ResumableBackup,
@@ -313,10 +314,16 @@ print(json.dumps(pretraining))
 
 # %% What the pretrained encoder-decoder writes for held-out sentinels (greedy).
 t5 = pretrained["encoder_decoder"]
-written = t5.generate(np.asarray(x["encoder_token_ids"][:3]), 24, end_id=end_id)
+written = texts_from_generated(
+    tokenizer, t5.generate(np.asarray(x["encoder_token_ids"][:3]), 24, end_id=end_id), end_id
+)
 span_samples = [
-    {"reads": show(x["encoder_token_ids"][i])[:200], "truth": show(y[i]), "writes": show(row[1:])}
-    for i, row in enumerate(written)
+    {
+        "reads": show(x["encoder_token_ids"][i])[:200],
+        "truth": show(y[i][:-1]),  # without the end token
+        "writes": text.decode(),
+    }
+    for i, text in enumerate(written.numpy())
 ]
 for sample in span_samples:
     print(json.dumps(sample))
