@@ -44,6 +44,7 @@ from kbert.data.pretraining_pipelines import (
     full_sentences_blocks,
     sentence_pair_examples,
     span_corruption_blocks,
+    text_infilling_blocks,
 )
 from kbert.data.question_answering_features import question_answering_features
 from kbert.data.rte import read_rte
@@ -58,6 +59,7 @@ from kbert.data.word_count import count_whitespace_words, word_level_perplexity
 
 __all__ = [
     "span_corruption_blocks",
+    "text_infilling_blocks",
     "Dialog",
     "ReplyExample",
     "dialog_inputs",

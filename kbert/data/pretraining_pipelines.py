@@ -35,8 +35,9 @@ import tensorflow as tf
 
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.sentence_splitter import split_sentences
+from kbert.data.token_classification_features import IGNORE_INDEX
 from kbert.text.input_packer import InputPacker
-from kbert.text.seq2seq_noising import span_corruption
+from kbert.text.seq2seq_noising import span_corruption, text_infilling
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 TASKS = ("nsp", "sop")
@@ -391,8 +392,9 @@ def span_corruption_blocks(
         drop_remainder: bool, default False. Drop the last partial batch.
 
     Returns:
-        A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs (int32; no
-        padding, so both padding masks are all ones), `y` the target ids `(batch, targets)`.
+        A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs (int32; every row
+        has the same lengths, so both padding masks are all ones), `y` the target ids
+        `(batch, targets)`.
 
     Example:
     >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "<s0>", "<s1>"]
@@ -424,31 +426,105 @@ def span_corruption_blocks(
         drop_remainder=drop_remainder,
     )
     rng = np.random.default_rng(seed)
-    args = (noise_density, mean_noise_span_length, end_id)
-    # Every block gives the same lengths (exact counts): learn them from one draw.
-    probe_inputs, probe_targets = span_corruption(
-        np.arange(block_length), sentinel_ids, *args, rng=np.random.default_rng(0)
+    return _denoising_batches(
+        blocks,
+        lambda row: span_corruption(
+            row, sentinel_ids, noise_density, mean_noise_span_length, end_id, rng=rng
+        ),
+        decoder_start_id,
     )
-    input_length, target_length = len(probe_inputs), len(probe_targets)
 
-    def corrupt(token_ids):
-        pairs = [span_corruption(row, sentinel_ids, *args, rng=rng) for row in token_ids]
-        inputs = np.stack([p[0] for p in pairs]) if pairs else np.zeros((0, input_length))
-        targets = np.stack([p[1] for p in pairs]) if pairs else np.zeros((0, target_length))
-        return inputs.astype(np.int32), targets.astype(np.int32)
+
+def text_infilling_blocks(
+    documents,
+    tokenizer,
+    block_length,
+    batch_size,
+    mask_rate=0.3,
+    poisson_lambda=3.0,
+    mask_token="[MASK]",
+    end_token="[SEP]",
+    decoder_start_id=0,
+    shuffle=True,
+    seed=None,
+    cache=True,
+    drop_remainder=False,
+):
+    """BART's pretraining batches: blocks of the token stream with text infilling.
+
+    Blocks as in `span_corruption_blocks`; every epoch each block is corrupted anew
+    (`kbert.text.seq2seq_noising.text_infilling`): spans of Poisson(`poisson_lambda`) length
+    covering `mask_rate` of the tokens each become one `mask_token` (a length-0 span inserts
+    one), so the encoder must also tell how many tokens are missing; the decoder writes the
+    whole block, then `end_token`. Inputs differ in length: padded with 0 to the batch's longest
+    (`encoder_padding_mask` marks them).
+
+    Args:
+        documents, tokenizer, block_length, batch_size: as `span_corruption_blocks`.
+        mask_rate: float in (0, 1), default 0.3.
+        poisson_lambda: float > 0, default 3.0.
+        mask_token: str, default "[MASK]".
+        end_token, decoder_start_id, shuffle, seed, cache, drop_remainder: as
+            `span_corruption_blocks`.
+
+    Returns:
+        A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs, `y` the block
+        and the end id `(batch, block_length + 1)`.
+    """
+    end_id = _token_id(tokenizer, end_token, "end_token")
+    mask_id = _token_id(tokenizer, mask_token, "mask_token")
+    _check_sequence_length("block_length", block_length, 2, " (a kept and a masked token)", None)
+    blocks = causal_lm_blocks(
+        documents,
+        tokenizer,
+        block_length,
+        batch_size,
+        document_separator=None,
+        shuffle=shuffle,
+        seed=seed,
+        cache=cache,
+        drop_remainder=drop_remainder,
+    )
+    rng = np.random.default_rng(seed)
+
+    def corrupt(row):
+        inputs, targets = text_infilling(row, mask_id, mask_rate, poisson_lambda, rng=rng)
+        return np.append(inputs, end_id), np.append(targets, end_id)
+
+    return _denoising_batches(blocks, corrupt, decoder_start_id)
+
+
+def _denoising_batches(blocks, corrupt, decoder_start_id):
+    """Encoder-decoder batches from token blocks: `corrupt(row) → (inputs, targets)` per row,
+    run in NumPy after the cache (new noise every epoch); inputs padded with 0 and targets with
+    -100 to each batch's longest row."""
+
+    def corrupt_batch(token_ids):
+        pairs = [corrupt(row) for row in token_ids]
+        width = (
+            max([len(p[0]) for p in pairs], default=0),
+            max([len(p[1]) for p in pairs], default=0),
+        )
+        inputs = np.zeros((len(pairs), width[0]), np.int32)
+        targets = np.full((len(pairs), width[1]), IGNORE_INDEX, np.int32)
+        for row, (source, target) in enumerate(pairs):
+            inputs[row, : len(source)] = source
+            targets[row, : len(target)] = target
+        return inputs, targets
 
     def to_example(batch):
         inputs, targets = tf.numpy_function(
-            corrupt, [batch["token_ids"]], (tf.int32, tf.int32), stateful=True
+            corrupt_batch, [batch["token_ids"]], (tf.int32, tf.int32), stateful=True
         )
-        inputs.set_shape([None, input_length])
-        targets.set_shape([None, target_length])
+        inputs.set_shape([None, None])
+        targets.set_shape([None, None])
+        scored = tf.cast(targets != IGNORE_INDEX, tf.int32)
         starts = tf.fill([tf.shape(targets)[0], 1], tf.constant(decoder_start_id, tf.int32))
         x = {
             "encoder_token_ids": inputs,
-            "encoder_padding_mask": tf.ones_like(inputs),
-            "decoder_token_ids": tf.concat([starts, targets[:, :-1]], axis=1),
-            "decoder_padding_mask": tf.ones_like(targets),
+            "encoder_padding_mask": tf.cast(inputs != 0, tf.int32),
+            "decoder_token_ids": tf.concat([starts, targets[:, :-1] * scored[:, :-1]], axis=1),
+            "decoder_padding_mask": scored,
         }
         return x, targets
 

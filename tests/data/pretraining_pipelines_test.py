@@ -17,6 +17,7 @@ from kbert.data import (
     read_wikitext,
     sentence_pair_examples,
     span_corruption_blocks,
+    text_infilling_blocks,
 )
 from kbert.text import WordPieceTokenizer
 from tests.text.text_test_case import TINY_VOCABULARY
@@ -542,3 +543,29 @@ def test_span_corruption_refuses_bad_sentinels(tokenizer):
         span_corruption_blocks(documents, tokenizer, 20, 2, [0, 99999])
     with pytest.raises(ValueError, match="end_token must be a token"):
         span_corruption_blocks(documents, tokenizer, 20, 2, SENTINELS, end_token="</s>")
+
+
+def test_text_infilling_batches_hide_spans_behind_one_mask_each_and_restore_the_block(tokenizer):
+    documents, _ = random_corpus(30, seed=4)
+    stream = stream_of(documents, tokenizer, separator=None)
+    batches = list(text_infilling_blocks(documents, tokenizer, 40, 4, shuffle=False, seed=0))
+    targets = [r for _, y in batches for r in y.numpy().tolist()]
+    # The decoder writes the whole block, then the end id: all blocks in order.
+    assert [t[:-1] for t in targets] == [
+        stream[i : i + 40] for i in range(0, len(targets) * 40, 40)
+    ]
+    assert all(t[-1] == SEP for t in targets)
+    masked = 0
+    for x, y in batches:
+        ids, padding = x["encoder_token_ids"].numpy(), x["encoder_padding_mask"].numpy()
+        np.testing.assert_array_equal(padding, ids != 0)
+        np.testing.assert_array_equal(x["decoder_token_ids"][:, 1:], y[:, :-1])
+        for row, target in zip(ids, y.numpy(), strict=True):
+            source = row[row != 0]
+            assert source[-1] == SEP
+            kept = source[source != MASK][:-1].tolist()
+            # The kept tokens are the block with the spans cut out, in order.
+            iterator = iter(target[:-1].tolist())
+            assert all(token in iterator for token in kept)
+            masked += 40 - len(kept)
+    assert 0.2 < masked / (len(targets) * 40) < 0.4  # about 30% of the tokens hidden

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kbert.models.encoder_decoder import EncoderDecoder
+from kbert.models.encoder_decoder import EncoderDecoder, T5Attention
+from tests.layer_test_case import run_layer_test
 
 
 def _inputs(source, target):
@@ -173,3 +174,16 @@ def test_beam_search_keeps_finished_hypotheses_ended():
         model.beam_search(source, 2, num_beams=0)
     with pytest.raises(ValueError, match="length_penalty must be a number >= 0"):
         model.beam_search(source, 2, length_penalty=-1)
+
+
+def test_t5_attention_layer_end_to_end():
+    """The shared layer check: config round trip, calls, a fit step moving every weight, .keras."""
+    rng = np.random.default_rng(0)
+    run_layer_test(
+        T5Attention,
+        {"num_heads": 2, "hidden_dim": 8, "dropout": 0.0},
+        rng.normal(size=(2, 3, 8)).astype("float32"),
+        call_kwargs={"context": rng.normal(size=(2, 5, 8)).astype("float32")},
+        expected_output_shape=(2, 3, 8),
+        expected_num_trainable_weights=4,
+    )
