@@ -413,25 +413,19 @@ def span_corruption_blocks(
             f"sentinel_ids must be ids of the vocabulary (0 to {vocabulary_size - 1}) other than "
             f"padding and end_token; received {sentinel_ids if not bad else bad}"
         )
-    _check_sequence_length("block_length", block_length, 2, " (a kept and a noise token)", None)
-    blocks = causal_lm_blocks(
+    return _denoising_batches(
         documents,
         tokenizer,
         block_length,
         batch_size,
-        document_separator=None,
-        shuffle=shuffle,
-        seed=seed,
-        cache=cache,
-        drop_remainder=drop_remainder,
-    )
-    rng = np.random.default_rng(seed)
-    return _denoising_batches(
-        blocks,
-        lambda row: span_corruption(
+        lambda row, rng: span_corruption(
             row, sentinel_ids, noise_density, mean_noise_span_length, end_id, rng=rng
         ),
         decoder_start_id,
+        shuffle,
+        seed,
+        cache,
+        drop_remainder,
     )
 
 
@@ -473,7 +467,42 @@ def text_infilling_blocks(
     """
     end_id = _token_id(tokenizer, end_token, "end_token")
     mask_id = _token_id(tokenizer, mask_token, "mask_token")
-    _check_sequence_length("block_length", block_length, 2, " (a kept and a masked token)", None)
+
+    def corrupt(row, rng):
+        inputs, targets = text_infilling(row, mask_id, mask_rate, poisson_lambda, rng=rng)
+        return np.append(inputs, end_id), np.append(targets, end_id)
+
+    return _denoising_batches(
+        documents,
+        tokenizer,
+        block_length,
+        batch_size,
+        corrupt,
+        decoder_start_id,
+        shuffle,
+        seed,
+        cache,
+        drop_remainder,
+    )
+
+
+def _denoising_batches(
+    documents,
+    tokenizer,
+    block_length,
+    batch_size,
+    corrupt,
+    decoder_start_id,
+    shuffle,
+    seed,
+    cache,
+    drop_remainder,
+):
+    """Encoder-decoder batches from blocks of the token stream (`causal_lm_blocks`, documents
+    joined directly): `corrupt(row, rng) → (inputs, targets)` per row, run in NumPy after the
+    cache (new noise every epoch, one seeded generator); inputs padded with 0 and targets with
+    -100 to each batch's longest row."""
+    _check_sequence_length("block_length", block_length, 2, " (a kept and a hidden token)", None)
     blocks = causal_lm_blocks(
         documents,
         tokenizer,
@@ -487,20 +516,8 @@ def text_infilling_blocks(
     )
     rng = np.random.default_rng(seed)
 
-    def corrupt(row):
-        inputs, targets = text_infilling(row, mask_id, mask_rate, poisson_lambda, rng=rng)
-        return np.append(inputs, end_id), np.append(targets, end_id)
-
-    return _denoising_batches(blocks, corrupt, decoder_start_id)
-
-
-def _denoising_batches(blocks, corrupt, decoder_start_id):
-    """Encoder-decoder batches from token blocks: `corrupt(row) → (inputs, targets)` per row,
-    run in NumPy after the cache (new noise every epoch); inputs padded with 0 and targets with
-    -100 to each batch's longest row."""
-
     def corrupt_batch(token_ids):
-        pairs = [corrupt(row) for row in token_ids]
+        pairs = [corrupt(row, rng) for row in token_ids]
         width = (
             max([len(p[0]) for p in pairs], default=0),
             max([len(p[1]) for p in pairs], default=0),
