@@ -4,9 +4,9 @@ import keras
 import numpy as np
 from keras import ops
 
-from kbert.data.token_classification_features import IGNORE_INDEX
 from kbert.models import pretraining_utils
 from kbert.models.pretraining_objective import PretrainingObjective
+from kbert.models.pretraining_utils import IGNORE_INDEX
 
 LANGUAGE_MODEL = "language_model"
 LANGUAGE_MODEL_INPUTS = "language_model_inputs"

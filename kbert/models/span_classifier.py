@@ -2,10 +2,9 @@
 
 import keras
 
-from kbert.data.token_classification_features import IGNORE_INDEX
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
-from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
 from kbert.models.task_model import TaskModel
 
 
