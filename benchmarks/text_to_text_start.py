@@ -1,0 +1,314 @@
+"""Why does lab19's span-corruption start fine-tune worse than random init? Evidence per checkpoint.
+
+`labs/lab19_text_to_text.py` (recorded 2026-11-26) found the pretrained T5-style model at
+0.279 on TREC-6 with 1,000 labels, near the majority class, against 0.609 from a random init of
+the same shape — pretraining did not just fail to help, it hurt. This benchmark repeats lab19's
+pretraining recipe (same sizes, corpus, vocabulary rule, optimizer and schedule) and keeps
+checkpoints along the way; for each checkpoint (step 0 is the random init) it measures:
+
+- **what span corruption has learnt**: held-out token accuracy split into the tokens the format
+  gives away (sentinels, the end token) and the hidden content tokens, beside the content
+  accuracy of always writing the most frequent content token (the unigram plateau);
+- **whether the decoder reads its source**: held-out loss on content tokens with each block's
+  own encoder input, and with the encoder inputs of other blocks (rolled by one in the batch).
+  A model that ignores its encoder scores both the same;
+- **how it fine-tunes**: TREC-6 as text to text (lab19's recipe: 1,000 labelled questions,
+  max(8 epochs, 150 steps), AdamW warmup + linear decay) at each peak rate of `--rates`; validation
+  accuracy of the generated label words, the share of the most generated label, and the same
+  source test on the fine-tuned model's label tokens.
+
+    python -m benchmarks.text_to_text_start [--steps 1500] [--checkpoints 0,300,1500] \\
+        [--record docs/results/text_to_text_start.json]
+
+The last line is JSON: per checkpoint `span_corruption` (accuracies and losses) and `trec`
+(rate → validation accuracy, majority share, source dependence), and the settings.
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from kbert.arguments import comma_separated  # noqa: E402
+from kbert.data import load_classification_task, read_text_corpus, span_corruption_blocks  # noqa: E402
+from kbert.data.data_dir import locate  # noqa: E402
+from kbert.data.text_to_text import (  # noqa: E402
+    classification_accuracy,
+    classification_pairs,
+    generate_texts,
+    text_to_text_dataset,
+)
+from kbert.models import EncoderDecoder  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.text import WordPieceTokenizer, train_wordpiece_vocabulary, write_vocabulary  # noqa: E402
+from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
+from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer  # noqa: E402
+
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
+parser.add_argument("--run-dir", default="runs/text_to_text_start")
+parser.add_argument("--max-documents", type=int, default=0, help="0 = all books (smoke: 2)")
+parser.add_argument("--steps", type=int, default=1500, help="pretraining steps (lab19's 10 min)")
+parser.add_argument(
+    "--checkpoints",
+    type=comma_separated(int, minimum=0),
+    default=[0, 300, 1500],
+    help="steps whose weights are measured (0 = the random init)",
+)
+parser.add_argument("--rates", type=comma_separated(float, minimum=0.0), default=[3e-4, 1e-3, 3e-3])
+parser.add_argument("--labelled", type=int, default=1000, help="TREC-6 training questions")
+parser.add_argument("--held-out-batches", type=int, default=10)
+parser.add_argument("--vocabulary-size", type=int, default=8000)
+parser.add_argument("--sentinels", type=int, default=32)
+parser.add_argument("--hidden-dim", type=int, default=256)
+parser.add_argument("--num-heads", type=int, default=4)
+parser.add_argument("--layers", type=int, default=2, help="encoder and decoder layers each")
+parser.add_argument("--intermediate-dim", type=int, default=832, help="lab19's matched width")
+parser.add_argument("--block-length", type=int, default=128)
+parser.add_argument("--batch-size", type=int, default=32)
+parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
+parser.add_argument("--epochs", type=int, default=8)
+parser.add_argument("--min-steps", type=int, default=150)
+parser.add_argument("--seed", type=int, default=0)
+add_record_argument(parser)
+args = parser.parse_args()
+if max(args.checkpoints) > args.steps:
+    parser.error(f"--checkpoints must be <= --steps ({args.steps}); got {args.checkpoints}")
+run_dir = Path(args.run_dir)
+run_dir.mkdir(parents=True, exist_ok=True)
+keras.utils.set_random_seed(args.seed)
+started = time.perf_counter()
+
+# %% lab19's corpus, vocabulary (WordPiece on the books' lines, then T5's sentinels) and batches.
+books = {
+    split: read_text_corpus(
+        [locate(f"pretrain_corpus/{split}.jsonl", None, args.data_dir)],
+        format="jsonl",
+        text_field="text",
+    )
+    for split in ("train", "valid")
+}
+if args.max_documents:
+    books = {"train": books["train"][: args.max_documents], "valid": books["valid"][:1]}
+vocab_path = run_dir / "vocab.txt"
+if not vocab_path.exists():
+    paragraphs = [p for book in books["train"] for p in ([book] if isinstance(book, str) else book)]
+    lines = [line for paragraph in paragraphs for line in paragraph.split("\n") if line]
+    vocabulary = train_wordpiece_vocabulary(
+        tf.data.Dataset.from_tensor_slices(lines), args.vocabulary_size
+    )
+    write_vocabulary(list(vocabulary) + sentinel_tokens(args.sentinels), vocab_path)
+tokenizer = WordPieceTokenizer(str(vocab_path))
+sentinel_ids = [tokenizer.token_to_id(token) for token in sentinel_tokens(args.sentinels)]
+format_ids = np.asarray(sentinel_ids + [tokenizer.sep_token_id])
+batches = {
+    split: span_corruption_blocks(
+        books[split],
+        tokenizer,
+        args.block_length,
+        args.batch_size,
+        sentinel_ids,
+        shuffle=split == "train",
+        seed=args.seed,
+        drop_remainder=split == "train",
+    )
+    for split in ("train", "valid")
+}
+
+
+def new_model():
+    model = EncoderDecoder(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        hidden_dim=args.hidden_dim,
+        num_heads=args.num_heads,
+        intermediate_dim=args.intermediate_dim,
+        num_encoder_layers=args.layers,
+        num_decoder_layers=args.layers,
+    )
+    model.ensure_built()
+    return model
+
+
+def checkpoint_path(step):
+    return run_dir / f"step_{step}.weights.h5"
+
+
+# %% Pretraining with lab19's optimizer and schedule, weights kept at each checkpoint step.
+class KeepCheckpoints(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        if step in args.checkpoints and not checkpoint_path(step).exists():
+            self.model.save_weights(checkpoint_path(step))
+
+
+pretrain_seconds = None
+if not all(checkpoint_path(step).exists() for step in args.checkpoints):
+    model = new_model()
+    model.save_weights(checkpoint_path(0))
+    schedule = LearningRateSchedule(
+        "warmup_cosine_decay",
+        peak_learning_rate=args.peak_learning_rate,
+        total_steps=args.steps,
+        warmup_steps=min(200, args.steps),
+    )
+    model.compile(
+        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0)
+    )
+    start = time.perf_counter()
+    if args.steps:
+        model.fit(
+            batches["train"].repeat(),
+            epochs=1,
+            steps_per_epoch=args.steps,
+            callbacks=[KeepCheckpoints()],
+            verbose=2,
+        )
+    pretrain_seconds = round(time.perf_counter() - start, 1)
+
+# %% Held-out span corruption: format tokens vs content tokens, with own and others' sources.
+held_out = list(batches["valid"].take(args.held_out_batches))
+train_targets = np.concatenate([np.asarray(y) for _, y in batches["train"].take(50)]).ravel()
+content = train_targets[~np.isin(train_targets, format_ids) & (train_targets >= 0)]
+most_frequent = int(np.bincount(content).argmax())
+
+
+def token_losses(model, x, y):
+    """(per-token negative log-likelihood, per-token correct), both `(batch, target)`."""
+    logits = np.asarray(model(x, training=False), "float64")
+    logits -= logits.max(-1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    y = np.asarray(y)
+    safe = np.maximum(y, 0)
+    nll = -np.take_along_axis(log_probs, safe[..., None], -1)[..., 0]
+    return nll, logits.argmax(-1) == safe
+
+
+def rolled(x):
+    """The same batch with every row's encoder input taken from the next row."""
+    return {
+        **x,
+        "encoder_token_ids": np.roll(np.asarray(x["encoder_token_ids"]), 1, axis=0),
+        "encoder_padding_mask": np.roll(np.asarray(x["encoder_padding_mask"]), 1, axis=0),
+    }
+
+
+def span_corruption_scores(model):
+    sums = {key: [] for key in ("format_correct", "content_correct", "content_nll", "rolled_nll")}
+    unigram = []
+    for x, y in held_out:
+        y = np.asarray(y)
+        scored = y >= 0
+        is_format = np.isin(y, format_ids) & scored
+        is_content = ~np.isin(y, format_ids) & scored
+        nll, correct = token_losses(model, x, y)
+        rolled_nll, _ = token_losses(model, rolled(x), y)
+        sums["format_correct"].append(correct[is_format])
+        sums["content_correct"].append(correct[is_content])
+        sums["content_nll"].append(nll[is_content])
+        sums["rolled_nll"].append(rolled_nll[is_content])
+        unigram.append(y[is_content] == most_frequent)
+    mean = {key: float(np.mean(np.concatenate(values))) for key, values in sums.items()}
+    return {
+        "format_token_accuracy": round(mean["format_correct"], 4),
+        "content_token_accuracy": round(mean["content_correct"], 4),
+        "unigram_content_accuracy": round(float(np.mean(np.concatenate(unigram))), 4),
+        "content_loss": round(mean["content_nll"], 4),
+        "content_loss_other_sources": round(mean["rolled_nll"], 4),
+        "source_gain_nats": round(mean["rolled_nll"] - mean["content_nll"], 4),
+    }
+
+
+# %% TREC-6 as text to text, lab19's recipe, from each checkpoint at each rate.
+trec_train = load_classification_task("trec", "train", data_dir=args.data_dir)
+trec_valid = load_classification_task("trec", "validation", data_dir=args.data_dir)
+rows = np.random.default_rng(0).permutation(len(trec_train))[: args.labelled]
+train_inputs, train_targets_text = classification_pairs("trec", trec_train.subset(rows))
+valid_inputs, valid_targets_text = classification_pairs("trec", trec_valid)
+valid_batches = list(
+    text_to_text_dataset(
+        valid_inputs, valid_targets_text, tokenizer, 64, target_length=8, shuffle=False
+    )
+)
+
+
+def label_source_gain(model):
+    """Loss on the label words with other questions as sources, minus with their own (nats)."""
+    own, other = [], []
+    for x, y in valid_batches:
+        scored = np.asarray(y) >= 0
+        nll, _ = token_losses(model, x, y)
+        rolled_nll, _ = token_losses(model, rolled(x), y)
+        own.append(nll[scored])
+        other.append(rolled_nll[scored])
+    return float(np.mean(np.concatenate(other)) - np.mean(np.concatenate(own)))
+
+
+def fine_tune(step, rate):
+    keras.utils.set_random_seed(args.seed)
+    model = new_model()
+    model.load_weights(checkpoint_path(step))
+    train = text_to_text_dataset(
+        train_inputs,
+        train_targets_text,
+        tokenizer,
+        args.batch_size,
+        target_length=8,
+        seed=args.seed,
+    )
+    epochs = max(args.epochs, -(-args.min_steps // count_batches(train)))
+    model.compile(optimizer=fine_tuning_optimizer(count_batches(train) * epochs, rate))
+    history = model.fit(train, epochs=epochs, verbose=0)
+    generated = generate_texts(model, tokenizer, valid_inputs, max_new_tokens=6)
+    scores = classification_accuracy("trec", generated, trec_valid)
+    _, counts = np.unique(generated, return_counts=True)
+    return {
+        "validation_accuracy": round(scores["accuracy"], 4),
+        "invalid": round(scores["invalid"], 4),
+        "most_generated_share": round(float(counts.max() / counts.sum()), 4),
+        "final_train_loss": round(float(history.history["loss"][-1]), 4),
+        "label_source_gain_nats": round(label_source_gain(model), 4),
+    }
+
+
+results = {}
+for step in args.checkpoints:
+    model = new_model()
+    model.load_weights(checkpoint_path(step))
+    results[str(step)] = {"span_corruption": span_corruption_scores(model), "trec": {}}
+    print(f"step {step}: {json.dumps(results[str(step)]['span_corruption'])}", flush=True)
+    for rate in args.rates:
+        results[str(step)]["trec"][str(rate)] = fine_tune(step, rate)
+        print(f"step {step}, rate {rate}: {results[str(step)]['trec'][str(rate)]}", flush=True)
+
+# %% The table, then the last line.
+majority = float(np.bincount(trec_valid.labels).max() / len(trec_valid.labels))
+print(f"\nTREC-6 validation accuracy by pretraining step and rate (majority class {majority:.3f})")
+print(
+    f"{'step':>6} {'content acc':>12} {'source gain':>12}" + "".join(f"{r:>10}" for r in args.rates)
+)
+for step, row in results.items():
+    cells = "".join(f"{row['trec'][str(r)]['validation_accuracy']:>10.3f}" for r in args.rates)
+    span = row["span_corruption"]
+    print(
+        f"{step:>6} {span['content_token_accuracy']:>12.3f} {span['source_gain_nats']:>12.3f}{cells}"
+    )
+report = {
+    "checkpoints": results,
+    "steps": args.steps,
+    "pretrain_seconds": pretrain_seconds,
+    "most_frequent_content_token": tokenizer.id_to_token(most_frequent),
+    "majority_class_validation": round(majority, 4),
+    "labelled": args.labelled,
+    "rates": args.rates,
+    "wall_seconds": round(time.perf_counter() - started, 1),
+}
+record_if_requested(args, report)
+print(json.dumps(report))
