@@ -39,11 +39,11 @@ import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.data.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.data.squad import load_squad  # noqa: E402
 from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
 from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
+from kbert.text.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
     build_ner_model,
     evaluate_ner,

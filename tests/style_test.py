@@ -1,5 +1,6 @@
 """The tree is formatted and linted by ruff (settings in pyproject.toml), checked in the fast tier."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -25,3 +26,14 @@ def test_ruff_format_leaves_every_file_unchanged():
 def test_ruff_check_passes():
     result = _ruff("check", "--output-format", "concise")
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_the_models_import_nothing_from_the_data_readers():
+    # Numeric core apart from I/O (issue #16): task models read their inputs as arrays.
+    offenders = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in sorted((ROOT / "kbert" / "models").rglob("*.py"))
+        for line in path.read_text().splitlines()
+        if re.match(r"\s*(from|import) kbert\.data\b", line)
+    ]
+    assert not offenders, offenders

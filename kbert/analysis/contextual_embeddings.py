@@ -25,10 +25,10 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from kbert.data.feature_batches import feature_batches
 from kbert.data.token_classification_features import token_classification_features
 from kbert.files import atomic_path
 from kbert.layers.scalar_mix import ScalarMix
+from kbert.text.feature_batches import feature_batches
 
 LAYER_COMBINATIONS = ("last", "last4_mean", "last4_sum", "all")
 SUBWORD_POOLING = ("first", "mean", "last")

@@ -3,9 +3,9 @@
 import numpy as np
 from keras import ops
 
-from kbert.data.feature_batches import feature_batches
 from kbert.data.span_features import decode_spans
 from kbert.metrics.entity_metrics import bio_to_entities, entity_scores, repair_bio, token_accuracy
+from kbert.text.feature_batches import feature_batches
 
 
 def evaluate_tagger(

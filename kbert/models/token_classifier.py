@@ -4,11 +4,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from kbert.data.feature_batches import feature_batches
-from kbert.data.token_classification_features import IGNORE_INDEX, word_scores
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
-from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
 from kbert.models.task_model import TaskModel
+from kbert.text.feature_batches import feature_batches
+from kbert.text.word_scores import word_scores
 
 
 @keras.saving.register_keras_serializable(package="kbert")

@@ -2,7 +2,7 @@
 
 import time
 
-from kbert.data.feature_batches import feature_batches
+from kbert.text.feature_batches import feature_batches
 from kbert.train.fine_tuning import fine_tuning_optimizer
 
 
@@ -28,7 +28,7 @@ def fine_tune_on_features(
 
     The recipe is the sentence-level one (`kbert.train.fine_tune_classifier`): AdamW with warmup
     then linear decay to 0 over exactly the run's steps, weight decay off for biases and
-    LayerNorms; batches come from `kbert.data.feature_batches` (length-grouped, trimmed) and the
+    LayerNorms; batches come from `kbert.text.feature_batches` (length-grouped, trimmed) and the
     loss from `model.default_loss()`.
 
     Args:

@@ -11,7 +11,6 @@ import time
 import numpy as np
 from keras import ops
 
-from kbert.data.feature_batches import feature_batches
 from kbert.data.question_answering_features import question_answering_features
 from kbert.data.span_features import decode_spans, span_features
 from kbert.data.token_classification_features import token_classification_features
@@ -26,6 +25,7 @@ from kbert.models.answer_decoding import decode_answers
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.span_classifier import SpanClassifier
 from kbert.models.token_classifier import TokenClassifier
+from kbert.text.feature_batches import feature_batches
 from kbert.train.feature_fine_tuning import fine_tune_on_features
 
 NER_METHODS = ("softmax", "crf", "span")

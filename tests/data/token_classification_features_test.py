@@ -4,9 +4,9 @@ import pytest
 from kbert.data.token_classification_features import (
     continuation_tags,
     token_classification_features,
-    word_scores,
 )
 from kbert.text import WordPieceTokenizer
+from kbert.text.word_scores import word_scores
 
 VOCABULARY = [
     "[PAD]",

@@ -4,10 +4,10 @@ import keras
 import numpy as np
 import pytest
 
-from kbert.data.feature_batches import feature_batches
 from kbert.data.question_answering_features import question_answering_features
 from kbert.models import Encoder, QuestionAnswerer, decode_answers
 from kbert.text import WordPieceTokenizer
+from kbert.text.feature_batches import feature_batches
 
 Example = collections.namedtuple("Example", "id title context question answers")
 

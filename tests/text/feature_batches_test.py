@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kbert.data.feature_batches import feature_batches
+from kbert.text.feature_batches import feature_batches
 
 
 def _features(lengths, width=8, seed=0):
