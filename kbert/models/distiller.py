@@ -8,48 +8,35 @@ from kbert.models.task_model import num_classes_of
 
 
 def logits_and_sequence_output(model, argument):
-    """A functional model returning a classifier's logits and its encoder's `sequence_output`.
+    """A functional model returning a classifier's logits and its encoder's last hidden state.
 
-    Both come from one pass: the new model reuses `model`'s graph (and weights), taking the
-    encoder's output at the node where `model` calls `model.encoder`.
+    Both come from one pass: the new model reuses `model`'s graph (and weights), reading the
+    last entry of the encoder's `hidden_states` output (its `sequence_output`) from the
+    symbolic outputs the classifier kept when it called its encoder (`encoder_outputs`).
 
     Args:
-        model: functional classifier with an `.encoder` (e.g. `SequenceClassifier`) that calls
-            that encoder once in its graph.
+        model: functional classifier with `encoder_outputs` (e.g. `SequenceClassifier`).
         argument: str. The argument name for error messages ("teacher" or "student").
 
     Returns:
-        `keras.Model` mapping the classifier's inputs to `[logits, sequence_output]`.
+        `keras.Model` mapping the classifier's inputs to `[logits, last hidden state]`.
     """
-    encoder = getattr(model, "encoder", None)
-    if encoder is None:
+    if getattr(model, "encoder", None) is None:
         raise ValueError(
             f"{argument} must have an `.encoder` attribute when hidden_weight > 0 "
             f"(the hidden-state loss reads it); received "
             f"{type(model).__name__} without one"
         )
-    nodes_by_depth = getattr(model, "_nodes_by_depth", None)
-    if nodes_by_depth is None or not isinstance(getattr(encoder, "output", None), dict):
+    encoder_outputs = getattr(model, "encoder_outputs", None)
+    if not isinstance(encoder_outputs, dict) or "hidden_states" not in encoder_outputs:
         raise ValueError(
-            f"{argument} must be a functional classifier calling a kbert Encoder "
-            f"(dict outputs) when hidden_weight > 0; received "
-            f"{type(model).__name__} with encoder {type(encoder).__name__}"
+            f"{argument} must be a functional classifier that keeps its kbert Encoder's "
+            f"outputs (`encoder_outputs` with `hidden_states`, as SequenceClassifier does) when "
+            f"hidden_weight > 0; received {type(model).__name__} without them"
         )
-    nodes = [
-        node
-        for depth_nodes in nodes_by_depth.values()
-        for node in depth_nodes
-        if node.operation is encoder
-    ]
-    if len(nodes) != 1:
-        raise ValueError(
-            f"{argument} must call its encoder exactly once in its graph when "
-            f"hidden_weight > 0; received {len(nodes)} calls"
-        )
-    encoder_outputs = keras.tree.pack_sequence_as(encoder.output, nodes[0].outputs)
     return keras.Model(
         model.input,
-        [model.output, encoder_outputs["sequence_output"]],
+        [model.output, encoder_outputs["hidden_states"][-1]],
         name=f"{model.name}_with_hidden",
     )
 

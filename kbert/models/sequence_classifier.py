@@ -114,6 +114,7 @@ class SequenceClassifier(TaskModel):
 
         # === Config ===
         self.encoder = encoder
+        self.encoder_outputs = outputs  # symbolic: the distiller reads `hidden_states` here
         self.num_classes = num_classes
         self.pooling = pooling
         self.dropout = dropout
