@@ -644,6 +644,144 @@ def _tokenizers_headline(results):
     return f"subwords per word on WikiText at {largest:,} tokens: {cells}"
 
 
+def data_curation_section(results):
+    """Tables of `labs/lab18b_data_curation.py`: each filter's removals, recall, the two corpora."""
+    documents = results["documents"]
+    filter_rows = [
+        [
+            step,
+            row["removed"],
+            ", ".join(f"{reason} {count}" for reason, count in row["by_reason"].items()) or "-",
+            ", ".join(f"{kind} {count}" for kind, count in row["planted_removed"].items()) or "-",
+            row["originals_removed"],
+        ]
+        for step, row in results["filters"].items()
+    ]
+    median = results.get("median_perplexity", {})
+    recall_rows = [
+        [kind, f"{value:.1%}", median.get(kind, "")] for kind, value in results["recall"].items()
+    ]
+    corpus_rows = [
+        [
+            name,
+            f"{p['documents']:,}",
+            f"{p['held_out_perplexity']:.1f}",
+            f"{results['trec'][name]['mean']:.3f} ± {results['trec'][name]['sd']:.3f}",
+        ]
+        for name, p in results["pretraining"].items()
+    ]
+    return "\n".join(
+        [
+            f"{documents['originals']:,} documents (~200 words) from the training books, plus "
+            f"{documents['copies']:,} planted copies and {documents['noise']:,} planted noise "
+            "documents; the filters run in this order, each on what the previous kept:",
+            "",
+            _table(
+                ["filter", "removed", "by reason", "planted removed", "originals removed"],
+                filter_rows,
+            ),
+            "",
+            "Recall per planted kind (share removed by some filter), and the reference LM's "
+            "median word-level perplexity for the kinds that reached the perplexity filter "
+            f"(originals: {median.get('None', '-')}):",
+            "",
+            _table(["planted kind", "recall", "median perplexity"], recall_rows),
+            "",
+            f"The same causal model pretrained for {results['steps']} steps "
+            f"({results['tokens_per_corpus']:,} tokens) on each corpus; held-out perplexity "
+            "(sub-word) on books by other authors, TREC-6 test accuracy after fine-tuning on "
+            f"{results['labelled']:,} questions (mean ± sd of {results['seeds']} seeds):",
+            "",
+            _table(["corpus", "documents", "held-out perplexity", "TREC-6"], corpus_rows),
+        ]
+    )
+
+
+def _data_curation_headline(results):
+    recall = results["recall"]
+    perplexity, trec = results["held_out_perplexity"], results["trec_acc"]
+    return (
+        f"planted copies and noise found: recall {min(recall.values()):.0%}–"
+        f"{max(recall.values()):.0%} per kind; equal tokens: held-out perplexity "
+        f"{perplexity['curated']:.1f} curated vs {perplexity['planted']:.1f} planted, TREC-6 "
+        f"{trec['curated']:.3f} vs {trec['planted']:.3f}"
+    )
+
+
+def text_to_text_start_section(results):
+    """Tables of `benchmarks/text_to_text_start.py`: span corruption and TREC-6 per checkpoint."""
+    rates = [str(rate) for rate in results["rates"]]
+    span_rows, trec_rows = [], []
+    for step, row in results["checkpoints"].items():
+        span = row["span_corruption"]
+        span_rows.append(
+            [
+                step,
+                f"{span['format_token_accuracy']:.3f}",
+                f"{span['content_token_accuracy']:.3f}",
+                f"{span['unigram_content_accuracy']:.3f}",
+                f"{span['content_loss']:.3f}",
+                f"{span['content_loss_other_sources']:.3f}",
+                f"{span['source_gain_nats']:+.3f}",
+            ]
+        )
+        trec_rows.append(
+            [step]
+            + [
+                f"{row['trec'][rate]['validation_accuracy']:.3f} "
+                f"(top label {row['trec'][rate]['most_generated_share']:.0%}, source "
+                f"{row['trec'][rate]['label_source_gain_nats']:+.2f})"
+                for rate in rates
+            ]
+        )
+    return "\n".join(
+        [
+            f"lab19's span-corruption pretraining ({results['steps']} steps"
+            + (f", {results['pretrain_seconds']:,.0f} s" if results.get("pretrain_seconds") else "")
+            + "), checkpoints measured; step 0 is the random init. Held-out span corruption "
+            "(format = sentinels and the end token; content = the hidden tokens; unigram = "
+            f"always writing “{results['most_frequent_content_token']}”; source gain = content "
+            "loss with other blocks' encoder inputs minus with their own, in nats):",
+            "",
+            _table(
+                [
+                    "step",
+                    "format acc",
+                    "content acc",
+                    "unigram acc",
+                    "content loss",
+                    "with other sources",
+                    "source gain",
+                ],
+                span_rows,
+            ),
+            "",
+            f"TREC-6 as text to text from each checkpoint ({results['labelled']:,} labels, "
+            "lab19's recipe, seed 0): validation accuracy (majority class "
+            f"{results['majority_class_validation']:.3f}), the share of the most generated "
+            "label, and the fine-tuned model's source gain on the label words (nats):",
+            "",
+            _table(["step", *[f"rate {rate}" for rate in rates]], trec_rows),
+        ]
+    )
+
+
+def _text_to_text_start_headline(results):
+    checkpoints = results["checkpoints"]
+    first, last = min(checkpoints, key=int), max(checkpoints, key=int)
+
+    def best(step):
+        return max(row["validation_accuracy"] for row in checkpoints[step]["trec"].values())
+
+    span = checkpoints[last]["span_corruption"]
+    return (
+        f"after {last} span-corruption steps: content accuracy {span['content_token_accuracy']:.3f}"
+        f" (unigram {span['unigram_content_accuracy']:.3f}), source gain "
+        f"{span['source_gain_nats']:+.3f} nats; TREC-6 validation, best rate: step {last} "
+        f"{best(last):.3f} vs random init {best(first):.3f}"
+    )
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -667,6 +805,8 @@ RENDERERS = {
     "lab09_dialog": dialog_section,
     "lab18_tokenizers": tokenizers_section,
     "lab19_text_to_text": text_to_text_section,
+    "lab18b_data_curation": data_curation_section,
+    "text_to_text_start": text_to_text_start_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -753,6 +893,8 @@ HEADLINES = {
     "lab09_dialog": _dialog_headline,
     "lab18_tokenizers": _tokenizers_headline,
     "lab19_text_to_text": _text_to_text_headline,
+    "lab18b_data_curation": _data_curation_headline,
+    "text_to_text_start": _text_to_text_start_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

@@ -279,3 +279,83 @@ def test_the_text_to_text_lab_renders_both_families_and_its_headline():
     assert "equal the Keras model's: True" in page and "written “<extra_id_0> b”" in page
     headline = report.HEADLINES["lab19_text_to_text"](TEXT_TO_TEXT)
     assert "text-to-text 0.500 vs encoder 0.600 (random init 0.400 / 0.550)" in headline
+
+
+CURATION = {
+    "documents": {"originals": 100, "copies": 12, "noise": 15},
+    "filters": {
+        "exact_duplicates": {
+            "removed": 9,
+            "by_reason": {"exact_duplicate": 9},
+            "planted_removed": {"exact_copy": 6, "repeated_boilerplate": 3},
+            "originals_removed": 0,
+        },
+        "perplexity": {
+            "removed": 5,
+            "by_reason": {"perplexity_high": 4, "perplexity_low": 1},
+            "planted_removed": {"word_salad": 3},
+            "originals_removed": 2,
+        },
+    },
+    "recall": {"exact_copy": 1.0, "word_salad": 0.75},
+    "median_perplexity": {"None": 120.5, "word_salad": 980.0},
+    "pretraining": {
+        "planted": {"documents": 127, "held_out_perplexity": 300.25},
+        "curated": {"documents": 110, "held_out_perplexity": 280.5},
+    },
+    "held_out_perplexity": {"planted": 300.25, "curated": 280.5},
+    "trec": {"planted": {"mean": 0.6, "sd": 0.01}, "curated": {"mean": 0.62, "sd": 0.02}},
+    "trec_acc": {"planted": 0.6, "curated": 0.62},
+    "steps": 300,
+    "tokens_per_corpus": 1228800,
+    "labelled": 1000,
+    "seeds": 3,
+}
+START = {
+    "checkpoints": {
+        str(step): {
+            "span_corruption": {
+                "format_token_accuracy": 0.9,
+                "content_token_accuracy": 0.05 * (step > 0),
+                "unigram_content_accuracy": 0.04,
+                "content_loss": 6.0,
+                "content_loss_other_sources": 6.0,
+                "source_gain_nats": 0.0,
+            },
+            "trec": {
+                "0.001": {
+                    "validation_accuracy": 0.6 - 0.3 * (step > 0),
+                    "most_generated_share": 0.5,
+                    "label_source_gain_nats": 0.5,
+                }
+            },
+        }
+        for step in (0, 1500)
+    },
+    "steps": 1500,
+    "pretrain_seconds": 700.0,
+    "most_frequent_content_token": "the",
+    "majority_class_validation": 0.23,
+    "labelled": 1000,
+    "rates": [0.001],
+}
+
+
+def test_the_curation_lab_and_the_text_to_text_start_render_tables_and_headlines():
+    page = report.data_curation_section(CURATION)
+    assert (
+        "| exact_duplicates | 9 | exact_duplicate 9 | exact_copy 6, repeated_boilerplate 3 | 0 |"
+        in page
+    )
+    assert "| word_salad | 75.0% | 980.0 |" in page
+    assert "| curated | 110 | 280.5 | 0.620 ± 0.020 |" in page
+    assert report.HEADLINES["lab18b_data_curation"](CURATION) == (
+        "planted copies and noise found: recall 75%–100% per kind; equal tokens: held-out "
+        "perplexity 280.5 curated vs 300.2 planted, TREC-6 0.620 vs 0.600"
+    )
+    page = report.text_to_text_start_section(START)
+    assert "| 1500 | 0.900 | 0.050 | 0.040 | 6.000 | 6.000 | +0.000 |" in page
+    assert "| 0 | 0.600 (top label 50%, source +0.50) |" in page
+    assert report.HEADLINES["text_to_text_start"](START).endswith(
+        "TREC-6 validation, best rate: step 1500 0.300 vs random init 0.600"
+    )
