@@ -782,6 +782,97 @@ def _text_to_text_start_headline(results):
     )
 
 
+def pairs_section(results):
+    """Table of `labs/lab12_pairs.py`: test accuracy (and F1) per task beside the majority class."""
+    rows = []
+    for name, row in results.items():
+        below = row["test_accuracy"] <= row["majority_accuracy"]
+        rows.append(
+            [
+                name,
+                f"{row['train']:,}",
+                f"{row['test']:,}",
+                " ".join(f"{v:.3f}" for v in row["val_accuracy_per_epoch"]),
+                f"{row['test_accuracy']:.3f}"
+                + (" (at or below the majority class)" if below else ""),
+                "-" if row["test_f1"] is None else f"{row['test_f1']:.3f}",
+                f"{row['majority_accuracy']:.3f}",
+            ]
+        )
+    return "\n".join(
+        [
+            "MiniLM-L6 fine-tuned on each task's training pairs, one seed; the epoch with the best "
+            "held-out accuracy (10% of the training file) is kept and scored on the GLUE dev set:",
+            "",
+            _table(
+                [
+                    "task",
+                    "train",
+                    "test",
+                    "held-out acc by epoch",
+                    "test acc",
+                    "test F1",
+                    "majority",
+                ],
+                rows,
+            ),
+        ]
+    )
+
+
+def _pairs_headline(results):
+    return "; ".join(
+        f"{name.upper()} accuracy {row['test_accuracy']:.3f} (majority {row['majority_accuracy']:.3f})"
+        + (f", F1 {row['test_f1']:.3f}" if row["test_f1"] is not None else "")
+        for name, row in results.items()
+    )
+
+
+def feature_extraction_section(results):
+    """Table of `labs/lab15_feature_extraction.py`: frozen features × head, TREC-6 accuracy."""
+    rows = [
+        [
+            run["pooling"],
+            run["layers"],
+            run["head"],
+            f"{run['validation_accuracy']:.3f}",
+            f"{run['test_accuracy']:.3f}",
+            f"{run['parameters']:,}",
+            run["epochs"],
+        ]
+        for run in results["runs"]
+    ]
+    return "\n".join(
+        [
+            f"{results['checkpoint']} frozen; features extracted once per pooling, a head trained "
+            f"on {results['examples']['train']:,} TREC-6 questions (early stopping on "
+            f"{results['examples']['validation']:,}), test on {results['examples']['test']:,} "
+            f"(training-majority baseline {results['majority_baseline_test_accuracy']:.3f}):",
+            "",
+            _table(
+                ["pooling", "layers", "head", "validation", "test", "head parameters", "epochs"],
+                rows,
+            ),
+        ]
+    )
+
+
+def _feature_extraction_headline(results):
+    best = max(results["runs"], key=lambda run: run["validation_accuracy"])
+    return (
+        f"frozen {results['checkpoint']} on TREC-6: best on validation {best['pooling']} / "
+        f"{best['layers']} / {best['head']} head, test {best['test_accuracy']:.3f}"
+    )
+
+
+def _contextual_bank_headline(results):
+    return (
+        f"“bank” ({results['layers']}): same-sense cosine {results['same_sense_cosine']:.3f} vs "
+        f"different-sense {results['different_sense_cosine']:.3f} (a static embedding: "
+        f"{results['static_cosine']:.3f})"
+    )
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -807,6 +898,8 @@ RENDERERS = {
     "lab19_text_to_text": text_to_text_section,
     "lab18b_data_curation": data_curation_section,
     "text_to_text_start": text_to_text_start_section,
+    "lab12_pairs": pairs_section,
+    "lab15_feature_extraction": feature_extraction_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -895,6 +988,9 @@ HEADLINES = {
     "lab19_text_to_text": _text_to_text_headline,
     "lab18b_data_curation": _data_curation_headline,
     "text_to_text_start": _text_to_text_start_headline,
+    "lab12_pairs": _pairs_headline,
+    "lab15_feature_extraction": _feature_extraction_headline,
+    "lab10_contextual_bank": _contextual_bank_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

@@ -359,3 +359,47 @@ def test_the_curation_lab_and_the_text_to_text_start_render_tables_and_headlines
     assert report.HEADLINES["text_to_text_start"](START).endswith(
         "TREC-6 validation, best rate: step 1500 0.300 vs random init 0.600"
     )
+
+
+def test_pairs_flag_a_task_at_the_majority_class_and_feature_extraction_picks_on_validation():
+    pairs = {
+        name: {
+            "train": 100,
+            "test": 50,
+            "val_accuracy_per_epoch": [0.5, 0.6],
+            "test_accuracy": accuracy,
+            "test_f1": f1,
+            "majority_accuracy": 0.52,
+        }
+        for name, accuracy, f1 in (("rte", 0.51, None), ("mrpc", 0.8, 0.85))
+    }
+    page = report.pairs_section(pairs)
+    assert (
+        "| rte | 100 | 50 | 0.500 0.600 | 0.510 (at or below the majority class) | - | 0.520 |"
+        in page
+    )
+    assert "| mrpc | 100 | 50 | 0.500 0.600 | 0.800 | 0.850 | 0.520 |" in page
+    runs = [
+        {
+            "pooling": p,
+            "layers": "top",
+            "head": "mlp",
+            "validation_accuracy": v,
+            "test_accuracy": t,
+            "parameters": 10,
+            "epochs": 3,
+        }
+        for p, v, t in (("cls", 0.7, 0.9), ("mean", 0.8, 0.85))
+    ]
+    features = {
+        "checkpoint": "m",
+        "examples": {"train": 9, "validation": 1, "test": 5},
+        "majority_baseline_test_accuracy": 0.2,
+        "runs": runs,
+    }
+    assert "| mean | top | mlp | 0.800 | 0.850 | 10 | 3 |" in report.feature_extraction_section(
+        features
+    )
+    assert report.HEADLINES["lab15_feature_extraction"](features).endswith(
+        "mean / top / mlp head, test 0.850"
+    )
