@@ -92,6 +92,8 @@ def test_lab_pairs(tmp_path, data_root):
             "labs/lab12_pairs.py",
             "--max-train-examples",
             "48",
+            "--seeds",
+            "2",
             "--epochs",
             "1",
             "--sequence-length",
@@ -104,6 +106,11 @@ def test_lab_pairs(tmp_path, data_root):
     assert set(report) == {"rte", "mrpc"}
     assert report["rte"]["test"] == 277 and report["mrpc"]["test"] == 408
     assert report["mrpc"]["test_f1"] is not None and report["rte"]["test_f1"] is None
+    assert [run["seed"] for run in report["rte"]["runs"]] == [0, 1]
+    accuracies = [run["test_accuracy"] for run in report["rte"]["runs"]]
+    assert report["rte"]["test_accuracy"] == pytest.approx(sum(accuracies) / 2, abs=1e-4)
+    majority = report["rte"]["majority_accuracy"]
+    assert report["rte"]["runs_at_or_below_majority"] == sum(a <= majority for a in accuracies)
 
 
 @pytest.mark.slow
