@@ -708,6 +708,13 @@ def _data_curation_headline(results):
     )
 
 
+def _start_cell(scores):
+    return (
+        f"{scores['validation_accuracy']:.3f} (top label {scores['most_generated_share']:.0%}, "
+        f"source {scores['label_source_gain_nats']:+.2f})"
+    )
+
+
 def text_to_text_start_section(results):
     """Tables of `benchmarks/text_to_text_start.py`: span corruption and TREC-6 per checkpoint."""
     rates = [str(rate) for rate in results["rates"]]
@@ -725,14 +732,10 @@ def text_to_text_start_section(results):
                 f"{span['source_gain_nats']:+.3f}",
             ]
         )
+        trec_rows.append([step] + [_start_cell(row["trec"][rate]) for rate in rates])
+    for step, row in results.get("decoder_reset", {}).items():
         trec_rows.append(
-            [step]
-            + [
-                f"{row['trec'][rate]['validation_accuracy']:.3f} "
-                f"(top label {row['trec'][rate]['most_generated_share']:.0%}, source "
-                f"{row['trec'][rate]['label_source_gain_nats']:+.2f})"
-                for rate in rates
-            ]
+            [f"{step}, decoder re-initialised"] + [_start_cell(row["trec"][rate]) for rate in rates]
         )
     return "\n".join(
         [

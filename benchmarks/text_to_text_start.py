@@ -12,6 +12,8 @@ checkpoints along the way; for each checkpoint (step 0 is the random init) it me
 - **whether the decoder reads its source**: held-out loss on content tokens with each block's
   own encoder input, and with the encoder inputs of other blocks (rolled by one in the batch).
   A model that ignores its encoder scores both the same;
+- **where the harm sits**: the last checkpoint fine-tuned again with its decoder stack put back
+  to the random init (the pretrained encoder and shared embedding kept);
 - **how it fine-tunes**: TREC-6 as text to text (lab19's recipe: 1,000 labelled questions,
   max(8 epochs, 150 steps), AdamW warmup + linear decay) at each peak rate of `--rates`; validation
   accuracy of the generated label words, the share of the most generated label, and the same
@@ -21,7 +23,8 @@ checkpoints along the way; for each checkpoint (step 0 is the random init) it me
         [--record docs/results/text_to_text_start.json]
 
 The last line is JSON: per checkpoint `span_corruption` (accuracies and losses) and `trec`
-(rate → validation accuracy, majority share, source dependence), and the settings.
+(rate → validation accuracy, majority share, source dependence), `decoder_reset` (the last
+checkpoint with a random decoder: `trec` per rate), and the settings.
 """
 
 import argparse
@@ -172,6 +175,9 @@ if not all(checkpoint_path(step).exists() for step in args.checkpoints):
             verbose=2,
         )
     pretrain_seconds = round(time.perf_counter() - start, 1)
+    (run_dir / "pretraining.json").write_text(json.dumps({"seconds": pretrain_seconds}))
+elif (run_dir / "pretraining.json").exists():  # checkpoints kept from an earlier run
+    pretrain_seconds = json.loads((run_dir / "pretraining.json").read_text())["seconds"]
 
 # %% Held-out span corruption: format tokens vs content tokens, with own and others' sources.
 held_out = list(batches["valid"].take(args.held_out_batches))
@@ -251,10 +257,26 @@ def label_source_gain(model):
     return float(np.mean(np.concatenate(other)) - np.mean(np.concatenate(own)))
 
 
-def fine_tune(step, rate):
-    keras.utils.set_random_seed(args.seed)
+def start_model(step, random_decoder=False):
+    """The checkpoint's weights; with `random_decoder`, its decoder stack (blocks, position
+    bias, final norm) put back to the random init of step 0, the shared embedding and the
+    encoder kept: is what hurts in the pretrained decoder?"""
     model = new_model()
     model.load_weights(checkpoint_path(step))
+    if random_decoder:
+        initial = new_model()
+        initial.load_weights(checkpoint_path(0))
+        for variable, start in zip(model.weights, initial.weights, strict=True):
+            # Paths such as "encoder_decoder/decoder_0_cross_attention/query/kernel": the
+            # decoder's own layers are the path parts named decoder_* (not the model's name).
+            if any(part.startswith("decoder_") for part in variable.path.split("/")):
+                variable.assign(start)
+    return model
+
+
+def fine_tune(step, rate, random_decoder=False):
+    keras.utils.set_random_seed(args.seed)
+    model = start_model(step, random_decoder)
     train = text_to_text_dataset(
         train_inputs,
         train_targets_text,
@@ -278,15 +300,23 @@ def fine_tune(step, rate):
     }
 
 
-results = {}
+results, decoder_reset = {}, {}
 for step in args.checkpoints:
-    model = new_model()
-    model.load_weights(checkpoint_path(step))
-    results[str(step)] = {"span_corruption": span_corruption_scores(model), "trec": {}}
+    results[str(step)] = {"span_corruption": span_corruption_scores(start_model(step)), "trec": {}}
     print(f"step {step}: {json.dumps(results[str(step)]['span_corruption'])}", flush=True)
     for rate in args.rates:
         results[str(step)]["trec"][str(rate)] = fine_tune(step, rate)
         print(f"step {step}, rate {rate}: {results[str(step)]['trec'][str(rate)]}", flush=True)
+# The last checkpoint again, its decoder re-initialised: the pretrained encoder alone.
+last = max(args.checkpoints)
+if last > 0:
+    decoder_reset[str(last)] = {"trec": {}}
+    for rate in args.rates:
+        decoder_reset[str(last)]["trec"][str(rate)] = fine_tune(last, rate, random_decoder=True)
+        print(
+            f"step {last} with a random decoder, rate {rate}: {decoder_reset[str(last)]['trec'][str(rate)]}",
+            flush=True,
+        )
 
 # %% The table, then the last line.
 majority = float(np.bincount(trec_valid.labels).max() / len(trec_valid.labels))
@@ -302,6 +332,7 @@ for step, row in results.items():
     )
 report = {
     "checkpoints": results,
+    "decoder_reset": decoder_reset,
     "steps": args.steps,
     "pretrain_seconds": pretrain_seconds,
     "most_frequent_content_token": tokenizer.id_to_token(most_frequent),

@@ -332,6 +332,17 @@ START = {
         }
         for step in (0, 1500)
     },
+    "decoder_reset": {
+        "1500": {
+            "trec": {
+                "0.001": {
+                    "validation_accuracy": 0.5,
+                    "most_generated_share": 0.4,
+                    "label_source_gain_nats": 0.8,
+                }
+            }
+        }
+    },
     "steps": 1500,
     "pretrain_seconds": 700.0,
     "most_frequent_content_token": "the",
@@ -356,6 +367,7 @@ def test_the_curation_lab_and_the_text_to_text_start_render_tables_and_headlines
     page = report.text_to_text_start_section(START)
     assert "| 1500 | 0.900 | 0.050 | 0.040 | 6.000 | 6.000 | +0.000 |" in page
     assert "| 0 | 0.600 (top label 50%, source +0.50) |" in page
+    assert "| 1500, decoder re-initialised | 0.500 (top label 40%, source +0.80) |" in page
     assert report.HEADLINES["text_to_text_start"](START).endswith(
         "TREC-6 validation, best rate: step 1500 0.300 vs random init 0.600"
     )
