@@ -579,6 +579,12 @@ def text_to_text_section(results):
             f"Export: `generate` signature (beam search, {export['num_beams']} beams, in the "
             f"graph); reloaded answers equal the Keras model's: {export['served_equals_keras']}.",
         ]
+    parts += [
+        "",
+        "Why a start sits near the majority class: `benchmarks/text_to_text_start` measures the "
+        "span-corruption checkpoints (what the decoder learnt, whether it reads its source, "
+        "fine-tuning per rate); see its section below.",
+    ]
     for sample in results.get("span_samples", [])[:2]:
         parts += [
             "",

@@ -26,6 +26,14 @@ What it should show: text-to-text fine-tuning works — the model writes valid l
 its TREC-6 accuracy is that of a classifier; what pretraining adds at this small budget is
 measured against the random starts, for both families. Report what you see.
 
+What it showed (docs/results.md): at 10 minutes the span-corruption start fine-tunes far worse
+than its random init (near the majority class). `python -m benchmarks.text_to_text_start`
+measures why, checkpoint by checkpoint: the decoder learns the output format (sentinels, end
+token) within a few hundred steps but not to read its source — its content predictions stay
+below the unigram baseline and barely change when the encoder input is swapped for another
+block's — and a model fine-tuned from it keeps leaning on its label prior instead of the
+question. T5 pretrains for 2^19 steps; this budget is about 1,500.
+
     python labs/lab19_text_to_text.py [--budget-minutes 10] [--record docs/results/lab19_text_to_text.json]
 
 The last line is JSON: `text_to_text_trec_acc`, `encoder_trec_acc` (pretrained, mean over
