@@ -38,7 +38,6 @@ quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from kbert.arguments import comma_separated  # noqa: E402
 from kbert.data import load_classification_task, read_text_corpus, span_corruption_blocks  # noqa: E402
@@ -51,7 +50,7 @@ from kbert.data.text_to_text import (  # noqa: E402
 )
 from kbert.models import EncoderDecoder  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import WordPieceTokenizer, train_wordpiece_vocabulary, write_vocabulary  # noqa: E402
+from kbert.text import corpus_tokenizer  # noqa: E402
 from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
 from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer  # noqa: E402
 
@@ -101,15 +100,9 @@ books = {
 }
 if args.max_documents:
     books = {"train": books["train"][: args.max_documents], "valid": books["valid"][:1]}
-vocab_path = run_dir / "vocab.txt"
-if not vocab_path.exists():
-    paragraphs = [p for book in books["train"] for p in ([book] if isinstance(book, str) else book)]
-    lines = [line for paragraph in paragraphs for line in paragraph.split("\n") if line]
-    vocabulary = train_wordpiece_vocabulary(
-        tf.data.Dataset.from_tensor_slices(lines), args.vocabulary_size
-    )
-    write_vocabulary(list(vocabulary) + sentinel_tokens(args.sentinels), vocab_path)
-tokenizer = WordPieceTokenizer(str(vocab_path))
+tokenizer = corpus_tokenizer(
+    books["train"], args.vocabulary_size, run_dir / "vocab.txt", sentinel_tokens(args.sentinels)
+)
 sentinel_ids = [tokenizer.token_to_id(token) for token in sentinel_tokens(args.sentinels)]
 format_ids = np.asarray(sentinel_ids + [tokenizer.sep_token_id])
 batches = {

@@ -62,12 +62,7 @@ from kbert.data.data_dir import locate  # noqa: E402
 from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import (  # noqa: E402
-    BertPreprocessor,
-    WordPieceTokenizer,
-    train_wordpiece_vocabulary,
-    write_vocabulary,
-)
+from kbert.text import BertPreprocessor, corpus_tokenizer  # noqa: E402
 from kbert.train import LearningRateSchedule, fine_tune_classifier  # noqa: E402
 
 # %% Settings (`--help` lists them).
@@ -220,14 +215,7 @@ for kind in ["near_copy", *NOISE]:
     print(f"  {kind}: {example[:110]!r}")
 
 # %% A WordPiece vocabulary trained once on the original books (shared by every model here).
-vocab_path = run_dir / "vocab.txt"
-if not vocab_path.exists():
-    lines = [line for text in originals for line in text.split("\n") if line.strip()]
-    write_vocabulary(
-        train_wordpiece_vocabulary(tf.data.Dataset.from_tensor_slices(lines), args.vocabulary_size),
-        vocab_path,
-    )
-tokenizer = WordPieceTokenizer(str(vocab_path))
+tokenizer = corpus_tokenizer(originals, args.vocabulary_size, run_dir / "vocab.txt")
 
 
 def causal_model(num_layers=4, hidden_dim=256):

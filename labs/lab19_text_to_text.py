@@ -76,13 +76,7 @@ from kbert.export.text_to_text_export import export_text_to_text  # noqa: E402
 from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import (  # noqa: E402
-    BertPreprocessor,
-    MaskedLMMasker,
-    WordPieceTokenizer,
-    train_wordpiece_vocabulary,
-    write_vocabulary,
-)
+from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer  # noqa: E402
 from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
 from kbert.text.text_to_text_packing import texts_from_generated  # noqa: E402
 from kbert.train import (  # noqa: E402
@@ -158,15 +152,9 @@ books = {
 }
 if args.max_documents:
     books = {"train": books["train"][: args.max_documents], "valid": books["valid"][:1]}
-vocab_path = run_dir / "vocab.txt"
-if not vocab_path.exists():
-    paragraphs = [p for book in books["train"] for p in ([book] if isinstance(book, str) else book)]
-    lines = [line for paragraph in paragraphs for line in paragraph.split("\n") if line]
-    vocabulary = train_wordpiece_vocabulary(
-        tf.data.Dataset.from_tensor_slices(lines), args.vocabulary_size
-    )
-    write_vocabulary(list(vocabulary) + sentinel_tokens(args.sentinels), vocab_path)
-tokenizer = WordPieceTokenizer(str(vocab_path))
+tokenizer = corpus_tokenizer(
+    books["train"], args.vocabulary_size, run_dir / "vocab.txt", sentinel_tokens(args.sentinels)
+)
 vocabulary_size = tokenizer.vocabulary_size()
 sentinel_ids = [tokenizer.token_to_id(token) for token in sentinel_tokens(args.sentinels)]
 end_id = tokenizer.sep_token_id

@@ -25,7 +25,11 @@ from kbert.text.preprocessor import BertPreprocessor
 from kbert.text.span_masker import SpanMasker
 from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.unigram_trainer import learn_unigram
-from kbert.text.vocabulary_trainer import train_wordpiece_vocabulary, write_vocabulary
+from kbert.text.vocabulary_trainer import (
+    corpus_tokenizer,
+    train_wordpiece_vocabulary,
+    write_vocabulary,
+)
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "UnigramTokenizer",
     "learn_unigram",
     "WordPieceTokenizer",
+    "corpus_tokenizer",
     "tokenizer_agreement",
     "train_wordpiece_vocabulary",
     "unigram_probabilities_from_counts",

@@ -16,7 +16,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from kbert.text import _bert_text
-from kbert.text.wordpiece_tokenizer import DEFAULT_SPECIAL_TOKENS
+from kbert.text.wordpiece_tokenizer import DEFAULT_SPECIAL_TOKENS, WordPieceTokenizer
 
 
 def _text_dataset(data):
@@ -201,3 +201,30 @@ def write_vocabulary(vocabulary, path):
     with tf.io.gfile.GFile(path, "wb") as file:
         file.write(("\n".join(vocabulary) + "\n").encode("utf-8"))
     return path
+
+
+def corpus_tokenizer(documents, vocabulary_size, path, extra_tokens=()):
+    """A WordPiece tokenizer trained on a corpus once and kept in `path` (a `vocab.txt`).
+
+    The labs' pretraining corpora are documents (a str, or a list of paragraphs); the trainer
+    reads their non-empty lines. When `path` exists its vocabulary is reused as it is, so a
+    resumed run tokenizes exactly as the run it continues.
+
+    Args:
+        documents: list of str or of lists of str (paragraphs).
+        vocabulary_size: int. Passed to `train_wordpiece_vocabulary`.
+        path: str or `os.PathLike`. Where the vocabulary is written (or read).
+        extra_tokens: sequence of str, default (). Appended after the trained tokens (T5's
+            sentinels `<extra_id_N>`, say).
+
+    Returns:
+        `kbert.text.WordPieceTokenizer`.
+    """
+    if not os.path.exists(path):
+        paragraphs = [p for doc in documents for p in ([doc] if isinstance(doc, str) else doc)]
+        lines = [line for paragraph in paragraphs for line in paragraph.split("\n") if line]
+        vocabulary = train_wordpiece_vocabulary(
+            tf.data.Dataset.from_tensor_slices(lines), vocabulary_size
+        )
+        write_vocabulary(list(vocabulary) + list(extra_tokens), path)
+    return WordPieceTokenizer(os.fspath(path))

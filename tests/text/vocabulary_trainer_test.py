@@ -3,7 +3,12 @@
 import pytest
 import tensorflow as tf
 
-from kbert.text import WordPieceTokenizer, train_wordpiece_vocabulary, write_vocabulary
+from kbert.text import (
+    WordPieceTokenizer,
+    corpus_tokenizer,
+    train_wordpiece_vocabulary,
+    write_vocabulary,
+)
 from kbert.text.vocabulary_trainer import count_words
 
 CORPUS = [
@@ -80,3 +85,17 @@ def test_write_vocabulary_round_trip(tmp_path):
     assert WordPieceTokenizer(path).get_vocabulary() == vocabulary
     with pytest.raises(ValueError, match="line breaks"):
         write_vocabulary(SPECIALS + ["a\nb"], tmp_path / "bad.txt")
+
+
+def test_corpus_tokenizer_trains_once_and_appends_the_extra_tokens(tmp_path):
+    documents = ["the cat sat\non the mat", ["the dog sat", "", "on the log"]]
+    path = tmp_path / "vocab.txt"
+    tokenizer = corpus_tokenizer(documents, 40, path, extra_tokens=["<extra_id_0>", "<extra_id_1>"])
+    vocabulary = path.read_text().splitlines()
+    assert vocabulary[-2:] == ["<extra_id_0>", "<extra_id_1>"]
+    assert tokenizer.token_to_id("<extra_id_1>") == len(vocabulary) - 1
+    assert {"the", "sat", "cat", "log"} <= set(vocabulary)
+    # Kept: a second call on other text reads the file instead of training again.
+    again = corpus_tokenizer(["zebra quagga"], 40, path)
+    assert path.read_text().splitlines() == vocabulary
+    assert again.vocabulary_size() == tokenizer.vocabulary_size()
