@@ -1,0 +1,164 @@
+"""Runs labs and benchmarks at their defaults on a fixed commit, one at a time, recording each.
+
+A measurement that takes an hour must not run on code that changes under it, and two heavy
+TensorFlow jobs on two cores slow each other and spoil both wall times. This tool:
+
+1. puts a git worktree of this checkout's HEAD beside it (default `../kbert-records`; a
+   worktree holding uncommitted changes is refused, never overwritten);
+2. runs the named programs there one after the other, each with `--record
+   docs/results/<name>.json`, importing the worktree's `kbert` (not the editable install of
+   this checkout) and reading the data this checkout reads (`KBERT_DATA_DIR`);
+3. copies each record into this checkout's `docs/results/` as soon as its program ends, with
+   a line per program (exit status, wall time) in `<worktree>/runs/record_labs/progress.txt`
+   and its output in `<name>.log` beside it.
+
+    nohup python -m benchmarks.record_labs lab13_ner lab14_qa > /dev/null 2>&1 &
+    python -m benchmarks.record_labs --list      # every lab and benchmark, and its record's date
+
+A program is a lab's name (`labs/<name>.py`) or `benchmarks.<name>` (run as a module). A
+program that fails leaves no record and the next one runs. Render the copied records with
+`python -m benchmarks.report` and commit them.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def record_name(program):
+    """`docs/results/<name>.json`'s name for a program: the lab's or benchmark's module name."""
+    return program.removeprefix("benchmarks.")
+
+
+def command(program, root):
+    """The argv that runs `program` in checkout `root` (a lab script or a benchmark module).
+
+    Raises:
+        ValueError: `program` is neither `labs/<program>.py` nor `benchmarks/<name>.py`.
+    """
+    if program.startswith("benchmarks."):
+        if not (Path(root) / "benchmarks" / f"{record_name(program)}.py").is_file():
+            raise ValueError(
+                f"no benchmark {program!r}: expected benchmarks/{record_name(program)}.py"
+            )
+        return [sys.executable, "-m", program]
+    if not (Path(root) / "labs" / f"{program}.py").is_file():
+        raise ValueError(
+            f"no lab {program!r}: expected labs/{program}.py, or benchmarks.<name> for a benchmark"
+        )
+    return [sys.executable, f"labs/{program}.py"]
+
+
+def _git(*arguments, cwd):
+    return subprocess.run(
+        ["git", *arguments], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def prepare_worktree(repo, path):
+    """A worktree at `path` holding `repo`'s HEAD commit; returns that commit.
+
+    Raises:
+        ValueError: `path` exists and is not a clean worktree of `repo` (nothing is touched).
+    """
+    commit = _git("rev-parse", "HEAD", cwd=repo)
+    path = Path(path)
+    if not path.exists():
+        _git("worktree", "add", "--detach", str(path), commit, cwd=repo)
+        return commit
+    try:
+        common = Path(_git("rev-parse", "--git-common-dir", cwd=path))
+        status = _git("status", "--porcelain", "--untracked-files=no", cwd=path)
+    except subprocess.CalledProcessError:
+        raise ValueError(f"{path} exists and is not a git worktree; choose --worktree") from None
+    ours = Path(_git("rev-parse", "--git-common-dir", cwd=repo))
+    if (path / common).resolve() != (Path(repo) / ours).resolve():
+        raise ValueError(f"{path} is a worktree of another repository; choose --worktree")
+    if status:
+        raise ValueError(f"{path} has uncommitted changes to tracked files; it is left as it is")
+    _git("checkout", "--quiet", "--detach", commit, cwd=path)
+    return commit
+
+
+def record_dates(root):
+    """Every lab and benchmark of checkout `root` → its record's date, or None."""
+    programs = [f"benchmarks.{p.stem}" for p in sorted((Path(root) / "benchmarks").glob("*.py"))]
+    programs += [p.stem for p in sorted((Path(root) / "labs").glob("lab*.py"))]
+    dates = {}
+    for program in programs:
+        path = Path(root) / "docs" / "results" / f"{record_name(program)}.json"
+        dates[program] = json.loads(path.read_text())["date"][:10] if path.is_file() else None
+    return {p: d for p, d in dates.items() if not p.endswith(("__init__", "report", "record_labs"))}
+
+
+def run_all(programs, worktree, repo, log=print):
+    """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows."""
+    logs = Path(worktree) / "runs" / "record_labs"
+    logs.mkdir(parents=True, exist_ok=True)
+    # Imported here, not at the top: kbert.data loads TensorFlow, which `--list` does not need.
+    from kbert.data.data_dir import data_dir
+
+    environment = {**os.environ, "PYTHONPATH": str(Path(worktree).resolve())}
+    data = data_dir()
+    if data is not None:
+        environment["KBERT_DATA_DIR"] = str(Path(data).resolve())
+    rows = []
+    for program in programs:
+        name = record_name(program)
+        record = Path(worktree) / "docs" / "results" / f"{name}.json"
+        record.unlink(missing_ok=True)  # a stale copy must not pass for this run's
+        started = time.time()
+        with open(logs / f"{name}.log", "w") as output:
+            status = subprocess.run(
+                [*command(program, worktree), "--record", f"docs/results/{name}.json"],
+                cwd=worktree,
+                env=environment,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            ).returncode
+        seconds = round(time.time() - started)
+        copied = status == 0 and record.is_file()
+        if copied:
+            target = Path(repo) / "docs" / "results" / f"{name}.json"
+            shutil.copyfile(record, target.with_suffix(".json.partial"))
+            os.replace(target.with_suffix(".json.partial"), target)
+        row = {"program": program, "status": status, "seconds": seconds, "recorded": copied}
+        with open(logs / "progress.txt", "a") as progress:
+            progress.write(json.dumps(row) + "\n")
+        log(json.dumps(row))
+        rows.append(row)
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("programs", nargs="*", help="lab names, or benchmarks.<name>")
+    parser.add_argument("--worktree", default=str(ROOT.parent / "kbert-records"))
+    parser.add_argument("--list", action="store_true", help="list programs and record dates")
+    args = parser.parse_args(argv)
+    if args.list:
+        for program, date in record_dates(ROOT).items():
+            print(f"{program:<40} {date or 'not recorded'}")
+        return 0
+    if not args.programs:
+        parser.error("name at least one program (or --list)")
+    try:
+        for program in args.programs:
+            command(program, ROOT)  # every name checked before anything runs
+        commit = prepare_worktree(ROOT, args.worktree)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"recording {len(args.programs)} program(s) at {commit[:10]} in {args.worktree}")
+    rows = run_all(args.programs, args.worktree, ROOT)
+    return 0 if all(row["recorded"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""benchmarks/record_labs on a throw-away repository with two fake labs."""
+
+import json
+import subprocess
+
+import pytest
+
+from benchmarks import record_labs
+
+GOOD = """import argparse, json, os
+parser = argparse.ArgumentParser()
+parser.add_argument("--record")
+args = parser.parse_args()
+with open(args.record, "w") as f:
+    json.dump({"date": "2026-11-26T00:00:00", "results": {"pythonpath": os.environ["PYTHONPATH"]}}, f)
+"""
+BAD = "import sys\nsys.exit(3)\n"
+
+
+def _git(*arguments, cwd):
+    subprocess.run(["git", *arguments], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "labs").mkdir(parents=True)
+    (root / "docs" / "results").mkdir(parents=True)
+    (root / "benchmarks").mkdir()
+    (root / "labs" / "lab98_good.py").write_text(GOOD)
+    (root / "labs" / "lab99_bad.py").write_text(BAD)
+    (root / "docs" / "results" / "README").write_text("records\n")
+    _git("init", "-q", cwd=root)
+    _git("add", ".", cwd=root)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "labs", cwd=root)
+    return root
+
+
+def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_path):
+    worktree = tmp_path / "records"
+    commit = record_labs.prepare_worktree(repo, worktree)
+    assert len(commit) == 40 and (worktree / "labs" / "lab98_good.py").is_file()
+    rows = record_labs.run_all(["lab99_bad", "lab98_good"], worktree, repo, log=lambda _: None)
+    assert [(r["program"], r["status"], r["recorded"]) for r in rows] == [
+        ("lab99_bad", 3, False),
+        ("lab98_good", 0, True),
+    ]
+    record = json.loads((repo / "docs" / "results" / "lab98_good.json").read_text())
+    assert record["results"]["pythonpath"] == str(worktree.resolve())  # the worktree's code
+    assert not (repo / "docs" / "results" / "lab99_bad.json").exists()
+    progress = (worktree / "runs" / "record_labs" / "progress.txt").read_text().splitlines()
+    assert [json.loads(line)["program"] for line in progress] == ["lab99_bad", "lab98_good"]
+    assert record_labs.record_dates(repo) == {"lab98_good": "2026-11-26", "lab99_bad": None}
+
+
+def test_a_worktree_with_changes_or_a_foreign_folder_is_refused(repo, tmp_path):
+    worktree = tmp_path / "records"
+    record_labs.prepare_worktree(repo, worktree)
+    (worktree / "labs" / "lab98_good.py").write_text("# edited\n")
+    with pytest.raises(ValueError, match="uncommitted changes"):
+        record_labs.prepare_worktree(repo, worktree)
+    assert (worktree / "labs" / "lab98_good.py").read_text() == "# edited\n"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(ValueError, match="not a git worktree"):
+        record_labs.prepare_worktree(repo, plain)
+
+
+def test_unknown_programs_are_named():
+    with pytest.raises(ValueError, match="no lab 'lab77_nothing'"):
+        record_labs.command("lab77_nothing", record_labs.ROOT)
+    with pytest.raises(ValueError, match="no benchmark 'benchmarks.nothing'"):
+        record_labs.command("benchmarks.nothing", record_labs.ROOT)
+    assert record_labs.command("benchmarks.transfer", record_labs.ROOT)[-2:] == [
+        "-m",
+        "benchmarks.transfer",
+    ]
