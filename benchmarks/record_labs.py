@@ -129,6 +129,9 @@ def run_all(programs, worktree, repo, log=print):
             target = Path(repo) / "docs" / "results" / f"{name}.json"
             shutil.copyfile(record, target.with_suffix(".json.partial"))
             os.replace(target.with_suffix(".json.partial"), target)
+            # Not left in the worktree: once committed here, an untracked copy there would
+            # block the next checkout of the worktree.
+            record.unlink()
         row = {"program": program, "status": status, "seconds": seconds, "recorded": copied}
         with open(logs / "progress.txt", "a") as progress:
             progress.write(json.dumps(row) + "\n")

@@ -48,6 +48,7 @@ def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_pa
     record = json.loads((repo / "docs" / "results" / "lab98_good.json").read_text())
     assert record["results"]["pythonpath"] == str(worktree.resolve())  # the worktree's code
     assert not (repo / "docs" / "results" / "lab99_bad.json").exists()
+    assert not (worktree / "docs" / "results" / "lab98_good.json").exists()  # moved, not left
     progress = (worktree / "runs" / "record_labs" / "progress.txt").read_text().splitlines()
     assert [json.loads(line)["program"] for line in progress] == ["lab99_bad", "lab98_good"]
     assert record_labs.record_dates(repo) == {"lab98_good": "2026-11-26", "lab99_bad": None}
