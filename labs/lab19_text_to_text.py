@@ -32,7 +32,9 @@ measures why, checkpoint by checkpoint: the decoder learns the output format (se
 token) within a few hundred steps but not to read its source — its content predictions stay
 below the unigram baseline and barely change when the encoder input is swapped for another
 block's — and a model fine-tuned from it keeps leaning on its label prior instead of the
-question. T5 pretrains for 2^19 steps; this budget is about 1,500.
+question. Re-initialising the decoder recovers part of the loss, not all: the span-corrupted
+encoder and shared embedding are a worse start than random weights too. T5 pretrains for 2^19
+steps; this budget is about 1,500.
 
     python labs/lab19_text_to_text.py [--budget-minutes 10] [--record docs/results/lab19_text_to_text.json]
 
