@@ -894,6 +894,40 @@ def _contextual_bank_headline(results):
     )
 
 
+def serving_section(results):
+    """Table of `labs/lab20_serving.py`: the export against `model.predict`, per batch size."""
+    rows = [
+        [
+            name,
+            row["batch_size"],
+            f"{row['p50_ms']:.2f}",
+            f"{row['p95_ms']:.2f}",
+            f"{row['sentences_per_s']:,.1f}",
+        ]
+        for name, row in results["timings"].items()
+    ]
+    return "\n".join(
+        [
+            f"MiniLM-L6 fine-tuned on TREC-6 (test accuracy {results['test_accuracy']:.3f}), exported "
+            "with the tokenizer in the graph and reloaded; the largest difference between the "
+            f"export's and the Keras model's outputs: {results['max_abs_diff']:.1e}. "
+            "Latency on raw text (export) and on tokenized input (Keras):",
+            "",
+            _table(["path", "batch", "p50 ms", "p95 ms", "sentences/s"], rows),
+        ]
+    )
+
+
+def _serving_headline(results):
+    ratio = results["export_sentences_per_s"] / results["keras_sentences_per_s"]
+    return (
+        f"TREC-6 MiniLM-L6 exported for TF Serving: accuracy {results['test_accuracy']:.3f}, "
+        f"{results['export_sentences_per_s']:,.0f} sentences/s from raw text vs "
+        f"{results['keras_sentences_per_s']:,.0f} through model.predict ({ratio:.2f}x), "
+        f"outputs equal to {results['max_abs_diff']:.0e}"
+    )
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -921,6 +955,7 @@ RENDERERS = {
     "text_to_text_start": text_to_text_start_section,
     "lab12_pairs": pairs_section,
     "lab15_feature_extraction": feature_extraction_section,
+    "lab20_serving": serving_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -1012,6 +1047,7 @@ HEADLINES = {
     "lab12_pairs": _pairs_headline,
     "lab15_feature_extraction": _feature_extraction_headline,
     "lab10_contextual_bank": _contextual_bank_headline,
+    "lab20_serving": _serving_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

@@ -423,3 +423,24 @@ def test_pairs_flag_a_task_at_the_majority_class_and_feature_extraction_picks_on
     assert report.HEADLINES["lab15_feature_extraction"](features).endswith(
         "mean / top / mlp head, test 0.850"
     )
+
+
+def test_the_serving_lab_renders_its_timings_and_headline():
+    serving = {
+        "export_sentences_per_s": 700.0,
+        "keras_sentences_per_s": 350.0,
+        "max_abs_diff": 1.5e-6,
+        "test_accuracy": 0.96,
+        "timings": {
+            "export_batch32": {
+                "batch_size": 32,
+                "p50_ms": 45.0,
+                "p95_ms": 51.0,
+                "sentences_per_s": 700.0,
+            }
+        },
+    }
+    assert "| export_batch32 | 32 | 45.00 | 51.00 | 700.0 |" in report.serving_section(serving)
+    assert "700 sentences/s from raw text vs 350 through model.predict (2.00x)" in (
+        report.HEADLINES["lab20_serving"](serving)
+    )
