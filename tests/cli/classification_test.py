@@ -280,7 +280,7 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
         str(run),
         "--overwrite",
         "--epochs",
-        "6",
+        "200",  # never finished by the last kill, however fast the machine; see below
         "--batch-size",
         "4",
         "--sequence-length",
@@ -300,7 +300,10 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
         assert _snapshot(run) == before, f"killed at {delay} s"
-    # Left alone, the same command replaces the run.
+    # Left alone, the same command (6 epochs) replaces the run. The killed runs had 200, so that
+    # no kill came after a run had finished and replaced the previous one by design (a fast
+    # machine finished 6 epochs within 14 s).
+    command[command.index("200")] = "6"
     finished = subprocess.run(
         command, cwd=root, env=env, capture_output=True, text=True, timeout=600
     )
