@@ -40,8 +40,11 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kbert.arguments import comma_separated  # noqa: E402
-from kbert.data import load_classification_task, read_text_corpus, span_corruption_blocks  # noqa: E402
-from kbert.data.data_dir import locate  # noqa: E402
+from kbert.data import (  # noqa: E402
+    load_classification_task,
+    read_pretraining_books,
+    span_corruption_blocks,
+)
 from kbert.data.text_to_text import (  # noqa: E402
     classification_accuracy,
     classification_pairs,
@@ -91,15 +94,9 @@ started = time.perf_counter()
 
 # %% lab19's corpus, vocabulary (WordPiece on the books' lines, then T5's sentinels) and batches.
 books = {
-    split: read_text_corpus(
-        [locate(f"pretrain_corpus/{split}.jsonl", None, args.data_dir)],
-        format="jsonl",
-        text_field="text",
-    )
-    for split in ("train", "valid")
+    "train": read_pretraining_books("train", args.data_dir, args.max_documents),
+    "valid": read_pretraining_books("valid", args.data_dir, 1 if args.max_documents else 0),
 }
-if args.max_documents:
-    books = {"train": books["train"][: args.max_documents], "valid": books["valid"][:1]}
 tokenizer = corpus_tokenizer(
     books["train"], args.vocabulary_size, run_dir / "vocab.txt", sentinel_tokens(args.sentinels)
 )

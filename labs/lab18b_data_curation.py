@@ -49,7 +49,7 @@ import tensorflow as tf  # noqa: E402
 from kbert.data import (  # noqa: E402
     causal_lm_blocks,
     load_classification_task,
-    read_text_corpus,
+    read_pretraining_books,
     read_wikitext,
 )
 from kbert.data.curation import (  # noqa: E402
@@ -58,7 +58,6 @@ from kbert.data.curation import (  # noqa: E402
     perplexity_filter,
     quality_filter,
 )
-from kbert.data.data_dir import locate  # noqa: E402
 from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
@@ -119,17 +118,10 @@ def book_documents(books, words_per_document):
     return documents
 
 
-def read_books(split):
-    books = read_text_corpus(
-        [locate(f"pretrain_corpus/{split}.jsonl", None, args.data_dir)],
-        format="jsonl",
-        text_field="text",
-    )
-    return books[: args.max_books] if args.max_books else books
-
-
-originals = book_documents(read_books("train"), args.words_per_document)
-held_out_books = read_books("valid")[:1] if args.max_books else read_books("valid")
+originals = book_documents(
+    read_pretraining_books("train", args.data_dir, args.max_books), args.words_per_document
+)
+held_out_books = read_pretraining_books("valid", args.data_dir, 1 if args.max_books else 0)
 print(f"{len(originals)} original documents from the training books")
 
 # %% Planted copies and noise, each labelled with its kind (None: an original).

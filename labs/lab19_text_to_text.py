@@ -60,10 +60,9 @@ from kbert.data import (  # noqa: E402
     full_sentences_blocks,
     load_classification_task,
     load_squad,
-    read_text_corpus,
+    read_pretraining_books,
     span_corruption_blocks,
 )
-from kbert.data.data_dir import locate  # noqa: E402
 from kbert.data.text_to_text import (  # noqa: E402
     LABEL_WORDS,
     classification_accuracy,
@@ -145,15 +144,9 @@ started = time.perf_counter()
 
 # %% Corpus and vocabulary: lab01's books and WordPiece size, plus T5's sentinel tokens.
 books = {
-    split: read_text_corpus(
-        [locate(f"pretrain_corpus/{split}.jsonl", None, args.data_dir)],
-        format="jsonl",
-        text_field="text",
-    )
-    for split in ("train", "valid")
+    "train": read_pretraining_books("train", args.data_dir, args.max_documents),
+    "valid": read_pretraining_books("valid", args.data_dir, 1 if args.max_documents else 0),
 }
-if args.max_documents:
-    books = {"train": books["train"][: args.max_documents], "valid": books["valid"][:1]}
 tokenizer = corpus_tokenizer(
     books["train"], args.vocabulary_size, run_dir / "vocab.txt", sentinel_tokens(args.sentinels)
 )

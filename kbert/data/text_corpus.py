@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 
+from kbert.data.data_dir import locate
+
 FORMATS = ("auto", "text", "jsonl")
 DOCUMENT_SEPARATORS = ("blank_line", "line")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -143,3 +145,30 @@ def read_text_corpus(paths, format="auto", text_field="text", document_separator
             f"paths hold no documents (only blank lines or empty texts): {[str(p) for p in paths]}"
         )
     return documents
+
+
+def read_pretraining_books(split, data_dir=None, max_books=0):
+    """The course's pretraining corpus: Gutenberg books, one document (a list of paragraphs) each.
+
+    `pretrain_corpus/{train,valid}.jsonl` under the data directory (`KBERT_DATA_DIR`): 49
+    training books, 4 held-out books by other authors (see its SOURCE.md). The labs that
+    pretrain (lab01, lab18b, lab19) and `benchmarks/text_to_text_start` read it here.
+
+    Args:
+        split: str. "train" or "valid".
+        data_dir: str, Path or None. See `kbert.data.data_dir`.
+        max_books: int, default 0. Keep the first `max_books` books (0: all; smoke runs).
+
+    Returns:
+        list of documents, as `read_text_corpus` returns them.
+    """
+    if split not in ("train", "valid"):
+        raise ValueError(f"split must be 'train' or 'valid'; received {split!r}")
+    if isinstance(max_books, bool) or not isinstance(max_books, int) or max_books < 0:
+        raise ValueError(f"max_books must be an int >= 0; received {max_books!r}")
+    books = read_text_corpus(
+        [locate(f"pretrain_corpus/{split}.jsonl", None, data_dir)],
+        format="jsonl",
+        text_field="text",
+    )
+    return books[:max_books] if max_books else books

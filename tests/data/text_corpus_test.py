@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kbert.data import count_whitespace_words, read_text_corpus
+from kbert.data import count_whitespace_words, read_pretraining_books, read_text_corpus
 
 
 def write_jsonl(path, records):
@@ -97,3 +97,18 @@ def test_pretrain_corpus_has_the_documented_books_and_words(data_root):
     train = read_text_corpus(data_root / "pretrain_corpus" / "train.jsonl")
     assert len(train) == 49 and train[0][:2] == ["DESPERATE REMEDIES", "By Thomas Hardy"]
     assert sum(count_whitespace_words(train)) == 3_603_622
+
+
+def test_read_pretraining_books_reads_the_split_and_keeps_the_first_books(tmp_path):
+    folder = tmp_path / "pretrain_corpus"
+    folder.mkdir()
+    books = [{"text": f"Book {i}\n\nIt was a night."} for i in range(3)]
+    (folder / "train.jsonl").write_text("\n".join(json.dumps(book) for book in books) + "\n")
+    assert read_pretraining_books("train", tmp_path) == [
+        [f"Book {i}", "It was a night."] for i in range(3)
+    ]
+    assert len(read_pretraining_books("train", tmp_path, max_books=2)) == 2
+    with pytest.raises(ValueError, match="split must be 'train' or 'valid'; received 'test'"):
+        read_pretraining_books("test", tmp_path)
+    with pytest.raises(ValueError, match="max_books must be an int >= 0; received -1"):
+        read_pretraining_books("train", tmp_path, max_books=-1)
