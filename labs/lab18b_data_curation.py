@@ -250,9 +250,7 @@ def apply(step, filter_fn, kept):
     """Runs `filter_fn` on the documents still kept; returns the new kept indices and a row."""
     result = filter_fn([documents[i] for i in kept])
     removed = {kept[local]: reason for local, reason in result.removed.items()}
-    by_reason = {}
-    for reason in removed.values():
-        by_reason[reason.split(":")[0]] = by_reason.get(reason.split(":")[0], 0) + 1
+    by_reason = {key: count for key, count in result.summary().items() if key != "kept"}
     removed_kinds = [kinds[i] for i in removed]
     row = {
         "removed": len(removed),
