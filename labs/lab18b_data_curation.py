@@ -258,7 +258,7 @@ def apply(step, filter_fn, kept):
         "planted_removed": {k: removed_kinds.count(k) for k in sorted(set(removed_kinds) - {None})},
         "originals_removed": removed_kinds.count(None),
         "examples_of_originals_removed": [
-            (removed[i], documents[i][:120]) for i in list(removed)[:200] if kinds[i] is None
+            (removed[i], documents[i][:120]) for i in removed if kinds[i] is None
         ][:3],
     }
     print(
