@@ -66,7 +66,9 @@ from kbert.models import (  # noqa: E402
 from kbert.models.text_generator import TextGenerator  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
 from kbert.text import (  # noqa: E402
+    BytePairTokenizer,
     MaskedLMMasker,
+    UnigramTokenizer,
     WordPieceTokenizer,
     train_wordpiece_vocabulary,
     write_vocabulary,
@@ -113,16 +115,49 @@ def as_text(document):
     return document if isinstance(document, str) else "\n".join(document)
 
 
-def build_tokenizer(train_documents, vocabulary_size, run_dir):
-    """Trains a WordPiece vocabulary on the training corpus once; later runs reuse it."""
-    path = run_dir / "vocab.txt"
+# The textbook's four subword tokenizers (lab 18 compares them); the pipelines take any of them.
+TOKENIZERS = ("wordpiece", "bpe", "byte_level_bpe", "unigram")
+
+
+def build_tokenizer(train_documents, vocabulary_size, run_dir, kind="wordpiece"):
+    """Trains the tokenizer on the training corpus once (later runs reuse its file).
+
+    WordPiece (BERT's, the default) writes `vocab.txt`; BPE over characters, byte-level BPE
+    and SentencePiece unigram write their JSON, with BERT's role tokens ([PAD], [CLS], [SEP],
+    [MASK]) appended by `with_roles()` so the pipelines can insert them.
+    """
+    lines = [line for doc in train_documents for line in as_text(doc).split("\n") if line]
+    if kind == "wordpiece":
+        path = run_dir / "vocab.txt"
+        if not path.exists():
+            texts = tf.data.Dataset.from_tensor_slices(lines)
+            write_vocabulary(train_wordpiece_vocabulary(texts, vocabulary_size), path)
+        return WordPieceTokenizer(str(path)), path
+    kinds = {"bpe": BytePairTokenizer, "byte_level_bpe": BytePairTokenizer}
+    tokenizer_class = kinds.get(kind, UnigramTokenizer)
+    path = run_dir / "tokenizer.json"
     if not path.exists():
-        texts = tf.data.Dataset.from_tensor_slices(
-            [line for doc in train_documents for line in as_text(doc).split("\n") if line]
-        )
-        vocabulary = train_wordpiece_vocabulary(texts, vocabulary_size)
-        write_vocabulary(vocabulary, path)
-    return WordPieceTokenizer(str(path))
+        size = vocabulary_size - 4  # the four role tokens come on top
+        if kind == "unigram":
+            trained = UnigramTokenizer.train(lines, size)
+        else:
+            trained = BytePairTokenizer.train(lines, size, byte_level=kind == "byte_level_bpe")
+        trained.with_roles().save(path)
+    return tokenizer_class.load(path), path
+
+
+def encode(tokenizer, text):
+    """Token ids of one text, (1, length) int32, from any of the four tokenizers."""
+    if isinstance(tokenizer, WordPieceTokenizer):
+        return np.asarray(tokenizer(tf.constant([text])).to_tensor(), np.int32)
+    return np.asarray([tokenizer.tokenize(text)], np.int32)
+
+
+def decode(tokenizer, ids):
+    """Text of one row of ids."""
+    if isinstance(tokenizer, WordPieceTokenizer):
+        return tokenizer.detokenize(tf.constant([ids])).numpy()[0].decode()
+    return tokenizer.detokenize([int(i) for i in ids])
 
 
 # %% Models: the same encoder size, causal or bidirectional, with the objective's head.
@@ -242,7 +277,8 @@ class EncoderSnapshots(keras.callbacks.Callback):
 
 
 def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
-    """Writes encoder + vocabulary to save_dir/name atomically; never replaces silently."""
+    """Writes encoder + tokenizer file (`vocab.txt` or `tokenizer.json`) to save_dir/name
+    atomically; never replaces silently."""
     target = Path(save_dir) / name
     if target.exists() and not overwrite:
         raise ValueError(f"{target} exists; pass --overwrite to replace it")
@@ -250,7 +286,7 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     encoder.save(staging / "encoder.keras")
-    shutil.copy(tokenizer_path, staging / "vocab.txt")
+    shutil.copy(tokenizer_path, staging / Path(tokenizer_path).name)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
@@ -260,7 +296,16 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
 def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, strategy):
     part_dir = run_dir / part
     part_dir.mkdir(parents=True, exist_ok=True)
-    special_ids = [tokenizer.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")]
+    special_ids = [
+        i
+        for i in (
+            tokenizer.pad_token_id,
+            tokenizer.unknown_token_id,  # byte-level BPE has none
+            tokenizer.cls_token_id,
+            tokenizer.sep_token_id,
+        )
+        if i is not None
+    ]
 
     # %% Input pipelines (masks are drawn after the cache, so every epoch gets new ones).
     if part == "causal":
@@ -414,7 +459,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         )
         samples = []
         for prompt in PROMPTS:
-            ids = np.asarray(tokenizer(tf.constant([prompt])).to_tensor())
+            ids = encode(tokenizer, prompt)
             for strategy_name in ("greedy", "top_k", "top_p"):
                 out = generator.generate(
                     ids,
@@ -425,16 +470,21 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
                     temperature=0.8,
                     seed=args.seed,
                 )
-                text = tokenizer.detokenize(tf.constant(out[:, ids.shape[1] :]))
-                samples.append((prompt, strategy_name, text.numpy()[0].decode()))
+                text = decode(tokenizer, out[0, ids.shape[1] :])
+                samples.append((prompt, strategy_name, text))
         results["samples"] = samples
+    # Later labs start from the WordPiece models (`lab01_causal`, ...); the other tokenizers'
+    # models are saved beside them under their own names, never over them.
+    suffix = "" if args.tokenizer == "wordpiece" else f"_{args.tokenizer}"
     saved = save_for_later_labs(
         pretrained_encoder(model),
-        run_dir / "vocab.txt",
+        run_dir / ("vocab.txt" if args.tokenizer == "wordpiece" else "tokenizer.json"),
         args.save_dir,
-        f"lab01_{part}",
+        f"lab01_{part}{suffix}",
         args.overwrite,
     )
+    results["tokenizer"] = args.tokenizer
+    results["vocabulary_size"] = tokenizer.vocabulary_size()
     results["saved_to"] = str(saved)
     return results
 
@@ -460,7 +510,14 @@ def main():
         "--vocabulary-size",
         type=int,
         default=8000,
-        help="WordPiece vocabulary trained on the training corpus",
+        help="vocabulary of the tokenizer trained on the training corpus",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        choices=TOKENIZERS,
+        default="wordpiece",
+        help="wordpiece (BERT's), bpe (characters + </w>), byte_level_bpe (GPT-2's) or unigram "
+        "(SentencePiece's); runs other than wordpiece live in <run-dir>/<tokenizer>/",
     )
     parser.add_argument(
         "--preset",
@@ -544,10 +601,12 @@ def main():
     started = time.perf_counter()
     keras.utils.set_random_seed(args.seed)
     run_dir = Path(args.run_dir)
+    if args.tokenizer != "wordpiece":  # its own vocabulary, so its own checkpoints
+        run_dir = run_dir / args.tokenizer
     run_dir.mkdir(parents=True, exist_ok=True)
     strategy = make_strategy(args.strategy)
     train_documents, valid_documents = read_corpus(args.corpus, args.data_dir, args.max_documents)
-    tokenizer = build_tokenizer(train_documents, args.vocabulary_size, run_dir)
+    tokenizer, _ = build_tokenizer(train_documents, args.vocabulary_size, run_dir, args.tokenizer)
     parts = {"both": ["causal", "masked"], "all": ["causal", "masked", "electra"]}.get(
         args.part, [args.part]
     )

@@ -1,13 +1,17 @@
 """tf.data pretraining pipelines: causal-LM blocks, RoBERTa FULL-SENTENCES blocks, NSP/SOP pairs.
 
 Every pipeline takes documents as the corpus readers return them (a list of documents, each a
-str or a list of str paragraphs) and a `kbert.text.WordPieceTokenizer`, and yields dict batches
-with the encoder's keys `token_ids`, `segment_ids` and `padding_mask`, int32 (batch, seq).
+str or a list of str paragraphs) and a tokenizer, and yields dict batches with the encoder's
+keys `token_ids`, `segment_ids` and `padding_mask`, int32 (batch, seq). The tokenizer is any of
+the four the course teaches: `WordPieceTokenizer` (BERT), `BytePairTokenizer` (character or
+byte-level BPE) or `UnigramTokenizer` (SentencePiece), with the role tokens the pipeline needs
+([PAD]; [CLS] and [SEP] for sentence blocks and pairs): `with_roles()` adds them to a BPE or
+unigram vocabulary.
 
 How they are built, and why:
 
-1. The text is tokenized once, when the pipeline is built, by the in-graph tokenizer (one
-   traced graph call per 1,024 texts), and cut into examples with NumPy and a seeded NumPy
+1. The text is tokenized once, when the pipeline is built (WordPiece: one traced graph call
+   per 1,024 texts; BPE and unigram: their Python tokenizers, one word cache each), and cut into examples with NumPy and a seeded NumPy
    generator. Block
    boundaries, segment choices and NSP negatives are then fixed and reproducible (BERT's
    `create_pretraining_data` also fixes its pairs offline); the corpus is held in memory as int32
@@ -36,11 +40,14 @@ import tensorflow as tf
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.token_classification_features import IGNORE_INDEX
+from kbert.text.byte_pair_tokenizer import BytePairTokenizer
 from kbert.text.input_packer import InputPacker
 from kbert.text.seq2seq_noising import span_corruption, text_infilling
+from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 TASKS = ("nsp", "sop")
+TOKENIZERS = (WordPieceTokenizer, BytePairTokenizer, UnigramTokenizer)
 LAST_BLOCKS = ("drop", "pad")
 
 # ------------------------------------------------------------------------------ checks
@@ -68,16 +75,18 @@ def _check_documents(documents):
 
 
 def _check_tokenizer(tokenizer, roles, pipeline):
-    if not isinstance(tokenizer, WordPieceTokenizer):
+    if not isinstance(tokenizer, TOKENIZERS):
         raise ValueError(
-            f"tokenizer must be a kbert.text.WordPieceTokenizer; received {type(tokenizer).__name__}"
+            "tokenizer must be a kbert.text.WordPieceTokenizer, BytePairTokenizer or "
+            f"UnigramTokenizer; received {type(tokenizer).__name__}"
         )
     missing = [role for role in roles if getattr(tokenizer, role) is None]
     if missing:
         raise ValueError(
             f"{pipeline} needs the tokenizer's {', '.join(roles)}; the tokenizer has None for "
             f"{missing} (build it on a vocabulary with [CLS], [SEP] and [PAD], or name them with "
-            "cls_token=, sep_token=, pad_token=)"
+            "cls_token=, sep_token=, pad_token=; for BPE or unigram, tokenizer.with_roles() adds "
+            "them)"
         )
 
 
@@ -143,8 +152,15 @@ def _tokenize(tokenizer, texts, with_word_ids, batch_size=1024):
         (ids, splits, word_ids): flat int32 ids, int64 row splits (text i is
         ids[splits[i]:splits[i + 1]]), and flat int32 word ids (0-based within each text) or None.
     """
-    run = _tokenize_function(tokenizer, with_word_ids)
     ids, lengths, word_ids = [np.zeros([0], np.int32)], [np.zeros([0], np.int64)], []
+    if not isinstance(tokenizer, WordPieceTokenizer):  # the Python BPE and unigram tokenizers
+        rows, words = tokenizer.tokenize_batch(list(texts), with_word_ids)
+        ids += [np.asarray(row, np.int32) for row in rows]
+        lengths.append(np.asarray([len(row) for row in rows], np.int64))
+        if with_word_ids:
+            word_ids = [np.asarray(row, np.int32) for row in words]
+        texts = []
+    run = _tokenize_function(tokenizer, with_word_ids) if texts else None
     for start in range(0, len(texts), batch_size):
         token_ids, words = run(tf.constant(texts[start : start + batch_size], tf.string))
         ids.append(token_ids.flat_values.numpy())
@@ -170,7 +186,10 @@ def _sentences(documents, sentence_splitter):
 
 def _token_id(tokenizer, token, name):
     try:
-        return tokenizer.token_to_id(token)
+        token_id = tokenizer.token_to_id(token)  # WordPiece raises, BPE and unigram give None
+        if token_id is None:
+            raise ValueError(token)
+        return token_id
     except ValueError:
         raise ValueError(
             f"{name} must be a token of the tokenizer's vocabulary ({tokenizer.vocabulary_source}) "
@@ -258,7 +277,8 @@ def causal_lm_blocks(
 
     Args:
         documents: list of documents, each a str or a list of str paragraphs.
-        tokenizer: `kbert.text.WordPieceTokenizer` with [PAD] (for `padding_mask`).
+        tokenizer: WordPiece, BPE or unigram tokenizer (module docstring) with [PAD] (for
+            `padding_mask`).
         block_length: int, at least 2. Tokens per block.
         batch_size: int. Blocks per batch.
         max_sequence_length: int or None, default None. The encoder's longest input (its
@@ -377,7 +397,7 @@ def span_corruption_blocks(
 
     Args:
         documents: list of documents, each a str or a list of str paragraphs.
-        tokenizer: `kbert.text.WordPieceTokenizer` whose vocabulary holds the sentinels.
+        tokenizer: WordPiece, BPE or unigram tokenizer whose vocabulary holds the sentinels.
         block_length: int >= 2. Tokens per uncorrupted block.
         batch_size: int. Blocks per batch.
         sentinel_ids: sequence of int. `<extra_id_0>`, `<extra_id_1>`, … in order, at least as
@@ -575,13 +595,14 @@ def full_sentences_blocks(
     (`block_length - 2` tokens) is cut into block-sized pieces, each starting a new block.
 
     `word_ids` number the words of each block 0, 1, 2, ... in order, -1 at [CLS], [SEP] and
-    padding, so whole-word and span masking can run on them; a word is a pre-tokenized word of
-    `WordPieceTokenizer` (punctuation marks are words of their own), and a word cut by a
-    sentence piece boundary counts once in each block.
+    padding, so whole-word and span masking can run on them; a word is the tokenizer's word (a
+    pre-tokenized word for WordPiece, where punctuation marks are words of their own, and BPE;
+    a whitespace-separated word for unigram), and a word cut by a sentence piece boundary counts
+    once in each block.
 
     Args:
         documents: list of documents, each a str or a list of str paragraphs.
-        tokenizer: `kbert.text.WordPieceTokenizer` with [CLS], [SEP] and [PAD].
+        tokenizer: WordPiece, BPE or unigram tokenizer with [CLS], [SEP] and [PAD].
         block_length: int, at least 3. Tokens per block, [CLS] and [SEP] included.
         batch_size: int. Blocks per batch.
         max_sequence_length: int or None, default None. The encoder's longest input;
@@ -800,7 +821,7 @@ def sentence_pair_examples(
 
     Args:
         documents: list of documents, each a str or a list of str paragraphs.
-        tokenizer: `kbert.text.WordPieceTokenizer` with [CLS], [SEP] and [PAD].
+        tokenizer: WordPiece, BPE or unigram tokenizer with [CLS], [SEP] and [PAD].
         sequence_length: int, at least 5. Longest packed pair, special tokens included.
         task: str, default "nsp". "nsp" (next sentence prediction) or "sop" (sentence order).
         batch_size: int, default 32. Pairs per batch.

@@ -7,7 +7,8 @@ TF Serving's tensorflow-text 2.12 knows (`RegexSplitWithOffsets`, `NormalizeUTF8
 
 Byte-pair encoding (`BytePairTokenizer`, `learn_merges`: the textbook's character BPE and
 GPT-2's byte-level BPE) and SentencePiece's unigram model (`UnigramTokenizer`, `learn_unigram`)
-run eagerly in Python for now, with parity against Hugging Face and sentencepiece.
+run eagerly in Python, with parity against Hugging Face and sentencepiece; they name BERT's role
+tokens like WordPiece does (`with_roles()`), so every pretraining pipeline takes any of them.
 """
 
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer

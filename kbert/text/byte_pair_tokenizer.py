@@ -8,8 +8,9 @@ original text, and ids decode back to text. A `tokenizer.json` written by Huggin
 `tokenizers` for a BPE model (character or byte-level) loads with `from_huggingface` and gives
 the same ids and offsets (`benchmarks/tokenizer_parity.py` measures it on real text).
 
-This tokenizer runs eagerly in Python (and in `tf.data` through `tf.py_function`); it is the
-readable reference. An in-graph version for exported serving signatures is future work (#18).
+This tokenizer runs eagerly in Python; the pretraining pipelines call it once, when they are
+built (`tokenize_batch`), and it names BERT's role tokens (`pad_token`, `cls_token`,
+`sep_token`, `mask_token`; `with_roles()` adds them) so every pipeline accepts it.
 """
 
 import regex
@@ -21,6 +22,7 @@ from kbert.text.byte_pair_trainer import (
     learn_merges,
     merge_pair,
 )
+from kbert.text.special_token_roles import SpecialTokenRoles
 
 # Pre-tokenizers: how text is cut into words before BPE (no merge crosses a word boundary).
 PRE_TOKENIZERS = {
@@ -33,7 +35,7 @@ PRE_TOKENIZERS = {
 }
 
 
-class BytePairTokenizer(JsonConfigFile):
+class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
     """Text to BPE token ids and back, with character offsets.
 
     Args:
@@ -54,6 +56,9 @@ class BytePairTokenizer(JsonConfigFile):
             pre-tokenization (each must be in the vocabulary).
         ignore_merges: bool, default False. A word that is itself in the vocabulary is one
             token without merging (Hugging Face's option).
+        pad_token, cls_token, sep_token, mask_token: str or None, default None. The tokens
+            behind `pad_token_id` ... `mask_token_id` (each must be in the vocabulary);
+            `with_roles()` returns a copy with BERT's four added.
 
     Raises:
         ValueError: repeated tokens, a merge whose parts or result are not in the vocabulary,
@@ -84,6 +89,10 @@ class BytePairTokenizer(JsonConfigFile):
         pre_tokenizer=None,
         special_tokens=(),
         ignore_merges=False,
+        pad_token=None,
+        cls_token=None,
+        sep_token=None,
+        mask_token=None,
     ):
         self.vocabulary = [str(token) for token in vocabulary]
         self.merges = [(str(left), str(right)) for left, right in merges]
@@ -130,6 +139,9 @@ class BytePairTokenizer(JsonConfigFile):
         self._alphabet = byte_level_alphabet()
         self._bytes = {symbol: byte for byte, symbol in enumerate(self._alphabet)}
         self._cache = {}
+        self._set_roles(
+            pad_token=pad_token, cls_token=cls_token, sep_token=sep_token, mask_token=mask_token
+        )
 
     def _merge_results(self, left, right):
         merged = left + right
@@ -150,6 +162,24 @@ class BytePairTokenizer(JsonConfigFile):
     def token_to_id(self, token):
         """The id of `token`, or None."""
         return self._ids.get(token)
+
+    @property
+    def unknown_token_id(self):
+        """int or None: the id of `unknown_token` (None for byte-level BPE, which has none)."""
+        return self._role_id(self.unknown_token)
+
+    @property
+    def special_token_ids(self):
+        """list of int: the ids of `special_tokens` and of the role tokens, in that order."""
+        tokens = list(self.special_tokens) + [t for t in self.role_config().values() if t]
+        return [self._ids[t] for t in dict.fromkeys(tokens)]
+
+    def _config_with_special_tokens(self, tokens):
+        # Appended to the vocabulary only: not in `special_tokens`, so a literal "[SEP]" in the
+        # text is not matched (no merge makes them either), and padding is only ever added.
+        config = self.get_config()
+        config["vocabulary"] = config["vocabulary"] + list(tokens)
+        return config
 
     # --- tokenizing ---
 
@@ -265,10 +295,27 @@ class BytePairTokenizer(JsonConfigFile):
         """Token ids of `text` (list of int)."""
         return self.tokenize_with_offsets(text)[0]
 
+    def tokenize_with_word_ids(self, text):
+        """`(ids, word_ids)`: token ids and, per token, the index of the pre-tokenizer's word it
+        came from (a special token is a word of its own), for whole-word masking."""
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str; received {type(text).__name__}")
+        ids, word_ids = [], []
+        for word, (kind, piece, start) in enumerate(self._pieces(text)):
+            if kind == "special":
+                tokens = [self._ids[piece]]
+            else:
+                tokens = [t[0] for t in self._word_tokens(piece, start)]
+            ids += tokens
+            word_ids += [word] * len(tokens)
+        return ids, word_ids
+
     def detokenize(self, ids):
         """Text from token ids: byte-level tokens decode their bytes (invalid UTF-8 shown as
-        U+FFFD); character tokens join, each end-of-word marker becoming a space."""
-        tokens = [self.vocabulary[int(i)] for i in ids]
+        U+FFFD); character tokens join, each end-of-word marker becoming a space. Role tokens
+        ([PAD], [SEP], ...) are dropped."""
+        roles = {self._ids[t] for t in self.role_config().values() if t}
+        tokens = [self.vocabulary[int(i)] for i in ids if int(i) not in roles]
         if self.byte_level:
             data = bytes(
                 self._bytes[c]
@@ -305,6 +352,7 @@ class BytePairTokenizer(JsonConfigFile):
             "pre_tokenizer": self.pre_tokenizer,
             "special_tokens": list(self.special_tokens),
             "ignore_merges": self.ignore_merges,
+            **self.role_config(),
         }
 
     @classmethod

@@ -19,12 +19,13 @@ import os
 import struct
 
 from kbert.text._json_config import JsonConfigFile, read_hugging_face_spec
+from kbert.text.special_token_roles import SpecialTokenRoles
 from kbert.text.unigram_trainer import SPACE, learn_unigram, sentencepiece_words
 
 UNKNOWN_PENALTY = 10.0  # SentencePiece's and Hugging Face's kUnkPenalty
 
 
-class UnigramTokenizer(JsonConfigFile):
+class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
     """Text to unigram-LM token ids (Viterbi) and back, with character offsets.
 
     Args:
@@ -39,6 +40,9 @@ class UnigramTokenizer(JsonConfigFile):
         float32_scores: bool, default False. Score paths as SentencePiece does: one Viterbi
             over the whole text, adding in float32 (Hugging Face scores each word apart in
             float64), so near-ties between segmentations break as the reference's do.
+        pad_token, cls_token, sep_token, mask_token: str or None, default None. The pieces
+            behind `pad_token_id` ... `mask_token_id` (each must be a piece); `with_roles()`
+            returns a copy with BERT's four added as control pieces.
 
     Raises:
         ValueError: repeated pieces, a bad `unknown_id`, or a non-finite score.
@@ -61,6 +65,10 @@ class UnigramTokenizer(JsonConfigFile):
         collapse_whitespace=False,
         control_ids=(),
         float32_scores=False,
+        pad_token=None,
+        cls_token=None,
+        sep_token=None,
+        mask_token=None,
     ):
         self.pieces = [(str(piece), float(score)) for piece, score in pieces]
         self.unknown_id = int(unknown_id)
@@ -93,6 +101,9 @@ class UnigramTokenizer(JsonConfigFile):
         self._unknown_score = self._round(min(self._scores.values(), default=0.0) - UNKNOWN_PENALTY)
         self._longest = max((len(piece) for piece in self._scores), default=1)
         self._cache = {}
+        self._set_roles(
+            pad_token=pad_token, cls_token=cls_token, sep_token=sep_token, mask_token=mask_token
+        )
 
     def vocabulary_size(self):
         """Number of pieces."""
@@ -105,6 +116,25 @@ class UnigramTokenizer(JsonConfigFile):
     def token_to_id(self, token):
         """The id of `token`, or None."""
         return self._ids.get(token)
+
+    @property
+    def unknown_token_id(self):
+        """int: the unknown piece's id."""
+        return self.unknown_id
+
+    @property
+    def special_token_ids(self):
+        """list of int: the unknown piece, the control pieces and the role pieces."""
+        roles = [self._ids[t] for t in self.role_config().values() if t]
+        return list(dict.fromkeys([self.unknown_id, *self.control_ids, *roles]))
+
+    def _config_with_special_tokens(self, tokens):
+        # Control pieces: never produced from text, dropped when decoding.
+        config = self.get_config()
+        start = len(config["pieces"])
+        config["pieces"] = config["pieces"] + [[token, 0.0] for token in tokens]
+        config["control_ids"] = config["control_ids"] + list(range(start, start + len(tokens)))
+        return config
 
     def _viterbi(self, word):
         """The best segmentation of `word`: list of `(id, start, end)` in characters."""
@@ -170,6 +200,20 @@ class UnigramTokenizer(JsonConfigFile):
         """Token ids of `text` (list of int)."""
         return self.tokenize_with_offsets(text)[0]
 
+    def tokenize_with_word_ids(self, text):
+        """`(ids, word_ids)`: token ids and, per token, the index of its whitespace-separated
+        word (a new word starts at each piece that opens with "▁"), for whole-word masking."""
+        ids, starts, _ = self.tokenize_with_offsets(text)
+        word_ids, word = [], -1
+        for index, (token_id, start) in enumerate(zip(ids, starts, strict=True)):
+            opens = self.pieces[token_id][0].startswith(SPACE)
+            if token_id == self.unknown_id:
+                opens = text[start].isspace()
+            if index == 0 or opens:
+                word += 1
+            word_ids.append(word)
+        return ids, word_ids
+
     def detokenize(self, ids):
         """Text from ids: pieces joined, "▁" back to spaces, the opening one removed."""
         skip = set(self.control_ids)
@@ -185,6 +229,7 @@ class UnigramTokenizer(JsonConfigFile):
             "collapse_whitespace": self.collapse_whitespace,
             "control_ids": list(self.control_ids),
             "float32_scores": self.float32_scores,
+            **self.role_config(),
         }
 
     @classmethod

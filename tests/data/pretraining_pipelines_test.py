@@ -569,3 +569,71 @@ def test_text_infilling_batches_hide_spans_behind_one_mask_each_and_restore_the_
             assert all(token in iterator for token in kept)
             masked += 40 - len(kept)
     assert 0.2 < masked / (len(targets) * 40) < 0.4  # about 30% of the tokens hidden
+
+
+# ------------------------------------------------------------------------------ BPE and unigram
+
+SUBWORD_TEXTS = [
+    "The lowest newer widest lower low. Newest of the wide roads!",
+    "Lower the flag, said the newest sailor. The widest river runs low.",
+    "A new river. The old road is lower than the new one.",
+] * 4
+
+
+def subword_tokenizers():
+    """The three Python tokenizers, trained on SUBWORD_TEXTS, with BERT's roles added."""
+    from kbert.text import BytePairTokenizer, UnigramTokenizer
+
+    return {
+        "bpe": BytePairTokenizer.train(SUBWORD_TEXTS, 80).with_roles(),
+        "byte_level_bpe": BytePairTokenizer.train(SUBWORD_TEXTS, 300, byte_level=True).with_roles(),
+        "unigram": UnigramTokenizer.train(SUBWORD_TEXTS, 60).with_roles(),
+    }
+
+
+@pytest.mark.parametrize("kind", ["bpe", "byte_level_bpe", "unigram"])
+def test_causal_blocks_with_bpe_and_unigram_hold_the_tokenizers_own_ids(kind):
+    subword = subword_tokenizers()[kind]
+    documents = [[SUBWORD_TEXTS[0], SUBWORD_TEXTS[1]], [SUBWORD_TEXTS[2]]]
+    dataset = causal_lm_blocks(documents, subword, 8, 2, shuffle=False, last_block="pad")
+    stream = [t for row in rows(dataset) for t in row]
+    expected = (
+        subword.tokenize(SUBWORD_TEXTS[0])
+        + subword.tokenize(SUBWORD_TEXTS[1])
+        + [subword.sep_token_id]
+        + subword.tokenize(SUBWORD_TEXTS[2])
+    )
+    assert stream[: len(expected)] == expected
+    assert set(stream[len(expected) :]) <= {subword.pad_token_id}
+    padding = [m for b in dataset for row in b["padding_mask"].numpy().tolist() for m in row]
+    assert padding == [1] * len(expected) + [0] * (len(stream) - len(expected))
+
+
+@pytest.mark.parametrize("kind", ["bpe", "byte_level_bpe", "unigram"])
+def test_full_sentences_and_pairs_with_bpe_and_unigram(kind):
+    subword = subword_tokenizers()[kind]
+    cls, sep, pad = subword.cls_token_id, subword.sep_token_id, subword.pad_token_id
+    documents = [SUBWORD_TEXTS[i : i + 3] for i in range(0, 12, 3)]
+    blocks = full_sentences_blocks(documents, subword, 48, 4, shuffle=False)
+    for batch in blocks:
+        for ids, words in zip(batch["token_ids"].numpy(), batch["word_ids"].numpy(), strict=True):
+            length = int(np.sum(ids != pad))
+            assert ids[0] == cls and ids[length - 1] == sep and np.all(ids[length:] == pad)
+            special = np.isin(ids, [cls, sep, pad])
+            assert np.all(words[special] == -1)
+            inner = words[~special]  # words count up from 0, each word's tokens together
+            assert inner[0] == 0 and np.all(np.diff(inner) >= 0) and np.all(np.diff(inner) <= 1)
+    pairs = sentence_pair_examples(documents, subword, 64, batch_size=4, seed=0)
+    batch = next(iter(pairs))
+    ids = batch["token_ids"].numpy()
+    assert np.all(ids[:, 0] == cls) and np.all(np.sum(ids == sep, axis=1) == 2)
+
+
+def test_bpe_without_role_tokens_is_refused_with_the_way_to_add_them():
+    from kbert.text import BytePairTokenizer
+
+    bare = BytePairTokenizer.train(SUBWORD_TEXTS, 80)
+    with pytest.raises(ValueError, match=r"None for \['pad_token'\].*with_roles\(\) adds them"):
+        causal_lm_blocks(SUBWORD_TEXTS, bare, 8, 2)
+    with pytest.raises(ValueError, match="document_separator must be a token of the tokenizer's"):
+        causal_lm_blocks(SUBWORD_TEXTS, bare.with_roles(), 8, 2, document_separator="<sep>")

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,3 +201,43 @@ def test_a_run_killed_with_sigkill_continues_from_its_last_checkpoint(tmp_path, 
     # It starts again after the last checkpointed epoch, not at epoch 0, and finishes all 40.
     assert resumed and resumed[0] >= 1 and resumed[-1] == 39, epochs
     assert resumed[0] >= done_before[-1], epochs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kind, part", [("bpe", "masked"), ("byte_level_bpe", "causal"), ("unigram", "masked")]
+)
+def test_pretraining_with_bpe_byte_level_bpe_and_unigram(tmp_path, data_root, kind, part):
+    result = subprocess.run(
+        _command(
+            tmp_path, "--tokenizer", kind, "--part", part, "--epochs", "1", "--steps-per-epoch", "2"
+        ),
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])[part]
+    assert report["tokenizer"] == kind and report["vocabulary_size"] <= 600
+    loss = report[{"causal": "clm_loss", "masked": "mlm_loss"}[part]]
+    assert 0 < loss < 2 * np.log(report["vocabulary_size"])  # finite, near or below uniform
+    # Saved under its own name (the WordPiece start of later labs is never replaced), with the
+    # tokenizer it was trained with, which loads and tokenizes as in training.
+    saved = tmp_path / "saved" / f"lab01_{part}_{kind}"
+    assert (saved / "encoder.keras").is_file() and not (
+        tmp_path / "saved" / f"lab01_{part}"
+    ).exists()
+    from kbert.text import BytePairTokenizer, UnigramTokenizer
+
+    loaded = (UnigramTokenizer if kind == "unigram" else BytePairTokenizer).load(
+        saved / "tokenizer.json"
+    )
+    assert (
+        loaded.get_config()
+        == type(loaded).load(tmp_path / "run" / kind / "tokenizer.json").get_config()
+    )
+    assert loaded.pad_token == "[PAD]" and loaded.mask_token_id == loaded.vocabulary_size() - 1
+    if part == "causal":
+        assert all(f"[{s}]" in result.stdout for s in ("greedy", "top_k ", "top_p "))
