@@ -2,9 +2,12 @@
 
 `export_saved_model` writes `<export_dir>/<name>/<version>/`, the layout TF Serving's model
 server watches: raw strings go in, labels, probabilities, tags, answer spans or embeddings come
-out. The graph holds the `WordPieceTokenizer` (core TF ops plus the classic tf-text ops that TF
-Serving's tensorflow-text 2.12 knows), the model's weights, and two assets: `vocab.txt` and,
-when there are label or tag names, `labels.txt`.
+out. The graph holds the tokenizer, the model's weights, and two assets: `vocab.txt` and, when
+there are label or tag names, `labels.txt`. The tokenizer is a `WordPieceTokenizer` (core TF
+ops plus the classic tf-text ops that TF Serving's tensorflow-text 2.12 knows) or, for a model
+pretrained on a unigram vocabulary, a `SentencePieceTokenizer` (tf-text's SentencePiece ops,
+also in the op library TF Serving links; `classify` and `embed` only, since tagging and QA map
+tokens back to WordPiece's words and characters).
 
 Signatures per task (every string input is `tf.TensorSpec([None], tf.string)`, every batch size
 is dynamic, every float output float32 whatever the model's dtype policy):
@@ -54,6 +57,7 @@ import tensorflow as tf
 
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text._bert_text import replace_invalid_utf8
+from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
 
 TASKS = ("classify", "tag", "answer", "embed")
 
@@ -370,16 +374,22 @@ def _check_arguments(
 ):
     if isinstance(tokenizer, (BertPreprocessor, LongTextPreprocessor)):
         tokenizer = tokenizer.tokenizer
-    if not isinstance(tokenizer, WordPieceTokenizer):
+    if not isinstance(tokenizer, GRAPH_TOKENIZERS):
         raise ValueError(
-            "tokenizer must be a kbert.text.WordPieceTokenizer (or a BertPreprocessor holding "
-            "one): only that tokenizer can be put inside the serving graph; received "
-            f"{type(tokenizer).__name__}"
+            "tokenizer must be a kbert.text.WordPieceTokenizer or SentencePieceTokenizer (or a "
+            "BertPreprocessor holding one): only those tokenizers can be put inside the serving "
+            f"graph; received {type(tokenizer).__name__}"
         )
     if task is None:
         task = infer_task(model)
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}; received {task!r}")
+    if task in ("tag", "answer") and not isinstance(tokenizer, WordPieceTokenizer):
+        raise ValueError(
+            f"task {task!r} maps tokens back to words and characters, which needs a "
+            f"WordPieceTokenizer; received {type(tokenizer).__name__} (it serves 'classify' "
+            "and 'embed')"
+        )
     expected = {
         "classify": "SequenceClassifier",
         "tag": "TokenClassifier",
@@ -795,7 +805,7 @@ def export_saved_model(
     Args:
         model: a `SequenceClassifier`, `TokenClassifier`, `QuestionAnswerer` or `Encoder`, any
             dtype policy (outputs are cast to float32).
-        tokenizer: `kbert.text.WordPieceTokenizer`, or a `BertPreprocessor` (as `load_run`
+        tokenizer: `kbert.text.WordPieceTokenizer` or `SentencePieceTokenizer`, or a `BertPreprocessor` (as `load_run`
             returns), whose tokenizer, `sequence_length` and `truncation` are then used, or a
             `LongTextPreprocessor`, whose long-input strategy `classify` then applies in the
             graph (head, head + tail, or sliding windows whose logits are averaged or

@@ -23,6 +23,7 @@ from kbert.text.long_text import (
 from kbert.text.masked_lm_masker import MaskedLMMasker, unigram_probabilities_from_counts
 from kbert.text.parity import TokenizerAgreement, tokenizer_agreement
 from kbert.text.preprocessor import BertPreprocessor
+from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from kbert.text.span_masker import SpanMasker
 from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.unigram_trainer import learn_unigram
@@ -44,6 +45,7 @@ __all__ = [
     "window_spans",
     "InputPacker",
     "MaskedLMMasker",
+    "SentencePieceTokenizer",
     "SpanMasker",
     "TokenizerAgreement",
     "UnigramTokenizer",

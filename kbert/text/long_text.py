@@ -22,7 +22,8 @@ model read, so truncation is never silent.
 import keras
 import tensorflow as tf
 
-from kbert.text.wordpiece_tokenizer import WordPieceTokenizer, as_texts
+from kbert.text.graph_tokenizers import packing_tokenizer
+from kbert.text.wordpiece_tokenizer import WordPieceTokenizer, as_texts  # noqa: F401 (example)
 
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
 WINDOW_STRATEGIES = ("window_mean", "window_max")
@@ -99,7 +100,8 @@ class LongTextPreprocessor(keras.layers.Layer):
     """Tokenizes single texts of any length into encoder windows by a long-input strategy.
 
     Args:
-        tokenizer: `WordPieceTokenizer` (or its serialized form) with `cls_token`, `sep_token`
+        tokenizer: `WordPieceTokenizer` or `SentencePieceTokenizer` (or its serialized form)
+            with `cls_token`, `sep_token`
             and `pad_token`.
         sequence_length: int, default 128. Length of every packed row.
         strategy: one of `LONG_INPUT_STRATEGIES`, default "head".
@@ -149,23 +151,7 @@ class LongTextPreprocessor(keras.layers.Layer):
         super().__init__(**kwargs)
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
-        if isinstance(tokenizer, dict):
-            tokenizer = keras.saving.deserialize_keras_object(tokenizer)
-        if not isinstance(tokenizer, WordPieceTokenizer):
-            raise ValueError(
-                "tokenizer must be a kbert.text.WordPieceTokenizer; received "
-                f"{type(tokenizer).__name__}"
-            )
-        missing = [
-            role
-            for role in ("cls_token", "sep_token", "pad_token")
-            if getattr(tokenizer, role) is None
-        ]
-        if missing:
-            raise ValueError(
-                "tokenizer must define cls_token, sep_token and pad_token to pack "
-                f"inputs; received None for {missing}"
-            )
+        tokenizer = packing_tokenizer(tokenizer)
         if strategy not in LONG_INPUT_STRATEGIES:
             raise ValueError(
                 f"strategy must be one of {LONG_INPUT_STRATEGIES}; received {strategy!r}"

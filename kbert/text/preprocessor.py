@@ -1,4 +1,6 @@
-"""Raw text in, BERT encoder inputs out: a `WordPieceTokenizer` followed by an `InputPacker`.
+"""Raw text in, BERT encoder inputs out: a graph tokenizer followed by an `InputPacker`.
+
+The tokenizer is a `WordPieceTokenizer` or, for a unigram model, a `SentencePieceTokenizer`.
 
 Like its two parts it holds only core TensorFlow ops plus classic tf-text ops that TF Serving's
 tensorflow-text 2.12 knows (see `wordpiece_tokenizer.py` and `input_packer.py`), so it can sit
@@ -8,6 +10,7 @@ inside an exported serving graph as well as in a tf.data pipeline.
 import keras
 import tensorflow as tf
 
+from kbert.text.graph_tokenizers import packing_tokenizer
 from kbert.text.input_packer import InputPacker
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer, as_texts
 
@@ -19,7 +22,8 @@ class BertPreprocessor(keras.layers.Layer):
     """Tokenizes one text or a pair of texts and packs them into encoder inputs.
 
     Args:
-        tokenizer: `WordPieceTokenizer`, or its serialized form (as in `get_config()`). Must have
+        tokenizer: `WordPieceTokenizer` or `SentencePieceTokenizer` (the unigram model in the
+            graph), or its serialized form (as in `get_config()`). Must have
             `cls_token`, `sep_token` and `pad_token`.
         sequence_length: int, default 128. Length of every packed row.
         truncation: str, default "longest_first". How a pair is cut to fit; see `InputPacker`.
@@ -54,22 +58,11 @@ class BertPreprocessor(keras.layers.Layer):
         # Strings and tuples of strings pass through untouched (Keras would convert them).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
-        if isinstance(tokenizer, dict):
-            tokenizer = keras.saving.deserialize_keras_object(tokenizer)
-        if not isinstance(tokenizer, WordPieceTokenizer):
+        tokenizer = packing_tokenizer(tokenizer)
+        if return_alignment and not isinstance(tokenizer, WordPieceTokenizer):
             raise ValueError(
-                "tokenizer must be a kbert.text.WordPieceTokenizer; received "
-                f"{type(tokenizer).__name__}"
-            )
-        missing = [
-            role
-            for role in ("cls_token", "sep_token", "pad_token")
-            if getattr(tokenizer, role) is None
-        ]
-        if missing:
-            raise ValueError(
-                f"tokenizer must define cls_token, sep_token and pad_token to pack inputs; "
-                f"received None for {missing}"
+                "return_alignment needs a WordPieceTokenizer (word ids and character offsets); "
+                f"received {type(tokenizer).__name__}"
             )
         self.tokenizer = tokenizer
         self.packer = InputPacker(

@@ -37,9 +37,11 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             first (SentencePiece's default `remove_extra_whitespaces`).
         control_ids: sequence of int, default (). Tokens never produced from text (e.g.
             "<s>", "</s>", "<pad>") and dropped when decoding.
-        float32_scores: bool, default False. Score paths as SentencePiece does: one Viterbi
-            over the whole text, adding in float32 (Hugging Face scores each word apart in
-            float64), so near-ties between segmentations break as the reference's do.
+        float32_scores: bool, default False. Follow SentencePiece rather than Hugging Face:
+            one Viterbi over the whole text, adding in float32 (Hugging Face scores each word
+            apart in float64), so near-ties between segmentations break as the reference's do,
+            and the dummy "▁" opens every text, even one that starts with a space (Hugging
+            Face's Metaspace then adds none).
         pad_token, cls_token, sep_token, mask_token: str or None, default None. The pieces
             behind `pad_token_id` ... `mask_token_id` (each must be a piece); `with_roles()`
             returns a copy with BERT's four added as control pieces.
@@ -184,7 +186,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         if not isinstance(text, str):
             raise ValueError(f"text must be a str; received {type(text).__name__}")
         ids, starts, ends = [], [], []
-        words = sentencepiece_words(text, self.add_dummy_prefix, self.collapse_whitespace)
+        words = sentencepiece_words(
+            text, self.add_dummy_prefix, self.collapse_whitespace, self.float32_scores
+        )
         if self.float32_scores and words:
             # SentencePiece runs one Viterbi over the whole text: its float32 running score
             # then rounds the same way, and near-ties break as they do there.
@@ -237,12 +241,14 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         return cls(**config)
 
     @classmethod
-    def train(cls, texts, vocabulary_size, unknown_token="<unk>", **options):
+    def train(cls, texts, vocabulary_size, unknown_token="<unk>", float32_scores=False, **options):
         """Learns a unigram vocabulary from `texts` (iterable of str); returns the tokenizer.
 
         Words are written and cut as the tokenizer will see them (`sentencepiece_words`),
         counted, and passed to `learn_unigram` with `options` (`max_piece_length`,
-        `seed_size`, `shrinking_factor`, `em_iterations`).
+        `seed_size`, `shrinking_factor`, `em_iterations`). `float32_scores=True` gives a
+        tokenizer with SentencePiece's conventions, which `SentencePieceTokenizer` reproduces
+        inside graphs (pretrain with it, serve with the layer).
         """
         counts = collections.Counter()
         for text in texts:
@@ -250,7 +256,7 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         pieces = learn_unigram(
             dict(counts), vocabulary_size, reserved_tokens=(unknown_token,), **options
         )
-        return cls(pieces, unknown_id=0)
+        return cls(pieces, unknown_id=0, float32_scores=float32_scores)
 
     @classmethod
     def from_huggingface(cls, path):
@@ -287,9 +293,49 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             control_ids=[i for i in added if i != unknown],
         )
 
+    def to_sentencepiece(self):
+        """This model as a SentencePiece `ModelProto`: the bytes of a `.model` file.
+
+        The `sentencepiece` package and tf-text's `SentencepieceTokenizer` (the op inside
+        exported graphs, which TF Serving links) load it: a unigram model with the identity
+        normalizer, this tokenizer's `add_dummy_prefix` and `collapse_whitespace`, the unknown
+        piece as UNKNOWN and control and role pieces as CONTROL. Scores are stored as float32,
+        and SentencePiece runs one Viterbi over the whole text, so it segments as this
+        tokenizer does with `float32_scores=True` (see `from_sentencepiece`, its inverse).
+
+        Returns:
+            bytes.
+        """
+        controls = set(self.control_ids) | {self._ids[t] for t in self.role_config().values() if t}
+        data = b""
+        for index, (piece, score) in enumerate(self.pieces):
+            kind = 2 if index == self.unknown_id else 3 if index in controls else 1
+            data += _bytes_field(
+                1,
+                _bytes_field(1, piece.encode("utf-8"))
+                + _float_field(2, score)
+                + _varint_field(3, kind),
+            )
+        trainer = (
+            _varint_field(3, 1)  # model_type UNIGRAM
+            + _varint_field(4, len(self.pieces))  # vocab_size
+            + _varint_field(40, self.unknown_id)  # unk_id
+            + _varint_field(41, -1)  # bos_id: none
+            + _varint_field(42, -1)  # eos_id: none
+            + _varint_field(43, -1)  # pad_id: none
+        )
+        normalizer = (
+            _bytes_field(1, b"identity")
+            + _varint_field(3, self.add_dummy_prefix)
+            + _varint_field(4, self.collapse_whitespace)  # remove_extra_whitespaces
+            + _varint_field(5, 1)  # escape_whitespaces: " " becomes "▁"
+        )
+        return data + _bytes_field(2, trainer) + _bytes_field(3, normalizer)
+
     @classmethod
     def from_sentencepiece(cls, path):
-        """Loads a unigram `.model` file written by the `sentencepiece` package.
+        """Loads a unigram `.model` file written by the `sentencepiece` package (a path, or the
+        file's bytes).
 
         Its normalizer must be the identity (train with `normalization_rule_name="identity"`);
         `remove_extra_whitespaces` and `add_dummy_prefix` are honoured.
@@ -298,8 +344,11 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             ValueError: a model that is not unigram, a normalizer other than the identity, or
                 byte fallback.
         """
-        with open(os.fspath(path), "rb") as stream:
-            fields = _protobuf_fields(stream.read())
+        if isinstance(path, bytes):  # the model itself, as `to_sentencepiece` returns it
+            fields, path = _protobuf_fields(path), "the SentencePiece model bytes"
+        else:
+            with open(os.fspath(path), "rb") as stream:
+                fields = _protobuf_fields(stream.read())
         pieces, unknown, controls = [], 0, []
         for index, raw in enumerate(value for number, value in fields if number == 1):
             piece = dict(_protobuf_fields(raw))
@@ -329,6 +378,28 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             control_ids=controls,
             float32_scores=True,
         )
+
+
+def _encode_varint(value):
+    value &= (1 << 64) - 1  # negative int32/int64 fields: ten bytes, two's complement
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _varint_field(number, value):
+    return _encode_varint(number << 3) + _encode_varint(int(value))
+
+
+def _bytes_field(number, data):
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(data)) + data
+
+
+def _float_field(number, value):
+    return _encode_varint(number << 3 | 5) + struct.pack("<f", value)
 
 
 def _varint(data, position):

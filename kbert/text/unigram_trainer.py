@@ -25,13 +25,17 @@ SPACE = "▁"  # U+2581: SentencePiece writes each space as this character
 EXPECTED_COUNT_THRESHOLD = 0.5  # SentencePiece's kExpectedFrequencyThreshold
 
 
-def sentencepiece_words(text, add_dummy_prefix=True, collapse_whitespace=False):
+def sentencepiece_words(
+    text, add_dummy_prefix=True, collapse_whitespace=False, always_prefix=False
+):
     """`(word, positions)` pairs: `text` with spaces as "▁", cut before each "▁".
 
     `positions` gives, per character of the word, its index in `text`; the opening "▁" takes
     the index of the character it opens (so a token of it alone spans that character, as in
     Hugging Face's offsets). With `collapse_whitespace` (SentencePiece's
-    `remove_extra_whitespaces`), leading, trailing and repeated spaces are dropped first.
+    `remove_extra_whitespaces`), leading, trailing and repeated spaces are dropped first. The
+    dummy prefix is added only where the text does not open with a space (Hugging Face's
+    Metaspace), or always with `always_prefix` (SentencePiece itself).
 
     Example:
     >>> sentencepiece_words("How far")
@@ -45,7 +49,7 @@ def sentencepiece_words(text, add_dummy_prefix=True, collapse_whitespace=False):
         while indices and text[indices[-1]] == " ":
             indices.pop()
     symbols = [(SPACE if text[i] == " " else text[i], i) for i in indices]
-    if add_dummy_prefix and symbols and symbols[0][0] != SPACE:  # one "▁" opens the text
+    if add_dummy_prefix and symbols and (always_prefix or symbols[0][0] != SPACE):
         symbols.insert(0, (SPACE, symbols[0][1]))
     words, current = [], []
     for symbol in symbols:

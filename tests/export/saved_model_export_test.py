@@ -987,3 +987,46 @@ def test_saved_model_cli_lists_the_documented_signatures(export, request):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert parse_saved_model_cli(result.stdout) == SIGNATURES[export]
+
+
+# ---------------------------------------------------------------------------------- unigram
+
+SENTENCEPIECE_OPS = {"SentencepieceOp", "SentencepieceTokenizeOp", "SentencepieceDetokenizeOp"}
+
+
+def test_unigram_classifier_serves_raw_text_through_sentencepiece_ops(tmp_path):
+    """A model pretrained on a unigram vocabulary exports with `SentencePieceTokenizer`: the
+    graph tokenizes as the Python tokenizer does, answers through the session loader as the
+    Keras model does, and holds only core ops and tf-text's SentencePiece ops (in the op
+    library TF Serving links)."""
+    from kbert.text import SentencePieceTokenizer, UnigramTokenizer
+
+    corpus = ["the cat sat on the mat", "hello world, hello cat", "a naive cafe sat there"] * 5
+    unigram = UnigramTokenizer.train(corpus, 40, float32_scores=True).with_roles()
+    layer = SentencePieceTokenizer(unigram)
+    texts = ["the cat sat", "hello, naive world!", "", "  two  spaces", "Ünïcode 中文"]
+    assert layer(tf.constant(texts)).to_list() == [unigram.tokenize(t) for t in texts]
+    keras.utils.set_random_seed(7)
+    encoder = Encoder.from_preset("tiny", vocabulary_size=unigram.vocabulary_size())
+    model = SequenceClassifier(encoder, num_classes=3)
+    path = export_saved_model(
+        model, layer, tmp_path, "unigram", label_names=CLASSES, sequence_length=LENGTH
+    )
+    expected = expected_classify(model, layer, texts)
+    assert_outputs_match(
+        numpy_outputs(load_exported(path).signatures["classify"](text=tf.constant(texts))), expected
+    )
+    with serving_session(path) as run:
+        assert_outputs_match(run("classify", {"text": np.array(texts, dtype=object)}), expected)
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
+    not_core = graph_ops(saved.meta_graphs[0].graph_def) - set(dir(tf.raw_ops))
+    assert not_core and not_core <= SENTENCEPIECE_OPS | ALLOWED_TF_TEXT_OPS, not_core
+    assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
+    # The layer round-trips through its config, and tagging needs WordPiece's alignment.
+    rebuilt = SentencePieceTokenizer.from_config(layer.get_config())
+    assert rebuilt(tf.constant(texts)).to_list() == layer(tf.constant(texts)).to_list()
+    tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
+    with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
+        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
+    assert not (tmp_path / "tagger").exists()

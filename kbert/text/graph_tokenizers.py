@@ -1,0 +1,39 @@
+"""The tokenizers that run inside graphs (tf.data and exported SavedModels), checked in one place.
+
+`WordPieceTokenizer` (BERT) and `SentencePieceTokenizer` (a unigram model through SentencePiece's
+op) are Keras layers of graph ops; the BPE tokenizers are Python only. `BertPreprocessor` and
+`LongTextPreprocessor` take either graph tokenizer and read the same attributes from it.
+"""
+
+import keras
+
+from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
+
+GRAPH_TOKENIZERS = (WordPieceTokenizer, SentencePieceTokenizer)
+
+
+def packing_tokenizer(tokenizer):
+    """Returns `tokenizer` (deserialized when a config dict) once it can feed an input packer.
+
+    Raises:
+        ValueError: not a graph tokenizer (the message says which ones are), or one without
+            the [CLS], [SEP] and [PAD] roles that packing inserts.
+    """
+    if isinstance(tokenizer, dict):
+        tokenizer = keras.saving.deserialize_keras_object(tokenizer)
+    if not isinstance(tokenizer, GRAPH_TOKENIZERS):
+        raise ValueError(
+            "tokenizer must be one of the tokenizers that run inside graphs (BPE runs in Python "
+            "only): a kbert.text.SentencePieceTokenizer for a unigram model, or a "
+            f"kbert.text.WordPieceTokenizer; received {type(tokenizer).__name__}"
+        )
+    missing = [
+        role for role in ("cls_token", "sep_token", "pad_token") if getattr(tokenizer, role) is None
+    ]
+    if missing:
+        raise ValueError(
+            "tokenizer must define cls_token, sep_token and pad_token to pack inputs; received "
+            f"None for {missing}"
+        )
+    return tokenizer

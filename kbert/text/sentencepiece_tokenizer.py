@@ -1,0 +1,198 @@
+"""The unigram tokenizer inside graphs: SentencePiece's own op, for tf.data and serving exports.
+
+`UnigramTokenizer` is the readable Python reference; it cannot sit in a SavedModel. This layer
+writes the same model as a SentencePiece `ModelProto` (`UnigramTokenizer.to_sentencepiece`) and
+runs it with tf-text's `SentencepieceTokenizer`, whose ops (`SentencepieceOp`,
+`SentencepieceTokenizeOp`, `SentencepieceDetokenizeOp`) are in the tf-text op library that
+TF Serving links, so a model exported with it serves raw text. It segments as the Python
+tokenizer does with `float32_scores=True` (SentencePiece's conventions;
+`benchmarks/tokenizer_parity.py` measures the agreement on real text), and it names BERT's role
+tokens, so `BertPreprocessor` packs its ids as it packs WordPiece's.
+"""
+
+import hashlib
+import os
+
+import keras
+import tensorflow as tf
+import tensorflow_text
+
+from kbert.text.unigram_tokenizer import UnigramTokenizer
+from kbert.text.wordpiece_tokenizer import as_texts
+
+# tf-text's SentencePiece kernels, through TensorFlow's public op-library loader (tf-text has
+# already loaded the library; this returns its op wrappers).
+_OPS = tf.load_op_library(
+    os.path.join(
+        os.path.dirname(tensorflow_text.__file__), "python", "ops", "_sentencepiece_tokenizer.so"
+    )
+)
+
+
+class _SentencePieceModel(tf.saved_model.experimental.TrackableResource):
+    """The SentencePiece processor as a graph resource, shared by name across kernels.
+
+    tf-text's own `SentencepieceTokenizer` makes the resource private to the kernel that created
+    it, so anything that clears TensorFlow's eager kernel cache (`tf.random.set_seed`,
+    `keras.utils.set_random_seed`) destroys it and every later call fails with "Resource ...
+    does not exist". Named by a hash of the model, the resource outlives its kernel, and two
+    layers (or a restored SavedModel) with the same model share one processor.
+    """
+
+    def __init__(self, model):
+        self._model = model
+        self._shared_name = "kbert_sentencepiece_" + hashlib.sha256(model).hexdigest()[:24]
+        super().__init__()
+        _ = self.resource_handle  # creates it now, outside any function being traced
+
+    def _create_resource(self):
+        return _OPS.sentencepiece_op(model=self._model, shared_name=self._shared_name)
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class SentencePieceTokenizer(keras.layers.Layer):
+    """A `UnigramTokenizer` as a Keras layer of graph ops: text in, ids out.
+
+    Args:
+        unigram: `UnigramTokenizer`, or its `get_config()` dict. Its role tokens (`pad_token`,
+            `cls_token`, `sep_token`, `mask_token`; `with_roles()` adds them) become this
+            layer's.
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Example:
+    >>> unigram = UnigramTokenizer(
+    ...     [("<unk>", 0.0), ("▁", -2.0), ("▁low", -3.0), ("est", -3.5), ("l", -6.0),
+    ...      ("o", -6.0), ("w", -6.0), ("e", -6.0), ("s", -6.0), ("t", -6.0)]).with_roles()
+    >>> layer = SentencePieceTokenizer(unigram)
+    >>> layer(["lowest"]).to_list(), layer.cls_token_id
+    ([[2, 3]], 11)
+    """
+
+    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
+    supports_jit = False
+
+    def __init__(self, unigram, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if isinstance(unigram, dict):
+            unigram = UnigramTokenizer.from_config(unigram)
+        if not isinstance(unigram, UnigramTokenizer):
+            raise ValueError(
+                "unigram must be a kbert.text.UnigramTokenizer or its config; received "
+                f"{type(unigram).__name__}"
+            )
+        # The Python reference with SentencePiece's conventions: what this layer computes.
+        self.unigram = UnigramTokenizer.from_config(
+            {**unigram.get_config(), "float32_scores": True}
+        )
+        for role, token in self.unigram.role_config().items():
+            setattr(self, role, token)
+        self.vocabulary_source = f"SentencePiece model of {self.vocabulary_size()} pieces"
+        with tf.init_scope():
+            # The model proto travels inside the graph as the op's attribute; the resource is
+            # tracked by this layer (and by a SavedModel exported from it).
+            self._model = _SentencePieceModel(self.unigram.to_sentencepiece())
+        self.built = True
+
+    # ------------------------------------------------------------------ vocabulary and roles
+
+    def vocabulary_size(self):
+        """Number of pieces."""
+        return self.unigram.vocabulary_size()
+
+    def get_vocabulary(self):
+        """The pieces, indexed by id (list of str)."""
+        return [piece for piece, _ in self.unigram.pieces]
+
+    def id_to_token(self, token_id):
+        """The piece of `token_id`."""
+        return self.unigram.id_to_token(token_id)
+
+    def token_to_id(self, token):
+        """The id of `token`; raises if it is not a piece (as `WordPieceTokenizer` does)."""
+        token_id = self.unigram.token_to_id(token)
+        if token_id is None:
+            raise ValueError(f"token {token!r} is not in the vocabulary ({self.vocabulary_source})")
+        return token_id
+
+    pad_token_id = property(lambda self: self.unigram.pad_token_id, doc="int or None.")
+    cls_token_id = property(lambda self: self.unigram.cls_token_id, doc="int or None.")
+    sep_token_id = property(lambda self: self.unigram.sep_token_id, doc="int or None.")
+    mask_token_id = property(lambda self: self.unigram.mask_token_id, doc="int or None.")
+    unknown_token_id = property(lambda self: self.unigram.unknown_id, doc="int.")
+    special_token_ids = property(lambda self: self.unigram.special_token_ids, doc="list of int.")
+
+    # ------------------------------------------------------------------ tokenizing
+
+    def call(self, inputs):
+        """Text to ids.
+
+        Args:
+            inputs: a string scalar, a 1-D string tensor, or a Python str or list of str.
+
+        Returns:
+            A 1-D int32 `tf.Tensor` for a scalar, an int32 `tf.RaggedTensor` (batch, None) for
+            a batch.
+        """
+        texts = as_texts(inputs)
+        batch = texts[tf.newaxis] if texts.shape.rank == 0 else texts
+        values, splits = _OPS.sentencepiece_tokenize_op(
+            self._model.resource_handle,
+            batch,
+            nbest_size=0,
+            alpha=1.0,
+            add_bos=False,
+            add_eos=False,
+            reverse=False,
+            out_type=tf.int32,
+        )
+        ids = tf.RaggedTensor.from_row_splits(values, splits, validate=False)  # (batch, None)
+        return ids[0] if texts.shape.rank == 0 else ids
+
+    def tokenize(self, inputs):
+        """Same as calling the layer."""
+        return self(inputs)
+
+    def detokenize(self, token_ids):
+        """Ids back to text (SentencePiece's decoding: control and role pieces dropped).
+
+        Args:
+            token_ids: int tensor, ragged tensor or nested list; 1-D for one text, 2-D for a
+                batch.
+
+        Returns:
+            A string scalar for 1-D input, a 1-D string tensor for a batch.
+        """
+        if not isinstance(token_ids, (tf.Tensor, tf.RaggedTensor)):
+            token_ids = tf.ragged.constant(token_ids, dtype=tf.int32)
+        token_ids = tf.cast(token_ids, tf.int32)
+        single = token_ids.shape.rank == 1
+        if single:
+            token_ids = token_ids[tf.newaxis]
+        if not isinstance(token_ids, tf.RaggedTensor):
+            token_ids = tf.RaggedTensor.from_tensor(token_ids)
+        texts = _OPS.sentencepiece_detokenize_op(
+            self._model.resource_handle,
+            token_ids.flat_values,
+            token_ids.row_splits,
+            add_bos=False,
+            add_eos=False,
+            reverse=False,
+        )  # (batch,)
+        return texts[0] if single else texts
+
+    def compute_output_spec(self, inputs):
+        shape = getattr(inputs, "shape", None)
+        if shape is not None and len(shape) == 0:
+            return keras.KerasTensor((None,), dtype="int32")
+        return keras.KerasTensor(
+            (None if shape is None else shape[0], None), dtype="int32", ragged=True
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config["unigram"] = self.unigram.get_config()
+        return config
