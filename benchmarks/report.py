@@ -460,6 +460,10 @@ def tokenizer_parity_section(results):
         "byte_level_bpe": "Hugging Face byte-level BPE (GPT-2), ids and offsets",
         "unigram": "Hugging Face Unigram (Metaspace), ids and offsets",
         "sentencepiece": "sentencepiece unigram (identity normalization), ids",
+        "sentencepiece_in_graph": "the same sentencepiece model through `SentencePieceTokenizer` "
+        "(tf-text's SentencePiece ops, as in an exported graph) vs sentencepiece, ids",
+        "kbert_unigram_in_graph": "kbert's own unigram model through `SentencePieceTokenizer` vs "
+        "kbert's Python `UnigramTokenizer`, ids",
     }
     rows = [
         [name, what, f"{results[name + '_agreement']:.4%}", f"{results[name + '_seconds']:.1f}"]
@@ -481,7 +485,14 @@ def tokenizer_parity_section(results):
 def _tokenizer_parity_headline(results):
     shares = ", ".join(
         f"{name.replace('_', ' ')} {results[name + '_agreement']:.2%}"
-        for name in ("bpe", "byte_level_bpe", "unigram", "sentencepiece")
+        for name in (
+            "bpe",
+            "byte_level_bpe",
+            "unigram",
+            "sentencepiece",
+            "sentencepiece_in_graph",
+            "kbert_unigram_in_graph",
+        )
         if name + "_agreement" in results
     )
     return f"tokenizers identical to their references on {results['texts']:,} texts: {shares}"

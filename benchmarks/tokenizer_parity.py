@@ -10,8 +10,15 @@ them. A text agrees when its ids (and, for Hugging Face, its character offsets) 
 
     python -m benchmarks.tokenizer_parity [--record docs/results/tokenizer_parity.json]
 
+In-graph: the unigram models also run as `SentencePieceTokenizer` (tf-text's SentencePiece ops,
+what an exported serving graph holds), compared by ids on the same texts:
+`sentencepiece_in_graph_agreement` (the sentencepiece-trained model, against `sentencepiece`
+itself) and `kbert_unigram_in_graph_agreement` (a unigram model kbert trains on the same texts,
+`float32_scores=True`, against kbert's Python tokenizer).
+
 The last line is JSON: `texts`, `bpe_agreement`, `byte_level_bpe_agreement`,
-`unigram_agreement` (Hugging Face), `sentencepiece_agreement`, and the first disagreements.
+`unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the two in-graph agreements, and
+the first disagreements.
 """
 
 import argparse
@@ -22,7 +29,7 @@ from pathlib import Path
 
 from kbert.data import data_dir, load_classification_task
 from kbert.run_records import add_record_argument, record_if_requested
-from kbert.text import BytePairTokenizer, UnigramTokenizer
+from kbert.text import BytePairTokenizer, SentencePieceTokenizer, UnigramTokenizer
 
 
 def corpora(root, texts):
@@ -126,6 +133,19 @@ def agreement(encode, tokenizer, texts):
     return 1 - len(disagreements) / len(texts), disagreements[:3]
 
 
+def graph_agreement(encode, unigram, texts, batch_size=1024):
+    """Share of `texts` whose ids from `SentencePieceTokenizer(unigram)` (the graph ops) equal
+    `encode(text)`; and the first disagreements."""
+    layer = SentencePieceTokenizer(unigram)
+    disagreements = []
+    for start in range(0, len(texts), batch_size):
+        batch = texts[start : start + batch_size]
+        for text, ids in zip(batch, layer(batch).to_list(), strict=True):
+            if ids != encode(text):
+                disagreements.append(text)
+    return 1 - len(disagreements) / len(texts), disagreements[:3]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
@@ -144,12 +164,27 @@ def main(argv=None):
     train, held_out = corpora(root, args.texts)
     results = {"texts": len(held_out), "train_texts": len(train)}
     results["vocabulary_size"] = args.vocabulary_size
+    in_graph = []  # (name, reference encode → ids, unigram model) run through the graph ops
     with tempfile.TemporaryDirectory() as directory:
         for name, (encode, tokenizer) in references(
             train, args.vocabulary_size, Path(directory)
         ).items():
             started = time.perf_counter()
             share, first = agreement(encode, tokenizer, held_out)
+            seconds = time.perf_counter() - started
+            results[f"{name}_agreement"] = round(share, 6)
+            results[f"{name}_seconds"] = round(seconds, 1)
+            results[f"{name}_first_disagreements"] = first
+            print(f"{name}: {100 * share:.2f}% of {len(held_out):,} texts agree ({seconds:.1f} s)")
+            if name == "sentencepiece":
+                in_graph.append(("sentencepiece_in_graph", lambda t, e=encode: e(t)[0], tokenizer))
+        started = time.perf_counter()
+        kbert_unigram = UnigramTokenizer.train(train, args.vocabulary_size, float32_scores=True)
+        results["kbert_unigram_train_seconds"] = round(time.perf_counter() - started, 1)
+        in_graph.append(("kbert_unigram_in_graph", kbert_unigram.tokenize, kbert_unigram))
+        for name, encode, unigram in in_graph:
+            started = time.perf_counter()
+            share, first = graph_agreement(encode, unigram, held_out)
             seconds = time.perf_counter() - started
             results[f"{name}_agreement"] = round(share, 6)
             results[f"{name}_seconds"] = round(seconds, 1)
