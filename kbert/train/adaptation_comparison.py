@@ -63,6 +63,12 @@ def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
         default=1000,
         help="a seeded slice of TREC-6 train; 0 for all 4,907",
     )
+    parser.add_argument(
+        "--eval-examples",
+        type=int,
+        default=0,
+        help="the first N of validation and of test (smoke runs); 0 for all (545 and 500)",
+    )
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
@@ -105,14 +111,20 @@ def trec_data(args):
 
     Validation is the 10% of TREC-6's training file that `load_classification_task` holds
     out (545 questions, never in train); settings are chosen on it, never on test.
+    `--eval-examples` (smoke runs) keeps the first N of each.
     """
     limit = args.train_examples or None
+    evaluation = getattr(args, "eval_examples", 0) or None
     return {
         "train": load_classification_task(
             "trec", "train", data_dir=args.data_dir, max_examples=limit
         ),
-        "validation": load_classification_task("trec", "validation", data_dir=args.data_dir),
-        "test": load_classification_task("trec", "test", data_dir=args.data_dir),
+        "validation": load_classification_task(
+            "trec", "validation", data_dir=args.data_dir, max_examples=evaluation
+        ),
+        "test": load_classification_task(
+            "trec", "test", data_dir=args.data_dir, max_examples=evaluation
+        ),
     }
 
 
@@ -130,6 +142,8 @@ def run_comparison(variants, starts, data, args):
     results_path = run_dir / "results.jsonl"
     settings = {
         "train_examples": len(data["train"]),
+        "validation_examples": len(data["validation"]),
+        "test_examples": len(data["test"]),
         "epochs": args.epochs,
         "batch_size": args.batch_size,
         "sequence_length": args.sequence_length,

@@ -28,6 +28,8 @@ BUDGET = [
     "1",
     "--sequence-length",
     "24",
+    "--eval-examples",
+    "96",
 ]
 
 
