@@ -15,6 +15,7 @@ leaves the old file and a hidden `.*.partial*` file beside it.
 
 import contextlib
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -72,3 +73,43 @@ def atomic_write_text(path, text, encoding="utf-8"):
         `path` as a `pathlib.Path`.
     """
     return atomic_write_bytes(path, text.encode(encoding))
+
+
+def restore_interrupted_directory(path):
+    """Puts back a directory that a kill left aside between the two renames of
+    `replace_directory` (`.NAME.old-<id>` beside it), if `path` itself is missing."""
+    path = Path(path)
+    if path.exists():
+        return
+    aside = sorted(
+        path.absolute().parent.glob(f".{path.name}.old-*"), key=lambda entry: entry.stat().st_mtime
+    )
+    if aside:
+        os.replace(aside[-1], path)
+
+
+def replace_directory(staging, target):
+    """Moves the finished directory `staging` to `target`, replacing what is there.
+
+    Two renames on one file system (the old directory aside, the new one in), then the old one
+    is deleted: at every instant `target` holds the old directory or the new one, except for the
+    microseconds between the renames, after which a kill leaves the old one under
+    `.NAME.old-<id>` for `restore_interrupted_directory` to put back. (Deleting the old
+    directory first would leave nothing if the process died before the rename.) An empty
+    directory at `target` is simply removed.
+
+    Returns:
+        `target` as a `pathlib.Path`.
+    """
+    target = Path(target)
+    aside = None
+    if target.exists():
+        if target.is_dir() and not any(target.iterdir()):
+            target.rmdir()
+        else:
+            aside = target.absolute().parent / f".{target.name}.old-{uuid.uuid4().hex[:12]}"
+            os.replace(target, aside)
+    os.replace(staging, target)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+    return target

@@ -56,6 +56,7 @@ from kbert.data import (  # noqa: E402
     word_level_perplexity,
 )
 from kbert.data.data_dir import locate  # noqa: E402
+from kbert.files import replace_directory, restore_interrupted_directory  # noqa: E402
 from kbert.metrics import learning_curve_png  # noqa: E402
 from kbert.models import (  # noqa: E402
     CausalLanguageModel,
@@ -280,6 +281,7 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     """Writes encoder + tokenizer file (`vocab.txt` or `tokenizer.json`) to save_dir/name
     atomically; never replaces silently."""
     target = Path(save_dir) / name
+    restore_interrupted_directory(target)
     if target.exists() and not overwrite:
         raise ValueError(f"{target} exists; pass --overwrite to replace it")
     staging = Path(save_dir) / f".{name}.partial"
@@ -287,10 +289,7 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     staging.mkdir(parents=True)
     encoder.save(staging / "encoder.keras")
     shutil.copy(tokenizer_path, staging / Path(tokenizer_path).name)
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
-    return target
+    return replace_directory(staging, target)
 
 
 def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, strategy):

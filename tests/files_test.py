@@ -35,3 +35,29 @@ def test_two_writers_get_their_own_temporaries(tmp_path):
         first.write_text("one")
         second.write_text("two")
     assert path.read_text() == "one"  # the outer block finished last
+
+
+def test_replace_directory_keeps_the_old_one_until_the_new_one_is_in(tmp_path):
+    from kbert.files import replace_directory, restore_interrupted_directory
+
+    target, staging = tmp_path / "model", tmp_path / ".model.partial"
+    target.mkdir()
+    (target / "weights").write_text("old")
+    staging.mkdir()
+    (staging / "weights").write_text("new")
+    assert replace_directory(staging, target) == target
+    assert (target / "weights").read_text() == "new" and not staging.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # the old one deleted
+    # A kill between the two renames leaves the old directory aside; it is put back.
+    aside = tmp_path / ".model.old-0123456789ab"
+    target.rename(aside)
+    restore_interrupted_directory(target)
+    assert (target / "weights").read_text() == "new" and not aside.exists()
+    restore_interrupted_directory(target)  # nothing to do when the target exists
+    # An empty directory at the target is simply replaced; so is no directory at all.
+    empty, other = tmp_path / "empty", tmp_path / ".empty.partial"
+    empty.mkdir()
+    other.mkdir()
+    (other / "f").write_text("x")
+    replace_directory(other, empty)
+    assert (empty / "f").read_text() == "x"

@@ -5,6 +5,7 @@ from pathlib import Path
 import keras
 
 from kbert.checkpoints.hf_bert import load_hf_bert
+from kbert.files import replace_directory, restore_interrupted_directory
 from kbert.models.encoder import Encoder
 
 ENCODER_FILE = "encoder.keras"
@@ -85,6 +86,7 @@ def save_pretrained(encoder, tokenizer, directory, overwrite=False):
     from kbert.text import write_vocabulary
 
     target = Path(directory)
+    restore_interrupted_directory(target)
     if target.exists() and not overwrite:
         raise ValueError(f"{target} exists; pass overwrite=True (--overwrite) to replace it")
     staging = target.parent / f".{target.name}.partial"
@@ -92,7 +94,4 @@ def save_pretrained(encoder, tokenizer, directory, overwrite=False):
     staging.mkdir(parents=True)
     encoder.save(staging / ENCODER_FILE)
     write_vocabulary(tokenizer.get_vocabulary(), staging / VOCABULARY_FILE)
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
-    return target
+    return replace_directory(staging, target)

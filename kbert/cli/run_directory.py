@@ -15,8 +15,9 @@ import json
 import os
 import shutil
 import tempfile
-import uuid
 from pathlib import Path
+
+from kbert.files import replace_directory, restore_interrupted_directory
 
 # What `kbert finetune` writes into a run directory (classification and token tasks).
 RUN_FILES = frozenset(
@@ -46,17 +47,6 @@ def _is_kbert_run(path):
     return isinstance(config, dict) and bool(
         config.get(RUN_MARKER) or ("task" in config and "versions" in config)
     )
-
-
-def _restore_interrupted(path):
-    """Puts back a run that a kill left aside between the two renames of `commit`."""
-    if path.exists():
-        return
-    aside = sorted(
-        path.absolute().parent.glob(f".{path.name}.old-*"), key=lambda entry: entry.stat().st_mtime
-    )
-    if aside:
-        os.replace(aside[-1], path)
 
 
 def check_output_dir(path, overwrite):
@@ -133,7 +123,7 @@ class StagedRunDirectory:
         self._committed = False
 
     def __enter__(self):
-        _restore_interrupted(self.destination)
+        restore_interrupted_directory(self.destination)
         parent = self.destination.absolute().parent
         parent.mkdir(parents=True, exist_ok=True)
         self.path = Path(tempfile.mkdtemp(prefix=f".{self.destination.name}.partial-", dir=parent))
@@ -141,20 +131,8 @@ class StagedRunDirectory:
 
     def commit(self):
         """Moves the finished run to the destination; an earlier kbert run there is removed."""
-        destination = self.destination
-        aside = None
-        if destination.exists():
-            if destination.is_dir() and not any(destination.iterdir()):
-                destination.rmdir()
-            else:
-                aside = destination.absolute().parent / (
-                    f".{destination.name}.old-{uuid.uuid4().hex[:12]}"
-                )
-                os.replace(destination, aside)
-        os.replace(self.path, destination)
+        destination = replace_directory(self.path, self.destination)
         self._committed = True
-        if aside is not None:
-            shutil.rmtree(aside, ignore_errors=True)
         return destination
 
     def __exit__(self, *exc_info):
