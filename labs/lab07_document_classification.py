@@ -57,6 +57,7 @@ from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClass
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor, MaskedLMMasker  # noqa: E402
 from kbert.train import fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
+from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
 
 
 def choose_task(requested, data_dir_arg):
@@ -241,7 +242,12 @@ parser.add_argument("--min-steps", type=int, default=100, help="least whole-mode
 parser.add_argument("--head-learning-rate", type=float, default=1e-3)
 parser.add_argument("--learning-rate", type=float, default=5e-5)
 parser.add_argument("--dropout", type=float, default=0.1)
-parser.add_argument("--dtype", default="mixed_bfloat16", help="or float32")
+parser.add_argument(
+    "--dtype",
+    default="auto",
+    choices=DTYPES,
+    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+)
 parser.add_argument(
     "--skip-baseline", action="store_true", help="do not train the classifier without stage 1"
 )
@@ -251,6 +257,7 @@ parser.add_argument("--seed", type=int, default=0, help="the data subsets' and s
 add_record_argument(parser)
 parser.add_argument("--verbose", type=int, default=2)
 args = parser.parse_args()
+args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
 if args.seeds < 1 or args.min_steps < 0:
     parser.error(
         f"--seeds must be >= 1 and --min-steps >= 0; received {args.seeds}, {args.min_steps}"
@@ -327,7 +334,15 @@ report = {
     },
     "settings": {
         key: getattr(args, key)
-        for key in ("sequence_length", "batch_size", "lm_epochs", "epochs", "min_steps", "seeds")
+        for key in (
+            "sequence_length",
+            "batch_size",
+            "lm_epochs",
+            "epochs",
+            "min_steps",
+            "seeds",
+            "dtype",
+        )
     }
     | {"validation_examples": len(data["validation"]), "test_examples": len(data["test"])},
 }

@@ -41,6 +41,7 @@ from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
 
 
 def run_seed(name, task, data, args, seed):
@@ -125,7 +126,12 @@ def main():
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--sequence-length", type=int, default=128)
-    parser.add_argument("--dtype", default="mixed_bfloat16", help="or float32")
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPES,
+        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+    )
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab12_pairs")
@@ -134,6 +140,7 @@ def main():
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)
     args = parser.parse_args()
+    args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not tasks or set(tasks) - {"rte", "mrpc"}:
         parser.error(f"--tasks must list rte and/or mrpc; received {args.tasks!r}")
@@ -144,7 +151,7 @@ def main():
     # %% Results table (test = GLUE dev): mean ± sd over the seeds, and each run.
     print(
         f"\n{args.model}, {args.epochs} epochs, lr {args.learning_rate}, batch "
-        f"{args.batch_size}, {args.sequence_length} tokens, {args.seeds} seed(s)"
+        f"{args.batch_size}, {args.sequence_length} tokens, {args.seeds} seed(s), {args.dtype}"
     )
     print("task  seed  val acc by epoch           test acc  test F1  majority acc  train s")
     for r in results:
