@@ -87,6 +87,17 @@ def prepare_worktree(repo, path):
     return commit
 
 
+def _restore(worktree, record):
+    """Puts the worktree's `record` back as committed, or removes it if it is not tracked."""
+    relative = str(record.relative_to(worktree))
+    try:
+        _git("ls-files", "--error-unmatch", relative, cwd=worktree)
+    except subprocess.CalledProcessError:
+        record.unlink(missing_ok=True)
+        return
+    _git("checkout", "--quiet", "--", relative, cwd=worktree)
+
+
 def record_dates(root):
     """Every lab and benchmark of checkout `root` → its record's date, or None."""
     programs = [f"benchmarks.{p.stem}" for p in sorted((Path(root) / "benchmarks").glob("*.py"))]
@@ -113,7 +124,9 @@ def run_all(programs, worktree, repo, log=print):
     for program in programs:
         name = record_name(program)
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
-        record.unlink(missing_ok=True)  # a stale copy must not pass for this run's
+        # The committed record stays where it is while the program runs: deleting it would
+        # make the worktree's tracked files differ from the commit, and the run's record would
+        # say "dirty". A record counts as this run's only if written after the start.
         started = time.time()
         with open(logs / f"{name}.log", "w") as output:
             status = subprocess.run(
@@ -124,14 +137,14 @@ def run_all(programs, worktree, repo, log=print):
                 stderr=subprocess.STDOUT,
             ).returncode
         seconds = round(time.time() - started)
-        copied = status == 0 and record.is_file()
+        copied = status == 0 and record.is_file() and record.stat().st_mtime >= started
         if copied:
             target = Path(repo) / "docs" / "results" / f"{name}.json"
             shutil.copyfile(record, target.with_suffix(".json.partial"))
             os.replace(target.with_suffix(".json.partial"), target)
-            # Not left in the worktree: once committed here, an untracked copy there would
-            # block the next checkout of the worktree.
-            record.unlink()
+        # Not left changed in the worktree: the committed record goes back (an untracked one
+        # is removed), or it would block the next checkout of the worktree.
+        _restore(worktree, record)
         row = {"program": program, "status": status, "seconds": seconds, "recorded": copied}
         with open(logs / "progress.txt", "a") as progress:
             progress.write(json.dumps(row) + "\n")

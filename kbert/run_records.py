@@ -84,7 +84,8 @@ _CODE_VERSION = {}
 
 
 def code_version():
-    """The git commit of the code this process runs, and whether tracked files differed from it.
+    """The git commit of the code this process runs, and whether tracked files differed from it
+    (outside `docs/results/`, where runs write their records and figures).
 
     Taken once, the first time it is asked (`add_record_argument` asks when a lab parses its
     arguments, before any work): a record written at the end of a long run then names the code
@@ -95,7 +96,11 @@ def code_version():
     """
     if not _CODE_VERSION:
         _CODE_VERSION["commit"] = _git("rev-parse", "HEAD")
-        _CODE_VERSION["dirty"] = bool(_git("status", "--porcelain", "--untracked-files=no"))
+        # Records and figures under docs/results/ are outputs, not code: a run that rewrites
+        # its own committed record (as every re-recording does) is not "dirty".
+        _CODE_VERSION["dirty"] = bool(
+            _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/results")
+        )
     return dict(_CODE_VERSION)
 
 

@@ -76,3 +76,39 @@ def test_unknown_programs_are_named():
         "-m",
         "benchmarks.transfer",
     ]
+
+
+def test_a_committed_record_stays_until_the_new_one_is_written(repo, tmp_path):
+    """Re-recording must not delete the committed record first: that made the worktree's
+    tracked files differ from the commit, and every re-recorded run said "dirty"."""
+    stale = {"date": "2026-01-01T00:00:00", "results": {}}
+    (repo / "docs" / "results" / "lab98_good.json").write_text(json.dumps(stale))
+    (repo / "docs" / "results" / "lab99_bad.json").write_text(json.dumps(stale))
+    _git("add", ".", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "records", cwd=repo)
+    worktree = tmp_path / "records"
+    record_labs.prepare_worktree(repo, worktree)
+    # As a lab asks `code_version` when it starts: the tracked files' state before any work.
+    probe = (
+        "import subprocess\n"
+        "STATUS = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'], "
+        "capture_output=True, text=True).stdout\n"
+        + GOOD.replace('"results": {', '"results": {"status": STATUS, ')
+    )
+    (worktree / "labs" / "lab98_good.py").write_text(probe)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "probe", cwd=worktree)
+    rows = record_labs.run_all(["lab99_bad", "lab98_good"], worktree, repo, log=lambda _: None)
+    assert [r["recorded"] for r in rows] == [False, True]
+    record = json.loads((repo / "docs" / "results" / "lab98_good.json").read_text())
+    assert record["results"]["status"] == ""  # nothing tracked was missing while it ran
+    # The failed program's stale record was not copied; the worktree is clean again.
+    assert json.loads((repo / "docs" / "results" / "lab99_bad.json").read_text()) == stale
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=worktree,
+            capture_output=True,
+            text=True,
+        ).stdout
+        == ""
+    )
