@@ -19,6 +19,13 @@ RTE has 2,490 training pairs: fine-tuning on so few is unstable (Mosbach et al. 
 runs that end at the majority class), so each task is fine-tuned `--seeds` times (default 3)
 and reported as mean ± sd, with the runs that end at or below the majority class counted.
 
+Set-up note: the course's MiniLM-L6 is sentence-transformers' all-MiniLM-L6-v2, MiniLM further
+trained on a billion sentence pairs as a *mean-pooled* sentence embedder, not the distilled
+original behind the published ~63. Its [CLS] vector was never trained to summarize a pair;
+`--pooling mean` reads the pair the way it was trained to be read. The recorded comparison
+(`python labs/lab12_pairs.py --tasks rte --pooling mean`) sits beside the default run in
+docs/results.md (`lab12_pairs_rte_mean_pooling`).
+
     python labs/lab12_pairs.py
     python labs/lab12_pairs.py --tasks rte --epochs 5 --dtype float32
 """
@@ -114,6 +121,10 @@ def run_task(name, args):
         # below the majority class, counted so a mean near it is read for what it is.
         "runs_at_or_below_majority": sum(a <= majority for a in accuracies),
         "train_s": round(sum(run["train_s"] for run in runs), 1),
+        "settings": {
+            key: getattr(args, key)
+            for key in ("model", "pooling", "epochs", "batch_size", "learning_rate", "dtype")
+        },
     }
 
 
