@@ -479,6 +479,15 @@ def tokenizer_parity_section(results):
             "",
             _table(["kbert tokenizer", "reference", "texts identical", "kbert s"], rows),
         ]
+        + [
+            f"\n`{name}`: {results[name + '_disagreements_that_are_ties']} of its "
+            f"{round((1 - results[name + '_agreement']) * results['texts'])} disagreements are "
+            "exact ties (both segmentations have the same total log probability in float32): "
+            "tf-text's bundled SentencePiece breaks ties the other way from the `sentencepiece` "
+            "package, whose choice kbert's Python tokenizer follows."
+            for name in ("sentencepiece_in_graph", "kbert_unigram_in_graph")
+            if name + "_disagreements_that_are_ties" in results
+        ]
     )
 
 
@@ -804,9 +813,11 @@ def _text_to_text_start_headline(results):
 
 def pairs_section(results):
     """Table of `labs/lab12_pairs.py`: test accuracy (and F1) per task beside the majority class."""
-    rows, seeds = [], 1
+    rows, seeds, settings = [], 1, ""
     for name, row in results.items():
         seeds = row.get("seeds", 1)
+        if row.get("settings"):
+            settings = " (" + ", ".join(f"{k} {v}" for k, v in row["settings"].items()) + ")"
         spread = f" ± {row['test_accuracy_sd']:.3f}" if row.get("test_accuracy_sd") else ""
         failed = row.get("runs_at_or_below_majority")
         if failed is None:
@@ -831,9 +842,9 @@ def pairs_section(results):
         )
     return "\n".join(
         [
-            f"MiniLM-L6 fine-tuned on each task's training pairs, {seeds} seed(s); the epoch with the "
-            "best held-out accuracy (10% of the training file) is kept and scored on the GLUE dev "
-            "set (mean ± sd over seeds):",
+            f"MiniLM-L6 fine-tuned on each task's training pairs, {seeds} seed(s){settings}; the "
+            "epoch with the best held-out accuracy (10% of the training file) is kept and scored "
+            "on the GLUE dev set (mean ± sd over seeds):",
             "",
             _table(
                 [
@@ -849,6 +860,18 @@ def pairs_section(results):
                 rows,
             ),
         ]
+        + (
+            [
+                "",
+                "RTE sits near its majority class. The checkpoint is all-MiniLM-L6-v2, trained "
+                "further as a mean-pooled sentence embedder (not the distilled MiniLM behind the "
+                "published ~63), and this run reads its [CLS] vector; `lab12_pairs_rte_mean_pooling` "
+                "measures the same seeds with mean pooling.",
+            ]
+            if "rte" in results
+            and results["rte"].get("settings", {}).get("pooling", "cls") != "mean"
+            else []
+        )
     )
 
 
@@ -965,6 +988,7 @@ RENDERERS = {
     "lab18b_data_curation": data_curation_section,
     "text_to_text_start": text_to_text_start_section,
     "lab12_pairs": pairs_section,
+    "lab12_pairs_rte_mean_pooling": pairs_section,
     "lab15_feature_extraction": feature_extraction_section,
     "lab20_serving": serving_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)

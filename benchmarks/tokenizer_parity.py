@@ -14,7 +14,10 @@ In-graph: the unigram models also run as `SentencePieceTokenizer` (tf-text's Sen
 what an exported serving graph holds), compared by ids on the same texts:
 `sentencepiece_in_graph_agreement` (the sentencepiece-trained model, against `sentencepiece`
 itself) and `kbert_unigram_in_graph_agreement` (a unigram model kbert trains on the same texts,
-`float32_scores=True`, against kbert's Python tokenizer).
+`float32_scores=True`, against kbert's Python tokenizer). tf-text bundles its own copy of
+SentencePiece, which breaks exact ties between equally probable segmentations (e.g. "zzzzzzzzz"
+as z + 4 × zz or 4 × zz + z) the other way from the `sentencepiece` package; the benchmark
+counts how many disagreements are such ties (`<name>_disagreements_that_are_ties`).
 
 The last line is JSON: `texts`, `bpe_agreement`, `byte_level_bpe_agreement`,
 `unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the two in-graph agreements, and
@@ -26,6 +29,8 @@ import json
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from kbert.data import data_dir, load_classification_task
 from kbert.run_records import add_record_argument, record_if_requested
@@ -135,15 +140,20 @@ def agreement(encode, tokenizer, texts):
 
 def graph_agreement(encode, unigram, texts, batch_size=1024):
     """Share of `texts` whose ids from `SentencePieceTokenizer(unigram)` (the graph ops) equal
-    `encode(text)`; and the first disagreements."""
+    `encode(text)`; the first disagreements; and how many disagreements are exact ties (both
+    segmentations score the same sum of float32 piece log probabilities, so either is a most
+    probable one and only the tie-breaking differs)."""
     layer = SentencePieceTokenizer(unigram)
-    disagreements = []
+    scores = np.asarray([score for _, score in unigram.pieces], np.float32)
+    disagreements, ties = [], 0
     for start in range(0, len(texts), batch_size):
         batch = texts[start : start + batch_size]
         for text, ids in zip(batch, layer(batch).to_list(), strict=True):
-            if ids != encode(text):
+            expected = encode(text)
+            if ids != expected:
                 disagreements.append(text)
-    return 1 - len(disagreements) / len(texts), disagreements[:3]
+                ties += bool(np.sum(scores[ids]) == np.sum(scores[expected]))
+    return 1 - len(disagreements) / len(texts), disagreements[:3], ties
 
 
 def main(argv=None):
@@ -184,9 +194,10 @@ def main(argv=None):
         in_graph.append(("kbert_unigram_in_graph", kbert_unigram.tokenize, kbert_unigram))
         for name, encode, unigram in in_graph:
             started = time.perf_counter()
-            share, first = graph_agreement(encode, unigram, held_out)
+            share, first, ties = graph_agreement(encode, unigram, held_out)
             seconds = time.perf_counter() - started
             results[f"{name}_agreement"] = round(share, 6)
+            results[f"{name}_disagreements_that_are_ties"] = ties
             results[f"{name}_seconds"] = round(seconds, 1)
             results[f"{name}_first_disagreements"] = first
             print(f"{name}: {100 * share:.2f}% of {len(held_out):,} texts agree ({seconds:.1f} s)")
