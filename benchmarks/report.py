@@ -11,6 +11,7 @@ below is listed with its command and its top-level numbers.
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -1128,6 +1129,41 @@ def with_readme_summary(readme, summary):
     return f"{head}{README_BEGIN}\n{summary}\n{README_END}{tail}"
 
 
+def _recorded_time(record):
+    """The syllabus cell for a record: wall time, date, and any flags beyond the defaults."""
+    words = record["command"].split()[1:]  # without "python"
+    words = words[2:] if words[:1] == ["-m"] else words[1:]  # without the program
+    if "--record" in words:
+        at = words.index("--record")
+        del words[at : at + 2]
+    cell = f"{record['wall_seconds']:,.0f} s, recorded {record['date'][:10]}"
+    return cell + (f" with `{' '.join(words)}`" if words else "")
+
+
+def with_syllabus_times(syllabus, results_dir):
+    """`labs/README.md` with each lab's "time" cell made from its record (or "not recorded yet").
+
+    A row names its program as a link to `labNN_name.py` or `../benchmarks/name.py`; the time
+    is the row's fifth cell.
+    """
+    lines = []
+    for line in syllabus.split("\n"):
+        cells = line.split(" | ")
+        match = (
+            re.search(r"\[`(?:\.\./benchmarks/)?(\w+)\.py`\]", cells[1]) if len(cells) > 5 else None
+        )
+        if match and line.startswith("| "):
+            path = Path(results_dir) / f"{match.group(1)}.json"
+            cells[4] = (
+                _recorded_time(json.loads(path.read_text(encoding="utf-8")))
+                if path.is_file()
+                else "not recorded yet"
+            )
+            line = " | ".join(cells)
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _flat_numbers(value, prefix=""):
     """`(dotted.key, number or text)` for every scalar under `value` (dicts and lists)."""
     if isinstance(value, dict):
@@ -1194,16 +1230,30 @@ def main(argv=None):
         help="the README whose results summary is regenerated ('' to skip)",
     )
     parser.add_argument(
+        "--syllabus",
+        default=None,
+        help="the labs' syllabus whose time column is regenerated ('' to skip; default "
+        "labs/README.md when --results-dir is the default)",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="do not write; exit 1 when the page differs from the records",
     )
     args = parser.parse_args(argv)
+    if args.syllabus is None:
+        default = Path(args.results_dir).resolve() == (ROOT / "docs" / "results").resolve()
+        args.syllabus = str(ROOT / "labs" / "README.md") if default else ""
     outputs = {Path(args.output): render(args.results_dir)}
     if args.readme:
         readme = Path(args.readme)
         outputs[readme] = with_readme_summary(
             readme.read_text(encoding="utf-8"), readme_summary(args.results_dir)
+        )
+    if args.syllabus:
+        syllabus = Path(args.syllabus)
+        outputs[syllabus] = with_syllabus_times(
+            syllabus.read_text(encoding="utf-8"), args.results_dir
         )
     if args.check:
         stale = [

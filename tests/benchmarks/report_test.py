@@ -92,7 +92,7 @@ TRANSFER = {
 
 def test_the_readme_summary_is_made_from_the_records(tmp_path):
     records, page, readme = tmp_path / "results", tmp_path / "results.md", tmp_path / "README.md"
-    write_run_record(records / "transfer.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
+    write_run_record(records / "thing.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
     readme.write_text(f"# kbert\n\n{report.README_BEGIN}\nold\n{report.README_END}\n\nmore\n")
     arguments = ["--results-dir", str(records), "--output", str(page), "--readme", str(readme)]
     assert report.main(arguments + ["--check"]) == 1
@@ -444,3 +444,39 @@ def test_the_serving_lab_renders_its_timings_and_headline():
     assert "700 sentences/s from raw text vs 350 through model.predict (2.00x)" in (
         report.HEADLINES["lab20_serving"](serving)
     )
+
+
+def test_the_syllabus_time_column_comes_from_the_records(tmp_path):
+    records, page, syllabus = tmp_path / "results", tmp_path / "results.md", tmp_path / "labs.md"
+    records.mkdir()
+    write_run_record(
+        records / "lab07_thing.json",
+        {"accuracy": 0.5},
+        1234.5,
+        argv=["labs/lab07_thing.py", "--epochs", "2", "--record", "docs/results/lab07_thing.json"],
+    )
+    write_run_record(
+        records / "thing.json",
+        {"x": 1},
+        61,
+        argv=["-m", "benchmarks.thing", "--record", "docs/results/thing.json"],
+    )
+    syllabus.write_text(
+        "| # | lab | reproduces | command | time (2 cores) | prints |\n"
+        "|---|---|---|---|---|---|\n"
+        "| 7 | [`lab07_thing.py`](lab07_thing.py) | a | `python labs/lab07_thing.py` | old | b |\n"
+        "| 1b | [`../benchmarks/thing.py`](../benchmarks/thing.py) | c | d | hand | e |\n"
+        "| 8 | [`lab08_other.py`](lab08_other.py) | f | g | 99 s (recorded) | h |\n"
+        "\ntext after | the | table | with | bars | too\n"
+    )
+    arguments = ["--results-dir", str(records), "--output", str(page), "--readme", ""]
+    arguments += ["--syllabus", str(syllabus)]
+    assert report.main(arguments + ["--check"]) == 1
+    assert report.main(arguments) == 0
+    lines = syllabus.read_text().splitlines()
+    date = json.loads((records / "thing.json").read_text())["date"][:10]
+    assert lines[2].split(" | ")[4] == f"1,234 s, recorded {date} with `--epochs 2`"
+    assert lines[3].split(" | ")[4] == f"61 s, recorded {date}"
+    assert lines[4].split(" | ")[4] == "not recorded yet"  # no record: no number
+    assert lines[-1] == "text after | the | table | with | bars | too"
+    assert report.main(arguments + ["--check"]) == 0
