@@ -92,7 +92,7 @@ TRANSFER = {
 
 def test_the_readme_summary_is_made_from_the_records(tmp_path):
     records, page, readme = tmp_path / "results", tmp_path / "results.md", tmp_path / "README.md"
-    write_run_record(records / "thing.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
+    write_run_record(records / "transfer.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
     readme.write_text(f"# kbert\n\n{report.README_BEGIN}\nold\n{report.README_END}\n\nmore\n")
     arguments = ["--results-dir", str(records), "--output", str(page), "--readme", str(readme)]
     assert report.main(arguments + ["--check"]) == 1
