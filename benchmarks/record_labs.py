@@ -8,7 +8,8 @@ TensorFlow jobs on two cores slow each other and spoil both wall times. This too
 2. runs the named programs there one after the other, each with `--record
    docs/results/<name>.json`, importing the worktree's `kbert` (not the editable install of
    this checkout) and reading the data this checkout reads (`KBERT_DATA_DIR`);
-3. copies each record into this checkout's `docs/results/` as soon as its program ends, with
+3. copies each record (and the figures its program wrote beside it, `docs/results/<name>*`)
+   into this checkout's `docs/results/` as soon as its program ends, with
    a line per program (exit status, wall time) in `<worktree>/runs/record_labs/progress.txt`
    and its output in `<name>.log` beside it.
 
@@ -88,7 +89,7 @@ def prepare_worktree(repo, path):
 
 
 def _restore(worktree, record):
-    """Puts the worktree's `record` back as committed, or removes it if it is not tracked."""
+    """Puts the worktree's file `record` back as committed, or removes it if it is not tracked."""
     relative = str(record.relative_to(worktree))
     try:
         _git("ls-files", "--error-unmatch", relative, cwd=worktree)
@@ -138,13 +139,21 @@ def run_all(programs, worktree, repo, log=print):
             ).returncode
         seconds = round(time.time() - started)
         copied = status == 0 and record.is_file() and record.stat().st_mtime >= started
-        if copied:
-            target = Path(repo) / "docs" / "results" / f"{name}.json"
-            shutil.copyfile(record, target.with_suffix(".json.partial"))
-            os.replace(target.with_suffix(".json.partial"), target)
-        # Not left changed in the worktree: the committed record goes back (an untracked one
-        # is removed), or it would block the next checkout of the worktree.
-        _restore(worktree, record)
+        # The record and what the run wrote beside it under the same name (its figures).
+        outputs = [
+            path
+            for path in sorted(record.parent.glob(f"{name}*"))
+            if path.is_file() and path.stat().st_mtime >= started
+        ]
+        for path in outputs if copied else []:
+            target = Path(repo) / "docs" / "results" / path.name
+            partial = target.with_name(f".{target.name}.partial")
+            shutil.copyfile(path, partial)
+            os.replace(partial, target)
+        # Not left changed in the worktree: committed files go back (untracked ones are
+        # removed), or they would block the next checkout of the worktree.
+        for path in set(outputs) | {record}:
+            _restore(worktree, path)
         row = {"program": program, "status": status, "seconds": seconds, "recorded": copied}
         with open(logs / "progress.txt", "a") as progress:
             progress.write(json.dumps(row) + "\n")

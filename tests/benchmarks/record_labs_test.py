@@ -11,6 +11,7 @@ GOOD = """import argparse, json, os
 parser = argparse.ArgumentParser()
 parser.add_argument("--record")
 args = parser.parse_args()
+open(args.record.replace(".json", "_curve.png"), "wb").write(b"png")
 with open(args.record, "w") as f:
     json.dump({"date": "2026-11-26T00:00:00", "results": {"pythonpath": os.environ["PYTHONPATH"]}}, f)
 """
@@ -49,6 +50,9 @@ def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_pa
     assert record["results"]["pythonpath"] == str(worktree.resolve())  # the worktree's code
     assert not (repo / "docs" / "results" / "lab99_bad.json").exists()
     assert not (worktree / "docs" / "results" / "lab98_good.json").exists()  # moved, not left
+    # The figure the program wrote beside its record travels with it.
+    assert (repo / "docs" / "results" / "lab98_good_curve.png").read_bytes() == b"png"
+    assert not (worktree / "docs" / "results" / "lab98_good_curve.png").exists()
     progress = (worktree / "runs" / "record_labs" / "progress.txt").read_text().splitlines()
     assert [json.loads(line)["program"] for line in progress] == ["lab99_bad", "lab98_good"]
     assert record_labs.record_dates(repo) == {"lab98_good": "2026-11-26", "lab99_bad": None}
