@@ -9,6 +9,7 @@
   tokenizer.json, on all TREC-6 (train + test) and SST-2 dev sentences.
 
     python benchmarks/parity.py --checkpoint minilm_l6 --data-dir ../shared/data
+    python -m benchmarks.parity --record docs/results/parity.json
 
 The last line is JSON: `sentences`, `encoder_max_abs_diff`, `embedding_min_cosine`,
 `tokenizer_agreement` (plus details).
@@ -30,6 +31,7 @@ from kbert.checkpoints import (  # noqa: E402
     resolve_checkpoint,  # noqa: E402
 )
 from kbert.data import read_sst2, read_trec  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor, tokenizer_agreement  # noqa: E402
 
 
@@ -69,6 +71,7 @@ def main():
     )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--sequence-length", type=int, default=128)
+    add_record_argument(parser)
     args = parser.parse_args()
 
     import keras_hub
@@ -119,19 +122,17 @@ def main():
         f"  kbert (exact GELU, the checkpoint's) vs keras-hub: max |diff| {exact_diff:.3g}, "
         f"min cosine {exact_cosine:.8f}"
     )
-    print(
-        json.dumps(
-            {
-                "sentences": len(sentences),
-                "encoder_max_abs_diff": max_diff,
-                "embedding_min_cosine": min_cosine,
-                "tokenizer_agreement": report.fraction,
-                "tokenizer_texts": report.num_texts,
-                "exact_gelu_max_abs_diff": exact_diff,
-                "exact_gelu_embedding_min_cosine": exact_cosine,
-            }
-        )
-    )
+    results = {
+        "sentences": len(sentences),
+        "encoder_max_abs_diff": max_diff,
+        "embedding_min_cosine": min_cosine,
+        "tokenizer_agreement": report.fraction,
+        "tokenizer_texts": report.num_texts,
+        "exact_gelu_max_abs_diff": exact_diff,
+        "exact_gelu_embedding_min_cosine": exact_cosine,
+    }
+    record_if_requested(args, results)
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":
