@@ -123,7 +123,7 @@ class Embeddings(keras.layers.Layer):
         if not isinstance(start_position, int):
             # Keras turns numeric call arguments into float tensors; positions are integers.
             start_position = ops.cast(start_position, "int32")
-        self._assert_fits(seq + start_position)
+        seq = self._checked_length(seq, start_position)
         x = self.token_embedding(token_ids)  # (batch, seq, width)
         table = self.position_embedding.embeddings
         positions = ops.slice(table, (start_position, 0), (seq, ops.shape(table)[1]))
@@ -138,19 +138,24 @@ class Embeddings(keras.layers.Layer):
             x = self.projection(x)
         return self.dropout_layer(x, training=training)
 
-    def _assert_fits(self, seq):
-        # Dynamic lengths (unknown when tracing) are checked when the graph runs.
-        if keras.backend.backend() == "tensorflow" and not isinstance(seq, int):
-            import tensorflow as tf
+    def _checked_length(self, seq, start_position):
+        # Dynamic lengths (unknown when tracing) are checked when the graph runs. The slice of
+        # the position table takes its size from the check's output, so the check runs first;
+        # otherwise the slice may fail first with a message that does not name the cause.
+        if keras.backend.backend() != "tensorflow" or isinstance(seq + start_position, int):
+            return seq
+        import tensorflow as tf
 
-            tf.debugging.assert_less_equal(
-                seq,
-                self.max_sequence_length,
-                message=(
-                    f"token_ids sequence length is above the position table's "
-                    f"max_sequence_length={self.max_sequence_length}"
-                ),
-            )
+        check = tf.debugging.assert_less_equal(
+            seq + start_position,
+            self.max_sequence_length,
+            message=(
+                f"token_ids sequence length is above the position table's "
+                f"max_sequence_length={self.max_sequence_length}"
+            ),
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(seq)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
         return tuple(token_ids_shape) + (self.hidden_dim,)
