@@ -134,8 +134,7 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir, kind="wordpiece")
             texts = tf.data.Dataset.from_tensor_slices(lines)
             write_vocabulary(train_wordpiece_vocabulary(texts, vocabulary_size), path)
         return WordPieceTokenizer(str(path)), path
-    kinds = {"bpe": BytePairTokenizer, "byte_level_bpe": BytePairTokenizer}
-    tokenizer_class = kinds.get(kind, UnigramTokenizer)
+    tokenizer_class = UnigramTokenizer if kind == "unigram" else BytePairTokenizer
     path = run_dir / "tokenizer.json"
     if not path.exists():
         size = vocabulary_size - 4  # the four role tokens come on top

@@ -153,24 +153,25 @@ def _tokenize(tokenizer, texts, with_word_ids, batch_size=1024):
         ids[splits[i]:splits[i + 1]]), and flat int32 word ids (0-based within each text) or None.
     """
     ids, lengths, word_ids = [np.zeros([0], np.int32)], [np.zeros([0], np.int64)], []
-    if not isinstance(tokenizer, WordPieceTokenizer):  # the Python BPE and unigram tokenizers
+    if isinstance(tokenizer, WordPieceTokenizer):
+        run = _tokenize_function(tokenizer, with_word_ids) if len(texts) else None
+        for start in range(0, len(texts), batch_size):
+            token_ids, words = run(tf.constant(texts[start : start + batch_size], tf.string))
+            ids.append(token_ids.flat_values.numpy())
+            lengths.append(token_ids.row_lengths().numpy())
+            if with_word_ids:
+                word_ids.append(words.flat_values.numpy())
+    else:  # the Python BPE and unigram tokenizers
         rows, words = tokenizer.tokenize_batch(list(texts), with_word_ids)
         ids += [np.asarray(row, np.int32) for row in rows]
         lengths.append(np.asarray([len(row) for row in rows], np.int64))
         if with_word_ids:
             word_ids = [np.asarray(row, np.int32) for row in words]
-        texts = []
-    run = _tokenize_function(tokenizer, with_word_ids) if texts else None
-    for start in range(0, len(texts), batch_size):
-        token_ids, words = run(tf.constant(texts[start : start + batch_size], tf.string))
-        ids.append(token_ids.flat_values.numpy())
-        lengths.append(token_ids.row_lengths().numpy())
-        if with_word_ids:
-            word_ids.append(words.flat_values.numpy())
     splits = np.concatenate([[0], np.cumsum(np.concatenate(lengths))]).astype(np.int64)
-    if with_word_ids:
-        word_ids = np.concatenate([np.zeros([0], np.int32)] + word_ids).astype(np.int32)
-    return np.concatenate(ids).astype(np.int32), splits, (word_ids if with_word_ids else None)
+    if not with_word_ids:
+        return np.concatenate(ids).astype(np.int32), splits, None
+    word_ids = np.concatenate([np.zeros([0], np.int32)] + word_ids).astype(np.int32)
+    return np.concatenate(ids).astype(np.int32), splits, word_ids
 
 
 def _sentences(documents, sentence_splitter):

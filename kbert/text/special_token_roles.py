@@ -8,36 +8,14 @@ of the four tokenizers. A vocabulary trained or loaded without these tokens gets
 """
 
 ROLES = ("pad_token", "cls_token", "sep_token", "mask_token")
-BERT_ROLE_TOKENS = {
-    "pad_token": "[PAD]",
-    "cls_token": "[CLS]",
-    "sep_token": "[SEP]",
-    "mask_token": "[MASK]",
-}
 
 
-class SpecialTokenRoles:
-    """Role tokens and their ids, for a tokenizer with `token_to_id`, `get_config`,
-    `from_config` and `_config_with_special_tokens(tokens)` (its config with `tokens` appended
-    to the vocabulary as tokens never produced from text)."""
-
-    def _set_roles(self, **roles):
-        for role, token in roles.items():
-            if token is not None and (
-                not isinstance(token, str) or self.token_to_id(token) is None
-            ):
-                raise ValueError(
-                    f"{role} must be a token of the vocabulary or None; received {token!r} "
-                    "(with_roles() adds missing role tokens to the vocabulary)"
-                )
-            setattr(self, role, token)
+class RoleTokenIds:
+    """The ids of the role tokens, for a tokenizer with `token_to_id` and the four role
+    attributes (`pad_token`, ...; each a token of the vocabulary or None)."""
 
     def _role_id(self, token):
         return None if token is None else self.token_to_id(token)
-
-    def role_config(self):
-        """The four role arguments, as `get_config` stores them."""
-        return {role: getattr(self, role) for role in ROLES}
 
     @property
     def pad_token_id(self):
@@ -58,6 +36,27 @@ class SpecialTokenRoles:
     def mask_token_id(self):
         """int or None: the id of `mask_token`."""
         return self._role_id(self.mask_token)
+
+
+class SpecialTokenRoles(RoleTokenIds):
+    """Role tokens and their ids, for a tokenizer with `token_to_id`, `get_config`,
+    `from_config` and `_config_with_special_tokens(tokens)` (its config with `tokens` appended
+    to the vocabulary as tokens never produced from text)."""
+
+    def _set_roles(self, **roles):
+        for role, token in roles.items():
+            if token is not None and (
+                not isinstance(token, str) or self.token_to_id(token) is None
+            ):
+                raise ValueError(
+                    f"{role} must be a token of the vocabulary or None; received {token!r} "
+                    "(with_roles() adds missing role tokens to the vocabulary)"
+                )
+            setattr(self, role, token)
+
+    def role_config(self):
+        """The four role arguments, as `get_config` stores them."""
+        return {role: getattr(self, role) for role in ROLES}
 
     @property
     def vocabulary_source(self):

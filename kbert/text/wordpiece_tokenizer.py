@@ -34,6 +34,7 @@ import tensorflow as tf
 import tensorflow_text as text
 
 from kbert.text import _bert_text
+from kbert.text.special_token_roles import RoleTokenIds
 
 DEFAULT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -123,7 +124,7 @@ def as_texts(inputs):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class WordPieceTokenizer(keras.layers.Layer):
+class WordPieceTokenizer(RoleTokenIds, keras.layers.Layer):
     """BERT WordPiece tokenizer that runs in tf.data and inside exported graphs.
 
     Matches Hugging Face `tokenizers` (`BertNormalizer` with clean_text and handle_chinese_chars,
@@ -350,29 +351,9 @@ class WordPieceTokenizer(keras.layers.Layer):
         return None if token is None else self._token_ids[token]
 
     @property
-    def pad_token_id(self):
-        """int or None: the id of `pad_token`."""
-        return self._role_id(self.pad_token)
-
-    @property
     def unknown_token_id(self):
         """int: the id of `unknown_token`."""
         return self._role_id(self.unknown_token)
-
-    @property
-    def cls_token_id(self):
-        """int or None: the id of `cls_token`."""
-        return self._role_id(self.cls_token)
-
-    @property
-    def sep_token_id(self):
-        """int or None: the id of `sep_token`."""
-        return self._role_id(self.sep_token)
-
-    @property
-    def mask_token_id(self):
-        """int or None: the id of `mask_token`."""
-        return self._role_id(self.mask_token)
 
     @property
     def special_token_ids(self):
