@@ -45,9 +45,14 @@ case "${1:-}" in
     test)
         setup
         start=$(date +%s)
-        "$PY" -m pytest -m "not slow" -q "${@:2}"
+        # Two pytest workers (one per core, at most four): most of a test's time is Python
+        # building and tracing small models, which one core runs at a time. The fast tier keeps
+        # each file on one worker (its module fixtures are built once); the slow tier's tests
+        # are long and uneven, so an idle worker takes the next one.
+        workers=(-n auto --maxprocesses 4)
+        "$PY" -m pytest -m "not slow" -q "${workers[@]}" --dist loadfile "${@:2}"
         middle=$(date +%s)
-        "$PY" -m pytest -m slow -q "${@:2}"
+        "$PY" -m pytest -m slow -q "${workers[@]}" --dist worksteal "${@:2}"
         end=$(date +%s)
         echo "fast tier: $((middle - start)) s, slow tier: $((end - middle)) s"
         ;;
