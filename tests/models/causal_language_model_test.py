@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import CausalLanguageModel
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     encoder_batch,
@@ -110,3 +111,13 @@ def test_bad_encoder_and_inputs_are_errors():
         model(x)
     with pytest.raises(ValueError, match="reads its targets from the input dict"):
         model.compute_loss(x=encoder_batch(), y=np.zeros(2), y_pred=model(encoder_batch()))
+
+
+def test_model_contract():
+    keras.utils.set_random_seed(0)
+    encoder = tiny_encoder(causal=True, norm_first=True)
+    run_model_test(
+        CausalLanguageModel(encoder),
+        encoder_batch(),
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+    )

@@ -6,6 +6,7 @@ import pytest
 from keras import ops
 
 from kbert.models import DialogModel, Encoder, add_segment_embeddings
+from tests.model_test_case import run_model_test
 
 VOCABULARY, SEQ, CANDIDATES = 50, 8, 2
 
@@ -101,3 +102,15 @@ def test_bad_inputs_and_labels_are_named():
     with pytest.raises(ValueError, match="choice_weight must be a number >= 0"):
         DialogModel(_encoder(), choice_weight=-1)
     assert ops.shape(model(x)["choice_logits"]) == (2, CANDIDATES)
+
+
+def test_model_contract():
+    x, y = _batch(4)
+    run_model_test(
+        DialogModel(add_segment_embeddings(_encoder())),
+        x,
+        y,
+        # The pooler is unused; the choice head's bias adds one constant to every candidate's
+        # score, which the softmax over candidates ignores.
+        zero_gradient_weights=("pooler/kernel", "pooler/bias", "choice_head/bias"),
+    )

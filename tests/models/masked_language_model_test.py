@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import MaskedLanguageModel
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     encoder_batch,
@@ -137,3 +138,12 @@ def test_missing_keys_and_mismatched_mask_shapes_are_errors():
     x = {**masked_batch(), "mask_weights": np.ones(2, "float32")}
     with pytest.raises(ValueError, match=r"x\['mask_weights'\] must have rank 2"):
         model(x)
+
+
+def test_model_contract():
+    keras.utils.set_random_seed(0)
+    run_model_test(
+        MaskedLanguageModel(tiny_encoder()),
+        masked_batch(),
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+    )

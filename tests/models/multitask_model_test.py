@@ -8,6 +8,7 @@ from kbert.data import multitask_dataset, with_masked_language_model_inputs
 from kbert.layers import ClassificationHead, TaggingHead
 from kbert.models import CausalLanguageModel, MaskedLanguageModel, MultitaskModel
 from kbert.text import MaskedLMMasker
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     encoder_batch,
@@ -22,6 +23,7 @@ CLASS_LABELS = np.array([1, 0], "int32")
 TAG_LABELS = np.array(
     [[-100, 1, 2, 0, -100, -100, -100, -100], [-100, 3, 3, 1, 0, 2, 1, -100]], "int32"
 )
+
 ABSENT_TAGS = np.full_like(TAG_LABELS, -100)
 
 
@@ -255,3 +257,11 @@ def test_bad_arguments_and_inputs_are_errors():
     with pytest.raises(ValueError, match=r"needs x\['padding_mask'\]"):
         model({"token_ids": x["token_ids"]})
     assert ops.convert_to_numpy(model.loss_weight("pos")) == 1.0
+
+
+def test_model_contract():
+    model = _model("causal", loss_weights={"sentiment": 1.0, "pos": 0.3}, language_model_weight=0.5)
+    labels = {"sentiment": CLASS_LABELS, "pos": TAG_LABELS}
+    run_model_test(
+        model, encoder_batch(), labels, zero_gradient_weights=("pooler/kernel", "pooler/bias")
+    )

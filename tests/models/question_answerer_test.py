@@ -8,6 +8,7 @@ from kbert.data.question_answering_features import question_answering_features
 from kbert.models import Encoder, QuestionAnswerer, decode_answers
 from kbert.text import WordPieceTokenizer
 from kbert.text.feature_batches import feature_batches
+from tests.model_test_case import run_model_test
 
 Example = collections.namedtuple("Example", "id title context question answers")
 
@@ -127,3 +128,24 @@ def test_labels_and_losses_are_keyed_by_output_name():
         QuestionAnswerer.labels_from_features({"start_positions": np.zeros(2)})
     with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\); received 1.0"):
         QuestionAnswerer(Encoder.from_preset("tiny"), dropout=1.0)
+
+
+def test_model_contract_and_export():
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "wrote", "it", "?", "tom"]
+    keras.utils.set_random_seed(0)
+    model = QuestionAnswerer(Encoder.from_preset("tiny", vocabulary_size=len(vocabulary)))
+    x = _inputs()
+    x["token_ids"] = x["token_ids"] % len(vocabulary)
+    labels = {"start_logits": np.array([3, 4, 5, 3]), "end_logits": np.array([4, 4, 6, 5])}
+    run_model_test(
+        model,
+        x,
+        labels,
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+        export={
+            "tokenizer": WordPieceTokenizer(vocabulary),
+            "sequence_length": 16,
+            "signatures": {"serving_default", "answer", "embed", "token_ids"},
+            "call": {"question": ["who wrote it ?", "who ?"], "context": ["tom wrote it", ""]},
+        },
+    )

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 from kbert.models import CLASSIFIER_POOLING, Encoder, SequenceClassifier
+from kbert.text import WordPieceTokenizer
+from tests.model_test_case import run_model_test
 
 
 def _inputs(batch=4, seq=6, seed=0):
@@ -95,3 +97,30 @@ def test_frozen_encoder_keeps_its_weights():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SequenceClassifier(Encoder.from_preset("tiny"), **kwargs)
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_model_contract_and_export(pair):
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "bad", "film"]
+    keras.utils.set_random_seed(0)
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(vocabulary))
+    classifier = SequenceClassifier(encoder, 3, pooling="mean", hidden_units=(8,))
+    x = _inputs()
+    x["token_ids"] = x["token_ids"] % len(vocabulary)
+    call = {"text": ["a good film", "bad"]}
+    if pair:
+        call["text_pair"] = ["film", "a bad film"]
+    run_model_test(
+        classifier,
+        x,
+        np.array([0, 1, 2, 1]),
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+        export={
+            "tokenizer": WordPieceTokenizer(vocabulary),
+            "label_names": ["x", "y", "z"],
+            "sequence_length": 8,
+            "pair": pair,
+            "signatures": {"serving_default", "classify", "embed", "token_ids"},
+            "call": call,
+        },
+    )

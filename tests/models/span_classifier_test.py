@@ -10,6 +10,7 @@ from kbert.models import Encoder
 from kbert.models.span_classifier import SpanClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
+from tests.model_test_case import run_model_test
 
 VOCABULARY = [
     "[PAD]",
@@ -154,3 +155,15 @@ def test_save_and_load_give_the_same_outputs(tokenizer, tmp_path):
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SpanClassifier(Encoder.from_preset("tiny"), **kwargs)
+
+
+def test_model_contract(tokenizer):
+    features = _features(tokenizer, count=4)
+    keras.utils.set_random_seed(0)
+    model = _model("attention")
+    run_model_test(
+        model,
+        _inputs(features),
+        features["span_labels"],
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+    )

@@ -9,6 +9,7 @@ from kbert.models import Encoder
 from kbert.models.token_classifier import TokenClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
+from tests.model_test_case import run_model_test
 
 VOCABULARY = [
     "[PAD]",
@@ -248,3 +249,23 @@ def test_constrained_crf_decoding_gives_valid_bio_even_against_the_learned_score
         for tags in tagger.predict_word_tags(features, tag_names=TAG_NAMES)
     ]
     assert all(repair_bio(tags) == tags for tags in constrained)
+
+
+@pytest.mark.parametrize("crf", [False, True])
+def test_model_contract_and_export(tokenizer, crf):
+    _, _, features = _features(tokenizer, count=4)
+    keras.utils.set_random_seed(0)
+    tagger = TokenClassifier(Encoder.from_preset("tiny"), len(TAG_NAMES), crf=crf)
+    run_model_test(
+        tagger,
+        _inputs(features),
+        features["labels"],
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+        export={
+            "tokenizer": tokenizer,
+            "label_names": TAG_NAMES,
+            "sequence_length": 16,
+            "signatures": {"serving_default", "tag", "embed", "token_ids"},
+            "call": {"text": ["Peter Blackburn rejects EU lamb .", "German call"]},
+        },
+    )
