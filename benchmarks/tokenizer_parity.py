@@ -138,6 +138,12 @@ def agreement(encode, tokenizer, texts):
     return 1 - len(disagreements) / len(texts), disagreements[:3]
 
 
+def _path_score(scores, path):
+    """A segmentation's log probability summed left to right in float32, as the Viterbi
+    accumulates it (np.sum's pairwise order can differ by an ulp on long texts)."""
+    return np.cumsum(scores[path], dtype=np.float32)[-1] if len(path) else np.float32(0)
+
+
 def graph_agreement(encode, unigram, texts, batch_size=1024):
     """Share of `texts` whose ids from `SentencePieceTokenizer(unigram)` (the graph ops) equal
     `encode(text)`; the first disagreements; and how many disagreements are exact ties (both
@@ -152,10 +158,7 @@ def graph_agreement(encode, unigram, texts, batch_size=1024):
             expected = encode(text)
             if ids != expected:
                 disagreements.append(text)
-                # Summed left to right in float32, as the Viterbi accumulates a path's score
-                # (np.sum's pairwise order can differ by an ulp on long texts).
-                total = [np.cumsum(scores[path], dtype=np.float32)[-1] for path in (ids, expected)]
-                ties += bool(total[0] == total[1])
+                ties += bool(_path_score(scores, ids) == _path_score(scores, expected))
     return 1 - len(disagreements) / len(texts), disagreements[:3], ties
 
 

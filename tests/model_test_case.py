@@ -1,9 +1,9 @@
 """One helper that checks a kbert model end to end (after keras-hub's `run_task_test`).
 
-`tests/layer_test_case.py` does this for layers; this is its model-level twin, used by every
-task model's and pretraining objective's test file: the config round trip, the `.keras` round
-trip, one `fit` step that moves every trainable weight, and (for the models kbert exports) a TF
-Serving SavedModel with the task's signatures.
+`tests/layer_test_case.py` does this for layers; this is its model-level twin, used by the task
+models' and the language models' test files: the config round trip, the `.keras` round trip,
+one `fit` step that moves every trainable weight, and (for the models kbert exports) a TF Serving
+SavedModel with the task's signatures.
 """
 
 import os

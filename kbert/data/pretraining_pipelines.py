@@ -154,7 +154,7 @@ def _tokenize(tokenizer, texts, with_word_ids, batch_size=1024):
     """
     ids, lengths, word_ids = [np.zeros([0], np.int32)], [np.zeros([0], np.int64)], []
     if isinstance(tokenizer, WordPieceTokenizer):
-        run = _tokenize_function(tokenizer, with_word_ids) if len(texts) else None
+        run = _tokenize_function(tokenizer, with_word_ids)
         for start in range(0, len(texts), batch_size):
             token_ids, words = run(tf.constant(texts[start : start + batch_size], tf.string))
             ids.append(token_ids.flat_values.numpy())
@@ -168,10 +168,9 @@ def _tokenize(tokenizer, texts, with_word_ids, batch_size=1024):
         if with_word_ids:
             word_ids = [np.asarray(row, np.int32) for row in words]
     splits = np.concatenate([[0], np.cumsum(np.concatenate(lengths))]).astype(np.int64)
-    if not with_word_ids:
-        return np.concatenate(ids).astype(np.int32), splits, None
-    word_ids = np.concatenate([np.zeros([0], np.int32)] + word_ids).astype(np.int32)
-    return np.concatenate(ids).astype(np.int32), splits, word_ids
+    if with_word_ids:
+        word_ids = np.concatenate([np.zeros([0], np.int32)] + word_ids).astype(np.int32)
+    return np.concatenate(ids).astype(np.int32), splits, (word_ids if with_word_ids else None)
 
 
 def _sentences(documents, sentence_splitter):
