@@ -65,7 +65,11 @@ num_classes = len(data["train"].label_names)
 for start in starts:
     # Insert adapters, train only them and the head, score.
     encoder, preprocessor = start.load()
-    add_adapters(encoder, bottleneck_dim=args.bottleneck_dim, placement="houlsby", name="trec")
+    # A new encoder: the same weights plus an adapter set "trec" in every block (config, so
+    # it saves and exports with the encoder).
+    encoder = add_adapters(
+        encoder, bottleneck_dim=args.bottleneck_dim, placement="houlsby", name="trec"
+    )
     classifier = SequenceClassifier(encoder, num_classes, pooling=start.pooling)
     # The LayerNorms stay the base's: the task then lives in its adapter file (and the base
     # can carry other tasks' adapters), so only the adapters and the head train.
@@ -92,8 +96,7 @@ for start in starts:
         save_adapters(encoder, path, "trec")
         adapter_kb = path.stat().st_size / 1024
         fresh, _ = start.load()
-        add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="trec")
-        load_adapters(fresh, path, "trec")
+        fresh = load_adapters(fresh, path, "trec")  # adds the set as the file describes it
     reloaded = SequenceClassifier(fresh, num_classes, pooling=start.pooling)
     # The head is the task's too: copy it (it is as small as the adapters).
     for mine, theirs in zip(reloaded.head_layers(), classifier.head_layers(), strict=True):
@@ -101,13 +104,15 @@ for start in starts:
     reloaded_diff = np.max(np.abs(reloaded.predict(test, verbose=0) - logits))
 
     # A second task on the same base: SST-2 adapters beside TREC-6's, switched by name.
-    add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="sst2")
-    sentiment = SequenceClassifier(fresh, 2, pooling=start.pooling)
+    both = add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="sst2")
+    sentiment = SequenceClassifier(both, 2, pooling=start.pooling)
     adapter_trainable_setup(sentiment, train_layer_norms=False)
     fine_tune_classifier(sentiment, preprocessor, sst2, epochs=1, learning_rate=1e-3, verbose=0)
-    set_active_adapter(fresh, "trec")
-    reloaded.compile()  # rebuild predict's graph for the switched adapter set
-    switched_diff = np.max(np.abs(reloaded.predict(test, verbose=0) - logits))
+    set_active_adapter(both, "trec")  # the SST-2 training touched neither base nor "trec"
+    switched = SequenceClassifier(both, num_classes, pooling=start.pooling)
+    for mine, theirs in zip(switched.head_layers(), classifier.head_layers(), strict=True):
+        mine.set_weights(theirs.get_weights())
+    switched_diff = np.max(np.abs(switched.predict(test, verbose=0) - logits))
     base_mb = sum(int(np.prod(v.shape)) * 4 for v in encoder.weights) / 2**20
     print(
         f"{start.name}: TREC-6 adapters test accuracy {accuracy:.4f}; adapters file "

@@ -54,8 +54,11 @@ data = trec_data(args)
 # %% LoRA by hand on each starting point: train the low-rank updates, then merge them into W.
 for start in starts:
     encoder, preprocessor = start.load()
-    add_lora(encoder, rank=args.rank, alpha=args.alpha)  # the query and value projections
-    classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling=start.pooling)
+    # A new encoder: the same weights, the query and value projections wrapped in LoRA, and
+    # only the low-rank updates trainable.
+    encoder = add_lora(encoder, rank=args.rank, alpha=args.alpha)
+    num_classes = len(data["train"].label_names)
+    classifier = SequenceClassifier(encoder, num_classes, pooling=start.pooling)
     print(f"{start.name}, trainable weights with LoRA rank {args.rank}:")
     print(format_trainable_report(trainable_report(classifier)))
     fine_tune_classifier(
@@ -70,13 +73,15 @@ for start in starts:
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     before = classifier.predict(test, verbose=0)
     with_lora = classifier.count_params()
-    merge_lora(encoder)  # W ← W + (α/r)·A·B: the served model has no extra weights or steps
-    classifier.compile()  # rebuild predict's graph on the merged layers
-    after = classifier.predict(test, verbose=0)
+    merged = merge_lora(encoder)  # W ← W + (α/r)·A·B: no extra weights or steps to serve
+    served = SequenceClassifier(merged, num_classes, pooling=start.pooling)
+    for mine, theirs in zip(served.head_layers(), classifier.head_layers(), strict=True):
+        mine.set_weights(theirs.get_weights())  # the task's head, trained beside the updates
+    after = served.predict(test, verbose=0)
     accuracy = np.mean(before.argmax(-1) == np.asarray(data["test"].labels))
     print(
         f"{start.name}: LoRA test accuracy {accuracy:.4f}; merged into W: {with_lora:,} → "
-        f"{classifier.count_params():,} parameters, max |Δ logit| "
+        f"{served.count_params():,} parameters, max |Δ logit| "
         f"{np.max(np.abs(after - before)):.2e}, same prediction on "
         f"{100 * np.mean(after.argmax(-1) == before.argmax(-1)):.1f}% of the test set"
     )

@@ -24,11 +24,13 @@ __all__ += ["ScalarMix"]
 __all__ += ["CRF", "CRFLoss", "bio_constraints"]
 # Parameter-efficient adaptation: wrappers beside a block's sublayers (see kbert.models.peft).
 from kbert.layers.adapter import AdaptedSublayer, Adapter  # noqa: E402
+from kbert.layers.block_adaptation import ADAPTER_PLACEMENTS, BlockAdaptation  # noqa: E402
 from kbert.layers.lora import LoRADense  # noqa: E402
 from kbert.layers.prefix_tuning import PrefixAttention  # noqa: E402
 from kbert.layers.prompt_tuning import PromptTuning  # noqa: E402
 
 __all__ += ["Adapter", "AdaptedSublayer", "LoRADense", "PrefixAttention", "PromptTuning"]
+__all__ += ["ADAPTER_PLACEMENTS", "BlockAdaptation"]
 # Heads that share one encoder pass (kbert.models.MultitaskModel).
 from kbert.layers.classification_head import ClassificationHead  # noqa: E402
 from kbert.layers.tagging_head import TaggingHead  # noqa: E402

@@ -137,20 +137,6 @@ class AdaptedSublayer(keras.layers.Layer):
             raise ValueError(f"no adapter named {name!r}; this wrapper has {sorted(self.adapters)}")
         self.active_adapter = name
 
-    def add_adapter(self, name, adapter):
-        """Adds a named adapter (built at once if the wrapper is), e.g. for a second task."""
-        if name in self.adapters:
-            raise ValueError(f"an adapter named {name!r} exists already")
-        locked = self._tracker.locked
-        self._tracker.unlock()  # a built layer refuses new state; this addition is deliberate
-        adapters = dict(self.adapters)
-        adapters[name] = adapter
-        self.adapters = adapters
-        if locked:
-            self._tracker.lock()
-        if self.built:
-            adapter.build(self._adapter_input_shape)
-
     def build(self, input_shape, *args, **kwargs):
         if not self.sublayer.built:
             self.sublayer.build(input_shape)

@@ -2,6 +2,7 @@
 
 import keras
 
+from kbert.layers.block_adaptation import BlockAdaptation, adapted_sublayers, wrap_sublayers
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.multi_head_attention import MultiHeadAttention
 from kbert.layers.unpadding import apply_to_real_tokens
@@ -15,8 +16,10 @@ class TransformerBlock(keras.layers.Layer):
     Pre-LN (Radford et al. 2019):  x = x + Drop(Attn(LN(x)));  x = x + Drop(FFN(LN(x)))
 
     The four sublayers are attributes, `attention`, `attention_norm`, `feed_forward` and
-    `feed_forward_norm`. An adapter, LoRA or prefix wrapper replaces `attention` or `feed_forward`
-    with a layer of the same call signature; this class needs no flag for it.
+    `feed_forward_norm`. `adaptation` names adapter, LoRA and prefix wrappers; the block puts
+    them around its sublayers when it is constructed (`kbert.layers.block_adaptation`), each
+    with the call signature of what it wraps, so `call` has no flag for them and `from_config`
+    rebuilds an adapted block.
 
     Args:
         num_heads: int. Attention heads.
@@ -32,6 +35,7 @@ class TransformerBlock(keras.layers.Layer):
         skip_padding: bool, default True. Run the position-wise matmuls (attention projections,
             feed-forward) on real tokens only (see `kbert.layers.unpadding`); outputs at real
             positions are unchanged, padded positions hold other values than with False.
+        adaptation: `BlockAdaptation`, its dict, or None (default): the wrappers to build.
 
     Call args:
         inputs: float tensor `(batch, seq, hidden_dim)`.
@@ -61,6 +65,7 @@ class TransformerBlock(keras.layers.Layer):
         causal=False,
         kernel_initializer=None,
         skip_padding=True,
+        adaptation=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -104,6 +109,26 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=layer_norm_epsilon, dtype=policy, name="feed_forward_norm"
         )
         self.feed_forward_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.adaptation = BlockAdaptation.from_dict(adaptation) or None
+        if self.adaptation is not None:
+            wrap_sublayers(self, self.adaptation)
+
+    def set_active_adapter(self, name):
+        """Makes the adapter set `name` run (None: none) wherever the block holds it.
+
+        A wrapper that does not hold `name` runs its bare sublayer. Only which set runs
+        changes (no state), so a built block may switch; compiled functions traced before keep
+        the old choice.
+
+        Raises:
+            ValueError: the block has no adapter set `name`.
+        """
+        if self.adaptation is None or (name is not None and name not in self.adaptation.adapters):
+            known = [] if self.adaptation is None else sorted(self.adaptation.adapters)
+            raise ValueError(f"{self.name} has no adapters named {name!r}; it has {known}")
+        for _, wrapper in adapted_sublayers(self):
+            wrapper.set_active_adapter(name if name in wrapper.adapters else None)
+        self.adaptation = self.adaptation.replace(active_adapter=name)
 
     def build(self, input_shape):
         for layer in (
@@ -172,4 +197,6 @@ class TransformerBlock(keras.layers.Layer):
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             }
         )
+        if self.adaptation is not None:
+            config["adaptation"] = self.adaptation.to_dict()
         return config

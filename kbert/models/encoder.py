@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kbert.layers.block_adaptation import BlockAdaptation
 from kbert.layers.embeddings import Embeddings
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.transformer_block import TransformerBlock
@@ -30,6 +31,9 @@ class Encoder(keras.Model):
     Args: the fields of `EncoderConfig` (see there), plus Keras `name`/`dtype`, and
         skip_padding: bool, default True. Feed-forward sublayers compute real tokens only
             (`kbert.layers.unpadding`): same outputs at real positions, faster on padded batches.
+        adaptation: `kbert.layers.BlockAdaptation`, its dict, or None (default): adapter, LoRA
+            and prefix wrappers every block is built with. `kbert.models.peft` sets it (its
+            `add_*` functions return a new encoder); `get_config` records it.
 
     Example:
     >>> encoder = Encoder.from_preset("tiny")
@@ -58,9 +62,11 @@ class Encoder(keras.Model):
         share_layers=False,
         initializer_range=0.02,
         skip_padding=True,
+        adaptation=None,
         dtype=None,
         **kwargs,
     ):
+        adaptation = BlockAdaptation.from_dict(adaptation) or None
         config = EncoderConfig(
             vocabulary_size=vocabulary_size,
             num_layers=num_layers,
@@ -109,6 +115,7 @@ class Encoder(keras.Model):
                 causal=causal,
                 kernel_initializer=initializer,
                 skip_padding=skip_padding,
+                adaptation=adaptation,
                 dtype=dtype,
                 name=f"block_{index}",
             )
@@ -177,17 +184,25 @@ class Encoder(keras.Model):
         groups["pooler"] = [self.pooler]
         return groups
 
+    @property
+    def adaptation(self):
+        """The blocks' `BlockAdaptation` (None for a plain encoder); it names the live set."""
+        return self.blocks[0].adaptation
+
     def get_config(self):
         dtype = self._dtype_argument
         if dtype is not None and not isinstance(dtype, str):
             dtype = keras.dtype_policies.serialize(dtype)
-        return {
+        config = {
             "name": self.name,
             "trainable": self.trainable,
             **self.config.to_dict(),
             "skip_padding": self.skip_padding,
             "dtype": dtype,
         }
+        if self.adaptation is not None:
+            config["adaptation"] = self.adaptation.to_dict()
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -207,12 +222,15 @@ class Encoder(keras.Model):
 
         Args:
             name: str. A preset name, e.g. "tiny", "minilm_l6", "tutorial_50m".
-            **changes: `EncoderConfig` fields to override, plus `name`, `dtype`, `skip_padding`.
+            **changes: `EncoderConfig` fields to override, plus `name`, `dtype`, `skip_padding`,
+                `adaptation`.
 
         For pretrained weights use `kbert.checkpoints.load_hf_bert`.
         """
         keras_kwargs = {
-            key: changes.pop(key) for key in ("name", "dtype", "skip_padding") if key in changes
+            key: changes.pop(key)
+            for key in ("name", "dtype", "skip_padding", "adaptation")
+            if key in changes
         }
         return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
 

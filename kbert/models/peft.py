@@ -1,9 +1,12 @@
-"""Insert, switch, save and remove parameter-efficient adaptation wrappers in an `Encoder`.
+"""Add, switch, save, merge and remove parameter-efficient adaptation in an `Encoder`.
 
-Each method is a wrapper that replaces one sublayer attribute of every `TransformerBlock`
-(`kbert.layers.adapter`, `lora`, `prefix_tuning`); the block's `call` looks its sublayers up at
-call time, so the encoder's functional graph runs the wrappers with no change to the block.
-Prompt tuning instead builds a new functional model around the encoder's layers.
+Adapters, LoRA and prefix tuning are part of the encoder's config (`Encoder(adaptation=...)`,
+a `kbert.layers.BlockAdaptation`): every block is built with its wrappers
+(`kbert.layers.adapter`, `lora`, `prefix_tuning`) around the sublayers they adapt. So adding a
+method builds a new encoder from the old one's config plus the method, copies every weight
+across, and returns it; the encoder passed in is left as it was. The adapted encoder saves,
+loads (`.keras`, `from_config`) and exports like any other. Prompt tuning instead builds a new
+functional model around the encoder's layers.
 
 Adapters: `add_adapters`, `set_active_adapter`, `adapter_trainable_setup`, `adapter_weights`,
 `set_adapter_weights`, `save_adapters`, `load_adapters`, `remove_adapters`.
@@ -12,40 +15,31 @@ Prompt tuning: `prompt_tuned_encoder`.
 
 Example:
 >>> from kbert.models.encoder import Encoder
->>> encoder = Encoder.from_preset("tiny")
->>> add_adapters(encoder, bottleneck_dim=4, name="sst2")
+>>> encoder = add_adapters(Encoder.from_preset("tiny"), bottleneck_dim=4, name="sst2")
 >>> adapter_trainable_setup(encoder)
 >>> len(encoder.trainable_weights)  # 4 adapters × 4, 5 LayerNorms × 2
 26
+>>> encoder.get_config()["adaptation"]["adapters"]
+{'sst2': {'placement': 'houlsby', 'activation': 'gelu', 'bottleneck_dim': 4}}
 """
 
 import keras
 import numpy as np
 
-from kbert.layers.adapter import AdaptedSublayer, Adapter
+from kbert.layers.block_adaptation import (
+    ADAPTER_PLACEMENTS,
+    DENSE_PATHS,
+    BlockAdaptation,
+    adapted_sublayers,
+    resolve,
+    unwrap,
+)
 from kbert.layers.lora import LoRADense
 from kbert.layers.prefix_tuning import PrefixAttention
 from kbert.layers.prompt_tuning import PromptTuning
+from kbert.models.encoder import Encoder
 
-# Where each adapter placement wraps a block: paths from the block to the wrapped sublayer.
-ADAPTER_PLACEMENTS = {
-    "houlsby": ("attention.output_dense", "feed_forward.output_dense"),
-    "pfeiffer": ("feed_forward.output_dense",),
-    "parallel": ("feed_forward",),
-}
-# The Dense sublayers of a block that LoRA can address by a short name.
-_DENSE_PATHS = (
-    "attention.query",
-    "attention.key",
-    "attention.value",
-    "attention.output_dense",
-    "feed_forward.intermediate",
-    "feed_forward.output_dense",
-)
-_WRAPPERS = (AdaptedSublayer, LoRADense, PrefixAttention)
-_ADAPTER_PATHS = tuple(
-    dict.fromkeys(path for paths in ADAPTER_PLACEMENTS.values() for path in paths)
-)
+_NORM_PATHS = ("attention_norm", "feed_forward_norm")
 
 
 # === Helpers ===
@@ -61,46 +55,65 @@ def _blocks(encoder):
     return blocks
 
 
-def _unwrap(layer):
-    """The layer inside any adaptation wrappers (for walking paths through them)."""
-    while isinstance(layer, _WRAPPERS):
-        layer = {
-            AdaptedSublayer: lambda w: w.sublayer,
-            LoRADense: lambda w: w.dense,
-            PrefixAttention: lambda w: w.attention,
-        }[type(layer)](layer)
-    return layer
+def _adaptation(encoder):
+    return encoder.adaptation or BlockAdaptation()
 
 
-def _resolve(block, path):
-    """Returns `(parent, attribute, layer)` for a dotted path such as "attention.query"."""
-    parent = block
-    *parents, attribute = path.split(".")
-    for name in parents:
-        parent = _unwrap(getattr(parent, name))
-    return parent, attribute, getattr(parent, attribute)
+def _base_parts(encoder):
+    """Key → variables of every pretrained (non-adaptation) layer, whatever wraps it."""
+    parts = {"embeddings": encoder.embeddings.weights, "pooler": encoder.pooler.weights}
+    if encoder.final_norm is not None:
+        parts["final_norm"] = encoder.final_norm.weights
+    for block in _blocks(encoder):
+        for path in DENSE_PATHS + _NORM_PATHS:
+            parts[f"{block.name}/{path}"] = unwrap(resolve(block, path)[2]).weights
+    return parts
 
 
-def _replace_sublayer(parent, attribute, new_layer):
-    """Sets `parent.<attribute> = new_layer`, untracking the old layer.
+def _adaptation_parts(encoder):
+    """Key → variables of every adapter set, LoRA update and prefix."""
+    parts = {}
+    for block in _blocks(encoder):
+        for path, wrapper in adapted_sublayers(block):
+            for name, adapter in wrapper.adapters.items():
+                parts[f"{block.name}/{path}/adapter_{name}"] = adapter.weights
+        for path, lora in _lora_layers(block):
+            parts[f"{block.name}/{path}/lora"] = [lora.lora_a, lora.lora_b]
+        if isinstance(block.attention, PrefixAttention):
+            attention = block.attention
+            parts[f"{block.name}/prefix"] = [attention.key_prefix, attention.value_prefix]
+    return parts
 
-    A built Keras layer locks its state against new sublayers; the replacement is deliberate,
-    so the lock is lifted for it. The old layer is untracked so that its weights (a LoRA update
-    merged away, say) no longer count as the parent's.
+
+def _lora_layers(block):
+    for path in DENSE_PATHS:
+        layer = resolve(block, path)[2]
+        if isinstance(layer, LoRADense):
+            yield path, layer
+
+
+def _rebuilt(encoder, adaptation):
+    """A new encoder of `encoder`'s config with `adaptation`, holding `encoder`'s weights.
+
+    Every base layer's and every kept adaptation part's weights are copied (with their
+    `trainable` flags, so frozen stays frozen); new parts keep their fresh initial values.
     """
-    old = getattr(parent, attribute)
-    locked = parent._tracker.locked
-    parent._tracker.unlock()
-    parent._tracker.untrack(old)
-    setattr(parent, attribute, new_layer)
-    if locked:
-        parent._tracker.lock()
-
-
-def _input_width(layer):
-    if isinstance(layer, keras.layers.Dense):
-        return layer.kernel.shape[0]
-    return layer.hidden_dim  # FeedForward, MultiHeadAttention
+    if not isinstance(encoder, Encoder):
+        raise ValueError(
+            f"parameter-efficient methods adapt a kbert Encoder; received {type(encoder).__name__}"
+        )
+    config = encoder.get_config()
+    config["adaptation"] = adaptation.to_dict() if adaptation else None
+    rebuilt = type(encoder).from_config(config)
+    for parts in (_base_parts, _adaptation_parts):
+        targets = parts(rebuilt)
+        for key, variables in parts(encoder).items():
+            if key not in targets:  # a part removed (adapters, prefixes) or merged (LoRA)
+                continue
+            for source, target in zip(variables, targets[key], strict=True):
+                target.assign(source)
+                target.trainable = source.trainable
+    return rebuilt
 
 
 def _train_only(model, keep, candidates=None):
@@ -133,27 +146,29 @@ def _layers_of(layer, cls):
 def _adapted_sublayers(encoder):
     """Yields `(location, wrapper)` for every `AdaptedSublayer`, location "block_0/attention…"."""
     for block in _blocks(encoder):
-        for path in _ADAPTER_PATHS:
-            _, _, layer = _resolve(block, path)
-            if isinstance(layer, AdaptedSublayer):
-                yield f"{block.name}/{path}", layer
+        for path, wrapper in adapted_sublayers(block):
+            yield f"{block.name}/{path}", wrapper
 
 
 def add_adapters(encoder, bottleneck_dim=32, placement="houlsby", name="task", activation="gelu"):
-    """Adds a named set of bottleneck adapters to every block and makes it the active set.
+    """Returns the encoder with a named set of bottleneck adapters in every block, active.
 
     Placements: "houlsby" (Houlsby et al. 2019) after the attention output projection and after
     the feed-forward output projection, before each residual + LayerNorm; "pfeiffer" (Pfeiffer
     et al. 2021) after the feed-forward output only; "parallel" (He et al. 2021) beside the whole
-    feed-forward sublayer. Calling again with another `name` adds a second task's adapters to
-    the same wrappers; the base weights stay shared.
+    feed-forward sublayer. Calling again with another `name` adds a second task's adapters
+    beside the first (the base weights are shared by both sets).
 
     Args:
-        encoder: `kbert.models.Encoder`, modified in place.
+        encoder: `kbert.models.Encoder`. Left as it is: a new encoder, holding its weights and
+            the new adapters (which start as the identity), is returned.
         bottleneck_dim: int, default 32. Must be below the hidden size.
         placement: str, default "houlsby". One of `ADAPTER_PLACEMENTS`.
         name: str, default "task". The adapter set's (task's) name.
         activation: str, default "gelu".
+
+    Returns:
+        `kbert.models.Encoder`.
 
     Raises:
         ValueError: unknown placement, bottleneck not below the hidden size, name taken.
@@ -168,64 +183,36 @@ def add_adapters(encoder, bottleneck_dim=32, placement="houlsby", name="task", a
             f"bottleneck_dim must be below the hidden size {hidden_dim}; received "
             f"bottleneck_dim={bottleneck_dim}"
         )
-    parallel = placement == "parallel"
-    for block in _blocks(encoder):
-        for path in ADAPTER_PLACEMENTS[placement]:
-            parent, attribute, layer = _resolve(block, path)
-            adapter = Adapter(
-                bottleneck_dim,
-                activation=activation,
-                residual=not parallel,
-                dtype=layer.dtype_policy,
-                name=f"adapter_{name}",
-            )
-            if isinstance(layer, AdaptedSublayer):
-                if layer.parallel != parallel:
-                    raise ValueError(
-                        f"{block.name}/{path} holds adapters with "
-                        f"parallel={layer.parallel}; placement {placement!r} "
-                        f"needs parallel={parallel}"
-                    )
-                layer.add_adapter(name, adapter)
-            else:
-                wrapper = AdaptedSublayer(
-                    layer,
-                    {name: adapter},
-                    parallel=parallel,
-                    dtype=layer.dtype_policy,
-                    name=f"{layer.name}_adapted",
-                )
-                wrapper.build((None, _input_width(layer)))
-                _replace_sublayer(parent, attribute, wrapper)
-    set_active_adapter(encoder, name)
-    encoder._peft_adapter_specs = {
-        **getattr(encoder, "_peft_adapter_specs", {}),
-        name: {"bottleneck_dim": bottleneck_dim, "placement": placement, "activation": activation},
-    }
+    adaptation = _adaptation(encoder)
+    if name in adaptation.adapters:
+        raise ValueError(f"the encoder has adapters named {name!r} already")
+    spec = {"bottleneck_dim": bottleneck_dim, "placement": placement, "activation": activation}
+    return _rebuilt(
+        encoder,
+        adaptation.replace(adapters={**adaptation.adapters, name: spec}, active_adapter=name),
+    )
 
 
 def set_active_adapter(encoder, name):
-    """Makes the adapter set `name` run in every wrapper (None: the bare base model).
+    """Makes the adapter set `name` run in every wrapper (None: the bare base model), in place.
 
-    Eager calls see the change at once; a model's compiled `fit`/`predict` functions were
-    traced with the old choice, so rebuild them (`model.compile(...)` again, or
+    Which set runs is config, not state, so the encoder itself changes (and its `get_config`
+    says so). Eager calls see the change at once; a model's compiled `fit`/`predict` functions
+    were traced with the old choice, so rebuild them (`model.compile(...)` again, or
     `make_train_function(force=True)`).
 
     Raises:
-        ValueError: no wrapper holds an adapter named `name`.
+        ValueError: the encoder has no adapters named `name`.
     """
-    wrappers = list(_adapted_sublayers(encoder))
-    if name is not None and not any(name in wrapper.adapters for _, wrapper in wrappers):
+    if name is not None and name not in _adaptation(encoder).adapters:
         raise ValueError(f"the encoder has no adapters named {name!r}")
-    for _, wrapper in wrappers:
-        wrapper.set_active_adapter(name if name in wrapper.adapters else None)
+    for block in _blocks(encoder):
+        block.set_active_adapter(name)
 
 
 def _encoder_of(model, encoder):
     if encoder is not None:
         return encoder
-    from kbert.models.encoder import Encoder
-
     if isinstance(model, Encoder):
         return model
     if isinstance(getattr(model, "encoder", None), Encoder):
@@ -288,7 +275,7 @@ def set_adapter_weights(encoder, name, weights):
 
 def save_adapters(encoder, path, name):
     """Writes only the adapter set `name` (weights and how it was added) to an `.npz` file."""
-    spec = getattr(encoder, "_peft_adapter_specs", {}).get(name, {})
+    spec = _adaptation(encoder).adapters.get(name, {})
     np.savez(
         path,
         **adapter_weights(encoder, name),
@@ -297,163 +284,137 @@ def save_adapters(encoder, path, name):
 
 
 def load_adapters(encoder, path, name):
-    """Loads an `.npz` from `save_adapters` as the adapter set `name` and activates it.
+    """Loads an `.npz` from `save_adapters` as the adapter set `name`; returns the encoder.
 
-    If the encoder has no adapters `name` yet they are added first, with the saved bottleneck,
-    placement and activation. The base weights are not touched: load into an encoder holding the
-    same base (pretrained) weights the adapters were trained on.
+    If the encoder has no adapters `name` yet, a new encoder with them (the saved bottleneck,
+    placement and activation) is built, as `add_adapters` does, and returned; otherwise the
+    weights go into `encoder`'s own set. Either way the set is made active. The base weights
+    are not touched: load into an encoder holding the same base (pretrained) weights the
+    adapters were trained on.
+
+    Returns:
+        `kbert.models.Encoder`: the encoder holding the loaded set.
     """
     with np.load(path) as data:
         arrays = {key: data[key] for key in data.files}
     spec = {key[2:-2]: arrays.pop(key).item() for key in list(arrays) if key.startswith("__")}
-    known = any(name in wrapper.adapters for _, wrapper in _adapted_sublayers(encoder))
-    if not known:
+    if name not in _adaptation(encoder).adapters:
         if not spec:
             raise ValueError(
                 f"{path} does not say how its adapters were added; call "
                 f"add_adapters(encoder, ..., name={name!r}) first"
             )
-        add_adapters(encoder, name=name, **spec)
+        encoder = add_adapters(encoder, name=name, **spec)
     set_adapter_weights(encoder, name, arrays)
     set_active_adapter(encoder, name)
+    return encoder
 
 
 def remove_adapters(encoder):
-    """Removes every adapter wrapper, restoring the bare sublayers."""
-    for block in _blocks(encoder):
-        for path in _ADAPTER_PATHS:
-            parent, attribute, layer = _resolve(block, path)
-            if isinstance(layer, AdaptedSublayer):
-                _replace_sublayer(parent, attribute, layer.sublayer)
-    encoder._peft_adapter_specs = {}
+    """Returns the encoder without any adapters (a new one; its base weights copied)."""
+    return _rebuilt(encoder, _adaptation(encoder).replace(adapters={}, active_adapter=None))
 
 
 # === LoRA ===
 
 
-def _lora_path(block, target):
-    """The path of `target` (a short name such as "query", or a dotted path) in a block."""
-    if "." in target:
-        return target
-    matches = [path for path in _DENSE_PATHS if path.split(".")[-1] == target]
-    if len(matches) > 1:
-        raise ValueError(f"LoRA target {target!r} is ambiguous; use one of {matches}")
-    if matches:
-        return matches[0]
-    return target  # e.g. "attention_norm": resolved, then refused as kernel-less
-
-
 def add_lora(encoder, targets=("query", "value"), rank=8, alpha=16, dropout=0.0):
-    """Wraps the named Dense sublayers of every block in `LoRADense`.
+    """Returns the encoder with the named Dense sublayers of every block in `LoRADense`.
 
-    Only the LoRA matrices are trainable afterwards; the rest of the encoder is frozen.
+    Only the LoRA matrices are trainable in the returned encoder; the rest of it is frozen.
 
     Args:
-        encoder: `kbert.models.Encoder`, modified in place.
+        encoder: `kbert.models.Encoder`. Left as it is: a new encoder, holding its weights and
+            the new (zero) updates, is returned.
         targets: tuple of str, default ("query", "value") (Hu et al.'s choice). Short names
             ("query", "key", "value", "intermediate") or paths from the block
             ("attention.output_dense", "feed_forward.output_dense").
         rank, alpha, dropout: see `LoRADense`.
 
+    Returns:
+        `kbert.models.Encoder`.
+
     Raises:
-        ValueError: a target that is not found or is not a layer with a kernel (named).
+        ValueError: a target that is not found or is not a layer with a kernel (named), or
+            that has LoRA already; LoRA of another rank, alpha or dropout already there.
     """
-    found = []
-    for block in _blocks(encoder):
-        for target in targets:
-            path = _lora_path(block, target)
-            try:
-                parent, attribute, layer = _resolve(block, path)
-            except AttributeError:
-                raise ValueError(
-                    f"LoRA target {target!r} is not a sublayer of {block.name}"
-                ) from None
-            if isinstance(layer, LoRADense):
-                raise ValueError(f"LoRA target {target!r} of {block.name} has LoRA already")
-            if not isinstance(layer, keras.layers.Dense):
-                raise ValueError(
-                    f"LoRA target {target!r} of {block.name} is not a layer with a "
-                    f"kernel; received {type(layer).__name__}"
-                )
-            found.append((parent, attribute, layer))
-    for parent, attribute, layer in found:  # all checked before anything changes
-        wrapper = LoRADense(
-            layer,
-            rank=rank,
-            alpha=alpha,
-            dropout=dropout,
-            dtype=layer.dtype_policy,
-            name=f"{layer.name}_lora",
-        )
-        wrapper.build((None, _input_width(layer)))
-        _replace_sublayer(parent, attribute, wrapper)
+    adaptation = _adaptation(encoder)
+    lora = BlockAdaptation(lora={"targets": targets, "rank": rank, "alpha": alpha}).lora
+    lora["dropout"] = dropout
+    if adaptation.lora is not None:
+        taken = [t for t in lora["targets"] if t in adaptation.lora["targets"]]
+        if taken:
+            raise ValueError(
+                f"LoRA target {taken[0]!r} of {encoder.blocks[0].name} has LoRA already"
+            )
+        old = {key: value for key, value in adaptation.lora.items() if key != "targets"}
+        new = {key: value for key, value in lora.items() if key != "targets"}
+        if old != new:
+            raise ValueError(
+                f"the encoder has LoRA with {old} already; new targets need the same "
+                f"settings (received {new}), or merge_lora first"
+            )
+        lora["targets"] = adaptation.lora["targets"] + lora["targets"]
+    adapted = _rebuilt(encoder, adaptation.replace(lora=lora))
     _train_only(
-        encoder,
-        [v for _, wrapper in _lora_layers(encoder) for v in (wrapper.lora_a, wrapper.lora_b)],
+        adapted,
+        [
+            v
+            for block in _blocks(adapted)
+            for _, wrapper in _lora_layers(block)
+            for v in (wrapper.lora_a, wrapper.lora_b)
+        ],
     )
-
-
-def _lora_layers(encoder):
-    for block in _blocks(encoder):
-        for path in _DENSE_PATHS:
-            parent, attribute, layer = _resolve(block, path)
-            if isinstance(layer, LoRADense):
-                yield (parent, attribute), layer
+    return adapted
 
 
 def merge_lora(encoder):
-    """Replaces every `LoRADense` by a plain Dense with kernel `W + (alpha/rank)·A·B`.
+    """Returns the encoder with every `LoRADense` a plain Dense of kernel `W + (alpha/rank)·A·B`.
 
-    The merged encoder computes the same outputs with no extra cost, for export. Its layers are
-    left trainable.
+    The merged encoder computes the same outputs with no extra cost, for export. Its merged
+    layers are trainable; other layers keep their flags.
     """
-    for (parent, attribute), wrapper in list(_lora_layers(encoder)):
-        dense = wrapper.dense
-        merged = keras.layers.Dense.from_config({**dense.get_config(), "trainable": True})
-        merged.build((None, dense.kernel.shape[0]))
-        merged.kernel.assign(wrapper.merged_kernel())
-        if dense.use_bias:
-            merged.bias.assign(dense.bias)
-        _replace_sublayer(parent, attribute, merged)
+    merged = _rebuilt(encoder, _adaptation(encoder).replace(lora=None))
+    for source_block, target_block in zip(_blocks(encoder), _blocks(merged), strict=True):
+        for path, wrapper in _lora_layers(source_block):
+            dense = unwrap(resolve(target_block, path)[2])
+            dense.kernel.assign(wrapper.merged_kernel())
+            for variable in dense.weights:
+                variable.trainable = True
+    return merged
 
 
 # === Prefix tuning ===
 
 
 def add_prefix_tuning(encoder, prefix_length=10):
-    """Replaces every block's attention by a `PrefixAttention`; only the prefixes train.
+    """Returns the encoder with every block's attention a `PrefixAttention`; only prefixes train.
+
+    Args:
+        encoder: `kbert.models.Encoder`. Left as it is (a new encoder is returned).
+        prefix_length: int, default 10.
 
     Raises:
         ValueError: the encoder has prefixes already.
     """
-    for block in _blocks(encoder):
-        if isinstance(block.attention, PrefixAttention):
-            raise ValueError(f"{block.name} has prefix tuning already")
-    for block in _blocks(encoder):
-        attention = block.attention
-        wrapper = PrefixAttention(
-            attention,
-            prefix_length=prefix_length,
-            dtype=attention.dtype_policy,
-            name="prefix_attention",
-        )
-        wrapper.build((None, None, attention.hidden_dim))
-        _replace_sublayer(block, "attention", wrapper)
+    adaptation = _adaptation(encoder)
+    if adaptation.prefix_length is not None:
+        raise ValueError(f"{encoder.blocks[0].name} has prefix tuning already")
+    adapted = _rebuilt(encoder, adaptation.replace(prefix_length=prefix_length))
     _train_only(
-        encoder,
+        adapted,
         [
             v
-            for block in _blocks(encoder)
+            for block in _blocks(adapted)
             for v in (block.attention.key_prefix, block.attention.value_prefix)
         ],
     )
+    return adapted
 
 
 def remove_prefix_tuning(encoder):
-    """Restores the wrapped attention layers (left frozen as they were)."""
-    for block in _blocks(encoder):
-        if isinstance(block.attention, PrefixAttention):
-            _replace_sublayer(block, "attention", block.attention.attention)
+    """Returns the encoder without prefixes (a new one; its layers keep their flags)."""
+    return _rebuilt(encoder, _adaptation(encoder).replace(prefix_length=None))
 
 
 # === Prompt tuning ===

@@ -265,7 +265,7 @@ def adapters(run, bottleneck_dim=32, placement="houlsby"):
     from kbert.models.peft import adapter_trainable_setup, add_adapters
 
     encoder, preprocessor = run.start.load()
-    add_adapters(encoder, bottleneck_dim=bottleneck_dim, placement=placement)
+    encoder = add_adapters(encoder, bottleneck_dim=bottleneck_dim, placement=placement)
     classifier = run.classifier(encoder)
     adapter_trainable_setup(classifier)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
@@ -462,7 +462,7 @@ def lora(run, rank=8, alpha=16):
     from kbert.models.peft import add_lora
 
     encoder, preprocessor = run.start.load()
-    add_lora(encoder, rank=rank, alpha=alpha)
+    encoder = add_lora(encoder, rank=rank, alpha=alpha)
     classifier = run.classifier(encoder)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
@@ -472,7 +472,7 @@ def prefix_tuning(run, prefix_length=10):
     from kbert.models.peft import add_prefix_tuning
 
     encoder, preprocessor = run.start.load()
-    add_prefix_tuning(encoder, prefix_length=prefix_length)
+    encoder = add_prefix_tuning(encoder, prefix_length=prefix_length)
     classifier = run.classifier(encoder)
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 

@@ -1,3 +1,4 @@
+import json
 import os
 import tempfile
 
@@ -58,12 +59,12 @@ def _fit(model, steps=3):
 def test_adapters_start_near_identity_and_run_in_the_graph(placement, count):
     encoder = _encoder()
     base = _sequence(encoder)
-    peft.add_adapters(encoder, bottleneck_dim=4, placement=placement)
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, placement=placement)
     assert len(list(peft._adapted_sublayers(encoder))) == count
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-3)
     _randomize(_adapter_variables(encoder, "task"))
     assert np.abs(_sequence(encoder) - base).max() > 1e-2  # the functional graph calls them
-    peft.remove_adapters(encoder)
+    encoder = peft.remove_adapters(encoder)
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-6)
 
 
@@ -76,7 +77,7 @@ def test_bottleneck_not_below_hidden_is_an_error():
 
 def test_setup_trains_only_adapters_norms_and_head():
     encoder = _encoder()
-    peft.add_adapters(encoder, bottleneck_dim=4)
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4)
     model = _classifier(encoder)
     peft.adapter_trainable_setup(model, encoder=encoder)
     trainable = {v.path for v in model.trainable_weights}
@@ -101,7 +102,7 @@ def test_setup_trains_only_adapters_norms_and_head():
 
 def test_setup_can_train_embeddings():
     encoder = _encoder()
-    peft.add_adapters(encoder, bottleneck_dim=4, placement="pfeiffer")
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, placement="pfeiffer")
     peft.adapter_trainable_setup(encoder, train_embeddings=True)
     assert {v.path for v in encoder.embeddings.weights} <= {
         v.path for v in encoder.trainable_weights
@@ -110,7 +111,7 @@ def test_setup_can_train_embeddings():
 
 def test_setup_can_leave_the_shared_layer_norms_frozen():
     encoder = _encoder()
-    peft.add_adapters(encoder, bottleneck_dim=4, placement="houlsby")
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, placement="houlsby")
     peft.adapter_trainable_setup(encoder, train_layer_norms=False)
     trainable = {v.path for v in encoder.trainable_weights}
     assert trainable == {v.path for v in _adapter_variables(encoder, "task")}
@@ -127,7 +128,7 @@ def test_setup_can_leave_the_shared_layer_norms_frozen():
 def test_saved_adapters_reload_into_a_fresh_encoder_with_the_same_base():
     encoder = _encoder(0)
     base_weights = encoder.get_weights()
-    peft.add_adapters(encoder, bottleneck_dim=4, placement="houlsby", name="sst2")
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, placement="houlsby", name="sst2")
     _randomize(_adapter_variables(encoder, "sst2"))
     expected = _sequence(encoder)
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,16 +138,16 @@ def test_saved_adapters_reload_into_a_fresh_encoder_with_the_same_base():
             assert sum(k.startswith("block_") for k in data.files) == 2 * 2 * 4
         fresh = _encoder(1)
         fresh.set_weights(base_weights)
-        peft.load_adapters(fresh, path, "sst2")
+        fresh = peft.load_adapters(fresh, path, "sst2")
     np.testing.assert_allclose(_sequence(fresh), expected, atol=1e-6)
 
 
 def test_two_task_adapters_on_one_base_switch():
     encoder = _encoder()
     base = _sequence(encoder)
-    peft.add_adapters(encoder, bottleneck_dim=4, name="a")
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, name="a")
     _randomize(_adapter_variables(encoder, "a"), seed=1)
-    peft.add_adapters(encoder, bottleneck_dim=4, name="b")
+    encoder = peft.add_adapters(encoder, bottleneck_dim=4, name="b")
     _randomize(_adapter_variables(encoder, "b"), seed=2)
     out_b = _sequence(encoder)  # the newest set is active
     peft.set_active_adapter(encoder, "a")
@@ -171,7 +172,9 @@ def test_lora_merges_exactly():
     encoder = _encoder()
     base = _sequence(encoder)
     num_weights = len(encoder.weights)
-    peft.add_lora(encoder, targets=("query", "value", "feed_forward.output_dense"), rank=2, alpha=4)
+    encoder = peft.add_lora(
+        encoder, targets=("query", "value", "feed_forward.output_dense"), rank=2, alpha=4
+    )
     assert {v.name for v in encoder.trainable_weights} == {"lora_a", "lora_b"}
     assert len(encoder.trainable_weights) == 2 * 3 * 2
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-6)
@@ -182,7 +185,7 @@ def test_lora_merges_exactly():
     expected_kernel = np.array(lora.dense.kernel) + 2.0 * np.array(lora.lora_a) @ np.array(
         lora.lora_b
     )
-    peft.merge_lora(encoder)
+    encoder = peft.merge_lora(encoder)
     merged = encoder.blocks[0].attention.query
     assert type(merged) is keras.layers.Dense
     np.testing.assert_allclose(np.array(merged.kernel), expected_kernel, atol=1e-6)
@@ -192,7 +195,7 @@ def test_lora_merges_exactly():
 
 def test_lora_trains_only_the_update():
     encoder = _encoder()
-    peft.add_lora(encoder, rank=2, alpha=4)
+    encoder = peft.add_lora(encoder, rank=2, alpha=4)
     frozen = [v for v in encoder.weights if not v.trainable]
     before = [np.array(v) for v in frozen]
     model = _classifier(encoder)
@@ -222,7 +225,7 @@ def test_lora_target_errors(target, message):
 def test_prefix_tuning_trains_only_prefixes():
     encoder = _encoder()
     base = _sequence(encoder)
-    peft.add_prefix_tuning(encoder, prefix_length=3)
+    encoder = peft.add_prefix_tuning(encoder, prefix_length=3)
     outputs = encoder(INPUTS)
     assert tuple(outputs["sequence_output"].shape) == (2, 6, 16)
     assert np.abs(_sequence(encoder) - base).max() > 1e-4
@@ -241,7 +244,7 @@ def test_prefix_tuning_trains_only_prefixes():
         not np.array_equal(np.array(v), old)  # gradients reach every layer's prefix
         for v, old in zip(encoder.trainable_weights, prefixes, strict=True)
     )
-    peft.remove_prefix_tuning(encoder)
+    encoder = peft.remove_prefix_tuning(encoder)
     np.testing.assert_allclose(_sequence(encoder), base, atol=1e-6)
 
 
@@ -268,3 +271,143 @@ def test_prompt_tuned_encoder(keep):
     assert not np.array_equal(np.array(model.get_layer("prompt_tuning").prompts), prompts)
     for variable, old in zip(frozen, before, strict=True):
         np.testing.assert_array_equal(np.array(variable), old, err_msg=variable.path)
+
+
+# === Adaptation as config: round trips and export ===
+
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "bad", "film", "the"]
+ADAPT = {
+    "adapters": lambda e: peft.add_adapters(
+        peft.add_adapters(e, bottleneck_dim=4, name="a"),
+        bottleneck_dim=4,
+        placement="parallel",
+        name="b",
+    ),
+    "lora": lambda e: peft.add_lora(e, targets=("query", "value", "intermediate"), rank=2),
+    # Every wrapper in one block: LoRA inside the Houlsby adapter on the attention output,
+    # inside the prefix attention.
+    "all": lambda e: peft.add_prefix_tuning(
+        peft.add_adapters(
+            peft.add_lora(e, targets=("attention.output_dense",), rank=2), bottleneck_dim=4
+        ),
+        prefix_length=2,
+    ),
+}
+
+
+def _adapted(method):
+    keras.utils.set_random_seed(0)
+    adapted = ADAPT[method](Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY)))
+    # Zero-started parts (an adapter's up-projection, LoRA's B) would leave their partners
+    # without a gradient in one step: give every adaptation weight a value.
+    _randomize([v for part in peft._adaptation_parts(adapted).values() for v in part], scale=0.1)
+    return adapted
+
+
+@pytest.mark.parametrize("method", sorted(ADAPT))
+def test_an_adapted_encoder_is_config(method):
+    adapted = _adapted(method)
+    config = adapted.get_config()["adaptation"]
+    rebuilt = Encoder.from_config(adapted.get_config())
+    assert rebuilt.get_config()["adaptation"] == config
+    rebuilt.set_weights(adapted.get_weights())
+    np.testing.assert_allclose(_sequence(rebuilt), _sequence(adapted), atol=1e-6)
+    if method == "adapters":
+        assert config["active_adapter"] == "b"
+        peft.set_active_adapter(adapted, "a")
+        assert adapted.get_config()["adaptation"]["active_adapter"] == "a"
+        again = Encoder.from_config(adapted.get_config())
+        again.set_weights(adapted.get_weights())
+        np.testing.assert_allclose(_sequence(again), _sequence(adapted), atol=1e-6)
+
+
+def test_adding_leaves_the_encoder_passed_in_as_it_was():
+    encoder = _encoder()
+    weights = [np.array(v) for v in encoder.weights]
+    config = encoder.get_config()
+    adapted = peft.add_lora(peft.add_adapters(encoder, bottleneck_dim=4), rank=2)
+    assert adapted is not encoder
+    assert encoder.get_config() == config and "adaptation" not in config
+    assert all(v.trainable for v in encoder.weights)
+    for variable, old in zip(encoder.weights, weights, strict=True):
+        np.testing.assert_array_equal(np.array(variable), old)
+    with pytest.raises(ValueError, match="has adapters named 'task' already"):
+        peft.add_adapters(adapted, bottleneck_dim=4)
+    with pytest.raises(ValueError, match="'attention.query' of block_0 has LoRA already"):
+        peft.add_lora(adapted, targets=("query",), rank=2)
+    with pytest.raises(ValueError, match="new targets need the same settings"):
+        peft.add_lora(adapted, targets=("key",), rank=4)
+
+
+@pytest.mark.parametrize(
+    "adaptation,message",
+    [
+        ({"adapters": {"a": {"bottleneck_dim": 0}}}, r"adapters\['a'\].bottleneck_dim must be"),
+        ({"adapters": {"a": {"bottleneck_dim": 4, "size": 1}}}, "unknown fields"),
+        ({"adapters": {}, "active_adapter": "a"}, "active_adapter 'a' is not among"),
+        ({"lora": {"rank": 2}}, "lora must be a dict with 'targets'"),
+        ({"prefix_length": 0}, "prefix_length must be a positive int; received 0"),
+        ({"prompt": 3}, r"adaptation has unknown fields \['prompt'\]"),
+    ],
+)
+def test_bad_adaptation_config_is_named(adaptation, message):
+    with pytest.raises(ValueError, match=message):
+        Encoder.from_preset("tiny", adaptation=adaptation)
+
+
+@pytest.mark.parametrize("method", sorted(ADAPT))
+def test_model_contract_of_an_adapted_classifier(method):
+    from kbert.models import SequenceClassifier
+    from kbert.text import WordPieceTokenizer
+    from tests.model_test_case import run_model_test
+
+    classifier = SequenceClassifier(_adapted(method), 3, pooling="mean")
+    # The pooler is unread (mean pooling); of two adapter sets only the active one ("b") runs.
+    unused = ("pooler/kernel", "pooler/bias")
+    if method == "adapters":
+        unused += tuple(
+            f"adapter_a/{dense}/{w}" for dense in ("down", "up") for w in ("kernel", "bias")
+        )
+    run_model_test(
+        classifier,
+        INPUTS,
+        np.array([0, 2]),
+        zero_gradient_weights=unused,
+        export={
+            "tokenizer": WordPieceTokenizer(VOCABULARY),
+            "label_names": ["x", "y", "z"],
+            "sequence_length": 8,
+            "signatures": {"serving_default", "classify", "embed", "token_ids"},
+            "call": {"text": ["a good film", "bad"]},
+        },
+    )
+
+
+def test_a_merged_lora_encoder_saves_and_exports_without_wrappers(tmp_path, capsys):
+    import tensorflow as tf
+
+    from kbert.checkpoints import save_pretrained
+    from kbert.cli.main import main
+    from kbert.export import load_exported
+    from kbert.text import WordPieceTokenizer
+
+    adapted = _adapted("lora")
+    merged = peft.merge_lora(adapted)
+    assert "adaptation" not in merged.get_config()  # a plain encoder again
+    np.testing.assert_allclose(_sequence(merged), _sequence(adapted), atol=1e-5)
+    for encoder, name in ((adapted, "lora"), (merged, "merged")):
+        model = save_pretrained(encoder, WordPieceTokenizer(VOCABULARY), tmp_path / name)
+        status = main(
+            ["export", "--model", str(model), "--name", name, "--export-dir", str(tmp_path / "x")]
+        )
+        assert status == 0
+        path = json.loads(capsys.readouterr().out)["path"]
+        served = load_exported(path).signatures["serving_default"](text=tf.constant(["good"]))
+        expected = encoder(
+            {
+                "token_ids": np.array([[2, 6, 3]], "int32"),
+                "segment_ids": np.zeros((1, 3), "int32"),
+                "padding_mask": np.ones((1, 3), "int32"),
+            }
+        )["sequence_output"][:, 0]
+        np.testing.assert_allclose(served["cls_embedding"], expected, atol=1e-5, err_msg=name)
