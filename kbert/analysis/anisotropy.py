@@ -15,17 +15,11 @@ layer's `(n, num_layers + 1, dim)` (axis 1: the embedding output, then each bloc
 in float64 and never read files or print.
 """
 
-import numbers
-
 import numpy as np
 
+from kbert.checks import check_int
+
 _PAIR_CHUNK = 4096  # pairs per vectorized step: bounds memory at (chunk, dim) floats
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; received {value!r}")
-    return int(value)
 
 
 def _check_vectors(vectors, name="vectors", ndim=2):
@@ -114,8 +108,8 @@ def random_pairs(n, num_pairs, seed=0, groups=None):
     >>> bool(np.all(first // 2 != second // 2))
     True
     """
-    n = _check_int(n, "n", 2)
-    num_pairs = _check_int(num_pairs, "num_pairs", 1)
+    n = check_int("n", n, 2)
+    num_pairs = check_int("num_pairs", num_pairs, 1)
     rng = np.random.default_rng(seed)
     if groups is None:
         first = rng.integers(n, size=num_pairs)
@@ -271,7 +265,7 @@ def rogue_dimensions(vectors, num_pairs=10000, seed=0, groups=None, top_k=3):
     (5, 1.0)
     """
     vectors = _check_vectors(vectors)
-    top_k = _check_int(top_k, "top_k", 1)
+    top_k = check_int("top_k", top_k, 1)
     if top_k > vectors.shape[1]:
         raise ValueError(
             f"top_k must be at most the number of dimensions ({vectors.shape[1]}); received {top_k}"
@@ -385,7 +379,7 @@ def layer_anisotropy(layer_vectors, groups=None, num_pairs=10000, seed=0, top_k=
     True
     """
     layer_vectors = _check_vectors(layer_vectors, "layer_vectors", ndim=3)
-    top_k = _check_int(top_k, "top_k", 1)
+    top_k = check_int("top_k", top_k, 1)
     if top_k > layer_vectors.shape[2]:
         raise ValueError(
             f"top_k must be at most the number of dimensions "
@@ -484,7 +478,7 @@ def word_in_context_similarity(vectors, lemma_ids, sense_ids, max_pairs=20000, s
     vectors = _check_vectors(vectors)
     lemma_ids = _check_ids(lemma_ids, "lemma_ids", len(vectors))
     sense_ids = _check_ids(sense_ids, "sense_ids", len(vectors))
-    max_pairs = _check_int(max_pairs, "max_pairs", 1)
+    max_pairs = check_int("max_pairs", max_pairs, 1)
     first, second = _same_lemma_pairs(lemma_ids, max_pairs, np.random.default_rng(seed))
     cosines = _pair_cosines(_unit_rows(vectors), first, second)
     same = sense_ids[first] == sense_ids[second]

@@ -22,18 +22,13 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.analysis.anisotropy import ZScorer
+from kbert.checks import check_int
 from kbert.models.encoder import Encoder
 from kbert.models.feature_classifier import FeatureClassifier
 
 _STEPS_PER_EXECUTION = 32  # optimizer steps per traced call: Python overhead dominates otherwise
 _MIN_STEPS = 1000  # default training length: enough Adam steps to converge (train_linear_probe)
 _MIN_EPOCHS = 20
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; received {value!r}")
-    return int(value)
 
 
 def _check_features(features, name, ndim, dim=None):
@@ -197,14 +192,14 @@ def train_linear_probe(
     >>> probe.accuracy(features, labels)
     1.0
     """
-    num_classes = _check_int(num_classes, "num_classes", 2)
+    num_classes = check_int("num_classes", num_classes, 2)
     features = _check_features(features, "features", 2)
     labels = _check_labels(labels, "labels", len(features), num_classes)
-    batch_size = _check_int(batch_size, "batch_size", 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     steps_per_epoch = math.ceil(len(features) / batch_size)
     if epochs is None:
         epochs = max(_MIN_EPOCHS, math.ceil(_MIN_STEPS / steps_per_epoch))
-    epochs = _check_int(epochs, "epochs", 1)
+    epochs = check_int("epochs", epochs, 1)
     if not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
         raise ValueError(f"learning_rate must be a positive number; received {learning_rate!r}")
     if not isinstance(l2, numbers.Real) or not l2 >= 0:
@@ -288,7 +283,7 @@ def layerwise_probe_accuracy(
     >>> accuracy[0] < 0.7 < 0.9 < accuracy[1]
     True
     """
-    num_classes = _check_int(num_classes, "num_classes", 2)
+    num_classes = check_int("num_classes", num_classes, 2)
     train_features = _check_features(train_features, "train_features", 3)
     test_features = _check_features(test_features, "test_features", 3)
     if train_features.shape[1:] != test_features.shape[1:]:

@@ -19,15 +19,10 @@ import numpy as np
 from kbert.analysis.anisotropy import ZScorer
 from kbert.analysis.contextual_embeddings import contextual_embeddings, model_fingerprint
 from kbert.analysis.wsd import SenseEmbeddings, checked_sense_keys
+from kbert.checks import check_positive_int
 
 _CACHE_FORMAT = 3  # bump when the cached arrays change meaning
 _MEAN, _STD = "#mean", "#std"  # cache rows holding the instance vectors' moments
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int; received {value!r}")
-    return value
 
 
 def _cached(cache_dir, prefix, digest, compute):
@@ -100,8 +95,8 @@ def corpus_sense_embeddings(
     >>> senses = corpus_sense_embeddings(encoder, tokenizer, semcor, cache_dir="cache")
     ... # doctest: +SKIP
     """
-    _positive_int(batch_size, "batch_size")
-    _positive_int(chunk_sentences, "chunk_sentences")
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("chunk_sentences", chunk_sentences)
     if not corpus.instances:
         raise ValueError(f"corpus {corpus.name!r} has no instances; expected a sense-tagged corpus")
     by_sentence = {}
@@ -242,7 +237,7 @@ def gloss_sense_embeddings(
     >>> glosses = gloss_sense_embeddings(encoder, tokenizer, load_wordnet(),
     ...                                  ["bank%1:17:01::", "bank%1:14:00::"])  # doctest: +SKIP
     """
-    _positive_int(batch_size, "batch_size")
+    check_positive_int("batch_size", batch_size)
     keys = checked_sense_keys(keys, wordnet, "to embed")
     if not keys:
         raise ValueError("keys is empty; expected at least one sense key to embed")

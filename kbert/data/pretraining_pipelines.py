@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.token_classification_features import IGNORE_INDEX
@@ -91,8 +92,7 @@ def _check_tokenizer(tokenizer, roles, pipeline):
 
 
 def _check_positive_int(name, value, minimum=1, why=""):
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an int of at least {minimum}{why}; received {value!r}")
+    check_int(name, value, minimum, expected=f"an int of at least {minimum}{why}")
 
 
 def _check_sequence_length(name, value, minimum, why, max_sequence_length):

@@ -29,6 +29,7 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.export.saved_model_export import (
     _checked_texts,
     _clean,
@@ -41,11 +42,6 @@ from kbert.text import WordPieceTokenizer
 from kbert.text.text_to_text_packing import pack_sources, texts_from_generated
 
 CHARS_PER_TOKEN = 32  # as kbert.export.saved_model_export: 8x the ~4 characters of a token
-
-
-def _positive_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; received {value!r}")
 
 
 def _check(model, tokenizer, source_length, max_new_tokens, num_beams, length_penalty):
@@ -64,9 +60,9 @@ def _check(model, tokenizer, source_length, max_new_tokens, num_beams, length_pe
             f"vocabulary_size is {model.vocabulary_size}; expected the tokenizer it was trained "
             "with"
         )
-    _positive_int("source_length", source_length, 2)
-    _positive_int("max_new_tokens", max_new_tokens)
-    _positive_int("num_beams", num_beams)
+    check_int("source_length", source_length, 2, expected="an integer >= 2")
+    check_int("max_new_tokens", max_new_tokens, 1, expected="an integer >= 1")
+    check_int("num_beams", num_beams, 1, expected="an integer >= 1")
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
         raise ValueError(f"length_penalty must be a number >= 0; received {length_penalty!r}")
     if length_penalty < 0:
@@ -135,7 +131,7 @@ def export_text_to_text(
         ) from None
     if max_input_chars is None:
         max_input_chars = CHARS_PER_TOKEN * source_length
-    _positive_int("max_input_chars", max_input_chars)
+    check_int("max_input_chars", max_input_chars, 1, expected="an integer >= 1")
 
     def generate(text):
         (text,) = _checked_texts("generate", text=text)

@@ -20,6 +20,7 @@ import dataclasses
 
 import keras
 
+from kbert.checks import check_positive_int
 from kbert.layers.adapter import AdaptedSublayer, Adapter
 from kbert.layers.lora import LoRADense
 from kbert.layers.prefix_tuning import PrefixAttention
@@ -60,11 +61,6 @@ def lora_path(target):
     return matches[0] if matches else target
 
 
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int; received {value!r}")
-
-
 @dataclasses.dataclass(frozen=True)
 class BlockAdaptation:
     """The adaptation wrappers of every block of an encoder, as config data.
@@ -103,7 +99,7 @@ class BlockAdaptation:
                     f"placement must be one of {sorted(ADAPTER_PLACEMENTS)}; received "
                     f"{spec['placement']!r}"
                 )
-            _positive_int(spec.get("bottleneck_dim"), f"adapters[{name!r}].bottleneck_dim")
+            check_positive_int(f"adapters[{name!r}].bottleneck_dim", spec.get("bottleneck_dim"))
             adapters[name] = spec
         object.__setattr__(self, "adapters", adapters)
         if self.active_adapter is not None and self.active_adapter not in adapters:
@@ -119,11 +115,11 @@ class BlockAdaptation:
                     f"received {self.lora!r}"
                 )
             lora = {**LORA_DEFAULTS, **self.lora}
-            _positive_int(lora["rank"], "lora rank")
+            check_positive_int("lora rank", lora["rank"])
             lora["targets"] = tuple(dict.fromkeys(lora_path(t) for t in lora["targets"]))
             object.__setattr__(self, "lora", lora)
         if self.prefix_length is not None:
-            _positive_int(self.prefix_length, "prefix_length")
+            check_positive_int("prefix_length", self.prefix_length)
 
     def __bool__(self):
         return bool(self.adapters or self.lora or self.prefix_length)

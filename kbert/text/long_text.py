@@ -22,18 +22,13 @@ model read, so truncation is never silent.
 import keras
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.text.graph_tokenizers import packing_tokenizer
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer, as_texts  # noqa: F401 (example)
 
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
 WINDOW_STRATEGIES = ("window_mean", "window_max")
 _ENCODER_KEYS = ("token_ids", "segment_ids", "padding_mask")
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; received {value!r}")
-    return value
 
 
 def window_spans(lengths, window, stride, max_windows=None):
@@ -157,25 +152,25 @@ class LongTextPreprocessor(keras.layers.Layer):
                 f"strategy must be one of {LONG_INPUT_STRATEGIES}; received {strategy!r}"
             )
         self.tokenizer = tokenizer
-        self.sequence_length = _check_int("sequence_length", sequence_length, 3)
+        self.sequence_length = check_int("sequence_length", sequence_length, 3)
         self.strategy = strategy
         budget = self.sequence_length - 2
         if head_tokens is not None:
-            _check_int("head_tokens", head_tokens, 0)
+            check_int("head_tokens", head_tokens, 0)
             if head_tokens > budget:
                 raise ValueError(
                     f"head_tokens must be at most sequence_length - 2 = {budget}; "
                     f"received {head_tokens}"
                 )
         if stride is not None:
-            _check_int("stride", stride, 1)
+            check_int("stride", stride, 1)
             if stride > budget:
                 raise ValueError(
                     f"stride must be at most the window, sequence_length - 2 = "
                     f"{budget} (a larger stride skips tokens); received {stride}"
                 )
         if max_windows is not None:
-            _check_int("max_windows", max_windows, 1)
+            check_int("max_windows", max_windows, 1)
         self.head_tokens = head_tokens
         self.stride = stride
         self.max_windows = max_windows

@@ -24,25 +24,12 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.checks import check_int
+
 OUTPUT_KEYS = ("token_ids", "mask_positions", "mask_ids", "mask_weights")
 
 
 # ---------------------------------------------------------------------------------- argument checks
-
-
-def _check_int(name, value, minimum, maximum=None):
-    # bool is an int subclass; True as a vocabulary size is a mistake, not 1.
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < minimum
-        or (maximum is not None and value > maximum)
-    ):
-        expected = (
-            f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
-        )
-        raise ValueError(f"{name} must be {expected}; received {value!r}")
-    return int(value)
 
 
 def _check_rate(name, value):
@@ -75,7 +62,7 @@ def _check_special_token_ids(special_token_ids, vocabulary_size):
             f"received {special_token_ids!r}"
         )
     return [
-        _check_int("every special token id", value, 0, vocabulary_size - 1)
+        check_int("every special token id", value, 0, vocabulary_size - 1)
         for value in special_token_ids
     ]
 
@@ -141,7 +128,7 @@ def unigram_probabilities_from_counts(source, vocabulary_size, special_token_ids
     >>> unigram_probabilities_from_counts(dataset, 7, special_token_ids=[2, 3]).round(3).tolist()
     [0.0, 0.0, 0.0, 0.0, 0.0, 0.667, 0.333]
     """
-    vocabulary_size = _check_int("vocabulary_size", vocabulary_size, 1)
+    vocabulary_size = check_int("vocabulary_size", vocabulary_size, 1)
     special_token_ids = _check_special_token_ids(special_token_ids, vocabulary_size)
     if isinstance(source, tf.data.Dataset):
         counts = _count_dataset(source, vocabulary_size)
@@ -404,10 +391,10 @@ class _Masker(keras.layers.Layer):
         # Integer ids pass through untouched (Keras would cast positional inputs to floats).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
-        self.vocabulary_size = _check_int("vocabulary_size", vocabulary_size, 1)
-        self.mask_token_id = _check_int("mask_token_id", mask_token_id, 0, self.vocabulary_size - 1)
+        self.vocabulary_size = check_int("vocabulary_size", vocabulary_size, 1)
+        self.mask_token_id = check_int("mask_token_id", mask_token_id, 0, self.vocabulary_size - 1)
         self.special_token_ids = _check_special_token_ids(special_token_ids, self.vocabulary_size)
-        self.max_selections = _check_int("max_selections", max_selections, 1)
+        self.max_selections = check_int("max_selections", max_selections, 1)
         self.selection_rate, self.mask_token_rate, self.random_token_rate = _check_rates(
             selection_rate, mask_token_rate, random_token_rate
         )

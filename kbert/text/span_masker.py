@@ -40,9 +40,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.text.masked_lm_masker import (
     OUTPUT_KEYS,
-    _check_int,
     _corrupt,
     _gather_selected,
     _Masker,
@@ -173,7 +173,7 @@ class SpanMasker(_Masker):
                 f"{geometric_probability!r}"
             )
         self.geometric_probability = float(geometric_probability)
-        self.max_span_length = _check_int("max_span_length", max_span_length, 1)
+        self.max_span_length = check_int("max_span_length", max_span_length, 1)
         if not isinstance(whole_words, bool):
             raise ValueError(f"whole_words must be a bool; received {whole_words!r}")
         self.whole_words = whole_words
