@@ -72,6 +72,8 @@ def run_model_test(
     config = model.get_config()
     rebuilt = type(model).from_config(config)
     assert rebuilt.get_config() == config
+    if not rebuilt.built:  # a subclassed model that creates its weights on its first call
+        rebuilt(x, training=False)
     rebuilt.set_weights(model.get_weights())
     _assert_same_outputs(model, rebuilt, x, "the model rebuilt from its config")
 

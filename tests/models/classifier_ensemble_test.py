@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import ENSEMBLE_METHODS, ClassifierEnsemble, Encoder, SequenceClassifier
+from tests.model_test_case import run_model_test
 
 
 def _inputs(batch=8, seq=6, seed=0):
@@ -147,6 +148,22 @@ def test_save_and_load_round_trip(method, tmp_path):
     assert restored.method == method and restored.weights_argument == [1.0, 2.0, 1.0]
     assert not restored.trainable
     np.testing.assert_allclose(restored(x), ensemble(x), atol=1e-6)
+
+
+def test_model_contract():
+    # Built with trainable=True, the ensemble trains its members through the combined output
+    # (the frozen default has no trainable weights). "majority_vote" cannot train: its one-hot
+    # arg-max output has no gradient.
+    members = [_classifier(seed=seed) for seed in range(2)]
+    ensemble = ClassifierEnsemble(members, weights=[1.0, 2.0], trainable=True)
+    run_model_test(
+        ensemble,
+        _inputs(),
+        np.arange(8) % 3,
+        loss=keras.losses.SparseCategoricalCrossentropy(),  # the ensemble outputs probabilities
+        # The members classify the [CLS] token's hidden state, not the encoders' pooler output.
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+    )
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import ElectraPretrainingModel, Encoder, NextSentencePrediction
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     MASK_POSITIONS,
     MASK_WEIGHTS,
@@ -126,6 +127,19 @@ def test_config_and_keras_file_round_trip(tmp_path):
     assert restored.discriminator_weight == 10.0
     for key in ("discriminator_logits", "corrupted_token_ids"):
         np.testing.assert_allclose(as_numpy(restored(x)[key]), as_numpy(model(x)[key]), atol=1e-5)
+
+
+def test_model_contract():
+    model = _electra(discriminator_weight=10.0)
+    # The replacements are sampled: pinned, every copy of the model corrupts the same tokens,
+    # so the outputs can be compared.
+    _pin_generator(model, 30)
+    run_model_test(
+        model,
+        masked_batch(),
+        # Neither objective reads an encoder's pooled output.
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
+    )
 
 
 def test_bad_encoders_and_inputs_are_errors():

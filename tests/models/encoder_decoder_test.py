@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from kbert.models.encoder_decoder import EncoderDecoder, T5Attention
 from tests.layer_test_case import run_layer_test
+from tests.model_test_case import run_model_test
 
 
 def _inputs(source, target):
@@ -174,6 +175,19 @@ def test_beam_search_keeps_finished_hypotheses_ended():
         model.beam_search(source, 2, num_beams=0)
     with pytest.raises(ValueError, match="length_penalty must be a number >= 0"):
         model.beam_search(source, 2, length_penalty=-1)
+
+
+@pytest.mark.parametrize("tie_embeddings", [True, False])
+def test_model_contract(tie_embeddings):
+    model = _model(tie_embeddings=tie_embeddings)
+    rng = np.random.default_rng(3)
+    source = rng.integers(3, 100, (2, 6)).astype("int32")
+    source[0, 4:] = 0  # a padded source
+    target = rng.integers(3, 100, (2, 5)).astype("int32")
+    decoder_in = np.concatenate([np.zeros((2, 1), "int32"), target[:, :-1]], axis=1)
+    x = _inputs(source, decoder_in)
+    model(x)  # builds the weights
+    run_model_test(model, x, target)
 
 
 def test_t5_attention_layer_end_to_end():

@@ -11,6 +11,7 @@ from kbert.models import (
     frozen_encoder_classifier,
 )
 from kbert.text import BertPreprocessor, WordPieceTokenizer
+from tests.model_test_case import run_model_test
 
 VOCABULARY = [
     "[PAD]",
@@ -92,6 +93,16 @@ def test_fit_on_cached_features_reduces_the_loss():
     losses = history.history["loss"]
     assert losses[-1] < 0.6 * losses[0], losses
     assert classifier.mixing_weights().argmax() == 2  # the mix found the informative layer
+
+
+# The helper takes its inputs as a dict: Keras warns that this model's one input is not a dict,
+# then reads the dict's one value, the features.
+@pytest.mark.filterwarnings("ignore:.*The structure of `inputs` doesn't match")
+def test_model_contract():
+    keras.utils.set_random_seed(0)
+    # The scalar mix and a hidden layer: every kind of weight the head can have.
+    classifier = FeatureClassifier(5, 4, num_classes=3, layers="scalar_mix", hidden_units=(8,))
+    run_model_test(classifier, {"features": FEATURES}, np.array([0, 1, 2, 0, 1, 2]))
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import NextSentencePrediction
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     encoder_batch,
@@ -53,6 +54,11 @@ def test_config_and_keras_file_round_trip(tmp_path):
     np.testing.assert_allclose(
         as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
     )
+
+
+def test_model_contract():
+    # The head reads the pooled output, so the pooler trains too: no weight is exempt.
+    run_model_test(_model(metric_prefix="sop"), _batch())
 
 
 def test_missing_or_misshapen_labels_are_errors():

@@ -2,12 +2,19 @@ import keras
 import numpy as np
 import pytest
 
-from kbert.models import MaskedLanguageModel, NextSentencePrediction, PretrainingModel
+from kbert.models import (
+    MaskedLanguageModel,
+    NextSentencePrediction,
+    PretrainingModel,
+    SpanBoundaryObjective,
+)
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     fit_losses,
     masked_batch,
     save_and_load,
+    span_batch,
     tiny_encoder,
 )
 
@@ -74,6 +81,20 @@ def test_config_and_keras_file_round_trip_keep_the_encoder_shared(tmp_path):
         np.testing.assert_allclose(
             as_numpy(restored(x)[key]["logits"]), as_numpy(model(x)[key]["logits"]), atol=1e-5
         )
+
+
+@pytest.mark.parametrize("recipe", ["bert", "spanbert"])
+def test_model_contract(recipe):
+    keras.utils.set_random_seed(0)
+    encoder = tiny_encoder()
+    if recipe == "bert":  # NSP reads the pooled output, so every weight trains
+        second, x, unused = NextSentencePrediction(encoder), _batch(), ()
+    else:  # neither MLM nor SBO reads the pooled output
+        second, x = SpanBoundaryObjective(encoder, max_span_length=4), span_batch()
+        unused = ("pooler/kernel", "pooler/bias")
+    objectives = [MaskedLanguageModel(encoder), second]
+    model = PretrainingModel(encoder, objectives, loss_weights=[1.0, 0.5])
+    run_model_test(model, x, zero_gradient_weights=unused)
 
 
 def test_bad_objectives_and_inputs_are_errors():

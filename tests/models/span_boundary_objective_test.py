@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kbert.models import MaskedLanguageModel, PretrainingModel, SpanBoundaryObjective
+from tests.model_test_case import run_model_test
 from tests.models.pretraining_batches import (
     as_numpy,
     encoder_batch,
@@ -76,6 +77,15 @@ def test_config_and_keras_file_round_trip(tmp_path):
     restored = save_and_load(model, tmp_path)
     np.testing.assert_allclose(
         as_numpy(restored(x)["logits"]), as_numpy(model(x)["logits"]), atol=1e-5
+    )
+
+
+def test_model_contract():
+    run_model_test(
+        _model(max_span_length=4),
+        span_batch(),
+        # The head reads the boundary tokens' hidden states, never the pooled output.
+        zero_gradient_weights=("pooler/kernel", "pooler/bias"),
     )
 
 
