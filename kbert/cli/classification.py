@@ -13,7 +13,6 @@ A run directory holds everything needed to evaluate or predict later, with nothi
 
 import json
 import os
-import platform
 from pathlib import Path
 
 from kbert.cli.choices import (
@@ -24,12 +23,17 @@ from kbert.cli.choices import (
     TOKEN_TASKS,
 )
 from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
+from kbert.cli.run_settings import (
+    DataSettings,
+    check_sequence_length,
+    check_training_arguments,
+    software_versions,
+)
+from kbert.cli.token_tasks import add_token_task_arguments
 
 
 def add_finetune_arguments(parser):
     """The flags of `kbert finetune`."""
-    from kbert.cli.token_tasks import add_token_task_arguments
-
     task = parser.add_argument_group("task and data")
     task.add_argument(
         "--task",
@@ -342,7 +346,7 @@ def finetune(args):
         validation_examples=len(validation),
         test_examples=len(test),
         sources={split: examples.source for split, examples in splits.items()},
-        versions=_versions(),
+        versions=software_versions(),
     )
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
@@ -400,59 +404,6 @@ def finetune(args):
     return metrics
 
 
-def check_training_arguments(args):
-    """Refuses hyperparameters no run can use, before anything is loaded or written."""
-    checks = (
-        ("--epochs", args.epochs, 1),
-        ("--batch-size", args.batch_size, 1),
-        ("--gradient-accumulation-steps", getattr(args, "gradient_accumulation_steps", 1), 1),
-        ("--sequence-length", args.sequence_length, 8),
-    )
-    for flag, value, minimum in checks:
-        if value is not None and value < minimum:
-            raise ValueError(f"{flag} must be an int >= {minimum}; received {value}")
-    if not args.learning_rate > 0:
-        raise ValueError(
-            f"--learning-rate must be a positive number; received {args.learning_rate}"
-        )
-    if not 0 <= args.warmup_fraction < 1:
-        raise ValueError(f"--warmup-fraction must be in [0, 1); received {args.warmup_fraction}")
-    if args.weight_decay < 0:
-        raise ValueError(f"--weight-decay must be >= 0; received {args.weight_decay}")
-    if not 0 <= args.dropout < 1:
-        raise ValueError(f"--dropout must be in [0, 1); received {args.dropout}")
-    if getattr(args, "max_train_examples", None) is not None and args.max_train_examples < 1:
-        raise ValueError(
-            f"--max-train-examples must be an int >= 1; received {args.max_train_examples}"
-        )
-    if not 0 < args.validation_fraction < 1:
-        raise ValueError(
-            f"--validation-fraction must be in (0, 1); received {args.validation_fraction}"
-        )
-
-
-def check_sequence_length(sequence_length, encoder, model):
-    """Refuses a `--sequence-length` above the model's position table."""
-    limit = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
-    if limit is not None and sequence_length > limit:
-        raise ValueError(
-            f"--sequence-length {sequence_length} is longer than model {model!r} "
-            f"can read: its position table has {limit} positions; use at most "
-            f"{limit}"
-        )
-
-
-def _versions():
-    import keras
-    import tensorflow as tf
-
-    return {
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "keras": keras.__version__,
-    }
-
-
 def load_run(run_dir):
     """Returns `(classifier, preprocessor, label_names, config)` of a finished run directory."""
     import keras
@@ -499,20 +450,10 @@ def evaluate(args):
 
     classifier, preprocessor, label_names, config = load_run(args.run_dir)
     preprocessor = override_long_inputs(preprocessor, args, config)
-    for key in (
-        "train_file",
-        "test_file",
-        "validation_file",
-        "data_dir",
-        "validation_fraction",
-        "seed",
-    ):
-        config.setdefault(key, None)
-    config["max_train_examples"] = None
-    if args.data_dir:
-        config["data_dir"] = args.data_dir
-    namespace = type("Args", (), config)
-    task, splits = _load_splits(namespace)
+    settings = DataSettings.from_run(
+        config, data_dir=args.data_dir or config.get("data_dir"), max_train_examples=None
+    )
+    task, splits = _load_splits(settings)
     if list(task.label_names.names) != label_names and config["task"] != FILES_TASK:
         raise ValueError(f"the run's labels {label_names} differ from task {task.name}'s")
     if config["task"] == FILES_TASK:

@@ -11,6 +11,10 @@ signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `e
 
 from pathlib import Path
 
+from kbert.cli import classification, token_tasks
+from kbert.cli.classification import add_long_input_arguments
+from kbert.cli.run_settings import check_sequence_length
+
 # As `kbert finetune --sequence-length`: shorter windows leave a text hardly a token.
 MIN_SEQUENCE_LENGTH = 8
 
@@ -43,8 +47,6 @@ def add_export_arguments(parser):
         "to the model's position table (default: the run's; for --model "
         "128 or the position table if shorter)",
     )
-    from kbert.cli.classification import add_long_input_arguments
-
     add_long_input_arguments(
         parser.add_argument_group(
             "long inputs (classification runs; `classify` applies it in the graph)"
@@ -60,7 +62,6 @@ def add_export_arguments(parser):
 
 def main_export(args):
     """Exports and returns a JSON-ready summary."""
-    from kbert.cli import classification, token_tasks
     from kbert.export import export_saved_model
     from kbert.export.models_config import write_models_config
     from kbert.export.saved_model_export import check_export_dir
@@ -81,9 +82,7 @@ def main_export(args):
     def checked_length(encoder, default):
         if args.sequence_length is None:
             return default
-        classification.check_sequence_length(
-            args.sequence_length, encoder, args.model or args.run_dir
-        )
+        check_sequence_length(args.sequence_length, encoder, args.model or args.run_dir)
         return args.sequence_length
 
     long_flags = [

@@ -15,6 +15,13 @@ import os
 from pathlib import Path
 
 from kbert.cli.choices import NER_METHODS
+from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
+from kbert.cli.run_settings import (
+    DataSettings,
+    check_sequence_length,
+    check_training_arguments,
+    software_versions,
+)
 from kbert.files import atomic_path
 
 _DEFAULTS = {
@@ -159,12 +166,6 @@ def finetune(args):
     import keras
 
     from kbert.checkpoints import load_pretrained
-    from kbert.cli.classification import (
-        _versions,
-        check_sequence_length,
-        check_training_arguments,
-    )
-    from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
     from kbert.data.conll2003 import CONLL2003_TAGS
     from kbert.metrics import learning_curve_png
     from kbert.models import QuestionAnswerer
@@ -190,7 +191,7 @@ def finetune(args):
         tag_names=tag_names,
         source=source,
         train_examples=len(data["train"]),
-        versions=_versions(),
+        versions=software_versions(),
     )
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
@@ -292,20 +293,14 @@ def is_token_run(run_dir):
 def evaluate(args):
     """Re-scores a token-task run on a split; returns the scores."""
     model, tokenizer, config = load_token_run(args.run_dir)
-    namespace = argparse_namespace(config, data_dir=args.data_dir or config.get("data_dir"))
-    data, _ = _load_data(namespace)
+    data, _ = _load_data(
+        DataSettings.from_run(config, data_dir=args.data_dir or config.get("data_dir"))
+    )
     if args.split not in data:
         raise ValueError(
             f"task {config['task']} has splits {sorted(data)}; received {args.split!r}"
         )
     return _score(model, tokenizer, data[args.split], config)
-
-
-def argparse_namespace(config, **overrides):
-    """A namespace with a run's settings (and overrides), like the one `finetune` got."""
-    values = dict(config)
-    values.update(overrides)
-    return type("Args", (), values)
 
 
 def run_task(run_dir):
