@@ -2,6 +2,7 @@
 
 import keras
 
+from kbert.checks import check_int
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 
 HEAD_POOLING = ("pooler",) + POOLING_MODES
@@ -43,8 +44,7 @@ class ClassificationHead(keras.layers.Layer):
 
     def __init__(self, num_classes, pooling="cls", dropout=0.1, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(f"num_classes must be an int >= 2; received {num_classes!r}")
+        num_classes = check_int("num_classes", num_classes, minimum=2)
         if pooling not in HEAD_POOLING:
             raise ValueError(f"pooling must be one of {HEAD_POOLING}; received {pooling!r}")
         if (

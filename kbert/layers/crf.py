@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kbert.checks import check_int
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class CRF(keras.layers.Layer):
@@ -58,9 +60,7 @@ class CRF(keras.layers.Layer):
     def __init__(self, num_tags, **kwargs):
         kwargs.setdefault("dtype", "float32")
         super().__init__(**kwargs)
-        if isinstance(num_tags, bool) or not isinstance(num_tags, int) or num_tags < 2:
-            raise ValueError(f"num_tags must be an int >= 2; received {num_tags!r}")
-        self.num_tags = num_tags
+        self.num_tags = check_int("num_tags", num_tags, minimum=2)
 
     def build(self, input_shape=None):
         if input_shape is not None:

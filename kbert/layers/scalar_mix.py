@@ -4,6 +4,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.checks import check_positive_int
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class ScalarMix(keras.layers.Layer):
@@ -37,9 +39,7 @@ class ScalarMix(keras.layers.Layer):
 
     def __init__(self, num_inputs, initial_gamma=1.0, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(num_inputs, bool) or not isinstance(num_inputs, int) or num_inputs < 1:
-            raise ValueError(f"num_inputs must be a positive int; received {num_inputs!r}")
-        self.num_inputs = num_inputs
+        self.num_inputs = check_positive_int("num_inputs", num_inputs)
         self.initial_gamma = float(initial_gamma)
 
     def build(self, input_shape):

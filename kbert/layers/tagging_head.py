@@ -2,6 +2,8 @@
 
 import keras
 
+from kbert.checks import check_int
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class TaggingHead(keras.layers.Layer):
@@ -34,8 +36,7 @@ class TaggingHead(keras.layers.Layer):
 
     def __init__(self, num_tags, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(num_tags, bool) or not isinstance(num_tags, int) or num_tags < 2:
-            raise ValueError(f"num_tags must be an int >= 2; received {num_tags!r}")
+        num_tags = check_int("num_tags", num_tags, minimum=2)
         if (
             isinstance(dropout, bool)
             or not isinstance(dropout, (int, float))

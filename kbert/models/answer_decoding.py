@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from kbert.checks import check_int
+
 _FEATURE_KEYS = ("example_index", "context_start_offsets", "context_end_offsets", "max_context")
 
 
@@ -76,8 +78,7 @@ def decode_answers(examples, features, start_logits, end_logits, n_best=20, max_
     ('Ruiz', 4, 8, 5.0)
     """
     for name, value in (("n_best", n_best), ("max_answer_length", max_answer_length)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; received {value!r}")
+        check_int(name, value, minimum=1)
     missing = [key for key in _FEATURE_KEYS if key not in features]
     if missing:
         raise ValueError(

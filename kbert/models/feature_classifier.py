@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.checks import check_int, check_positive_int
 from kbert.layers.scalar_mix import ScalarMix
 from kbert.models.layer_features import pool_hidden_states
 from kbert.models.sequence_classifier import classification_loss
@@ -63,26 +64,19 @@ class FeatureClassifier(keras.Model):
     ):
         if layers not in FEATURE_LAYERS:
             raise ValueError(f"layers must be one of {FEATURE_LAYERS}; received {layers!r}")
-        for name, value in (
-            ("num_features_layers", num_features_layers),
-            ("hidden_dim", hidden_dim),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int; received {value!r}")
+        num_features_layers = check_positive_int("num_features_layers", num_features_layers)
+        hidden_dim = check_positive_int("hidden_dim", hidden_dim)
         if layers == "last4" and num_features_layers < 4:
             raise ValueError(
                 f"layers='last4' needs num_features_layers >= 4; received {num_features_layers}"
             )
         minimum = 1 if multi_label else 2
-        if (
-            isinstance(num_classes, bool)
-            or not isinstance(num_classes, int)
-            or num_classes < minimum
-        ):
-            raise ValueError(
-                f"num_classes must be an int >= {minimum}"
-                f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}"
-            )
+        num_classes = check_int(
+            "num_classes",
+            num_classes,
+            minimum=minimum,
+            expected=f"an int >= {minimum}{' (multi-label)' if multi_label else ''}",
+        )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         hidden_units = tuple(hidden_units)

@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from kbert.checks import check_positive_int
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 
 _INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
@@ -100,8 +101,7 @@ def extract_layer_features(
             )
     if pooling not in POOLING_MODES:
         raise ValueError(f"pooling must be one of {POOLING_MODES}; received {pooling!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
+    batch_size = check_positive_int("batch_size", batch_size)
 
     # Tokenize and pack everything once, then sort by length.
     packed = {key: [] for key in _INPUT_KEYS}

@@ -2,6 +2,7 @@
 
 import keras
 
+from kbert.checks import check_int
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 from kbert.models.pretraining_utils import encoder_dtype_policy
 from kbert.models.task_model import TaskModel
@@ -69,15 +70,12 @@ class SequenceClassifier(TaskModel):
         if pooling not in CLASSIFIER_POOLING:
             raise ValueError(f"pooling must be one of {CLASSIFIER_POOLING}; received {pooling!r}")
         minimum = 1 if multi_label else 2
-        if (
-            isinstance(num_classes, bool)
-            or not isinstance(num_classes, int)
-            or num_classes < minimum
-        ):
-            raise ValueError(
-                f"num_classes must be an int >= {minimum}"
-                f"{' (multi-label)' if multi_label else ''}; received {num_classes!r}"
-            )
+        num_classes = check_int(
+            "num_classes",
+            num_classes,
+            minimum=minimum,
+            expected=f"an int >= {minimum}{' (multi-label)' if multi_label else ''}",
+        )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         hidden_units = tuple(hidden_units)

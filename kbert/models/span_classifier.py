@@ -2,6 +2,7 @@
 
 import keras
 
+from kbert.checks import check_int
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
 from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
@@ -52,8 +53,7 @@ class SpanClassifier(TaskModel):
         dropout=0.1,
         **kwargs,
     ):
-        if isinstance(num_types, bool) or not isinstance(num_types, int) or num_types < 1:
-            raise ValueError(f"num_types must be an int >= 1; received {num_types!r}")
+        num_types = check_int("num_types", num_types, minimum=1)
         if pooling not in SPAN_POOLING:
             raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
         if not isinstance(hidden_units, int) or hidden_units < 1:

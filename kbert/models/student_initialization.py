@@ -1,5 +1,6 @@
 """A shallower student encoder initialised from a teacher's layers (DistilBERT's recipe)."""
 
+from kbert.checks import check_int
 from kbert.models.encoder import Encoder
 
 
@@ -66,15 +67,13 @@ def student_encoder(teacher_encoder, num_layers, layers=None):
             f"{type(teacher_encoder).__name__}"
         )
     teacher_layers = teacher_encoder.config.num_layers
-    if (
-        isinstance(num_layers, bool)
-        or not isinstance(num_layers, int)
-        or not 1 <= num_layers <= teacher_layers
-    ):
-        raise ValueError(
-            f"num_layers must be an int in 1..{teacher_layers} (the teacher's "
-            f"num_layers); received {num_layers!r}"
-        )
+    num_layers = check_int(
+        "num_layers",
+        num_layers,
+        minimum=1,
+        maximum=teacher_layers,
+        expected=f"an int in 1..{teacher_layers} (the teacher's num_layers)",
+    )
     if layers is None:
         layers = default_student_layers(teacher_layers, num_layers)
     layers = list(layers)

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.checks import check_int
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
 from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
 from kbert.models.task_model import TaskModel
@@ -43,8 +44,7 @@ class TokenClassifier(TaskModel):
     """
 
     def __init__(self, encoder, num_tags, dropout=0.1, crf=False, **kwargs):
-        if isinstance(num_tags, bool) or not isinstance(num_tags, int) or num_tags < 2:
-            raise ValueError(f"num_tags must be an int >= 2; received {num_tags!r}")
+        num_tags = check_int("num_tags", num_tags, minimum=2)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         policy = encoder_dtype_policy(encoder)

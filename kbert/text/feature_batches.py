@@ -9,6 +9,8 @@ length together and cut every per-token array to the batch's longest row.
 import numpy as np
 import tensorflow as tf
 
+from kbert.checks import check_positive_int
+
 
 def length_grouped_indices(lengths, batch_size, training, rng):
     """Row indices of each batch: in order for evaluation; for training, shuffled, grouped by
@@ -71,8 +73,7 @@ def feature_batches(
     >>> batch["token_ids"].numpy().tolist()
     [[2, 5, 3], [2, 3, 0]]
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
+    batch_size = check_positive_int("batch_size", batch_size)
     if length_key not in features:
         raise ValueError(
             f"features need {length_key!r} to measure row lengths; received keys {sorted(features)}"

@@ -16,6 +16,8 @@ per-token side tensors such as word ids and offsets, and stays available to a la
 import keras
 import tensorflow as tf
 
+from kbert.checks import check_int
+
 TRUNCATION_STRATEGIES = ("longest_first", "round_robin", "only_first", "only_second")
 
 
@@ -124,11 +126,12 @@ class InputPacker(keras.layers.Layer):
         # Ragged inputs and tuples of them pass through untouched (Keras would convert them).
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
-        if not isinstance(sequence_length, int) or sequence_length < 2:
-            raise ValueError(
-                "sequence_length must be an int of at least 2 ([CLS] and [SEP]); received "
-                f"{sequence_length!r}"
-            )
+        sequence_length = check_int(
+            "sequence_length",
+            sequence_length,
+            minimum=2,
+            expected="an int of at least 2 ([CLS] and [SEP])",
+        )
         for name, value in (
             ("start_token_id", start_token_id),
             ("end_token_id", end_token_id),

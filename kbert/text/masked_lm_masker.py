@@ -68,9 +68,7 @@ def _check_special_token_ids(special_token_ids, vocabulary_size):
 
 
 def _check_seed(seed):
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise ValueError(f"seed must be an int or None; received {seed!r}")
-    return None if seed is None else int(seed)
+    return None if seed is None else check_int("seed", seed, expected="an int or None")
 
 
 def _replacement_cdf(vocabulary_size, excluded_ids, unigram_probabilities):

@@ -20,6 +20,8 @@ These work on one example's token ids (numpy), for `tf.data` through `tf.numpy_f
 
 import numpy as np
 
+from kbert.checks import check_int
+
 SENTINEL_FORMAT = "<extra_id_{}>"  # T5's sentinel tokens
 
 
@@ -60,8 +62,7 @@ def random_spans_noise_mask(length, noise_density=0.15, mean_noise_span_length=3
         raise ValueError(
             f"mean_noise_span_length must be >= 1; received {mean_noise_span_length!r}"
         )
-    if not isinstance(length, (int, np.integer)) or length < 2:
-        raise ValueError(f"length must be an integer >= 2; received {length!r}")
+    check_int("length", length, minimum=2, expected="an integer >= 2")
     rng = rng or np.random.default_rng()
     noise = min(max(int(round(length * noise_density)), 1), length - 1)
     spans = max(int(round(noise / mean_noise_span_length)), 1)

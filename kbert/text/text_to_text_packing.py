@@ -17,12 +17,13 @@ same way:
 
 import tensorflow as tf
 
+from kbert.checks import check_int
+
 IGNORE_INDEX = -100  # labels not scored (kbert.models.pretraining_utils.IGNORE_INDEX)
 
 
 def _check_length(name, value, minimum):
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; received {value!r}")
+    return check_int(name, value, minimum=minimum, expected=f"an integer >= {minimum}")
 
 
 def _token_ids(tokenizer, texts, max_length, end_id):

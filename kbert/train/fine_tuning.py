@@ -4,6 +4,7 @@ import math
 
 import keras
 
+from kbert.checks import check_int
 from kbert.train.schedules import LearningRateSchedule
 
 # BERT excludes biases and LayerNorm parameters from weight decay.
@@ -71,13 +72,12 @@ def fine_tuning_optimizer(
 
 def check_accumulation_steps(gradient_accumulation_steps):
     """Returns `gradient_accumulation_steps` as an int >= 1, or raises a ValueError naming it."""
-    value = gradient_accumulation_steps
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"gradient_accumulation_steps must be an int >= 1 (1 = no accumulation); "
-            f"received {value!r}"
-        )
-    return value
+    return check_int(
+        "gradient_accumulation_steps",
+        gradient_accumulation_steps,
+        minimum=1,
+        expected="an int >= 1 (1 = no accumulation)",
+    )
 
 
 def decoupled_adamw(

@@ -12,6 +12,8 @@ a running `fit` use the callbacks of `kbert.train.unfreezing`). With a shared-la
 encoder every `block_i` group holds the same layer: freezing any one of them freezes all.
 """
 
+from kbert.checks import check_int
+
 HEAD = "head"
 
 
@@ -192,10 +194,13 @@ def freeze_all_but_top(model, k):
     """
     groups = layer_groups(model)
     blocks = [name for name in groups if name.startswith("block_")]
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= len(blocks):
-        raise ValueError(
-            f"k must be an int in [0, {len(blocks)}] (the number of blocks); received {k!r}"
-        )
+    k = check_int(
+        "k",
+        k,
+        minimum=0,
+        maximum=len(blocks),
+        expected=f"an int in [0, {len(blocks)}] (the number of blocks)",
+    )
     top = blocks[len(blocks) - k :] if k else []
     freeze(model, ["embeddings"] + blocks[: len(blocks) - k])
     # Unfreeze after freezing: with shared (ALBERT) blocks the shared layer ends up trainable

@@ -9,10 +9,10 @@ the LM weight decays during fine-tuning). `LossWeightAnnealing` sets one of
 value without retracing.
 """
 
-import numbers
-
 import keras
 from keras import ops
+
+from kbert.checks import check_int
 
 
 def linear_annealing(step, start_value, end_value, total_steps):
@@ -33,12 +33,7 @@ def linear_annealing(step, start_value, end_value, total_steps):
     >>> float(linear_annealing(50, 1.0, 0.0, total_steps=10))
     0.0
     """
-    if (
-        isinstance(total_steps, bool)
-        or not isinstance(total_steps, numbers.Integral)
-        or total_steps < 1
-    ):
-        raise ValueError(f"total_steps must be an int >= 1; received {total_steps!r}")
+    check_int("total_steps", total_steps, minimum=1)
     progress = ops.clip(ops.cast(step, "float32") / float(total_steps), 0.0, 1.0)
     return start_value + (end_value - start_value) * progress
 

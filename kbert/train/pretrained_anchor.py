@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from kbert.checks import check_int
 from kbert.models.pretraining_model import PretrainingModel
 from kbert.models.pretraining_objective import PretrainingObjective
 
@@ -361,10 +362,10 @@ def estimate_diagonal_fisher(
             f"{type(objective).__name__} without one"
         )
     loss_fn = _pretraining_loss(objective)
-    if max_batches is not None and (
-        isinstance(max_batches, bool) or not isinstance(max_batches, int) or max_batches < 1
-    ):
-        raise ValueError(f"max_batches must be a positive int or None; received {max_batches!r}")
+    if max_batches is not None:
+        max_batches = check_int(
+            "max_batches", max_batches, minimum=1, expected="a positive int or None"
+        )
     variables = _unique(objective.encoder.trainable_weights if variables is None else variables)
     if not variables:
         raise ValueError(

@@ -10,6 +10,8 @@ import math
 import keras
 from keras import ops
 
+from kbert.checks import check_int
+
 
 def _check(peak_learning_rate, total_steps, warmup_steps):
     if peak_learning_rate <= 0:
@@ -150,12 +152,7 @@ class LearningRateSchedule(keras.optimizers.schedules.LearningRateSchedule):
     def __init__(self, name, steps_per_update=1, **arguments):
         if name not in _SCHEDULES:
             raise ValueError(f"unknown schedule {name!r}; expected one of {sorted(_SCHEDULES)}")
-        if (
-            isinstance(steps_per_update, bool)
-            or not isinstance(steps_per_update, int)
-            or steps_per_update < 1
-        ):
-            raise ValueError(f"steps_per_update must be an int >= 1; received {steps_per_update!r}")
+        steps_per_update = check_int("steps_per_update", steps_per_update, minimum=1)
         _SCHEDULES[name](0, **arguments)  # validates the arguments now, not at the first step
         self.name = name
         self.steps_per_update = steps_per_update
