@@ -16,6 +16,7 @@ Example:
 ('attention.query', 'attention.value')
 """
 
+import contextlib
 import dataclasses
 
 import keras
@@ -260,3 +261,36 @@ def adapted_sublayers(block):
         layer = resolve(block, path)[2]
         if isinstance(layer, AdaptedSublayer):
             yield path, layer
+
+
+def build_wrapped_sublayers(block, input_shape):
+    """Builds each wrapped sublayer where it would be built without its wrapper.
+
+    A wrapper builds what it wraps inside its own name scope, which would move a pretrained
+    kernel from "block_0/attention/query/kernel" to ".../query_lora/query/kernel". Built here
+    first, under its parents' scopes, every pretrained weight keeps its path, so code and
+    checkpoints that address weights by path find them in an adapted encoder too.
+    """
+    adaptation = block.adaptation
+    paths = list(adaptation.lora["targets"]) if adaptation.lora else []
+    paths += [
+        path
+        for path in ADAPTER_PATHS
+        if any(
+            path in ADAPTER_PLACEMENTS[spec["placement"]] for spec in adaptation.adapters.values()
+        )
+    ]
+    if adaptation.prefix_length is not None:
+        paths.append("attention")
+    widths = {"feed_forward.output_dense": block.intermediate_dim}
+    for path in paths:
+        layer = unwrap(resolve(block, path)[2])
+        if layer.built:
+            continue
+        shape = tuple(input_shape[:-1]) + (widths.get(path, input_shape[-1]),)
+        with contextlib.ExitStack() as scopes:
+            parent = block
+            for name in path.split(".")[:-1]:
+                parent = unwrap(getattr(parent, name))
+                scopes.enter_context(keras.name_scope(parent.name))
+            layer.build(shape)

@@ -2,7 +2,12 @@
 
 import keras
 
-from kbert.layers.block_adaptation import BlockAdaptation, adapted_sublayers, wrap_sublayers
+from kbert.layers.block_adaptation import (
+    BlockAdaptation,
+    adapted_sublayers,
+    build_wrapped_sublayers,
+    wrap_sublayers,
+)
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.multi_head_attention import MultiHeadAttention
 from kbert.layers.unpadding import apply_to_real_tokens
@@ -131,6 +136,8 @@ class TransformerBlock(keras.layers.Layer):
         self.adaptation = self.adaptation.replace(active_adapter=name)
 
     def build(self, input_shape):
+        if self.adaptation is not None:
+            build_wrapped_sublayers(self, input_shape)  # pretrained weights keep their paths
         for layer in (
             self.attention,
             self.attention_norm,
