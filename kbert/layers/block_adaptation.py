@@ -153,13 +153,46 @@ class BlockAdaptation:
         return cls(**config)
 
 
-def _sublayer(block, path):
-    """`(parent, attribute, layer)` for a dotted path from the block (no wrappers yet)."""
+def unwrap(layer):
+    """The layer inside any adaptation wrappers around it."""
+    while isinstance(layer, (AdaptedSublayer, LoRADense, PrefixAttention)):
+        if isinstance(layer, AdaptedSublayer):
+            layer = layer.sublayer
+        elif isinstance(layer, LoRADense):
+            layer = layer.dense
+        else:
+            layer = layer.attention
+    return layer
+
+
+def resolve(block, path):
+    """`(parent, attribute, layer)` for a dotted path, walking through wrappers on the way.
+
+    The last layer is returned as it is (a wrapper, if one is there).
+    """
     parent = block
     *parents, attribute = path.split(".")
     for name in parents:
-        parent = getattr(parent, name)
+        parent = unwrap(getattr(parent, name))
     return parent, attribute, getattr(parent, attribute)
+
+
+ADAPTER_PATHS = tuple(
+    dict.fromkeys(path for paths in ADAPTER_PLACEMENTS.values() for path in paths)
+)
+
+
+def wrapped_sublayers(block, wrapper_class, paths):
+    """Yields `(path, wrapper)` for each of `paths` whose layer is a `wrapper_class`."""
+    for path in paths:
+        layer = resolve(block, path)[2]
+        if isinstance(layer, wrapper_class):
+            yield path, layer
+
+
+def adapted_sublayers(block):
+    """Yields `(path, wrapper)` for each `AdaptedSublayer` of a block, e.g. "feed_forward"."""
+    return wrapped_sublayers(block, AdaptedSublayer, ADAPTER_PATHS)
 
 
 def wrap_sublayers(block, adaptation):
@@ -173,7 +206,7 @@ def wrap_sublayers(block, adaptation):
         found = []
         for path in lora["targets"]:
             try:
-                found.append(_sublayer(block, path))
+                found.append(resolve(block, path))
             except AttributeError:
                 raise ValueError(
                     f"LoRA target {path!r} is not a sublayer of {block.name}"
@@ -206,7 +239,7 @@ def wrap_sublayers(block, adaptation):
                 name=f"adapter_{name}",
             )
     for path in sorted(at_path, key=lambda p: -p.count(".")):  # inner sublayers first
-        parent, attribute, layer = _sublayer(block, path)
+        parent, attribute, layer = resolve(block, path)
         wrapper = AdaptedSublayer(
             layer,
             at_path[path],
@@ -226,66 +259,20 @@ def wrap_sublayers(block, adaptation):
         )
 
 
-def unwrap(layer):
-    """The layer inside any adaptation wrappers around it."""
-    while isinstance(layer, (AdaptedSublayer, LoRADense, PrefixAttention)):
-        if isinstance(layer, AdaptedSublayer):
-            layer = layer.sublayer
-        elif isinstance(layer, LoRADense):
-            layer = layer.dense
-        else:
-            layer = layer.attention
-    return layer
-
-
-def resolve(block, path):
-    """`(parent, attribute, layer)` for a dotted path, walking through wrappers on the way.
-
-    The last layer is returned as it is (a wrapper, if one is there).
-    """
-    parent = block
-    *parents, attribute = path.split(".")
-    for name in parents:
-        parent = unwrap(getattr(parent, name))
-    return parent, attribute, getattr(parent, attribute)
-
-
-ADAPTER_PATHS = tuple(
-    dict.fromkeys(path for paths in ADAPTER_PLACEMENTS.values() for path in paths)
-)
-
-
-def adapted_sublayers(block):
-    """Yields `(path, wrapper)` for each `AdaptedSublayer` of a block, e.g. "feed_forward"."""
-    for path in ADAPTER_PATHS:
-        layer = resolve(block, path)[2]
-        if isinstance(layer, AdaptedSublayer):
-            yield path, layer
-
-
 def build_wrapped_sublayers(block, input_shape):
-    """Builds each wrapped sublayer where it would be built without its wrapper.
+    """Builds each wrapped sublayer of a block where it would be built without its wrapper.
 
     A wrapper builds what it wraps inside its own name scope, which would move a pretrained
     kernel from "block_0/attention/query/kernel" to ".../query_lora/query/kernel". Built here
     first, under its parents' scopes, every pretrained weight keeps its path, so code and
-    checkpoints that address weights by path find them in an adapted encoder too.
+    checkpoints that address weights by path find them in an adapted encoder too. (Only
+    wrapped layers: the others are built by their parents, which do not check `built`.)
     """
-    adaptation = block.adaptation
-    paths = list(adaptation.lora["targets"]) if adaptation.lora else []
-    paths += [
-        path
-        for path in ADAPTER_PATHS
-        if any(
-            path in ADAPTER_PLACEMENTS[spec["placement"]] for spec in adaptation.adapters.values()
-        )
-    ]
-    if adaptation.prefix_length is not None:
-        paths.append("attention")
     widths = {"feed_forward.output_dense": block.intermediate_dim}
-    for path in paths:
-        layer = unwrap(resolve(block, path)[2])
-        if layer.built:
+    for path in DENSE_PATHS + ("attention", "feed_forward"):
+        wrapped = resolve(block, path)[2]
+        layer = unwrap(wrapped)
+        if layer is wrapped or layer.built:
             continue
         shape = tuple(input_shape[:-1]) + (widths.get(path, input_shape[-1]),)
         with contextlib.ExitStack() as scopes:

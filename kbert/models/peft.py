@@ -33,6 +33,7 @@ from kbert.layers.block_adaptation import (
     adapted_sublayers,
     resolve,
     unwrap,
+    wrapped_sublayers,
 )
 from kbert.layers.lora import LoRADense
 from kbert.layers.prefix_tuning import PrefixAttention
@@ -86,10 +87,7 @@ def _adaptation_parts(encoder):
 
 
 def _lora_layers(block):
-    for path in DENSE_PATHS:
-        layer = resolve(block, path)[2]
-        if isinstance(layer, LoRADense):
-            yield path, layer
+    return wrapped_sublayers(block, LoRADense, DENSE_PATHS)
 
 
 def _rebuilt(encoder, adaptation):
@@ -339,8 +337,9 @@ def add_lora(encoder, targets=("query", "value"), rank=8, alpha=16, dropout=0.0)
             that has LoRA already; LoRA of another rank, alpha or dropout already there.
     """
     adaptation = _adaptation(encoder)
-    lora = BlockAdaptation(lora={"targets": targets, "rank": rank, "alpha": alpha}).lora
-    lora["dropout"] = dropout
+    lora = BlockAdaptation(
+        lora={"targets": targets, "rank": rank, "alpha": alpha, "dropout": dropout}
+    ).lora
     if adaptation.lora is not None:
         taken = [t for t in lora["targets"] if t in adaptation.lora["targets"]]
         if taken:
