@@ -459,6 +459,10 @@ def tokenizer_parity_section(results):
     references = {
         "bpe": "Hugging Face BPE (characters, `</w>`), ids and offsets",
         "byte_level_bpe": "Hugging Face byte-level BPE (GPT-2), ids and offsets",
+        "bpe_in_graph": "the same BPE file through `GraphBytePairTokenizer` (core ops and "
+        "tf-text's regex split, as in an exported graph) vs Hugging Face, ids and offsets",
+        "byte_level_bpe_in_graph": "the same byte-level BPE file through "
+        "`GraphBytePairTokenizer` vs Hugging Face, ids and offsets",
         "unigram": "Hugging Face Unigram (Metaspace), ids and offsets",
         "sentencepiece": "sentencepiece unigram (identity normalization), ids",
         "sentencepiece_in_graph": "the same sentencepiece model through `SentencePieceTokenizer` "
@@ -498,6 +502,8 @@ def _tokenizer_parity_headline(results):
         for name in (
             "bpe",
             "byte_level_bpe",
+            "bpe_in_graph",
+            "byte_level_bpe_in_graph",
             "unigram",
             "sentencepiece",
             "sentencepiece_in_graph",

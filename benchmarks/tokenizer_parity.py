@@ -10,7 +10,10 @@ them. A text agrees when its ids (and, for Hugging Face, its character offsets) 
 
     python -m benchmarks.tokenizer_parity [--record docs/results/tokenizer_parity.json]
 
-In-graph: the unigram models also run as `SentencePieceTokenizer` (tf-text's SentencePiece ops,
+In-graph: the two BPE models also run as `GraphBytePairTokenizer` (core TensorFlow ops and
+tf-text's `RegexSplitWithOffsets`, what an exported serving graph holds), compared with the
+Hugging Face reference by ids and character offsets on the same texts
+(`bpe_in_graph_agreement`, `byte_level_bpe_in_graph_agreement`). The unigram models also run as `SentencePieceTokenizer` (tf-text's SentencePiece ops,
 what an exported serving graph holds), compared by ids on the same texts:
 `sentencepiece_in_graph_agreement` (the sentencepiece-trained model, against `sentencepiece`
 itself) and `kbert_unigram_in_graph_agreement` (a unigram model kbert trains on the same texts,
@@ -20,8 +23,8 @@ as z + 4 × zz or 4 × zz + z) the other way from the `sentencepiece` package; t
 counts how many disagreements are such ties (`<name>_disagreements_that_are_ties`).
 
 The last line is JSON: `texts`, `bpe_agreement`, `byte_level_bpe_agreement`,
-`unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the two in-graph agreements, and
-the first disagreements.
+`unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the four in-graph agreements,
+and the first disagreements.
 """
 
 import argparse
@@ -34,7 +37,12 @@ import numpy as np
 
 from kbert.data import data_dir, load_classification_task
 from kbert.run_records import add_record_argument, record_if_requested
-from kbert.text import BytePairTokenizer, SentencePieceTokenizer, UnigramTokenizer
+from kbert.text import (
+    BytePairTokenizer,
+    GraphBytePairTokenizer,
+    SentencePieceTokenizer,
+    UnigramTokenizer,
+)
 
 
 def corpora(root, texts):
@@ -162,6 +170,21 @@ def graph_agreement(encode, unigram, texts, batch_size=1024):
     return 1 - len(disagreements) / len(texts), disagreements[:3], ties
 
 
+def bpe_graph_agreement(encode, bpe, texts, batch_size=1024):
+    """Share of `texts` whose ids and character offsets from `GraphBytePairTokenizer(bpe)`
+    (the graph ops) equal the reference's `encode(text)`, and the first disagreements."""
+    layer = GraphBytePairTokenizer(bpe)
+    disagreements = []
+    for start in range(0, len(texts), batch_size):
+        batch = texts[start : start + batch_size]
+        ids, starts, ends = (t.to_list() for t in layer.tokenize_with_offsets(batch))
+        for text, mine, first, last in zip(batch, ids, starts, ends, strict=True):
+            expected, offsets = encode(text)
+            if mine != expected or list(zip(first, last, strict=True)) != offsets:
+                disagreements.append(text)
+    return 1 - len(disagreements) / len(texts), disagreements[:3]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
@@ -194,6 +217,17 @@ def main(argv=None):
             print(f"{name}: {100 * share:.2f}% of {len(held_out):,} texts agree ({seconds:.1f} s)")
             if name == "sentencepiece":
                 in_graph.append(("sentencepiece_in_graph", lambda t, e=encode: e(t)[0], tokenizer))
+            if isinstance(tokenizer, BytePairTokenizer):
+                started = time.perf_counter()
+                share, first = bpe_graph_agreement(encode, tokenizer, held_out)
+                seconds = time.perf_counter() - started
+                results[f"{name}_in_graph_agreement"] = round(share, 6)
+                results[f"{name}_in_graph_seconds"] = round(seconds, 1)
+                results[f"{name}_in_graph_first_disagreements"] = first
+                print(
+                    f"{name} in graph: {100 * share:.2f}% of {len(held_out):,} texts agree "
+                    f"({seconds:.1f} s)"
+                )
         started = time.perf_counter()
         kbert_unigram = UnigramTokenizer.train(train, args.vocabulary_size, float32_scores=True)
         results["kbert_unigram_train_seconds"] = round(time.perf_counter() - started, 1)

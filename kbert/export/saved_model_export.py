@@ -6,8 +6,9 @@ out. The graph holds the tokenizer, the model's weights, and two assets: `vocab.
 there are label or tag names, `labels.txt`. The tokenizer is a `WordPieceTokenizer` (core TF
 ops plus the classic tf-text ops that TF Serving's tensorflow-text 2.12 knows) or, for a model
 pretrained on a unigram vocabulary, a `SentencePieceTokenizer` (tf-text's SentencePiece ops,
-also in the op library TF Serving links; `classify` and `embed` only, since tagging and QA map
-tokens back to WordPiece's words and characters).
+also in the op library TF Serving links) or, on a BPE vocabulary, a `GraphBytePairTokenizer`
+(core ops and `RegexSplitWithOffsets`); those two serve `classify` and `embed` only, since
+tagging and QA map tokens back to WordPiece's words and characters.
 
 Signatures per task (every string input is `tf.TensorSpec([None], tf.string)`, every batch size
 is dynamic, every float output float32 whatever the model's dtype policy):
@@ -376,8 +377,9 @@ def _check_arguments(
         tokenizer = tokenizer.tokenizer
     if not isinstance(tokenizer, GRAPH_TOKENIZERS):
         raise ValueError(
-            "tokenizer must be a kbert.text.WordPieceTokenizer or SentencePieceTokenizer (or a "
-            "BertPreprocessor holding one): only those tokenizers can be put inside the serving "
+            "tokenizer must be a kbert.text.WordPieceTokenizer, SentencePieceTokenizer or "
+            "GraphBytePairTokenizer (or a BertPreprocessor holding one): only those tokenizers "
+            "can be put inside the serving "
             f"graph; received {type(tokenizer).__name__}"
         )
     if task is None:

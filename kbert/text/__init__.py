@@ -13,6 +13,7 @@ tokens like WordPiece does (`with_roles()`), so every pretraining pipeline takes
 
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
 from kbert.text.byte_pair_trainer import byte_level_alphabet, learn_merges
+from kbert.text.graph_byte_pair_tokenizer import GraphBytePairTokenizer
 from kbert.text.input_packer import InputPacker
 from kbert.text.long_text import (
     LONG_INPUT_STRATEGIES,
@@ -46,6 +47,7 @@ __all__ = [
     "InputPacker",
     "MaskedLMMasker",
     "SentencePieceTokenizer",
+    "GraphBytePairTokenizer",
     "SpanMasker",
     "TokenizerAgreement",
     "UnigramTokenizer",

@@ -297,7 +297,7 @@ def pre_tokenize(
     }
 
 
-def byte_to_char_offsets(strings, *byte_offsets):
+def byte_to_char_offsets(strings, *byte_offsets, round_down=False):
     """Converts byte offsets into character (code point) offsets, all in the graph.
 
     One `searchsorted` over the byte positions of every character of every string, shifted so the
@@ -307,7 +307,9 @@ def byte_to_char_offsets(strings, *byte_offsets):
     Args:
         strings: 1-D string `tf.Tensor` of valid UTF-8, shape (n,).
         *byte_offsets: one or more int64 `tf.RaggedTensor`s (n, None); row i holds offsets into
-            `strings[i]`, each on a character boundary.
+            `strings[i]`.
+        round_down: bool, default False. An offset inside a character maps to the next
+            character (an exclusive end) or, with True, to that character (a start).
 
     Returns:
         A list with one int64 `tf.RaggedTensor` per input, with the same row partition.
@@ -325,5 +327,14 @@ def byte_to_char_offsets(strings, *byte_offsets):
         rows = offsets.value_rowids()  # (num_offsets,) the string of each offset
         queries = offsets.flat_values + tf.gather(byte_base, rows)
         index = tf.searchsorted(global_starts, queries, side="left", out_type=tf.int64)
+        if round_down:
+            # Not on a character's first byte (nor at the string's end): the character before.
+            count = tf.size(global_starts, out_type=tf.int64)
+            found = tf.gather(global_starts, tf.maximum(tf.minimum(index, count - 1), 0))
+            ends = byte_base + tf.cast(tf.strings.length(strings), tf.int64)  # (n,)
+            on_boundary = ((index < count) & tf.equal(found, queries)) | tf.equal(
+                queries, tf.gather(ends, rows)
+            )
+            index = tf.where(on_boundary, index, index - 1)
         converted.append(offsets.with_flat_values(index - tf.gather(char_starts.row_splits, rows)))
     return converted

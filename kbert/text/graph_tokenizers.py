@@ -1,16 +1,18 @@
 """The tokenizers that run inside graphs (tf.data and exported SavedModels), checked in one place.
 
-`WordPieceTokenizer` (BERT) and `SentencePieceTokenizer` (a unigram model through SentencePiece's
-op) are Keras layers of graph ops; the BPE tokenizers are Python only. `BertPreprocessor` and
-`LongTextPreprocessor` take either graph tokenizer and read the same attributes from it.
+`WordPieceTokenizer` (BERT), `SentencePieceTokenizer` (a unigram model through SentencePiece's
+op) and `GraphBytePairTokenizer` (a `BytePairTokenizer`'s character or byte-level BPE in core
+ops and tf-text's regex split) are Keras layers of graph ops. `BertPreprocessor` and
+`LongTextPreprocessor` take any of them and read the same attributes from it.
 """
 
 import keras
 
+from kbert.text.graph_byte_pair_tokenizer import GraphBytePairTokenizer
 from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
-GRAPH_TOKENIZERS = (WordPieceTokenizer, SentencePieceTokenizer)
+GRAPH_TOKENIZERS = (WordPieceTokenizer, SentencePieceTokenizer, GraphBytePairTokenizer)
 
 
 def packing_tokenizer(tokenizer):
@@ -24,9 +26,10 @@ def packing_tokenizer(tokenizer):
         tokenizer = keras.saving.deserialize_keras_object(tokenizer)
     if not isinstance(tokenizer, GRAPH_TOKENIZERS):
         raise ValueError(
-            "tokenizer must be one of the tokenizers that run inside graphs (BPE runs in Python "
-            "only): a kbert.text.SentencePieceTokenizer for a unigram model, or a "
-            f"kbert.text.WordPieceTokenizer; received {type(tokenizer).__name__}"
+            "tokenizer must be one of the tokenizers that run inside graphs: a "
+            "GraphBytePairTokenizer for BPE (wrap the Python tokenizer in it), a "
+            "SentencePieceTokenizer for a unigram model, or a kbert.text.WordPieceTokenizer; "
+            f"received {type(tokenizer).__name__}"
         )
     missing = [
         role for role in ("cls_token", "sep_token", "pad_token") if getattr(tokenizer, role) is None

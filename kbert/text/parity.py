@@ -234,3 +234,45 @@ def derive_unicode_tables():
         "nfd_exceptions": _ranges(found["nfd_exceptions"]),
         "lowercase_runs": _runs(lowercase),
     }
+
+
+# Unicode classes of the BPE pre-tokenizers (`kbert.text.byte_pair_tokenizer.PRE_TOKENIZERS`,
+# written for the `regex` module) → what RE2 writes for them; the tables hold the rest.
+PRE_TOKENIZER_CLASSES = {
+    "letters_beyond_re2": (r"\p{L}", r"\p{L}"),
+    "numbers_beyond_re2": (r"\p{N}", r"\p{N}"),
+    "word_characters_beyond_re2": (r"\w", r"[\p{L}\p{M}\p{Nd}\p{Pc}\p{Nl}\x{200C}\x{200D}]"),
+}
+
+
+def derive_pre_tokenizer_tables():
+    """Code points the `regex` module puts in a BPE pre-tokenizer's class and RE2 does not.
+
+    The Python BPE tokenizer cuts words with the `regex` module (`\\p{L}`, `\\p{N}`, `\\w`);
+    the graph tokenizer cuts them with RE2 (tf-text's `regex_split`), whose Unicode tables are
+    older. For each class this probes every code point in both and returns the ones only
+    `regex` matches; `GraphBytePairTokenizer` adds them to RE2's class, and
+    `tests/text/parity_test.py` compares the result with `kbert/text/_unicode_tables.py`.
+
+    Returns:
+        A dict of inclusive `(first, last)` ranges under `letters_beyond_re2`,
+        `numbers_beyond_re2` and `word_characters_beyond_re2`.
+
+    Raises:
+        AssertionError: RE2 matches a code point that `regex` does not (the tables assume RE2's
+            classes are subsets).
+    """
+    import regex
+
+    code_points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    characters = tf.constant([chr(c).encode("utf-8") for c in code_points])
+    tables = {}
+    for name, (python_class, re2_class) in PRE_TOKENIZER_CLASSES.items():
+        pattern = regex.compile(python_class)
+        in_regex = [bool(pattern.fullmatch(chr(c))) for c in code_points]
+        in_re2 = tf.strings.regex_full_match(characters, re2_class).numpy().tolist()
+        pairs = list(zip(code_points, in_regex, in_re2, strict=True))
+        re2_only = [c for c, theirs, ours in pairs if ours and not theirs]
+        assert not re2_only, f"RE2 {re2_class} holds {len(re2_only)} points {python_class} lacks"
+        tables[name] = _ranges([c for c, theirs, ours in pairs if theirs and not ours])
+    return tables

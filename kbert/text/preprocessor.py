@@ -1,6 +1,7 @@
 """Raw text in, BERT encoder inputs out: a graph tokenizer followed by an `InputPacker`.
 
-The tokenizer is a `WordPieceTokenizer` or, for a unigram model, a `SentencePieceTokenizer`.
+The tokenizer is a `WordPieceTokenizer`, a `SentencePieceTokenizer` (a unigram model) or a
+`GraphBytePairTokenizer` (BPE).
 
 Like its two parts it holds only core TensorFlow ops plus classic tf-text ops that TF Serving's
 tensorflow-text 2.12 knows (see `wordpiece_tokenizer.py` and `input_packer.py`), so it can sit

@@ -1030,3 +1030,42 @@ def test_unigram_classifier_serves_raw_text_through_sentencepiece_ops(tmp_path):
     with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
         export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
     assert not (tmp_path / "tagger").exists()
+
+
+# ---------------------------------------------------------------------------------- BPE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("byte_level", [False, True], ids=["character", "byte_level"])
+def test_bpe_classifier_serves_raw_text_through_core_and_regex_split_ops(tmp_path, byte_level):
+    """A model pretrained on a BPE vocabulary exports with `GraphBytePairTokenizer`: the graph
+    tokenizes as the Python tokenizer does, answers through the session loader as the Keras
+    model does, and holds only core ops and tf-text's RegexSplitWithOffsets."""
+    from kbert.text import BytePairTokenizer, GraphBytePairTokenizer
+
+    corpus = ["the cat sat on the mat", "hello world, hello cat", "don't stop  me now"] * 5
+    bpe = BytePairTokenizer.train(corpus, 300 if byte_level else 60, byte_level=byte_level)
+    layer = GraphBytePairTokenizer(bpe.with_roles())
+    texts = ["the cat sat", "hello, naive world!", "", "  two  spaces", "Ünïcode 中文 's"]
+    assert layer(tf.constant(texts)).to_list() == [layer.bpe.tokenize(t) for t in texts]
+    keras.utils.set_random_seed(7)
+    encoder = Encoder.from_preset("tiny", vocabulary_size=layer.vocabulary_size())
+    model = SequenceClassifier(encoder, num_classes=3)
+    path = export_saved_model(
+        model, layer, tmp_path, "bpe", label_names=CLASSES, sequence_length=LENGTH
+    )
+    expected = expected_classify(model, layer, texts)
+    assert_outputs_match(
+        numpy_outputs(load_exported(path).signatures["classify"](text=tf.constant(texts))), expected
+    )
+    with serving_session(path) as run:
+        assert_outputs_match(run("classify", {"text": np.array(texts, dtype=object)}), expected)
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
+    not_core = graph_ops(saved.meta_graphs[0].graph_def) - set(dir(tf.raw_ops))
+    assert not_core == {"RegexSplitWithOffsets"}, not_core
+    assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
+    tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
+    with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
+        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
+    assert not (tmp_path / "tagger").exists()

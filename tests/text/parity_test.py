@@ -21,7 +21,7 @@ from kbert.text import (
     _unicode_tables,
     tokenizer_agreement,
 )
-from kbert.text.parity import derive_unicode_tables
+from kbert.text.parity import derive_pre_tokenizer_tables, derive_unicode_tables
 
 pytestmark = pytest.mark.slow
 tokenizers = pytest.importorskip("tokenizers")
@@ -146,6 +146,17 @@ def test_unicode_tables_match_the_installed_reference():
         "decomposes_to_punctuation": _unicode_tables.DECOMPOSES_TO_PUNCTUATION,
         "nfd_exceptions": _unicode_tables.NFD_EXCEPTIONS,
         "lowercase_runs": _unicode_tables.LOWERCASE_RUNS,
+    }
+    for name, table in hard_coded.items():
+        assert [tuple(entry) for entry in derived[name]] == list(table), name
+
+
+def test_pre_tokenizer_tables_match_the_installed_regex_module_and_re2():
+    derived = derive_pre_tokenizer_tables()
+    hard_coded = {
+        "letters_beyond_re2": _unicode_tables.LETTERS_BEYOND_RE2,
+        "numbers_beyond_re2": _unicode_tables.NUMBERS_BEYOND_RE2,
+        "word_characters_beyond_re2": _unicode_tables.WORD_CHARACTERS_BEYOND_RE2,
     }
     for name, table in hard_coded.items():
         assert [tuple(entry) for entry in derived[name]] == list(table), name

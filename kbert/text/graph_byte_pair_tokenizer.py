@@ -1,0 +1,529 @@
+"""BPE inside graphs: `BytePairTokenizer`'s segmentation as TensorFlow ops, for tf.data and serving.
+
+`BytePairTokenizer` is the readable Python reference; it cannot sit in a SavedModel. This layer
+computes the same ids and character offsets with core TensorFlow ops and tf-text's
+`RegexSplitWithOffsets` (both in what TF Serving links), in four steps:
+
+1. Special tokens are cut out verbatim (one RE2 alternation, longest first).
+2. The rest is cut into words by the pre-tokenizer. RE2 has no lookahead, so GPT-2's
+   `\\s+(?!\\S)` is rebuilt from offsets: whitespace runs are split off first; a run followed by
+   a word gives all but its last character as one word, and its last character either joins the
+   word (a space, which GPT-2's ` ?\\p{L}+` takes) or stands alone. Each piece is then cut by
+   the pattern without the lookahead. The classes add the code points of newer Unicode versions
+   that the `regex` module knows and RE2 does not (`_unicode_tables.LETTERS_BEYOND_RE2`, ...).
+3. Each word starts as its symbols' ids (UTF-8 bytes through GPT-2's byte alphabet, or
+   characters with the end-of-word marker and continuing-subword prefix), and a `tf.while_loop`
+   merges, in every word at once, the adjacent pair of lowest merge rank (the leftmost of
+   equal ones) until no adjacent pair is a merge. Pairs are looked up as `left · V + right` in
+   two int64 hash tables (rank, merged id), so the loop runs on integers only.
+4. Symbols outside the vocabulary become the unknown token (fused when asked) or are dropped;
+   byte offsets become character offsets.
+
+`benchmarks/tokenizer_parity.py` measures the agreement with the Python tokenizer (and so with
+Hugging Face `tokenizers`) on real text.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_text
+
+from kbert.text import _bert_text, _unicode_tables
+from kbert.text.byte_pair_tokenizer import BytePairTokenizer
+from kbert.text.wordpiece_tokenizer import as_texts
+
+# Python `regex`'s \s (Unicode White_Space); RE2's \s is ASCII only.
+SPACE = r"\t-\r\x{85}\p{Z}"
+
+
+def _with_ranges(re2_class, ranges):
+    """RE2 class body `re2_class` plus the code point ranges RE2's tables lack."""
+    return re2_class + _bert_text.character_class(ranges)[1:-1]
+
+
+LETTER = _with_ranges(r"\p{L}", _unicode_tables.LETTERS_BEYOND_RE2)
+NUMBER = _with_ranges(r"\p{N}", _unicode_tables.NUMBERS_BEYOND_RE2)
+WORD_CHARACTER = _with_ranges(
+    r"\p{L}\p{M}\p{Nd}\p{Pc}\p{Nl}\x{200C}\x{200D}", _unicode_tables.WORD_CHARACTERS_BEYOND_RE2
+)
+
+# `PRE_TOKENIZERS` in RE2; GPT-2's without its lookahead alternative (step 2 above).
+GRAPH_PRE_TOKENIZERS = {
+    "gpt2": (
+        "'s|'t|'re|'ve|'m|'ll|'d"
+        f"| ?[{LETTER}]+| ?[{NUMBER}]+| ?[^{SPACE}{LETTER}{NUMBER}]+|[{SPACE}]+"
+    ),
+    "whitespace": f"[{WORD_CHARACTER}]+|[^{WORD_CHARACTER}{SPACE}]+",
+    "whitespace_split": f"[^{SPACE}]+",
+}
+_NO_RANK = np.iinfo(np.int64).max
+# Marks a continuing piece while detokenizing (a noncharacter, never in text).
+_GLUE = "\uffff"
+
+
+def _static_table(keys, values, default):
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(keys, values), default_value=default
+    )
+
+
+def _split(texts, pattern):
+    """`(pieces, starts, ends)`: `texts` (n,) cut at every match of `pattern`, matches kept."""
+    return tensorflow_text.regex_split_with_offsets(texts, pattern, pattern)  # (n, None) each
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class GraphBytePairTokenizer(keras.layers.Layer):
+    """A `BytePairTokenizer` as a Keras layer of graph ops: text in, ids (and offsets) out.
+
+    Args:
+        bpe: `BytePairTokenizer`, or its `get_config()` dict. Its role tokens (`pad_token`,
+            `cls_token`, `sep_token`, `mask_token`; `with_roles()` adds them) become this
+            layer's.
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Raises:
+        ValueError: `bpe` is not a `BytePairTokenizer`.
+
+    Example:
+    >>> from kbert.text.byte_pair_trainer import learn_merges
+    >>> merges, vocabulary = learn_merges(
+    ...     {"low": 5, "lower": 2, "newest": 6, "widest": 3}, num_merges=10,
+    ...     reserved_tokens=["[UNK]"])
+    >>> layer = GraphBytePairTokenizer(BytePairTokenizer(vocabulary, merges))
+    >>> [layer.id_to_token(i) for i in layer(["lowest newer"]).to_list()[0]]
+    ['low', 'est</w>', 'n', 'ew', 'e', 'r', '</w>']
+    """
+
+    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
+    supports_jit = False
+
+    def __init__(self, bpe, **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if isinstance(bpe, dict):
+            bpe = BytePairTokenizer.from_config(bpe)
+        if not isinstance(bpe, BytePairTokenizer):
+            raise ValueError(
+                f"bpe must be a kbert.text.BytePairTokenizer or its config; received "
+                f"{type(bpe).__name__}"
+            )
+        self.bpe = bpe
+        for role, token in bpe.role_config().items():
+            setattr(self, role, token)
+        self.vocabulary_source = bpe.vocabulary_source
+        self._word_pattern = GRAPH_PRE_TOKENIZERS[bpe.pre_tokenizer]
+        specials = sorted(bpe.special_tokens, key=len)[::-1]
+        self._special_pattern = "|".join(f"\\Q{token}\\E" for token in specials) or None
+        with tf.init_scope():
+            self._build_tables()
+        self.built = True
+
+    def _build_tables(self):
+        bpe, size = self.bpe, self.bpe.vocabulary_size()
+        self._size = size
+        self._tokens = tf.constant(bpe.vocabulary)
+        self._ids = _static_table(
+            tf.constant(bpe.vocabulary), tf.range(size, dtype=tf.int64), tf.constant(-1, tf.int64)
+        )
+        keys, ranks, merged = [], [], []
+        for rank, (left, right) in enumerate(bpe.merges):
+            key = bpe.token_to_id(left) * size + bpe.token_to_id(right)
+            if bpe._ranks[(left, right)] == rank:  # a repeated merge keeps its first rank
+                keys.append(key)
+                ranks.append(rank)
+                merged.append(bpe.token_to_id(bpe._merge_results(left, right)[2]))
+        keys = tf.constant(keys, tf.int64)
+        self._ranks = _static_table(keys, tf.constant(ranks, tf.int64), tf.constant(_NO_RANK))
+        self._merged = _static_table(keys, tf.constant(merged, tf.int64), tf.constant(-1, tf.int64))
+        # Byte-level: byte value → id of its alphabet symbol (-1 when not in the vocabulary).
+        alphabet = [bpe.token_to_id(symbol) for symbol in bpe._alphabet]
+        self._byte_ids = tf.constant([-1 if i is None else i for i in alphabet], tf.int64)
+        self._byte_symbols = tf.constant(bpe._alphabet)
+        self._symbol_bytes = _static_table(
+            tf.constant(bpe._alphabet), tf.range(256, dtype=tf.int64), tf.constant(0, tf.int64)
+        )
+
+    # ------------------------------------------------------------------ vocabulary and roles
+
+    def vocabulary_size(self):
+        """Number of tokens."""
+        return self.bpe.vocabulary_size()
+
+    def get_vocabulary(self):
+        """The tokens, indexed by id (list of str)."""
+        return list(self.bpe.vocabulary)
+
+    def id_to_token(self, token_id):
+        """The token of `token_id`."""
+        return self.bpe.id_to_token(token_id)
+
+    def token_to_id(self, token):
+        """The id of `token`; raises if it is not a token (as `WordPieceTokenizer` does)."""
+        token_id = self.bpe.token_to_id(token)
+        if token_id is None:
+            raise ValueError(f"token {token!r} is not in the vocabulary ({self.vocabulary_source})")
+        return token_id
+
+    pad_token_id = property(lambda self: self.bpe.pad_token_id, doc="int or None.")
+    cls_token_id = property(lambda self: self.bpe.cls_token_id, doc="int or None.")
+    sep_token_id = property(lambda self: self.bpe.sep_token_id, doc="int or None.")
+    mask_token_id = property(lambda self: self.bpe.mask_token_id, doc="int or None.")
+    unknown_token_id = property(lambda self: self.bpe.unknown_token_id, doc="int or None.")
+    special_token_ids = property(lambda self: self.bpe.special_token_ids, doc="list of int.")
+
+    # ------------------------------------------------------------------ words
+
+    def _segments(self, texts):
+        """`(segments, starts, is_special)` (n, None): special tokens and the text between."""
+        if self._special_pattern is None:
+            segments = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
+            starts = tf.zeros_like(segments, tf.int64)
+        else:
+            segments, starts, _ = _split(texts, self._special_pattern)  # (n, segments)
+            # Text between matches never matches as a whole, so this finds the matches.
+            is_special = tf.ragged.map_flat_values(
+                tf.strings.regex_full_match, segments, self._special_pattern
+            )
+            return segments, starts, is_special
+        return segments, starts, tf.zeros_like(segments, tf.bool)
+
+    def _gpt2_chunks(self, segments):
+        """GPT-2's whitespace rule: `(chunks, starts)` (n, None) of each segment (n,)."""
+        runs, starts, ends = _split(segments, f"[{SPACE}]+")  # (n, runs): spaces and the rest
+        flat, begin, end = runs.flat_values, starts.flat_values, ends.flat_values
+        row = runs.value_rowids()
+        is_space = tf.strings.regex_full_match(flat, f"[{SPACE}]+")
+        last_in_row = tf.concat([row[1:] != row[:-1], [True]], axis=0)
+        # A space run followed by a word: its last character splits off.
+        before_word = is_space & ~last_in_row
+        last_char = tf.strings.substr(flat, -1, 1, unit="UTF8_CHAR")
+        last_length = tf.strings.length(last_char, unit="BYTE")
+        joins = before_word & tf.equal(last_char, " ")
+        cut = tf.where(before_word, end - tf.cast(last_length, tf.int64), end)
+        # The word after a run whose last character is a space starts one byte earlier.
+        joined_before = tf.concat([[False], joins[:-1]], axis=0)
+        first_begin = tf.where(joined_before, begin - 1, begin)
+        pieces = tf.stack(
+            [
+                tf.stack([first_begin, cut], axis=1),  # the run less its last char, or the word
+                tf.stack([cut, end], axis=1),  # the last character on its own
+            ],
+            axis=1,
+        )  # (runs, 2, 2): per run, two (start, end) candidates
+        keep = tf.stack([cut > first_begin, before_word & ~joins], axis=1)  # (runs, 2)
+        chosen = tf.boolean_mask(pieces, keep)  # (pieces, 2)
+        piece_rows = tf.boolean_mask(tf.stack([row, row], axis=1), keep)
+        chunk_starts = tf.RaggedTensor.from_value_rowids(
+            chosen[:, 0], piece_rows, nrows=tf.shape(segments, out_type=tf.int64)[0]
+        )
+        chunks = tf.strings.substr(
+            tf.gather(segments, piece_rows), chosen[:, 0], chosen[:, 1] - chosen[:, 0]
+        )
+        return chunk_starts.with_flat_values(chunks), chunk_starts
+
+    def _words(self, texts):
+        """`(words, starts, is_special)` (n, None): each text's words and special tokens."""
+        segments, segment_starts, is_special = self._segments(texts)
+        flat = tf.where(is_special.flat_values, "", segments.flat_values)  # (segments,)
+        if self.bpe.pre_tokenizer == "gpt2":
+            chunks, chunk_starts = self._gpt2_chunks(flat)  # (segments, chunks)
+            words, starts, _ = _split(chunks.flat_values, self._word_pattern)  # (chunks, w)
+            starts = starts + chunk_starts.flat_values[:, tf.newaxis]
+            words = chunks.with_flat_values(words).merge_dims(1, 2)  # (segments, words)
+            starts = chunks.with_flat_values(starts).merge_dims(1, 2)
+        else:
+            words, starts, _ = _split(flat, self._word_pattern)  # (segments, words)
+            # regex_split also returns the text between matches: here, the spaces.
+            word = tf.ragged.map_flat_values(
+                lambda w: ~tf.strings.regex_full_match(w, f"[{SPACE}]+"), words
+            )
+            words = tf.ragged.boolean_mask(words, word)
+            starts = tf.ragged.boolean_mask(starts, word)
+        starts = starts + segment_starts.flat_values[:, tf.newaxis]
+        # A special segment is one word of its own, where its empty text had none.
+        special = tf.ragged.boolean_mask(segments, is_special).flat_values
+        one = tf.cast(is_special.flat_values, tf.int64)
+        special_words = tf.RaggedTensor.from_row_lengths(special, one)
+        special_starts = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(segment_starts.flat_values, is_special.flat_values), one
+        )
+        flags = tf.concat(
+            [
+                words.with_flat_values(tf.zeros_like(words.flat_values, tf.bool)),
+                special_words.with_flat_values(tf.ones_like(special, tf.bool)),
+            ],
+            axis=1,
+        )  # (segments, words): True for a special token
+        words = tf.concat([words, special_words], axis=1)
+        starts = tf.concat([starts, special_starts], axis=1)
+        return tuple(
+            segments.with_flat_values(values).merge_dims(1, 2)  # (n, words)
+            for values in (words, starts, flags)
+        )
+
+    # ------------------------------------------------------------------ BPE
+
+    def _start_symbols(self, words, starts, is_special):
+        """`(ids, starts, ends)` (words, None): each word's start symbols and their byte spans.
+
+        A special token (or, with `ignore_merges`, a byte-level word that is a token) is one
+        symbol.
+        """
+        bpe = self.bpe
+        if bpe.byte_level:
+            pieces = tf.strings.bytes_split(words)  # (words, bytes)
+            values = tf.io.decode_raw(pieces.flat_values, tf.uint8)[:, 0]
+            ids = pieces.with_flat_values(tf.gather(self._byte_ids, tf.cast(values, tf.int32)))
+            offsets = tf.ragged.range(pieces.row_lengths())
+            lengths = tf.ones_like(offsets)
+        else:
+            pieces, offsets = tf.strings.unicode_split_with_offsets(words, "UTF-8")
+            offsets = tf.cast(offsets, tf.int64)
+            lengths = pieces.with_flat_values(
+                tf.cast(tf.strings.length(pieces.flat_values), tf.int64)
+            )
+            symbols = pieces.flat_values
+            first = tf.equal(offsets.flat_values, 0)
+            row_ends = tf.gather(pieces.row_splits[1:], pieces.value_rowids())
+            last = tf.equal(tf.range(tf.size(symbols, out_type=tf.int64)), row_ends - 1)
+            if bpe.continuing_subword_prefix:
+                symbols = tf.where(first, symbols, bpe.continuing_subword_prefix + symbols)
+            if bpe.end_of_word and bpe.end_of_word_attached:
+                symbols = tf.where(last, symbols + bpe.end_of_word, symbols)
+            ids = pieces.with_flat_values(self._ids.lookup(symbols))
+            if bpe.end_of_word and not bpe.end_of_word_attached:
+                # The marker is a symbol of its own, an empty span at the word's end.
+                marker_id = bpe.token_to_id(bpe.end_of_word)
+                marker = tf.fill([tf.size(words)], -1 if marker_id is None else marker_id)
+                marker_ids = tf.RaggedTensor.from_tensor(tf.cast(marker, tf.int64)[:, tf.newaxis])
+                word_lengths = tf.strings.length(words)[:, tf.newaxis]
+                ids = tf.concat([ids, marker_ids], axis=1)
+                offsets = tf.concat(
+                    [offsets, tf.RaggedTensor.from_tensor(tf.cast(word_lengths, tf.int64))], axis=1
+                )
+                lengths = tf.concat([lengths, tf.zeros_like(marker_ids)], axis=1)
+        whole = is_special
+        if bpe.ignore_merges and bpe.byte_level:
+            alphabet = tf.gather(self._byte_symbols, tf.cast(values, tf.int32))
+            joined = tf.strings.reduce_join(pieces.with_flat_values(alphabet), axis=1)
+            whole_ids = self._ids.lookup(joined)
+            whole = whole | (whole_ids >= 0)
+        else:
+            whole_ids = self._ids.lookup(words)
+        # Rows of single symbols for the whole words, gathered in place of their split rows.
+        whole_rows = tf.where(whole)[:, 0]  # (whole words,)
+        count = tf.size(words, out_type=tf.int64)
+        ones = tf.ones_like(whole_rows)
+        parts = []
+        for split_values, whole_values in (
+            (ids, tf.gather(whole_ids, whole_rows)),
+            (offsets, tf.zeros_like(whole_rows)),
+            (lengths, tf.gather(tf.cast(tf.strings.length(words), tf.int64), whole_rows)),
+        ):
+            both = tf.concat(
+                [split_values, tf.RaggedTensor.from_row_lengths(whole_values, ones)], axis=0
+            )
+            position = tf.where(
+                whole, count + tf.cumsum(tf.cast(whole, tf.int64), exclusive=True), tf.range(count)
+            )
+            parts.append(tf.gather(both, position))
+        ids, offsets, lengths = parts
+        begins = offsets + starts[:, tf.newaxis]
+        return ids, begins, begins + lengths
+
+    def _merge(self, ids, begins, ends):
+        """Applies the merges to every word at once; the same ragged shapes, fewer symbols."""
+        size = tf.constant(self._size, tf.int64)
+
+        def step(values, begin, end, splits, _):
+            rows = tf.RaggedTensor.from_row_splits(values, splits, validate=False).value_rowids()
+            left, right = values[:-1], values[1:]  # (symbols - 1,) each adjacent pair
+            pair = (rows[:-1] == rows[1:]) & (left >= 0) & (right >= 0)
+            key = left * size + right
+            rank = tf.where(pair, self._ranks.lookup(key), _NO_RANK)
+            best = tf.math.unsorted_segment_min(rank, rows[:-1], tf.size(splits) - 1)  # (words,)
+            candidate = (rank < _NO_RANK) & tf.equal(rank, tf.gather(best, rows[:-1]))
+            index = tf.range(tf.size(rank, out_type=tf.int64))
+            first = tf.math.unsorted_segment_min(
+                tf.where(candidate, index, _NO_RANK), rows[:-1], tf.size(splits) - 1
+            )
+            merge = candidate & tf.equal(index, tf.gather(first, rows[:-1]))  # (symbols - 1,)
+            merged_values = tf.where(merge, self._merged.lookup(key), left)
+            merged_end = tf.where(merge, end[1:], end[:-1])
+            values = tf.concat([merged_values, values[-1:]], axis=0)
+            end = tf.concat([merged_end, end[-1:]], axis=0)
+            drop = tf.concat([[False], merge], axis=0)  # the right half of each merge
+            keep = ~drop
+            merged_per_row = tf.math.unsorted_segment_sum(
+                tf.cast(drop, tf.int64), rows, tf.size(splits) - 1
+            )
+            splits = splits - tf.concat([[0], tf.cumsum(merged_per_row)], axis=0)
+            return (
+                tf.boolean_mask(values, keep),
+                tf.boolean_mask(begin, keep),
+                tf.boolean_mask(end, keep),
+                splits,
+                tf.reduce_any(merge),
+            )
+
+        def more(values, begin, end, splits, merged):
+            return merged & (tf.size(values) > 1)
+
+        values, begin, end, splits, _ = tf.while_loop(
+            more,
+            step,
+            (ids.flat_values, begins.flat_values, ends.flat_values, ids.row_splits, True),
+            shape_invariants=(
+                tf.TensorShape([None]),
+                tf.TensorShape([None]),
+                tf.TensorShape([None]),
+                tf.TensorShape([None]),
+                tf.TensorShape([]),
+            ),
+        )
+        return tuple(
+            tf.RaggedTensor.from_row_splits(v, splits, validate=False) for v in (values, begin, end)
+        )
+
+    def _known(self, ids, begins, ends):
+        """Symbols outside the vocabulary (-1) → the unknown token (fused if asked) or dropped."""
+        bpe = self.bpe
+        values, begin, end = ids.flat_values, begins.flat_values, ends.flat_values
+        unknown = values < 0
+        if bpe.unknown_token is None:
+            keep = ~unknown
+        else:
+            unknown_id = bpe.unknown_token_id
+            values = tf.where(unknown, tf.constant(unknown_id, tf.int64), values)
+            keep = tf.ones_like(unknown)
+            if bpe.fuse_unknown:
+                rows = ids.value_rowids()
+                after_unknown = tf.concat(
+                    [[False], (rows[1:] == rows[:-1]) & tf.equal(values[:-1], unknown_id)], axis=0
+                )
+                keep = ~(unknown & after_unknown)
+                run = tf.cumsum(tf.cast(keep, tf.int64)) - 1  # the kept token each one joins
+                end = tf.gather(
+                    tf.math.unsorted_segment_max(end, run, tf.reduce_sum(tf.cast(keep, tf.int64))),
+                    run,
+                )
+        return tuple(
+            tf.ragged.boolean_mask(ids.with_flat_values(v), ids.with_flat_values(keep))
+            for v in (values, begin, end)
+        )
+
+    def _tokenize(self, inputs):
+        """`(texts, ids, starts, ends)`: (n,) and three (n, None); offsets in characters."""
+        texts = as_texts(inputs)
+        batch = texts[tf.newaxis] if texts.shape.rank == 0 else texts
+        batch = tf.strings.unicode_transcode(
+            batch, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+        )
+        words, starts, is_special = self._words(batch)  # (n, words)
+        symbols = self._start_symbols(words.flat_values, starts.flat_values, is_special.flat_values)
+        ids, begins, ends = self._known(*self._merge(*symbols))  # (words, tokens)
+        ids, begins, ends = (
+            words.with_flat_values(t).merge_dims(1, 2) for t in (ids, begins, ends)
+        )
+        (begins,) = _bert_text.byte_to_char_offsets(batch, begins, round_down=True)
+        (ends,) = _bert_text.byte_to_char_offsets(batch, ends)
+        ids = tf.cast(ids, tf.int32)
+        if texts.shape.rank == 0:
+            return texts, ids[0], begins[0], ends[0]
+        return texts, ids, begins, ends
+
+    def call(self, inputs):
+        """Text to ids.
+
+        Args:
+            inputs: a string scalar, a 1-D string tensor, or a Python str or list of str.
+
+        Returns:
+            A 1-D int32 `tf.Tensor` for a scalar, an int32 `tf.RaggedTensor` (batch, None) for
+            a batch.
+        """
+        return self._tokenize(inputs)[1]
+
+    def tokenize(self, inputs):
+        """Same as calling the layer."""
+        return self(inputs)
+
+    def tokenize_with_offsets(self, inputs):
+        """`(ids, starts, ends)`: ids (int32) and each token's character span (int64).
+
+        Offsets count characters of the text (after invalid UTF-8 is replaced by U+FFFD), as
+        `BytePairTokenizer.tokenize_with_offsets` does: a byte-level token that holds part of a
+        character spans the whole character.
+        """
+        return self._tokenize(inputs)[1:]
+
+    def detokenize(self, token_ids):
+        """Ids back to text, as `BytePairTokenizer.detokenize` does (role tokens dropped).
+
+        Args:
+            token_ids: int tensor, ragged tensor or nested list; 1-D for one text, 2-D for a
+                batch.
+
+        Returns:
+            A string scalar for 1-D input, a 1-D string tensor for a batch.
+        """
+        bpe = self.bpe
+        if not isinstance(token_ids, (tf.Tensor, tf.RaggedTensor)):
+            token_ids = tf.ragged.constant(token_ids, dtype=tf.int64)
+        token_ids = tf.cast(token_ids, tf.int64)
+        single = token_ids.shape.rank == 1
+        if single:
+            token_ids = token_ids[tf.newaxis]
+        if not isinstance(token_ids, tf.RaggedTensor):
+            token_ids = tf.RaggedTensor.from_tensor(token_ids)
+        dropped = [bpe.token_to_id(t) for t in bpe.role_config().values() if t]
+        if bpe.byte_level:
+            dropped += [bpe.token_to_id(t) for t in bpe.special_tokens]
+        keep = tf.ones_like(token_ids, tf.bool)
+        for token_id in dropped:
+            keep = keep & tf.not_equal(token_ids, token_id)
+        tokens = tf.gather(self._tokens, tf.ragged.boolean_mask(token_ids, keep))  # (n, None)
+        if bpe.byte_level:
+            symbols = tf.strings.unicode_split(tokens.flat_values, "UTF-8")  # (tokens, symbols)
+            byte_strings = tf.constant([bytes([b]) for b in range(256)])
+            values = tf.gather(byte_strings, self._symbol_bytes.lookup(symbols.flat_values))
+            joined = tf.strings.reduce_join(
+                tokens.with_flat_values(symbols.with_flat_values(values)).merge_dims(1, 2), axis=1
+            )
+            texts = tf.strings.unicode_transcode(
+                joined, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+            )
+        else:
+            pieces = tokens.flat_values
+            prefix = bpe.continuing_subword_prefix
+            if prefix:
+                glued = tf.strings.regex_full_match(pieces, f"\\Q{prefix}\\E(?s:.*)")
+                rest = tf.strings.regex_replace(pieces, f"^\\Q{prefix}\\E", "")
+                # A continuing piece joins the text before it, spaces and all; others start a
+                # new word after a space.
+                pieces = tf.where(glued, _GLUE + rest, " " + pieces)
+            if bpe.end_of_word:
+                pieces = tf.strings.regex_replace(pieces, f"\\Q{bpe.end_of_word}\\E", " ")
+            texts = tf.strings.reduce_join(tokens.with_flat_values(pieces), axis=1)
+            if prefix:
+                texts = tf.strings.regex_replace(texts, f" *{_GLUE}", "")
+                texts = tf.strings.regex_replace(texts, "  +", " ")
+            texts = tf.strings.strip(texts)
+        return texts[0] if single else texts
+
+    def compute_output_spec(self, inputs):
+        shape = getattr(inputs, "shape", None)
+        if shape is not None and len(shape) == 0:
+            return keras.KerasTensor((None,), dtype="int32")
+        return keras.KerasTensor(
+            (None if shape is None else shape[0], None), dtype="int32", ragged=True
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config["bpe"] = self.bpe.get_config()
+        return config
