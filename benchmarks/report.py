@@ -919,6 +919,50 @@ def feature_extraction_section(results):
     )
 
 
+def ner_section(results):
+    """Table of `labs/lab13_ner.py`: CoNLL-2003 entity F1 per method (BIO softmax, CRF, span)."""
+    rows = []
+    for name, run in results["methods"].items():
+        accuracy = run.get("test_token_accuracy")
+        types = run.get("per_type_f1") or {}
+        rows.append(
+            [
+                name,
+                f"{run['train_sentences']:,}",
+                f"{run['train_seconds']:.0f}",
+                f"{run['validation_f1']:.2f}",
+                f"{run['test_f1']:.2f}",
+                "-" if accuracy is None or accuracy != accuracy else f"{accuracy:.2f}",
+                " / ".join(f"{types[t]:.1f}" for t in ("PER", "LOC", "ORG", "MISC") if t in types),
+            ]
+        )
+    return "\n".join(
+        [
+            "CoNLL-2003 (entity-level F1, conlleval's rules; BIO decoded from each word's first "
+            "subword; span = every span up to a width, classified):",
+            "",
+            _table(
+                [
+                    "method",
+                    "train sentences",
+                    "train s",
+                    "validation F1",
+                    "test F1",
+                    "test token acc",
+                    "test F1 PER / LOC / ORG / MISC",
+                ],
+                rows,
+            ),
+        ]
+    )
+
+
+def _ner_headline(results):
+    return "CoNLL-2003 test entity F1: " + ", ".join(
+        f"{name} {run['test_f1']:.2f}" for name, run in results["methods"].items()
+    )
+
+
 def _feature_extraction_headline(results):
     best = max(results["runs"], key=lambda run: run["validation_accuracy"])
     return (
@@ -997,6 +1041,7 @@ RENDERERS = {
     "lab12_pairs": pairs_section,
     "lab12_pairs_rte_mean_pooling": pairs_section,
     "lab15_feature_extraction": feature_extraction_section,
+    "lab13_ner": ner_section,
     "lab20_serving": serving_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
@@ -1088,6 +1133,7 @@ HEADLINES = {
     "text_to_text_start": _text_to_text_start_headline,
     "lab12_pairs": _pairs_headline,
     "lab15_feature_extraction": _feature_extraction_headline,
+    "lab13_ner": _ner_headline,
     "lab10_contextual_bank": _contextual_bank_headline,
     "lab20_serving": _serving_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
