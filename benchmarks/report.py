@@ -330,6 +330,7 @@ def adaptation_grid_section(results):
         "the lowest layer group's peak rate in brackets)",
         "anchors": "L2-SP and EWC λ, at full fine-tuning's chosen rate",
         "multitask": "Classification 1.0 + causal-LM 0.5 against full fine-tuning, few labels",
+        "peft": "LoRA, prefix and prompt tuning, each at its own rates",
     }
     runs = [
         row
@@ -1026,6 +1027,7 @@ COMPARISONS = (
 
 RENDERERS = {
     "adaptation_grid": adaptation_grid_section,
+    "adaptation_grid_peft": adaptation_grid_section,
     "lab11_contextual_embeddings": contextual_embeddings_section,
     "lab01_pretraining": pretraining_section,
     "transfer": transfer_section,
@@ -1112,13 +1114,14 @@ def _adaptation_grid_headline(results):
     parts = []
     for key, row in chosen.items():
         start, method = key.split("/", 1)
-        if method in ("discriminative_lr", "full") and "@" not in method:
+        if method in ("discriminative_lr", "full", "lora") and "@" not in method:
             parts.append(f"{start} {method} {row['test']:.3f} ({row['chosen'].split(' ', 1)[-1]})")
     return "TREC-6 test, settings chosen on validation: " + "; ".join(parts)
 
 
 HEADLINES = {
     "adaptation_grid": _adaptation_grid_headline,
+    "adaptation_grid_peft": _adaptation_grid_headline,
     "lab11_contextual_embeddings": _wsd_headline,
     "lab01_pretraining": _pretraining_headline,
     "transfer": _transfer_headline,
