@@ -30,6 +30,7 @@ import tensorflow_text
 
 from kbert.text import _bert_text, _unicode_tables
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
+from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.wordpiece_tokenizer import as_texts
 
 # Python `regex`'s \s (Unicode White_Space); RE2's \s is ASCII only.
@@ -73,7 +74,7 @@ def _split(texts, pattern):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class GraphBytePairTokenizer(keras.layers.Layer):
+class GraphBytePairTokenizer(GraphTokenizerLayer):
     """A `BytePairTokenizer` as a Keras layer of graph ops: text in, ids (and offsets) out.
 
     Args:
@@ -95,15 +96,8 @@ class GraphBytePairTokenizer(keras.layers.Layer):
     ['low', 'est</w>', 'n', 'ew', 'e', 'r', '</w>']
     """
 
-    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
-    supports_jit = False
-
     def __init__(self, bpe, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         if isinstance(bpe, dict):
             bpe = BytePairTokenizer.from_config(bpe)
         if not isinstance(bpe, BytePairTokenizer):
@@ -111,10 +105,8 @@ class GraphBytePairTokenizer(keras.layers.Layer):
                 f"bpe must be a kbert.text.BytePairTokenizer or its config; received "
                 f"{type(bpe).__name__}"
             )
-        self.bpe = bpe
-        for role, token in bpe.role_config().items():
-            setattr(self, role, token)
-        self.vocabulary_source = bpe.vocabulary_source
+        self.bpe = self.reference = bpe
+        self._adopt_roles(bpe.vocabulary_source)
         self._word_pattern = GRAPH_PRE_TOKENIZERS[bpe.pre_tokenizer]
         specials = sorted(bpe.special_tokens, key=len)[::-1]
         self._special_pattern = "|".join(f"\\Q{token}\\E" for token in specials) or None
@@ -149,31 +141,11 @@ class GraphBytePairTokenizer(keras.layers.Layer):
 
     # ------------------------------------------------------------------ vocabulary and roles
 
-    def vocabulary_size(self):
-        """Number of tokens."""
-        return self.bpe.vocabulary_size()
-
     def get_vocabulary(self):
         """The tokens, indexed by id (list of str)."""
         return list(self.bpe.vocabulary)
 
-    def id_to_token(self, token_id):
-        """The token of `token_id`."""
-        return self.bpe.id_to_token(token_id)
-
-    def token_to_id(self, token):
-        """The id of `token`; raises if it is not a token (as `WordPieceTokenizer` does)."""
-        token_id = self.bpe.token_to_id(token)
-        if token_id is None:
-            raise ValueError(f"token {token!r} is not in the vocabulary ({self.vocabulary_source})")
-        return token_id
-
-    pad_token_id = property(lambda self: self.bpe.pad_token_id, doc="int or None.")
-    cls_token_id = property(lambda self: self.bpe.cls_token_id, doc="int or None.")
-    sep_token_id = property(lambda self: self.bpe.sep_token_id, doc="int or None.")
-    mask_token_id = property(lambda self: self.bpe.mask_token_id, doc="int or None.")
     unknown_token_id = property(lambda self: self.bpe.unknown_token_id, doc="int or None.")
-    special_token_ids = property(lambda self: self.bpe.special_token_ids, doc="list of int.")
 
     # ------------------------------------------------------------------ words
 
@@ -448,10 +420,6 @@ class GraphBytePairTokenizer(keras.layers.Layer):
         """
         return self._tokenize(inputs)[1]
 
-    def tokenize(self, inputs):
-        """Same as calling the layer."""
-        return self(inputs)
-
     def tokenize_with_offsets(self, inputs):
         """`(ids, starts, ends)`: ids (int32) and each token's character span (int64).
 
@@ -472,14 +440,7 @@ class GraphBytePairTokenizer(keras.layers.Layer):
             A string scalar for 1-D input, a 1-D string tensor for a batch.
         """
         bpe = self.bpe
-        if not isinstance(token_ids, (tf.Tensor, tf.RaggedTensor)):
-            token_ids = tf.ragged.constant(token_ids, dtype=tf.int64)
-        token_ids = tf.cast(token_ids, tf.int64)
-        single = token_ids.shape.rank == 1
-        if single:
-            token_ids = token_ids[tf.newaxis]
-        if not isinstance(token_ids, tf.RaggedTensor):
-            token_ids = tf.RaggedTensor.from_tensor(token_ids)
+        token_ids, single = self._id_batch(token_ids, tf.int64)
         dropped = [bpe.token_to_id(t) for t in bpe.role_config().values() if t]
         if bpe.byte_level:
             dropped += [bpe.token_to_id(t) for t in bpe.special_tokens]
@@ -514,14 +475,6 @@ class GraphBytePairTokenizer(keras.layers.Layer):
                 texts = tf.strings.regex_replace(texts, "  +", " ")
             texts = tf.strings.strip(texts)
         return texts[0] if single else texts
-
-    def compute_output_spec(self, inputs):
-        shape = getattr(inputs, "shape", None)
-        if shape is not None and len(shape) == 0:
-            return keras.KerasTensor((None,), dtype="int32")
-        return keras.KerasTensor(
-            (None if shape is None else shape[0], None), dtype="int32", ragged=True
-        )
 
     def get_config(self):
         config = super().get_config()

@@ -17,6 +17,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text
 
+from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.wordpiece_tokenizer import as_texts
 
@@ -50,7 +51,7 @@ class _SentencePieceModel(tf.saved_model.experimental.TrackableResource):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SentencePieceTokenizer(keras.layers.Layer):
+class SentencePieceTokenizer(GraphTokenizerLayer):
     """A `UnigramTokenizer` as a Keras layer of graph ops: text in, ids out.
 
     Args:
@@ -68,15 +69,8 @@ class SentencePieceTokenizer(keras.layers.Layer):
     ([[2, 3]], 11)
     """
 
-    # String and ragged ops have no XLA kernels: jit_compile="auto" then leaves XLA off.
-    supports_jit = False
-
     def __init__(self, unigram, **kwargs):
-        kwargs.setdefault("trainable", False)
-        kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         if isinstance(unigram, dict):
             unigram = UnigramTokenizer.from_config(unigram)
         if not isinstance(unigram, UnigramTokenizer):
@@ -88,9 +82,8 @@ class SentencePieceTokenizer(keras.layers.Layer):
         self.unigram = UnigramTokenizer.from_config(
             {**unigram.get_config(), "float32_scores": True}
         )
-        for role, token in self.unigram.role_config().items():
-            setattr(self, role, token)
-        self.vocabulary_source = f"SentencePiece model of {self.vocabulary_size()} pieces"
+        self.reference = self.unigram
+        self._adopt_roles(f"SentencePiece model of {self.vocabulary_size()} pieces")
         with tf.init_scope():
             # The model proto travels inside the graph as the op's attribute; the resource is
             # tracked by this layer (and by a SavedModel exported from it).
@@ -99,31 +92,11 @@ class SentencePieceTokenizer(keras.layers.Layer):
 
     # ------------------------------------------------------------------ vocabulary and roles
 
-    def vocabulary_size(self):
-        """Number of pieces."""
-        return self.unigram.vocabulary_size()
-
     def get_vocabulary(self):
         """The pieces, indexed by id (list of str)."""
         return [piece for piece, _ in self.unigram.pieces]
 
-    def id_to_token(self, token_id):
-        """The piece of `token_id`."""
-        return self.unigram.id_to_token(token_id)
-
-    def token_to_id(self, token):
-        """The id of `token`; raises if it is not a piece (as `WordPieceTokenizer` does)."""
-        token_id = self.unigram.token_to_id(token)
-        if token_id is None:
-            raise ValueError(f"token {token!r} is not in the vocabulary ({self.vocabulary_source})")
-        return token_id
-
-    pad_token_id = property(lambda self: self.unigram.pad_token_id, doc="int or None.")
-    cls_token_id = property(lambda self: self.unigram.cls_token_id, doc="int or None.")
-    sep_token_id = property(lambda self: self.unigram.sep_token_id, doc="int or None.")
-    mask_token_id = property(lambda self: self.unigram.mask_token_id, doc="int or None.")
     unknown_token_id = property(lambda self: self.unigram.unknown_id, doc="int.")
-    special_token_ids = property(lambda self: self.unigram.special_token_ids, doc="list of int.")
 
     # ------------------------------------------------------------------ tokenizing
 
@@ -152,10 +125,6 @@ class SentencePieceTokenizer(keras.layers.Layer):
         ids = tf.RaggedTensor.from_row_splits(values, splits, validate=False)  # (batch, None)
         return ids[0] if texts.shape.rank == 0 else ids
 
-    def tokenize(self, inputs):
-        """Same as calling the layer."""
-        return self(inputs)
-
     def detokenize(self, token_ids):
         """Ids back to text (SentencePiece's decoding: control and role pieces dropped).
 
@@ -166,14 +135,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         Returns:
             A string scalar for 1-D input, a 1-D string tensor for a batch.
         """
-        if not isinstance(token_ids, (tf.Tensor, tf.RaggedTensor)):
-            token_ids = tf.ragged.constant(token_ids, dtype=tf.int32)
-        token_ids = tf.cast(token_ids, tf.int32)
-        single = token_ids.shape.rank == 1
-        if single:
-            token_ids = token_ids[tf.newaxis]
-        if not isinstance(token_ids, tf.RaggedTensor):
-            token_ids = tf.RaggedTensor.from_tensor(token_ids)
+        token_ids, single = self._id_batch(token_ids, tf.int32)
         texts = _OPS.sentencepiece_detokenize_op(
             self._model.resource_handle,
             token_ids.flat_values,
@@ -183,14 +145,6 @@ class SentencePieceTokenizer(keras.layers.Layer):
             reverse=False,
         )  # (batch,)
         return texts[0] if single else texts
-
-    def compute_output_spec(self, inputs):
-        shape = getattr(inputs, "shape", None)
-        if shape is not None and len(shape) == 0:
-            return keras.KerasTensor((None,), dtype="int32")
-        return keras.KerasTensor(
-            (None if shape is None else shape[0], None), dtype="int32", ragged=True
-        )
 
     def get_config(self):
         config = super().get_config()
