@@ -1109,12 +1109,15 @@ def _probes_headline(results):
     return f"frozen-layer linear probes on TREC-6, best layer vs random weights (points): {gains}"
 
 
+PEFT_METHODS = ("lora", "prefix_tuning", "prompt_tuning")
+
+
 def _adaptation_grid_headline(results):
     chosen = results["chosen"]
     parts = []
     for key, row in chosen.items():
         start, method = key.split("/", 1)
-        if method in ("discriminative_lr", "full", "lora") and "@" not in method:
+        if method in ("discriminative_lr", "full", *PEFT_METHODS) and "@" not in method:
             parts.append(f"{start} {method} {row['test']:.3f} ({row['chosen'].split(' ', 1)[-1]})")
     return "TREC-6 test, settings chosen on validation: " + "; ".join(parts)
 
