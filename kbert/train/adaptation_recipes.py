@@ -30,8 +30,11 @@ from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 # Method → its peak learning rate. Fine-tuning every weight wants BERT's 1e-4 (on 2 cores, a
 # few epochs); methods that train a few new weights from scratch want larger rates (Houlsby et
-# al. 2019 and Hu et al. 2021 use 1e-4…1e-3; Lester et al. 2021 prompt-tune at 0.3 with
-# Adafactor, here 1e-2 with AdamW).
+# al. 2019 use 1e-4…1e-3; Hu et al. 2021 train LoRA at 4e-4…5e-4 for 30+ epochs; Lester et al.
+# 2021 prompt-tune at 0.3 with Adafactor). LoRA, prefix and prompt tuning's rates are the ones
+# `benchmarks/adaptation_grid.py --studies peft` chose on validation for MiniLM-L6 at 3 epochs
+# (docs/results/adaptation_grid_peft.json); prefix and prompt tuning's sit at the top of their
+# grids.
 DEFAULT_LEARNING_RATES = {
     "full": 1e-4,
     "feature_extraction": 5e-3,
@@ -43,9 +46,9 @@ DEFAULT_LEARNING_RATES = {
     "l2_sp": 1e-4,
     "ewc": 1e-4,
     "multitask": 1e-4,
-    "lora": 1e-3,
-    "prefix_tuning": 5e-3,
-    "prompt_tuning": 1e-2,
+    "lora": 3e-3,
+    "prefix_tuning": 2e-2,
+    "prompt_tuning": 3e-2,
     "sequential": 1e-4,
     "distillation": 2e-4,
 }
