@@ -21,6 +21,7 @@ from pathlib import Path
 from kbert.data.classification_tasks import load_classification_task
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train.adaptation_recipes import (
+    DEFAULT_LEARNING_RATES,
     compare_methods,
     format_summary_table,
     pretrained_starting_point,
@@ -128,11 +129,34 @@ def trec_data(args):
     }
 
 
+def variant_key(method, options):
+    """What a variant's rows depend on besides start and settings: its method, the rate it
+    trains at (its own, or the method's default at the time) and its other options."""
+    rate = options.get("learning_rate") or DEFAULT_LEARNING_RATES.get(method)
+    rest = {key: value for key, value in options.items() if key != "learning_rate"}
+    return {"method": method, "learning_rate": rate, "options": json.dumps(rest, default=repr)}
+
+
+def reusable(row, recipes, sources, settings, seeds):
+    """Whether a saved row answers for a variant now: the same start (same weights), label,
+    recipe (method, rate, options) and settings, and a seed still asked for. Rows saved before
+    the recipe was recorded are never reused (their rate and options are unknown)."""
+    return (
+        row.get("settings") == settings
+        and row["label"] in recipes
+        and row.get("recipe") == recipes[row["label"]]
+        and row["start"] in sources
+        and row.get("source") == sources[row["start"]]
+        and (row["seed"] is None or row["seed"] < seeds)
+    )
+
+
 def run_comparison(variants, starts, data, args):
     """Runs `compare_methods`, appending each row to `<run-dir>/results.jsonl` as it comes.
 
-    Rows of an earlier run with the same settings are reused (so an interrupted run resumes);
-    `--fresh` ignores them. Progress lines go to stderr.
+    Rows of an earlier run with the same start, settings and recipe (method, rate, options;
+    `reusable`) are reused, so an interrupted run resumes; a changed default rate or option
+    reruns its rows. `--fresh` ignores them all. Progress lines go to stderr.
 
     Returns:
         list of row dicts (resumed rows included).
@@ -149,23 +173,23 @@ def run_comparison(variants, starts, data, args):
         "sequence_length": args.sequence_length,
     }
     sources = {start.name: start.source for start in starts}
+    recipes = {label: variant_key(method, options) for label, method, options in variants}
     done = []
     if results_path.exists() and not args.fresh:
-        labels = {label for label, _, _ in variants}
-        # A row is reused only for the same start (same weights), variant and settings.
         done = [
             row
             for row in map(json.loads, results_path.read_text().splitlines())
-            if row.get("settings") == settings
-            and row["label"] in labels
-            and row["start"] in sources
-            and row.get("source") == sources[row["start"]]
-            and (row["seed"] is None or row["seed"] < args.seeds)
+            if reusable(row, recipes, sources, settings, args.seeds)
         ]
 
     def save(row):
         with results_path.open("a") as stream:
-            line = {**row, "source": sources[row["start"]], "settings": settings}
+            line = {
+                **row,
+                "source": sources[row["start"]],
+                "settings": settings,
+                "recipe": recipes[row["label"]],
+            }
             stream.write(json.dumps(line) + "\n")
         print(
             f"[{time.strftime('%H:%M:%S')}] {row['start']} {row['label']} seed {row['seed']}: "

@@ -1,0 +1,41 @@
+"""Which saved comparison rows `run_comparison` may reuse: never one made with another rate,
+other options or other weights (lab16 once published rows made at an old default rate)."""
+
+from kbert.train.adaptation_comparison import reusable, variant_key
+from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES
+
+SETTINGS = {"train_examples": 1000, "epochs": 3}
+SOURCES = {"minilm_l6": "minilm_l6"}
+
+
+def _row(label, recipe, **changes):
+    row = {
+        "label": label,
+        "start": "minilm_l6",
+        "seed": 0,
+        "source": "minilm_l6",
+        "settings": SETTINGS,
+        "recipe": recipe,
+    }
+    return {**row, **changes}
+
+
+def test_a_row_is_reused_only_for_the_same_recipe_start_settings_and_seed():
+    recipes = {"lora": variant_key("lora", {"rank": 8})}
+    row = _row("lora", recipes["lora"])
+    assert reusable(row, recipes, SOURCES, SETTINGS, seeds=1)
+    assert recipes["lora"]["learning_rate"] == DEFAULT_LEARNING_RATES["lora"]
+    # The default rate changed since the row was made: rerun.
+    old_rate = {**recipes["lora"], "learning_rate": DEFAULT_LEARNING_RATES["lora"] / 3}
+    assert not reusable(_row("lora", old_rate), recipes, SOURCES, SETTINGS, seeds=1)
+    # Another rank, an explicit rate, or a row saved without its recipe: rerun.
+    assert not reusable(
+        _row("lora", variant_key("lora", {"rank": 4})), recipes, SOURCES, SETTINGS, seeds=1
+    )
+    explicit = {"lora": variant_key("lora", {"rank": 8, "learning_rate": 1e-2})}
+    assert not reusable(row, explicit, SOURCES, SETTINGS, seeds=1)
+    assert not reusable({**row, "recipe": None}, recipes, SOURCES, SETTINGS, seeds=1)
+    # Other weights, other settings, a seed not asked for.
+    assert not reusable({**row, "source": "elsewhere"}, recipes, SOURCES, SETTINGS, seeds=1)
+    assert not reusable(row, recipes, SOURCES, {**SETTINGS, "epochs": 4}, seeds=1)
+    assert not reusable({**row, "seed": 1}, recipes, SOURCES, SETTINGS, seeds=1)
