@@ -24,6 +24,7 @@ from kbert.train.adaptation_recipes import (
     DEFAULT_LEARNING_RATES,
     compare_methods,
     format_summary_table,
+    method_name,
     pretrained_starting_point,
     summarize,
 )
@@ -132,9 +133,10 @@ def trec_data(args):
 def variant_key(method, options):
     """What a variant's rows depend on besides start and settings: its method, the rate it
     trains at (its own, or the method's default at the time) and its other options."""
-    rate = options.get("learning_rate") or DEFAULT_LEARNING_RATES.get(method)
+    name = method_name(method)  # a recipe function or its name
+    rate = options.get("learning_rate") or DEFAULT_LEARNING_RATES.get(name)
     rest = {key: value for key, value in options.items() if key != "learning_rate"}
-    return {"method": method, "learning_rate": rate, "options": json.dumps(rest, default=repr)}
+    return {"method": name, "learning_rate": rate, "options": json.dumps(rest, default=repr)}
 
 
 def reusable(row, recipes, sources, settings, seeds):

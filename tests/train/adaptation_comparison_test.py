@@ -1,6 +1,7 @@
 """Which saved comparison rows `run_comparison` may reuse: never one made with another rate,
-other options or other weights (lab16 once published rows made at an old default rate)."""
+other options or other weights (a lab16 re-record once reused rows made at an old default rate)."""
 
+from kbert.train import adaptation_recipes as recipes_module
 from kbert.train.adaptation_comparison import reusable, variant_key
 from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES
 
@@ -25,6 +26,9 @@ def test_a_row_is_reused_only_for_the_same_recipe_start_settings_and_seed():
     row = _row("lora", recipes["lora"])
     assert reusable(row, recipes, SOURCES, SETTINGS, seeds=1)
     assert recipes["lora"]["learning_rate"] == DEFAULT_LEARNING_RATES["lora"]
+    # Labs pass the recipe function itself: the same key as its name.
+    assert variant_key(recipes_module.lora, {"rank": 8}) == recipes["lora"]
+    assert variant_key(recipes_module.full_fine_tuning, {})["learning_rate"] == 1e-4
     # The default rate changed since the row was made: rerun.
     old_rate = {**recipes["lora"], "learning_rate": DEFAULT_LEARNING_RATES["lora"] / 3}
     assert not reusable(_row("lora", old_rate), recipes, SOURCES, SETTINGS, seeds=1)
