@@ -377,7 +377,7 @@ def _check_arguments(
         tokenizer = tokenizer.tokenizer
     if not isinstance(tokenizer, GRAPH_TOKENIZERS):
         raise ValueError(
-            "tokenizer must be a kbert.text.WordPieceTokenizer, SentencePieceTokenizer or "
+            "tokenizer must be a kbert.text.WordPieceTokenizer or a SentencePieceTokenizer or "
             "GraphBytePairTokenizer (or a BertPreprocessor holding one): only those tokenizers "
             "can be put inside the serving "
             f"graph; received {type(tokenizer).__name__}"
