@@ -35,6 +35,8 @@ resumes, and `--starts lab01` then `--starts minilm_l6` split the work over two 
     python -m benchmarks.adaptation_grid --lab01-model runs/transfer_starts/causal \\
         [--record docs/results/adaptation_grid.json]
     python -m benchmarks.adaptation_grid --starts minilm_l6 --studies rates --seeds 1
+    python -m benchmarks.adaptation_grid --starts lab01,minilm_l6 --studies peft \\
+        --record docs/results/adaptation_grid_peft.json
 
 The last line of stdout is JSON: per `start/method`, the chosen setting, its validation and test
 accuracy, and the majority-class accuracy beside them.
@@ -79,6 +81,7 @@ PEFT_RATES = {
     "prompt_tuning": (3e-3, 1e-2, 3e-2),
 }
 STUDIES = ("rates", "anchors", "multitask", "peft")
+DEFAULT_STUDIES = ("rates", "anchors", "multitask")  # peft is asked for by name
 
 
 def rate_variants(full_rates=FULL_RATES, top_rates=TOP_RATES, factors=FACTORS):
@@ -173,7 +176,9 @@ def study(variants, start, data, args):
 def parse_arguments(argv=None):
     parser = comparison_parser(__doc__.split("\n\n")[0], seeds=3, run_dir="runs/adaptation_grid")
     parser.add_argument(
-        "--studies", default=",".join(STUDIES), help=f"comma-separated among {STUDIES}"
+        "--studies",
+        default=",".join(DEFAULT_STUDIES),
+        help=f"comma-separated among {STUDIES}",
     )
     parser.add_argument(
         "--multitask-sizes",
