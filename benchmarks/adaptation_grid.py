@@ -219,7 +219,7 @@ def parse_arguments(argv=None):
     if args.min_steps < 1:
         parser.error(f"--min-steps must be a positive integer; received {args.min_steps}")
     unknown = [m for m in args.peft_methods if m not in PEFT_RATES]
-    if unknown or not args.peft_methods:
+    if unknown:
         parser.error(f"--peft-methods must name some of {tuple(PEFT_RATES)}; received {unknown}")
     args.studies = studies
     return parser, args

@@ -185,6 +185,19 @@ def bpe_graph_agreement(encode, bpe, texts, batch_size=1024):
     return 1 - len(disagreements) / len(texts), disagreements[:3]
 
 
+def measure(results, name, compare, *arguments):
+    """Runs `compare(*arguments)` → `(share, first disagreements, *more)`, stores the share, the
+    seconds and the disagreements under `name` in `results`, prints a line; returns `more`."""
+    started = time.perf_counter()
+    share, first, *more = compare(*arguments)
+    seconds = time.perf_counter() - started
+    results[f"{name}_agreement"] = round(share, 6)
+    results[f"{name}_seconds"] = round(seconds, 1)
+    results[f"{name}_first_disagreements"] = first
+    print(f"{name}: {100 * share:.2f}% of {results['texts']:,} texts agree ({seconds:.1f} s)")
+    return more
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
@@ -208,39 +221,20 @@ def main(argv=None):
         for name, (encode, tokenizer) in references(
             train, args.vocabulary_size, Path(directory)
         ).items():
-            started = time.perf_counter()
-            share, first = agreement(encode, tokenizer, held_out)
-            seconds = time.perf_counter() - started
-            results[f"{name}_agreement"] = round(share, 6)
-            results[f"{name}_seconds"] = round(seconds, 1)
-            results[f"{name}_first_disagreements"] = first
-            print(f"{name}: {100 * share:.2f}% of {len(held_out):,} texts agree ({seconds:.1f} s)")
+            measure(results, name, agreement, encode, tokenizer, held_out)
             if name == "sentencepiece":
                 in_graph.append(("sentencepiece_in_graph", lambda t, e=encode: e(t)[0], tokenizer))
             if isinstance(tokenizer, BytePairTokenizer):
-                started = time.perf_counter()
-                share, first = bpe_graph_agreement(encode, tokenizer, held_out)
-                seconds = time.perf_counter() - started
-                results[f"{name}_in_graph_agreement"] = round(share, 6)
-                results[f"{name}_in_graph_seconds"] = round(seconds, 1)
-                results[f"{name}_in_graph_first_disagreements"] = first
-                print(
-                    f"{name} in graph: {100 * share:.2f}% of {len(held_out):,} texts agree "
-                    f"({seconds:.1f} s)"
+                measure(
+                    results, f"{name}_in_graph", bpe_graph_agreement, encode, tokenizer, held_out
                 )
         started = time.perf_counter()
         kbert_unigram = UnigramTokenizer.train(train, args.vocabulary_size, float32_scores=True)
         results["kbert_unigram_train_seconds"] = round(time.perf_counter() - started, 1)
         in_graph.append(("kbert_unigram_in_graph", kbert_unigram.tokenize, kbert_unigram))
         for name, encode, unigram in in_graph:
-            started = time.perf_counter()
-            share, first, ties = graph_agreement(encode, unigram, held_out)
-            seconds = time.perf_counter() - started
-            results[f"{name}_agreement"] = round(share, 6)
-            results[f"{name}_disagreements_that_are_ties"] = ties
-            results[f"{name}_seconds"] = round(seconds, 1)
-            results[f"{name}_first_disagreements"] = first
-            print(f"{name}: {100 * share:.2f}% of {len(held_out):,} texts agree ({seconds:.1f} s)")
+            ties = measure(results, name, graph_agreement, encode, unigram, held_out)
+            results[f"{name}_disagreements_that_are_ties"] = ties[0]
     record_if_requested(args, results)
     print(json.dumps(results, ensure_ascii=False))
     return results

@@ -308,8 +308,9 @@ def byte_to_char_offsets(strings, *byte_offsets, round_down=False):
         strings: 1-D string `tf.Tensor` of valid UTF-8, shape (n,).
         *byte_offsets: one or more int64 `tf.RaggedTensor`s (n, None); row i holds offsets into
             `strings[i]`.
-        round_down: bool, default False. An offset inside a character maps to the next
-            character (an exclusive end) or, with True, to that character (a start).
+        round_down: bool or a sequence of bools (one per offsets tensor), default False. An
+            offset inside a character maps to the next character (an exclusive end) or, with
+            True, to that character (a start).
 
     Returns:
         A list with one int64 `tf.RaggedTensor` per input, with the same row partition.
@@ -322,18 +323,20 @@ def byte_to_char_offsets(strings, *byte_offsets, round_down=False):
     _, char_starts = tf.strings.unicode_decode_with_offsets(strings, "UTF-8")  # (n, chars)
     byte_base = tf.cumsum(tf.cast(tf.strings.length(strings), tf.int64), exclusive=True)  # (n,)
     global_starts = char_starts.flat_values + tf.gather(byte_base, char_starts.value_rowids())
+    count = tf.size(global_starts, out_type=tf.int64)
+    string_ends = byte_base + tf.cast(tf.strings.length(strings), tf.int64)  # (n,)
+    if isinstance(round_down, bool):
+        round_down = [round_down] * len(byte_offsets)
     converted = []
-    for offsets in byte_offsets:
+    for offsets, floor in zip(byte_offsets, round_down, strict=True):
         rows = offsets.value_rowids()  # (num_offsets,) the string of each offset
         queries = offsets.flat_values + tf.gather(byte_base, rows)
         index = tf.searchsorted(global_starts, queries, side="left", out_type=tf.int64)
-        if round_down:
+        if floor:
             # Not on a character's first byte (nor at the string's end): the character before.
-            count = tf.size(global_starts, out_type=tf.int64)
             found = tf.gather(global_starts, tf.maximum(tf.minimum(index, count - 1), 0))
-            ends = byte_base + tf.cast(tf.strings.length(strings), tf.int64)  # (n,)
             on_boundary = ((index < count) & tf.equal(found, queries)) | tf.equal(
-                queries, tf.gather(ends, rows)
+                queries, tf.gather(string_ends, rows)
             )
             index = tf.where(on_boundary, index, index - 1)
         converted.append(offsets.with_flat_values(index - tf.gather(char_starts.row_splits, rows)))

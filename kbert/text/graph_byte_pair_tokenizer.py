@@ -122,12 +122,10 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             tf.constant(bpe.vocabulary), tf.range(size, dtype=tf.int64), tf.constant(-1, tf.int64)
         )
         keys, ranks, merged = [], [], []
-        for rank, (left, right) in enumerate(bpe.merges):
-            key = bpe.token_to_id(left) * size + bpe.token_to_id(right)
-            if bpe._ranks[(left, right)] == rank:  # a repeated merge keeps its first rank
-                keys.append(key)
-                ranks.append(rank)
-                merged.append(bpe.token_to_id(bpe._merge_results(left, right)[2]))
+        for (left, right), rank in bpe._ranks.items():  # a repeated merge keeps its first rank
+            keys.append(bpe.token_to_id(left) * size + bpe.token_to_id(right))
+            ranks.append(rank)
+            merged.append(bpe.token_to_id(bpe._merge_results(left, right)[2]))
         keys = tf.constant(keys, tf.int64)
         self._ranks = _static_table(keys, tf.constant(ranks, tf.int64), tf.constant(_NO_RANK))
         self._merged = _static_table(keys, tf.constant(merged, tf.int64), tf.constant(-1, tf.int64))
@@ -135,8 +133,8 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         alphabet = [bpe.token_to_id(symbol) for symbol in bpe._alphabet]
         self._byte_ids = tf.constant([-1 if i is None else i for i in alphabet], tf.int64)
         self._byte_symbols = tf.constant(bpe._alphabet)
-        self._symbol_bytes = _static_table(
-            tf.constant(bpe._alphabet), tf.range(256, dtype=tf.int64), tf.constant(0, tf.int64)
+        self._symbol_bytes = _static_table(  # and back: alphabet symbol → its byte
+            tf.constant(bpe._alphabet), tf.constant([bytes([b]) for b in range(256)]), ""
         )
 
     # ------------------------------------------------------------------ vocabulary and roles
@@ -290,6 +288,9 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         whole_rows = tf.where(whole)[:, 0]  # (whole words,)
         count = tf.size(words, out_type=tf.int64)
         ones = tf.ones_like(whole_rows)
+        position = tf.where(
+            whole, count + tf.cumsum(tf.cast(whole, tf.int64), exclusive=True), tf.range(count)
+        )
         parts = []
         for split_values, whole_values in (
             (ids, tf.gather(whole_ids, whole_rows)),
@@ -298,9 +299,6 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         ):
             both = tf.concat(
                 [split_values, tf.RaggedTensor.from_row_lengths(whole_values, ones)], axis=0
-            )
-            position = tf.where(
-                whole, count + tf.cumsum(tf.cast(whole, tf.int64), exclusive=True), tf.range(count)
             )
             parts.append(tf.gather(both, position))
         ids, offsets, lengths = parts
@@ -389,11 +387,10 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         )
 
     def _tokenize(self, inputs):
-        """`(texts, ids, starts, ends)`: (n,) and three (n, None); offsets in characters."""
+        """`(ids, starts, ends)`: (n, None) each, or (None,) for a scalar; offsets in characters."""
         texts = as_texts(inputs)
-        batch = texts[tf.newaxis] if texts.shape.rank == 0 else texts
-        batch = tf.strings.unicode_transcode(
-            batch, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+        batch = _bert_text.replace_invalid_utf8(
+            texts[tf.newaxis] if texts.shape.rank == 0 else texts
         )
         words, starts, is_special = self._words(batch)  # (n, words)
         symbols = self._start_symbols(words.flat_values, starts.flat_values, is_special.flat_values)
@@ -401,12 +398,13 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         ids, begins, ends = (
             words.with_flat_values(t).merge_dims(1, 2) for t in (ids, begins, ends)
         )
-        (begins,) = _bert_text.byte_to_char_offsets(batch, begins, round_down=True)
-        (ends,) = _bert_text.byte_to_char_offsets(batch, ends)
+        begins, ends = _bert_text.byte_to_char_offsets(
+            batch, begins, ends, round_down=(True, False)
+        )
         ids = tf.cast(ids, tf.int32)
         if texts.shape.rank == 0:
-            return texts, ids[0], begins[0], ends[0]
-        return texts, ids, begins, ends
+            return ids[0], begins[0], ends[0]
+        return ids, begins, ends
 
     def call(self, inputs):
         """Text to ids.
@@ -418,7 +416,7 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             A 1-D int32 `tf.Tensor` for a scalar, an int32 `tf.RaggedTensor` (batch, None) for
             a batch.
         """
-        return self._tokenize(inputs)[1]
+        return self._tokenize(inputs)[0]
 
     def tokenize_with_offsets(self, inputs):
         """`(ids, starts, ends)`: ids (int32) and each token's character span (int64).
@@ -427,7 +425,7 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         `BytePairTokenizer.tokenize_with_offsets` does: a byte-level token that holds part of a
         character spans the whole character.
         """
-        return self._tokenize(inputs)[1:]
+        return self._tokenize(inputs)
 
     def detokenize(self, token_ids):
         """Ids back to text, as `BytePairTokenizer.detokenize` does (role tokens dropped).
@@ -450,14 +448,11 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         tokens = tf.gather(self._tokens, tf.ragged.boolean_mask(token_ids, keep))  # (n, None)
         if bpe.byte_level:
             symbols = tf.strings.unicode_split(tokens.flat_values, "UTF-8")  # (tokens, symbols)
-            byte_strings = tf.constant([bytes([b]) for b in range(256)])
-            values = tf.gather(byte_strings, self._symbol_bytes.lookup(symbols.flat_values))
+            values = self._symbol_bytes.lookup(symbols.flat_values)
             joined = tf.strings.reduce_join(
                 tokens.with_flat_values(symbols.with_flat_values(values)).merge_dims(1, 2), axis=1
             )
-            texts = tf.strings.unicode_transcode(
-                joined, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-            )
+            texts = _bert_text.replace_invalid_utf8(joined)
         else:
             pieces = tokens.flat_values
             prefix = bpe.continuing_subword_prefix

@@ -994,6 +994,34 @@ def test_saved_model_cli_lists_the_documented_signatures(export, request):
 SENTENCEPIECE_OPS = {"SentencepieceOp", "SentencepieceTokenizeOp", "SentencepieceDetokenizeOp"}
 
 
+def _serve_classifier_through(layer, texts, tmp_path, name):
+    """Exports a tiny classifier with graph tokenizer `layer` and checks what every graph
+    tokenizer but WordPiece's must give: `classify` through the loaded SavedModel and the
+    session loader equals Keras, `vocab.txt` is the layer's vocabulary, and tagging (which
+    needs WordPiece's alignment) is refused, leaving nothing behind. Returns the graph's ops
+    that are not core TensorFlow ops."""
+    keras.utils.set_random_seed(7)
+    encoder = Encoder.from_preset("tiny", vocabulary_size=layer.vocabulary_size())
+    model = SequenceClassifier(encoder, num_classes=3)
+    path = export_saved_model(
+        model, layer, tmp_path, name, label_names=CLASSES, sequence_length=LENGTH
+    )
+    expected = expected_classify(model, layer, texts)
+    assert_outputs_match(
+        numpy_outputs(load_exported(path).signatures["classify"](text=tf.constant(texts))), expected
+    )
+    with serving_session(path) as run:
+        assert_outputs_match(run("classify", {"text": np.array(texts, dtype=object)}), expected)
+    assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
+    tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
+    with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
+        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
+    assert not (tmp_path / "tagger").exists()
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
+    return graph_ops(saved.meta_graphs[0].graph_def) - set(dir(tf.raw_ops))
+
+
 def test_unigram_classifier_serves_raw_text_through_sentencepiece_ops(tmp_path):
     """A model pretrained on a unigram vocabulary exports with `SentencePieceTokenizer`: the
     graph tokenizes as the Python tokenizer does, answers through the session loader as the
@@ -1006,30 +1034,11 @@ def test_unigram_classifier_serves_raw_text_through_sentencepiece_ops(tmp_path):
     layer = SentencePieceTokenizer(unigram)
     texts = ["the cat sat", "hello, naive world!", "", "  two  spaces", "Ünïcode 中文"]
     assert layer(tf.constant(texts)).to_list() == [unigram.tokenize(t) for t in texts]
-    keras.utils.set_random_seed(7)
-    encoder = Encoder.from_preset("tiny", vocabulary_size=unigram.vocabulary_size())
-    model = SequenceClassifier(encoder, num_classes=3)
-    path = export_saved_model(
-        model, layer, tmp_path, "unigram", label_names=CLASSES, sequence_length=LENGTH
-    )
-    expected = expected_classify(model, layer, texts)
-    assert_outputs_match(
-        numpy_outputs(load_exported(path).signatures["classify"](text=tf.constant(texts))), expected
-    )
-    with serving_session(path) as run:
-        assert_outputs_match(run("classify", {"text": np.array(texts, dtype=object)}), expected)
-    saved = saved_model_pb2.SavedModel()
-    saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
-    not_core = graph_ops(saved.meta_graphs[0].graph_def) - set(dir(tf.raw_ops))
+    not_core = _serve_classifier_through(layer, texts, tmp_path, "unigram")
     assert not_core and not_core <= SENTENCEPIECE_OPS | ALLOWED_TF_TEXT_OPS, not_core
-    assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
-    # The layer round-trips through its config, and tagging needs WordPiece's alignment.
+    # The layer round-trips through its config.
     rebuilt = SentencePieceTokenizer.from_config(layer.get_config())
     assert rebuilt(tf.constant(texts)).to_list() == layer(tf.constant(texts)).to_list()
-    tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
-    with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
-        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
-    assert not (tmp_path / "tagger").exists()
 
 
 # ---------------------------------------------------------------------------------- BPE
@@ -1048,24 +1057,5 @@ def test_bpe_classifier_serves_raw_text_through_core_and_regex_split_ops(tmp_pat
     layer = GraphBytePairTokenizer(bpe.with_roles())
     texts = ["the cat sat", "hello, naive world!", "", "  two  spaces", "Ünïcode 中文 's"]
     assert layer(tf.constant(texts)).to_list() == [layer.bpe.tokenize(t) for t in texts]
-    keras.utils.set_random_seed(7)
-    encoder = Encoder.from_preset("tiny", vocabulary_size=layer.vocabulary_size())
-    model = SequenceClassifier(encoder, num_classes=3)
-    path = export_saved_model(
-        model, layer, tmp_path, "bpe", label_names=CLASSES, sequence_length=LENGTH
-    )
-    expected = expected_classify(model, layer, texts)
-    assert_outputs_match(
-        numpy_outputs(load_exported(path).signatures["classify"](text=tf.constant(texts))), expected
-    )
-    with serving_session(path) as run:
-        assert_outputs_match(run("classify", {"text": np.array(texts, dtype=object)}), expected)
-    saved = saved_model_pb2.SavedModel()
-    saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
-    not_core = graph_ops(saved.meta_graphs[0].graph_def) - set(dir(tf.raw_ops))
+    not_core = _serve_classifier_through(layer, texts, tmp_path, "bpe")
     assert not_core == {"RegexSplitWithOffsets"}, not_core
-    assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
-    tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
-    with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
-        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
-    assert not (tmp_path / "tagger").exists()
