@@ -1,19 +1,14 @@
 """`kbert finetune | evaluate | predict` for sentence and sentence-pair classification.
 
-A run directory holds everything needed to evaluate or predict later, with nothing else:
-
-    config.json          the resolved command-line settings, versions, data sources
-    labels.json          the class names (class id = position)
-    preprocessor.json    the tokenizer and packer (vocabulary included)
-    best.keras           the classifier at its best validation epoch
-    history.csv, tensorboard/, learning_curve.png
-    metrics.json         validation and test reports of the best model
-    confusion_matrix.png on the test split
+The run directory is `kbert.runs`' format, shared with the token tasks: `config.json`,
+`labels.json` (class id = position), `preprocessor.json` (tokenizer and packer, vocabulary
+included), `model.keras` (the classifier at its best validation epoch), `history.csv`,
+`tensorboard/`, `learning_curve.png`, `metrics.json` (validation and test reports of that model)
+and `confusion_matrix.png` on the test split.
 """
 
 import json
 import os
-from pathlib import Path
 
 from kbert.cli.choices import (
     CLASSIFICATION_TASK_NAMES,
@@ -22,14 +17,18 @@ from kbert.cli.choices import (
     LONG_INPUT_STRATEGIES,
     TOKEN_TASKS,
 )
-from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
-from kbert.cli.run_settings import (
-    DataSettings,
-    check_sequence_length,
-    check_training_arguments,
-    software_versions,
-)
+from kbert.cli.run_settings import check_sequence_length, check_training_arguments
 from kbert.cli.token_tasks import add_token_task_arguments
+from kbert.runs import (
+    MODEL_FILE,
+    RunConfig,
+    StagedRunDirectory,
+    check_output_dir,
+    read_config,
+    read_run,
+    software_versions,
+    write_run_start,
+)
 
 
 def add_finetune_arguments(parser):
@@ -336,12 +335,15 @@ def finetune(args):
     )
     train, validation, test = splits["train"], splits["validation"], splits["test"]
 
-    config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update(
-        {RUN_MARKER: True},
-        task_metric=task.metric,
-        num_classes=len(task.label_names),
+    config = RunConfig(
+        task_family="classification",
+        task=args.task,
+        settings={
+            key: value for key, value in vars(args).items() if key not in ("handler", "task")
+        },
+        label_names=task.label_names.names,
         is_pair=task.is_pair,
+        task_metric=task.metric,
         train_examples=len(train),
         validation_examples=len(validation),
         test_examples=len(test),
@@ -351,13 +353,8 @@ def finetune(args):
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
         run_dir = staged.path
-        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        (run_dir / "labels.json").write_text(json.dumps(list(task.label_names.names)))
-        (run_dir / "preprocessor.json").write_text(
-            json.dumps(keras.saving.serialize_keras_object(preprocessor))
-        )
-
-        best = BestCheckpoint(run_dir / "best.keras", monitor="val_accuracy")
+        write_run_start(run_dir, config, preprocessor)
+        best = BestCheckpoint(run_dir / MODEL_FILE, monitor="val_accuracy")
         _, train_seconds = fine_tune_classifier(
             classifier,
             preprocessor,
@@ -379,7 +376,7 @@ def finetune(args):
             ],
         )
 
-        classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
+        classifier = keras.saving.load_model(run_dir / MODEL_FILE, compile=False)
         metrics = {
             "task": task.name,
             "best_epoch": best.best_epoch,
@@ -404,63 +401,39 @@ def finetune(args):
     return metrics
 
 
-def load_run(run_dir):
-    """Returns `(classifier, preprocessor, label_names, config)` of a finished run directory."""
-    import keras
-
-    import kbert.models  # noqa: F401  (registers kbert's classes for deserialization)
-    import kbert.text  # noqa: F401
-
-    run_dir = Path(run_dir)
-    needed = ("config.json", "labels.json", "preprocessor.json", "best.keras")
-    missing = [name for name in needed if not (run_dir / name).is_file()]
-    if missing:
-        raise ValueError(
-            f"{run_dir} is not a finished kbert run directory: it lacks "
-            f"{', '.join(missing)} (written by `kbert finetune --output-dir`)"
-        )
-    config = json.loads((run_dir / "config.json").read_text())
-    preprocessor = keras.saving.deserialize_keras_object(
-        json.loads((run_dir / "preprocessor.json").read_text())
-    )
-    classifier = keras.saving.load_model(run_dir / "best.keras", compile=False)
-    return classifier, preprocessor, json.loads((run_dir / "labels.json").read_text()), config
-
-
 def is_pair_run(run_dir):
     """Whether a classification run classifies text pairs (read from its config.json)."""
+    return _is_pair(read_config(run_dir))
+
+
+def _is_pair(config, default=False):
+    """The run's `is_pair`; the oldest runs did not record it, and their task tells."""
     from kbert.data import CLASSIFICATION_TASKS
 
-    path = Path(run_dir) / "config.json"
-    if not path.is_file():
-        raise ValueError(
-            f"{run_dir} is not a finished kbert run directory: it lacks config.json "
-            "(written by `kbert finetune --output-dir`)"
-        )
-    config = json.loads(path.read_text())
-    if config.get("is_pair") is not None:
-        return bool(config["is_pair"])
-    task = CLASSIFICATION_TASKS.get(config.get("task"))
-    return bool(task and task.is_pair)
+    if config.is_pair is not None:
+        return bool(config.is_pair)
+    task = CLASSIFICATION_TASKS.get(config.task)
+    return bool(task.is_pair) if task else default
 
 
 def evaluate(args):
     """Re-scores a run's best model on a split; returns the report."""
     from kbert.data import CLASSIFICATION_TASKS, ClassificationTask, LabelVocabulary
 
-    classifier, preprocessor, label_names, config = load_run(args.run_dir)
-    preprocessor = override_long_inputs(preprocessor, args, config)
-    settings = DataSettings.from_run(
-        config, data_dir=args.data_dir or config.get("data_dir"), max_train_examples=None
+    run = read_run(args.run_dir)
+    config, label_names = run.config, list(run.config.label_names)
+    preprocessor = override_long_inputs(run.preprocessor, args, config)
+    settings = config.data_settings(
+        data_dir=args.data_dir or config.setting("data_dir"), max_train_examples=None
     )
     task, splits = _load_splits(settings)
-    if list(task.label_names.names) != label_names and config["task"] != FILES_TASK:
+    if list(task.label_names.names) != label_names and config.task != FILES_TASK:
         raise ValueError(f"the run's labels {label_names} differ from task {task.name}'s")
-    if config["task"] == FILES_TASK:
+    if config.task == FILES_TASK:
         task = ClassificationTask(FILES_TASK, LabelVocabulary(label_names), task.is_pair)
     elif task.name in CLASSIFICATION_TASKS:
         task = CLASSIFICATION_TASKS[task.name]
-    return _report(classifier, preprocessor, splits[args.split], task)
+    return _report(run.model, preprocessor, splits[args.split], task)
 
 
 def predict(args, batches=None):
@@ -477,18 +450,12 @@ def predict(args, batches=None):
     """
     import numpy as np
 
-    from kbert.data import CLASSIFICATION_TASKS
     from kbert.metrics import classifier_logits
 
-    classifier, preprocessor, label_names, config = load_run(args.run_dir)
-    preprocessor = override_long_inputs(preprocessor, args, config)
-    is_pair = config.get("is_pair")
-    if is_pair is None:
-        is_pair = (
-            CLASSIFICATION_TASKS[config["task"]].is_pair
-            if config["task"] in CLASSIFICATION_TASKS
-            else bool(args.pair)
-        )
+    run = read_run(args.run_dir)
+    config, classifier, label_names = run.config, run.model, list(run.config.label_names)
+    preprocessor = override_long_inputs(run.preprocessor, args, config)
+    is_pair = _is_pair(config, default=bool(args.pair))
     if batches is None:
         batches = [(list(args.texts), list(args.pair) if args.pair else None)]
     for texts, pairs in batches:
@@ -496,12 +463,12 @@ def predict(args, batches=None):
             raise ValueError("predict needs at least one text")
         if is_pair and pairs is None:
             raise ValueError(
-                f"task {config['task']} classifies text pairs: give each text its "
+                f"task {config.task} classifies text pairs: give each text its "
                 "second text with --pair (once per text, in order), or "
                 "'text<TAB>second text' lines with --input"
             )
         if not is_pair and pairs is not None:
-            raise ValueError(f"task {config['task']} classifies single texts; drop --pair")
+            raise ValueError(f"task {config.task} classifies single texts; drop --pair")
         scored = classifier_logits(classifier, preprocessor, texts, pairs)
         logits = scored["logits"]
         probabilities = np.exp(logits - logits.max(axis=-1, keepdims=True))
@@ -531,7 +498,7 @@ def override_long_inputs(preprocessor, args, config):
             if getattr(args, flag, None) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} needs --long-inputs")
         return preprocessor
-    check_long_input_arguments(args, bool(config.get("is_pair")), preprocessor.sequence_length)
+    check_long_input_arguments(args, _is_pair(config), preprocessor.sequence_length)
     return make_preprocessor(preprocessor.tokenizer, preprocessor.sequence_length, args)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from kbert.cli import classification, token_tasks
 from kbert.cli.classification import add_long_input_arguments
 from kbert.cli.run_settings import check_sequence_length
+from kbert.runs import read_run
 
 # As `kbert finetune --sequence-length`: shorter windows leave a text hardly a token.
 MIN_SEQUENCE_LENGTH = 8
@@ -105,18 +106,21 @@ def main_export(args):
             encoder, tokenizer, task="embed", sequence_length=length, **common
         )
     elif token_tasks.is_token_run(args.run_dir):
-        model, tokenizer, config = token_tasks.load_token_run(args.run_dir)
-        sequence_length = checked_length(getattr(model, "encoder", None), config["sequence_length"])
-        if config["task"] == "squad":
+        run = read_run(args.run_dir)
+        model, tokenizer, config = run.model, run.preprocessor, run.config
+        sequence_length = checked_length(
+            getattr(model, "encoder", None), config.setting("sequence_length")
+        )
+        if config.task == "squad":
             path = export_saved_model(
                 model,
                 tokenizer,
                 task="answer",
                 sequence_length=sequence_length,
-                max_answer_length=config["max_answer_length"],
+                max_answer_length=config.setting("max_answer_length"),
                 **common,
             )
-        elif config.get("method") == "span":
+        elif config.setting("method") == "span":
             raise ValueError(
                 f"{args.run_dir} holds a span-based NER model; the `tag` signature "
                 "decodes BIO taggers (fine-tune with --method softmax or crf)"
@@ -126,20 +130,21 @@ def main_export(args):
                 model,
                 tokenizer,
                 task="tag",
-                label_names=config["tag_names"],
+                label_names=list(config.label_names),
                 sequence_length=sequence_length,
                 **common,
             )
     else:
-        model, preprocessor, label_names, config = classification.load_run(args.run_dir)
-        preprocessor = classification.override_long_inputs(preprocessor, args, config)
+        run = read_run(args.run_dir)
+        model, config = run.model, run.config
+        preprocessor = classification.override_long_inputs(run.preprocessor, args, config)
         reader = preprocessor if hasattr(preprocessor, "aggregation") else preprocessor.tokenizer
         path = export_saved_model(
             model,
             reader,
             task="classify",
-            label_names=label_names,
-            pair=bool(config.get("is_pair")),
+            label_names=list(config.label_names),
+            pair=classification.is_pair_run(args.run_dir),
             sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
             **common,
         )

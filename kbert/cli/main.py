@@ -18,6 +18,7 @@ import json
 import sys
 
 from kbert.cli.choices import TOKEN_TASKS
+from kbert.runs import read_config
 from kbert.startup import quiet_tensorflow
 
 
@@ -38,7 +39,7 @@ def build_parser():
         description="Fine-tunes a pretrained encoder with a task head (AdamW, warmup then "
         "linear decay). Classification keeps the epoch with the best validation "
         "accuracy and writes config, metrics JSON, plots, TensorBoard logs and "
-        "best.keras; conll2003 (NER: softmax, CRF or span-based) and squad "
+        "model.keras (its best validation epoch); conll2003 (NER: softmax, CRF or span-based) and squad "
         "(extractive QA) write config, metrics JSON, history, a learning curve and "
         "model.keras (the last epoch). Everything goes to --output-dir.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -148,7 +149,7 @@ def build_parser():
                 raise ValueError(f"--batch-lines must be an int >= 1; received {args.batch_lines}")
             two_columns = (
                 token_run
-                and token_tasks.run_task(args.run_dir) == "squad"
+                and read_config(args.run_dir).task == "squad"
                 or (not token_run and classification.is_pair_run(args.run_dir))
             )
             batches = _input_batches(args.input, two_columns, args.batch_lines)

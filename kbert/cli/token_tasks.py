@@ -1,28 +1,28 @@
 """`kbert finetune | evaluate | predict` for token and span tasks: CoNLL-2003 NER, SQuAD QA.
 
-A run directory holds everything needed to evaluate or predict later:
-
-    config.json          the resolved command-line settings, versions, data source
-    labels.json          the tag set (NER; tag id = position), or [] for QA
-    tokenizer.json       the WordPiece tokenizer (vocabulary included)
-    model.keras          the fine-tuned model (written to a temporary file, then renamed)
-    history.csv, learning_curve.png
-    metrics.json         entity scores per type (NER) or EM/F1 (QA) on the held-out splits
+The run directory is `kbert.runs`' format, shared with classification: `config.json`,
+`labels.json` (the tag set, tag id = position; [] for QA), `preprocessor.json` (the WordPiece
+tokenizer, vocabulary included), `model.keras` (the model at its last epoch), `history.csv`,
+`learning_curve.png` and `metrics.json` (entity scores per type for NER, EM/F1 for QA, on the
+held-out splits).
 """
 
 import json
 import os
-from pathlib import Path
 
 from kbert.cli.choices import NER_METHODS
-from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
-from kbert.cli.run_settings import (
-    DataSettings,
-    check_sequence_length,
-    check_training_arguments,
-    software_versions,
-)
+from kbert.cli.run_settings import check_sequence_length, check_training_arguments
 from kbert.files import atomic_path
+from kbert.runs import (
+    MODEL_FILE,
+    RunConfig,
+    StagedRunDirectory,
+    check_output_dir,
+    read_config,
+    read_run,
+    software_versions,
+    write_run_start,
+)
 
 _DEFAULTS = {
     "conll2003": {"learning_rate": 3e-4, "sequence_length": 128},
@@ -100,14 +100,14 @@ def _save_atomically(model, path):
 def _score(model, tokenizer, data, config):
     from kbert.train.token_task_fine_tuning import evaluate_ner, evaluate_question_answerer
 
-    if config["task"] == "squad":
+    if config.task == "squad":
         scores = evaluate_question_answerer(
             model,
             tokenizer,
             data,
-            config["sequence_length"],
-            config["stride"],
-            max_answer_length=config["max_answer_length"],
+            config.setting("sequence_length"),
+            config.setting("stride"),
+            max_answer_length=config.setting("max_answer_length"),
         )
         scores.pop("answers")
         return scores
@@ -116,10 +116,10 @@ def _score(model, tokenizer, data, config):
         tokenizer,
         [s.words for s in data],
         [s.tags for s in data],
-        config["tag_names"],
-        sequence_length=config["sequence_length"],
-        max_span_length=config["max_span_length"],
-        stride=config["stride"],
+        list(config.label_names),
+        sequence_length=config.setting("sequence_length"),
+        max_span_length=config.setting("max_span_length"),
+        stride=config.setting("stride"),
     )
     return {
         "entity": scores["entity"],
@@ -184,23 +184,21 @@ def finetune(args):
     check_sequence_length(args.sequence_length, encoder, args.model)
     tag_names = list(CONLL2003_TAGS) if args.task == "conll2003" else []
     _check_sizes(args, data["train"][:1], tokenizer, tag_names)
-    config = {key: value for key, value in vars(args).items() if key != "handler"}
-    config.update(
-        {RUN_MARKER: True},
+    config = RunConfig(
         task_family="token",
-        tag_names=tag_names,
-        source=source,
+        task=args.task,
+        settings={
+            key: value for key, value in vars(args).items() if key not in ("handler", "task")
+        },
+        label_names=tag_names,
         train_examples=len(data["train"]),
+        sources={"all": source},
         versions=software_versions(),
     )
     # Everything is written into a hidden sibling and moved to --output-dir only at the end.
     with StagedRunDirectory(args.output_dir) as staged:
         run_dir = staged.path
-        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        (run_dir / "labels.json").write_text(json.dumps(tag_names))
-        (run_dir / "tokenizer.json").write_text(
-            json.dumps(keras.saving.serialize_keras_object(tokenizer))
-        )
+        write_run_start(run_dir, config, tokenizer)
         callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
         common = {
             "epochs": args.epochs,
@@ -239,7 +237,7 @@ def finetune(args):
                 **common,
             )
             examples_per_s = len(train) * args.epochs / seconds
-        _save_atomically(model, run_dir / "model.keras")
+        _save_atomically(model, run_dir / MODEL_FILE)
         metrics = {
             "task": args.task,
             "source": source,
@@ -259,53 +257,19 @@ def finetune(args):
     return metrics
 
 
-def load_token_run(run_dir):
-    """Returns `(model, tokenizer, config)` of a finished token-task run directory."""
-    import keras
-
-    import kbert.layers  # noqa: F401  (registers kbert's classes for deserialization)
-    import kbert.models  # noqa: F401
-    import kbert.text  # noqa: F401
-
-    run_dir = Path(run_dir)
-    needed = ("config.json", "tokenizer.json", "model.keras")
-    missing = [name for name in needed if not (run_dir / name).is_file()]
-    if missing:
-        raise ValueError(
-            f"{run_dir} is not a finished kbert token-task run directory: it lacks "
-            f"{', '.join(missing)} (written by `kbert finetune --task conll2003|squad"
-            " --output-dir`)"
-        )
-    config = json.loads((run_dir / "config.json").read_text())
-    tokenizer = keras.saving.deserialize_keras_object(
-        json.loads((run_dir / "tokenizer.json").read_text())
-    )
-    model = keras.saving.load_model(run_dir / "model.keras", compile=False)
-    return model, tokenizer, config
-
-
 def is_token_run(run_dir):
     """Whether `run_dir` was written for a token or span task."""
-    path = Path(run_dir) / "config.json"
-    return path.is_file() and json.loads(path.read_text()).get("task_family") == "token"
+    return read_config(run_dir).task_family == "token"
 
 
 def evaluate(args):
     """Re-scores a token-task run on a split; returns the scores."""
-    model, tokenizer, config = load_token_run(args.run_dir)
-    data, _ = _load_data(
-        DataSettings.from_run(config, data_dir=args.data_dir or config.get("data_dir"))
-    )
+    run = read_run(args.run_dir)
+    config = run.config
+    data, _ = _load_data(config.data_settings(data_dir=args.data_dir or config.setting("data_dir")))
     if args.split not in data:
-        raise ValueError(
-            f"task {config['task']} has splits {sorted(data)}; received {args.split!r}"
-        )
-    return _score(model, tokenizer, data[args.split], config)
-
-
-def run_task(run_dir):
-    """The task of a token-task run ("conll2003" or "squad"), from its config.json."""
-    return json.loads((Path(run_dir) / "config.json").read_text())["task"]
+        raise ValueError(f"task {config.task} has splits {sorted(data)}; received {args.split!r}")
+    return _score(run.model, run.preprocessor, data[args.split], config)
 
 
 def predict(args, batches=None):
@@ -319,23 +283,24 @@ def predict(args, batches=None):
     from kbert.data.squad import SquadExample
     from kbert.train.token_task_fine_tuning import predict_answers, predict_entities
 
-    model, tokenizer, config = load_token_run(args.run_dir)
+    run = read_run(args.run_dir)
+    model, tokenizer, config = run.model, run.preprocessor, run.config
     if batches is None:
         batches = [(list(args.texts), list(args.context) if args.context else None)]
     for texts, contexts in batches:
         if not texts:
             raise ValueError("predict needs at least one text")
-        if config["task"] == "conll2003":
+        if config.task == "conll2003":
             if contexts:
                 raise ValueError("--context is for squad runs; a conll2003 run tags texts alone")
             entities = predict_entities(
                 model,
                 tokenizer,
                 texts,
-                config["tag_names"],
-                sequence_length=config["sequence_length"],
-                max_span_length=config["max_span_length"],
-                stride=config["stride"],
+                list(config.label_names),
+                sequence_length=config.setting("sequence_length"),
+                max_span_length=config.setting("max_span_length"),
+                stride=config.setting("stride"),
             )
             yield from (
                 {"text": text, "entities": found}
@@ -359,9 +324,9 @@ def predict(args, batches=None):
             model,
             tokenizer,
             examples,
-            config["sequence_length"],
-            config["stride"],
-            max_answer_length=config["max_answer_length"],
+            config.setting("sequence_length"),
+            config.setting("stride"),
+            max_answer_length=config.setting("max_answer_length"),
         )
         for example in examples:
             answer = answers[example.id]

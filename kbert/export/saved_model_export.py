@@ -807,8 +807,9 @@ def export_saved_model(
     Args:
         model: a `SequenceClassifier`, `TokenClassifier`, `QuestionAnswerer` or `Encoder`, any
             dtype policy (outputs are cast to float32).
-        tokenizer: `kbert.text.WordPieceTokenizer` or `SentencePieceTokenizer`, or a `BertPreprocessor` (as `load_run`
-            returns), whose tokenizer, `sequence_length` and `truncation` are then used, or a
+        tokenizer: `kbert.text.WordPieceTokenizer` or `SentencePieceTokenizer`, or a
+            `BertPreprocessor` (a classification run's, `kbert.runs.read_run`), whose
+            tokenizer, `sequence_length` and `truncation` are then used, or a
             `LongTextPreprocessor`, whose long-input strategy `classify` then applies in the
             graph (head, head + tail, or sliding windows whose logits are averaged or
             max-pooled per text).

@@ -75,7 +75,7 @@ def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(
         "config.json",
         "labels.json",
         "preprocessor.json",
-        "best.keras",
+        "model.keras",
         "history.csv",
         "metrics.json",
         "learning_curve.png",
@@ -101,7 +101,7 @@ def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(
     # Nothing the user had is replaced without --overwrite.
     assert _finetune(tmp_path, tiny_model, train, test) == 2
     assert "exists and is not empty" in capsys.readouterr().err
-    assert (run / "best.keras").is_file()
+    assert (run / "model.keras").is_file()
 
 
 def test_pair_tasks_need_pairs_and_single_tasks_refuse_them(tmp_path, tiny_model, capsys):
@@ -486,3 +486,23 @@ def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, ca
     capsys.readouterr()
     assert main(["predict", str(tmp_path / "run"), "good", "--max-windows", "2"]) == 2
     assert "--max-windows needs --long-inputs" in capsys.readouterr().err
+
+
+def test_a_format_1_run_is_still_read(tmp_path, tiny_model, capsys):
+    # Runs written before kbert.runs' format: best.keras, the flags flat, no labels in config.
+    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+    run = tmp_path / "run"
+    (run / "model.keras").rename(run / "best.keras")
+    config = json.loads((run / "config.json").read_text())
+    for name in ("run_format", "label_names", "task_family"):
+        config.pop(name)
+    (run / "config.json").write_text(json.dumps({**config, "num_classes": 2}))
+    metrics = json.loads((run / "metrics.json").read_text())
+    capsys.readouterr()
+    assert main(["evaluate", str(run), "--split", "test"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
+        metrics["test"]["accuracy"]
+    )
+    assert main(["predict", str(run), "the movie was good"]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] in ("neg", "pos")

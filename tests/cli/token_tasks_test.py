@@ -4,6 +4,7 @@ files (fast tier)."""
 import contextlib
 import io
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -51,7 +52,7 @@ SENTENCES = [
 RUN_FILES = (
     "config.json",
     "labels.json",
-    "tokenizer.json",
+    "preprocessor.json",
     "model.keras",
     "history.csv",
     "metrics.json",
@@ -433,3 +434,23 @@ def test_finetune_help_names_the_token_tasks_and_their_flags(capsys):
         "--train-articles",
     ):
         assert word in text, word
+
+
+def test_a_format_1_run_is_still_read(ner_run, tmp_path, capsys):
+    # Runs written before kbert.runs' format: tokenizer.json, the flags and tag_names flat.
+    run, method, _ = ner_run
+    old = tmp_path / "old"
+    shutil.copytree(run, old)
+    (old / "preprocessor.json").rename(old / "tokenizer.json")
+    config = json.loads((old / "config.json").read_text())
+    config["tag_names"] = config.pop("label_names")
+    config["source"] = config.pop("sources")["all"]
+    for name in ("run_format", "is_pair", "task_metric", "validation_examples", "test_examples"):
+        config.pop(name)
+    (old / "config.json").write_text(json.dumps(config))
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert main(["evaluate", str(old), "--split", "test"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["entity"]["f1"] == pytest.approx(metrics["test"]["entity"]["f1"])
+    assert main(["predict", str(old), "Peter flew to Paris"]) == 0
+    assert len(_json_lines(capsys.readouterr().out)) == 1

@@ -1,11 +1,19 @@
-"""The staged run directory: nothing the user had is lost (pure Python, fast tier)."""
+"""The run directory: its config read back (this format and format 1), and staging that loses
+nothing the user had (pure Python, fast tier)."""
 
 import json
 import os
 
 import pytest
 
-from kbert.cli.run_directory import RUN_MARKER, StagedRunDirectory, check_output_dir
+from kbert.runs import (
+    RUN_MARKER,
+    DataSettings,
+    RunConfig,
+    StagedRunDirectory,
+    check_output_dir,
+    read_config,
+)
 
 
 def _kbert_run(path, metrics="old"):
@@ -90,3 +98,69 @@ def test_a_run_left_aside_by_a_kill_between_the_renames_is_put_back(tmp_path):
         (staged.path / "metrics.json").write_text("new")
         staged.commit()
     assert (tmp_path / "run" / "metrics.json").read_text() == "new"
+
+
+def test_run_config_round_trips_through_its_flat_json():
+    config = RunConfig(
+        task_family="token",
+        task="conll2003",
+        settings={"epochs": 2, "learning_rate": 3e-4, "data_dir": "/data", "seed": 1},
+        label_names=["O", "B-PER"],
+        train_examples=10,
+        sources={"all": "conll2003"},
+        versions={"keras": "3"},
+    )
+    data = json.loads(json.dumps(config.to_json()))
+    assert data[RUN_MARKER] is True and data["epochs"] == 2 and data["task"] == "conll2003"
+    assert RunConfig.from_json(data) == config
+    assert config.setting("epochs") == 2 and config.setting("stride", 128) == 128
+    assert config.data_settings(data_dir="/other") == DataSettings(
+        task="conll2003", data_dir="/other", seed=1
+    )
+
+
+def test_read_config_reads_format_1_classification_and_token_runs(tmp_path):
+    classification = tmp_path / "classification"
+    classification.mkdir()
+    (classification / "config.json").write_text(
+        json.dumps({"task": "rte", "epochs": 3, "num_classes": 2, "versions": {}})
+    )
+    (classification / "labels.json").write_text('["entailment", "not_entailment"]')
+    config = read_config(classification)
+    assert (config.run_format, config.task_family, config.task) == (1, "classification", "rte")
+    assert config.label_names == ("entailment", "not_entailment")
+    assert config.is_pair is None and config.settings == {"epochs": 3}
+    token = tmp_path / "token"
+    token.mkdir()
+    (token / "config.json").write_text(
+        json.dumps(
+            {
+                "task": "squad",
+                "task_family": "token",
+                "tag_names": [],
+                "source": "dev",
+                "stride": 64,
+            }
+        )
+    )
+    config = read_config(token)
+    assert (config.task_family, config.sources, config.setting("stride")) == (
+        "token",
+        {"all": "dev"},
+        64,
+    )
+
+
+def test_a_directory_that_is_no_run_is_named_with_what_it_lacks(tmp_path):
+    with pytest.raises(ValueError, match=r"not a finished kbert run directory: it lacks config"):
+        read_config(tmp_path)
+    (tmp_path / "config.json").write_text("{")
+    with pytest.raises(ValueError, match=r"config.json: not a valid JSON run config"):
+        read_config(tmp_path)
+    (tmp_path / "config.json").write_text('{"learning_rate": 1}')
+    with pytest.raises(ValueError, match="names no task; is it a kbert run"):
+        read_config(tmp_path)
+    with pytest.raises(ValueError, match="task_family must be one of"):
+        RunConfig(task_family="vision", task="x")
+    with pytest.raises(ValueError, match=r"settings \['task'\] repeat RunConfig fields"):
+        RunConfig(task_family="token", task="squad", settings={"task": "squad"})
