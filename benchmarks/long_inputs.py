@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
-from kbert.metrics import classifier_logits  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
+from kbert.tasks import classifier_logits  # noqa: E402
 from kbert.text import BertPreprocessor, LongTextPreprocessor  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 

@@ -43,11 +43,10 @@ from kbert.data.squad import load_squad  # noqa: E402
 from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
 from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
+from kbert.tasks import evaluate_ner, evaluate_question_answerer  # noqa: E402
 from kbert.text.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
     build_ner_model,
-    evaluate_ner,
-    evaluate_question_answerer,
     fine_tune_ner,
     fine_tune_question_answerer,
 )

@@ -35,9 +35,10 @@ import keras  # noqa: E402
 
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
-from kbert.metrics import confusion_matrix_png, evaluate_classifier, learning_curve_png  # noqa: E402
+from kbert.metrics import confusion_matrix_png, learning_curve_png  # noqa: E402
 from kbert.models import SequenceClassifier, grow_vocabulary  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 

@@ -33,7 +33,6 @@ import numpy as np  # noqa: E402
 
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import (  # noqa: E402
     SequenceClassifier,
     adapter_trainable_setup,
@@ -42,6 +41,7 @@ from kbert.models import (  # noqa: E402
     save_adapters,
     set_active_adapter,
 )
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
 from kbert.train import fine_tune_classifier, format_trainable_report, trainable_report  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402

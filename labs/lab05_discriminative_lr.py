@@ -34,8 +34,8 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow()
 
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.train import (  # noqa: E402
     DiscriminativeOptimizer,
     fine_tune_classifier,

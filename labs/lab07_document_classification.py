@@ -52,9 +52,9 @@ from kbert.data import (  # noqa: E402
     load_classification_task,
 )
 from kbert.files import atomic_write_text  # noqa: E402
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, MaskedLMMasker  # noqa: E402
 from kbert.train import fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
 from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402

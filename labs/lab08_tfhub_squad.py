@@ -47,11 +47,9 @@ from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor 
 from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_question_answerer  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train.token_task_fine_tuning import (  # noqa: E402
-    evaluate_question_answerer,
-    fine_tune_question_answerer,
-)
+from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
 
 FRESH_PROCESS = """
 import json, sys

@@ -43,9 +43,9 @@ import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task  # noqa: E402
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 from kbert.train import fine_tune_classifier  # noqa: E402
 from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402

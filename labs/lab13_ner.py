@@ -31,12 +31,8 @@ from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
 from kbert.metrics.entity_metrics import entity_report  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.train.token_task_fine_tuning import (  # noqa: E402
-    NER_METHODS,
-    build_ner_model,
-    evaluate_ner,
-    fine_tune_ner,
-)
+from kbert.tasks import evaluate_ner  # noqa: E402
+from kbert.train.token_task_fine_tuning import NER_METHODS, build_ner_model, fine_tune_ner  # noqa: E402
 
 TYPES = ("PER", "LOC", "ORG", "MISC")
 

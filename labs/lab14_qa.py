@@ -33,10 +33,8 @@ from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.squad import load_squad  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.train.token_task_fine_tuning import (  # noqa: E402
-    evaluate_question_answerer,
-    fine_tune_question_answerer,
-)
+from kbert.tasks import evaluate_question_answerer  # noqa: E402
+from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
 
 
 def main():

@@ -31,8 +31,8 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 quiet_tensorflow()
 
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import Distiller, SequenceClassifier, student_encoder  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
 from kbert.train import count_batches, fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402

@@ -58,9 +58,9 @@ from kbert.data.curation import (  # noqa: E402
     perplexity_filter,
     quality_filter,
 )
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, corpus_tokenizer  # noqa: E402
 from kbert.train import LearningRateSchedule, fine_tune_classifier  # noqa: E402
 

@@ -74,9 +74,9 @@ from kbert.data.text_to_text import (  # noqa: E402
 )
 from kbert.export.saved_model_export import load_exported  # noqa: E402
 from kbert.export.text_to_text_export import export_text_to_text  # noqa: E402
-from kbert.metrics import evaluate_classifier  # noqa: E402
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer  # noqa: E402
 from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
 from kbert.text.text_to_text_packing import texts_from_generated  # noqa: E402

@@ -14,7 +14,7 @@ FILES_TASK = "files"
 TOKEN_TASKS = ("conll2003", "squad")
 # kbert.models.CLASSIFIER_POOLING.
 CLASSIFIER_POOLING = ("pooler", "cls", "mean", "max", "last", "concat")
-# kbert.train.token_task_fine_tuning.NER_METHODS.
+# kbert.tasks.ner.NER_METHODS.
 NER_METHODS = ("softmax", "crf", "span")
 # kbert.text.LONG_INPUT_STRATEGIES.
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")

@@ -293,7 +293,7 @@ def _load_splits(args):
 
 
 def _report(classifier, preprocessor, examples, task):
-    from kbert.metrics import evaluate_classifier
+    from kbert.tasks import evaluate_classifier
 
     report = evaluate_classifier(
         classifier,
@@ -450,7 +450,7 @@ def predict(args, batches=None):
     """
     import numpy as np
 
-    from kbert.metrics import classifier_logits
+    from kbert.tasks import classifier_logits
 
     run = read_run(args.run_dir)
     config, classifier, label_names = run.config, run.model, list(run.config.label_names)

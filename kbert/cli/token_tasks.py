@@ -98,7 +98,7 @@ def _save_atomically(model, path):
 
 
 def _score(model, tokenizer, data, config):
-    from kbert.train.token_task_fine_tuning import evaluate_ner, evaluate_question_answerer
+    from kbert.tasks import evaluate_ner, evaluate_question_answerer
 
     if config.task == "squad":
         scores = evaluate_question_answerer(
@@ -281,7 +281,7 @@ def predict(args, batches=None):
             `args.context` as one batch). The run is loaded once for all of them.
     """
     from kbert.data.squad import SquadExample
-    from kbert.train.token_task_fine_tuning import predict_answers, predict_entities
+    from kbert.tasks import predict_answers, predict_entities
 
     run = read_run(args.run_dir)
     model, tokenizer, config = run.model, run.preprocessor, run.config

@@ -6,6 +6,8 @@
 - `kbert.metrics.plots`: confusion-matrix heatmaps and learning curves written to PNG files.
 - `kbert.metrics.entity_metrics`: IOB2 decoding and repair, CoNLL entity F1, token accuracy.
 - `kbert.metrics.squad_metrics`: the official SQuAD v1.1 exact match and token F1.
+
+Running a model to be scored (predict, decode, then these) is `kbert.tasks`.
 """
 
 from kbert.metrics.classification_metrics import (
@@ -17,7 +19,6 @@ from kbert.metrics.classification_metrics import (
     multi_label_scores,
     per_class_scores,
 )
-from kbert.metrics.classifier_evaluation import classifier_logits, evaluate_classifier
 from kbert.metrics.entity_metrics import (
     bio_to_entities,
     entity_report,
@@ -40,8 +41,6 @@ __all__ = [
     "classification_report",
     "confusion_matrix",
     "confusion_matrix_png",
-    "evaluate_classifier",
-    "classifier_logits",
     "learning_curve_png",
     "data_size_curve_png",
     "macro_f1",

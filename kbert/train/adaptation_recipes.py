@@ -15,8 +15,8 @@ import keras
 import numpy as np
 
 from kbert.data.classification_dataset import classification_dataset
-from kbert.metrics.classifier_evaluation import evaluate_classifier
 from kbert.models.sequence_classifier import SequenceClassifier
+from kbert.tasks.classification import evaluate_classifier
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
 from kbert.train.fine_tuning import count_batches, decoupled_adamw, fine_tuning_optimizer

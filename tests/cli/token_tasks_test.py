@@ -218,7 +218,7 @@ def test_ner_evaluate_matches_the_run_metrics(ner_run, capsys):
 def _force_entities(monkeypatch, method):
     """Makes every sentence's words 0-1 a PER and word 4 a LOC, whatever the model says."""
     if method == "span":
-        import kbert.train.token_task_fine_tuning as recipes
+        import kbert.tasks.ner as recipes
 
         original = recipes.predict_span_probabilities
         types = ("NULL", "LOC", "MISC", "ORG", "PER")

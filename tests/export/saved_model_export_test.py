@@ -22,9 +22,9 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from kbert.export import export_saved_model, load_exported, next_version, saved_model_export
 from kbert.export.graph_decoding import answer_outputs, tag_outputs
-from kbert.metrics import classifier_logits
 from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
 from kbert.models.token_classifier import TokenClassifier
+from kbert.tasks import classifier_logits
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from tests.text.preprocessor_test import ALLOWED_TF_TEXT_OPS, graph_ops
 from tests.text.text_test_case import TINY_VOCABULARY

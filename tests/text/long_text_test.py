@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from kbert.data.classification_dataset import classification_dataset, long_text_dataset
-from kbert.metrics import classifier_logits
 from kbert.models import Encoder, SequenceClassifier
+from kbert.tasks import classifier_logits
 from kbert.text import (
     BertPreprocessor,
     LongTextPreprocessor,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-import kbert.metrics.token_task_evaluation as evaluation
+import kbert.tasks.ner as evaluation
 from kbert.data.span_features import span_features
 from kbert.data.token_classification_features import token_classification_features
 from kbert.metrics.entity_metrics import bio_to_entities, entity_scores, repair_bio, token_accuracy

@@ -1,4 +1,4 @@
-"""Scoring a classifier on `Examples`: predictions, then the full classification report."""
+"""Classifier inference: logits for texts or pairs (long inputs included), and the full report on `Examples`."""
 
 import numpy as np
 
