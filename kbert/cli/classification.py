@@ -17,7 +17,11 @@ from kbert.cli.choices import (
     LONG_INPUT_STRATEGIES,
     TOKEN_TASKS,
 )
-from kbert.cli.run_settings import check_sequence_length, check_training_arguments
+from kbert.cli.run_settings import (
+    check_sequence_length,
+    check_training_arguments,
+    flag_settings,
+)
 from kbert.cli.token_tasks import add_token_task_arguments
 from kbert.runs import (
     MODEL_FILE,
@@ -305,8 +309,21 @@ def _report(classifier, preprocessor, examples, task):
     return report
 
 
+def check_finetune_flags(args):
+    """Fills the task's default flags and refuses bad ones and a bad --output-dir, before
+    TensorFlow is imported (`kbert finetune` answers a typo at once)."""
+    if args.sequence_length is None:
+        args.sequence_length = 128
+    if args.learning_rate is None:
+        args.learning_rate = 5e-5
+    check_training_arguments(args)
+    check_output_dir(args.output_dir, args.overwrite)
+
+
 def finetune(args):
     """Fine-tunes a classifier and writes a run directory; returns the metrics dict."""
+    check_finetune_flags(args)
+
     import keras
 
     from kbert.checkpoints import load_pretrained
@@ -314,12 +331,6 @@ def finetune(args):
     from kbert.models import SequenceClassifier
     from kbert.train import BestCheckpoint, fine_tune_classifier
 
-    if args.sequence_length is None:
-        args.sequence_length = 128
-    if args.learning_rate is None:
-        args.learning_rate = 5e-5
-    check_training_arguments(args)
-    check_output_dir(args.output_dir, args.overwrite)
     task, splits = _load_splits(args)  # data errors come before any file is written
     check_long_input_arguments(args, task.is_pair, args.sequence_length)
     keras.utils.set_random_seed(args.seed)
@@ -338,9 +349,7 @@ def finetune(args):
     config = RunConfig(
         task_family="classification",
         task=args.task,
-        settings={
-            key: value for key, value in vars(args).items() if key not in ("handler", "task")
-        },
+        settings=flag_settings(args),
         label_names=task.label_names.names,
         is_pair=task.is_pair,
         task_metric=task.metric,

@@ -14,7 +14,7 @@ from pathlib import Path
 from kbert.cli import classification, token_tasks
 from kbert.cli.classification import add_long_input_arguments
 from kbert.cli.run_settings import check_sequence_length
-from kbert.runs import read_run
+from kbert.runs import read_config, read_run
 
 # As `kbert finetune --sequence-length`: shorter windows leave a text hardly a token.
 MIN_SEQUENCE_LENGTH = 8
@@ -61,23 +61,30 @@ def add_export_arguments(parser):
     )
 
 
+def check_export_flags(args):
+    """Refuses a bad combination of flags or a directory that is no run, before TensorFlow is
+    imported; the sequence length's upper bound needs the model's position table, later."""
+    if (args.run_dir is None) == (args.model is None):
+        raise ValueError(
+            "give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
+            "--model (a pretrained checkpoint)"
+        )
+    if args.sequence_length is not None and args.sequence_length < MIN_SEQUENCE_LENGTH:
+        raise ValueError(
+            f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
+            f"`kbert finetune`); received {args.sequence_length}"
+        )
+    if args.run_dir is not None:
+        read_config(args.run_dir)  # names the directory and what it lacks
+
+
 def main_export(args):
     """Exports and returns a JSON-ready summary."""
     from kbert.export import export_saved_model
     from kbert.export.models_config import write_models_config
     from kbert.export.saved_model_export import check_export_dir
 
-    if (args.run_dir is None) == (args.model is None):
-        raise ValueError(
-            "give exactly one of RUN_DIR (a `kbert finetune` run directory) and "
-            "--model (a pretrained checkpoint)"
-        )
-    # Flag errors before anything is loaded; the upper bound needs the model's position table.
-    if args.sequence_length is not None and args.sequence_length < MIN_SEQUENCE_LENGTH:
-        raise ValueError(
-            f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
-            f"`kbert finetune`); received {args.sequence_length}"
-        )
+    check_export_flags(args)
     check_export_dir(args.export_dir, "--export-dir")
 
     def checked_length(encoder, default):

@@ -59,7 +59,11 @@ def build_parser():
             return token_tasks.main_finetune(args)
         return classification.main_finetune(args)
 
-    finetune.set_defaults(handler=run_finetune)
+    def check_finetune(args):
+        family = token_tasks if args.task in TOKEN_TASKS else classification
+        family.check_finetune_flags(args)
+
+    finetune.set_defaults(handler=run_finetune, precheck=check_finetune)
 
     evaluate = commands.add_parser(
         "evaluate",
@@ -90,7 +94,7 @@ def build_parser():
         family = token_tasks if token_run else classification
         print(json.dumps(family.evaluate(args), indent=2))
 
-    evaluate.set_defaults(handler=print_evaluation)
+    evaluate.set_defaults(handler=print_evaluation, precheck=_check_run_dir)
 
     predict = commands.add_parser(
         "predict",
@@ -156,7 +160,7 @@ def build_parser():
         for result in family.predict(args, batches):
             print(json.dumps(result), flush=True)
 
-    predict.set_defaults(handler=print_predictions)
+    predict.set_defaults(handler=print_predictions, precheck=_check_run_dir)
 
     exporter = commands.add_parser(
         "export",
@@ -168,8 +172,15 @@ def build_parser():
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     export.add_export_arguments(exporter)
-    exporter.set_defaults(handler=lambda args: print(json.dumps(export.main_export(args))))
+    exporter.set_defaults(
+        handler=lambda args: print(json.dumps(export.main_export(args))),
+        precheck=export.check_export_flags,
+    )
     return parser
+
+
+def _check_run_dir(args):
+    read_config(args.run_dir)  # names the directory and what it lacks
 
 
 def _refuse_long_input_flags(args):
@@ -242,6 +253,7 @@ def main(argv=None):
     """Entry point of the `kbert` script; returns the exit status."""
     args = build_parser().parse_args(argv)  # --help and flag errors end here, without TensorFlow
     try:
+        args.precheck(args)  # bad values and paths too: TensorFlow is imported only after this
         quiet_tensorflow()
         args.handler(args)
     except ValueError as error:

@@ -45,3 +45,13 @@ def check_sequence_length(sequence_length, encoder, model):
             f"can read: its position table has {limit} positions; use at most "
             f"{limit}"
         )
+
+
+def flag_settings(args):
+    """The parsed flags a run records as `RunConfig.settings`: every value, without the
+    command's functions (`handler`, `precheck`) and the task (a field of its own)."""
+    return {
+        key: value
+        for key, value in vars(args).items()
+        if key not in ("handler", "precheck", "task") and not callable(value)
+    }

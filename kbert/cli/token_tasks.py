@@ -11,7 +11,11 @@ import json
 import os
 
 from kbert.cli.choices import NER_METHODS
-from kbert.cli.run_settings import check_sequence_length, check_training_arguments
+from kbert.cli.run_settings import (
+    check_sequence_length,
+    check_training_arguments,
+    flag_settings,
+)
 from kbert.files import atomic_path
 from kbert.runs import (
     MODEL_FILE,
@@ -161,8 +165,18 @@ def _check_sizes(args, examples, tokenizer, tag_names):
         )
 
 
+def check_finetune_flags(args):
+    """Fills the task's default flags and refuses bad ones and a bad --output-dir, before
+    TensorFlow is imported (`kbert finetune` answers a typo at once)."""
+    _resolve(args)
+    check_training_arguments(args)
+    check_output_dir(args.output_dir, args.overwrite)
+
+
 def finetune(args):
     """Fine-tunes an NER or QA model and writes a run directory; returns the metrics dict."""
+    check_finetune_flags(args)
+
     import keras
 
     from kbert.checkpoints import load_pretrained
@@ -175,9 +189,6 @@ def finetune(args):
         fine_tune_question_answerer,
     )
 
-    _resolve(args)
-    check_training_arguments(args)
-    check_output_dir(args.output_dir, args.overwrite)
     data, source = _load_data(args, args.max_train_examples)  # errors before any file
     keras.utils.set_random_seed(args.seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -187,9 +198,7 @@ def finetune(args):
     config = RunConfig(
         task_family="token",
         task=args.task,
-        settings={
-            key: value for key, value in vars(args).items() if key not in ("handler", "task")
-        },
+        settings=flag_settings(args),
         label_names=tag_names,
         train_examples=len(data["train"]),
         sources={"all": source},

@@ -49,3 +49,30 @@ def test_help_and_argument_errors_never_import_tensorflow():
     assert "HEAVY []" in result.stdout, result.stdout[-500:]
     assert "invalid choice: 'nope'" in result.stderr
     print(f"parser + 4 helps + an argument error: {seconds:.2f} s")
+
+
+def test_bad_flag_values_and_paths_are_refused_before_tensorflow_is_imported(tmp_path):
+    # Values argparse cannot judge (ranges, a run directory that is none) are checked by each
+    # command's precheck, which main() runs before it imports TensorFlow.
+    nowhere = str(tmp_path / "nowhere")
+    code = (
+        "import sys\n"
+        "from kbert.cli.main import main\n"
+        f"for argv in ({['finetune', '--task', 'trec', '--epochs', '0', '--output-dir', nowhere]},\n"
+        f"             {['finetune', '--task', 'conll2003', '--learning-rate', '-1', '--output-dir', nowhere]},\n"
+        f"             {['evaluate', nowhere]}, {['predict', nowhere, 'text']},\n"
+        f"             {['export', '--name', 'x']}, {['export', nowhere, '--name', 'x']}):\n"
+        "    assert main(argv) == 2, argv\n"
+        "heavy = [name for name in ('tensorflow', 'keras') if name in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "HEAVY []" in result.stdout, result.stdout[-500:]
+    errors = result.stderr
+    assert "--epochs must be an int >= 1; received 0" in errors
+    assert "--learning-rate must be a positive number; received -1" in errors
+    assert errors.count("is not a finished kbert run directory") == 3
+    assert "give exactly one of RUN_DIR" in errors
