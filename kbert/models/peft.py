@@ -121,12 +121,11 @@ def _train_only(model, keep, candidates=None):
     still trains); `candidates` limits the freezing to those variables (the encoder's, leaving
     a task head trainable).
     """
+    # Switching the model off and on again (Keras cascades `trainable` to every sublayer) sets
+    # every variable created trainable back to trainable, one an earlier setup switched off by
+    # itself included; `model.trainable = True` alone leaves those off.
+    model.trainable = False
     model.trainable = True
-    # `model.trainable = True` leaves a variable switched off by itself (an earlier setup's
-    # work) off: reset every variable created trainable.
-    for layer in model._flatten_layers():
-        for variable in layer._trainable_variables:
-            variable.trainable = True
     keep = {id(v) for v in keep}
     candidates = None if candidates is None else {id(v) for v in candidates}
     for variable in model.trainable_weights:
@@ -134,8 +133,12 @@ def _train_only(model, keep, candidates=None):
             variable.trainable = False
 
 
-def _layers_of(layer, cls):
-    return [sub for sub in layer._flatten_layers() if isinstance(sub, cls)]
+def _layer_norms(encoder):
+    """The encoder's LayerNormalizations: the embeddings', each block's two, the final one."""
+    norms = [encoder.embeddings.norm, encoder.final_norm]
+    for block in _blocks(encoder):
+        norms += [unwrap(resolve(block, path)[2]) for path in _NORM_PATHS]
+    return [norm for norm in norms if isinstance(norm, keras.layers.LayerNormalization)]
 
 
 # === Adapters ===
@@ -237,7 +240,7 @@ def adapter_trainable_setup(model, encoder=None, train_embeddings=False, train_l
         if wrapper.active_adapter is not None:
             keep += wrapper.adapters[wrapper.active_adapter].weights
     if train_layer_norms:
-        for norm in _layers_of(encoder, keras.layers.LayerNormalization):
+        for norm in _layer_norms(encoder):
             keep += norm.weights
     if train_embeddings:
         keep += encoder.embeddings.weights
