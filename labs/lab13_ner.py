@@ -80,6 +80,8 @@ def run_method(method, data, args):
         "final_loss": float(history.history["loss"][-1]),
         "validation_f1": round(100 * scores["validation"]["entity"]["f1"], 2),
         "test_f1": round(100 * test["entity"]["f1"], 2),
+        "test_precision": round(100 * test["entity"]["precision"], 2),
+        "test_recall": round(100 * test["entity"]["recall"], 2),
         "test_token_accuracy": round(100 * test.get("token_accuracy", float("nan")), 2),
         "repaired_tags": test.get("repaired_tags"),
         "per_type_f1": {
