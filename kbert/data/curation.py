@@ -25,6 +25,8 @@ import unicodedata
 
 import numpy as np
 
+from kbert.checks import check_int
+
 _MERSENNE_PRIME = 4294967311  # a prime above 2**32: the universal hash (a·x + b) mod p
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -97,8 +99,7 @@ def shingles(text, shingle_size=5):
     >>> sorted(shingles("The cat sat on the mat", shingle_size=4))
     ['cat sat on the', 'sat on the mat', 'the cat sat on']
     """
-    if not isinstance(shingle_size, int) or shingle_size < 1:
-        raise ValueError(f"shingle_size must be an integer >= 1; received {shingle_size!r}")
+    shingle_size = check_int("shingle_size", shingle_size, minimum=1, expected="an integer >= 1")
     words = normalize_for_hash(text).split()
     if len(words) <= shingle_size:
         return {" ".join(words)} if words else set()
@@ -130,10 +131,9 @@ class MinHasher:
     """
 
     def __init__(self, num_permutations=128, seed=0):
-        if not isinstance(num_permutations, int) or num_permutations < 1:
-            raise ValueError(
-                f"num_permutations must be an integer >= 1; received {num_permutations!r}"
-            )
+        num_permutations = check_int(
+            "num_permutations", num_permutations, minimum=1, expected="an integer >= 1"
+        )
         self.num_permutations = num_permutations
         rng = np.random.default_rng(seed)
         # a < 2**31 and x < 2**32 keep a·x + b below 2**64 in uint64.

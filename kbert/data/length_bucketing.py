@@ -8,6 +8,8 @@ bucket's length keeps the shapes to a few (one compiled graph each) and the padd
 
 import tensorflow as tf
 
+from kbert.checks import check_int
+
 
 def bucket_by_length(
     dataset,
@@ -45,8 +47,7 @@ def bucket_by_length(
     >>> [batch["token_ids"].numpy().tolist() for batch in batches]
     [[[5, 0], [8, 9]], [[5, 6, 7, 0]]]
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; received {batch_size!r}")
+    batch_size = check_int("batch_size", batch_size, minimum=1, expected="a positive int")
     lengths = list(bucket_lengths) if isinstance(bucket_lengths, (list, tuple)) else None
     if (
         not lengths

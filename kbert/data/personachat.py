@@ -21,6 +21,7 @@ import dataclasses
 import random
 import re
 
+from kbert.checks import check_int
 from kbert.data.data_dir import locate
 
 URL = "http://parl.ai/downloads/convai2/convai2_fix_723.tgz"
@@ -137,10 +138,10 @@ def reply_examples(dialogs, max_history=2, num_distractors=1, seed=0):
     Returns:
         list of `ReplyExample`.
     """
-    if not isinstance(max_history, int) or max_history < 0:
-        raise ValueError(f"max_history must be an integer >= 0; received {max_history!r}")
-    if not isinstance(num_distractors, int) or num_distractors < 1:
-        raise ValueError(f"num_distractors must be an integer >= 1; received {num_distractors!r}")
+    max_history = check_int("max_history", max_history, minimum=0, expected="an integer >= 0")
+    num_distractors = check_int(
+        "num_distractors", num_distractors, minimum=1, expected="an integer >= 1"
+    )
     replies = [
         (owner, utterance)
         for owner, dialog in enumerate(dialogs)

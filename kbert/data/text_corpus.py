@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+from kbert.checks import check_int
 from kbert.data.data_dir import locate
 
 FORMATS = ("auto", "text", "jsonl")
@@ -164,8 +165,7 @@ def read_pretraining_books(split, data_dir=None, max_books=0):
     """
     if split not in ("train", "valid"):
         raise ValueError(f"split must be 'train' or 'valid'; received {split!r}")
-    if isinstance(max_books, bool) or not isinstance(max_books, int) or max_books < 0:
-        raise ValueError(f"max_books must be an int >= 0; received {max_books!r}")
+    max_books = check_int("max_books", max_books, minimum=0, expected="an int >= 0")
     books = read_text_corpus(
         [locate(f"pretrain_corpus/{split}.jsonl", None, data_dir)],
         format="jsonl",

@@ -12,6 +12,7 @@ is the word it generates, an extractive answer is the span it writes out.
 import numpy as np
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.metrics.squad_metrics import exact_match_score, f1_score, metric_max_over_ground_truths
 from kbert.text.text_to_text_packing import pack_sources, pack_targets, texts_from_generated
 
@@ -131,8 +132,7 @@ def text_to_text_dataset(
             f"inputs and targets must be non-empty lists of one length; received {len(inputs)} "
             f"inputs and {len(targets)} targets"
         )
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1; received {batch_size!r}")
+    batch_size = check_int("batch_size", batch_size, minimum=1, expected="an integer >= 1")
     end_id = tokenizer.token_to_id(end_token)
     dataset = tf.data.Dataset.from_tensor_slices((list(inputs), list(targets)))
     if shuffle:

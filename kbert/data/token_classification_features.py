@@ -19,6 +19,7 @@ word, and a word that normalization deletes entirely (a lone control character) 
 
 import numpy as np
 
+from kbert.checks import check_int
 from kbert.data.batched_tokenization import tokenize_with_offsets
 
 IGNORE_INDEX = -100
@@ -128,8 +129,9 @@ def token_classification_features(
     >>> features["labels"][0].tolist()
     [-100, 1, 0, 3, -100, -100, -100, -100]
     """
-    if not isinstance(sequence_length, int) or sequence_length < 3:
-        raise ValueError(f"sequence_length must be an int >= 3; received {sequence_length!r}")
+    sequence_length = check_int(
+        "sequence_length", sequence_length, minimum=3, expected="an int >= 3"
+    )
     capacity = sequence_length - 2
     if stride is None:
         stride = min(32, capacity // 3)

@@ -56,6 +56,7 @@ import uuid
 import keras
 import tensorflow as tf
 
+from kbert.checks import check_int
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text._bert_text import replace_invalid_utf8
 from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
@@ -412,8 +413,7 @@ def _check_arguments(
         ("max_input_chars", max_input_chars),
         ("max_answer_length", max_answer_length),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; received {value!r}")
+        check_int(name, value, minimum=1, expected="an int >= 1")
     if sequence_length < 3:
         raise ValueError(
             "sequence_length must leave room for [CLS], [SEP] and a token (>= 3); "

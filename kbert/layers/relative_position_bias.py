@@ -6,6 +6,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.checks import check_int
+
 
 def relative_position_buckets(
     query_length, key_length, bidirectional=True, num_buckets=32, max_distance=128
@@ -69,8 +71,7 @@ class RelativePositionBias(keras.layers.Layer):
     def __init__(self, num_heads, bidirectional=True, num_buckets=32, max_distance=128, **kwargs):
         super().__init__(**kwargs)
         for name, value in (("num_heads", num_heads), ("num_buckets", num_buckets)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; received {value!r}")
+            check_int(name, value, minimum=1, expected="an integer >= 1")
         if not isinstance(max_distance, int) or max_distance <= num_buckets // 2:
             raise ValueError(
                 f"max_distance must be an integer above num_buckets // 2 = {num_buckets // 2}; "

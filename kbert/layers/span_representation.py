@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kbert.checks import check_int
 from kbert.layers.initializers import clone_initializer
 
 SPAN_POOLING = ("mean", "attention")
@@ -40,8 +41,9 @@ class SpanRepresentation(keras.layers.Layer):
 
     def __init__(self, projection_dim, pooling="mean", activation="gelu", **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(projection_dim, int) or projection_dim < 1:
-            raise ValueError(f"projection_dim must be a positive int; received {projection_dim!r}")
+        projection_dim = check_int(
+            "projection_dim", projection_dim, minimum=1, expected="a positive int"
+        )
         if pooling not in SPAN_POOLING:
             raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
         self.projection_dim = projection_dim

@@ -21,6 +21,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kbert.checks import check_int
 from kbert.layers.masks import attention_bias
 from kbert.layers.relative_position_bias import RelativePositionBias
 from kbert.layers.rms_norm import RMSNorm
@@ -185,8 +186,7 @@ class EncoderDecoder(keras.Model):
             ("num_encoder_layers", num_encoder_layers),
             ("num_decoder_layers", num_decoder_layers),
         ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; received {value!r}")
+            check_int(name, value, minimum=1, expected="an integer >= 1")
         self.vocabulary_size, self.hidden_dim = vocabulary_size, hidden_dim
         self.num_heads, self.intermediate_dim = num_heads, intermediate_dim
         self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
@@ -465,8 +465,9 @@ class EncoderDecoder(keras.Model):
         return output
 
     def _check_decoding(self, max_new_tokens, end_id):
-        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be an integer >= 1; received {max_new_tokens!r}")
+        max_new_tokens = check_int(
+            "max_new_tokens", max_new_tokens, minimum=1, expected="an integer >= 1"
+        )
         if end_id is not None and (
             not isinstance(end_id, (int, np.integer)) or not 0 <= end_id < self.vocabulary_size
         ):
@@ -501,8 +502,7 @@ class EncoderDecoder(keras.Model):
         end_id counted; a finished hypothesis continues with end_id at no cost.
         """
         self._check_decoding(max_new_tokens, end_id)
-        if not isinstance(num_beams, int) or num_beams < 1:
-            raise ValueError(f"num_beams must be an integer >= 1; received {num_beams!r}")
+        num_beams = check_int("num_beams", num_beams, minimum=1, expected="an integer >= 1")
         if not isinstance(length_penalty, (int, float)) or length_penalty < 0:
             raise ValueError(f"length_penalty must be a number >= 0; received {length_penalty!r}")
         sources = ops.repeat(ops.convert_to_tensor(encoder_token_ids, "int32"), num_beams, axis=0)

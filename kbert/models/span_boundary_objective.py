@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kbert.checks import check_int
 from kbert.layers.activations import get_activation
 from kbert.layers.initializers import clone_initializer
 from kbert.models import pretraining_utils
@@ -66,10 +67,9 @@ class SpanBoundaryObjective(PretrainingObjective):
     )
 
     def __init__(self, encoder, max_span_length=10, metric_prefix=None, dtype=None, **kwargs):
-        if not isinstance(max_span_length, int) or max_span_length <= 0:
-            raise ValueError(
-                f"max_span_length must be a positive int; received {max_span_length!r}"
-            )
+        max_span_length = check_int(
+            "max_span_length", max_span_length, minimum=1, expected="a positive int"
+        )
         super().__init__(encoder, metric_prefix=metric_prefix, dtype=dtype, **kwargs)
         self.max_span_length = max_span_length
         config = encoder.config

@@ -56,8 +56,7 @@ class SpanClassifier(TaskModel):
         num_types = check_int("num_types", num_types, minimum=1)
         if pooling not in SPAN_POOLING:
             raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
-        if not isinstance(hidden_units, int) or hidden_units < 1:
-            raise ValueError(f"hidden_units must be a positive int; received {hidden_units!r}")
+        hidden_units = check_int("hidden_units", hidden_units, minimum=1, expected="a positive int")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         policy = encoder_dtype_policy(encoder)

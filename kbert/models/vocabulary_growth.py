@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from kbert.checks import check_int
 from kbert.models.encoder import Encoder
 
 _TOKEN_TABLE = "embeddings/token_embedding/embeddings"
@@ -89,8 +90,7 @@ def add_segment_embeddings(encoder, num_segments=2):
     >>> add_segment_embeddings(encoder).config.num_segments
     2
     """
-    if not isinstance(num_segments, int) or num_segments < 1:
-        raise ValueError(f"num_segments must be an integer >= 1; received {num_segments!r}")
+    num_segments = check_int("num_segments", num_segments, minimum=1, expected="an integer >= 1")
     if encoder.config.num_segments:
         raise ValueError(
             f"the encoder already has {encoder.config.num_segments} segment embeddings; "

@@ -19,6 +19,8 @@ not depend on the order words were seen.
 import collections
 import heapq
 
+from kbert.checks import check_int
+
 END_OF_WORD = "</w>"
 
 
@@ -147,8 +149,7 @@ def learn_merges(
     """
     if vocabulary_size is None and num_merges is None:
         raise ValueError("give vocabulary_size or num_merges (or both); received neither")
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an integer >= 1; received {min_frequency!r}")
+    min_frequency = check_int("min_frequency", min_frequency, minimum=1, expected="an integer >= 1")
     for name, limit in (("vocabulary_size", vocabulary_size), ("num_merges", num_merges)):
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"{name} must be a non-negative integer; received {limit!r}")

@@ -137,8 +137,7 @@ class InputPacker(keras.layers.Layer):
             ("end_token_id", end_token_id),
             ("pad_token_id", pad_token_id),
         ):
-            if not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int; received {value!r}")
+            check_int(name, value, minimum=0, expected="a non-negative int")
         if truncation not in TRUNCATION_STRATEGIES:
             raise ValueError(
                 f"truncation must be one of {TRUNCATION_STRATEGIES}; received {truncation!r}"

@@ -32,8 +32,7 @@ def sentinel_tokens(count):
     >>> sentinel_tokens(2)
     ['<extra_id_0>', '<extra_id_1>']
     """
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"count must be an integer >= 1; received {count!r}")
+    count = check_int("count", count, minimum=1, expected="an integer >= 1")
     return [SENTINEL_FORMAT.format(i) for i in range(count)]
 
 
@@ -62,7 +61,7 @@ def random_spans_noise_mask(length, noise_density=0.15, mean_noise_span_length=3
         raise ValueError(
             f"mean_noise_span_length must be >= 1; received {mean_noise_span_length!r}"
         )
-    check_int("length", length, minimum=2, expected="an integer >= 2")
+    length = check_int("length", length, minimum=2, expected="an integer >= 2")
     rng = rng or np.random.default_rng()
     noise = min(max(int(round(length * noise_density)), 1), length - 1)
     spans = max(int(round(noise / mean_noise_span_length)), 1)

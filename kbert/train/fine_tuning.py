@@ -48,8 +48,7 @@ def fine_tuning_optimizer(
     Returns:
         A `keras.optimizers.AdamW`.
     """
-    if not isinstance(total_steps, int) or total_steps < 1:
-        raise ValueError(f"total_steps must be an int >= 1; received {total_steps!r}")
+    total_steps = check_int("total_steps", total_steps, minimum=1, expected="an int >= 1")
     if not 0.0 <= warmup_fraction <= 1.0:
         raise ValueError(f"warmup_fraction must be in [0, 1]; received {warmup_fraction!r}")
     accumulation = check_accumulation_steps(gradient_accumulation_steps)

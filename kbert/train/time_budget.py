@@ -16,6 +16,7 @@ from pathlib import Path
 
 import keras
 
+from kbert.checks import check_int
 from kbert.files import atomic_write_text
 
 
@@ -45,8 +46,9 @@ def plan_time_budget(
     """
     if not isinstance(budget_minutes, (int, float)) or budget_minutes <= 0:
         raise ValueError(f"budget_minutes must be a number > 0; received {budget_minutes!r}")
-    if not isinstance(steps_per_epoch, int) or steps_per_epoch < 1:
-        raise ValueError(f"steps_per_epoch must be an integer >= 1; received {steps_per_epoch!r}")
+    steps_per_epoch = check_int(
+        "steps_per_epoch", steps_per_epoch, minimum=1, expected="an integer >= 1"
+    )
     if not isinstance(warmup, int) or not isinstance(probe_steps, int) or warmup < 1:
         raise ValueError(f"warmup must be an integer >= 1; received {warmup!r}")
     if probe_steps < warmup + 2:
