@@ -31,14 +31,13 @@ quiet_tensorflow()
 
 import numpy as np  # noqa: E402
 
+from kbert.checkpoints import load_adapters, save_adapters  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import (  # noqa: E402
     SequenceClassifier,
     adapter_trainable_setup,
     add_adapters,
-    load_adapters,
-    save_adapters,
     set_active_adapter,
 )
 from kbert.tasks import evaluate_classifier  # noqa: E402

@@ -59,12 +59,10 @@ from kbert.models.peft import (  # noqa: E402
     add_adapters,
     add_lora,
     add_prefix_tuning,
-    load_adapters,
     merge_lora,
     prompt_tuned_encoder,
     remove_adapters,
     remove_prefix_tuning,
-    save_adapters,
     set_active_adapter,
 )
 
@@ -74,12 +72,10 @@ __all__ += [
     "add_adapters",
     "add_lora",
     "add_prefix_tuning",
-    "load_adapters",
     "merge_lora",
     "prompt_tuned_encoder",
     "remove_adapters",
     "remove_prefix_tuning",
-    "save_adapters",
     "set_active_adapter",
 ]
 # Distillation into a smaller student, and ensembles of fine-tuned classifiers.

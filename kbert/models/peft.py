@@ -9,7 +9,8 @@ loads (`.keras`, `from_config`) and exports like any other. Prompt tuning instea
 functional model around the encoder's layers.
 
 Adapters: `add_adapters`, `set_active_adapter`, `adapter_trainable_setup`, `adapter_weights`,
-`set_adapter_weights`, `save_adapters`, `load_adapters`, `remove_adapters`.
+`set_adapter_weights`, `remove_adapters` (adapter files: `kbert.checkpoints.save_adapters`,
+`load_adapters`).
 LoRA: `add_lora`, `merge_lora`. Prefix tuning: `add_prefix_tuning`, `remove_prefix_tuning`.
 Prompt tuning: `prompt_tuned_encoder`.
 
@@ -274,43 +275,6 @@ def set_adapter_weights(encoder, name, weights):
                 variable.assign(weights[f"{location}/{index}"])
 
 
-def save_adapters(encoder, path, name):
-    """Writes only the adapter set `name` (weights and how it was added) to an `.npz` file."""
-    spec = _adaptation(encoder).adapters.get(name, {})
-    np.savez(
-        path,
-        **adapter_weights(encoder, name),
-        **{f"__{key}__": np.asarray(value) for key, value in spec.items()},
-    )
-
-
-def load_adapters(encoder, path, name):
-    """Loads an `.npz` from `save_adapters` as the adapter set `name`; returns the encoder.
-
-    If the encoder has no adapters `name` yet, a new encoder with them (the saved bottleneck,
-    placement and activation) is built, as `add_adapters` does, and returned; otherwise the
-    weights go into `encoder`'s own set. Either way the set is made active. The base weights
-    are not touched: load into an encoder holding the same base (pretrained) weights the
-    adapters were trained on.
-
-    Returns:
-        `kbert.models.Encoder`: the encoder holding the loaded set.
-    """
-    with np.load(path) as data:
-        arrays = {key: data[key] for key in data.files}
-    spec = {key[2:-2]: arrays.pop(key).item() for key in list(arrays) if key.startswith("__")}
-    if name not in _adaptation(encoder).adapters:
-        if not spec:
-            raise ValueError(
-                f"{path} does not say how its adapters were added; call "
-                f"add_adapters(encoder, ..., name={name!r}) first"
-            )
-        encoder = add_adapters(encoder, name=name, **spec)
-    set_adapter_weights(encoder, name, arrays)
-    set_active_adapter(encoder, name)
-    return encoder
-
-
 def remove_adapters(encoder):
     """Returns the encoder without any adapters (a new one; its base weights copied)."""
     return _rebuilt(encoder, _adaptation(encoder).replace(adapters={}, active_adapter=None))
@@ -477,12 +441,10 @@ __all__ = [
     "add_adapters",
     "add_lora",
     "add_prefix_tuning",
-    "load_adapters",
     "merge_lora",
     "prompt_tuned_encoder",
     "remove_adapters",
     "remove_prefix_tuning",
-    "save_adapters",
     "set_active_adapter",
     "set_adapter_weights",
 ]

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 
+from kbert.checkpoints import load_adapters, save_adapters
 from kbert.models import peft
 from kbert.models.encoder import Encoder
 
@@ -133,12 +134,12 @@ def test_saved_adapters_reload_into_a_fresh_encoder_with_the_same_base():
     expected = _sequence(encoder)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "sst2.npz")
-        peft.save_adapters(encoder, path, "sst2")
+        save_adapters(encoder, path, "sst2")
         with np.load(path) as data:  # adapter weights only (and how they were added)
             assert sum(k.startswith("block_") for k in data.files) == 2 * 2 * 4
         fresh = _encoder(1)
         fresh.set_weights(base_weights)
-        fresh = peft.load_adapters(fresh, path, "sst2")
+        fresh = load_adapters(fresh, path, "sst2")
     np.testing.assert_allclose(_sequence(fresh), expected, atol=1e-6)
 
 
