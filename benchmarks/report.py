@@ -1283,7 +1283,47 @@ def render(results_dir):
             (for_record(RENDERERS, name) or _generic_section)(results),
             "",
         ]
+        if name in COMPARISONS:
+            parts += [note + "\n" for note in full_rate_notes(results, results_dir)]
     return "\n".join(parts)
+
+
+def full_rate_notes(results, results_dir):
+    """Notes under a comparison whose `full` row used another rate than `adaptation_grid`
+    chose on validation for that start: the grid's measured rates, so a reader sees why that
+    row (and a teacher or ensemble built from it) may sit low."""
+    path = Path(results_dir) / "adaptation_grid.json"
+    if not path.is_file():
+        return []
+    grid = json.loads(path.read_text(encoding="utf-8"))["results"]
+    notes = []
+    for row in results["rows"]:
+        chosen = grid["chosen"].get(f"{row['start']}/full")
+        study = grid["studies"]["rates"].get(row["start"])
+        if row["label"] != "full" or chosen is None or study is None:
+            continue
+        measured = {
+            entry["learning_rate"]: entry for entry in study["rows"] if entry["method"] == "full"
+        }
+        best = max(measured.values(), key=lambda entry: entry["val_mean"])
+        if row.get("learning_rate") in (None, best["learning_rate"]):
+            continue
+        rates = ", ".join(
+            f"{rate:g}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
+            for rate, entry in sorted(measured.items())
+        )
+        settings = grid["settings"]
+        checkpoint = settings.get(f"{row['start']}_model", row["start"])
+        notes.append(
+            f"Note ({row['start']}): its `full` row is fine-tuned at {row['learning_rate']:g}, "
+            f"the labs' shared rate. `adaptation_grid` measured full fine-tuning of "
+            f"`{checkpoint}` on the same task ({settings['train_examples']:,} questions, "
+            f"{settings['epochs']} epochs, {settings['seeds']} seeds; test accuracy by rate: "
+            f"{rates}) and chose {best['learning_rate']:g} on validation, so this row (and "
+            f"what is built from it: a teacher, an ensemble) is under-tuned, not a ceiling of "
+            f"the method."
+        )
+    return notes
 
 
 def main(argv=None):

@@ -480,3 +480,36 @@ def test_the_syllabus_time_column_comes_from_the_records(tmp_path):
     assert lines[4].split(" | ")[4] == "not recorded yet"  # no record: no number
     assert lines[-1] == "text after | the | table | with | bars | too"
     assert report.main(arguments + ["--check"]) == 0
+
+
+def _grid_row(rate, val, acc):
+    return {
+        "method": "full",
+        "learning_rate": rate,
+        "val_mean": val,
+        "acc_mean": acc,
+        "acc_sd": 0.01,
+    }
+
+
+def test_a_full_row_at_another_rate_than_the_grid_chose_gets_a_note(tmp_path):
+    grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "seeds": 3, "lab01_model": "ckpt"},
+        "chosen": {"lab01/full": {"chosen": "full lr=0.0003"}},
+        "studies": {
+            "rates": {
+                "lab01": {"rows": [_grid_row(1e-4, 0.56, 0.647), _grid_row(3e-4, 0.67, 0.748)]}
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid.json").write_text(json.dumps({"results": grid}))
+    rows = [
+        {"start": "lab01", "label": "full", "learning_rate": 1e-4},
+        {"start": "lab01", "label": "lora", "learning_rate": 3e-3},
+    ]
+    (note,) = report.full_rate_notes({"rows": rows}, tmp_path)
+    assert "fine-tuned at 0.0001" in note and "chose 0.0003 on validation" in note
+    assert "0.0001: 0.647 ± 0.010, 0.0003: 0.748 ± 0.010" in note and "`ckpt`" in note
+    rows[0]["learning_rate"] = 3e-4  # at the chosen rate: nothing to explain
+    assert report.full_rate_notes({"rows": rows}, tmp_path) == []
+    assert report.full_rate_notes({"rows": rows}, tmp_path / "elsewhere") == []
