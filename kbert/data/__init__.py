@@ -40,6 +40,7 @@ from kbert.data.personachat import (
 )
 from kbert.data.pipeline_throughput import measure_pipeline_throughput
 from kbert.data.pretraining_pipelines import (
+    PipelineOptions,
     causal_lm_blocks,
     full_sentences_blocks,
     sentence_pair_examples,
@@ -80,6 +81,7 @@ __all__ = [
 ]
 __all__ += [
     "bucket_by_length",
+    "PipelineOptions",
     "causal_lm_blocks",
     "count_whitespace_words",
     "full_sentences_blocks",

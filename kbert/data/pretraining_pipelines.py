@@ -32,6 +32,7 @@ right (SOP), and 0 otherwise. This is the reverse of Google's BERT and Hugging F
 `BertForPreTraining`, where 0 means "is next"; flip the labels to use their pretrained NSP head.
 """
 
+import dataclasses
 import weakref
 
 import numpy as np
@@ -107,16 +108,63 @@ def _check_sequence_length(name, value, minimum, why, max_sequence_length):
         )
 
 
-def _check_common(batch_size, shuffle_buffer_size, cache, map_fn):
-    _check_positive_int("batch_size", batch_size)
-    if shuffle_buffer_size is not None:
-        _check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
-    if not isinstance(cache, (bool, str)):
-        raise ValueError(
-            f"cache must be True (memory), False, or a str file name prefix; received {cache!r}"
-        )
-    if map_fn is not None and not callable(map_fn):
-        raise ValueError(f"map_fn must be callable or None; received {type(map_fn).__name__}")
+@dataclasses.dataclass(frozen=True)
+class PipelineOptions:
+    """How every pipeline turns its examples into batches (step 2 of the module docstring).
+
+    Each builder takes `options=PipelineOptions(...)` or the same names as keywords
+    (`causal_lm_blocks(..., shuffle=False, seed=0)`), which are applied over `options`.
+
+    Args:
+        shuffle: bool, default True. Shuffle the examples, differently every epoch.
+        seed: int or None, default None. Seeds the shuffle (and a pipeline's own draws: NSP
+            pairs, encoder-decoder corruption).
+        shuffle_buffer_size: int or None, default None (all examples: a full shuffle).
+        cache: bool or str, default True. Cache the examples in memory (True), in files with
+            this name prefix (str), or not at all (False).
+        map_fn: callable or None, default None. Applied to every batch dict after the cache
+            (the masking hook); must return a dict.
+        drop_remainder: bool, default False. Drop the last partial batch (each bucket's, when
+            batches are bucketed by length).
+
+    Raises:
+        ValueError: naming the option and what it expects.
+    """
+
+    shuffle: bool = True
+    seed: int | None = None
+    shuffle_buffer_size: int | None = None
+    cache: bool | str = True
+    map_fn: object = None
+    drop_remainder: bool = False
+
+    def __post_init__(self):
+        if self.shuffle_buffer_size is not None:
+            _check_positive_int("shuffle_buffer_size", self.shuffle_buffer_size)
+        if not isinstance(self.cache, (bool, str)):
+            raise ValueError(
+                "cache must be True (memory), False, or a str file name prefix; received "
+                f"{self.cache!r}"
+            )
+        if self.map_fn is not None and not callable(self.map_fn):
+            raise ValueError(
+                f"map_fn must be callable or None; received {type(self.map_fn).__name__}"
+            )
+
+    @classmethod
+    def resolve(cls, options, overrides, builder):
+        """`options` (None: the defaults) with a builder's keyword `overrides` applied.
+
+        Raises:
+            TypeError: an override that is no option (as Python names an unexpected keyword).
+        """
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise TypeError(f"{builder}() got an unexpected keyword argument {unknown[0]!r}")
+        if options is not None and not isinstance(options, cls):
+            raise ValueError(f"options must be a PipelineOptions; received {options!r}")
+        return dataclasses.replace(options or cls(), **overrides)
 
 
 # ------------------------------------------------------------------------------ tokenizing
@@ -200,35 +248,23 @@ def _token_id(tokenizer, token, name):
 # ------------------------------------------------------------------------------ tf.data tail
 
 
-def _finish(
-    examples,
-    count,
-    batch_size,
-    pad_token_id,
-    shuffle,
-    seed,
-    shuffle_buffer_size,
-    cache,
-    map_fn,
-    drop_remainder,
-    bucket_lengths=None,
-):
+def _finish(examples, count, batch_size, pad_token_id, options, bucket_lengths=None):
     """examples → cache → shuffle → batch → encoder keys → map_fn → prefetch (module docstring)."""
     dataset = examples
-    if cache is not False:
-        dataset = dataset.cache("" if cache is True else cache)
-    if shuffle:
+    if options.cache is not False:
+        dataset = dataset.cache("" if options.cache is True else options.cache)
+    if options.shuffle:
         dataset = dataset.shuffle(
-            shuffle_buffer_size or count, seed=seed, reshuffle_each_iteration=True
+            options.shuffle_buffer_size or count, seed=options.seed, reshuffle_each_iteration=True
         )
     if bucket_lengths is None:
-        dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+        dataset = dataset.batch(batch_size, drop_remainder=options.drop_remainder)
     else:
         padding = {"token_ids": pad_token_id}
         if "word_ids" in dataset.element_spec:
             padding["word_ids"] = -1
         dataset = bucket_by_length(
-            dataset, batch_size, bucket_lengths, padding, drop_remainder=drop_remainder
+            dataset, batch_size, bucket_lengths, padding, drop_remainder=options.drop_remainder
         )
 
     def encoder_keys(batch):
@@ -244,8 +280,8 @@ def _finish(
         return outputs
 
     dataset = dataset.map(encoder_keys, num_parallel_calls=tf.data.AUTOTUNE)
-    if map_fn is not None:
-        dataset = dataset.map(map_fn, num_parallel_calls=tf.data.AUTOTUNE)
+    if options.map_fn is not None:
+        dataset = dataset.map(options.map_fn, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -260,12 +296,8 @@ def causal_lm_blocks(
     max_sequence_length=None,
     document_separator="[SEP]",
     last_block="drop",
-    shuffle=True,
-    seed=None,
-    shuffle_buffer_size=None,
-    cache=True,
-    map_fn=None,
-    drop_remainder=False,
+    options=None,
+    **option_overrides,
 ):
     """Fixed-length blocks cut from the concatenated token stream, for causal language models.
 
@@ -289,14 +321,8 @@ def causal_lm_blocks(
             block: "drop" it (training), or "pad" it with [PAD] into a last block whose
             `padding_mask` marks the padding (evaluation over every token, e.g. word-level
             perplexity).
-        shuffle: bool, default True. Shuffle blocks, differently every epoch.
-        seed: int or None, default None. Seeds the shuffle.
-        shuffle_buffer_size: int or None, default None (all blocks: a full shuffle).
-        cache: bool or str, default True. Cache the blocks in memory (True), in files with this
-            name prefix (str), or not at all (False).
-        map_fn: callable or None, default None. Applied to every batch dict after the cache (see
-            the module docstring); must return a dict.
-        drop_remainder: bool, default False. Drop the last partial batch (static batch size).
+        options, **option_overrides: `PipelineOptions` (shuffle, seed, shuffle_buffer_size,
+            cache, map_fn, drop_remainder), or those names as keywords.
 
     Returns:
         A `tf.data.Dataset` of dicts of int32 (batch, block_length) tensors: `token_ids`,
@@ -310,6 +336,7 @@ def causal_lm_blocks(
     >>> next(iter(blocks))["token_ids"].numpy().tolist()
     [[5, 6, 7], [5, 3, 6]]
     """
+    options = PipelineOptions.resolve(options, option_overrides, "causal_lm_blocks")
     documents = _check_documents(documents)
     if last_block not in LAST_BLOCKS:
         raise ValueError(f"last_block must be one of {LAST_BLOCKS}; received {last_block!r}")
@@ -317,7 +344,7 @@ def causal_lm_blocks(
     _check_sequence_length(
         "block_length", block_length, 2, " (an input and a next token)", max_sequence_length
     )
-    _check_common(batch_size, shuffle_buffer_size, cache, map_fn)
+    _check_positive_int("batch_size", batch_size)
     separator_id = None
     if document_separator is not None:
         separator_id = _token_id(tokenizer, document_separator, "document_separator")
@@ -357,12 +384,7 @@ def causal_lm_blocks(
         len(blocks),
         batch_size,
         tokenizer.pad_token_id,
-        shuffle,
-        seed,
-        shuffle_buffer_size,
-        cache,
-        map_fn,
-        drop_remainder,
+        options,
     )
 
 
@@ -379,10 +401,8 @@ def span_corruption_blocks(
     mean_noise_span_length=3.0,
     end_token="[SEP]",
     decoder_start_id=0,
-    shuffle=True,
-    seed=None,
-    cache=True,
-    drop_remainder=False,
+    options=None,
+    **option_overrides,
 ):
     """T5's pretraining batches: blocks of the token stream, span-corrupted for an encoder-decoder.
 
@@ -406,10 +426,9 @@ def span_corruption_blocks(
         mean_noise_span_length: float >= 1, default 3.0.
         end_token: str, default "[SEP]". Ends inputs and targets.
         decoder_start_id: int, default 0. The decoder's first input (`EncoderDecoder`'s).
-        shuffle: bool, default True. Shuffle blocks, differently every epoch.
-        seed: int or None. Seeds the shuffle and the corruption.
-        cache: bool or str, default True. See `causal_lm_blocks`.
-        drop_remainder: bool, default False. Drop the last partial batch.
+        options, **option_overrides: `PipelineOptions` (shuffle, seed, shuffle_buffer_size,
+            cache, drop_remainder; not map_fn: the corruption is the per-batch map), or those
+            names as keywords; the seed also draws the corruption.
 
     Returns:
         A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs (int32; every row
@@ -424,6 +443,7 @@ def span_corruption_blocks(
     >>> tuple(x["encoder_token_ids"].shape), tuple(y.shape)  # 3 noise tokens in 1 span
     ((1, 19), (1, 5))
     """
+    options = PipelineOptions.resolve(options, option_overrides, "span_corruption_blocks")
     end_id = _token_id(tokenizer, end_token, "end_token")
     sentinel_ids = [int(i) for i in sentinel_ids]
     vocabulary_size = tokenizer.vocabulary_size()
@@ -442,10 +462,7 @@ def span_corruption_blocks(
             row, sentinel_ids, noise_density, mean_noise_span_length, end_id, rng=rng
         ),
         decoder_start_id,
-        shuffle,
-        seed,
-        cache,
-        drop_remainder,
+        options,
     )
 
 
@@ -459,10 +476,8 @@ def text_infilling_blocks(
     mask_token="[MASK]",
     end_token="[SEP]",
     decoder_start_id=0,
-    shuffle=True,
-    seed=None,
-    cache=True,
-    drop_remainder=False,
+    options=None,
+    **option_overrides,
 ):
     """BART's pretraining batches: blocks of the token stream with text infilling.
 
@@ -478,13 +493,14 @@ def text_infilling_blocks(
         mask_rate: float in (0, 1), default 0.3.
         poisson_lambda: float > 0, default 3.0.
         mask_token: str, default "[MASK]".
-        end_token, decoder_start_id, shuffle, seed, cache, drop_remainder: as
+        end_token, decoder_start_id, options, **option_overrides: as
             `span_corruption_blocks`.
 
     Returns:
         A `tf.data.Dataset` of `(x, y)`: `x` the four `EncoderDecoder` inputs, `y` the block
         and the end id `(batch, block_length + 1)`.
     """
+    options = PipelineOptions.resolve(options, option_overrides, "text_infilling_blocks")
     end_id = _token_id(tokenizer, end_token, "end_token")
     mask_id = _token_id(tokenizer, mask_token, "mask_token")
 
@@ -499,10 +515,7 @@ def text_infilling_blocks(
         batch_size,
         corrupt,
         decoder_start_id,
-        shuffle,
-        seed,
-        cache,
-        drop_remainder,
+        options,
     )
 
 
@@ -513,28 +526,22 @@ def _denoising_batches(
     batch_size,
     corrupt,
     decoder_start_id,
-    shuffle,
-    seed,
-    cache,
-    drop_remainder,
+    options,
 ):
     """Encoder-decoder batches from blocks of the token stream (`causal_lm_blocks`, documents
     joined directly): `corrupt(row, rng) → (inputs, targets)` per row, run in NumPy after the
     cache (new noise every epoch, one seeded generator); inputs padded with 0 and targets with
     -100 to each batch's longest row."""
     _check_sequence_length("block_length", block_length, 2, " (a kept and a hidden token)", None)
+    if options.map_fn is not None:
+        raise ValueError(
+            "map_fn is not an option of the encoder-decoder pipelines: their corruption is the "
+            "per-batch map; corrupt the text yourself or use causal_lm_blocks' map_fn"
+        )
     blocks = causal_lm_blocks(
-        documents,
-        tokenizer,
-        block_length,
-        batch_size,
-        document_separator=None,
-        shuffle=shuffle,
-        seed=seed,
-        cache=cache,
-        drop_remainder=drop_remainder,
+        documents, tokenizer, block_length, batch_size, document_separator=None, options=options
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(options.seed)
 
     def corrupt_batch(token_ids):
         pairs = [corrupt(row, rng) for row in token_ids]
@@ -579,12 +586,8 @@ def full_sentences_blocks(
     batch_size,
     max_sequence_length=None,
     sentence_splitter=split_sentences,
-    shuffle=True,
-    seed=None,
-    shuffle_buffer_size=None,
-    cache=True,
-    map_fn=None,
-    drop_remainder=False,
+    options=None,
+    **option_overrides,
 ):
     """RoBERTa's FULL-SENTENCES inputs: whole sentences packed up to the block length.
 
@@ -609,12 +612,8 @@ def full_sentences_blocks(
             `block_length` above it raises.
         sentence_splitter: callable, default `split_sentences`. Turns a paragraph (str) into a
             list of sentences (str).
-        shuffle: bool, default True. Shuffle blocks, differently every epoch.
-        seed: int or None, default None. Seeds the shuffle.
-        shuffle_buffer_size: int or None, default None (all blocks).
-        cache: bool or str, default True. See `causal_lm_blocks`.
-        map_fn: callable or None, default None. Applied to every batch dict after the cache.
-        drop_remainder: bool, default False. Drop the last partial batch.
+        options, **option_overrides: `PipelineOptions` (shuffle, seed, shuffle_buffer_size,
+            cache, map_fn, drop_remainder), or those names as keywords.
 
     Returns:
         A `tf.data.Dataset` of dicts of int32 (batch, block_length) tensors: `token_ids`,
@@ -630,12 +629,13 @@ def full_sentences_blocks(
     >>> batch["word_ids"].numpy().tolist()
     [[-1, 0, 1, 2, 3, 4, 5, -1, 6, 7, -1]]
     """
+    options = PipelineOptions.resolve(options, option_overrides, "full_sentences_blocks")
     documents = _check_documents(documents)
     _check_tokenizer(tokenizer, ("cls_token", "sep_token", "pad_token"), "full_sentences_blocks")
     _check_sequence_length(
         "block_length", block_length, 3, " ([CLS], one token, [SEP])", max_sequence_length
     )
-    _check_common(batch_size, shuffle_buffer_size, cache, map_fn)
+    _check_positive_int("batch_size", batch_size)
     if not callable(sentence_splitter):
         raise ValueError(f"sentence_splitter must be callable; received {sentence_splitter!r}")
 
@@ -709,12 +709,7 @@ def full_sentences_blocks(
         num_blocks,
         batch_size,
         tokenizer.pad_token_id,
-        shuffle,
-        seed,
-        shuffle_buffer_size,
-        cache,
-        map_fn,
-        drop_remainder,
+        options,
     )
 
 
@@ -796,12 +791,8 @@ def sentence_pair_examples(
     bucket_lengths=None,
     return_word_ids=False,
     truncation="longest_first",
-    shuffle=True,
-    seed=None,
-    shuffle_buffer_size=None,
-    cache=True,
-    map_fn=None,
-    drop_remainder=False,
+    options=None,
+    **option_overrides,
 ):
     """Sentence pairs `[CLS] A [SEP] B [SEP]` for BERT's NSP or ALBERT's SOP objective.
 
@@ -838,12 +829,9 @@ def sentence_pair_examples(
             one id per word, increasing through A then B (0 for A's first word; gaps where
             truncation cut words off), -1 at special tokens and padding.
         truncation: str, default "longest_first". How `InputPacker` cuts a long pair.
-        shuffle: bool, default True. Shuffle pairs, differently every epoch.
-        seed: int or None, default None. Seeds the pair choices and the shuffle.
-        shuffle_buffer_size: int or None, default None (all pairs).
-        cache: bool or str, default True. See `causal_lm_blocks`.
-        map_fn: callable or None, default None. Applied to every batch dict after the cache.
-        drop_remainder: bool, default False. Drop each bucket's last partial batch.
+        options, **option_overrides: `PipelineOptions` (shuffle, seed, shuffle_buffer_size,
+            cache, map_fn, drop_remainder), or those names as keywords; the
+            seed also draws the pairs.
 
     Returns:
         A `tf.data.Dataset` of dicts: int32 (batch, seq) `token_ids`, `segment_ids` (0 for
@@ -859,6 +847,7 @@ def sentence_pair_examples(
     >>> batch["token_ids"].shape, batch["next_sentence_labels"].shape
     (TensorShape([2, 8]), TensorShape([2]))
     """
+    options = PipelineOptions.resolve(options, option_overrides, "sentence_pair_examples")
     documents = _check_documents(documents)
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}; received {task!r}")
@@ -870,7 +859,7 @@ def sentence_pair_examples(
         " ([CLS] A [SEP] B [SEP] with a token in each segment)",
         max_sequence_length,
     )
-    _check_common(batch_size, shuffle_buffer_size, cache, map_fn)
+    _check_positive_int("batch_size", batch_size)
     if not isinstance(short_sequence_probability, (int, float)) or not (
         0.0 <= short_sequence_probability <= 1.0
     ):
@@ -927,7 +916,7 @@ def sentence_pair_examples(
             f"least two documents with text; received {len(documents)} documents with only one "
             "that has text (use task='sop', which needs one document)"
         )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(options.seed)
     pairs = _pair_plan(
         sentence_lengths,
         document_sentences,
@@ -979,11 +968,6 @@ def sentence_pair_examples(
         len(pairs),
         batch_size,
         tokenizer.pad_token_id,
-        shuffle,
-        seed,
-        shuffle_buffer_size,
-        cache,
-        map_fn,
-        drop_remainder,
+        options,
         bucket_lengths=buckets,
     )

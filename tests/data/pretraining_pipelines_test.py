@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from kbert.data import (
+    PipelineOptions,
     causal_lm_blocks,
     full_sentences_blocks,
     measure_pipeline_throughput,
@@ -637,3 +638,20 @@ def test_bpe_without_role_tokens_is_refused_with_the_way_to_add_them():
         causal_lm_blocks(SUBWORD_TEXTS, bare, 8, 2)
     with pytest.raises(ValueError, match="document_separator must be a token of the tokenizer's"):
         causal_lm_blocks(SUBWORD_TEXTS, bare.with_roles(), 8, 2, document_separator="<sep>")
+
+
+def test_options_come_as_one_dataclass_or_as_keywords(tokenizer):
+    documents, _ = random_corpus(6)
+    options = PipelineOptions(seed=3)
+    by_object = causal_lm_blocks(documents, tokenizer, 4, 2, options=options)
+    by_keywords = causal_lm_blocks(documents, tokenizer, 4, 2, seed=3)
+    for one, other in zip(by_object, by_keywords, strict=True):
+        assert one["token_ids"].numpy().tolist() == other["token_ids"].numpy().tolist()
+    # Keywords apply over the object; a name that is no option is refused as Python would.
+    assert not PipelineOptions.resolve(options, {"cache": False}, "x").cache
+    with pytest.raises(TypeError, match="got an unexpected keyword argument 'shufle'"):
+        causal_lm_blocks(documents, tokenizer, 4, 2, shufle=False)
+    with pytest.raises(ValueError, match="shuffle_buffer_size must be an int of at least 1"):
+        PipelineOptions(shuffle_buffer_size=0)
+    with pytest.raises(ValueError, match="map_fn is not an option of the encoder-decoder"):
+        span_corruption_blocks(documents, tokenizer, 8, 2, SENTINELS, map_fn=lambda batch: batch)
