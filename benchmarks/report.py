@@ -1052,6 +1052,8 @@ RENDERERS = {
     # Why span-based NER trails BIO tagging: both on 3,000 sentences, at the lab's rate and at 1e-3.
     "lab13_ner_3000_lr3e-4": ner_section,
     "lab13_ner_3000_lr1e-3": ner_section,
+    # ... and the span classifier whose bias starts at the NULL prior (its default since).
+    "lab13_ner_3000_span_prior": ner_section,
     "lab20_serving": serving_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 

@@ -150,6 +150,10 @@ def test_save_and_load_give_the_same_outputs(tokenizer, tmp_path):
         ({"num_types": 2, "pooling": "max"}, "pooling must be one of"),
         ({"num_types": 2, "hidden_units": 0}, "hidden_units must be a positive int; received 0"),
         ({"num_types": 2, "dropout": 1.0}, r"dropout must be in \[0, 1\); received 1.0"),
+        (
+            {"num_types": 2, "null_probability": 1.0},
+            r"null_probability must be in \(0, 1\) or None; received 1.0",
+        ),
     ],
 )
 def test_bad_arguments_are_named(kwargs, message):
@@ -167,3 +171,22 @@ def test_model_contract(tokenizer):
         features["span_labels"],
         zero_gradient_weights=("pooler/kernel", "pooler/bias"),
     )
+
+
+@pytest.mark.parametrize("null_probability", [0.98, None])
+def test_the_softmax_starts_at_the_null_prior(tokenizer, null_probability):
+    # The kernel starts near zero (stddev 0.02), so the bias sets the first probabilities.
+    keras.utils.set_random_seed(0)
+    model = SpanClassifier(
+        Encoder.from_preset("tiny"),
+        3,
+        projection_dim=4,
+        hidden_units=8,
+        null_probability=null_probability,
+    )
+    probabilities = ops.convert_to_numpy(
+        ops.softmax(model(_inputs(_features(tokenizer, count=2)), training=False))
+    )
+    expected = [0.98] + [0.02 / 3] * 3 if null_probability else [0.25] * 4
+    np.testing.assert_allclose(probabilities.mean(axis=(0, 1)), expected, atol=0.01)
+    assert model.get_config()["null_probability"] == null_probability
