@@ -1054,6 +1054,7 @@ RENDERERS = {
     "lab13_ner_3000_lr1e-3": ner_section,
     # ... and the span classifier whose bias starts at the NULL prior (its default since).
     "lab13_ner_3000_span_prior": ner_section,
+    "lab13_ner_3000_span_prior_4_epochs": ner_section,
     "lab20_serving": serving_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
