@@ -8,6 +8,7 @@ from kbert.layers.embeddings import Embeddings
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.transformer_block import TransformerBlock
 from kbert.models.encoder_config import EncoderConfig
+from kbert.models.pretraining_utils import symbolic_encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -141,10 +142,7 @@ class Encoder(keras.Model):
         )
 
         # === Functional model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
-        }
+        inputs = symbolic_encoder_inputs()
         x = embeddings(inputs["token_ids"], inputs["segment_ids"])
         hidden_states = [x]
         for block in blocks:

@@ -169,10 +169,7 @@ class MultitaskModel(keras.Model):
 
     def _build_heads(self):
         # Build every head now, symbolically, so its weights exist before `fit` traces a step.
-        inputs = {
-            key: keras.Input(shape=(None,), dtype="int32", name=key)
-            for key in pretraining_utils.ENCODER_KEYS
-        }
+        inputs = pretraining_utils.symbolic_encoder_inputs()
         encoder_outputs = self.encoder(inputs)
         for head in self.heads.values():
             head(encoder_outputs, padding_mask=inputs["padding_mask"])

@@ -40,6 +40,7 @@ from kbert.layers.lora import LoRADense
 from kbert.layers.prefix_tuning import PrefixAttention
 from kbert.layers.prompt_tuning import PromptTuning
 from kbert.models.encoder import Encoder
+from kbert.models.pretraining_utils import symbolic_encoder_inputs
 
 _NORM_PATHS = ("attention_norm", "feed_forward_norm")
 
@@ -413,10 +414,7 @@ def prompt_tuned_encoder(encoder, num_prompt_tokens=20, keep_prompt_positions=Fa
     prompt_layer = PromptTuning(
         num_prompt_tokens, dtype=encoder.embeddings.dtype_policy, name="prompt_tuning"
     )
-    inputs = {
-        name: keras.Input(shape=(None,), dtype="int32", name=name)
-        for name in ("token_ids", "segment_ids", "padding_mask")
-    }
+    inputs = symbolic_encoder_inputs()
     x = encoder.embeddings(inputs["token_ids"], inputs["segment_ids"])
     x, padding_mask = prompt_layer(x, padding_mask=inputs["padding_mask"])
     hidden_states = [x]

@@ -9,6 +9,20 @@ import keras
 from keras import ops
 
 ENCODER_KEYS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def symbolic_encoder_inputs(extra=()):
+    """Fresh symbolic int32 inputs `(batch, seq)` by name: the encoder's three, then `extra`.
+
+    Every functional model on an `Encoder` (the encoder itself, task heads, prompt tuning)
+    starts from these, so the input names, dtypes and order are written once.
+    """
+    return {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ENCODER_KEYS + tuple(extra)
+    }
+
+
 # The encoder cannot run without these; `segment_ids` defaults to zeros (one-segment text).
 REQUIRED_ENCODER_KEYS = ("token_ids", "padding_mask")
 

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.pretraining_utils import encoder_dtype_policy, symbolic_encoder_inputs
 from kbert.models.task_model import TaskModel
 
 # Logit given to padding positions: far below any real logit, still finite in float16.
@@ -54,10 +54,7 @@ class QuestionAnswerer(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
-        }
+        inputs = symbolic_encoder_inputs()
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Logits in float32 whatever the encoder's policy: softmax and loss need the range.

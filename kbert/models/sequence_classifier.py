@@ -4,7 +4,7 @@ import keras
 
 from kbert.checks import check_int
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
-from kbert.models.pretraining_utils import encoder_dtype_policy
+from kbert.models.pretraining_utils import encoder_dtype_policy, symbolic_encoder_inputs
 from kbert.models.task_model import TaskModel
 
 CLASSIFIER_POOLING = ("pooler",) + POOLING_MODES
@@ -84,10 +84,7 @@ class SequenceClassifier(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
-        }
+        inputs = symbolic_encoder_inputs()
         outputs = encoder(inputs)
         if pooling == "pooler":
             x = outputs["pooled_output"]

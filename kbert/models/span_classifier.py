@@ -7,7 +7,11 @@ import keras
 from kbert.checks import check_int
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
-from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
+from kbert.models.pretraining_utils import (
+    IGNORE_INDEX,
+    encoder_dtype_policy,
+    symbolic_encoder_inputs,
+)
 from kbert.models.task_model import TaskModel
 
 
@@ -84,10 +88,7 @@ class SpanClassifier(TaskModel):
         initializer = keras.initializers.TruncatedNormal(stddev=0.02)
 
         # === Functional model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask", "span_starts", "span_ends")
-        }
+        inputs = symbolic_encoder_inputs(("span_starts", "span_ends"))
         hidden = encoder(
             {key: inputs[key] for key in ("token_ids", "segment_ids", "padding_mask")}
         )["sequence_output"]

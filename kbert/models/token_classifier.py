@@ -6,7 +6,11 @@ from keras import ops
 
 from kbert.checks import check_int
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
-from kbert.models.pretraining_utils import IGNORE_INDEX, encoder_dtype_policy
+from kbert.models.pretraining_utils import (
+    IGNORE_INDEX,
+    encoder_dtype_policy,
+    symbolic_encoder_inputs,
+)
 from kbert.models.task_model import TaskModel
 from kbert.text.feature_batches import feature_batches
 from kbert.text.word_scores import word_scores
@@ -50,10 +54,7 @@ class TokenClassifier(TaskModel):
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
-        }
+        inputs = symbolic_encoder_inputs()
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
         x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Float32 logits whatever the encoder's policy: softmax, CRF and loss need the range.
