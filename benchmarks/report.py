@@ -1301,13 +1301,15 @@ def full_rate_notes(results, results_dir):
     grid = json.loads(path.read_text(encoding="utf-8"))["results"]
     notes = []
     for row in results["rows"]:
-        chosen = grid["chosen"].get(f"{row['start']}/full")
         study = grid["studies"]["rates"].get(row["start"])
-        if row["label"] != "full" or chosen is None or study is None:
+        if row["label"] != "full" or study is None:
             continue
         measured = {
             entry["learning_rate"]: entry for entry in study["rows"] if entry["method"] == "full"
         }
+        if not measured:
+            continue
+        # The grid's own rule (best validation mean), so the note names the rate it chose.
         best = max(measured.values(), key=lambda entry: entry["val_mean"])
         if row.get("learning_rate") in (None, best["learning_rate"]):
             continue

@@ -256,8 +256,8 @@ def read_config(run_dir):
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise ValueError(f"{path}: not a valid JSON run config ({error})") from None
-    labels = None
-    if (run_dir / LABELS_FILE).is_file():
+    labels = None  # this format's config holds them; format 1's classification runs did not
+    if isinstance(data, dict) and "run_format" not in data and (run_dir / LABELS_FILE).is_file():
         labels = json.loads((run_dir / LABELS_FILE).read_text(encoding="utf-8"))
     return RunConfig.from_json(data, label_names=labels)
 

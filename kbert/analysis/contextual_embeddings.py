@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.data.token_classification_features import token_classification_features
 from kbert.files import atomic_path
 from kbert.layers.scalar_mix import ScalarMix
@@ -226,7 +226,7 @@ def contextual_embeddings(
         raise ValueError(
             f"subword_pooling must be one of {SUBWORD_POOLING}; received {subword_pooling!r}"
         )
-    batch_size = check_int("batch_size", batch_size, minimum=1, expected="a positive int")
+    batch_size = check_positive_int("batch_size", batch_size)
     num_states = len(encoder.output["hidden_states"]) if isinstance(encoder.output, dict) else None
     if num_states is None:
         raise ValueError(

@@ -9,6 +9,7 @@ into an encoder holding the same base weights, adding the set first when the enc
 import numpy as np
 
 from kbert.files import atomic_path
+from kbert.layers.block_adaptation import BlockAdaptation
 from kbert.models.peft import (
     adapter_weights,
     add_adapters,
@@ -17,13 +18,18 @@ from kbert.models.peft import (
 )
 
 
+def _adapter_specs(encoder):
+    """Adapter set name → how it was added (bottleneck, placement, activation)."""
+    return (encoder.adaptation or BlockAdaptation()).adapters
+
+
 def save_adapters(encoder, path, name):
     """Writes only the adapter set `name` (weights and how it was added) to an `.npz` file.
 
     The file is written under a temporary name and renamed over `path` when complete, so an
     earlier file there survives a failure.
     """
-    spec = (encoder.adaptation.adapters if encoder.adaptation else {}).get(name, {})
+    spec = _adapter_specs(encoder).get(name, {})
     arrays = adapter_weights(encoder, name)  # refuses an unknown set before any file is touched
     with atomic_path(path) as temporary:
         np.savez(
@@ -48,7 +54,7 @@ def load_adapters(encoder, path, name):
     with np.load(path) as data:
         arrays = {key: data[key] for key in data.files}
     spec = {key[2:-2]: arrays.pop(key).item() for key in list(arrays) if key.startswith("__")}
-    if name not in (encoder.adaptation.adapters if encoder.adaptation else {}):
+    if name not in _adapter_specs(encoder):
         if not spec:
             raise ValueError(
                 f"{path} does not say how its adapters were added; call "

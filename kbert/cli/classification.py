@@ -412,15 +412,15 @@ def finetune(args):
 
 def is_pair_run(run_dir):
     """Whether a classification run classifies text pairs (read from its config.json)."""
-    return _is_pair(read_config(run_dir))
+    return run_is_pair(read_config(run_dir))
 
 
-def _is_pair(config, default=False):
+def run_is_pair(config, default=False):
     """The run's `is_pair`; the oldest runs did not record it, and their task tells."""
-    from kbert.data import CLASSIFICATION_TASKS
-
     if config.is_pair is not None:
         return bool(config.is_pair)
+    from kbert.data import CLASSIFICATION_TASKS
+
     task = CLASSIFICATION_TASKS.get(config.task)
     return bool(task.is_pair) if task else default
 
@@ -464,7 +464,7 @@ def predict(args, batches=None):
     run = read_run(args.run_dir)
     config, classifier, label_names = run.config, run.model, list(run.config.label_names)
     preprocessor = override_long_inputs(run.preprocessor, args, config)
-    is_pair = _is_pair(config, default=bool(args.pair))
+    is_pair = run_is_pair(config, default=bool(args.pair))
     if batches is None:
         batches = [(list(args.texts), list(args.pair) if args.pair else None)]
     for texts, pairs in batches:
@@ -507,7 +507,7 @@ def override_long_inputs(preprocessor, args, config):
             if getattr(args, flag, None) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} needs --long-inputs")
         return preprocessor
-    check_long_input_arguments(args, _is_pair(config), preprocessor.sequence_length)
+    check_long_input_arguments(args, run_is_pair(config), preprocessor.sequence_length)
     return make_preprocessor(preprocessor.tokenizer, preprocessor.sequence_length, args)
 
 

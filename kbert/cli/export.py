@@ -11,7 +11,7 @@ signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `e
 
 from pathlib import Path
 
-from kbert.cli import classification, token_tasks
+from kbert.cli import classification
 from kbert.cli.classification import add_long_input_arguments
 from kbert.cli.run_settings import check_sequence_length
 from kbert.runs import read_config, read_run
@@ -98,7 +98,8 @@ def main_export(args):
         for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows")
         if getattr(args, flag, None) is not None
     ]
-    if long_flags and (args.model is not None or token_tasks.is_token_run(args.run_dir)):
+    token_run = args.model is None and read_config(args.run_dir).task_family == "token"
+    if long_flags and (args.model is not None or token_run):
         raise ValueError(
             f"--{long_flags[0].replace('_', '-')} is for classification runs; "
             f"{args.model or args.run_dir} is not one"
@@ -112,7 +113,7 @@ def main_export(args):
         path = export_saved_model(
             encoder, tokenizer, task="embed", sequence_length=length, **common
         )
-    elif token_tasks.is_token_run(args.run_dir):
+    elif token_run:
         run = read_run(args.run_dir)
         model, tokenizer, config = run.model, run.preprocessor, run.config
         sequence_length = checked_length(
@@ -151,7 +152,7 @@ def main_export(args):
             reader,
             task="classify",
             label_names=list(config.label_names),
-            pair=classification.is_pair_run(args.run_dir),
+            pair=classification.run_is_pair(config),
             sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
             **common,
         )

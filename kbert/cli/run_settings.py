@@ -51,7 +51,5 @@ def flag_settings(args):
     """The parsed flags a run records as `RunConfig.settings`: every value, without the
     command's functions (`handler`, `precheck`) and the task (a field of its own)."""
     return {
-        key: value
-        for key, value in vars(args).items()
-        if key not in ("handler", "precheck", "task") and not callable(value)
+        key: value for key, value in vars(args).items() if key != "task" and not callable(value)
     }

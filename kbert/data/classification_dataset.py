@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.data.length_bucketing import bucket_by_length
 
 _KEYS = ("token_ids", "segment_ids", "padding_mask")
@@ -103,7 +103,7 @@ def classification_dataset(
     ((2, 16), [1, 0])
     """
     texts, text_pairs, labels = _check_inputs(texts, text_pairs, labels)
-    batch_size = check_int("batch_size", batch_size, minimum=1, expected="a positive int")
+    batch_size = check_positive_int("batch_size", batch_size)
     if hasattr(preprocessor, "aggregation"):  # a LongTextPreprocessor: one row per window
         if text_pairs is not None:
             raise ValueError(

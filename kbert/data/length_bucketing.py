@@ -8,7 +8,7 @@ bucket's length keeps the shapes to a few (one compiled graph each) and the padd
 
 import tensorflow as tf
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 
 
 def bucket_by_length(
@@ -47,7 +47,7 @@ def bucket_by_length(
     >>> [batch["token_ids"].numpy().tolist() for batch in batches]
     [[[5, 0], [8, 9]], [[5, 6, 7, 0]]]
     """
-    batch_size = check_int("batch_size", batch_size, minimum=1, expected="a positive int")
+    batch_size = check_positive_int("batch_size", batch_size)
     lengths = list(bucket_lengths) if isinstance(bucket_lengths, (list, tuple)) else None
     if (
         not lengths

@@ -9,7 +9,7 @@ than the overlap.
 
 import numpy as np
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.data.token_classification_features import IGNORE_INDEX
 
 NULL_TYPE = "NULL"
@@ -44,9 +44,7 @@ def span_features(features, max_span_length=8, entities=None, type_names=None):
     >>> spans["span_labels"][0].tolist()
     [0, 0, 1]
     """
-    max_span_length = check_int(
-        "max_span_length", max_span_length, minimum=1, expected="a positive int"
-    )
+    max_span_length = check_positive_int("max_span_length", max_span_length)
     type_ids = None
     if entities is not None:
         if type_names is None:

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.layers.initializers import clone_initializer
 
 SPAN_POOLING = ("mean", "attention")
@@ -41,9 +41,7 @@ class SpanRepresentation(keras.layers.Layer):
 
     def __init__(self, projection_dim, pooling="mean", activation="gelu", **kwargs):
         super().__init__(**kwargs)
-        projection_dim = check_int(
-            "projection_dim", projection_dim, minimum=1, expected="a positive int"
-        )
+        projection_dim = check_positive_int("projection_dim", projection_dim)
         if pooling not in SPAN_POOLING:
             raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
         self.projection_dim = projection_dim

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.layers.activations import get_activation
 from kbert.layers.initializers import clone_initializer
 from kbert.models import pretraining_utils
@@ -67,9 +67,7 @@ class SpanBoundaryObjective(PretrainingObjective):
     )
 
     def __init__(self, encoder, max_span_length=10, metric_prefix=None, dtype=None, **kwargs):
-        max_span_length = check_int(
-            "max_span_length", max_span_length, minimum=1, expected="a positive int"
-        )
+        max_span_length = check_positive_int("max_span_length", max_span_length)
         super().__init__(encoder, metric_prefix=metric_prefix, dtype=dtype, **kwargs)
         self.max_span_length = max_span_length
         config = encoder.config

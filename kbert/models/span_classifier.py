@@ -4,7 +4,7 @@ import math
 
 import keras
 
-from kbert.checks import check_int
+from kbert.checks import check_int, check_positive_int
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
 from kbert.models.pretraining_utils import (
@@ -71,7 +71,7 @@ class SpanClassifier(TaskModel):
         num_types = check_int("num_types", num_types, minimum=1)
         if pooling not in SPAN_POOLING:
             raise ValueError(f"pooling must be one of {SPAN_POOLING}; received {pooling!r}")
-        hidden_units = check_int("hidden_units", hidden_units, minimum=1, expected="a positive int")
+        hidden_units = check_positive_int("hidden_units", hidden_units)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
         if null_probability is not None and not 0.0 < null_probability < 1.0:

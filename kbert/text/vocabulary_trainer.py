@@ -15,7 +15,7 @@ import os
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.text import _bert_text
 from kbert.text.wordpiece_tokenizer import DEFAULT_SPECIAL_TOKENS, WordPieceTokenizer
 
@@ -127,9 +127,7 @@ def train_wordpiece_vocabulary(
     ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
     """
     special_tokens = list(dict.fromkeys(special_tokens))
-    vocabulary_size = check_int(
-        "vocabulary_size", vocabulary_size, minimum=1, expected="a positive int"
-    )
+    vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     counts = count_words(data, lowercase, strip_accents, split_chinese_characters, batch_size)
     if not counts:
         raise ValueError(

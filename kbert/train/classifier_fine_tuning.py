@@ -4,7 +4,7 @@ import time
 
 import keras
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.data.classification_dataset import classification_dataset
 from kbert.models.sequence_classifier import classification_loss
 from kbert.train.fine_tuning import (
@@ -65,7 +65,7 @@ def fine_tune_classifier(
     Returns:
         `(keras.callbacks.History, training seconds)`.
     """
-    epochs = check_int("epochs", epochs, minimum=1, expected="a positive int")
+    epochs = check_positive_int("epochs", epochs)
     accumulation = check_accumulation_steps(gradient_accumulation_steps)
     train_batches = classification_dataset(
         preprocessor,

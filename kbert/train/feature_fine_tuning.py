@@ -2,7 +2,7 @@
 
 import time
 
-from kbert.checks import check_int
+from kbert.checks import check_positive_int
 from kbert.text.feature_batches import feature_batches
 from kbert.train.fine_tuning import fine_tuning_optimizer
 
@@ -58,7 +58,7 @@ def fine_tune_on_features(
     Returns:
         `(keras.callbacks.History, training seconds)`.
     """
-    epochs = check_int("epochs", epochs, minimum=1, expected="a positive int")
+    epochs = check_positive_int("epochs", epochs)
     if isinstance(label_keys, str):
         label_keys = (label_keys,)
     input_keys = list(model.input) if isinstance(model.input, dict) else None
