@@ -31,6 +31,7 @@ import tensorflow as tf  # noqa: E402
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data import classification_dataset, load_classification_task  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
 from kbert.train import count_batches, fine_tuning_optimizer  # noqa: E402
 
@@ -141,6 +142,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     if args.max_train_examples is None and args.task == "sst2":
         args.max_train_examples = 8000
@@ -183,6 +185,7 @@ def main():
             peer_examples_per_s=round(examples / peer_s, 1),
             speedup=round(peer_s / kbert_s, 2),
         )
+    record_if_requested(args, result)
     print(json.dumps(result))
 
 

@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.flops import encoder_training_flops, measure_matmul_peak  # noqa: E402
 from kbert.models import CausalLanguageModel, Encoder  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 
 
 def causal_lm_training_flops(config, batch_size, sequence_length):
@@ -60,6 +61,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--dtypes", default="float32,mixed_bfloat16")
     parser.add_argument("--jit", default="false,true")
+    add_record_argument(parser)
     args = parser.parse_args()
 
     peaks = {
@@ -106,17 +108,16 @@ def main():
                 f"{encoder.count_params() / 1e6:.1f}M parameters)",
                 flush=True,
             )
-    print(
-        json.dumps(
-            {
-                **results,
-                "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
-                "preset": args.preset,
-                "batch_size": args.batch_size,
-                "sequence_length": args.sequence_length,
-            }
-        )
-    )
+    summary = {
+        **results,
+        "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
+        "preset": args.preset,
+        "parameters": encoder.count_params(),
+        "batch_size": args.batch_size,
+        "sequence_length": args.sequence_length,
+    }
+    record_if_requested(args, summary)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -1019,6 +1019,137 @@ def _serving_headline(results):
     )
 
 
+def train_step_section(results):
+    """Table of `benchmarks/train_step.py`: kbert vs keras-hub tokens/s and MFU per setting."""
+    parts = [
+        f"One training step (forward, backward, AdamW) of MiniLM-L6 + a classifier, batch "
+        f"{results['configuration']['batch_size']} × {results['configuration']['sequence_length']}"
+        f" positions; matmul peak measured in the same run: float32 "
+        f"{results['peak_gflops']['float32']:.0f}, bfloat16 "
+        f"{results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s. MFU counts real tokens only."
+    ]
+    workloads = {results["workload"]: results} | {
+        name: value
+        for name, value in results.items()
+        if isinstance(value, dict) and "configurations" in value
+    }
+    for name, workload in workloads.items():
+        rows = [
+            [
+                row["dtype"],
+                "yes" if row["jit_compile"] else "no",
+                f"{row['kbert_tokens_per_s']:,.0f}",
+                f"{row['kbert_mfu']:.1%}",
+                f"{row['keras_hub_tokens_per_s']:,.0f}",
+                f"{row['keras_hub_mfu']:.1%}",
+                f"{row['ratio']:.2f}",
+            ]
+            for row in workload.get("configurations", [])
+        ]
+        parts += [
+            "",
+            f"Workload `{name}` ({workload['real_token_fraction']:.0%} of the positions are "
+            "real tokens):",
+            "",
+            _table(
+                [
+                    "dtype",
+                    "XLA",
+                    "kbert tok/s",
+                    "kbert MFU",
+                    "keras-hub tok/s",
+                    "keras-hub MFU",
+                    "ratio",
+                ],
+                rows,
+            ),
+        ]
+    return "\n".join(parts)
+
+
+def _train_step_headline(results):
+    best = results["configuration"]
+    return (
+        f"MiniLM-L6 training step: kbert {results['kbert_tokens_per_s']:,.0f} tokens/s "
+        f"({best['dtype']}{', XLA' if best['jit_compile'] else ''}; MFU "
+        f"{results['mfu']:.1%}), {results['ratio']:.2f}x keras-hub in the same setting"
+    )
+
+
+def _speed_rows(results):
+    return {
+        name: value
+        for name, value in results.items()
+        if isinstance(value, dict) and "tokens_per_s" in value
+    }
+
+
+def pretrain_speed_section(results):
+    """Table of `benchmarks/pretrain_speed.py`: causal-LM training tokens/s and MFU."""
+    rows = [
+        [name, f"{value['tokens_per_s']:,.0f}", f"{value['mfu']:.1%}"]
+        for name, value in _speed_rows(results).items()
+    ]
+    size = f", {results['parameters'] / 1e6:.1f}M parameters" if "parameters" in results else ""
+    return "\n".join(
+        [
+            f"Causal-LM training steps of preset `{results['preset']}`{size}, batch "
+            f"{results['batch_size']} × {results['sequence_length']} tokens; matmul peak "
+            f"measured in the same run: float32 {results['peak_gflops']['float32']:.0f}, "
+            f"bfloat16 {results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s.",
+            "",
+            _table(["configuration", "tokens/s", "MFU"], rows),
+        ]
+    )
+
+
+def _pretrain_speed_headline(results):
+    name, best = max(_speed_rows(results).items(), key=lambda item: item[1]["tokens_per_s"])
+    return (
+        f"`{results['preset']}` causal-LM pretraining: {best['tokens_per_s']:,.0f} tokens/s "
+        f"({name}, MFU {best['mfu']:.1%})"
+    )
+
+
+def classification_benchmark_section(results):
+    """Table of `benchmarks/classification.py`: kbert vs keras-hub fine-tuning MiniLM-L6."""
+    rows = [
+        [
+            f"kbert ({results['kbert_dtype']}{', XLA' if results['kbert_jit'] else ''}, "
+            f"{results['kbert_pooling']} pooling)",
+            f"{results['kbert_acc']:.4f}",
+            f"{results['kbert_examples_per_s']:.1f}",
+        ]
+    ]
+    if "peer_acc" in results:
+        rows.append(
+            [
+                "keras-hub BertTextClassifier (float32)",
+                f"{results['peer_acc']:.4f}",
+                f"{results['peer_examples_per_s']:.1f}",
+            ]
+        )
+    return "\n".join(
+        [
+            f"MiniLM-L6 fine-tuned on {results['task']} ({results['train_examples']:,} training "
+            f"examples × {results['epochs']} epochs, batch {results['batch_size']}, length "
+            f"{results['sequence_length']}, peak rate {results['learning_rate']:g}), the same "
+            "recipe on both sides; examples/s over the whole `fit`, tracing included.",
+            "",
+            _table(["implementation", "test accuracy", "training examples/s"], rows),
+        ]
+    )
+
+
+def _classification_benchmark_headline(results):
+    text = f"MiniLM-L6 on {results['task']}: kbert {results['kbert_acc']:.3f}"
+    if "peer_acc" in results:
+        text += (
+            f" vs keras-hub {results['peer_acc']:.3f}, {results['speedup']:.2f}x its training speed"
+        )
+    return text
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -1056,6 +1187,9 @@ RENDERERS = {
     "lab13_ner_3000_span_prior": ner_section,
     "lab13_ner_3000_span_prior_4_epochs": ner_section,
     "lab20_serving": serving_section,
+    "train_step": train_step_section,
+    "pretrain_speed": pretrain_speed_section,
+    "classification": classification_benchmark_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -1153,6 +1287,9 @@ HEADLINES = {
     "lab13_ner": _ner_headline,
     "lab10_contextual_bank": _contextual_bank_headline,
     "lab20_serving": _serving_headline,
+    "train_step": _train_step_headline,
+    "pretrain_speed": _pretrain_speed_headline,
+    "classification": _classification_benchmark_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 
@@ -1295,15 +1432,16 @@ def full_rate_notes(results, results_dir):
     """Notes under a comparison whose `full` row used another rate than `adaptation_grid`
     chose on validation for that start: the grid's measured rates, so a reader sees why that
     row (and a teacher or ensemble built from it) may sit low."""
-    path = Path(results_dir) / "adaptation_grid.json"
-    if not path.is_file():
-        return []
-    grid = json.loads(path.read_text(encoding="utf-8"))["results"]
+    grids = {}  # start → (that start's rates study, its grid's settings)
+    for path in sorted(Path(results_dir).glob("adaptation_grid*.json")):
+        grid = json.loads(path.read_text(encoding="utf-8"))["results"]
+        for start, study in grid.get("studies", {}).get("rates", {}).items():
+            grids[start] = (study, grid["settings"])
     notes = []
     for row in results["rows"]:
-        study = grid["studies"]["rates"].get(row["start"])
-        if row["label"] != "full" or study is None:
+        if row["label"] != "full" or row["start"] not in grids:
             continue
+        study, settings = grids[row["start"]]
         measured = {
             entry["learning_rate"]: entry for entry in study["rows"] if entry["method"] == "full"
         }
@@ -1317,11 +1455,10 @@ def full_rate_notes(results, results_dir):
             f"{rate:g}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
             for rate, entry in sorted(measured.items())
         )
-        settings = grid["settings"]
         checkpoint = settings.get(f"{row['start']}_model", row["start"])
         notes.append(
-            f"Note ({row['start']}): its `full` row is fine-tuned at {row['learning_rate']:g}, "
-            f"the labs' shared rate. `adaptation_grid` measured full fine-tuning of "
+            f"Note ({row['start']}): its `full` row is fine-tuned at {row['learning_rate']:g}. "
+            f"`adaptation_grid` measured full fine-tuning of "
             f"`{checkpoint}` on the same task ({settings['train_examples']:,} questions, "
             f"{settings['epochs']} epochs, {settings['seeds']} seeds; test accuracy by rate: "
             f"{rates}) and chose {best['learning_rate']:g} on validation, so this row (and "

@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.flops import encoder_training_flops, measure_matmul_peak  # noqa: E402
 from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 
 
 def classifier(backbone, dropout_free=False):
@@ -119,6 +120,7 @@ def main():
     parser.add_argument("--jit", default="false,true", help="jit_compile values to try")
     parser.add_argument("--workloads", default="full,sst2")
     parser.add_argument("--data-dir", default=None, help="for the sst2 workload")
+    add_record_argument(parser)
     args = parser.parse_args()
 
     checkpoint = resolve_checkpoint(args.checkpoint)
@@ -155,18 +157,23 @@ def main():
                 "batch_size": args.batch_size,
                 "sequence_length": args.sequence_length,
             },
+            "configurations": [
+                {
+                    key: round(value, 4) if isinstance(value, float) else value
+                    for key, value in row.items()
+                }
+                for row in rows
+            ],
         }
     first, *others = summaries
-    print(
-        json.dumps(
-            {
-                **summaries[first],
-                "workload": first,
-                **{name: summaries[name] for name in others},
-                "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
-            }
-        )
-    )
+    result = {
+        **summaries[first],
+        "workload": first,
+        **{name: summaries[name] for name in others},
+        "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
+    }
+    record_if_requested(args, result)
+    print(json.dumps(result))
 
 
 def run_configurations(args, checkpoint, inputs, labels, peaks):

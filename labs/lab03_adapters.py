@@ -81,7 +81,7 @@ for start in starts:
         data["train"],
         epochs=args.epochs,
         batch_size=args.batch_size,
-        learning_rate=recipes.DEFAULT_LEARNING_RATES["adapters"],
+        learning_rate=start.learning_rate("adapters"),
         seed=args.seeds - 1,
         verbose=args.verbose,
     )

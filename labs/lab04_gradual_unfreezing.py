@@ -69,7 +69,7 @@ fine_tune_classifier(
     data["train"],
     epochs=args.epochs,
     batch_size=args.batch_size,
-    learning_rate=recipes.DEFAULT_LEARNING_RATES["gradual_unfreezing"],
+    learning_rate=start.learning_rate("gradual_unfreezing"),
     callbacks=[unfreezing],
     verbose=args.verbose,
 )

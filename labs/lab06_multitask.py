@@ -83,9 +83,7 @@ else:
     )
     batches = joint_batches(trec_batches(preprocessor, train, training=True), "trec")
     steps = count_batches(batches) * args.epochs
-    model.compile(
-        optimizer=fine_tuning_optimizer(steps, recipes.DEFAULT_LEARNING_RATES["multitask"])
-    )
+    model.compile(optimizer=fine_tuning_optimizer(steps, start.learning_rate("multitask")))
     history = model.fit(batches, epochs=args.epochs, verbose=args.verbose).history
     logits = model.predict(trec_batches(preprocessor, test, training=False), verbose=0)["trec"]
     accuracy = float(np.mean(np.argmax(logits, -1) == np.asarray(test.labels)))

@@ -67,7 +67,7 @@ for start in starts:
         data["train"],
         epochs=args.epochs,
         batch_size=args.batch_size,
-        learning_rate=recipes.DEFAULT_LEARNING_RATES["lora"],
+        learning_rate=start.learning_rate("lora"),
         verbose=args.verbose,
     )
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)

@@ -62,7 +62,7 @@ fine_tune_classifier(
     data["train"],
     epochs=args.epochs,
     batch_size=args.batch_size,
-    learning_rate=recipes.DEFAULT_LEARNING_RATES["full"],
+    learning_rate=start.learning_rate("full"),
     verbose=args.verbose,
 )
 layers = max(1, encoder.config.num_layers // 2)
@@ -79,7 +79,7 @@ batches = classification_dataset(
 )
 steps = count_batches(batches) * args.epochs
 distiller.compile(
-    optimizer=fine_tuning_optimizer(steps, recipes.DEFAULT_LEARNING_RATES["distillation"]),
+    optimizer=fine_tuning_optimizer(steps, start.learning_rate("distillation")),
     metrics=["accuracy"],
 )
 distiller.fit(batches, epochs=args.epochs, verbose=args.verbose)

@@ -69,6 +69,10 @@ class StartingPoint:
             None when the checkpoint ships no usable pretraining head.
         source: str or None. Where the weights come from (a name or directory), so saved
             results can tell two starts of the same name apart.
+        learning_rates: dict or None. Method → peak rate chosen on validation for this start
+            (`benchmarks/adaptation_grid.py`), in place of `DEFAULT_LEARNING_RATES`: a rate
+            is a property of the weights being adapted as much as of the method (lab01's small
+            causal model fine-tunes best at 3e-4, BERT-sized encoders at 1e-4).
     """
 
     name: str
@@ -76,10 +80,21 @@ class StartingPoint:
     pooling: str = "cls"
     objective: str | None = None
     source: str | None = None
+    learning_rates: dict | None = None
+
+    def learning_rate(self, method):
+        """The peak rate `method` (a recipe or its name) trains this start at by default."""
+        name = method_name(method)
+        return (self.learning_rates or {}).get(name, DEFAULT_LEARNING_RATES.get(name))
 
 
 def pretrained_starting_point(
-    name_or_path, sequence_length=64, classification_token="[CLF]", dtype=None, name=None
+    name_or_path,
+    sequence_length=64,
+    classification_token="[CLF]",
+    dtype=None,
+    name=None,
+    learning_rates=None,
 ):
     """A `StartingPoint` from `kbert.checkpoints.load_pretrained`'s names and directories.
 
@@ -95,6 +110,8 @@ def pretrained_starting_point(
         classification_token: str, default "[CLF]". For causal checkpoints only.
         dtype: dtype policy, default None (float32).
         name: str, default None (`name_or_path`). The name shown in tables.
+        learning_rates: dict or None. Per-method peak rates for this start
+            (`StartingPoint.learning_rates`).
 
     Returns:
         `StartingPoint`.
@@ -124,6 +141,7 @@ def pretrained_starting_point(
         pooling="last" if causal else "cls",
         objective="causal" if causal else None,
         source=str(name_or_path),
+        learning_rates=learning_rates,
     )
 
 
@@ -680,7 +698,8 @@ def adapt_classifier(
         seed: int, default 0. Keras's global seed (head initialisation, dropout, shuffling).
         epochs: int, default 3.
         batch_size: int, default 32.
-        learning_rate: float, default None (`DEFAULT_LEARNING_RATES` of the method).
+        learning_rate: float, default None (the start's rate for the method,
+            `StartingPoint.learning_rate`).
         verbose: int, default 0.
         **options: the recipe's own keyword arguments (see each recipe: `bottleneck_dim`,
             `factor`, `strength`, …).
@@ -709,7 +728,7 @@ def adapt_classifier(
             f"{name} takes the options {accepted}; received unknown option(s) {unknown}"
         )
     keras.utils.set_random_seed(seed)
-    rate = learning_rate or DEFAULT_LEARNING_RATES[name]
+    rate = learning_rate or start.learning_rate(name)
     run = AdaptationRun(start, data, seed, epochs, batch_size, rate, verbose)
     result, model = recipe(run, **options)
     return {

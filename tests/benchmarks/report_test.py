@@ -513,3 +513,99 @@ def test_a_full_row_at_another_rate_than_the_grid_chose_gets_a_note(tmp_path):
     rows[0]["learning_rate"] = 3e-4  # at the chosen rate: nothing to explain
     assert report.full_rate_notes({"rows": rows}, tmp_path) == []
     assert report.full_rate_notes({"rows": rows}, tmp_path / "elsewhere") == []
+
+
+def test_a_second_grid_file_answers_for_its_own_start(tmp_path):
+    grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "seeds": 3},
+        "studies": {
+            "rates": {
+                "minilm_l6": {"rows": [_grid_row(1e-4, 0.90, 0.93), _grid_row(3e-5, 0.92, 0.95)]}
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid_minilm.json").write_text(json.dumps({"results": grid}))
+    rows = [{"start": "minilm_l6", "label": "full", "learning_rate": 1e-4}]
+    (note,) = report.full_rate_notes({"rows": rows}, tmp_path)
+    assert note.startswith("Note (minilm_l6)") and "chose 3e-05 on validation" in note
+    rows = [{"start": "lab01", "label": "full", "learning_rate": 1e-4}]  # no grid for it here
+    assert report.full_rate_notes({"rows": rows}, tmp_path) == []
+
+
+SPEED_ROW = {
+    "dtype": "float32",
+    "jit_compile": False,
+    "kbert_tokens_per_s": 5000.0,
+    "kbert_mfu": 0.31,
+    "keras_hub_tokens_per_s": 4000.0,
+    "keras_hub_mfu": 0.25,
+    "ratio": 1.25,
+}
+
+
+def test_the_speed_and_classification_benchmarks_render_tables_and_headlines():
+    workload = {
+        "kbert_tokens_per_s": 5000.0,
+        "keras_hub_tokens_per_s": 4000.0,
+        "ratio": 1.25,
+        "mfu": 0.31,
+        "keras_hub_mfu": 0.25,
+        "real_token_fraction": 1.0,
+        "configuration": {
+            "dtype": "float32",
+            "jit_compile": False,
+            "batch_size": 32,
+            "sequence_length": 128,
+        },
+        "configurations": [SPEED_ROW, {**SPEED_ROW, "dtype": "mixed_bfloat16", "ratio": 2.5}],
+    }
+    train_step = {
+        **workload,
+        "workload": "full",
+        "sst2": {**workload, "real_token_fraction": 0.2},
+        "peak_gflops": {"float32": 450.0, "mixed_bfloat16": 870.0},
+    }
+    text = report.RENDERERS["train_step"](train_step)
+    assert "| float32 | no | 5,000 | 31.0% | 4,000 | 25.0% | 1.25 |" in text
+    assert "| mixed_bfloat16 | no | 5,000 | 31.0% | 4,000 | 25.0% | 2.50 |" in text
+    assert "Workload `sst2` (20% of the positions" in text and "bfloat16 870 GFLOP/s" in text
+    assert report.HEADLINES["train_step"](train_step).endswith(
+        "1.25x keras-hub in the same setting"
+    )
+
+    pretrain = {
+        "float32": {"tokens_per_s": 900.0, "mfu": 0.2},
+        "mixed_bfloat16+xla": {"tokens_per_s": 1500.5, "mfu": 0.17},
+        "peak_gflops": {"float32": 450.0, "mixed_bfloat16": 870.0},
+        "preset": "tutorial_50m",
+        "parameters": 51_000_000,
+        "batch_size": 8,
+        "sequence_length": 256,
+    }
+    text = report.RENDERERS["pretrain_speed"](pretrain)
+    assert "| mixed_bfloat16+xla | 1,500 | 17.0% |" in text and "51.0M parameters" in text
+    assert "(mixed_bfloat16+xla, MFU 17.0%)" in report.HEADLINES["pretrain_speed"](pretrain)
+
+    classification = {
+        "task": "trec",
+        "train_examples": 5452,
+        "epochs": 3,
+        "sequence_length": 64,
+        "batch_size": 32,
+        "learning_rate": 1e-4,
+        "kbert_dtype": "float32",
+        "kbert_jit": False,
+        "kbert_pooling": "pooler",
+        "kbert_acc": 0.97,
+        "kbert_examples_per_s": 60.0,
+    }
+    text = report.RENDERERS["classification"](classification)
+    assert "| kbert (float32, pooler pooling) | 0.9700 | 60.0 |" in text
+    assert "keras-hub" not in text  # --skip-peer: no peer row
+    peer = {**classification, "peer_acc": 0.96, "peer_examples_per_s": 30.0, "speedup": 2.0}
+    assert "| keras-hub BertTextClassifier (float32) | 0.9600 | 30.0 |" in (
+        report.RENDERERS["classification"](peer)
+    )
+    assert report.HEADLINES["classification"](peer) == (
+        "MiniLM-L6 on trec: kbert 0.970 vs keras-hub 0.960, 2.00x its training speed"
+    )

@@ -2,8 +2,8 @@
 other options or other weights (a lab16 re-record once reused rows made at an old default rate)."""
 
 from kbert.train import adaptation_recipes as recipes_module
-from kbert.train.adaptation_comparison import reusable, variant_key
-from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES
+from kbert.train.adaptation_comparison import START_LEARNING_RATES, reusable, variant_key
+from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES, StartingPoint
 
 SETTINGS = {"train_examples": 1000, "epochs": 3}
 SOURCES = {"minilm_l6": "minilm_l6"}
@@ -43,3 +43,23 @@ def test_a_row_is_reused_only_for_the_same_recipe_start_settings_and_seed():
     assert not reusable({**row, "source": "elsewhere"}, recipes, SOURCES, SETTINGS, seeds=1)
     assert not reusable(row, recipes, SOURCES, {**SETTINGS, "epochs": 4}, seeds=1)
     assert not reusable({**row, "seed": 1}, recipes, SOURCES, SETTINGS, seeds=1)
+
+
+def test_a_start_s_chosen_rates_replace_the_method_defaults_and_key_its_rows():
+    lab01 = StartingPoint("lab01", load=None, learning_rates=START_LEARNING_RATES["lab01"])
+    minilm = StartingPoint("minilm_l6", load=None)
+    assert lab01.learning_rate("full") == 3e-4
+    assert lab01.learning_rate(recipes_module.full_fine_tuning) == 3e-4
+    # A method the start has no rate for keeps the shared default.
+    assert lab01.learning_rate("lora") == DEFAULT_LEARNING_RATES["lora"]
+    assert minilm.learning_rate("full") == DEFAULT_LEARNING_RATES["full"] == 1e-4
+    assert variant_key("full", {}, lab01)["learning_rate"] == 3e-4
+    assert variant_key("full", {}, minilm)["learning_rate"] == 1e-4
+    # An explicit rate still wins over the start's.
+    assert variant_key("full", {"learning_rate": 1e-5}, lab01)["learning_rate"] == 1e-5
+    # A row made at the shared default is not reused once the start has its own rate.
+    old = {"full": variant_key("full", {})}
+    new = {"full": variant_key("full", {}, lab01)}
+    row = {**_row("full", old["full"]), "start": "lab01", "source": "lab01"}
+    assert reusable(row, old, {"lab01": "lab01"}, SETTINGS, seeds=1)
+    assert not reusable(row, new, {"lab01": "lab01"}, SETTINGS, seeds=1)
