@@ -609,3 +609,11 @@ def test_the_speed_and_classification_benchmarks_render_tables_and_headlines():
     assert report.HEADLINES["classification"](peer) == (
         "MiniLM-L6 on trec: kbert 0.970 vs keras-hub 0.960, 2.00x its training speed"
     )
+
+
+def test_the_readme_summary_keeps_a_program_s_own_run_and_the_grid_s_parts(tmp_path):
+    write_run_record(tmp_path / "transfer.json", TRANSFER, 9.0, argv=["-m", "x"])
+    write_run_record(tmp_path / "transfer_pre_ln.json", TRANSFER, 9.0, argv=["-m", "x"])
+    summary = report.readme_summary(tmp_path)
+    assert "[transfer](" in summary and "transfer_pre_ln" not in summary
+    assert "transfer_pre_ln" in report.render(tmp_path)  # the page keeps every run
