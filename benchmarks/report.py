@@ -1019,6 +1019,56 @@ def _serving_headline(results):
     )
 
 
+def tfhub_squad_section(results):
+    """Table of lab08: SQuAD through the TF Hub path, and kbert's own encoder beside it."""
+    rows = [
+        [
+            "TF Hub BERT format, loaded into Keras 3 (`kbert.hub`)",
+            f"{results['exact_match']:.2f}",
+            f"{results['f1']:.2f}",
+            f"{results['train_seconds']:,.0f}",
+        ]
+    ]
+    own = results.get("kbert_encoder")
+    if own:
+        rows.append(
+            [
+                "kbert's own encoder, same checkpoint and recipe",
+                f"{own['exact_match']:.2f}",
+                f"{own['f1']:.2f}",
+                f"{own['train_seconds']:,.0f}",
+            ]
+        )
+    difference = results.get("max_abs_difference")
+    return "\n".join(
+        [
+            f"SQuAD v1.1 ({results['source']}): {results['train_questions']:,} training "
+            f"questions ({results['train_windows']:,} windows), {results['eval_questions']:,} "
+            f"held out. Hub preprocessing equals kbert's: {results['same_preprocessing']}; Hub "
+            f"variables updated by `fit`: {results['hub_variables_updated']}"
+            + (
+                f"; encoders' outputs differ by at most {difference:.1e}"
+                if difference is not None
+                else ""
+            )
+            + f". Exported to `{results['export']}` with an `answer` signature on raw strings.",
+            "",
+            _table(["encoder", "EM", "F1", "train s"], rows),
+        ]
+    )
+
+
+def _tfhub_squad_headline(results):
+    text = (
+        f"SQuAD through a TF Hub BERT in Keras 3 ({results['train_questions']:,} questions): "
+        f"EM {results['exact_match']:.2f} / F1 {results['f1']:.2f}"
+    )
+    own = results.get("kbert_encoder")
+    if own:
+        text += f" vs {own['exact_match']:.2f} / {own['f1']:.2f} on kbert's own encoder"
+    return text
+
+
 def train_step_section(results):
     """Table of `benchmarks/train_step.py`: kbert vs keras-hub tokens/s and MFU per setting."""
     parts = [
@@ -1188,6 +1238,7 @@ RENDERERS = {
     "lab13_ner_3000_span_prior_4_epochs": ner_section,
     "lab20_serving": serving_section,
     "train_step": train_step_section,
+    "lab08_tfhub_squad": tfhub_squad_section,
     "pretrain_speed": pretrain_speed_section,
     "classification": classification_benchmark_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
@@ -1288,6 +1339,7 @@ HEADLINES = {
     "lab10_contextual_bank": _contextual_bank_headline,
     "lab20_serving": _serving_headline,
     "train_step": _train_step_headline,
+    "lab08_tfhub_squad": _tfhub_squad_headline,
     "pretrain_speed": _pretrain_speed_headline,
     "classification": _classification_benchmark_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)

@@ -617,3 +617,33 @@ def test_the_readme_summary_keeps_a_program_s_own_run_and_the_grid_s_parts(tmp_p
     summary = report.readme_summary(tmp_path)
     assert "[transfer](" in summary and "transfer_pre_ln" not in summary
     assert "transfer_pre_ln" in report.render(tmp_path)  # the page keeps every run
+
+
+def test_the_hub_squad_lab_renders_both_encoders():
+    results = {
+        "source": "dev-split",
+        "train_questions": 3000,
+        "train_windows": 3037,
+        "eval_questions": 500,
+        "train_seconds": 175.0,
+        "exact_match": 15.0,
+        "f1": 23.36,
+        "hub_variables_updated": True,
+        "same_preprocessing": True,
+        "export": "saved_models/squad_hub/1",
+    }
+    # An old record: no kbert-encoder row, no difference.
+    text = report.RENDERERS["lab08_tfhub_squad"](results)
+    assert "| TF Hub BERT format, loaded into Keras 3 (`kbert.hub`) | 15.00 | 23.36 | 175 |" in text
+    assert "own encoder" not in text and "differ by" not in text
+    both = {
+        **results,
+        "max_abs_difference": 1.9e-6,
+        "kbert_encoder": {"exact_match": 14.8, "f1": 22.86, "train_seconds": 170.0},
+    }
+    text = report.RENDERERS["lab08_tfhub_squad"](both)
+    assert "| kbert's own encoder, same checkpoint and recipe | 14.80 | 22.86 | 170 |" in text
+    assert "differ by at most 1.9e-06" in text
+    assert report.HEADLINES["lab08_tfhub_squad"](both).endswith(
+        "EM 15.00 / F1 23.36 vs 14.80 / 22.86 on kbert's own encoder"
+    )

@@ -109,3 +109,7 @@ def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
     difference = float(stdout.split("max |difference|: ")[1].split()[0])
     assert difference < 1e-4
     assert stdout.count("     -> ") == 3  # the export answered three questions
+    # The same recipe on kbert's own encoder ran beside it, in the same process.
+    own = summary["kbert_encoder"]
+    assert set(own) == {"exact_match", "f1", "train_seconds"} and 0 <= own["f1"] <= 100
+    assert "kbert's own encoder: EM " in stdout
