@@ -28,7 +28,9 @@ from kbert.train.freezing import (
 )
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
-# Method → its peak learning rate. Fine-tuning every weight wants BERT's 1e-4 (on 2 cores, a
+# Method → its peak learning rate, for a start without rates of its own
+# (`StartingPoint.learning_rates`; `adaptation_comparison.START_LEARNING_RATES` holds those the
+# grid chose for the labs' two starts). Fine-tuning every weight: BERT's 1e-4 (on 2 cores, a
 # few epochs); methods that train a few new weights from scratch want larger rates (Houlsby et
 # al. 2019 use 1e-4…1e-3; Hu et al. 2021 train LoRA at 4e-4…5e-4 for 30+ epochs; Lester et al.
 # 2021 prompt-tune at 0.3 with Adafactor). LoRA, prefix and prompt tuning's rates are the ones
