@@ -84,7 +84,14 @@ def prepare_worktree(repo, path):
         raise ValueError(f"{path} is a worktree of another repository; choose --worktree")
     if status:
         raise ValueError(f"{path} has uncommitted changes to tracked files; it is left as it is")
-    _git("checkout", "--quiet", "--detach", commit, cwd=path)
+    try:
+        _git("checkout", "--quiet", "--detach", commit, cwd=path)
+    except subprocess.CalledProcessError as error:
+        # Untracked files the commit now tracks (a record written there by hand, say).
+        raise ValueError(
+            f"{path} cannot move to {commit[:10]}; it is left as it is. git says: "
+            f"{error.stderr.strip()}"
+        ) from None
     return commit
 
 

@@ -116,3 +116,15 @@ def test_a_committed_record_stays_until_the_new_one_is_written(repo, tmp_path):
         ).stdout
         == ""
     )
+
+
+def test_an_untracked_file_the_new_commit_tracks_is_named_not_overwritten(repo, tmp_path):
+    worktree = tmp_path / "records"
+    record_labs.prepare_worktree(repo, worktree)
+    (worktree / "docs" / "results" / "lab98_good.json").write_text("by hand\n")
+    (repo / "docs" / "results" / "lab98_good.json").write_text("committed\n")
+    _git("add", ".", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "record", cwd=repo)
+    with pytest.raises(ValueError, match="(?s)cannot move to .*lab98_good.json"):
+        record_labs.prepare_worktree(repo, worktree)
+    assert (worktree / "docs" / "results" / "lab98_good.json").read_text() == "by hand\n"
