@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from kbert.data.classification_tasks import load_classification_task
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.train.adaptation_recipes import (
     DEFAULT_LEARNING_RATES,
     compare_methods,
@@ -170,10 +170,20 @@ def variant_key(method, options, start=None):
     return {"method": name, "learning_rate": rate, "options": json.dumps(rest, default=repr)}
 
 
-def reusable(row, recipes, sources, settings, seeds):
+def reusable(row, recipes, sources, settings, seeds, code=None):
     """Whether a saved row answers for a variant now: the same start (same weights), label,
     recipe (method, rate, options) and settings, and a seed still asked for. Rows saved before
-    the recipe was recorded are never reused (their rate and options are unknown)."""
+    the recipe was recorded are never reused (their rate and options are unknown).
+
+    With `code` (`kbert.run_records.code_version()`), the row must also have been made by that
+    commit (and with uncommitted changes then only if there are some now: a record made from
+    a clean checkout, as `benchmarks.record_labs` makes them, reuses only clean rows of its
+    commit). A recipe's key cannot tell what it depends on beyond its own options (a distilled
+    student, on its teacher's rate; any method, on the library's code), so a record re-made
+    at a new commit reruns every row.
+    """
+    if code is not None and (not code["commit"] or row.get("code") != code):
+        return False
     return (
         row.get("settings") == settings
         and row["label"] in recipes
@@ -187,9 +197,10 @@ def reusable(row, recipes, sources, settings, seeds):
 def run_comparison(variants, starts, data, args):
     """Runs `compare_methods`, appending each row to `<run-dir>/results.jsonl` as it comes.
 
-    Rows of an earlier run with the same start, settings and recipe (method, rate, options;
-    `reusable`) are reused, so an interrupted run resumes; a changed default rate or option
-    reruns its rows. `--fresh` ignores them all. Progress lines go to stderr.
+    Rows of an earlier run of the same commit (a clean checkout) with the same start, settings
+    and recipe (method, rate, options; `reusable`) are reused, so an interrupted run resumes;
+    a changed default rate or option, or new code, reruns its rows. `--fresh` ignores them all.
+    Progress lines go to stderr.
 
     Returns:
         list of row dicts (resumed rows included).
@@ -212,12 +223,13 @@ def run_comparison(variants, starts, data, args):
         }
         for start in starts
     }
+    code = code_version()
     done = []
     if results_path.exists() and not args.fresh:
         done = [
             row
             for row in map(json.loads, results_path.read_text().splitlines())
-            if reusable(row, recipes.get(row["start"], {}), sources, settings, args.seeds)
+            if reusable(row, recipes.get(row["start"], {}), sources, settings, args.seeds, code)
         ]
 
     def save(row):
@@ -227,6 +239,7 @@ def run_comparison(variants, starts, data, args):
                 "source": sources[row["start"]],
                 "settings": settings,
                 "recipe": recipes[row["start"]][row["label"]],
+                "code": code,
             }
             stream.write(json.dumps(line) + "\n")
         print(

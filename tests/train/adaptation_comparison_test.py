@@ -63,3 +63,22 @@ def test_a_start_s_chosen_rates_replace_the_method_defaults_and_key_its_rows():
     row = {**_row("full", old["full"]), "start": "lab01", "source": "lab01"}
     assert reusable(row, old, {"lab01": "lab01"}, SETTINGS, seeds=1)
     assert not reusable(row, new, {"lab01": "lab01"}, SETTINGS, seeds=1)
+
+
+def test_with_the_code_version_only_rows_of_the_same_clean_commit_are_reused():
+    recipes = {"lora": variant_key("lora", {"rank": 8})}
+    code = {"commit": "a" * 40, "dirty": False}
+    row = {**_row("lora", recipes["lora"]), "code": code}
+    assert reusable(row, recipes, SOURCES, SETTINGS, seeds=1, code=code)
+    # Another commit (a distilled student whose teacher's rate changed, new library code).
+    later = {"commit": "b" * 40, "dirty": False}
+    assert not reusable(row, recipes, SOURCES, SETTINGS, seeds=1, code=later)
+    # Uncommitted changes now but not then, a row saved without its code, or outside a checkout.
+    dirty = {**code, "dirty": True}
+    assert not reusable(row, recipes, SOURCES, SETTINGS, seeds=1, code=dirty)
+    # (An interrupted run on a tree with changes resumes its own rows.)
+    assert reusable({**row, "code": dirty}, recipes, SOURCES, SETTINGS, seeds=1, code=dirty)
+    assert not reusable({**row, "code": dirty}, recipes, SOURCES, SETTINGS, seeds=1, code=code)
+    assert not reusable(_row("lora", recipes["lora"]), recipes, SOURCES, SETTINGS, 1, code)
+    nowhere = {"commit": None, "dirty": False}
+    assert not reusable({**row, "code": nowhere}, recipes, SOURCES, SETTINGS, 1, nowhere)
