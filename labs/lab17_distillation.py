@@ -22,6 +22,12 @@ What it should show: the student keeps most of the teacher's accuracy at about h
 encoder's blocks, soft targets at least matching labels alone; the ensemble at or above the
 best single model, at several times the inference cost. Report what you see.
 
+The student starts from the *fine-tuned* teacher's blocks and then trains as many epochs again,
+so it has seen twice the teacher's budget. Where 3 epochs leave the teacher short of converged
+(lab01's small causal model), the students can beat their teacher; the record
+`lab17_distillation_lab01_6_epochs` (docs/results.md) measures the teacher at 6 epochs beside
+the same student, as the check.
+
     python labs/lab17_distillation.py                  # 2 seeds: 2 teachers, an ensemble of 2
     python labs/lab17_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
 """
