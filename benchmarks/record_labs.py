@@ -123,7 +123,11 @@ def run_all(programs, worktree, repo, log=print):
     """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows."""
     logs = Path(worktree) / "runs" / "record_labs"
     logs.mkdir(parents=True, exist_ok=True)
-    # Imported here, not at the top: kbert.data loads TensorFlow, which `--list` does not need.
+    # Imported here, not at the top: kbert.data loads TensorFlow, which `--list` does not need;
+    # quietly, so this tool's output is not TensorFlow's start-up lines.
+    from kbert.startup import quiet_tensorflow
+
+    quiet_tensorflow()
     from kbert.data.data_dir import data_dir
 
     environment = {**os.environ, "PYTHONPATH": str(Path(worktree).resolve())}
