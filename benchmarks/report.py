@@ -1382,16 +1382,15 @@ def readme_summary(results_dir):
     stems = {path.stem for path in Path(results_dir).glob("*.json")}
     rows = []
     for path in sorted(Path(results_dir).glob("*.json")):
-        headline = for_record(HEADLINES, path.stem)
         base = _base_name(HEADLINES, path.stem)
         if base != path.stem and base in stems and path.stem not in SUMMARY_PARTS:
             continue
-        if headline is not None:
+        if base is not None:
             record = json.loads(path.read_text(encoding="utf-8"))
             rows.append(
                 [
                     f"[{path.stem}](docs/results.md#{path.stem})",
-                    headline(record["results"]),
+                    HEADLINES[base](record["results"]),
                     record["date"][:10],
                 ]
             )

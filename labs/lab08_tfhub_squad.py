@@ -186,8 +186,8 @@ def main():
     # %% The same recipe on kbert's own encoder of the same checkpoint, for comparison.
     own = None
     if not args.hub_encoder and not args.skip_kbert_encoder:
-        own_encoder, _ = load_pretrained(args.model)
-        _, _, own_seconds, _, own_scores = fine_tune_and_score(own_encoder)
+        # `reference`, loaded for the check above, is still the untouched checkpoint.
+        _, _, own_seconds, _, own_scores = fine_tune_and_score(reference)
         own = {
             "exact_match": round(own_scores["exact_match"], 2),
             "f1": round(own_scores["f1"], 2),

@@ -11,7 +11,7 @@ signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `e
 
 from pathlib import Path
 
-from kbert.cli import classification
+from kbert.cli import classification, token_tasks
 from kbert.cli.classification import add_long_input_arguments
 from kbert.cli.run_settings import check_sequence_length
 from kbert.runs import read_config, read_run
@@ -98,7 +98,7 @@ def main_export(args):
         for flag in ("long_inputs", "head_tokens", "window_stride", "max_windows")
         if getattr(args, flag, None) is not None
     ]
-    token_run = args.model is None and read_config(args.run_dir).task_family == "token"
+    token_run = args.model is None and token_tasks.is_token_run(args.run_dir)
     if long_flags and (args.model is not None or token_run):
         raise ValueError(
             f"--{long_flags[0].replace('_', '-')} is for classification runs; "
