@@ -14,6 +14,7 @@ technique and end with one comparison call:
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -54,13 +55,15 @@ _ENCODER_RATES = {
 START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
 
 
-def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
+def comparison_parser(description, seeds=1, run_dir="runs/adaptation", process_per_seed=False):
     """An `argparse.ArgumentParser` with the arguments every comparison takes.
 
     Args:
         description: str. The program's description.
         seeds: int, default 1. Default number of seeds.
         run_dir: str, default "runs/adaptation". Where `results.jsonl` goes.
+        process_per_seed: bool, default False. The default of `--process-per-seed` (on for
+            comparisons of dozens of runs: see `run_comparison`).
 
     Returns:
         `argparse.ArgumentParser`; add the program's own arguments, then `parse_args()`.
@@ -97,6 +100,15 @@ def comparison_parser(description, seeds=1, run_dir="runs/adaptation"):
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
     parser.add_argument("--verbose", type=int, default=0)
+    parser.add_argument(
+        "--process-per-seed",
+        action=argparse.BooleanOptionalAction,
+        default=process_per_seed,
+        help="run each start and seed in a child process of its own (TensorFlow keeps about "
+        "0.5 GB of every MiniLM-L6 fit until the process ends)",
+    )
+    # Set by `run_comparison` for its child processes: run this start's seed only, no record.
+    parser.add_argument("--only-seed", type=int, default=None, help=argparse.SUPPRESS)
     add_record_argument(parser)
     return parser
 
@@ -202,8 +214,19 @@ def run_comparison(variants, starts, data, args):
     a changed default rate or option, or new code, reruns its rows. `--fresh` ignores them all.
     Progress lines go to stderr.
 
+    With `--process-per-seed`, each start's seeds first run in child processes, one per start
+    and seed (this program's own command line with `--starts` and `--only-seed` added), and
+    this process then runs only what needs every seed (the ensembles, whose members it
+    retrains). TensorFlow keeps memory of every `fit` until its process ends (about 0.5 GB
+    per MiniLM-L6 run, even after `keras.backend.clear_session()`; keras-team/keras#20552):
+    72 runs in one process outgrow 24 GB, one seed's 18 runs do not.
+
     Returns:
         list of row dicts (resumed rows included).
+
+    Raises:
+        RuntimeError: a child process failed (its output names the run); the rows it saved
+            stay in `results.jsonl` for the next call.
     """
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -224,13 +247,34 @@ def run_comparison(variants, starts, data, args):
         for start in starts
     }
     code = code_version()
-    done = []
-    if results_path.exists() and not args.fresh:
-        done = [
+
+    def saved_rows():
+        if not results_path.exists():
+            return []
+        return [
             row
             for row in map(json.loads, results_path.read_text().splitlines())
             if reusable(row, recipes.get(row["start"], {}), sources, settings, args.seeds, code)
         ]
+
+    only_seed = getattr(args, "only_seed", None)
+    done = [] if args.fresh and only_seed is None else saved_rows()
+    if getattr(args, "process_per_seed", False) and only_seed is None:
+        if args.fresh and results_path.exists():  # the children must not reuse them either
+            results_path.rename(results_path.with_suffix(f".{time.strftime('%Y%m%d-%H%M%S')}"))
+        for start in starts:
+            for seed in range(args.seeds):
+                if not missing_runs(variants, start, seed, done):
+                    continue
+                command = seed_process_command(start.name, seed)
+                print(f"[{time.strftime('%H:%M:%S')}] {' '.join(command)}", file=sys.stderr)
+                if subprocess.run(command).returncode != 0:
+                    raise RuntimeError(
+                        f"the child process for start {start.name!r}, seed {seed} failed "
+                        f"(its output is above); its finished rows are in {results_path}: "
+                        f"run the same command again to resume"
+                    )
+        done = saved_rows()
 
     def save(row):
         with results_path.open("a") as stream:
@@ -250,11 +294,13 @@ def run_comparison(variants, starts, data, args):
             flush=True,
         )
 
+    if only_seed is not None:  # a child: one seed; ensembles need every seed's model
+        variants = [variant for variant in variants if method_name(variant[1]) != "ensemble"]
     rows = compare_methods(
         variants,
         starts,
         data,
-        seeds=range(args.seeds),
+        seeds=range(args.seeds) if only_seed is None else [only_seed],
         epochs=args.epochs,
         batch_size=args.batch_size,
         done=done,
@@ -262,6 +308,38 @@ def run_comparison(variants, starts, data, args):
         verbose=args.verbose,
     )
     return rows
+
+
+def missing_runs(variants, start, seed, rows):
+    """The labels of `variants` that `compare_methods` would still run for `start` and `seed`
+    (its one-seed runs: not ensembles, not EWC where the start has no pretraining head)."""
+    finished = {row["label"] for row in rows if row["start"] == start.name and row["seed"] == seed}
+    return [
+        label
+        for label, method, _ in variants
+        if method_name(method) != "ensemble"
+        and not (method_name(method) == "ewc" and start.objective is None)
+        and label not in finished
+    ]
+
+
+def seed_process_command(start_name, seed, argv=None):
+    """The command that reruns this program for one start and seed (`--process-per-seed`).
+
+    `argv` (default `sys.orig_argv`: the interpreter and its own arguments, so `python -m
+    benchmarks.adaptation` stays a module run) without `--record` (the parent records), with
+    `--starts` and `--only-seed` appended; argparse keeps the last value of an option given
+    twice.
+    """
+    argv = list(sys.orig_argv if argv is None else argv)
+    kept = []
+    for index, argument in enumerate(argv):
+        if argument.startswith("--record=") or argument == "--record":
+            continue
+        if index and argv[index - 1] == "--record":
+            continue
+        kept.append(argument)
+    return [*kept, "--starts", start_name, "--only-seed", str(seed)]
 
 
 def print_comparison(rows, data, args):
@@ -311,6 +389,8 @@ def compare_and_print(variants, starts, data, args):
     run record (`kbert.run_records.write_run_record`) that `benchmarks/report.py` renders.
     """
     rows = run_comparison(variants, starts, data, args)
+    if getattr(args, "only_seed", None) is not None:
+        return rows  # a child of `--process-per-seed`: its parent prints and records
     labels = [label for label, _, _ in variants]
     names = [start.name for start in starts]
     rows = sorted(

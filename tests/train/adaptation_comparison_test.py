@@ -82,3 +82,40 @@ def test_with_the_code_version_only_rows_of_the_same_clean_commit_are_reused():
     assert not reusable(_row("lora", recipes["lora"]), recipes, SOURCES, SETTINGS, 1, code)
     nowhere = {"commit": None, "dirty": False}
     assert not reusable({**row, "code": nowhere}, recipes, SOURCES, SETTINGS, 1, nowhere)
+
+
+def test_a_seed_s_child_process_reruns_the_program_for_one_start_and_seed_without_recording():
+    from kbert.train.adaptation_comparison import seed_process_command
+
+    argv = ["python", "-m", "benchmarks.adaptation", "--record", "docs/results/a.json", "--fresh"]
+    assert seed_process_command("minilm_l6", 2, argv) == [
+        "python",
+        "-m",
+        "benchmarks.adaptation",
+        "--fresh",
+        "--starts",
+        "minilm_l6",
+        "--only-seed",
+        "2",
+    ]
+    argv = ["python", "benchmarks/adaptation.py", "--record=a.json", "--starts", "lab01"]
+    assert seed_process_command("lab01", 0, argv)[2:] == [
+        "--starts",
+        "lab01",
+        "--starts",
+        "lab01",
+        "--only-seed",
+        "0",
+    ]
+
+
+def test_missing_runs_leave_out_saved_rows_ensembles_and_ewc_without_a_pretraining_head():
+    from kbert.train.adaptation_comparison import missing_runs
+
+    variants = [("full", "full", {}), ("ewc", "ewc", {}), ("ensemble", "ensemble", {})]
+    bert = StartingPoint("minilm_l6", load=None)
+    causal = StartingPoint("lab01", load=None, objective="causal")
+    saved = [{"label": "full", "start": "lab01", "seed": 0}]
+    assert missing_runs(variants, bert, 0, saved) == ["full"]
+    assert missing_runs(variants, causal, 0, saved) == ["ewc"]
+    assert missing_runs(variants, causal, 1, saved) == ["full", "ewc"]
