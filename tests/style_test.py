@@ -37,3 +37,23 @@ def test_the_models_import_nothing_from_the_data_readers():
         if re.match(r"\s*(from|import) kbert\.data\b", line)
     ]
     assert not offenders, offenders
+
+
+# Private attributes of Keras objects (layers, models, optimizers) kbert once reached into.
+KERAS_PRIVATE = re.compile(
+    r"\._(tracker|nodes_by_depth|layers|flatten_layers|trainable_variables|"
+    r"trainable_variables_indices|non_trainable_variables|var_key|initial_epoch|trainable|"
+    r"iterations|variables)\b|_peft_"
+)
+
+
+def test_only_keras_internals_reaches_into_keras():
+    # Issue #16: a Keras release that changes an internal breaks one module, with its test.
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "kbert").rglob("*.py"))
+        if path.name != "keras_internals.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if KERAS_PRIVATE.search(line)
+    ]
+    assert not offenders, offenders

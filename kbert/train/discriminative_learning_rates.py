@@ -201,7 +201,7 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
             # The global batch count, as Keras gives its schedules (the inner optimizer's own
             # count stops while its group is frozen).
-            return lambda: rate(self._iterations)
+            return lambda: rate(self.iterations)
         return rate
 
     @property
@@ -211,22 +211,22 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
 
     def group_of(self, variable):
         """The group name whose optimizer updates `variable` (after `build`)."""
-        return self._group_by_key[self._var_key(variable)]
+        return self._group_by_key[id(variable)]
 
     def build(self, variables):
         by_key = {}
         assigned = {key: [] for key in self._group_layers}
         for key, layers in self._group_layers.items():
             for variable in group_variables(layers):
-                if self._var_key(variable) not in by_key:
-                    by_key[self._var_key(variable)] = key
+                if id(variable) not in by_key:
+                    by_key[id(variable)] = key
                     assigned[key].append(variable)
         extra = list(variables)
         if self._model_for_groups is not None:
             extra += group_variables([self._model_for_groups])
         for variable in extra:
-            if self._var_key(variable) not in by_key:
-                by_key[self._var_key(variable)] = self._top_group
+            if id(variable) not in by_key:
+                by_key[id(variable)] = self._top_group
                 assigned[self._top_group].append(variable)
         for key, inner in self._inner.items():
             if assigned[key] and not inner.built:
@@ -237,20 +237,19 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
     @property
     def variables(self):
         # Includes the inner optimizers' state, so saving and loading round-trips it.
-        result = list(self._variables)
+        result = list(super().variables)
         for inner in self._inner.values():
             result.extend(inner.variables)
         return result
 
     def apply(self, grads, trainable_variables=None):
-        if trainable_variables is None:
-            trainable_variables = self._trainable_variables
+        if trainable_variables is None:  # the variables it was built with, as Keras does
+            super().apply([None if g is None else tf.convert_to_tensor(g) for g in grads])
+            return
         trainable_variables = list(trainable_variables)
         if not self.built:
             self.build(trainable_variables)
-        unknown = [
-            v.path for v in trainable_variables if self._var_key(v) not in self._group_by_key
-        ]
+        unknown = [v.path for v in trainable_variables if id(v) not in self._group_by_key]
         if unknown:
             raise ValueError(
                 f"variables {unknown} were not known when this optimizer was "
@@ -268,7 +267,7 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         """Hands each group's (unscaled, accumulated, clipped) gradients to its optimizer."""
         routed = {key: ([], []) for key in self._inner}
         for grad, variable in zip(grads, trainable_variables, strict=True):
-            group_grads, group_vars = routed[self._group_by_key[self._var_key(variable)]]
+            group_grads, group_vars = routed[self._group_by_key[id(variable)]]
             group_grads.append(grad)
             group_vars.append(variable)
         for key, (group_grads, group_vars) in routed.items():

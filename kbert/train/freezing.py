@@ -13,6 +13,7 @@ encoder every `block_i` group holds the same layer: freezing any one of them fre
 """
 
 from kbert.checks import check_int
+from kbert.keras_internals import mark_trainable, sublayers, variables_created_trainable
 
 HEAD = "head"
 
@@ -104,7 +105,7 @@ def set_trainable(model, names, trainable):
     if trainable and names:
         for container in (model, _encoder_of(model)):
             # Not the `trainable` setter: it would cascade to every sublayer.
-            container._trainable = True
+            mark_trainable(container)
     _invalidate_train_function(model)
 
 
@@ -333,10 +334,8 @@ def group_variables(layers):
     seen = set()
     result = []
     for layer in layers:
-        for sublayer in layer._flatten_layers(include_self=True):
-            # `_trainable_variables` holds the variables created trainable; Keras flips their
-            # `trainable` flag when the layer is frozen but keeps them in this list.
-            for variable in sublayer._trainable_variables:
+        for sublayer in sublayers(layer):
+            for variable in variables_created_trainable(sublayer):
                 if id(variable) not in seen:
                     seen.add(id(variable))
                     result.append(variable)

@@ -8,6 +8,8 @@ import tempfile
 
 import keras
 
+from kbert.keras_internals import skip_to_epoch
+
 _STATE = re.compile(r"^epoch-(\d{6})$")
 
 
@@ -72,9 +74,7 @@ class ResumableBackup(keras.callbacks.Callback):
         if optimizer is not None and not optimizer.built:
             optimizer.build(self.model.trainable_variables)
         self.model.load_weights(os.path.join(directory, "model.weights.h5"))
-        # `fit` reads this after `on_train_begin` to skip the epochs already done (the same
-        # hook Keras's own BackupAndRestore uses).
-        self.model._initial_epoch = epoch
+        skip_to_epoch(self.model, epoch)  # `fit` starts after the epochs already done
 
     def on_epoch_end(self, epoch, logs=None):
         os.makedirs(self.backup_dir, exist_ok=True)

@@ -130,7 +130,7 @@ class LearningRateSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Wraps one of this module's functions as a Keras schedule.
 
     Under gradient accumulation a Keras optimizer calls its schedule with the micro-batch count
-    (`optimizer._iterations`), not the number of updates; `steps_per_update` (the accumulation
+    (`optimizer.iterations`), not the number of updates; `steps_per_update` (the accumulation
     count) makes the function see updates, so `total_steps` and `warmup_steps` count updates.
 
     Args:

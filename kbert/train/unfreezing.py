@@ -15,6 +15,7 @@ With `steps_per_execution > 1` step schedules count executions, not batches.
 
 import keras
 
+from kbert.keras_internals import optimizer_knows
 from kbert.train.freezing import HEAD, freeze, group_variables, layer_groups, unfreeze
 
 
@@ -118,21 +119,18 @@ class _GroupSchedule(keras.callbacks.Callback):
             # Keras builds it at the first step, on the weights trainable then; build it now on
             # every weight a later stage will train.
             variables = list(model.trainable_variables)
-            keys = {optimizer._var_key(v) for v in variables}
+            keys = {id(v) for v in variables}
             for name in self._names:
-                variables += [
-                    v for v in group_variables(groups[name]) if optimizer._var_key(v) not in keys
-                ]
-                keys.update(optimizer._var_key(v) for v in variables)
+                variables += [v for v in group_variables(groups[name]) if id(v) not in keys]
+                keys.update(id(v) for v in variables)
             optimizer.build(variables)
             return
-        known = optimizer._trainable_variables_indices
         missing = sorted(
             {
                 name
                 for name in self._names
                 for variable in group_variables(groups[name])
-                if optimizer._var_key(variable) not in known
+                if not optimizer_knows(optimizer, variable)
             }
         )
         if missing:

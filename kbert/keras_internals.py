@@ -1,0 +1,54 @@
+"""kbert's only reach-ins to Keras internals, each with the reason no public API will do.
+
+Keras 3 has no public way to list a layer's nested sublayers, to list the variables a frozen
+layer would train once unfrozen, to mark a container trainable without unfreezing every
+sublayer, to ask an optimizer which variables it was built for, or to tell `fit` to skip the
+epochs a backup already holds. Freezing, gradual unfreezing, per-group learning rates and
+resumable training need all five. They live here, so a Keras release that changes one fails
+`tests/keras_internals_test.py` in this one place, and no other kbert module names a private
+Keras attribute (`tests/style_test.py` checks).
+
+`kbert.train.DiscriminativeOptimizer` is the one exception: it subclasses Keras's optimizer
+and overrides `_backend_update_step`, the hook `BaseOptimizer.apply` calls once the gradients
+of all variables are unscaled, accumulated and clipped together; a subclass is where Keras
+expects that hook to be overridden.
+"""
+
+
+def sublayers(layer):
+    """`layer` and every layer nested in it, each once, outermost first."""
+    return list(layer._flatten_layers(include_self=True))
+
+
+def variables_created_trainable(layer):
+    """The variables `layer` itself created trainable, whatever its `trainable` flag is now.
+
+    Freezing a layer sets each of these variables' `trainable` to False but keeps them in this
+    list, so it tells a frozen layer's weights apart from state that never trains (BatchNorm
+    statistics, seed generators). Sublayers' variables are not included (see `sublayers`).
+    """
+    return list(layer._trainable_variables)
+
+
+def mark_trainable(layer):
+    """Sets `layer.trainable` to True without the setter's cascade to every sublayer.
+
+    The setter would unfreeze all of `layer`'s sublayers; unfreezing one group of an encoder
+    must leave the encoder's other groups frozen, while the encoder itself (a container of the
+    group) must be trainable for the group's weights to be listed in `trainable_weights`.
+    """
+    layer._trainable = True
+
+
+def optimizer_knows(optimizer, variable):
+    """Whether a built `optimizer` was built for `variable` (and so can update it)."""
+    return optimizer._var_key(variable) in optimizer._trainable_variables_indices
+
+
+def skip_to_epoch(model, epoch):
+    """Makes the running `fit` of `model` start at `epoch` (call it from `on_train_begin`).
+
+    `fit` reads `model._initial_epoch` after the callbacks' `on_train_begin`; Keras's own
+    `BackupAndRestore` resumes through the same attribute.
+    """
+    model._initial_epoch = epoch

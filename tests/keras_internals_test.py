@@ -1,0 +1,67 @@
+"""Each Keras internal kbert relies on (`kbert.keras_internals`) still behaves as kbert needs:
+a Keras release that changes one fails here, in one place."""
+
+import keras
+import numpy as np
+
+from kbert import keras_internals
+from kbert.models import Encoder
+
+
+def _frozen_encoder():
+    encoder = Encoder.from_preset("tiny")
+    encoder.trainable = False
+    return encoder
+
+
+def test_sublayers_walk_every_nested_layer_once():
+    encoder = Encoder.from_preset("tiny")
+    layers = keras_internals.sublayers(encoder)
+    assert layers[0] is encoder and len({id(layer) for layer in layers}) == len(layers)
+    assert encoder.embeddings in layers
+    owned = {id(v) for layer in layers for v in keras_internals.variables_created_trainable(layer)}
+    assert owned == {id(v) for v in encoder.trainable_weights}
+
+
+def test_a_frozen_layer_still_lists_the_variables_it_would_train():
+    encoder = _frozen_encoder()
+    assert encoder.trainable_weights == []
+    listed = [
+        v
+        for layer in keras_internals.sublayers(encoder)
+        for v in keras_internals.variables_created_trainable(layer)
+    ]
+    assert listed and not any(v.trainable for v in listed)
+    encoder.trainable = True
+    assert {id(v) for v in listed} == {id(v) for v in encoder.trainable_weights}
+
+
+def test_mark_trainable_does_not_unfreeze_the_sublayers():
+    encoder = _frozen_encoder()
+    keras_internals.mark_trainable(encoder)
+    assert encoder.trainable and not encoder.embeddings.trainable
+    assert encoder.trainable_weights == []
+
+
+def test_an_optimizer_knows_only_the_variables_it_was_built_for():
+    built, other = keras.Variable(np.zeros(2)), keras.Variable(np.zeros(2))
+    optimizer = keras.optimizers.Adam()
+    optimizer.build([built])
+    assert keras_internals.optimizer_knows(optimizer, built)
+    assert not keras_internals.optimizer_knows(optimizer, other)
+
+
+def test_skip_to_epoch_makes_fit_start_there():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    epochs = []
+
+    class Skip(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            keras_internals.skip_to_epoch(self.model, 2)
+
+        def on_epoch_begin(self, epoch, logs=None):
+            epochs.append(epoch)
+
+    model.fit(np.zeros((4, 2)), np.zeros((4, 1)), epochs=4, verbose=0, callbacks=[Skip()])
+    assert epochs == [2, 3]
