@@ -1,5 +1,6 @@
 """The tree is formatted and linted by ruff (settings in pyproject.toml), checked in the fast tier."""
 
+import ast
 import re
 import shutil
 import subprocess
@@ -57,3 +58,47 @@ def test_only_keras_internals_reaches_into_keras():
         if KERAS_PRIVATE.search(line)
     ]
     assert not offenders, offenders
+
+
+def _kbert_import_graph():
+    """Module → the kbert modules it imports, at top level or inside functions alike."""
+    modules = {}
+    for path in (ROOT / "kbert").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def owner(name):  # `kbert.models.Encoder` → `kbert.models`
+        while name not in modules and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name if name in modules else None
+
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kbert"):
+                targets |= {owner(f"{node.module}.{alias.name}") for alias in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {owner(alias.name) for alias in node.names}
+        # A package's own __init__ runs before its modules: importing it is not a cycle.
+        graph[name] = {t for t in targets if t and t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def test_kbert_has_no_import_cycle():
+    # Issue #16: no cycle hidden by an import inside a function either.
+    graph = _kbert_import_graph()
+    state = {}
+
+    def visit(name, trail):
+        state[name] = "open"
+        for target in sorted(graph[name]):
+            if state.get(target) == "open":
+                raise AssertionError(" → ".join([*trail[trail.index(target) :], target]))
+            if target not in state:
+                visit(target, [*trail, target])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
