@@ -49,6 +49,40 @@ def atomic_path(path):
             temporary.unlink()
 
 
+@contextlib.contextmanager
+def new_directory(path, replace_empty=False):
+    """Yields a hidden temporary directory beside `path`; renames it to `path` when the block
+    succeeds. Never replaces anything: an export's version directory, once published, is
+    final.
+
+    Args:
+        path: str or Path. The directory to publish; it must not exist when the block ends
+            (with `replace_empty`, an empty directory there is removed first).
+        replace_empty: bool, default False.
+
+    Yields:
+        str, the temporary directory (created, empty).
+
+    Raises:
+        FileExistsError: `path` exists when the block ends (made meanwhile by another
+            process, say); the temporary is removed and `path` left as it is.
+        Whatever the block raises; the temporary is removed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial")
+    temporary.mkdir()
+    try:
+        yield str(temporary)
+        if replace_empty and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+        if path.exists():
+            raise FileExistsError(f"{path} appeared while it was being written")
+        os.rename(temporary, path)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
 def atomic_write_bytes(path, data):
     """Writes `data` to `path` through `atomic_path`, flushed to disk before the rename.
 

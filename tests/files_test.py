@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from kbert.files import atomic_path, atomic_write_text
+from kbert.files import atomic_path, atomic_write_text, new_directory
 
 
 def test_the_file_appears_whole_with_ordinary_permissions(tmp_path):
@@ -61,3 +61,27 @@ def test_replace_directory_keeps_the_old_one_until_the_new_one_is_in(tmp_path):
     (other / "f").write_text("x")
     replace_directory(other, empty)
     assert (empty / "f").read_text() == "x"
+
+
+def test_a_new_directory_is_published_whole_and_never_replaces(tmp_path):
+    target = tmp_path / "models" / "1"
+    with new_directory(target) as temporary:
+        (open(os.path.join(temporary, "saved_model.pb"), "w")).close()
+    assert sorted(os.listdir(target)) == ["saved_model.pb"]
+    assert os.listdir(tmp_path / "models") == ["1"]  # no temporary left
+
+    # A failing writer leaves nothing; a directory that appeared meanwhile is kept.
+    with pytest.raises(RuntimeError), new_directory(tmp_path / "models" / "2"):
+        raise RuntimeError("writer failed")
+    with pytest.raises(FileExistsError), new_directory(target) as temporary:
+        (open(os.path.join(temporary, "other.pb"), "w")).close()
+    assert sorted(os.listdir(tmp_path / "models")) == ["1"]
+    assert sorted(os.listdir(target)) == ["saved_model.pb"]
+
+    # An empty directory is replaced only when asked.
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileExistsError), new_directory(tmp_path / "empty"):
+        pass
+    with new_directory(tmp_path / "empty", replace_empty=True) as temporary:
+        (open(os.path.join(temporary, "module.pb"), "w")).close()
+    assert os.listdir(tmp_path / "empty") == ["module.pb"]

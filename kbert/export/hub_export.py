@@ -27,11 +27,11 @@ then renamed into place; an existing non-empty path is refused.
 """
 
 import os
-import shutil
 import tempfile
 
 import tensorflow as tf
 
+from kbert.files import new_directory
 from kbert.models.encoder import Encoder
 from kbert.text.input_packer import TRUNCATION_STRATEGIES, _kept_pair_lengths
 from kbert.text.preprocessor import BertPreprocessor
@@ -62,20 +62,13 @@ def _check_target(path):
 
 def _write_atomically(path, save, verify):
     """Runs `save(temporary_dir)`, `verify(temporary_dir)`, then renames it to `path`."""
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    temporary = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
     try:
-        save(temporary)
-        verify(temporary)
-        if os.path.isdir(path) and not os.listdir(path):
-            os.rmdir(path)  # an empty target directory is replaced, as the docstrings promise
-        if os.path.exists(path):
-            raise ValueError(f"path {path!r} appeared during the export; expected a new path")
-        os.rename(temporary, path)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
+        # An empty target directory is replaced, as the docstrings promise.
+        with new_directory(path, replace_empty=True) as temporary:
+            save(temporary)
+            verify(temporary)
+    except FileExistsError:
+        raise ValueError(f"path {path!r} appeared during the export; expected a new path") from None
     return path
 
 

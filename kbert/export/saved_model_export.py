@@ -49,14 +49,13 @@ range and the smallest and largest value received.
 
 import os
 import re
-import shutil
 import tempfile
-import uuid
 
 import keras
 import tensorflow as tf
 
 from kbert.checks import check_int
+from kbert.files import new_directory
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text._bert_text import replace_invalid_utf8
 from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
@@ -238,20 +237,18 @@ def write_new_version(export_dir, name, version, write, verify):
         raise ValueError(
             f"cannot create the model directory {model_dir!r}: {error.strerror}"
         ) from None
-    temporary = os.path.join(model_dir, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
     try:
-        written = write(temporary)
-        verify(temporary, written)
-        if os.path.exists(final):
+        with new_directory(final) as temporary:
+            written = write(temporary)
+            verify(temporary, written)
+    except BaseException as error:
+        if created and not os.listdir(model_dir):
+            os.rmdir(model_dir)
+        if isinstance(error, FileExistsError):
             raise ValueError(
                 f"version {version} of model {name!r} appeared at {final} during "
                 "the export; expected a new version (versions are never replaced)"
-            )
-        os.rename(temporary, final)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        if created and not os.listdir(model_dir):
-            os.rmdir(model_dir)
+            ) from None
         raise
     return final
 

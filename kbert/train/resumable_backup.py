@@ -8,6 +8,7 @@ import tempfile
 
 import keras
 
+from kbert.files import replace_directory
 from kbert.keras_internals import skip_to_epoch
 
 _STATE = re.compile(r"^epoch-(\d{6})$")
@@ -84,10 +85,8 @@ class ResumableBackup(keras.callbacks.Callback):
             json.dump({"epoch": epoch + 1}, handle)
             handle.flush()
             os.fsync(handle.fileno())
-        final = os.path.join(self.backup_dir, f"epoch-{epoch + 1:06d}")
-        if os.path.exists(final):  # Left by an earlier run of this same epoch.
-            shutil.rmtree(final)
-        os.rename(partial, final)
+        # One left by an earlier run of this same epoch is replaced.
+        replace_directory(partial, os.path.join(self.backup_dir, f"epoch-{epoch + 1:06d}"))
         for _, stale in self.states()[: -self.keep]:
             shutil.rmtree(stale, ignore_errors=True)
         for name in os.listdir(self.backup_dir):
