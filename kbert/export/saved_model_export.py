@@ -215,10 +215,8 @@ def write_new_version(export_dir, name, version, write, verify):
         str, the final version directory.
     """
     _check_name(name)
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 0
-    ):
-        raise ValueError(f"version must be an int >= 0 or None; received {version!r}")
+    if version is not None:
+        check_int("version", version, minimum=0, expected="an int >= 0 or None")
     check_export_dir(export_dir)
     model_dir = os.path.join(os.fspath(export_dir), name)
     check_export_dir(model_dir, "the model directory")
@@ -416,11 +414,9 @@ def _check_arguments(
             "sequence_length must leave room for [CLS], [SEP] and a token (>= 3); "
             f"received {sequence_length}"
         )
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 0
-    ):
-        raise ValueError(
-            f"version must be an int >= 0 (TF Serving's version directory); received {version!r}"
+    if version is not None:
+        check_int(
+            "version", version, minimum=0, expected="an int >= 0 (TF Serving's version directory)"
         )
     classes = _model_classes(model, task)
     if label_names is not None:

@@ -25,6 +25,8 @@ import numbers
 from collections import Counter
 from collections.abc import Mapping
 
+from kbert.checks import check_int
+
 _REPAIRS = ("begin", "drop")
 
 
@@ -344,8 +346,7 @@ def entity_report(scores, digits=2):
     -----------------------------------------
     micro      50.00   50.00   50.00        2
     """
-    if not isinstance(digits, numbers.Integral) or isinstance(digits, bool) or digits < 0:
-        raise ValueError(f"digits must be an int >= 0; received {digits!r}")
+    check_int("digits", digits, minimum=0)
     required = ("precision", "recall", "f1", "num_gold", "per_type")
     if not isinstance(scores, Mapping) or any(key not in scores for key in required):
         raise ValueError(

@@ -21,6 +21,8 @@ until the vocabulary is the requested size. Segmenting text with the result is V
 import collections
 import math
 
+from kbert.checks import check_int
+
 SPACE = "▁"  # U+2581: SentencePiece writes each space as this character
 EXPECTED_COUNT_THRESHOLD = 0.5  # SentencePiece's kExpectedFrequencyThreshold
 
@@ -206,8 +208,7 @@ def learn_unigram(
         ("seed_size", seed_size, 0),
         ("em_iterations", em_iterations, 1),
     ):
-        if not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}; received {value!r}")
+        check_int(name, value, minimum=least, expected=f"an integer >= {least}")
     words = []
     for word, count in word_counts.items():
         if not isinstance(count, int) or count < 1:

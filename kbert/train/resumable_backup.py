@@ -8,6 +8,7 @@ import tempfile
 
 import keras
 
+from kbert.checks import check_int
 from kbert.files import replace_directory
 from kbert.keras_internals import skip_to_epoch
 
@@ -45,8 +46,7 @@ class ResumableBackup(keras.callbacks.Callback):
         super().__init__()
         if not backup_dir:
             raise ValueError(f"`backup_dir` must name a directory, received {backup_dir!r}.")
-        if not isinstance(keep, int) or keep < 1:
-            raise ValueError(f"`keep` must be an integer >= 1, received {keep!r}.")
+        check_int("keep", keep, minimum=1, expected="an integer >= 1")
         self.backup_dir = os.fspath(backup_dir)
         self.keep = keep
         self.delete_on_finish = delete_on_finish
