@@ -1200,6 +1200,49 @@ def _classification_benchmark_headline(results):
     return text
 
 
+def anchor_strength_section(results):
+    """Table of `benchmarks/anchor_strength.py`: L2-SP's λ × clipping, with the weights' paths."""
+    rows = [
+        [
+            f"{row['strength']:g}",
+            "none" if row["clipnorm"] is None else f"{row['clipnorm']:g}",
+            f"{row['validation_accuracy']:.3f}",
+            f"{row['test_accuracy']:.3f}",
+            f"{row['final_loss']:.3f} ({row['final_penalty']:.3f})",
+            " → ".join(f"{value:.1e}" for value in row["displacement_by_epoch"]),
+            f"{row['step_rms_last_epoch']:.1e}",
+            f"{row['path_over_displacement']:.1f}",
+        ]
+        for row in results["rows"]
+    ]
+    return "\n".join(
+        [
+            f"L2-SP on `{results['start']}`: TREC-6, {results['train_examples']:,} training "
+            f"questions, {results['epochs']} epochs, batch {results['batch_size']}, peak rate "
+            f"{results['learning_rate']:g}, seed {results['seed']}; validation "
+            f"{results['validation_examples']}, test {results['test_examples']} (majority class "
+            f"{results['test_majority']:.3f}). RMS(w − w₀) is over the encoder's anchored "
+            "weights at the end of each epoch; the step is the RMS change of those weights per "
+            "update, averaged over the last epoch; path ÷ displacement is the last epoch's "
+            "summed steps over the final RMS(w − w₀) (large: the weights go back and forth).",
+            "",
+            _table(
+                [
+                    "λ",
+                    "clip",
+                    "validation",
+                    "test",
+                    "final loss (penalty)",
+                    "RMS(w − w₀) by epoch",
+                    "RMS step",
+                    "path ÷ displacement",
+                ],
+                rows,
+            ),
+        ]
+    )
+
+
 COMPARISONS = (
     "adaptation",
     "lab03_adapters",
@@ -1241,6 +1284,7 @@ RENDERERS = {
     "lab08_tfhub_squad": tfhub_squad_section,
     "pretrain_speed": pretrain_speed_section,
     "classification": classification_benchmark_section,
+    "anchor_strength": anchor_strength_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 

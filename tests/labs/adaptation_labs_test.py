@@ -251,6 +251,43 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     assert "factor 2.6 (lowest" in page and "**" in page
 
 
+@pytest.mark.slow
+def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data_root, tiny_models):
+    record = tmp_path / "anchor_strength.json"
+    arguments = ["--start", str(tiny_models[1]), "--strengths", "0.01,10", "--clipnorms", "1,none"]
+    arguments += ["--train-examples", "64", "--eval-examples", "32", "--epochs", "2"]
+    arguments += ["--batch-size", "16", "--sequence-length", "24", "--record", str(record)]
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.anchor_strength", *arguments],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [(row["strength"], row["clipnorm"]) for row in rows] == [
+        (0.01, 1.0),
+        (0.01, None),
+        (10.0, 1.0),
+        (10.0, None),
+    ]
+    for row in rows:
+        assert 0.0 <= row["test_accuracy"] <= 1.0 and 0.0 <= row["validation_accuracy"] <= 1.0
+        assert len(row["displacement_by_epoch"]) == 2 and row["displacement_rms"] > 0
+        assert row["step_rms_last_epoch"] > 0 and row["final_penalty"] > 0
+        # The penalty is λ/2 · Σ (w − w₀)² over the same weights the path is measured on.
+        squared_sum = row["anchored_parameters"] * row["displacement_rms"] ** 2
+        assert row["final_penalty"] == pytest.approx(row["strength"] / 2 * squared_sum, rel=1e-3)
+
+    from benchmarks import report as report_module
+
+    results = json.loads(record.read_text())["results"]
+    page = report_module.RENDERERS["anchor_strength"](results)
+    assert "| 10 | none |" in page and "path ÷ displacement" in page
+
+
 def test_the_adaptation_grid_refuses_bad_grids(capsys):
     from benchmarks.adaptation_grid import parse_arguments
 

@@ -1,0 +1,196 @@
+"""Why L2-SP at a large λ collapses MiniLM-L6 fine-tuning: the weights' paths, measured.
+
+`benchmarks/adaptation_grid.py` swept L2-SP's λ on MiniLM-L6 (TREC-6, 1,000 questions, 3
+epochs, lr 3e-4): λ 0.01 scored 0.941, λ 10 scored 0.233, below the majority class (0.276),
+and worse than training the head alone on a frozen encoder (lab03: 0.520). Two explanations
+are measured here, one run per setting (λ × global-norm clipping):
+
+1. *Clipping*: the penalty's gradient `λ (w − w₀)` over 22M weights dominates the global
+   gradient norm, so `global_clipnorm=1` scales the task's gradient away. If so, λ 10 without
+   clipping recovers.
+2. *Adam turns a stiff penalty into jitter*: Adam divides each coordinate's gradient by its
+   own running scale, so a weight the penalty pulls back takes a full step of about the rate
+   whatever λ is, overshoots w₀ and is pulled back again. Every encoder weight then
+   oscillates around w₀ instead of resting there, the features the new head reads change at
+   every step, and the head cannot fit them. If so, the weights' path (the summed size of
+   their steps) is long against their net displacement from w₀ at λ 10, and clipping changes
+   nothing (a common scale on every gradient cancels in Adam's ratio).
+
+Each row reports test and validation accuracy, the penalty and the training loss at the end,
+the net displacement RMS(w − w₀) of the encoder's anchored weights, and the path: the mean
+RMS step per update over the last epoch (how far the weights move each step) and its ratio to
+the net displacement.
+
+    python -m benchmarks.anchor_strength [--strengths 0.01,10 --clipnorms 1,none]
+
+The last line is JSON: one object per row.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kbert.data.classification_tasks import load_classification_task  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.tasks.classification import evaluate_classifier  # noqa: E402
+from kbert.train.adaptation_recipes import AdaptationRun, pretrained_starting_point  # noqa: E402
+from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E402
+from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
+from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained  # noqa: E402
+
+
+class WeightPath(keras.callbacks.Callback):
+    """Records, per update, the RMS step of `variables` and their RMS distance to `anchors`."""
+
+    def __init__(self, variables, anchors):
+        super().__init__()
+        self.variables, self.anchors = variables, anchors
+        self.count = sum(int(np.prod(v.shape)) for v in variables)
+        self.previous = [np.array(v.numpy()) for v in variables]
+        self.steps, self.distances = [], []
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = distance = 0.0
+        for index, variable in enumerate(self.variables):
+            value = variable.numpy()
+            step += float(np.sum(np.square(value - self.previous[index])))
+            distance += float(np.sum(np.square(value - self.anchors[index])))
+            self.previous[index] = np.array(value)
+        self.steps.append((step / self.count) ** 0.5)
+        self.distances.append((distance / self.count) ** 0.5)
+
+
+def parse_list(text, name, convert):
+    try:
+        return [convert(item.strip()) for item in text.split(",") if item.strip()]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{name}: {error}") from None
+
+
+def clipnorm_value(text):
+    return None if text.lower() == "none" else float(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--start", default="minilm_l6")
+    parser.add_argument("--strengths", default="0.01,10", help="comma-separated λ values")
+    parser.add_argument(
+        "--clipnorms", default="1,none", help="comma-separated global-norm clips, or none"
+    )
+    parser.add_argument("--learning-rate", type=float, default=3e-4)
+    parser.add_argument("--train-examples", type=int, default=1000)
+    parser.add_argument("--eval-examples", type=int, default=0, help="0: all (545 and 500)")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--sequence-length", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", default=None)
+    add_record_argument(parser)
+    args = parser.parse_args()
+    try:
+        strengths = parse_list(args.strengths, "--strengths", float)
+        clipnorms = parse_list(args.clipnorms, "--clipnorms", clipnorm_value)
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    if not strengths or not clipnorms or min(strengths) <= 0:
+        parser.error("--strengths must list positive values and --clipnorms at least one")
+
+    evaluation = args.eval_examples or None
+    data = {
+        "train": load_classification_task(
+            "trec", "train", data_dir=args.data_dir, max_examples=args.train_examples or None
+        ),
+        "validation": load_classification_task(
+            "trec", "validation", data_dir=args.data_dir, max_examples=evaluation
+        ),
+        "test": load_classification_task(
+            "trec", "test", data_dir=args.data_dir, max_examples=evaluation
+        ),
+    }
+    start = pretrained_starting_point(args.start, args.sequence_length, name=args.start)
+    rows = []
+    for strength in strengths:
+        for clipnorm in clipnorms:
+            keras.utils.set_random_seed(args.seed)
+            run = AdaptationRun(
+                start, data, args.seed, args.epochs, args.batch_size, args.learning_rate
+            )
+            encoder, preprocessor = start.load()
+            anchored = anchor_to_pretrained(encoder, strength)
+            classifier = run.classifier(encoder)
+            path = WeightPath(anchored, [v.regularizer.anchor.numpy() for v in anchored])
+            history, seconds = fine_tune_classifier(
+                classifier,
+                preprocessor,
+                data["train"],
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                seed=args.seed,
+                callbacks=[path],
+                optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
+                    steps, args.learning_rate, clipnorm=clip
+                ),
+                verbose=0,
+            )
+            per_epoch = len(path.steps) // args.epochs
+            last_steps = path.steps[-per_epoch:]
+            displacement = path.distances[-1]
+            row = {
+                "strength": strength,
+                "clipnorm": clipnorm,
+                "test_accuracy": evaluate_classifier(classifier, preprocessor, data["test"])[
+                    "accuracy"
+                ],
+                "validation_accuracy": evaluate_classifier(
+                    classifier, preprocessor, data["validation"]
+                )["accuracy"],
+                "final_loss": float(history.history["loss"][-1]),
+                "final_penalty": anchor_penalty(classifier),
+                "anchored_parameters": path.count,
+                "displacement_rms": displacement,
+                "step_rms_last_epoch": float(np.mean(last_steps)),
+                "path_over_displacement": float(np.sum(last_steps) / max(displacement, 1e-12)),
+                "displacement_by_epoch": [
+                    path.distances[min((epoch + 1) * per_epoch, len(path.distances)) - 1]
+                    for epoch in range(args.epochs)
+                ],
+                "train_s": seconds,
+            }
+            rows.append(row)
+            print(
+                f"[{time.strftime('%H:%M:%S')}] λ {strength:g}, clip {clipnorm}: test "
+                f"{row['test_accuracy']:.3f}, loss {row['final_loss']:.3f} (penalty "
+                f"{row['final_penalty']:.3f}), RMS(w − w₀) {displacement:.2e}, RMS step "
+                f"{row['step_rms_last_epoch']:.2e}",
+                file=sys.stderr,
+                flush=True,
+            )
+            del classifier, encoder, path
+    majority = float(np.bincount(data["test"].labels).max() / len(data["test"].labels))
+    results = {
+        "start": args.start,
+        "learning_rate": args.learning_rate,
+        "train_examples": len(data["train"]),
+        "validation_examples": len(data["validation"]),
+        "test_examples": len(data["test"]),
+        "test_majority": majority,
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "seed": args.seed,
+        "rows": rows,
+    }
+    record_if_requested(args, results)
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
