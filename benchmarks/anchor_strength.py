@@ -38,6 +38,7 @@ quiet_tensorflow()
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from kbert.arguments import comma_separated  # noqa: E402
 from kbert.data.classification_tasks import load_classification_task  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks.classification import evaluate_classifier  # noqa: E402
@@ -68,23 +69,34 @@ class WeightPath(keras.callbacks.Callback):
         self.distances.append((distance / self.count) ** 0.5)
 
 
-def parse_list(text, name, convert):
+def clipnorm_list(text):
+    """`--clipnorms`: comma-separated global-norm clips > 0, or "none" for no clipping."""
+    numbers = comma_separated(float, minimum=0, strictly_greater=True)
+    parts = [part.strip() for part in str(text).split(",") if part.strip()]
     try:
-        return [convert(item.strip()) for item in text.split(",") if item.strip()]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{name}: {error}") from None
-
-
-def clipnorm_value(text):
-    return None if text.lower() == "none" else float(text)
+        if not parts:
+            raise argparse.ArgumentTypeError("no value")
+        return [None if part.lower() == "none" else numbers(part)[0] for part in parts]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"must be comma-separated numbers > 0 or none; received {text!r}"
+        ) from None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", default="minilm_l6")
-    parser.add_argument("--strengths", default="0.01,10", help="comma-separated λ values")
     parser.add_argument(
-        "--clipnorms", default="1,none", help="comma-separated global-norm clips, or none"
+        "--strengths",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default="0.01,10",
+        help="comma-separated λ values",
+    )
+    parser.add_argument(
+        "--clipnorms",
+        type=clipnorm_list,
+        default="1,none",
+        help="comma-separated global-norm clips, or none",
     )
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--train-examples", type=int, default=1000)
@@ -96,14 +108,6 @@ def main():
     parser.add_argument("--data-dir", default=None)
     add_record_argument(parser)
     args = parser.parse_args()
-    try:
-        strengths = parse_list(args.strengths, "--strengths", float)
-        clipnorms = parse_list(args.clipnorms, "--clipnorms", clipnorm_value)
-    except argparse.ArgumentTypeError as error:
-        parser.error(str(error))
-    if not strengths or not clipnorms or min(strengths) <= 0:
-        parser.error("--strengths must list positive values and --clipnorms at least one")
-
     evaluation = args.eval_examples or None
     data = {
         "train": load_classification_task(
@@ -118,8 +122,8 @@ def main():
     }
     start = pretrained_starting_point(args.start, args.sequence_length, name=args.start)
     rows = []
-    for strength in strengths:
-        for clipnorm in clipnorms:
+    for strength in args.strengths:
+        for clipnorm in args.clipnorms:
             keras.utils.set_random_seed(args.seed)
             run = AdaptationRun(
                 start, data, args.seed, args.epochs, args.batch_size, args.learning_rate

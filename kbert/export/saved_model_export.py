@@ -239,15 +239,14 @@ def write_new_version(export_dir, name, version, write, verify):
         with new_directory(final) as temporary:
             written = write(temporary)
             verify(temporary, written)
-    except BaseException as error:
+    except FileExistsError:
+        raise ValueError(
+            f"version {version} of model {name!r} appeared at {final} during "
+            "the export; expected a new version (versions are never replaced)"
+        ) from None
+    finally:  # a failed first export leaves no empty model directory behind
         if created and not os.listdir(model_dir):
             os.rmdir(model_dir)
-        if isinstance(error, FileExistsError):
-            raise ValueError(
-                f"version {version} of model {name!r} appeared at {final} during "
-                "the export; expected a new version (versions are never replaced)"
-            ) from None
-        raise
     return final
 
 

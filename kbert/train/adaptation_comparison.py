@@ -27,6 +27,7 @@ from kbert.train.adaptation_recipes import (
     format_summary_table,
     method_name,
     pretrained_starting_point,
+    runs_per_seed,
     summarize,
 )
 
@@ -317,9 +318,7 @@ def missing_runs(variants, start, seed, rows):
     return [
         label
         for label, method, _ in variants
-        if method_name(method) != "ensemble"
-        and not (method_name(method) == "ewc" and start.objective is None)
-        and label not in finished
+        if runs_per_seed(method_name(method), start) and label not in finished
     ]
 
 

@@ -807,6 +807,13 @@ __all__ = [
 # === Comparing methods (labs 3–6, lab16_peft, lab17_distillation, benchmarks/adaptation.py) ===
 
 
+def runs_per_seed(method, start):
+    """Whether `compare_methods` runs `method` (a name) once per seed from `start`: not an
+    ensemble (it combines the seeds' models), nor EWC from a start with no pretraining head
+    to estimate the Fisher with."""
+    return method != "ensemble" and not (method == "ewc" and start.objective is None)
+
+
 def compare_methods(
     variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(), on_result=None, verbose=0
 ):
@@ -851,10 +858,8 @@ def compare_methods(
         _, preprocessor = start.load()
         for seed in seeds:
             for label, method, options in variants:
-                if method == "ensemble" or (label, start.name, seed) in finished:
+                if not runs_per_seed(method, start) or (label, start.name, seed) in finished:
                     continue
-                if method == "ewc" and start.objective is None:
-                    continue  # no pretraining head to estimate the Fisher with
                 if method == "distillation" and seed not in full_models:
                     result, full_models[seed] = adapt_classifier(
                         "full", start, data, seed, epochs, batch_size, verbose=verbose

@@ -243,8 +243,12 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         return result
 
     def apply(self, grads, trainable_variables=None):
+        # Embedding lookups give sparse slices with a row per occurrence; summed to a dense
+        # gradient first, so each group's Adam sees the batch's gradient as one tensor (as it
+        # does after accumulation) rather than repeated rows.
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
         if trainable_variables is None:  # the variables it was built with, as Keras does
-            super().apply([None if g is None else tf.convert_to_tensor(g) for g in grads])
+            super().apply(grads)
             return
         trainable_variables = list(trainable_variables)
         if not self.built:
@@ -255,10 +259,6 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
                 f"variables {unknown} were not known when this optimizer was "
                 "built; make a new optimizer for a new set of variables"
             )
-        # Embedding lookups give sparse slices with a row per occurrence; summed to a dense
-        # gradient first, so each group's Adam sees the batch's gradient as one tensor (as it
-        # does after accumulation) rather than repeated rows.
-        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
         # Keras unscales, accumulates (`gradient_accumulation_steps`) and clips the gradients
         # of all groups together, then calls `_backend_update_step` below once per update.
         super().apply(grads, trainable_variables)
