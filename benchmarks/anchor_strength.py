@@ -15,13 +15,20 @@ are measured here, one run per setting (λ × global-norm clipping):
    every step, and the head cannot fit them. If so, the weights' path (the summed size of
    their steps) is long against their net displacement from w₀ at λ 10, and clipping changes
    nothing (a common scale on every gradient cancels in Adam's ratio).
+3. *A pinned encoder leaves a head trained at the encoder's rate*: whatever λ does to the
+   encoder, the new head carries no anchor, yet at λ 10 the loss stays near ln 6. Full
+   fine-tuning's peak rate (3e-4, 96 updates) is 17 times below feature extraction's own (5e-3),
+   and a head alone may not get anywhere at it. If so, the control row (the encoder frozen, no
+   anchor, the same rate and clipping) scores as λ 10 does, and the head's weights move as
+   little in both.
 
 Each row reports test and validation accuracy, the penalty and the training loss at the end,
-the net displacement RMS(w − w₀) of the encoder's anchored weights, and the path: the mean
-RMS step per update over the last epoch (how far the weights move each step) and its ratio to
-the net displacement.
+the net displacement RMS(w − w₀) of the encoder's anchored weights, the path: the mean RMS
+step per update over the last epoch (how far the weights move each step) and its ratio to the
+net displacement, and the head's own RMS displacement from its initial weights.
 
     python -m benchmarks.anchor_strength [--strengths 0.01,10 --clipnorms 1,none]
+                                         [--no-frozen-control]
 
 The last line is JSON: one object per row.
 """
@@ -45,6 +52,7 @@ from kbert.tasks.classification import evaluate_classifier  # noqa: E402
 from kbert.train.adaptation_recipes import AdaptationRun, pretrained_starting_point  # noqa: E402
 from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E402
 from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
+from kbert.train.freezing import freeze_for_feature_extraction  # noqa: E402
 from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained  # noqa: E402
 
 
@@ -65,8 +73,18 @@ class WeightPath(keras.callbacks.Callback):
             step += float(np.sum(np.square(value - self.previous[index])))
             distance += float(np.sum(np.square(value - self.anchors[index])))
             self.previous[index] = np.array(value)
-        self.steps.append((step / self.count) ** 0.5)
-        self.distances.append((distance / self.count) ** 0.5)
+        self.steps.append((step / max(self.count, 1)) ** 0.5)
+        self.distances.append((distance / max(self.count, 1)) ** 0.5)
+
+
+def rms_change(variables, initial):
+    """RMS over every element of `variables` of their change from `initial` (same order)."""
+    squared = sum(
+        float(np.sum(np.square(v.numpy() - start)))
+        for v, start in zip(variables, initial, strict=True)
+    )
+    count = sum(int(np.prod(v.shape)) for v in variables)
+    return (squared / max(count, 1)) ** 0.5
 
 
 def clipnorm_list(text):
@@ -98,6 +116,13 @@ def main():
         default="1,none",
         help="comma-separated global-norm clips, or none",
     )
+    parser.add_argument(
+        "--frozen-control",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add a row with the encoder frozen and no anchor, at the same rate and the "
+        "first clipping (explanation 3)",
+    )
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--train-examples", type=int, default=1000)
     parser.add_argument("--eval-examples", type=int, default=0, help="0: all (545 and 500)")
@@ -122,63 +147,80 @@ def main():
     }
     start = pretrained_starting_point(args.start, args.sequence_length, name=args.start)
     rows = []
-    for strength in args.strengths:
-        for clipnorm in args.clipnorms:
-            keras.utils.set_random_seed(args.seed)
-            run = AdaptationRun(
-                start, data, args.seed, args.epochs, args.batch_size, args.learning_rate
-            )
-            encoder, preprocessor = start.load()
+    settings = [(strength, clipnorm) for strength in args.strengths for clipnorm in args.clipnorms]
+    if args.frozen_control:
+        settings.append((None, args.clipnorms[0]))  # the encoder frozen, nothing anchored
+    for strength, clipnorm in settings:
+        keras.utils.set_random_seed(args.seed)
+        run = AdaptationRun(
+            start, data, args.seed, args.epochs, args.batch_size, args.learning_rate
+        )
+        encoder, preprocessor = start.load()
+        encoder_weights = {id(v) for v in encoder.weights}
+        if strength is None:
+            anchored = []
+            classifier = run.classifier(encoder)
+            freeze_for_feature_extraction(classifier)
+        else:
             anchored = anchor_to_pretrained(encoder, strength)
             classifier = run.classifier(encoder)
-            path = WeightPath(anchored, [v.regularizer.anchor.numpy() for v in anchored])
-            history, seconds = fine_tune_classifier(
-                classifier,
-                preprocessor,
-                data["train"],
-                epochs=args.epochs,
-                batch_size=args.batch_size,
-                seed=args.seed,
-                callbacks=[path],
-                optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
-                    steps, args.learning_rate, clipnorm=clip
-                ),
-                verbose=0,
-            )
-            per_epoch = len(path.steps) // args.epochs
-            last_steps = path.steps[-per_epoch:]
-            displacement = path.distances[-1]
-            row = {
-                "strength": strength,
-                "clipnorm": clipnorm,
-                "test_accuracy": evaluate_classifier(classifier, preprocessor, data["test"])[
-                    "accuracy"
-                ],
-                "validation_accuracy": evaluate_classifier(
-                    classifier, preprocessor, data["validation"]
-                )["accuracy"],
-                "final_loss": float(history.history["loss"][-1]),
-                "final_penalty": anchor_penalty(classifier),
-                "anchored_parameters": path.count,
-                "displacement_rms": displacement,
-                "step_rms_last_epoch": float(np.mean(last_steps)),
-                "path_over_displacement": float(np.sum(last_steps) / max(displacement, 1e-12)),
-                "displacement_by_epoch": [
-                    path.distances[min((epoch + 1) * per_epoch, len(path.distances)) - 1]
-                    for epoch in range(args.epochs)
-                ],
-                "train_s": seconds,
-            }
-            rows.append(row)
-            print(
-                f"[{time.strftime('%H:%M:%S')}] λ {strength:g}, clip {clipnorm}: test "
-                f"{row['test_accuracy']:.3f}, loss {row['final_loss']:.3f} (penalty "
-                f"{row['final_penalty']:.3f}), RMS(w − w₀) {displacement:.2e}, RMS step "
-                f"{row['step_rms_last_epoch']:.2e}",
-                file=sys.stderr,
-                flush=True,
-            )
-            del classifier, encoder, path
+        head = [v for v in classifier.trainable_weights if id(v) not in encoder_weights]
+        head_start = [np.array(v.numpy()) for v in head]
+        path = WeightPath(anchored, [v.regularizer.anchor.numpy() for v in anchored])
+        history, seconds = fine_tune_classifier(
+            classifier,
+            preprocessor,
+            data["train"],
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            callbacks=[path],
+            optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
+                steps, args.learning_rate, clipnorm=clip
+            ),
+            verbose=0,
+        )
+        per_epoch = len(path.steps) // args.epochs
+        last_steps = path.steps[-per_epoch:]
+        displacement = path.distances[-1]
+        row = {
+            "strength": strength,
+            "encoder": "frozen" if strength is None else "anchored",
+            "clipnorm": clipnorm,
+            "test_accuracy": evaluate_classifier(classifier, preprocessor, data["test"])[
+                "accuracy"
+            ],
+            "validation_accuracy": evaluate_classifier(
+                classifier, preprocessor, data["validation"]
+            )["accuracy"],
+            "final_loss": float(history.history["loss"][-1]),
+            "final_penalty": anchor_penalty(classifier),
+            "anchored_parameters": path.count,
+            "displacement_rms": displacement,
+            "step_rms_last_epoch": float(np.mean(last_steps)),
+            "path_over_displacement": (
+                float(np.sum(last_steps) / displacement) if displacement > 0 else None
+            ),
+            "head_parameters": sum(int(np.prod(v.shape)) for v in head),
+            "head_displacement_rms": rms_change(head, head_start),
+            "displacement_by_epoch": [
+                path.distances[min((epoch + 1) * per_epoch, len(path.distances)) - 1]
+                for epoch in range(args.epochs)
+            ],
+            "train_s": seconds,
+        }
+        rows.append(row)
+        setting = "encoder frozen" if strength is None else f"λ {strength:g}"
+        print(
+            f"[{time.strftime('%H:%M:%S')}] {setting}, clip {clipnorm}: test "
+            f"{row['test_accuracy']:.3f}, loss {row['final_loss']:.3f} (penalty "
+            f"{row['final_penalty']:.3f}), RMS(w − w₀) {displacement:.2e}, RMS step "
+            f"{row['step_rms_last_epoch']:.2e}, head RMS change "
+            f"{row['head_displacement_rms']:.2e}",
+            file=sys.stderr,
+            flush=True,
+        )
+        del classifier, encoder, path
     majority = float(np.bincount(data["test"].labels).max() / len(data["test"].labels))
     results = {
         "start": args.start,

@@ -1202,16 +1202,21 @@ def _classification_benchmark_headline(results):
 
 def anchor_strength_section(results):
     """Table of `benchmarks/anchor_strength.py`: L2-SP's λ × clipping, with the weights' paths."""
+
+    def number(value, form):
+        return "—" if value is None else format(value, form)
+
     rows = [
         [
-            f"{row['strength']:g}",
+            "— (encoder frozen)" if row["strength"] is None else f"{row['strength']:g}",
             "none" if row["clipnorm"] is None else f"{row['clipnorm']:g}",
             f"{row['validation_accuracy']:.3f}",
             f"{row['test_accuracy']:.3f}",
             f"{row['final_loss']:.3f} ({row['final_penalty']:.3f})",
             " → ".join(f"{value:.1e}" for value in row["displacement_by_epoch"]),
             f"{row['step_rms_last_epoch']:.1e}",
-            f"{row['path_over_displacement']:.1f}",
+            number(row["path_over_displacement"], ".1f"),
+            number(row.get("head_displacement_rms"), ".1e"),
         ]
         for row in results["rows"]
     ]
@@ -1224,7 +1229,9 @@ def anchor_strength_section(results):
             f"{results['test_majority']:.3f}). RMS(w − w₀) is over the encoder's anchored "
             "weights at the end of each epoch; the step is the RMS change of those weights per "
             "update, averaged over the last epoch; path ÷ displacement is the last epoch's "
-            "summed steps over the final RMS(w − w₀) (large: the weights go back and forth).",
+            "summed steps over the final RMS(w − w₀) (large: the weights go back and forth); "
+            "the head's RMS change is from its initial weights (it carries no anchor). The "
+            "encoder-frozen row is the control: no anchor, the same rate and clipping.",
             "",
             _table(
                 [
@@ -1236,6 +1243,7 @@ def anchor_strength_section(results):
                     "RMS(w − w₀) by epoch",
                     "RMS step",
                     "path ÷ displacement",
+                    "head RMS change",
                 ],
                 rows,
             ),
@@ -1539,7 +1547,9 @@ def render(results_dir):
             "",
         ]
         if name in COMPARISONS:
-            parts += [note + "\n" for note in full_rate_notes(results, results_dir)]
+            notes = full_rate_notes(results, results_dir)
+            notes += near_majority_notes(results, results_dir)
+            parts += [note + "\n" for note in notes]
     return "\n".join(parts)
 
 
@@ -1580,6 +1590,74 @@ def full_rate_notes(results, results_dir):
             f"what is built from it: a teacher, an ensemble) is under-tuned, not a ceiling of "
             f"the method."
         )
+    return notes
+
+
+# A comparison row whose test mean is within this of the majority class gets a note: what the
+# grid measured of that method on that start, or that nothing explains the row yet.
+NEAR_MAJORITY = 0.1
+UNEXPLAINED = "no measured explanation is recorded"
+
+
+def near_majority_notes(results, results_dir):
+    """Notes under a comparison for each row near TREC-6's majority class: every setting
+    `adaptation_grid` measured of that method on that start (so a reader sees whether a rate
+    was missed or the method cannot do better here), and the same method on the other starts.
+    """
+    grids = [
+        json.loads(path.read_text(encoding="utf-8"))["results"]
+        for path in sorted(Path(results_dir).glob("adaptation_grid*.json"))
+    ]
+    if not grids:
+        return []
+    majority = grids[0]["majority_class_acc"]["test"]
+    measured = {}  # (start, method) → grid rows of that method on that start
+    for grid in grids:
+        for by_start in grid["studies"].values():
+            for start, outcome in by_start.items():
+                for row in outcome.get("rows", []):
+                    measured.setdefault((start, row["method"]), []).append(row)
+    notes = []
+    for row in results["rows"]:
+        if row["acc_mean"] > majority + NEAR_MAJORITY:
+            continue
+        head = (
+            f"Note ({row['start']} {row['label']}, test {row['acc_mean']:.3f} against the "
+            f"majority class {majority:.3f})"
+        )
+        grid_rows = measured.get((row["start"], row["method"]))
+        if not grid_rows:
+            notes.append(f"{head}: {UNEXPLAINED} (no `adaptation_grid` study of this method).")
+            continue
+        best = max(grid_rows, key=lambda entry: entry["val_mean"])
+        settings = "; ".join(
+            f"{entry['label']}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
+            for entry in grid_rows
+        )
+        others = [
+            f"{start} {max(entry['acc_mean'] for entry in entries):.3f}"
+            for (start, method), entries in sorted(measured.items())
+            if method == row["method"] and start != row["start"]
+        ]
+        text = (
+            f"{head}: `adaptation_grid` measured this method on this start at every setting of "
+            f"its grid (test mean ± sd over {best['seeds']} seeds: {settings}); the setting "
+            f"chosen on validation, {best['label']}, scores {best['acc_mean']:.3f}"
+        )
+        if max(entry["acc_mean"] for entry in grid_rows) <= majority + NEAR_MAJORITY:
+            text += (
+                f", and no setting of the grid clears the majority class by "
+                f"{NEAR_MAJORITY:g}: with {row['trainable_pct']:.2f}% of the weights training, "
+                "the method does not adapt this start at this budget."
+            )
+        else:
+            text += (
+                ": the grid does better than this row, so its setting, not the method, holds "
+                "it down (rerun it at the chosen setting)."
+            )
+        if others:
+            text += f" The best of the same grid on the other start(s): {', '.join(others)}."
+        notes.append(text)
     return notes
 
 

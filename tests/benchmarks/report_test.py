@@ -532,6 +532,62 @@ def test_a_second_grid_file_answers_for_its_own_start(tmp_path):
     assert report.full_rate_notes({"rows": rows}, tmp_path) == []
 
 
+def _peft_row(method, rate, validation, test, seeds=3):
+    return {
+        "label": f"{method} lr={rate:g}",
+        "method": method,
+        "learning_rate": rate,
+        "seeds": seeds,
+        "val_mean": validation,
+        "acc_mean": test,
+        "acc_sd": 0.02,
+    }
+
+
+def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tmp_path):
+    grid = {
+        "majority_class_acc": {"validation": 0.23, "test": 0.276},
+        "studies": {
+            "peft": {
+                "lab01": {
+                    "rows": [
+                        _peft_row("prompt_tuning", 3e-3, 0.29, 0.339),
+                        _peft_row("prompt_tuning", 3e-2, 0.28, 0.307),
+                        _peft_row("lora", 3e-3, 0.62, 0.670),
+                    ],
+                    "chosen": {"prompt_tuning": "prompt_tuning lr=0.003"},
+                },
+                "minilm_l6": {"rows": [_peft_row("prompt_tuning", 3e-2, 0.71, 0.750)]},
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+    rows = [
+        {"start": "lab01", "label": "prompt_tuning", "method": "prompt_tuning"},
+        {"start": "lab01", "label": "lora", "method": "lora"},
+        {"start": "lab01", "label": "features", "method": "feature_extraction"},
+    ]
+    for row, accuracy in zip(rows, (0.315, 0.670, 0.300), strict=True):
+        row.update(acc_mean=accuracy, trainable_pct=0.13)
+    prompt, features = report.near_majority_notes({"rows": rows}, tmp_path)
+    assert prompt.startswith("Note (lab01 prompt_tuning, test 0.315 against the majority")
+    assert "prompt_tuning lr=0.003: 0.339 ± 0.020; prompt_tuning lr=0.03: 0.307" in prompt
+    assert "chosen on validation, prompt_tuning lr=0.003, scores 0.339" in prompt
+    assert "other start(s): minilm_l6 0.750." in prompt and "lora" not in prompt
+    assert "no setting of the grid clears the majority class by 0.1" in prompt
+    assert report.UNEXPLAINED in features and "lab01 features" in features
+    grid["studies"]["peft"]["lab01"]["rows"][1]["acc_mean"] = 0.6  # a setting that does adapt
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+    prompt, _ = report.near_majority_notes({"rows": rows}, tmp_path)
+    assert "its setting, not the method, holds it down" in prompt
+    assert report.near_majority_notes({"rows": rows}, tmp_path / "elsewhere") == []
+
+
+def test_no_committed_comparison_row_near_the_majority_class_is_unexplained():
+    page = (report.ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert report.UNEXPLAINED not in page
+
+
 SPEED_ROW = {
     "dtype": "float32",
     "jit_compile": False,

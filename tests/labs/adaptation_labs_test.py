@@ -272,9 +272,17 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
         (0.01, None),
         (10.0, 1.0),
         (10.0, None),
+        (None, 1.0),  # the control: the encoder frozen, nothing anchored
     ]
+    *anchored, frozen = rows
     for row in rows:
         assert 0.0 <= row["test_accuracy"] <= 1.0 and 0.0 <= row["validation_accuracy"] <= 1.0
+        assert row["head_parameters"] > 0 and row["head_displacement_rms"] > 0
+    assert frozen["encoder"] == "frozen" and frozen["anchored_parameters"] == 0
+    assert frozen["displacement_rms"] == 0 and frozen["path_over_displacement"] is None
+    assert frozen["final_penalty"] == 0
+    for row in anchored:
+        assert row["encoder"] == "anchored"
         assert len(row["displacement_by_epoch"]) == 2 and row["displacement_rms"] > 0
         assert row["step_rms_last_epoch"] > 0 and row["final_penalty"] > 0
         # The penalty is λ/2 · Σ (w − w₀)² over the same weights the path is measured on.
@@ -286,6 +294,7 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
     results = json.loads(record.read_text())["results"]
     page = report_module.RENDERERS["anchor_strength"](results)
     assert "| 10 | none |" in page and "path ÷ displacement" in page
+    assert "| — (encoder frozen) | 1 |" in page and "head RMS change" in page
 
 
 def test_the_adaptation_grid_refuses_bad_grids(capsys):
