@@ -7,7 +7,8 @@ TensorFlow jobs on two cores slow each other and spoil both wall times. This too
    worktree holding uncommitted changes is refused, never overwritten);
 2. runs the named programs there one after the other, each with `--record
    docs/results/<name>.json`, importing the worktree's `kbert` (not the editable install of
-   this checkout) and reading the data this checkout reads (`KBERT_DATA_DIR`);
+   this checkout; the caller's `PYTHONPATH` comes after it) and reading the data this checkout
+   reads (`KBERT_DATA_DIR`);
 3. copies each record (and the figures its program wrote beside it, `docs/results/<name>*`)
    into this checkout's `docs/results/` as soon as its program ends, with
    a line per program (exit status, wall time) in `<worktree>/runs/record_labs/progress.txt`
@@ -130,7 +131,10 @@ def run_all(programs, worktree, repo, log=print):
     quiet_tensorflow()
     from kbert.data.data_dir import data_dir
 
-    environment = {**os.environ, "PYTHONPATH": str(Path(worktree).resolve())}
+    # The worktree's code first; what the caller's PYTHONPATH held after it (e.g. a folder of
+    # benchmark-only peers, `pip install --target DIR -r benchmarks/requirements-peer.txt`).
+    paths = [str(Path(worktree).resolve()), os.environ.get("PYTHONPATH", "")]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in paths if path)}
     data = data_dir()
     if data is not None:
         environment["KBERT_DATA_DIR"] = str(Path(data).resolve())

@@ -1,6 +1,7 @@
 """benchmarks/record_labs on a throw-away repository with two fake labs."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -37,7 +38,8 @@ def repo(tmp_path):
     return root
 
 
-def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_path):
+def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     worktree = tmp_path / "records"
     commit = record_labs.prepare_worktree(repo, worktree)
     assert len(commit) == 40 and (worktree / "labs" / "lab98_good.py").is_file()
@@ -69,6 +71,18 @@ def test_a_worktree_with_changes_or_a_foreign_folder_is_refused(repo, tmp_path):
     plain.mkdir()
     with pytest.raises(ValueError, match="not a git worktree"):
         record_labs.prepare_worktree(repo, plain)
+
+
+def test_the_caller_s_pythonpath_comes_after_the_worktree(repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/opt/peers")
+    worktree = tmp_path / "records"
+    record_labs.prepare_worktree(repo, worktree)
+    record_labs.run_all(["lab98_good"], worktree, repo, log=lambda _: None)
+    record = json.loads((repo / "docs" / "results" / "lab98_good.json").read_text())
+    assert record["results"]["pythonpath"].split(os.pathsep) == [
+        str(worktree.resolve()),
+        "/opt/peers",
+    ]
 
 
 def test_unknown_programs_are_named():
