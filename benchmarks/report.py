@@ -1220,6 +1220,21 @@ def anchor_strength_section(results):
         ]
         for row in results["rows"]
     ]
+    frozen = [row for row in results["rows"] if row["strength"] is None]
+    findings = []
+    for row in results["rows"] if frozen else []:
+        if (
+            row["strength"] is not None
+            and abs(row["test_accuracy"] - frozen[0]["test_accuracy"]) <= 0.02
+        ):
+            clip = "none" if row["clipnorm"] is None else f"{row['clipnorm']:g}"
+            findings.append(
+                f"- λ {row['strength']:g} (clip {clip}) scores as the encoder-frozen control "
+                f"({row['test_accuracy']:.3f} against {frozen[0]['test_accuracy']:.3f}, final "
+                f"loss {row['final_loss']:.3f} against {frozen[0]['final_loss']:.3f}): at this "
+                f"λ only the head trains, at the rate chosen for the whole model "
+                f"({results['learning_rate']:g})."
+            )
     return "\n".join(
         [
             f"L2-SP on `{results['start']}`: TREC-6, {results['train_examples']:,} training "
@@ -1247,6 +1262,7 @@ def anchor_strength_section(results):
                 ],
                 rows,
             ),
+            *([""] + findings if findings else []),
         ]
     )
 
