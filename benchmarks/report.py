@@ -1624,15 +1624,28 @@ def near_majority_notes(results, results_dir):
         json.loads(path.read_text(encoding="utf-8"))["results"]
         for path in sorted(Path(results_dir).glob("adaptation_grid*.json"))
     ]
+    # The grid is TREC-6 with its 500 test questions: its majority class and rows say nothing
+    # of a comparison on another task or test set.
+    grids = [
+        grid
+        for grid in grids
+        if results.get("task") == "trec"
+        and grid["settings"]["test_examples"] == results.get("test_examples")
+    ]
     if not grids:
         return []
     majority = grids[0]["majority_class_acc"]["test"]
     measured = {}  # (start, method) → grid rows of that method on that start
+    budgets = {}  # (start, method) → the grid's training budget, in words
     for grid in grids:
+        settings = grid["settings"]
         for by_start in grid["studies"].values():
             for start, outcome in by_start.items():
                 for row in outcome.get("rows", []):
                     measured.setdefault((start, row["method"]), []).append(row)
+                    budgets[start, row["method"]] = (
+                        f"{settings['train_examples']:,} questions, {settings['epochs']} epochs"
+                    )
     notes = []
     for row in results["rows"]:
         if row["acc_mean"] > majority + NEAR_MAJORITY:
@@ -1657,7 +1670,8 @@ def near_majority_notes(results, results_dir):
         ]
         text = (
             f"{head}: `adaptation_grid` measured this method on this start at every setting of "
-            f"its grid (test mean ± sd over {best['seeds']} seeds: {settings}); the setting "
+            f"its grid ({budgets[row['start'], row['method']]}; test mean ± sd over "
+            f"{best['seeds']} seeds: {settings}); the setting "
             f"chosen on validation, {best['label']}, scores {best['acc_mean']:.3f}"
         )
         if max(entry["acc_mean"] for entry in grid_rows) <= majority + NEAR_MAJORITY:

@@ -546,6 +546,7 @@ def _peft_row(method, rate, validation, test, seeds=3):
 
 def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tmp_path):
     grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "test_examples": 500},
         "majority_class_acc": {"validation": 0.23, "test": 0.276},
         "studies": {
             "peft": {
@@ -569,8 +570,10 @@ def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tm
     ]
     for row, accuracy in zip(rows, (0.315, 0.670, 0.300), strict=True):
         row.update(acc_mean=accuracy, trainable_pct=0.13)
-    prompt, features = report.near_majority_notes({"rows": rows}, tmp_path)
+    comparison = {"task": "trec", "test_examples": 500, "rows": rows}
+    prompt, features = report.near_majority_notes(comparison, tmp_path)
     assert prompt.startswith("Note (lab01 prompt_tuning, test 0.315 against the majority")
+    assert "its grid (1,000 questions, 3 epochs; test mean" in prompt
     assert "prompt_tuning lr=0.003: 0.339 ± 0.020; prompt_tuning lr=0.03: 0.307" in prompt
     assert "chosen on validation, prompt_tuning lr=0.003, scores 0.339" in prompt
     assert "other start(s): minilm_l6 0.750." in prompt and "lora" not in prompt
@@ -578,9 +581,12 @@ def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tm
     assert report.UNEXPLAINED in features and "lab01 features" in features
     grid["studies"]["peft"]["lab01"]["rows"][1]["acc_mean"] = 0.6  # a setting that does adapt
     (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
-    prompt, _ = report.near_majority_notes({"rows": rows}, tmp_path)
+    prompt, _ = report.near_majority_notes(comparison, tmp_path)
     assert "its setting, not the method, holds it down" in prompt
-    assert report.near_majority_notes({"rows": rows}, tmp_path / "elsewhere") == []
+    assert report.near_majority_notes(comparison, tmp_path / "elsewhere") == []
+    # Another task or test set: TREC-6's majority class and grid say nothing of it.
+    assert report.near_majority_notes({**comparison, "task": "sst2"}, tmp_path) == []
+    assert report.near_majority_notes({**comparison, "test_examples": 96}, tmp_path) == []
 
 
 def test_no_committed_comparison_row_near_the_majority_class_is_unexplained():
