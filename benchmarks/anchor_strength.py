@@ -77,16 +77,6 @@ class WeightPath(keras.callbacks.Callback):
         self.distances.append((distance / max(self.count, 1)) ** 0.5)
 
 
-def rms_change(variables, initial):
-    """RMS over every element of `variables` of their change from `initial` (same order)."""
-    squared = sum(
-        float(np.sum(np.square(v.numpy() - start)))
-        for v, start in zip(variables, initial, strict=True)
-    )
-    count = sum(int(np.prod(v.shape)) for v in variables)
-    return (squared / max(count, 1)) ** 0.5
-
-
 def clipnorm_list(text):
     """`--clipnorms`: comma-separated global-norm clips > 0, or "none" for no clipping."""
     numbers = comma_separated(float, minimum=0, strictly_greater=True)
@@ -165,7 +155,7 @@ def main():
             anchored = anchor_to_pretrained(encoder, strength)
             classifier = run.classifier(encoder)
         head = [v for v in classifier.trainable_weights if id(v) not in encoder_weights]
-        head_start = [np.array(v.numpy()) for v in head]
+        head_path = WeightPath(head, [np.array(v.numpy()) for v in head])
         path = WeightPath(anchored, [v.regularizer.anchor.numpy() for v in anchored])
         history, seconds = fine_tune_classifier(
             classifier,
@@ -174,7 +164,7 @@ def main():
             epochs=args.epochs,
             batch_size=args.batch_size,
             seed=args.seed,
-            callbacks=[path],
+            callbacks=[path, head_path],
             optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
                 steps, args.learning_rate, clipnorm=clip
             ),
@@ -201,8 +191,8 @@ def main():
             "path_over_displacement": (
                 float(np.sum(last_steps) / displacement) if displacement > 0 else None
             ),
-            "head_parameters": sum(int(np.prod(v.shape)) for v in head),
-            "head_displacement_rms": rms_change(head, head_start),
+            "head_parameters": head_path.count,
+            "head_displacement_rms": head_path.distances[-1],
             "displacement_by_epoch": [
                 path.distances[min((epoch + 1) * per_epoch, len(path.distances)) - 1]
                 for epoch in range(args.epochs)
@@ -220,7 +210,7 @@ def main():
             file=sys.stderr,
             flush=True,
         )
-        del classifier, encoder, path
+        del classifier, encoder, path, head_path
     majority = float(np.bincount(data["test"].labels).max() / len(data["test"].labels))
     results = {
         "start": args.start,

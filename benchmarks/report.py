@@ -1220,18 +1220,19 @@ def anchor_strength_section(results):
         ]
         for row in results["rows"]
     ]
-    frozen = [row for row in results["rows"] if row["strength"] is None]
+    control = next((row for row in results["rows"] if row["strength"] is None), None)
     findings = []
-    for row in results["rows"] if frozen else []:
+    for row in results["rows"]:
         if (
-            row["strength"] is not None
-            and abs(row["test_accuracy"] - frozen[0]["test_accuracy"]) <= 0.02
+            control is not None
+            and row["strength"] is not None
+            and abs(row["test_accuracy"] - control["test_accuracy"]) <= 0.02
         ):
             clip = "none" if row["clipnorm"] is None else f"{row['clipnorm']:g}"
             findings.append(
                 f"- λ {row['strength']:g} (clip {clip}) scores as the encoder-frozen control "
-                f"({row['test_accuracy']:.3f} against {frozen[0]['test_accuracy']:.3f}, final "
-                f"loss {row['final_loss']:.3f} against {frozen[0]['final_loss']:.3f}): at this "
+                f"({row['test_accuracy']:.3f} against {control['test_accuracy']:.3f}, final "
+                f"loss {row['final_loss']:.3f} against {control['final_loss']:.3f}): at this "
                 f"λ only the head trains, at the rate chosen for the whole model "
                 f"({results['learning_rate']:g})."
             )
@@ -1569,13 +1570,20 @@ def render(results_dir):
     return "\n".join(parts)
 
 
+def _grid_results(results_dir):
+    """The `results` of every `adaptation_grid*.json` record in `results_dir`, by file name."""
+    return [
+        json.loads(path.read_text(encoding="utf-8"))["results"]
+        for path in sorted(Path(results_dir).glob("adaptation_grid*.json"))
+    ]
+
+
 def full_rate_notes(results, results_dir):
     """Notes under a comparison whose `full` row used another rate than `adaptation_grid`
     chose on validation for that start: the grid's measured rates, so a reader sees why that
     row (and a teacher or ensemble built from it) may sit low."""
     grids = {}  # start → (that start's rates study, its grid's settings)
-    for path in sorted(Path(results_dir).glob("adaptation_grid*.json")):
-        grid = json.loads(path.read_text(encoding="utf-8"))["results"]
+    for grid in _grid_results(results_dir):
         for start, study in grid.get("studies", {}).get("rates", {}).items():
             grids[start] = (study, grid["settings"])
     notes = []
@@ -1620,15 +1628,11 @@ def near_majority_notes(results, results_dir):
     `adaptation_grid` measured of that method on that start (so a reader sees whether a rate
     was missed or the method cannot do better here), and the same method on the other starts.
     """
-    grids = [
-        json.loads(path.read_text(encoding="utf-8"))["results"]
-        for path in sorted(Path(results_dir).glob("adaptation_grid*.json"))
-    ]
     # The grid is TREC-6 with its 500 test questions: its majority class and rows say nothing
     # of a comparison on another task or test set.
     grids = [
         grid
-        for grid in grids
+        for grid in _grid_results(results_dir)
         if results.get("task") == "trec"
         and grid["settings"]["test_examples"] == results.get("test_examples")
     ]
