@@ -43,6 +43,7 @@ from kbert.data.squad import load_squad  # noqa: E402
 from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
 from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_ner, evaluate_question_answerer  # noqa: E402
 from kbert.text.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
@@ -327,6 +328,7 @@ def main():
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    add_record_argument(parser)
     args = parser.parse_args()
     tasks = args.tasks.split(",")
     sides = args.sides.split(",")
@@ -371,6 +373,7 @@ def main():
                     f"QA {side}: EM {em:.2f}, F1 {f1:.2f}, {speed:.1f} training windows/s",
                     flush=True,
                 )
+    record_if_requested(args, result)
     print(json.dumps(result))
 
 

@@ -100,7 +100,8 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
 
 
 @pytest.mark.slow
-def test_token_task_benchmark_kbert_side(data_root):
+def test_token_task_benchmark_kbert_side(data_root, tmp_path):
+    record = tmp_path / "token_tasks.json"
     _, report = _run(
         [
             "-m",
@@ -115,9 +116,12 @@ def test_token_task_benchmark_kbert_side(data_root):
             "1",
             "--verbose",
             "0",
+            "--record",
+            str(record),
         ],
         data_root,
     )
+    assert json.loads(record.read_text())["results"] == report
     for key in (
         "kbert_ner_f1",
         "kbert_qa_f1",
