@@ -36,6 +36,7 @@ quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
@@ -332,11 +333,17 @@ def main():
     args = parser.parse_args()
     tasks = args.tasks.split(",")
     sides = args.sides.split(",")
+    result = {
+        "checkpoint": "MiniLM-L6-H384-uncased",
+        "batch_size": args.batch_size,
+        "versions": {"tensorflow": tf.__version__, "keras": keras.__version__},
+    }
     if "peer" in sides:
         import torch
+        import transformers
 
         torch.set_num_threads(args.threads or os.cpu_count())
-    result = {"checkpoint": "MiniLM-L6-H384-uncased", "batch_size": args.batch_size}
+        result["versions"] |= {"torch": torch.__version__, "transformers": transformers.__version__}
     if "ner" in tasks:
         train = read_conll2003("train", args.data_dir, args.max_train)
         test = read_conll2003("test", args.data_dir, args.max_eval)
