@@ -1200,6 +1200,97 @@ def _classification_benchmark_headline(results):
     return text
 
 
+def token_tasks_section(results):
+    """Table of `benchmarks/token_tasks.py`: kbert vs transformers on CoNLL-2003 NER and SQuAD."""
+    versions = results.get("versions", {})
+    peer = "transformers" + (
+        f" {versions['transformers']} (PyTorch {versions['torch']})" if "torch" in versions else ""
+    )
+
+    def cell(key, form):
+        return format(results[key], form) if key in results else "—"
+
+    def ratio(key):
+        if key.replace("kbert", "peer") not in results or key not in results:
+            return "—"
+        return f"{results[key] / results[key.replace('kbert', 'peer')]:.2f}×"
+
+    rows, lines = [], []
+    if "ner_epochs" in results:
+        lines.append(
+            f"- NER: CoNLL-2003, BIO softmax on each word's first subword, "
+            f"{results['ner_train_sentences']:,} training sentences × {results['ner_epochs']} "
+            f"epochs at {results['ner_lr']:g}; test on {results['ner_test_sentences']:,} sentences."
+        )
+        rows += [
+            ["NER", "test entity F1", cell("kbert_ner_f1", ".2f"), cell("peer_ner_f1", ".2f"), ""],
+            [
+                "",
+                "training sentences/s",
+                cell("kbert_ner_train_examples_per_s", ".1f"),
+                cell("peer_ner_train_examples_per_s", ".1f"),
+                ratio("kbert_ner_train_examples_per_s"),
+            ],
+        ]
+    if "qa_epochs" in results:
+        lines.append(
+            f"- QA: SQuAD v1.1 ({results['qa_source']}), {results['qa_train_questions']:,} "
+            f"training questions × {results['qa_epochs']} epoch(s) at {results['qa_lr']:g}; "
+            f"evaluated on {results['qa_eval_questions']:,} questions (official normalisation)."
+        )
+        rows += [
+            [
+                "QA",
+                "EM / F1",
+                f"{cell('kbert_qa_em', '.2f')} / {cell('kbert_qa_f1', '.2f')}",
+                f"{cell('peer_qa_em', '.2f')} / {cell('peer_qa_f1', '.2f')}",
+                "",
+            ],
+            [
+                "",
+                "training windows/s",
+                cell("kbert_qa_train_examples_per_s", ".1f"),
+                cell("peer_qa_train_examples_per_s", ".1f"),
+                ratio("kbert_qa_train_examples_per_s"),
+            ],
+        ]
+    measured_peer = any(key.startswith("peer_") for key in results)
+    kbert = ", ".join(
+        f"{name} {versions[name]}" for name in ("tensorflow", "keras") if name in versions
+    )
+    return "\n".join(
+        [
+            f"{results['checkpoint']} fine-tuned by kbert ({kbert or 'TensorFlow'})"
+            + (f" and by {peer} in one process" if measured_peer else " (the peer was not run)")
+            + f", the same recipe (AdamW, 10% warmup then linear decay, clipping 1.0, "
+            f"batch {results['batch_size']}, length-grouped batches); throughput over the whole "
+            "training run, tracing included. One seed per side.",
+            "",
+            *lines,
+            "",
+            _table(["task", "metric", "kbert", peer, "kbert / peer"], rows),
+        ]
+    )
+
+
+def _token_tasks_headline(results):
+    parts = []
+    for task, metric in (("ner", "F1"), ("qa", "F1")):
+        key = f"kbert_{task}_f1"
+        if key in results:
+            text = f"{task.upper()} {metric} kbert {results[key]:.2f}"
+            if f"peer_{task}_f1" in results:
+                speed = (
+                    results[f"kbert_{task}_train_examples_per_s"]
+                    / results[f"peer_{task}_train_examples_per_s"]
+                )
+                text += (
+                    f" vs transformers {results[f'peer_{task}_f1']:.2f} ({speed:.2f}× its speed)"
+                )
+            parts.append(text)
+    return "; ".join(parts)
+
+
 def anchor_strength_section(results):
     """Table of `benchmarks/anchor_strength.py`: L2-SP's λ × clipping, with the weights' paths."""
 
@@ -1310,6 +1401,7 @@ RENDERERS = {
     "pretrain_speed": pretrain_speed_section,
     "classification": classification_benchmark_section,
     "anchor_strength": anchor_strength_section,
+    "token_tasks": token_tasks_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -1411,6 +1503,7 @@ HEADLINES = {
     "lab08_tfhub_squad": _tfhub_squad_headline,
     "pretrain_speed": _pretrain_speed_headline,
     "classification": _classification_benchmark_headline,
+    "token_tasks": _token_tasks_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 
