@@ -1234,8 +1234,9 @@ def token_tasks_section(results):
         ]
     if "qa_epochs" in results:
         lines.append(
-            f"- QA: SQuAD v1.1 ({results['qa_source']}), {results['qa_train_questions']:,} "
-            f"training questions × {results['qa_epochs']} epoch(s) at {results['qa_lr']:g}; "
+            f"- QA: SQuAD v1.1, {results['qa_source']}: {results['qa_train_questions']:,} "
+            f"training questions × {results['qa_epochs']} epoch"
+            f"{'s' if results['qa_epochs'] != 1 else ''} at {results['qa_lr']:g}; "
             f"evaluated on {results['qa_eval_questions']:,} questions (official normalisation)."
         )
         rows += [
