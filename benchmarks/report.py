@@ -498,8 +498,8 @@ def tokenizer_parity_section(results):
 
 
 def _tokenizer_parity_headline(results):
-    shares = ", ".join(
-        f"{name.replace('_', ' ')} {results[name + '_agreement']:.2%}"
+    shares = {
+        name.replace("_", " "): results[name + "_agreement"]
         for name in (
             "bpe",
             "byte_level_bpe",
@@ -511,8 +511,21 @@ def _tokenizer_parity_headline(results):
             "kbert_unigram_in_graph",
         )
         if name + "_agreement" in results
+    }
+    # The summary names only the comparisons short of 100%; the page has every one.
+    differing = {
+        name: round((1 - share) * results["texts"]) for name, share in shares.items() if share < 1
+    }
+    short = [
+        f"{name} differs on {count:,} text{'s' if count != 1 else ''}"
+        for name, count in differing.items()
+    ]
+    identical = len(shares) - len(differing)
+    return (
+        f"tokenizers identical to their references on {results['texts']:,} texts: "
+        f"{identical} of {len(shares)} comparisons on every text"
+        + (f"; {', '.join(short)}" if short else "")
     )
-    return f"tokenizers identical to their references on {results['texts']:,} texts: {shares}"
 
 
 def dialog_section(results):

@@ -673,6 +673,19 @@ def test_the_speed_and_classification_benchmarks_render_tables_and_headlines():
     )
 
 
+def test_the_tokenizer_parity_headline_names_only_what_falls_short():
+    results = {"texts": 20000, "bpe_agreement": 1.0, "sentencepiece_in_graph_agreement": 0.9998}
+    assert report.HEADLINES["tokenizer_parity"](results) == (
+        "tokenizers identical to their references on 20,000 texts: 1 of 2 comparisons on every "
+        "text; sentencepiece in graph differs on 4 texts"
+    )
+    assert report.HEADLINES["tokenizer_parity"](
+        {**results, "sentencepiece_in_graph_agreement": 1.0}
+    ) == (
+        "tokenizers identical to their references on 20,000 texts: 2 of 2 comparisons on every text"
+    )
+
+
 def test_the_token_task_benchmark_renders_both_sides_or_kbert_alone():
     kbert_side = {
         "checkpoint": "MiniLM-L6-H384-uncased",
