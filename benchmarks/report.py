@@ -513,17 +513,14 @@ def _tokenizer_parity_headline(results):
         if name + "_agreement" in results
     }
     # The summary names only the comparisons short of 100%; the page has every one.
-    differing = {
-        name: round((1 - share) * results["texts"]) for name, share in shares.items() if share < 1
-    }
-    short = [
-        f"{name} differs on {count:,} text{'s' if count != 1 else ''}"
-        for name, count in differing.items()
-    ]
-    identical = len(shares) - len(differing)
+    short = []
+    for name, share in shares.items():
+        if share < 1:
+            count = round((1 - share) * results["texts"])
+            short.append(f"{name} differs on {count:,} text{'s' if count != 1 else ''}")
     return (
         f"tokenizers identical to their references on {results['texts']:,} texts: "
-        f"{identical} of {len(shares)} comparisons on every text"
+        f"{len(shares) - len(short)} of {len(shares)} comparisons on every text"
         + (f"; {', '.join(short)}" if short else "")
     )
 
@@ -1220,31 +1217,35 @@ def token_tasks_section(results):
         f" {versions['transformers']} (PyTorch {versions['torch']})" if "torch" in versions else ""
     )
 
-    def cell(key, form):
-        return format(results[key], form) if key in results else "—"
-
-    def ratio(key):
-        if key.replace("kbert", "peer") not in results or key not in results:
-            return "—"
-        return f"{results[key] / results[key.replace('kbert', 'peer')]:.2f}×"
+    def cells(task, *metrics, form):
+        """kbert's and the peer's values of `metrics` (joined by " / "), "—" where absent."""
+        return [
+            " / ".join(
+                format(results[key], form) if key in results else "—"
+                for key in (f"{side}_{task}_{metric}" for metric in metrics)
+            )
+            for side in ("kbert", "peer")
+        ]
 
     rows, lines = [], []
+    for task, score_name, scores, unit in (
+        ("ner", "test entity F1", ("f1",), "sentences"),
+        ("qa", "EM / F1", ("em", "f1"), "windows"),
+    ):
+        if f"{task}_epochs" not in results:
+            continue
+        speeds = [results.get(f"{side}_{task}_train_examples_per_s") for side in ("kbert", "peer")]
+        ratio = "—" if None in speeds else f"{speeds[0] / speeds[1]:.2f}×"
+        rows += [
+            [task.upper(), score_name, *cells(task, *scores, form=".2f"), ""],
+            ["", f"training {unit}/s", *cells(task, "train_examples_per_s", form=".1f"), ratio],
+        ]
     if "ner_epochs" in results:
         lines.append(
             f"- NER: CoNLL-2003, BIO softmax on each word's first subword, "
             f"{results['ner_train_sentences']:,} training sentences × {results['ner_epochs']} "
             f"epochs at {results['ner_lr']:g}; test on {results['ner_test_sentences']:,} sentences."
         )
-        rows += [
-            ["NER", "test entity F1", cell("kbert_ner_f1", ".2f"), cell("peer_ner_f1", ".2f"), ""],
-            [
-                "",
-                "training sentences/s",
-                cell("kbert_ner_train_examples_per_s", ".1f"),
-                cell("peer_ner_train_examples_per_s", ".1f"),
-                ratio("kbert_ner_train_examples_per_s"),
-            ],
-        ]
     if "qa_epochs" in results:
         lines.append(
             f"- QA: SQuAD v1.1, {results['qa_source']}: {results['qa_train_questions']:,} "
@@ -1252,22 +1253,6 @@ def token_tasks_section(results):
             f"{'s' if results['qa_epochs'] != 1 else ''} at {results['qa_lr']:g}; "
             f"evaluated on {results['qa_eval_questions']:,} questions (official normalisation)."
         )
-        rows += [
-            [
-                "QA",
-                "EM / F1",
-                f"{cell('kbert_qa_em', '.2f')} / {cell('kbert_qa_f1', '.2f')}",
-                f"{cell('peer_qa_em', '.2f')} / {cell('peer_qa_f1', '.2f')}",
-                "",
-            ],
-            [
-                "",
-                "training windows/s",
-                cell("kbert_qa_train_examples_per_s", ".1f"),
-                cell("peer_qa_train_examples_per_s", ".1f"),
-                ratio("kbert_qa_train_examples_per_s"),
-            ],
-        ]
     measured_peer = any(key.startswith("peer_") for key in results)
     kbert = ", ".join(
         f"{name} {versions[name]}" for name in ("tensorflow", "keras") if name in versions
@@ -1289,19 +1274,17 @@ def token_tasks_section(results):
 
 def _token_tasks_headline(results):
     parts = []
-    for task, metric in (("ner", "F1"), ("qa", "F1")):
-        key = f"kbert_{task}_f1"
-        if key in results:
-            text = f"{task.upper()} {metric} kbert {results[key]:.2f}"
-            if f"peer_{task}_f1" in results:
-                speed = (
-                    results[f"kbert_{task}_train_examples_per_s"]
-                    / results[f"peer_{task}_train_examples_per_s"]
-                )
-                text += (
-                    f" vs transformers {results[f'peer_{task}_f1']:.2f} ({speed:.2f}× its speed)"
-                )
-            parts.append(text)
+    for task in ("ner", "qa"):
+        if f"kbert_{task}_f1" not in results:
+            continue
+        text = f"{task.upper()} F1 kbert {results[f'kbert_{task}_f1']:.2f}"
+        if f"peer_{task}_f1" in results:
+            speed = (
+                results[f"kbert_{task}_train_examples_per_s"]
+                / results[f"peer_{task}_train_examples_per_s"]
+            )
+            text += f" vs transformers {results[f'peer_{task}_f1']:.2f} ({speed:.2f}× its speed)"
+        parts.append(text)
     return "; ".join(parts)
 
 

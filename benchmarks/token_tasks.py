@@ -36,7 +36,6 @@ quiet_tensorflow()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
@@ -45,6 +44,7 @@ from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
 from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.runs import software_versions  # noqa: E402
 from kbert.tasks import evaluate_ner, evaluate_question_answerer  # noqa: E402
 from kbert.text.feature_batches import length_grouped_indices  # noqa: E402
 from kbert.train.token_task_fine_tuning import (  # noqa: E402
@@ -336,7 +336,7 @@ def main():
     result = {
         "checkpoint": "MiniLM-L6-H384-uncased",
         "batch_size": args.batch_size,
-        "versions": {"tensorflow": tf.__version__, "keras": keras.__version__},
+        "versions": software_versions(),
     }
     if "peer" in sides:
         import torch
