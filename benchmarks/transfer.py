@@ -60,7 +60,7 @@ from kbert.metrics import data_size_curve_png  # noqa: E402
 from kbert.models import Encoder  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train import LearningRateSchedule  # noqa: E402
+from kbert.train import BuildBeforeTracing, LearningRateSchedule  # noqa: E402
 
 OBJECTIVES = ("causal", "masked", "electra")
 VALIDATION_SIZE = 500  # held out of TREC-6 train for choosing the learning rate
@@ -129,7 +129,7 @@ def fine_tune(encoder, train, evaluation, learning_rate, seed, args):
         .batch(args.batch_size)
         .map(trim_padding)
     )
-    model.fit(dataset, epochs=epochs, verbose=0)
+    model.fit(dataset, epochs=epochs, verbose=0, callbacks=[BuildBeforeTracing(dataset)])
     scores = {}
     for name, (ex, ey) in evaluation.items():
         scores[name] = float(

@@ -3,6 +3,7 @@ a Keras release that changes one fails here, in one place."""
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from kbert import keras_internals
 from kbert.models import Encoder
@@ -65,3 +66,15 @@ def test_skip_to_epoch_makes_fit_start_there():
 
     model.fit(np.zeros((4, 2)), np.zeros((4, 1)), epochs=4, verbose=0, callbacks=[Skip()])
     assert epochs == [2, 3]
+
+
+def test_build_training_state_creates_the_optimizer_and_metric_variables():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(True), metrics=["accuracy"])
+    assert not model.optimizer.built and not model.metrics[-1].built
+    spec = (tf.TensorSpec((None, 2), tf.float32), tf.TensorSpec((None,), tf.int32))
+    keras_internals.build_training_state(model, spec)
+    assert model.optimizer.built and model.metrics[-1].built
+    assert all(
+        keras_internals.optimizer_knows(model.optimizer, v) for v in model.trainable_variables
+    )

@@ -25,6 +25,7 @@ from kbert.analysis.anisotropy import ZScorer
 from kbert.checks import check_int
 from kbert.models.encoder import Encoder
 from kbert.models.feature_classifier import FeatureClassifier
+from kbert.train.build_before_tracing import BuildBeforeTracing
 
 _STEPS_PER_EXECUTION = 32  # optimizer steps per traced call: Python overhead dominates otherwise
 _MIN_STEPS = 1000  # default training length: enough Adam steps to converge (train_linear_probe)
@@ -245,7 +246,7 @@ def train_linear_probe(
         loss=model.default_loss(),
         steps_per_execution=min(_STEPS_PER_EXECUTION, epochs * steps_per_epoch),
     )
-    model.fit(batches, epochs=1, shuffle=False, verbose=0)
+    model.fit(batches, epochs=1, shuffle=False, verbose=0, callbacks=[BuildBeforeTracing(batches)])
     kernel_value, bias_value = model.get_layer("logits").get_weights()
     return LinearProbe(kernel_value, bias_value, scorer)
 

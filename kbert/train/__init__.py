@@ -3,6 +3,7 @@ weights train when (freezing by layer group, gradual unfreezing, chain-thaw, per
 rates)."""
 
 from kbert.train.best_checkpoint import BestCheckpoint
+from kbert.train.build_before_tracing import BuildBeforeTracing
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
 from kbert.train.distribute import make_strategy, split_cpu
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
@@ -18,6 +19,7 @@ from kbert.train.time_budget import plan_time_budget
 
 __all__ = [
     "BestCheckpoint",
+    "BuildBeforeTracing",
     "LearningRateSchedule",
     "ResumableBackup",
     "count_batches",

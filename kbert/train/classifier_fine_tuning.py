@@ -7,6 +7,7 @@ import keras
 from kbert.checks import check_positive_int
 from kbert.data.classification_dataset import classification_dataset
 from kbert.models.sequence_classifier import classification_loss
+from kbert.train.build_before_tracing import BuildBeforeTracing
 from kbert.train.fine_tuning import (
     check_accumulation_steps,
     count_batches,
@@ -121,7 +122,7 @@ def fine_tune_classifier(
         train_batches,
         validation_data=validation_batches,
         epochs=epochs,
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
         verbose=verbose,
     )
     return history, time.perf_counter() - start

@@ -4,6 +4,7 @@ import time
 
 from kbert.checks import check_positive_int
 from kbert.text.feature_batches import feature_batches
+from kbert.train.build_before_tracing import BuildBeforeTracing
 from kbert.train.fine_tuning import fine_tuning_optimizer
 
 
@@ -96,7 +97,7 @@ def fine_tune_on_features(
         train_batches,
         validation_data=validation_batches,
         epochs=epochs,
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
         verbose=verbose,
     )
     return history, time.perf_counter() - start
