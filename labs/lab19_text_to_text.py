@@ -392,12 +392,17 @@ chosen_rates, curve, trec_samples = {}, {}, {}
 for family, start in starts:
     name = f"{family}_{start}"
     # The peak rate: chosen on the validation questions at the largest size, seed 0.
-    scores = {}
-    for rate in args.learning_rates:
-        _, result = run_trec(family, start, labelled(max(args.sizes), 0), rate, 0, ["validation"])
-        scores[rate] = result["validation"][0]["accuracy"]
-    chosen_rates[name] = max(scores, key=scores.get)
-    print(f"{name}: validation accuracy per rate {scores} → {chosen_rates[name]}", flush=True)
+    if len(args.learning_rates) == 1:  # nothing to choose: no validation runs
+        chosen_rates[name] = args.learning_rates[0]
+        print(f"{name}: the one learning rate given, {chosen_rates[name]}", flush=True)
+    else:
+        scores = {}
+        for rate in args.learning_rates:
+            labels = labelled(max(args.sizes), 0)
+            _, result = run_trec(family, start, labels, rate, 0, ["validation"])
+            scores[rate] = result["validation"][0]["accuracy"]
+        chosen_rates[name] = max(scores, key=scores.get)
+        print(f"{name}: validation accuracy per rate {scores} → {chosen_rates[name]}", flush=True)
     curve[name] = {}
     for size in args.sizes:
         runs, invalid = [], []
