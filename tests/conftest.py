@@ -40,3 +40,33 @@ def data_root():
     if path is None:
         pytest.fail("no data directory: set KBERT_DATA_DIR (the slow tier reads real data)")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory, minilm_dir):
+    """(causal, bidirectional) tiny kbert checkpoint directories with MiniLM's vocabulary.
+
+    The stand-ins for lab01's causal model and for MiniLM-L6 in the tests of labs and
+    benchmarks: such a test checks that the program runs its whole story, not the numbers its
+    real starts reach (those are the recorded runs, docs/results/). On 2 cores a fit costs
+    ~15 s of tracing whatever the data, more for deeper models. Hidden 64: wide enough for the
+    labs' 32-unit adapter bottleneck.
+    """
+    from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
+    from kbert.models import Encoder
+
+    tokenizer = load_hf_bert_tokenizer(minilm_dir)
+    root = tmp_path_factory.mktemp("starts")
+    size = {
+        "vocabulary_size": tokenizer.vocabulary_size(),
+        "max_sequence_length": 32,
+        "hidden_dim": 64,
+        "num_heads": 2,
+        "intermediate_dim": 128,
+    }
+    causal = Encoder.from_preset("tiny", causal=True, norm_first=True, num_segments=0, **size)
+    bidirectional = Encoder.from_preset("tiny", **size)
+    return (
+        save_pretrained(causal, tokenizer, root / "causal"),
+        save_pretrained(bidirectional, tokenizer, root / "bert"),
+    )

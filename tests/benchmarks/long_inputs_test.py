@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_long_inputs_benchmark_scores_every_strategy(minilm_dir, data_root, tmp_path):
+def test_long_inputs_benchmark_scores_every_strategy(tiny_models, data_root, tmp_path):
     record = tmp_path / "long_inputs.json"
     result = subprocess.run(
         [
@@ -20,7 +20,7 @@ def test_long_inputs_benchmark_scores_every_strategy(minilm_dir, data_root, tmp_
             "-m",
             "benchmarks.long_inputs",
             "--model",
-            str(minilm_dir),
+            str(tiny_models[1]),  # the BERT stand-in
             "--data-dir",
             str(data_root),
             "--train-examples",

@@ -1,8 +1,8 @@
 """Labs 3–6, lab16_peft, lab17_distillation and benchmarks/adaptation.py as a user runs them.
 
-Tiny encoders with MiniLM's real vocabulary stand in for lab01's causal model and MiniLM-L6,
-on real TREC-6 (and SST-2) with small budgets: enough steps that every unfreezing schedule
-fits, so each lab runs its whole story.
+Tiny encoders with MiniLM's real vocabulary (`tests/conftest.py`) stand in for lab01's
+causal model and MiniLM-L6, on real TREC-6 (and SST-2) with small budgets: enough steps that
+every unfreezing schedule fits, so each lab runs its whole story.
 """
 
 import json
@@ -13,9 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
-from kbert.models import Encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = [
@@ -46,60 +43,31 @@ def _run(arguments, data_root, run_dir):
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def tiny_models(tmp_path_factory, minilm_dir):
-    """(causal, bidirectional) kbert checkpoint directories: the lab01 and BERT stand-ins."""
-    tokenizer = load_hf_bert_tokenizer(minilm_dir)
-    root = tmp_path_factory.mktemp("starts")
-    # Hidden 64: wide enough for the labs' 32-unit adapter bottleneck.
-    size = {
-        "vocabulary_size": tokenizer.vocabulary_size(),
-        "max_sequence_length": 32,
-        "hidden_dim": 64,
-        "num_heads": 2,
-        "intermediate_dim": 128,
-    }
-    causal = Encoder.from_preset("tiny", causal=True, norm_first=True, num_segments=0, **size)
-    bidirectional = Encoder.from_preset("tiny", **size)
-    return (
-        save_pretrained(causal, tokenizer, root / "causal"),
-        save_pretrained(bidirectional, tokenizer, root / "bert"),
-    )
-
-
-def _starts(tiny_models, bert=True):
-    """`--starts`: lab01's stand-in, and the BERT one unless `bert=False`. Labs 3, 4 and 16
-    run on lab01's alone: their methods run on both architectures in
-    `tests/train/adaptation_recipes_test.py`, and labs 5, 6 and 17 run both starts."""
+def _starts(tiny_models, bert=False):
+    """`--starts`: lab01's stand-in, and the BERT one with `bert=True`. The labs run on
+    lab01's alone: every method runs on both architectures in
+    `tests/train/adaptation_recipes_test.py` (each fit here costs ~15 s of tracing whatever
+    the model's size), and the grid runs both starts in one table."""
     causal, other = tiny_models
     starts = f"lab01,{other}" if bert else "lab01"
     return ["--starts", starts, "--lab01-model", str(causal)]
 
 
-def _check_report(report, tiny_models, labels, bert=True):
-    starts = ["lab01", str(tiny_models[1])] if bert else ["lab01"]
-    if not bert:  # the start not asked for is not run
-        assert not any(key.startswith(f"{tiny_models[1]}/") for key in report)
-    bert = str(tiny_models[1])
+def _check_report(report, tiny_models, labels):
+    """Every label has a lab01 row with its numbers; the BERT stand-in, not asked for, has none."""
+    assert not any(key.startswith(f"{tiny_models[1]}/") for key in report)
     for label in labels:
-        for start in starts:
-            key = f"{start}/{label}"
-            if label == "ewc" and start == bert:
-                assert key not in report  # no pretraining head to estimate the Fisher with
-                continue
-            row = report[key]
-            assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "val_mean", "train_s"}
-            assert 0.0 <= row["acc_mean"] <= 1.0 and row["train_s"] > 0
-            assert 0.0 <= row["val_mean"] <= 1.0
+        row = report[f"lab01/{label}"]
+        assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "val_mean", "train_s"}
+        assert 0.0 <= row["acc_mean"] <= 1.0 and row["train_s"] > 0
+        assert 0.0 <= row["val_mean"] <= 1.0
 
 
 @pytest.mark.slow
 def test_lab03_adapters(tmp_path, data_root, tiny_models):
-    stdout, report = _run(
-        ["labs/lab03_adapters.py", *_starts(tiny_models, bert=False)], data_root, tmp_path
-    )
+    stdout, report = _run(["labs/lab03_adapters.py", *_starts(tiny_models)], data_root, tmp_path)
     labels = ["full", "feature_extraction", "adapters", "adapters_pfeiffer"]
-    _check_report(report, tiny_models, labels, bert=False)
+    _check_report(report, tiny_models, labels)
     assert (
         report["lab01/feature_extraction"]["trainable_pct"]
         < report["lab01/adapters"]["trainable_pct"]
@@ -120,7 +88,7 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
     stdout, report = _run(
         [
             "labs/lab04_gradual_unfreezing.py",
-            *_starts(tiny_models, bert=False),
+            *_starts(tiny_models),
             "--record",
             str(record),
         ],
@@ -128,7 +96,7 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
         tmp_path,
     )
     labels = ["full", "top_2", "gradual_unfreezing", "chain_thaw"]
-    _check_report(report, tiny_models, labels, bert=False)
+    _check_report(report, tiny_models, labels)
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
     assert re.search(r"gradual unfreezing ran \d+ stages; test accuracy 0\.\d{4}", stdout)
     # The recorded run renders as the same table the lab printed.
@@ -160,11 +128,9 @@ def test_lab06_multitask(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab_peft(tmp_path, data_root, tiny_models):
-    stdout, report = _run(
-        ["labs/lab16_peft.py", *_starts(tiny_models, bert=False)], data_root, tmp_path
-    )
+    stdout, report = _run(["labs/lab16_peft.py", *_starts(tiny_models)], data_root, tmp_path)
     labels = ["full", "lora", "prefix_tuning", "prompt_tuning"]
-    _check_report(report, tiny_models, labels, bert=False)
+    _check_report(report, tiny_models, labels)
     assert report["lab01/lora"]["trainable_pct"] < 50
     assert stdout.count("same prediction on 100.0% of the test set") == 1
 
@@ -200,13 +166,13 @@ def test_the_adaptation_benchmark_runs_seeds_in_children_and_resumes(
     ]
     stdout, report = _run(arguments, data_root, tmp_path / "bench")
     assert "| start | method | trainable params |" in stdout
-    assert len(report) == 4 and report["lab01/full"]["acc_sd"] is not None
+    assert len(report) == 2 and report["lab01/full"]["acc_sd"] is not None
     assert report["lab01/ensemble"]["trainable_pct"] == pytest.approx(200.0)
     lines = (tmp_path / "bench" / "results.jsonl").read_text().splitlines()
-    assert len(lines) == 6  # 2 starts x (2 seeds x 1 method + 1 ensemble)
+    assert len(lines) == 3  # 2 seeds x 1 method + 1 ensemble
     _, again = _run(arguments, data_root, tmp_path / "bench")
     assert again == report
-    assert len((tmp_path / "bench" / "results.jsonl").read_text().splitlines()) == 6
+    assert len((tmp_path / "bench" / "results.jsonl").read_text().splitlines()) == 3
 
 
 @pytest.mark.slow
@@ -215,7 +181,7 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     arguments = [
         "-m",
         "benchmarks.adaptation_grid",
-        *_starts(tiny_models),
+        *_starts(tiny_models, bert=True),
         "--seeds",
         "1",
         "--full-rates",

@@ -8,9 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
-from kbert.models import Encoder
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,28 +28,13 @@ def _run(arguments, data_root):
     return result.stdout, json.loads(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def tiny_causal_model(tmp_path_factory, minilm_dir):
-    """A stand-in for lab01's causal model: same layout (encoder.keras + vocab.txt), tiny."""
-    tokenizer = load_hf_bert_tokenizer(minilm_dir)
-    encoder = Encoder.from_preset(
-        "tiny",
-        vocabulary_size=tokenizer.vocabulary_size(),
-        max_sequence_length=32,
-        causal=True,
-        norm_first=True,
-        num_segments=0,
-    )
-    return save_pretrained(encoder, tokenizer, tmp_path_factory.mktemp("lab01") / "causal")
-
-
 @pytest.mark.slow
-def test_lab02_both_parts(tmp_path, data_root, tiny_causal_model):
+def test_lab02_both_parts(tmp_path, data_root, tiny_models):
     stdout, report = _run(
         [
             "labs/lab02_finetuning.py",
             "--lab01-model",
-            str(tiny_causal_model),
+            str(tiny_models[0]),
             "--max-train-examples",
             "64",
             "--epochs",
@@ -86,10 +68,12 @@ def test_lab02_part_i_without_lab01_says_what_to_run(tmp_path, data_root):
 
 
 @pytest.mark.slow
-def test_lab_pairs(tmp_path, data_root):
+def test_lab_pairs(tmp_path, data_root, tiny_models):
     stdout, report = _run(
         [
             "labs/lab12_pairs.py",
+            "--model",
+            str(tiny_models[1]),
             "--max-train-examples",
             "48",
             "--seeds",
@@ -114,10 +98,13 @@ def test_lab_pairs(tmp_path, data_root):
 
 
 @pytest.mark.slow
-def test_lab_document_classification(tmp_path, data_root):
+def test_lab_document_classification(tmp_path, data_root, tiny_models):
+    # The BERT stand-in: stage 1 is masked LM, as on MiniLM-L6 (the lab's default).
     stdout, report = _run(
         [
             "labs/lab07_document_classification.py",
+            "--model",
+            str(tiny_models[1]),
             "--task",
             "sst2",
             "--train-examples",
