@@ -38,9 +38,14 @@ def test_the_text_to_text_lab_runs_every_part_and_its_export_answers_as_keras(tm
     report = json.loads(result.stdout.strip().splitlines()[-1])
     for key in ("text_to_text_trec_acc", "encoder_trec_acc", "parameters", "pretrain_seconds"):
         assert key in report
-    # One parameter count (within 2%), one budget, both families pretrained.
+    # One parameter count: the encoder-decoder's feed-forward width is the multiple of 64 that
+    # comes nearest the encoder's count, so they differ by at most half a step of 64 units,
+    # each adding (2 x hidden + 1) weights per layer (here 1 encoder + 1 decoder layer of 64).
+    # That is 0.6% at the lab's default sizes, up to 4% at these small ones.
     sizes = report["parameters"]
-    assert abs(sizes["encoder_decoder"] / sizes["encoder"] - 1) < 0.02
+    assert sizes["encoder_decoder_intermediate_dim"] % 64 == 0
+    assert abs(sizes["encoder_decoder"] - sizes["encoder"]) <= 32 * (2 * 64 + 1) * 2
+    # One budget, both families pretrained.
     assert set(report["pretrain_seconds"]) == {"encoder_decoder", "encoder"}
     assert set(report["curve"]) == {
         "encoder_decoder_pretrained",
