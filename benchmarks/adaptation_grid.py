@@ -26,13 +26,14 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
   (`--min-steps`), at 1e-4.
 
 Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
-the 10-minute causal encoder of `benchmarks/transfer.py`'s starts) read at a new classification
-token, and MiniLM-L6 read at [CLS]. 1,000 training questions, 3 epochs, batch 32, length 64.
-About 50 minutes per start on 2 cores (lab01's small model a little less, MiniLM-L6 more);
-every run is appended to `<run-dir>/results.jsonl` as it finishes, so an interrupted call
-resumes, and `--starts lab01` then `--starts minilm_l6` split the work over two sessions.
+`saved_models/lab01_causal`, the model of lab01's recorded run, which labs 3–6, 16 and 17 read)
+read at a new classification token, and MiniLM-L6 read at [CLS]. 1,000 training questions,
+3 epochs, batch 32, length 64. About 50 minutes per start on 2 cores (lab01's small model a
+little less, MiniLM-L6 more); every run is appended to `<run-dir>/results.jsonl` as it
+finishes, so an interrupted call resumes, and `--starts lab01` then `--starts minilm_l6`
+split the work over two sessions.
 
-    python -m benchmarks.adaptation_grid --lab01-model runs/transfer_starts/causal \\
+    python -m benchmarks.adaptation_grid --starts lab01 --lab01-model saved_models/lab01_causal \\
         [--record docs/results/adaptation_grid.json]
     python -m benchmarks.adaptation_grid --starts minilm_l6 --studies rates --seeds 1
     python -m benchmarks.adaptation_grid --starts lab01,minilm_l6 --studies peft \\
