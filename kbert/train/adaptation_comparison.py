@@ -39,9 +39,9 @@ STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
 # model: test 0.731 ± 0.004 against 0.623 ± 0.005 at 1e-4, 3 seeds) and
 # adaptation_grid_minilm.json; discriminative rates got their own top rate (1e-3 on both; the
 # factor is the recipe's option: on lab01's model validation chose 1, no decay); L2-SP and
-# EWC were swept at the chosen 3e-4. The other methods that train the same weights with one rate (top-2, gradual unfreezing, chain-thaw, multitask, sequential) use it
-# too, so each lab compares them with full fine-tuning at one rate, as ULMFiT and the tutorial
-# do.
+# EWC were swept at the chosen 3e-4. The other methods that train the same weights with one
+# rate (top-2, gradual unfreezing, chain-thaw, multitask, sequential) use it too, so each lab
+# compares them with full fine-tuning at one rate, as ULMFiT and the tutorial do.
 _ENCODER_RATES = {
     "full": 3e-4,
     "discriminative_lr": 1e-3,
