@@ -2,9 +2,10 @@
 
 Keras 3 has no public way to list a layer's nested sublayers, to list the variables a frozen
 layer would train once unfrozen, to mark a container trainable without unfreezing every
-sublayer, to ask an optimizer which variables it was built for, or to tell `fit` to skip the
-epochs a backup already holds. Freezing, gradual unfreezing, per-group learning rates and
-resumable training need all five. They live here, so a Keras release that changes one fails
+sublayer, to ask an optimizer which variables it was built for, to tell `fit` to skip the
+epochs a backup already holds, or to build a model's training state before `fit` traces its
+step. Freezing, gradual unfreezing, per-group learning rates, resumable training and
+`kbert.train.BuildBeforeTracing` need these six. They live here, so a Keras release that changes one fails
 `tests/keras_internals_test.py` in this one place, and no other kbert module names a private
 Keras attribute (`tests/style_test.py` checks).
 
@@ -57,14 +58,9 @@ def skip_to_epoch(model, epoch):
 def build_training_state(model, batch_spec):
     """Creates the variables `fit` would create while tracing its first step, before it does.
 
-    With TensorFlow and no distribution strategy, Keras 3 defers building the optimizer's
-    slots, the compiled metrics' counters and the loss's state to the trace of the first train
-    step. A `tf.function` that creates variables on its first call is traced twice (once to
-    create them, once more without), and each variable made inside the trace adds a `tf.cond`
-    to lift its initializer: about a third of a small model's `fit` on 2 cores. This is
-    Keras's own `_symbolic_build`, which `fit` runs for a model made under a distribution
-    strategy. Call it from a callback's `on_train_begin` (after any callback that builds the
-    optimizer on weights a later stage will train), so that `fit` traces its step once.
+    The optimizer's slots, the compiled metrics' counters and the loss's state, through
+    Keras's own `_symbolic_build`, which `fit` runs only for a model made under a distribution
+    strategy. Why this matters, and when to call it: `kbert.train.BuildBeforeTracing`.
 
     Args:
         model: a compiled Keras model.

@@ -396,9 +396,8 @@ for family, start in starts:
         chosen_rates[name] = args.learning_rates[0]
         print(f"{name}: the one learning rate given, {chosen_rates[name]}", flush=True)
     else:
-        scores = {}
+        scores, labels = {}, labelled(max(args.sizes), 0)
         for rate in args.learning_rates:
-            labels = labelled(max(args.sizes), 0)
             _, result = run_trec(family, start, labels, rate, 0, ["validation"])
             scores[rate] = result["validation"][0]["accuracy"]
         chosen_rates[name] = max(scores, key=scores.get)

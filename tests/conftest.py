@@ -48,9 +48,9 @@ def tiny_models(tmp_path_factory, minilm_dir):
 
     The stand-ins for lab01's causal model and for MiniLM-L6 in the tests of labs and
     benchmarks: such a test checks that the program runs its whole story, not the numbers its
-    real starts reach (those are the recorded runs, docs/results/). On 2 cores a fit costs
-    ~15 s of tracing whatever the data, more for deeper models. Hidden 64: wide enough for the
-    labs' 32-unit adapter bottleneck.
+    real starts reach (those are the recorded runs, docs/results/). On 2 cores most of a small
+    fit's time is tracing, which grows with the model's depth, not the data. Hidden 64: wide
+    enough for the labs' 32-unit adapter bottleneck.
     """
     from kbert.checkpoints import load_hf_bert_tokenizer, save_pretrained
     from kbert.models import Encoder

@@ -45,9 +45,9 @@ def _run(arguments, data_root, run_dir):
 
 def _starts(tiny_models, bert=False):
     """`--starts`: lab01's stand-in, and the BERT one with `bert=True`. The labs run on
-    lab01's alone: every method runs on both architectures in
-    `tests/train/adaptation_recipes_test.py` (each fit here costs ~15 s of tracing whatever
-    the model's size), and the grid runs both starts in one table."""
+    lab01's alone (each fit costs a trace: `tests/conftest.py::tiny_models`): every method
+    runs on both architectures in `tests/train/adaptation_recipes_test.py`, and the grid runs
+    both starts in one table."""
     causal, other = tiny_models
     starts = f"lab01,{other}" if bert else "lab01"
     return ["--starts", starts, "--lab01-model", str(causal)]

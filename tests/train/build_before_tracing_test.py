@@ -27,13 +27,13 @@ def _fit(callbacks_for):
     }
     batches = tf.data.Dataset.from_tensor_slices((inputs, rng.integers(0, 3, 32))).batch(8)
     model.compile("adamw", model.default_loss(), metrics=["accuracy"])
-    model.fit(batches, epochs=2, verbose=0, callbacks=callbacks_for(model, batches))
+    model.fit(batches, epochs=2, verbose=0, callbacks=callbacks_for(batches))
     return len(traces), model.get_weights()
 
 
 def test_fit_traces_once_and_trains_the_same_weights():
-    traces, weights = _fit(lambda model, batches: [BuildBeforeTracing(batches)])
-    plain_traces, plain_weights = _fit(lambda model, batches: [])
+    traces, weights = _fit(lambda batches: [BuildBeforeTracing(batches)])
+    plain_traces, plain_weights = _fit(lambda batches: [])
     assert (traces, plain_traces) == (1, 2)
     for built, plain in zip(weights, plain_weights, strict=True):
         np.testing.assert_array_equal(built, plain)
@@ -42,11 +42,11 @@ def test_fit_traces_once_and_trains_the_same_weights():
 def test_after_gradual_unfreezing_the_optimizer_knows_every_group():
     # GradualUnfreezing builds the optimizer on the weights of every stage at on_train_begin;
     # BuildBeforeTracing, after it, must leave that optimizer as it is.
-    def callbacks(model, batches):
+    def callbacks(batches):
         return [GradualUnfreezing(every=1, total_steps=8), BuildBeforeTracing(batches)]
 
     traces, weights = _fit(callbacks)
-    _, plain_weights = _fit(lambda model, batches: [GradualUnfreezing(every=1, total_steps=8)])
+    _, plain_weights = _fit(lambda batches: [GradualUnfreezing(every=1, total_steps=8)])
     assert traces >= 1  # every stage retraces: its trainable weights differ
     for built, plain in zip(weights, plain_weights, strict=True):
         np.testing.assert_array_equal(built, plain)
