@@ -1467,12 +1467,20 @@ PEFT_METHODS = ("lora", "prefix_tuning", "prompt_tuning")
 
 
 def _adaptation_grid_headline(results):
+    """The chosen full, discriminative and PEFT settings; a multitask-only record's instead."""
     chosen = results["chosen"]
+    shown = [
+        key
+        for key in chosen
+        if key.split("/", 1)[1] in ("discriminative_lr", "full", *PEFT_METHODS)
+    ]
     parts = []
-    for key, row in chosen.items():
+    for key in shown or [key for key in chosen if "@" in key]:
+        row = chosen[key]
         start, method = key.split("/", 1)
-        if method in ("discriminative_lr", "full", *PEFT_METHODS) and "@" not in method:
-            parts.append(f"{start} {method} {row['test']:.3f} ({row['chosen'].split(' ', 1)[-1]})")
+        parts.append(
+            f"{start} {method} {row['test']:.3f} ({row['chosen'][row['chosen'].find('lr=') :]})"
+        )
     return "TREC-6 test, settings chosen on validation: " + "; ".join(parts)
 
 
@@ -1520,7 +1528,7 @@ README_END = "<!-- end of results summary -->"
 
 # Records that hold part of one program's run at its defaults, split over runs (`--studies`,
 # `--starts`): summarised beside the program's own record, unlike other variants.
-SUMMARY_PARTS = ("adaptation_grid_peft", "adaptation_grid_minilm")
+SUMMARY_PARTS = ("adaptation_grid_peft", "adaptation_grid_minilm", "adaptation_grid_multitask")
 
 
 def _base_name(table, stem):

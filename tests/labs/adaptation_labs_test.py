@@ -192,8 +192,14 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         "1,2.6",
         "--strengths",
         "0.1",
+        "--studies",
+        "rates,anchors,multitask,peft",
+        "--peft-methods",
+        "lora",
         "--multitask-sizes",
         "16",
+        "--multitask-rates",
+        "1e-3,3e-3",
         "--min-steps",
         "3",
         "--record",
@@ -204,7 +210,7 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     expected = {
         f"{start}/{method}"
         for start in ("lab01", bert)
-        for method in ("full", "discriminative_lr", "l2_sp")
+        for method in ("full", "discriminative_lr", "l2_sp", "lora")
     } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
     assert set(report["chosen"]) == expected  # no EWC or multitask without a causal LM head
     for row in report["chosen"].values():
@@ -224,7 +230,26 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
             row["val_mean"] for row in rows.values() if row["method"] == "discriminative_lr"
         )
         assert results["studies"]["anchors"][start]["learning_rate"] == 1e-3
-    assert results["studies"]["multitask"]["lab01"]["16"]["epochs"] == 3  # 1 step per epoch
+        peft = results["studies"]["peft"][start]
+        assert [row["label"] for row in peft["rows"]] == [
+            "lora lr=0.001",
+            "lora lr=0.003",
+            "lora lr=0.01",
+        ]
+    multitask = results["studies"]["multitask"]["lab01"]["16"]
+    assert multitask["epochs"] == 3  # 1 step per epoch
+    # Each method at each rate, and each method's own rate chosen on validation.
+    rows = {row["label"]: row for row in multitask["rows"]}
+    assert list(rows) == [
+        "full lr=0.001",
+        "full lr=0.003",
+        "multitask clf 1.0 + LM 0.5 lr=0.001",
+        "multitask clf 1.0 + LM 0.5 lr=0.003",
+    ]
+    for method, label in multitask["chosen"].items():
+        assert rows[label]["val_mean"] == max(
+            row["val_mean"] for row in rows.values() if row["method"] == method
+        )
     assert "validation accuracy (mean)" in stdout
 
     from benchmarks import report as report_module
