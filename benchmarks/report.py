@@ -1665,7 +1665,53 @@ def render(results_dir):
             notes = full_rate_notes(results, results_dir)
             notes += near_majority_notes(results, results_dir)
             parts += [note + "\n" for note in notes]
+        if _base_name(RENDERERS, name) == "lab07_document_classification":
+            parts += [note + "\n" for note in document_classification_notes(name, results_dir)]
     return "\n".join(parts)
+
+
+def document_classification_notes(name, results_dir):
+    """A note under a lab07 record with a row near the majority class: what the other runs of
+    the lab (other starts or stage-1 sizes, same labelled subsets and seeds) measured."""
+    records = {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))["results"]
+        for path in sorted(Path(results_dir).glob("lab07_document_classification*.json"))
+    }
+    results = records[name]
+    if results["task"] != "imdb":
+        return []
+    majority = 0.5  # IMDb's test split: 12,500 positive and 12,500 negative reviews
+    low = [
+        f"{int(size):,} labelled, {variant} {row['test_mean']:.3f}"
+        for size, by_variant in results["results"].items()
+        for variant, row in by_variant.items()
+        if row["test_mean"] <= majority + NEAR_MAJORITY
+    ]
+    if not low:
+        return []
+    head = f"Note ({'; '.join(low)}; IMDb's test split is balanced, majority class {majority})"
+    others = []
+    for other, each in records.items():
+        if other == name or each["task"] != results["task"]:
+            continue
+        scores = "; ".join(
+            f"{int(size):,} labelled: "
+            + ", ".join(f"{variant} {row['test_mean']:.3f}" for variant, row in by_variant.items())
+            for size, by_variant in each["results"].items()
+        )
+        others.append(
+            f"`{other}` ({each['model']}, {each['settings']['sequence_length']} tokens, stage 1 "
+            f"on {each['language_model']['lm_examples']:,} texts): {scores}"
+        )
+    if not others:
+        return [f"{head}: {UNEXPLAINED} (no other run of this lab on {results['task']})."]
+    return [
+        f"{head}: the other runs of this lab, on the same labelled subsets and seeds: "
+        + "; ".join(others)
+        + ". Where another start clears the majority class by far on the same labelled "
+        "documents, the start (its pretraining, size, length and rates), not the labels, holds "
+        "these rows down."
+    ]
 
 
 def _grid_results(results_dir):

@@ -32,7 +32,13 @@ tied head (`--model saved_models/lab01_causal`). Defaults are sized for a 2-core
 `--lm-examples`, `--eval-examples` and `--sequence-length` on a GPU.
 
     python labs/lab07_document_classification.py [--record docs/results/lab07_document_classification.json]
+    python labs/lab07_document_classification.py --model saved_models/lab01_causal \
+        --sequence-length 128 --learning-rate 3e-4 --lm-learning-rate 3e-4
     python labs/lab07_document_classification.py --task sst2 --sequence-length 64 --train-examples 2000 --seeds 1
+
+The second line is ULMFiT's own setting: lab01's model with its LM head, at its pretraining
+length (128 tokens) and at the rate `benchmarks.adaptation_grid` chose for it on validation
+(3e-4; MiniLM-L6's 5e-5 is a BERT rate, far too low for a small model trained from scratch).
 """
 
 import argparse
@@ -346,6 +352,9 @@ report = {
             "min_steps",
             "seeds",
             "dtype",
+            "lm_learning_rate",
+            "head_learning_rate",
+            "learning_rate",
         )
     }
     | {"validation_examples": len(data["validation"]), "test_examples": len(data["test"])},
