@@ -452,7 +452,10 @@ def _document_classification_headline(results):
     gains = ", ".join(
         f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
     )
-    return f"ULMFiT stage 1 on {results['task']}, test points gained by labelled documents: {gains}"
+    start = Path(results["model"]).name
+    return (
+        f"ULMFiT stage 1 on {results['task']} from {start}, test points gained by labels: {gains}"
+    )
 
 
 def tokenizer_parity_section(results):
@@ -1481,7 +1484,7 @@ def _adaptation_grid_headline(results):
         parts.append(
             f"{start} {method} {row['test']:.3f} ({row['chosen'][row['chosen'].find('lr=') :]})"
         )
-    return "TREC-6 test, settings chosen on validation: " + "; ".join(parts)
+    return "TREC-6 test, chosen on validation: " + "; ".join(parts)
 
 
 HEADLINES = {
@@ -1528,7 +1531,12 @@ README_END = "<!-- end of results summary -->"
 
 # Records that hold part of one program's run at its defaults, split over runs (`--studies`,
 # `--starts`): summarised beside the program's own record, unlike other variants.
-SUMMARY_PARTS = ("adaptation_grid_peft", "adaptation_grid_minilm", "adaptation_grid_multitask")
+SUMMARY_PARTS = (
+    "adaptation_grid_peft",
+    "adaptation_grid_minilm",
+    "adaptation_grid_multitask",
+    "lab07_document_classification_lab01",
+)
 
 
 def _base_name(table, stem):
