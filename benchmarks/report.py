@@ -1478,12 +1478,20 @@ def _adaptation_grid_headline(results):
         if key.split("/", 1)[1] in ("discriminative_lr", "full", *PEFT_METHODS)
     ]
     parts = []
-    for key in shown or [key for key in chosen if "@" in key]:
+    for key in shown:
         row = chosen[key]
         start, method = key.split("/", 1)
         parts.append(
             f"{start} {method} {row['test']:.3f} ({row['chosen'][row['chosen'].find('lr=') :]})"
         )
+    if not shown:  # a multitask study alone: each labelled size's two methods side by side
+        for key, row in chosen.items():
+            start, _, size = key.replace("/multitask@", "@").partition("@")
+            full = chosen.get(f"{start}/full@{size}")
+            if "/multitask@" in key and full:
+                parts.append(
+                    f"{start}, {size} labels: multitask {row['test']:.3f} vs full {full['test']:.3f}"
+                )
     return "TREC-6 test, chosen on validation: " + "; ".join(parts)
 
 
