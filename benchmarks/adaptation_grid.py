@@ -39,7 +39,9 @@ split the work over two sessions.
         [--record docs/results/adaptation_grid.json]
     python -m benchmarks.adaptation_grid --starts minilm_l6 --studies rates --seeds 1
     python -m benchmarks.adaptation_grid --starts lab01,minilm_l6 --studies peft \\
-        --record docs/results/adaptation_grid_peft.json
+        --lab01-model saved_models/lab01_causal --record docs/results/adaptation_grid_peft.json
+    python -m benchmarks.adaptation_grid --starts lab01 --lab01-model saved_models/lab01_causal \\
+        --studies multitask --record docs/results/adaptation_grid_multitask.json
 
 The last line of stdout is JSON: per `start/method`, the chosen setting, its validation and test
 accuracy, and the majority-class accuracy beside them.
