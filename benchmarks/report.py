@@ -1486,9 +1486,10 @@ def _adaptation_grid_headline(results):
         )
     if not shown:  # a multitask study alone: each labelled size's two methods side by side
         for key, row in chosen.items():
-            start, _, size = key.replace("/multitask@", "@").partition("@")
+            start, method_at_size = key.split("/", 1)
+            method, _, size = method_at_size.partition("@")
             full = chosen.get(f"{start}/full@{size}")
-            if "/multitask@" in key and full:
+            if method == "multitask" and full:
                 parts.append(
                     f"{start}, {size} labels: multitask {row['test']:.3f} vs full {full['test']:.3f}"
                 )

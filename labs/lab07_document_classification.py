@@ -32,7 +32,7 @@ tied head (`--model saved_models/lab01_causal`). Defaults are sized for a 2-core
 `--lm-examples`, `--eval-examples` and `--sequence-length` on a GPU.
 
     python labs/lab07_document_classification.py [--record docs/results/lab07_document_classification.json]
-    python labs/lab07_document_classification.py --model saved_models/lab01_causal \
+    python labs/lab07_document_classification.py --model saved_models/lab01_causal \\
         --sequence-length 128 --learning-rate 3e-4 --lm-learning-rate 3e-4
     python labs/lab07_document_classification.py --task sst2 --sequence-length 64 --train-examples 2000 --seeds 1
 
