@@ -2,10 +2,11 @@
 
 Keras 3 has no public way to list a layer's nested sublayers, to list the variables a frozen
 layer would train once unfrozen, to mark a container trainable without unfreezing every
-sublayer, to ask an optimizer which variables it was built for, to tell `fit` to skip the
-epochs a backup already holds, or to build a model's training state before `fit` traces its
-step. Freezing, gradual unfreezing, per-group learning rates, resumable training and
-`kbert.train.BuildBeforeTracing` need these six. They live here, so a Keras release that changes one fails
+sublayer, to ask an optimizer which variables it was built for, to read the step an
+optimizer hands its learning-rate schedule, to tell `fit` to skip the epochs a backup already
+holds, or to build a model's training state before `fit` traces its step. Freezing, gradual
+unfreezing, per-group learning rates, resumable training and `kbert.train.BuildBeforeTracing`
+need these seven. They live here, so a Keras release that changes one fails
 `tests/keras_internals_test.py` in this one place, and no other kbert module names a private
 Keras attribute (`tests/style_test.py` checks).
 
@@ -44,6 +45,18 @@ def mark_trainable(layer):
 def optimizer_knows(optimizer, variable):
     """Whether a built `optimizer` was built for `variable` (and so can update it)."""
     return optimizer._var_key(variable) in optimizer._trainable_variables_indices
+
+
+def schedule_step(optimizer):
+    """The step Keras calls `optimizer`'s learning-rate schedule with: its `apply` calls so far.
+
+    Under gradient accumulation this counts batches, while the public `optimizer.iterations`
+    counts updates (the batch count floor-divided by the accumulation steps). A schedule that
+    `kbert.train.DiscriminativeOptimizer` evaluates for a group must see the count Keras gives
+    its own schedules, so that `LearningRateSchedule(steps_per_update=N)` means the same for
+    every optimizer kbert builds.
+    """
+    return optimizer._iterations
 
 
 def skip_to_epoch(model, epoch):

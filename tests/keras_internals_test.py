@@ -78,3 +78,22 @@ def test_build_training_state_creates_the_optimizer_and_metric_variables():
     assert all(
         keras_internals.optimizer_knows(model.optimizer, v) for v in model.trainable_variables
     )
+
+
+def test_schedule_step_is_the_batch_count_keras_gives_its_schedules():
+    steps = []
+
+    class Record(keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            steps.append(int(step))
+            return 0.1
+
+    variable = keras.Variable(np.zeros(1, "float32"))
+    optimizer = keras.optimizers.SGD(Record(), gradient_accumulation_steps=3)
+    for _ in range(7):
+        optimizer.apply([np.ones(1, "float32")], [variable])
+    assert int(optimizer.iterations) == 2  # updates
+    assert int(keras_internals.schedule_step(optimizer)) == 7  # batches
+    steps.clear()
+    optimizer.learning_rate  # noqa: B018 (evaluates the schedule)
+    assert steps == [7]

@@ -10,6 +10,7 @@ multiplies it by ξ < 1 per layer. `layerwise_learning_rates` computes the rates
 import keras
 import tensorflow as tf
 
+from kbert.keras_internals import schedule_step
 from kbert.train.fine_tuning import check_accumulation_steps
 from kbert.train.freezing import HEAD, group_variables, layer_groups
 from kbert.train.schedules import LearningRateSchedule
@@ -109,11 +110,14 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
 
     One inner optimizer per group is made by `base_optimizer_factory(learning_rate)`, so each
     group keeps its own Adam moments and step count (a group unfrozen late starts with a fresh
-    bias correction). A schedule is evaluated at this optimizer's global step, not the inner
-    one's, so all groups stay on one clock. Every group is built up front, frozen or not, so
-    `GradualUnfreezing` and `ChainThaw` can unfreeze them mid-`fit`. Variables in no group
-    (none, for a kbert task model) go to the `head` group, or to the top group if there is no
-    `head`; a variable in several groups (a shared ALBERT block) goes to the lowest.
+    bias correction). A group's schedule is called with the step Keras gives this optimizer's
+    own schedule (see `gradient_accumulation_steps`), not the inner optimizer's count, so all
+    groups stay on one clock and a group unfrozen late takes the rate the others are at. This
+    optimizer's own `learning_rate` (the one `keras.callbacks.TensorBoard` logs) is the top
+    group's. Every group is built up front, frozen or not, so `GradualUnfreezing` and
+    `ChainThaw` can unfreeze them mid-`fit`. Variables in no group (none, for a kbert task
+    model) go to the `head` group, or to the top group if there is no `head`; a variable in
+    several groups (a shared ALBERT block) goes to the lowest.
 
     Args:
         groups: an `Encoder`, a task model, or a dict (ordered bottom to top) of group name →
@@ -126,10 +130,12 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
         clipnorm: float or None. Per-variable clipping, before routing.
         global_clipnorm: float or None. Clipping by the norm over all groups, before routing.
         gradient_accumulation_steps: int >= 1, default 1. Average this many batches'
-            gradients before each update (clipped, then routed, as one batch would be). As in
-            Keras, schedules are called with the batch count: give them
-            `LearningRateSchedule(steps_per_update=N)`. A group unfrozen in the middle of a
-            window contributes the batches it saw, divided by N.
+            gradients before each update (clipped, then routed, as one batch would be). As a
+            Keras optimizer does, this one calls every group's schedule with the batch count,
+            so update k (from 0) of a `LearningRateSchedule(steps_per_update=N)` uses its rate
+            at step k, exactly as a plain optimizer with the same schedule and accumulation
+            would. A group unfrozen in the middle of a window contributes the batches it saw,
+            divided by N.
         name: str, default "discriminative_optimizer".
 
     Raises:
@@ -199,9 +205,10 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
 
     def _inner_rate(self, rate):
         if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
-            # The global batch count, as Keras gives its schedules (the inner optimizer's own
-            # count stops while its group is frozen).
-            return lambda: rate(self.iterations)
+            # The count Keras gives this optimizer's own schedule: batches, not updates, under
+            # accumulation (`self.iterations` counts updates, and `steps_per_update` would
+            # divide it again). The inner optimizer's own count stops while its group is frozen.
+            return lambda: rate(schedule_step(self))
         return rate
 
     @property

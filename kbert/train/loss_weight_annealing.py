@@ -42,8 +42,10 @@ class LossWeightAnnealing(keras.callbacks.Callback):
     """Sets `model.set_loss_weight(name, schedule(step))` as training goes.
 
     With `every="step"`, at the start of every training batch, `step` being the optimizer's
-    iteration count (the step a learning-rate schedule sees: it keeps counting across `fit`
-    calls; with `steps_per_execution > 1` Keras calls batch hooks once per execution). With
+    `iterations` (it keeps counting across `fit` calls; with `steps_per_execution > 1` Keras
+    calls batch hooks once per execution). Under gradient accumulation `iterations` counts
+    updates, so every batch of one update gets the same weight; a learning-rate schedule is
+    called with the batch count instead (see `kbert.train.LearningRateSchedule`). With
     `every="epoch"`, at the start of every epoch, `step` being the epoch index.
 
     Args:

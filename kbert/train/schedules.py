@@ -129,14 +129,21 @@ _SCHEDULES = {
 class LearningRateSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Wraps one of this module's functions as a Keras schedule.
 
-    Under gradient accumulation a Keras optimizer calls its schedule with the micro-batch count
-    (`optimizer.iterations`), not the number of updates; `steps_per_update` (the accumulation
-    count) makes the function see updates, so `total_steps` and `warmup_steps` count updates.
+    One convention for every optimizer kbert builds (a Keras optimizer, and each group of a
+    `kbert.train.DiscriminativeOptimizer`): the schedule is called with the number of batches
+    the optimizer has been applied to, as Keras calls its own schedules. Under gradient
+    accumulation of N batches per update that is not `optimizer.iterations`, which counts
+    updates. `steps_per_update=N` floor-divides the batch count by N, so the function sees the
+    update index: update k (from 0) uses the function's rate at step k, `total_steps` and
+    `warmup_steps` count updates, and the rate an optimizer reports between two updates (the
+    one `keras.callbacks.TensorBoard` logs) is the rate of the next update. Pass the
+    optimizer's `gradient_accumulation_steps` as `steps_per_update`.
 
     Args:
         name: str. One of "warmup_linear_decay", "warmup_cosine_decay", "warmup_inverse_sqrt",
             "slanted_triangular".
-        steps_per_update: int >= 1, default 1. Micro-batches per optimizer update.
+        steps_per_update: int >= 1, default 1. Batches per optimizer update (the optimizer's
+            `gradient_accumulation_steps`).
         **arguments: the function's arguments except `step`.
 
     Example:
