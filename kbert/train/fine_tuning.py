@@ -42,8 +42,9 @@ def fine_tuning_optimizer(
         gradient_accumulation_steps: int >= 1, default 1. Average the gradients of this many
             batches before each update (textbook §20.11.4): `batch_size × N` examples per
             update in the memory of one batch. `total_steps` still counts batches; the schedule
-            counts updates (`ceil(total_steps / N)`), and a last window of fewer than N batches
-            is never applied.
+            counts the updates that happen (`total_steps // N`: Keras carries a window across
+            epochs and never applies a last one of fewer than N batches), so the schedule spans
+            exactly the updates a run makes.
 
     Returns:
         A `keras.optimizers.AdamW`.
@@ -52,7 +53,12 @@ def fine_tuning_optimizer(
     if not 0.0 <= warmup_fraction <= 1.0:
         raise ValueError(f"warmup_fraction must be in [0, 1]; received {warmup_fraction!r}")
     accumulation = check_accumulation_steps(gradient_accumulation_steps)
-    updates = -(-total_steps // accumulation)
+    if total_steps < accumulation:
+        raise ValueError(
+            f"total_steps ({total_steps}) must be at least gradient_accumulation_steps "
+            f"({accumulation}): with fewer batches no update is ever applied"
+        )
+    updates = total_steps // accumulation
     schedule = LearningRateSchedule(
         "warmup_linear_decay",
         peak_learning_rate=learning_rate,

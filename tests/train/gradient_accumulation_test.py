@@ -145,6 +145,24 @@ def test_the_schedule_counts_updates():
                              steps_per_update=0)  # fmt: skip
 
 
+def test_the_fine_tuning_schedule_spans_the_updates_a_run_makes():
+    # 10 batches at N = 4 make 2 updates (Keras never applies the last window of 2), so the
+    # schedule has 2 steps; with ceil(10 / 4) = 3 the second update would run at 0.2, not 0.15,
+    # and the decay would stop a third short of its end.
+    layer = _kernel()
+    optimizer = fine_tuning_optimizer(
+        10, learning_rate=0.3, warmup_fraction=0.0, weight_decay=0.0, gradient_accumulation_steps=4
+    )
+    rates = []
+    for _ in range(2):
+        rates.append(round(float(optimizer.learning_rate), 6))  # the next update's rate
+        for _ in range(4):
+            optimizer.apply([np.ones((1, 1), "float32")], [layer.kernel])
+    assert rates == [0.3, 0.15]
+    with pytest.raises(ValueError, match=r"total_steps \(3\) must be at least"):
+        fine_tuning_optimizer(3, gradient_accumulation_steps=4)
+
+
 def test_bad_accumulation_is_named(tmp_path):
     for bad in (0, -1, 2.0, True, "4"):
         with pytest.raises(ValueError, match="gradient_accumulation_steps must be an int >= 1"):
