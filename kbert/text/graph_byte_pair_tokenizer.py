@@ -28,7 +28,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text
 
-from kbert.text import _bert_text, _unicode_tables
+from kbert.text import _bert_text, _unicode_tables, post_processors
+from kbert.text._json_config import component_name
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
 from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.wordpiece_tokenizer import as_texts
@@ -104,6 +105,17 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             raise ValueError(
                 f"bpe must be a kbert.text.BytePairTokenizer or its config; received "
                 f"{type(bpe).__name__}"
+            )
+        if bpe.normalizer is not None or isinstance(bpe.pre_tokenizer, dict):
+            raise ValueError(
+                "GraphBytePairTokenizer runs a BytePairTokenizer with no normalizer and a named "
+                f"pre-tokenizer ({', '.join(GRAPH_PRE_TOKENIZERS)}); received normalizer "
+                f"{component_name(bpe.normalizer)} and pre-tokenizer {component_name(bpe.pre_tokenizer)}"
+            )
+        if post_processors.trims_offsets(bpe.post_processor):
+            raise ValueError(
+                "GraphBytePairTokenizer does not trim offsets; received post-processor "
+                f"{component_name(bpe.post_processor)} with trim_offsets"
             )
         self.bpe = self.reference = bpe
         self._adopt_roles(bpe.vocabulary_source)
