@@ -712,6 +712,29 @@ def test_the_tokenizer_parity_headline_names_only_what_falls_short():
     )
 
 
+def test_the_tokenizer_parity_page_and_headline_carry_the_pipelines():
+    results = {
+        "texts": 20000,
+        "train_texts": 10,
+        "vocabulary_size": 8000,
+        "bpe_agreement": 1.0,
+        "bpe_seconds": 1.0,
+        "pipeline_texts": 12000,
+        "pipeline_train_texts": 50,
+        "pipeline_t5_precompiled_unigram_agreement": 0.99995,
+        "pipeline_t5_precompiled_unigram_seconds": 3.0,
+        "pipeline_roberta_byte_level_bpe_agreement": 1.0,
+        "pipeline_roberta_byte_level_bpe_seconds": 2.0,
+        "refusals": {"UnicodeScripts": "pre-tokenizer 'UnicodeScripts' is not supported"},
+    }
+    assert report.HEADLINES["tokenizer_parity"](results).endswith(
+        "; 2 tokenizer.json pipelines at ≥ 99.9950% on 12,000 texts"
+    )
+    page = report.RENDERERS["tokenizer_parity"](results)
+    assert "| t5_precompiled_unigram |" in page and "99.9950%" in page
+    assert "- UnicodeScripts: pre-tokenizer 'UnicodeScripts' is not supported" in page
+
+
 def test_the_token_task_benchmark_renders_both_sides_or_kbert_alone():
     kbert_side = {
         "checkpoint": "MiniLM-L6-H384-uncased",
