@@ -489,6 +489,8 @@ def tokenizer_parity_section(results):
         "Precompiled nmt_nfkc charsmap + Replace; Metaspace; template `$A </s>`",
         "pipeline_albert_precompiled_unigram": "the same model as ALBERT's: Replace ×2 + NFKD + "
         "StripAccents + Lowercase + Precompiled + Replace; Metaspace (first); template",
+        "pipeline_roberta_byte_level_bpe_in_graph": "the RoBERTa file through "
+        "`GraphBytePairTokenizer` (prefix space and trimming in graph ops), no special tokens",
     }
     rows = [
         [name, what, f"{results[name + '_agreement']:.4%}", f"{results[name + '_seconds']:.1f}"]
@@ -522,6 +524,14 @@ def tokenizer_parity_section(results):
     refused = [f"- {what}: {message}" for what, message in (results.get("refusals") or {}).items()]
     if refused:
         pipeline_lines += ["", "Still refused, with the loader's message:", "", *refused]
+    in_graph_refused = sorted(results.get("pipeline_in_graph_refusals") or {})
+    if in_graph_refused:
+        pipeline_lines += [
+            "",
+            "The graph layers refuse, naming the component: "
+            + ", ".join(name.removeprefix("pipeline_") for name in in_graph_refused)
+            + " (they run in Python only).",
+        ]
     return "\n".join(
         [
             f"Each reference trained at {results['vocabulary_size']:,} tokens on "
@@ -576,9 +586,11 @@ def _tokenizer_parity_headline(results):
         + (f"; {', '.join(short)}" if short else "")
     )
     if pipelines:
+        identical = sum(share == 1 for share in pipelines.values())
         headline += (
-            f"; {len(pipelines)} tokenizer.json pipelines at ≥ "
-            f"{min(pipelines.values()):.4%} on {results['pipeline_texts']:,} texts"
+            f"; tokenizer.json pipelines: {identical} of {len(pipelines)} comparisons on all "
+            f"{results['pipeline_texts']:,} texts"
+            + (f" (lowest {min(pipelines.values()):.4%})" if identical < len(pipelines) else "")
         )
     return headline
 

@@ -33,7 +33,11 @@ post-processor, on `--pipeline-texts` held-out texts from six sources in equal s
 test and SST-2 reviews, PERSONA-CHAT and DailyDialog turns, held-out Gutenberg paragraphs, and
 held-out sentences rewritten with accents (some decomposed into combining marks), full-width
 forms, ligatures, emoji and case pairs such as "ẞ" and "İ" (`stress_variant`).
-`refusals` records the error each loader gives for a component still unsupported.
+`refusals` records the error each loader gives for a component still unsupported. Each
+pipeline the graph layers accept (RoBERTa's: ByteLevel with a prefix space, offsets trimmed)
+also runs through `GraphBytePairTokenizer` (`<name>_in_graph_agreement`, ids and offsets, no
+special tokens: packing adds them in graphs); `pipeline_in_graph_refusals` holds the others'
+errors.
 
 The last line is JSON: `texts`, `bpe_agreement`, `byte_level_bpe_agreement`,
 `unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the four in-graph agreements,
@@ -521,6 +525,7 @@ def main(argv=None):
         pipeline_train, pipeline_held_out = pipeline_corpora(root, args.pipeline_texts)
         results["pipeline_texts"] = len(pipeline_held_out)
         results["pipeline_train_texts"] = len(pipeline_train)
+        graph_refusals = {}
         for name, made in pipelines(pipeline_train, args.vocabulary_size, Path(directory)).items():
             measure(
                 results,
@@ -530,6 +535,31 @@ def main(argv=None):
                 pipeline_held_out,
                 count_key="pipeline_texts",
             )
+            reference, tokenizer, _ = made
+            try:  # the graph layers run some pipelines and refuse the others by name
+                (
+                    SentencePieceTokenizer
+                    if isinstance(tokenizer, UnigramTokenizer)
+                    else GraphBytePairTokenizer
+                )(tokenizer)
+            except ValueError as error:
+                graph_refusals[name] = str(error)
+                continue
+
+            def encode(text, reference=reference):
+                encoding = reference.encode(text, add_special_tokens=False)
+                return encoding.ids, [tuple(offset) for offset in encoding.offsets]
+
+            measure(
+                results,
+                f"{name}_in_graph",
+                bpe_graph_agreement,
+                encode,
+                tokenizer,
+                pipeline_held_out,
+                count_key="pipeline_texts",
+            )
+        results["pipeline_in_graph_refusals"] = graph_refusals
         results["refusals"] = refusals(Path(directory))
     record_if_requested(args, results)
     print(json.dumps(results, ensure_ascii=False))

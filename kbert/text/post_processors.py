@@ -54,6 +54,19 @@ def trims_offsets(spec):
     return spec["type"] in ("ByteLevel", "RobertaProcessing") and spec.get("trim_offsets", True)
 
 
+def trimming_prefix_space(spec):
+    """None when `spec` trims no offsets, else the `add_prefix_space` its trimming honours (the
+    first trimming processor's, in a Sequence)."""
+    if spec is None:
+        return None
+    if spec["type"] == "Sequence":
+        found = [trimming_prefix_space(part) for part in spec.get("processors") or []]
+        return next((value for value in found if value is not None), None)
+    if trims_offsets(spec):
+        return bool(spec.get("add_prefix_space", True))
+    return None
+
+
 def _trim(tokens, add_prefix_space):
     """`tokenizers`' byte-level `process_offsets` on `(id, piece, start, end)` tuples."""
     trimmed = []

@@ -14,6 +14,8 @@ from kbert.text.post_processors import check_post_processor, post_process
 from tests.text.byte_pair_tokenizer_test import TEXTS
 
 CHECKED = TEXTS + [
+    "\nnew line first",
+    " space first",
     "Café naïve résumé Ｆｕｌｌ－ｗｉｄｔｈ １２３ ﬁne",
     "e\u0301t\u00e9 😀👍🏽 ok\u200b",
     "  lead and trail  ",
@@ -98,9 +100,29 @@ def test_a_pipeline_gives_the_reference_ids_and_offsets(name, tmp_path):
                 assert list(zip(starts, ends, strict=True)) == [
                     tuple(o) for o in encoding.offsets
                 ], (text, special)
+    if name == "roberta":  # the graph layer runs RoBERTa's ByteLevel and its trimming
+        _assert_graph_agrees(reference, tokenizer)
+        return
     graph = GraphBytePairTokenizer if kind == "BPE" else SentencePieceTokenizer
     with pytest.raises(ValueError, match="normalizer .* and pre-tokenizer"):
         graph(tokenizer)
+
+
+# Added tokens in the text: BPE matches them verbatim (Unigram pipelines treat them as control
+# pieces, never read from text).
+GRAPH_CHECKED = CHECKED + ["<s>leading special and a <s> inside"]
+
+
+def _assert_graph_agrees(reference, tokenizer):
+    """`GraphBytePairTokenizer(tokenizer)` gives the reference's ids and offsets (no special
+    tokens: the graph layer adds none; `BertPreprocessor` packs)."""
+    ids, starts, ends = (
+        t.to_list() for t in GraphBytePairTokenizer(tokenizer).tokenize_with_offsets(GRAPH_CHECKED)
+    )
+    for text, mine, first, last in zip(GRAPH_CHECKED, ids, starts, ends, strict=True):
+        encoding = reference.encode(text, add_special_tokens=False)
+        assert mine == encoding.ids, text
+        assert list(zip(first, last, strict=True)) == [tuple(o) for o in encoding.offsets], text
 
 
 def test_offsets_are_trimmed_and_special_tokens_added_as_asked():
@@ -115,14 +137,32 @@ def test_offsets_are_trimmed_and_special_tokens_added_as_asked():
         check_post_processor({"type": "Wrapper"})
 
 
-def test_the_graph_layer_refuses_offset_trimming(tmp_path):
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_the_graph_layer_adds_the_prefix_space_and_trims_offsets(add_prefix_space, tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     reference = tokenizers.Tokenizer(tokenizers.models.BPE())
-    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    reference.train_from_iterator(
+        TEXTS,
+        tokenizers.trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=["<s>"],
+            initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     reference.post_processor = tokenizers.processors.ByteLevel(trim_offsets=True)
-    reference.train_from_iterator(TEXTS, tokenizers.trainers.BpeTrainer(vocab_size=300))
     reference.save(str(tmp_path / "tokenizer.json"))
     tokenizer = BytePairTokenizer.from_huggingface(tmp_path / "tokenizer.json")
-    assert tokenizer.pre_tokenizer == "gpt2"  # the named pattern: no pipeline needed
-    with pytest.raises(ValueError, match="does not trim offsets; received post-processor"):
-        GraphBytePairTokenizer(tokenizer)
+    # Without a prefix space the file loads as the named pattern, with one as the pipeline.
+    assert (tokenizer.pre_tokenizer == "gpt2") is not add_prefix_space
+    _assert_graph_agrees(reference, tokenizer)
+    with pytest.raises(ValueError, match="pre-tokenizer Sequence\\[Whitespace, Digits\\]"):
+        GraphBytePairTokenizer(
+            {
+                **tokenizer.get_config(),
+                "pre_tokenizer": {
+                    "type": "Sequence",
+                    "pretokenizers": [{"type": "Whitespace"}, {"type": "Digits"}],
+                },
+            }
+        )
