@@ -575,21 +575,21 @@ def _tokenizer_parity_headline(results):
         if name.startswith("pipeline_") and name.endswith("_agreement")
     }
     # The summary names only the comparisons short of 100%; the page has every one.
-    short = []
-    for name, share in shares.items():
-        if share < 1:
-            count = round((1 - share) * results["texts"])
-            short.append(f"{name} differs on {count:,} text{'s' if count != 1 else ''}")
+    short = [
+        f"{name}: {count:,} differ{'s' if count == 1 else ''}"
+        for name, share in shares.items()
+        for count in [round((1 - share) * results["texts"])]
+        if share < 1
+    ]
     headline = (
-        f"tokenizers identical to their references on {results['texts']:,} texts: "
-        f"{len(shares) - len(short)} of {len(shares)} comparisons on every text"
-        + (f"; {', '.join(short)}" if short else "")
+        f"{len(shares) - len(short)} of {len(shares)} identical on all "
+        f"{results['texts']:,} texts" + (f" ({'; '.join(short)})" if short else "")
     )
     if pipelines:
         identical = sum(share == 1 for share in pipelines.values())
         headline += (
-            f"; tokenizer.json pipelines: {identical} of {len(pipelines)} comparisons on all "
-            f"{results['pipeline_texts']:,} texts"
+            f"; tokenizer.json pipelines: {identical} of {len(pipelines)} on all "
+            f"{results['pipeline_texts']:,}"
             + (f" (lowest {min(pipelines.values()):.4%})" if identical < len(pipelines) else "")
         )
     return headline

@@ -5,8 +5,10 @@ start symbols (`kbert.text.byte_pair_trainer.word_symbols`) and applies the lear
 the order they were learned: repeatedly, the adjacent pair with the lowest merge rank becomes
 one symbol, until no adjacent pair is a merge. Tokens come with character offsets into the
 original text, and ids decode back to text. A `tokenizer.json` written by Hugging Face
-`tokenizers` for a BPE model (character or byte-level) loads with `from_huggingface` and gives
-the same ids and offsets (`benchmarks/tokenizer_parity.py` measures it on real text).
+`tokenizers` for a BPE model (character or byte-level), with the normalizers, pre-tokenizers
+and post-processors of `kbert.text.normalizers`, `pre_tokenizers` and `post_processors`, loads
+with `from_huggingface` and gives the same ids and offsets (`benchmarks/tokenizer_parity.py`
+measures it on real text).
 
 This tokenizer runs eagerly in Python; the pretraining pipelines call it once, when they are
 built (`tokenize_batch`), and it names BERT's role tokens (`pad_token`, `cls_token`,

@@ -7,8 +7,9 @@ and the text is cut before each "▁" into words (no piece crosses a word bounda
 that no piece covers becomes the unknown token (its score: the lowest piece score minus 10), and
 consecutive unknown characters fuse into one.
 
-`UnigramTokenizer.from_huggingface` loads a Hugging Face `tokenizer.json` (Unigram model,
-Metaspace pre-tokenizer) and `from_sentencepiece` a `.model` file written by the
+`UnigramTokenizer.from_huggingface` loads a Hugging Face `tokenizer.json` (Unigram model, with
+the normalizers, pre-tokenizers and post-processors of `kbert.text.normalizers`,
+`pre_tokenizers` and `post_processors`: T5's and ALBERT's among them) and `from_sentencepiece` a `.model` file written by the
 `sentencepiece` package (read with a small protobuf reader, no dependency); both reproduce
 their reference's ids and offsets. Pieces and scores come from `learn_unigram`.
 """
