@@ -3,6 +3,7 @@
 and without special tokens; the files round trip; the graph layers refuse what they lack."""
 
 import pytest
+import tensorflow as tf
 
 from kbert.text import (
     BytePairTokenizer,
@@ -166,3 +167,41 @@ def test_the_graph_layer_adds_the_prefix_space_and_trims_offsets(add_prefix_spac
                 },
             }
         )
+
+
+def test_the_roberta_pipeline_runs_in_an_exported_graph(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.Tokenizer(tokenizers.models.BPE())
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=True)
+    reference.train_from_iterator(
+        TEXTS,
+        tokenizers.trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=["<s>", "</s>"],
+            initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    reference.post_processor = tokenizers.processors.RobertaProcessing(("</s>", 1), ("<s>", 0))
+    reference.save(str(tmp_path / "tokenizer.json"))
+    layer = GraphBytePairTokenizer(BytePairTokenizer.from_huggingface(tmp_path / "tokenizer.json"))
+    module = tf.Module()
+    module.layer = layer
+    module.tokenize = tf.function(
+        lambda texts: {
+            name: tensor.to_tensor(-1)
+            for name, tensor in zip(
+                ("ids", "starts", "ends"), layer.tokenize_with_offsets(texts), strict=True
+            )
+        },
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(tmp_path / "exported"))
+    restored = tf.saved_model.load(str(tmp_path / "exported"))
+    out = restored.tokenize(tf.constant(GRAPH_CHECKED))
+    for row, text in enumerate(GRAPH_CHECKED):
+        encoding = reference.encode(text, add_special_tokens=False)
+        ids = out["ids"][row].numpy().tolist()
+        count = len(encoding.ids)
+        assert ids[:count] == encoding.ids and set(ids[count:]) <= {-1}, text
+        starts, ends = (out[key][row].numpy().tolist()[:count] for key in ("starts", "ends"))
+        assert list(zip(starts, ends, strict=True)) == [tuple(o) for o in encoding.offsets], text
