@@ -474,11 +474,64 @@ def tokenizer_parity_section(results):
         "kbert_unigram_in_graph": "kbert's own unigram model through `SentencePieceTokenizer` vs "
         "kbert's Python `UnigramTokenizer`, ids",
     }
+    pipelines = {
+        "pipeline_bpe_nfkc_lowercase": "BPE; NFKC + Lowercase; Whitespace",
+        "pipeline_roberta_byte_level_bpe": "byte-level BPE; ByteLevel with prefix space; "
+        "RobertaProcessing (offsets trimmed)",
+        "pipeline_byte_level_bpe_nfc": "byte-level BPE; NFC; Split regex + ByteLevel without "
+        "its regex (Llama 3's shape); ByteLevel post-processor",
+        "pipeline_bpe_strip_accents_punctuation_digits": "BPE; NFD + StripAccents + Lowercase "
+        "+ Strip; WhitespaceSplit + Punctuation + Digits; BertProcessing",
+        "pipeline_bpe_replace_prepend_split": "BPE; NFKD + Replace + Prepend; two Splits "
+        "(merged with previous, with next); TemplateProcessing",
+        "pipeline_unigram_nmt_nfkc_metaspace": "Unigram; Nmt + NFKC + Replace; Metaspace",
+        "pipeline_t5_precompiled_unigram": "sentencepiece unigram converted as T5's: "
+        "Precompiled nmt_nfkc charsmap + Replace; Metaspace; template `$A </s>`",
+        "pipeline_albert_precompiled_unigram": "the same model as ALBERT's: Replace ×2 + NFKD + "
+        "StripAccents + Lowercase + Precompiled + Replace; Metaspace (first); template",
+        "pipeline_roberta_byte_level_bpe_in_graph": "the RoBERTa file through "
+        "`GraphBytePairTokenizer` (prefix space and trimming in graph ops), no special tokens",
+    }
     rows = [
         [name, what, f"{results[name + '_agreement']:.4%}", f"{results[name + '_seconds']:.1f}"]
         for name, what in references.items()
         if name + "_agreement" in results
     ]
+    pipeline_rows = [
+        [
+            name.removeprefix("pipeline_"),
+            what,
+            f"{results[name + '_agreement']:.4%}",
+            f"{results[name + '_seconds']:.1f}",
+        ]
+        for name, what in pipelines.items()
+        if name + "_agreement" in results
+    ]
+    pipeline_lines = []
+    if pipeline_rows:
+        pipeline_lines = [
+            "",
+            f"Whole `tokenizer.json` pipelines (normalizer; pre-tokenizer; post-processor), "
+            f"each loaded by `from_huggingface` and compared with `tokenizers` by ids and "
+            f"offsets (special tokens added where there is a post-processor) on "
+            f"{results['pipeline_texts']:,} held-out texts: reviews, dialogue, books and "
+            "reviews or dialogue rewritten with accents, combining marks, full-width forms, "
+            "ligatures and emoji (trained on "
+            f"{results['pipeline_train_texts']:,} texts):",
+            "",
+            _table(["pipeline", "components", "texts identical", "kbert s"], pipeline_rows),
+        ]
+    refused = [f"- {what}: {message}" for what, message in (results.get("refusals") or {}).items()]
+    if refused:
+        pipeline_lines += ["", "Still refused, with the loader's message:", "", *refused]
+    in_graph_refused = sorted(results.get("pipeline_in_graph_refusals") or {})
+    if in_graph_refused:
+        pipeline_lines += [
+            "",
+            "The graph layers refuse, naming the component: "
+            + ", ".join(name.removeprefix("pipeline_") for name in in_graph_refused)
+            + " (they run in Python only).",
+        ]
     return "\n".join(
         [
             f"Each reference trained at {results['vocabulary_size']:,} tokens on "
@@ -497,6 +550,7 @@ def tokenizer_parity_section(results):
             for name in ("sentencepiece_in_graph", "kbert_unigram_in_graph")
             if name + "_disagreements_that_are_ties" in results
         ]
+        + pipeline_lines
     )
 
 
@@ -515,17 +569,30 @@ def _tokenizer_parity_headline(results):
         )
         if name + "_agreement" in results
     }
+    pipelines = {
+        name: share
+        for name, share in results.items()
+        if name.startswith("pipeline_") and name.endswith("_agreement")
+    }
     # The summary names only the comparisons short of 100%; the page has every one.
-    short = []
-    for name, share in shares.items():
-        if share < 1:
-            count = round((1 - share) * results["texts"])
-            short.append(f"{name} differs on {count:,} text{'s' if count != 1 else ''}")
-    return (
-        f"tokenizers identical to their references on {results['texts']:,} texts: "
-        f"{len(shares) - len(short)} of {len(shares)} comparisons on every text"
-        + (f"; {', '.join(short)}" if short else "")
+    short = [
+        f"{name}: {count:,} differ{'s' if count == 1 else ''}"
+        for name, share in shares.items()
+        for count in [round((1 - share) * results["texts"])]
+        if share < 1
+    ]
+    headline = (
+        f"{len(shares) - len(short)} of {len(shares)} identical on all "
+        f"{results['texts']:,} texts" + (f" ({'; '.join(short)})" if short else "")
     )
+    if pipelines:
+        identical = sum(share == 1 for share in pipelines.values())
+        headline += (
+            f"; tokenizer.json pipelines: {identical} of {len(pipelines)} on all "
+            f"{results['pipeline_texts']:,}"
+            + (f" (lowest {min(pipelines.values()):.4%})" if identical < len(pipelines) else "")
+        )
+    return headline
 
 
 def dialog_section(results):

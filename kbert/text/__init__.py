@@ -9,6 +9,9 @@ Byte-pair encoding (`BytePairTokenizer`, `learn_merges`: the textbook's characte
 GPT-2's byte-level BPE) and SentencePiece's unigram model (`UnigramTokenizer`, `learn_unigram`)
 run eagerly in Python, with parity against Hugging Face and sentencepiece; they name BERT's role
 tokens like WordPiece does (`with_roles()`), so every pretraining pipeline takes any of them.
+Their `from_huggingface` loads `tokenizer.json` files built the way real models' are: the
+normalizers, pre-tokenizers and post-processors of `normalizers`, `pre_tokenizers` and
+`post_processors` (offsets still refer to the original text); anything else is refused by name.
 """
 
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer

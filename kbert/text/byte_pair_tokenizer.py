@@ -5,16 +5,21 @@ start symbols (`kbert.text.byte_pair_trainer.word_symbols`) and applies the lear
 the order they were learned: repeatedly, the adjacent pair with the lowest merge rank becomes
 one symbol, until no adjacent pair is a merge. Tokens come with character offsets into the
 original text, and ids decode back to text. A `tokenizer.json` written by Hugging Face
-`tokenizers` for a BPE model (character or byte-level) loads with `from_huggingface` and gives
-the same ids and offsets (`benchmarks/tokenizer_parity.py` measures it on real text).
+`tokenizers` for a BPE model (character or byte-level), with the normalizers, pre-tokenizers
+and post-processors of `kbert.text.normalizers`, `pre_tokenizers` and `post_processors`, loads
+with `from_huggingface` and gives the same ids and offsets (`benchmarks/tokenizer_parity.py`
+measures it on real text).
 
 This tokenizer runs eagerly in Python; the pretraining pipelines call it once, when they are
 built (`tokenize_batch`), and it names BERT's role tokens (`pad_token`, `cls_token`,
 `sep_token`, `mask_token`; `with_roles()` adds them) so every pipeline accepts it.
 """
 
+import json
+
 import regex
 
+from kbert.text import normalizers, post_processors, pre_tokenizers
 from kbert.text._json_config import JsonConfigFile, read_hugging_face_spec
 from kbert.text.byte_pair_trainer import (
     END_OF_WORD,
@@ -50,8 +55,15 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         unknown_token: str or None, default "[UNK]". Stands for symbols not in the vocabulary;
             with None they are dropped (Hugging Face's behaviour without an unknown token).
         fuse_unknown: bool, default False. Consecutive unknown symbols become one token.
-        pre_tokenizer: str, default None ("gpt2" for byte-level, else "whitespace"). A key of
-            `PRE_TOKENIZERS`.
+        pre_tokenizer: str or dict, default None ("gpt2" for byte-level, else "whitespace"). A
+            key of `PRE_TOKENIZERS`, or a Hugging Face pre-tokenizer (its `tokenizer.json`
+            dict; `kbert.text.pre_tokenizers`), whose `ByteLevel` then writes the words in the
+            byte alphabet before BPE.
+        normalizer: dict or None, default None. A Hugging Face normalizer applied first
+            (`kbert.text.normalizers`); offsets still refer to the original text.
+        post_processor: dict or None, default None. A Hugging Face post-processor
+            (`kbert.text.post_processors`): its special tokens are added when
+            `add_special_tokens=True`, its offset trimming always.
         special_tokens: sequence of str, default (). Tokens matched verbatim in the text before
             pre-tokenization (each must be in the vocabulary).
         ignore_merges: bool, default False. A word that is itself in the vocabulary is one
@@ -93,6 +105,8 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         cls_token=None,
         sep_token=None,
         mask_token=None,
+        normalizer=None,
+        post_processor=None,
     ):
         self.vocabulary = [str(token) for token in vocabulary]
         self.merges = [(str(left), str(right)) for left, right in merges]
@@ -109,7 +123,14 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         if len(self._ids) != len(self.vocabulary):
             repeated = sorted({t for t in self.vocabulary if self.vocabulary.count(t) > 1})
             raise ValueError(f"vocabulary must not repeat tokens; repeated: {repeated[:10]}")
-        if self.pre_tokenizer not in PRE_TOKENIZERS:
+        self.normalizer = normalizers.check_normalizer(normalizer)
+        self.post_processor = post_processors.check_post_processor(post_processor)
+        # Hugging Face's pipeline (normalizer, pre-tokenizer) in place of a named pattern: the
+        # pre-tokenizer writes any byte alphabet itself, so BPE starts from characters.
+        self._pipeline = self.normalizer is not None or isinstance(self.pre_tokenizer, dict)
+        if isinstance(self.pre_tokenizer, dict):
+            pre_tokenizers.check_pre_tokenizer(self.pre_tokenizer)
+        elif self.pre_tokenizer not in PRE_TOKENIZERS:
             raise ValueError(
                 f"pre_tokenizer must be one of {sorted(PRE_TOKENIZERS)}; "
                 f"received {self.pre_tokenizer!r}"
@@ -128,7 +149,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
                         "which is not in the vocabulary"
                     )
             self._ranks.setdefault((left, right), rank)
-        self._words = regex.compile(PRE_TOKENIZERS[self.pre_tokenizer])
+        self._words = None if self._pipeline else regex.compile(PRE_TOKENIZERS[self.pre_tokenizer])
         self._specials = (
             regex.compile(
                 "|".join(regex.escape(t) for t in sorted(self.special_tokens, key=len)[::-1])
@@ -184,7 +205,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
     # --- tokenizing ---
 
     def _start_symbols(self, word):
-        if self.byte_level:
+        if self.byte_level and not self._pipeline:
             return [self._alphabet[byte] for byte in word.encode("utf-8")]
         symbols = list(word)
         if self.continuing_subword_prefix:
@@ -201,7 +222,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         if word in self._cache:
             return self._cache[word]
         symbols = self._start_symbols(word)
-        whole = "".join(symbols) if self.byte_level else None
+        whole = word if self._pipeline else "".join(symbols) if self.byte_level else None
         if self.ignore_merges and whole is not None and whole in self._ids:
             symbols = [whole]
         while len(symbols) > 1:
@@ -221,7 +242,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
 
     def _piece_length(self, piece):
         """How many symbols of the word's start form `piece` consumed (characters or bytes)."""
-        if self.byte_level:
+        if self.byte_level and not self._pipeline:
             return len(piece)  # one alphabet character per byte
         length = len(piece)
         if self.end_of_word and piece.endswith(self.end_of_word):
@@ -233,7 +254,8 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
     def _word_tokens(self, word, start):
         """`(id, start, end)` per token of one pre-tokenized word beginning at `start`."""
         tokens = []
-        if self.byte_level:
+        byte_level = self.byte_level and not self._pipeline
+        if byte_level:
             # Byte offsets within the word → character offsets in the text.
             char_of_byte = []
             for index, character in enumerate(word):
@@ -242,7 +264,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         position = 0
         for piece in self._bpe(word):
             length = self._piece_length(piece)
-            if self.byte_level:
+            if byte_level:
                 first = char_of_byte[position]
                 last = char_of_byte[position + length - 1] + 1 if length else first
                 span = (start + first, start + last)
@@ -261,22 +283,49 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         return tokens
 
     def _pieces(self, text):
-        """`(kind, text, start)`: special tokens verbatim, the rest cut into words."""
+        """`(kind, text, start)`: special tokens verbatim, the rest cut into words (with the
+        Hugging Face pipeline, `text` of a word is an `AlignedText` and `start` its segment's)."""
         cursor = 0
         spans = [] if self._specials is None else list(self._specials.finditer(text))
         for special in spans + [None]:
             end = len(text) if special is None else special.start()
-            for match in self._words.finditer(text, cursor, end):
-                yield "word", match.group(), match.start()
+            if self._pipeline:
+                aligned = normalizers.normalize(self.normalizer, text[cursor:end])
+                if isinstance(self.pre_tokenizer, dict):
+                    splits = pre_tokenizers.pre_tokenize(self.pre_tokenizer, aligned, cursor)
+                else:
+                    splits = [
+                        aligned.slice(m.start(), m.end())
+                        for m in regex.finditer(PRE_TOKENIZERS[self.pre_tokenizer], aligned.text)
+                    ]
+                for split in splits:
+                    yield "word", split, cursor
+            else:
+                for match in self._words.finditer(text, cursor, end):
+                    yield "word", match.group(), match.start()
             if special is not None:
                 yield "special", special.group(), special.start()
                 cursor = special.end()
 
-    def tokenize_with_offsets(self, text):
+    def _piece_tokens(self, kind, piece, start):
+        """`(id, start, end)` of one piece of `_pieces`."""
+        if kind == "special":
+            return [(self._ids[piece], start, start + len(piece))]
+        if not isinstance(piece, normalizers.AlignedText):
+            return self._word_tokens(piece, start)
+        tokens = []
+        for token_id, first, last in self._word_tokens(piece.text, 0):
+            begin, end = piece.original_span(first, last)
+            tokens.append((token_id, start + begin, start + end))
+        return tokens
+
+    def tokenize_with_offsets(self, text, add_special_tokens=False):
         """`(ids, starts, ends)`: token ids and each token's character span in `text`.
 
         Args:
             text: str.
+            add_special_tokens: bool, default False. Add the post-processor's special tokens
+                (spanning `(0, 0)`); without a post-processor nothing is added.
 
         Returns:
             three lists of int of equal length.
@@ -285,15 +334,17 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             raise ValueError(f"text must be a str; received {type(text).__name__}")
         tokens = []
         for kind, piece, start in self._pieces(text):
-            if kind == "special":
-                tokens.append((self._ids[piece], start, start + len(piece)))
-            else:
-                tokens += self._word_tokens(piece, start)
+            tokens += self._piece_tokens(kind, piece, start)
+        if self.post_processor is not None:
+            tokens = [(i, self.vocabulary[i], s, e) for i, s, e in tokens]
+            tokens = post_processors.post_process(self.post_processor, tokens, add_special_tokens)
+            tokens = [(i, s, e) for i, _, s, e in tokens]
         return [t[0] for t in tokens], [t[1] for t in tokens], [t[2] for t in tokens]
 
-    def tokenize(self, text):
-        """Token ids of `text` (list of int)."""
-        return self.tokenize_with_offsets(text)[0]
+    def tokenize(self, text, add_special_tokens=False):
+        """Token ids of `text` (list of int); `add_special_tokens` as in
+        `tokenize_with_offsets`."""
+        return self.tokenize_with_offsets(text, add_special_tokens)[0]
 
     def tokenize_with_word_ids(self, text):
         """`(ids, word_ids)`: token ids and, per token, the index of the pre-tokenizer's word it
@@ -302,10 +353,7 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             raise ValueError(f"text must be a str; received {type(text).__name__}")
         ids, word_ids = [], []
         for word, (kind, piece, start) in enumerate(self._pieces(text)):
-            if kind == "special":
-                tokens = [self._ids[piece]]
-            else:
-                tokens = [t[0] for t in self._word_tokens(piece, start)]
+            tokens = [t[0] for t in self._piece_tokens(kind, piece, start)]
             ids += tokens
             word_ids += [word] * len(tokens)
         return ids, word_ids
@@ -352,6 +400,8 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             "pre_tokenizer": self.pre_tokenizer,
             "special_tokens": list(self.special_tokens),
             "ignore_merges": self.ignore_merges,
+            "normalizer": self.normalizer,
+            "post_processor": self.post_processor,
             **self.role_config(),
         }
 
@@ -412,9 +462,13 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
         """Loads a BPE `tokenizer.json` written by Hugging Face `tokenizers`.
 
         Supported: a `BPE` model (with or without `end_of_word_suffix`,
-        `continuing_subword_prefix`, `unk_token`, `fuse_unk`, `ignore_merges`), no normalizer,
-        and a `ByteLevel` (with its regex, no prefix space), `Whitespace` or `WhitespaceSplit`
-        pre-tokenizer; added tokens are matched verbatim. Anything else raises, naming it.
+        `continuing_subword_prefix`, `unk_token`, `fuse_unk`, `ignore_merges`); the normalizers
+        of `kbert.text.normalizers.NORMALIZERS`, the pre-tokenizers of
+        `kbert.text.pre_tokenizers.PRE_TOKENIZERS` and the post-processors of
+        `kbert.text.post_processors.POST_PROCESSORS`; added tokens are matched verbatim in the
+        original text. Anything else raises, naming it. A file with no normalizer and a plain
+        `ByteLevel` (no prefix space, its regex), `Whitespace` or `WhitespaceSplit`
+        pre-tokenizer loads as the named pattern, which `GraphBytePairTokenizer` runs in graphs.
 
         Args:
             path: str or Path. The `tokenizer.json` file.
@@ -423,32 +477,28 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             `BytePairTokenizer`.
 
         Raises:
-            ValueError: a model, normalizer or pre-tokenizer this tokenizer cannot reproduce,
-                or BPE dropout (random, so no fixed ids to reproduce).
+            ValueError: a model, normalizer, pre-tokenizer or post-processor this tokenizer
+                cannot reproduce, BPE dropout (random, so no fixed ids to reproduce) or byte
+                fallback.
         """
         spec = read_hugging_face_spec(path, "BPE")
         model = spec["model"]
         if model.get("dropout"):
             raise ValueError(f"{path}: BPE dropout {model['dropout']} is random; set it to null")
-        pre = spec.get("pre_tokenizer") or {}
-        kind = pre.get("type")
-        byte_level = kind == "ByteLevel"
-        if byte_level:
-            if pre.get("add_prefix_space") or not pre.get("use_regex", True):
-                raise ValueError(
-                    f"{path}: ByteLevel pre-tokenizer with add_prefix_space or without its "
-                    "regex is not supported"
-                )
-            pre_tokenizer = "gpt2"
-        elif kind in ("Whitespace", "WhitespaceSplit"):
-            pre_tokenizer = {"Whitespace": "whitespace", "WhitespaceSplit": "whitespace_split"}[
-                kind
-            ]
-        else:
-            raise ValueError(
-                f"{path}: pre-tokenizer {kind!r} is not supported; expected ByteLevel, "
-                "Whitespace or WhitespaceSplit"
-            )
+        if model.get("byte_fallback"):
+            raise ValueError(f"{path}: BPE byte_fallback is not supported")
+        pre = spec.get("pre_tokenizer") or {"type": "Sequence", "pretokenizers": []}
+        byte_level = "ByteLevel" in json.dumps(pre)
+        plain = {
+            "Whitespace": "whitespace",
+            "WhitespaceSplit": "whitespace_split",
+            "ByteLevel": "gpt2",
+        }.get(pre["type"])
+        if pre["type"] == "ByteLevel" and (
+            pre.get("add_prefix_space", True) or not pre.get("use_regex", True)
+        ):
+            plain = None
+        pre_tokenizer = plain if plain and spec.get("normalizer") is None else pre
         ids = dict(model["vocab"])
         for added in spec.get("added_tokens") or []:
             ids.setdefault(added["content"], added["id"])
@@ -473,4 +523,6 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             pre_tokenizer=pre_tokenizer,
             special_tokens=[added["content"] for added in spec.get("added_tokens") or []],
             ignore_merges=bool(model.get("ignore_merges")),
+            normalizer=spec.get("normalizer"),
+            post_processor=spec.get("post_processor"),
         )

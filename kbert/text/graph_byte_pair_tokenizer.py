@@ -28,7 +28,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text
 
-from kbert.text import _bert_text, _unicode_tables
+from kbert.text import _bert_text, _unicode_tables, post_processors
+from kbert.text._json_config import component_name
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
 from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.wordpiece_tokenizer import as_texts
@@ -105,9 +106,28 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
                 f"bpe must be a kbert.text.BytePairTokenizer or its config; received "
                 f"{type(bpe).__name__}"
             )
+        pre = bpe.pre_tokenizer
+        # RoBERTa's ByteLevel (a prefix space, GPT-2's regex) runs here; other pipelines do not.
+        byte_level_file = (
+            isinstance(pre, dict)
+            and pre.get("type") == "ByteLevel"
+            and pre.get("use_regex", True)
+            and bpe.byte_level
+        )
+        if bpe.normalizer is not None or (isinstance(pre, dict) and not byte_level_file):
+            raise ValueError(
+                "GraphBytePairTokenizer runs a BytePairTokenizer with no normalizer and a named "
+                f"pre-tokenizer ({', '.join(GRAPH_PRE_TOKENIZERS)}) or a ByteLevel one with its "
+                f"regex; received normalizer {component_name(bpe.normalizer)} and pre-tokenizer "
+                f"{component_name(pre)}"
+            )
+        self._pattern_name = "gpt2" if byte_level_file else pre
+        self._add_prefix_space = byte_level_file and bool(pre.get("add_prefix_space", True))
+        # None, or the add_prefix_space of the post-processor that trims offsets past spaces.
+        self._trim = post_processors.trimming_prefix_space(bpe.post_processor)
         self.bpe = self.reference = bpe
         self._adopt_roles(bpe.vocabulary_source)
-        self._word_pattern = GRAPH_PRE_TOKENIZERS[bpe.pre_tokenizer]
+        self._word_pattern = GRAPH_PRE_TOKENIZERS[self._pattern_name]
         specials = sorted(bpe.special_tokens, key=len)[::-1]
         self._special_pattern = "|".join(f"\\Q{token}\\E" for token in specials) or None
         with tf.init_scope():
@@ -196,10 +216,26 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         return chunk_starts.with_flat_values(chunks), chunk_starts
 
     def _words(self, texts):
-        """`(words, starts, is_special)` (n, None): each text's words and special tokens."""
+        """`(words, starts, is_special, floors, first_ends)` (n, None): each text's words and
+        special tokens; with a prefix space, per word the start of its segment (-1 for none)
+        and the end of the segment's first character (tokens of the prefix span that one)."""
         segments, segment_starts, is_special = self._segments(texts)
         flat = tf.where(is_special.flat_values, "", segments.flat_values)  # (segments,)
-        if self.bpe.pre_tokenizer == "gpt2":
+        seg_starts = segment_starts.flat_values  # (segments,)
+        floors = tf.fill(tf.shape(flat), tf.constant(-1, tf.int64))
+        first_ends = tf.zeros_like(floors)
+        if self._add_prefix_space:
+            # Hugging Face's ByteLevel adds a space to each non-empty piece that lacks one; its
+            # byte sits one before the piece and spans the piece's first character.
+            prefixed = (tf.strings.length(flat) > 0) & ~tf.strings.regex_full_match(
+                flat, " (?s:.*)"
+            )
+            flat = tf.where(prefixed, " " + flat, flat)
+            first = tf.strings.substr(segments.flat_values, 0, 1, unit="UTF8_CHAR")
+            floors = tf.where(prefixed, seg_starts, floors)
+            first_ends = seg_starts + tf.cast(tf.strings.length(first), tf.int64)
+            seg_starts = seg_starts - tf.cast(prefixed, tf.int64)
+        if self._pattern_name == "gpt2":
             chunks, chunk_starts = self._gpt2_chunks(flat)  # (segments, chunks)
             words, starts, _ = _split(chunks.flat_values, self._word_pattern)  # (chunks, w)
             starts = starts + chunk_starts.flat_values[:, tf.newaxis]
@@ -213,7 +249,11 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             )
             words = tf.ragged.boolean_mask(words, word)
             starts = tf.ragged.boolean_mask(starts, word)
-        starts = starts + segment_starts.flat_values[:, tf.newaxis]
+        per_word = [
+            starts.with_flat_values(tf.gather(values, starts.value_rowids()))
+            for values in (floors, first_ends)
+        ]
+        starts = starts + seg_starts[:, tf.newaxis]
         # A special segment is one word of its own, where its empty text had none.
         special = tf.ragged.boolean_mask(segments, is_special).flat_values
         one = tf.cast(is_special.flat_values, tf.int64)
@@ -230,9 +270,13 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         )  # (segments, words): True for a special token
         words = tf.concat([words, special_words], axis=1)
         starts = tf.concat([starts, special_starts], axis=1)
+        per_word = [
+            tf.concat([values, tf.ones_like(special_starts) * fill], axis=1)
+            for values, fill in zip(per_word, (-1, 0), strict=True)
+        ]
         return tuple(
             segments.with_flat_values(values).merge_dims(1, 2)  # (n, words)
-            for values in (words, starts, flags)
+            for values in (words, starts, flags, *per_word)
         )
 
     # ------------------------------------------------------------------ BPE
@@ -392,19 +436,53 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         batch = _bert_text.replace_invalid_utf8(
             texts[tf.newaxis] if texts.shape.rank == 0 else texts
         )
-        words, starts, is_special = self._words(batch)  # (n, words)
+        words, starts, is_special, floors, first_ends = self._words(batch)  # (n, words)
         symbols = self._start_symbols(words.flat_values, starts.flat_values, is_special.flat_values)
         ids, begins, ends = self._known(*self._merge(*symbols))  # (words, tokens)
+        if self._add_prefix_space:
+            rows = begins.value_rowids()  # each token's word
+            floor = tf.gather(floors.flat_values, rows)
+            begin, end = begins.flat_values, ends.flat_values
+            fixed_end = tf.where(
+                (floor >= 0) & (end <= floor), tf.gather(first_ends.flat_values, rows), end
+            )
+            begins = begins.with_flat_values(tf.where(floor >= 0, tf.maximum(begin, floor), begin))
+            ends = ends.with_flat_values(fixed_end)
         ids, begins, ends = (
             words.with_flat_values(t).merge_dims(1, 2) for t in (ids, begins, ends)
         )
         begins, ends = _bert_text.byte_to_char_offsets(
             batch, begins, ends, round_down=(True, False)
         )
+        if self._trim is not None:
+            begins, ends = self._trimmed(ids, begins, ends)
         ids = tf.cast(ids, tf.int32)
         if texts.shape.rank == 0:
             return ids[0], begins[0], ends[0]
         return ids, begins, ends
+
+    def _trimmed(self, ids, begins, ends):
+        """Offsets moved past each token's leading and trailing "Ġ" (spaces), as Hugging
+        Face's byte-level post-processors do; the first token keeps the one prefix space."""
+        tokens = tf.gather(self._tokens, ids.flat_values)  # (tokens,)
+        size = tf.strings.length(tokens, unit="UTF8_CHAR")
+        leading = size - tf.strings.length(
+            tf.strings.regex_replace(tokens, "^Ġ+", ""), unit="UTF8_CHAR"
+        )
+        trailing = size - tf.strings.length(
+            tf.strings.regex_replace(tokens, "Ġ+$", ""), unit="UTF8_CHAR"
+        )
+        leading, trailing = tf.cast(leading, tf.int64), tf.cast(trailing, tf.int64)
+        begin, end = begins.flat_values, ends.flat_values
+        position = tf.range(tf.size(begin, out_type=tf.int64)) - tf.gather(
+            ids.row_splits, ids.value_rowids()
+        )
+        first = tf.equal(position, 0) | tf.equal(begin, 0)
+        if self._trim:
+            leading = tf.where(first & tf.equal(leading, 1), tf.zeros_like(leading), leading)
+        begin = tf.where(leading > 0, tf.minimum(begin + leading, end), begin)
+        end = tf.where((trailing > 0) & (end >= trailing), tf.maximum(end - trailing, begin), end)
+        return begins.with_flat_values(begin), ends.with_flat_values(end)
 
     def call(self, inputs):
         """Text to ids.

@@ -17,6 +17,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text
 
+from kbert.text._json_config import component_name
 from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.wordpiece_tokenizer import as_texts
@@ -77,6 +78,13 @@ class SentencePieceTokenizer(GraphTokenizerLayer):
             raise ValueError(
                 "unigram must be a kbert.text.UnigramTokenizer or its config; received "
                 f"{type(unigram).__name__}"
+            )
+        if unigram.normalizer is not None or unigram.pre_tokenizer is not None:
+            raise ValueError(
+                "SentencePieceTokenizer runs a UnigramTokenizer with SentencePiece-style words "
+                "(no Hugging Face normalizer or pre-tokenizer); received normalizer "
+                f"{component_name(unigram.normalizer)} and pre-tokenizer "
+                f"{component_name(unigram.pre_tokenizer)}"
             )
         # The Python reference with SentencePiece's conventions: what this layer computes.
         self.unigram = UnigramTokenizer.from_config(

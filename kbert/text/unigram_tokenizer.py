@@ -7,8 +7,9 @@ and the text is cut before each "▁" into words (no piece crosses a word bounda
 that no piece covers becomes the unknown token (its score: the lowest piece score minus 10), and
 consecutive unknown characters fuse into one.
 
-`UnigramTokenizer.from_huggingface` loads a Hugging Face `tokenizer.json` (Unigram model,
-Metaspace pre-tokenizer) and `from_sentencepiece` a `.model` file written by the
+`UnigramTokenizer.from_huggingface` loads a Hugging Face `tokenizer.json` (Unigram model, with
+the normalizers, pre-tokenizers and post-processors of `kbert.text.normalizers`,
+`pre_tokenizers` and `post_processors`: T5's and ALBERT's among them) and `from_sentencepiece` a `.model` file written by the
 `sentencepiece` package (read with a small protobuf reader, no dependency); both reproduce
 their reference's ids and offsets. Pieces and scores come from `learn_unigram`.
 """
@@ -18,6 +19,7 @@ import math
 import os
 import struct
 
+from kbert.text import normalizers, post_processors, pre_tokenizers
 from kbert.text._json_config import JsonConfigFile, read_hugging_face_spec
 from kbert.text.special_token_roles import SpecialTokenRoles
 from kbert.text.unigram_trainer import SPACE, learn_unigram, sentencepiece_words
@@ -45,6 +47,11 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         pad_token, cls_token, sep_token, mask_token: str or None, default None. The pieces
             behind `pad_token_id` ... `mask_token_id` (each must be a piece); `with_roles()`
             returns a copy with BERT's four added as control pieces.
+        normalizer, pre_tokenizer, post_processor: dict or None, default None. A Hugging Face
+            pipeline (`kbert.text.normalizers`, `pre_tokenizers`, `post_processors`): with a
+            normalizer or pre-tokenizer, text is normalized and split by them (each split
+            segmented apart) in place of the SentencePiece-style words above;
+            `add_dummy_prefix`, `collapse_whitespace` and `float32_scores` then do nothing.
 
     Raises:
         ValueError: repeated pieces, a bad `unknown_id`, or a non-finite score.
@@ -71,6 +78,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         cls_token=None,
         sep_token=None,
         mask_token=None,
+        normalizer=None,
+        pre_tokenizer=None,
+        post_processor=None,
     ):
         self.pieces = [(str(piece), float(score)) for piece, score in pieces]
         self.unknown_id = int(unknown_id)
@@ -79,6 +89,12 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         self.control_ids = sorted({int(i) for i in control_ids})
         self.float32_scores = bool(float32_scores)
         self._round = _to_float32 if self.float32_scores else float
+        self.normalizer = normalizers.check_normalizer(normalizer)
+        self.pre_tokenizer = pre_tokenizer
+        if pre_tokenizer is not None:
+            pre_tokenizers.check_pre_tokenizer(pre_tokenizer)
+        self.post_processor = post_processors.check_post_processor(post_processor)
+        self._pipeline = normalizer is not None or pre_tokenizer is not None
         self._ids = {}
         for index, (piece, score) in enumerate(self.pieces):
             if piece in self._ids:
@@ -177,14 +193,41 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             self._cache[word] = path
         return path
 
-    def tokenize_with_offsets(self, text):
+    def tokenize_with_offsets(self, text, add_special_tokens=False):
         """`(ids, starts, ends)`: token ids and each token's character span in `text`.
 
         A token's span covers the characters it was made from; its "▁" covers the space it
-        stands for (the opening "▁" the first character).
+        stands for (the opening "▁" the first character). `add_special_tokens=True` adds the
+        post-processor's special tokens (spanning `(0, 0)`); without one nothing is added.
         """
         if not isinstance(text, str):
             raise ValueError(f"text must be a str; received {type(text).__name__}")
+        if self._pipeline:
+            ids, starts, ends = self._pipeline_tokens(text)
+        else:
+            ids, starts, ends = self._sentencepiece_tokens(text)
+        if self.post_processor is None:
+            return ids, starts, ends
+        tokens = [(i, self.pieces[i][0], s, e) for i, s, e in zip(ids, starts, ends, strict=True)]
+        tokens = post_processors.post_process(self.post_processor, tokens, add_special_tokens)
+        return [t[0] for t in tokens], [t[2] for t in tokens], [t[3] for t in tokens]
+
+    def _pipeline_tokens(self, text):
+        """Hugging Face's way: normalize, pre-tokenize, segment each split apart."""
+        aligned = normalizers.normalize(self.normalizer, text)
+        splits = [aligned]
+        if self.pre_tokenizer is not None:
+            splits = pre_tokenizers.pre_tokenize(self.pre_tokenizer, aligned)
+        ids, starts, ends = [], [], []
+        for split in splits:
+            for token_id, start, end in self._viterbi(split.text):
+                begin, finish = split.original_span(start, end)
+                ids.append(token_id)
+                starts.append(begin)
+                ends.append(finish)
+        return ids, starts, ends
+
+    def _sentencepiece_tokens(self, text):
         ids, starts, ends = [], [], []
         words = sentencepiece_words(
             text, self.add_dummy_prefix, self.collapse_whitespace, self.float32_scores
@@ -200,9 +243,10 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
                 ends.append(positions[end - 1] + 1)
         return ids, starts, ends
 
-    def tokenize(self, text):
-        """Token ids of `text` (list of int)."""
-        return self.tokenize_with_offsets(text)[0]
+    def tokenize(self, text, add_special_tokens=False):
+        """Token ids of `text` (list of int); `add_special_tokens` as in
+        `tokenize_with_offsets`."""
+        return self.tokenize_with_offsets(text, add_special_tokens)[0]
 
     def tokenize_with_word_ids(self, text):
         """`(ids, word_ids)`: token ids and, per token, the index of its whitespace-separated
@@ -233,6 +277,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             "collapse_whitespace": self.collapse_whitespace,
             "control_ids": list(self.control_ids),
             "float32_scores": self.float32_scores,
+            "normalizer": self.normalizer,
+            "pre_tokenizer": self.pre_tokenizer,
+            "post_processor": self.post_processor,
             **self.role_config(),
         }
 
@@ -262,27 +309,30 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
     def from_huggingface(cls, path):
         """Loads a Unigram `tokenizer.json` from Hugging Face `tokenizers`.
 
-        Supported: a `Unigram` model, no normalizer, a `Metaspace` pre-tokenizer (replacement
-        "▁", prepend scheme "always" or "first", splitting); added tokens are control tokens.
+        Supported: a `Unigram` model; the normalizers of `kbert.text.normalizers.NORMALIZERS`
+        (T5's and ALBERT's `Nmt`/`Precompiled`/`StripAccents` sequences among them), the
+        pre-tokenizers of `kbert.text.pre_tokenizers.PRE_TOKENIZERS` and the post-processors
+        of `kbert.text.post_processors.POST_PROCESSORS`; added tokens are control tokens. A
+        file with no normalizer and a plain `Metaspace` ("▁", prepend scheme "always" or
+        "first", splitting) loads as SentencePiece-style words, which `SentencePieceTokenizer`
+        runs in graphs.
 
         Raises:
-            ValueError: naming a model, normalizer or pre-tokenizer it cannot reproduce.
+            ValueError: naming a model, normalizer, pre-tokenizer or post-processor it cannot
+                reproduce, or byte fallback.
         """
         spec = read_hugging_face_spec(path, "Unigram")
         model = spec["model"]
         if model.get("byte_fallback"):
-            raise ValueError(f"{path}: byte_fallback is not supported")
-        pre = spec.get("pre_tokenizer") or {}
-        if (
-            pre.get("type") != "Metaspace"
-            or pre.get("replacement", SPACE) != SPACE
-            or pre.get("prepend_scheme", "always") not in ("always", "first")
-            or not pre.get("split", True)
-        ):
-            raise ValueError(
-                f"{path}: pre-tokenizer {pre.get('type')!r} with {pre} is not supported; "
-                "expected Metaspace('▁', prepend_scheme='always', split=True)"
-            )
+            raise ValueError(f"{path}: Unigram byte_fallback is not supported")
+        pre = spec.get("pre_tokenizer")
+        plain = (
+            spec.get("normalizer") is None
+            and (pre or {}).get("type") == "Metaspace"
+            and pre.get("replacement", SPACE) == SPACE
+            and pre.get("prepend_scheme", "always") in ("always", "first")
+            and pre.get("split", True)
+        )
         added = [token["id"] for token in spec.get("added_tokens") or [] if token.get("special")]
         unknown = model.get("unk_id")
         if unknown is None:
@@ -291,6 +341,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             [tuple(piece) for piece in model["vocab"]],
             unknown_id=unknown,
             control_ids=[i for i in added if i != unknown],
+            normalizer=spec.get("normalizer"),
+            pre_tokenizer=None if plain else pre or {"type": "Sequence", "pretokenizers": []},
+            post_processor=spec.get("post_processor"),
         )
 
     def to_sentencepiece(self):

@@ -702,14 +702,34 @@ def test_the_speed_and_classification_benchmarks_render_tables_and_headlines():
 def test_the_tokenizer_parity_headline_names_only_what_falls_short():
     results = {"texts": 20000, "bpe_agreement": 1.0, "sentencepiece_in_graph_agreement": 0.9998}
     assert report.HEADLINES["tokenizer_parity"](results) == (
-        "tokenizers identical to their references on 20,000 texts: 1 of 2 comparisons on every "
-        "text; sentencepiece in graph differs on 4 texts"
+        "1 of 2 identical on all 20,000 texts (sentencepiece in graph: 4 differ)"
     )
     assert report.HEADLINES["tokenizer_parity"](
         {**results, "sentencepiece_in_graph_agreement": 1.0}
-    ) == (
-        "tokenizers identical to their references on 20,000 texts: 2 of 2 comparisons on every text"
+    ) == ("2 of 2 identical on all 20,000 texts")
+
+
+def test_the_tokenizer_parity_page_and_headline_carry_the_pipelines():
+    results = {
+        "texts": 20000,
+        "train_texts": 10,
+        "vocabulary_size": 8000,
+        "bpe_agreement": 1.0,
+        "bpe_seconds": 1.0,
+        "pipeline_texts": 12000,
+        "pipeline_train_texts": 50,
+        "pipeline_t5_precompiled_unigram_agreement": 0.99995,
+        "pipeline_t5_precompiled_unigram_seconds": 3.0,
+        "pipeline_roberta_byte_level_bpe_agreement": 1.0,
+        "pipeline_roberta_byte_level_bpe_seconds": 2.0,
+        "refusals": {"UnicodeScripts": "pre-tokenizer 'UnicodeScripts' is not supported"},
+    }
+    assert report.HEADLINES["tokenizer_parity"](results).endswith(
+        "; tokenizer.json pipelines: 1 of 2 on all 12,000 (lowest 99.9950%)"
     )
+    page = report.RENDERERS["tokenizer_parity"](results)
+    assert "| t5_precompiled_unigram |" in page and "99.9950%" in page
+    assert "- UnicodeScripts: pre-tokenizer 'UnicodeScripts' is not supported" in page
 
 
 def test_the_token_task_benchmark_renders_both_sides_or_kbert_alone():

@@ -135,12 +135,19 @@ def test_a_hugging_face_tokenizer_json_gives_the_same_ids_and_offsets(byte_level
 def test_unsupported_hugging_face_parts_are_named(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     reference = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="[UNK]"))
-    reference.normalizer = tokenizers.normalizers.Lowercase()
+    reference.normalizer = tokenizers.normalizers.Sequence(
+        [tokenizers.normalizers.NFC(), tokenizers.normalizers.BertNormalizer()]
+    )
     reference.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     reference.train_from_iterator(TEXTS, tokenizers.trainers.BpeTrainer(special_tokens=["[UNK]"]))
     path = tmp_path / "tokenizer.json"
     reference.save(str(path))
-    with pytest.raises(ValueError, match="normalizer 'Lowercase' is not supported"):
+    with pytest.raises(ValueError, match="normalizer 'BertNormalizer' is not supported; supported"):
+        BytePairTokenizer.from_huggingface(path)
+    reference.normalizer = tokenizers.normalizers.NFC()
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.UnicodeScripts()
+    reference.save(str(path))
+    with pytest.raises(ValueError, match="pre-tokenizer 'UnicodeScripts' is not supported"):
         BytePairTokenizer.from_huggingface(path)
     wordpiece = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
     wordpiece.save(str(path))
