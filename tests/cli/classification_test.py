@@ -343,12 +343,15 @@ def test_predict_reads_a_file_or_stdin_and_reports_truncation(
     bad = {
         "latin1.txt": (b"fine\ncaf\xe9\n", "latin1.txt:2: not valid UTF-8"),
         "tabs.txt": (b"a\tb\n", "tabs.txt:1: expected one text without tabs per line"),
-        "empty.txt": (b"\n\n", "empty.txt holds no input lines"),
     }
     for name, (content, message) in bad.items():
         (tmp_path / name).write_bytes(content)
         assert main(["predict", run, "--input", str(tmp_path / name)]) == 2, name
         assert message in capsys.readouterr().err, name
+    # A filter given no lines prints nothing and succeeds.
+    (tmp_path / "blank.txt").write_bytes(b"\n \n")
+    assert main(["predict", run, "--input", str(tmp_path / "blank.txt")]) == 0
+    assert capsys.readouterr().out == ""
     assert main(["predict", run, "text", "--input", str(inputs)]) == 2
     assert "either as arguments or with --input" in capsys.readouterr().err
     assert main(["predict", run, "--input", str(tmp_path / "missing.txt")]) == 2
