@@ -396,7 +396,11 @@ class StagedRunDirectory:
             self.report(f"{action} {partial}, an unfinished run: {reason}")
         prefix = partial_directories.partial_prefix(self.destination)
         self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-        self._claim = partial_directories.claim(self.path)
+        try:
+            self._claim = partial_directories.claim(self.path)
+        except BaseException:  # no `with` body runs, so `__exit__` will not: clean up here
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
         return self
 
     def commit(self):

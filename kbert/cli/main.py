@@ -17,6 +17,8 @@ and exits with 128 + the signal's number.
 
 import argparse
 import json
+import os
+import signal
 import sys
 
 from kbert.cli.choices import TOKEN_TASKS
@@ -257,7 +259,8 @@ def main(argv=None):
     """Entry point of the `kbert` script; returns the exit status.
 
     0 on success; 2 for bad arguments or input (named on stderr); 128 + the signal's number when
-    SIGTERM or SIGINT stopped the command, after its partial output was removed.
+    SIGTERM or SIGINT stopped the command, after its partial output was removed; 141 (128 +
+    SIGPIPE) when the program reading the output closed it first.
     """
     command = "kbert"
     with signals_raise():
@@ -274,6 +277,9 @@ def main(argv=None):
         except Stopped as stop:
             print(f"{command}: stopped by {stop.name}", file=sys.stderr)
             return stop.exit_status
+        except BrokenPipeError:  # the reader (`| head -1`) is gone: stop quietly, as filters do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit flushes it
+            return 128 + signal.SIGPIPE
     return 0
 
 
