@@ -1,7 +1,8 @@
 """Hidden partial directories that say who writes them, so the dead ones can be removed safely.
 
-A run is written into a hidden sibling of its destination (`.NAME.partial-<pid>-<id>`,
-`kbert.runs.StagedRunDirectory`) and renamed into place when finished. A process killed with
+A run or an export is written into a hidden sibling of its destination
+(`.NAME.partial-<pid>-<id>`: `kbert.runs.StagedRunDirectory`, `kbert.files.new_directory`) and
+renamed into place when finished. A process killed with
 kill -9 (or by the machine going down) cannot delete it, so the next writer of the same
 destination does, but only once it knows the owner is gone: a second run writing the same
 `--output-dir` at the same time must keep its directory.
@@ -22,6 +23,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 from pathlib import Path
 
 try:
@@ -140,15 +142,18 @@ def abandoned(path):
         os.close(descriptor)
 
 
-def remove_abandoned(destination):
+def remove_abandoned(destination, report=None):
     """Deletes the abandoned partial directories of `destination`; keeps the others.
 
     Args:
         destination: str or Path. The directory the partials were meant to become.
+        report: callable or None, default None. Receives one line per partial directory found,
+            removed or kept, with the reason; None writes them to stderr.
 
     Returns:
         list of `(Path, removed: bool, reason: str)`, one per partial directory found.
     """
+    report = report or _to_stderr
     destination = Path(destination).absolute()
     stem = _partial_stem(destination)
     if not destination.parent.is_dir():
@@ -160,5 +165,10 @@ def remove_abandoned(destination):
         removable, reason = abandoned(entry)
         if removable:
             shutil.rmtree(entry, ignore_errors=True)
+        report(f"{'removed' if removable else 'kept'} unfinished {entry}: {reason}")
         found.append((entry, removable, reason))
     return found
+
+
+def _to_stderr(line):
+    print(f"kbert: {line}", file=sys.stderr, flush=True)

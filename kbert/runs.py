@@ -34,7 +34,6 @@ import json
 import os
 import platform
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -382,7 +381,7 @@ class StagedRunDirectory:
 
     def __init__(self, destination, report=None):
         self.destination = Path(destination)
-        self.report = report or _to_stderr
+        self.report = report
         self.path = None
         self._claim = None
         self._committed = False
@@ -391,9 +390,7 @@ class StagedRunDirectory:
         restore_interrupted_directory(self.destination)
         parent = self.destination.absolute().parent
         parent.mkdir(parents=True, exist_ok=True)
-        for partial, removed, reason in partial_directories.remove_abandoned(self.destination):
-            action = "removed" if removed else "kept"
-            self.report(f"{action} {partial}, an unfinished run: {reason}")
+        partial_directories.remove_abandoned(self.destination, self.report)
         prefix = partial_directories.partial_prefix(self.destination)
         self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         try:
@@ -418,7 +415,3 @@ class StagedRunDirectory:
             partial_directories.release(self._claim)
             self._claim = None
         return False
-
-
-def _to_stderr(line):
-    print(f"kbert: {line}", file=sys.stderr, flush=True)

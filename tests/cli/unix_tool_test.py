@@ -243,9 +243,9 @@ def test_finetune_removes_the_partial_runs_of_dead_processes_and_keeps_live_ones
             *_finetune_arguments(tmp_path, model, train, "--epochs", "1", "--verbose", "0")
         )
         assert result.returncode == 0, result.stderr[-3000:]
-        assert f"removed {dead}, an unfinished run: process {dead_pid}" in result.stderr
-        assert f"removed {older}, an unfinished run: an earlier kbert" in result.stderr
-        assert f"kept {live}, an unfinished run: its process still writes it" in result.stderr
+        assert f"removed unfinished {dead}: process {dead_pid}" in result.stderr
+        assert f"removed unfinished {older}: an earlier kbert" in result.stderr
+        assert f"kept unfinished {live}: its process still writes it" in result.stderr
         assert not dead.exists() and not older.exists() and live.is_dir()
         assert not (tmp_path / "run" / OWNER_FILE).exists()
         assert (tmp_path / "run" / "model.keras").is_file()
