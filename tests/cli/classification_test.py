@@ -311,6 +311,9 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
     assert _snapshot(run) != before
     assert json.loads((run / "config.json").read_text())["epochs"] == 6
     assert not list(tmp_path.glob(".run.old-*"))
+    # The killed runs' partial directories were removed by this one, each named.
+    assert not list(tmp_path.glob(".run.partial-*"))
+    assert "kbert: removed unfinished" in finished.stderr
 
 
 def test_predict_reads_a_file_or_stdin_and_reports_truncation(
