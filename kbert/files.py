@@ -19,6 +19,8 @@ import shutil
 import uuid
 from pathlib import Path
 
+from kbert import partial_directories
+
 
 @contextlib.contextmanager
 def atomic_path(path):
@@ -55,6 +57,10 @@ def new_directory(path, replace_empty=False):
     succeeds. Never replaces anything: an export's version directory, once published, is
     final.
 
+    The temporary (`.NAME.partial-<pid>-<id>`) is claimed while the block runs
+    (`kbert.partial_directories`), and the abandoned ones of `path` (left by a kill -9) are
+    removed first, each named on stderr.
+
     Args:
         path: str or Path. The directory to publish; it must not exist when the block ends
             (with `replace_empty`, an empty directory there is removed first).
@@ -70,16 +76,23 @@ def new_directory(path, replace_empty=False):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.partial")
-    temporary.mkdir()
+    partial_directories.remove_abandoned(path)
+    temporary = path.with_name(f"{partial_directories.partial_prefix(path)}{uuid.uuid4().hex[:12]}")
+    temporary.mkdir()  # not `mkdtemp`'s 0700: a server running as another user reads it
+    descriptor = None
     try:
+        descriptor = partial_directories.claim(temporary)
         yield str(temporary)
+        partial_directories.release(descriptor, temporary)  # its owner record is not output
+        descriptor = None
         if replace_empty and path.is_dir() and not any(path.iterdir()):
             path.rmdir()
         if path.exists():
             raise FileExistsError(f"{path} appeared while it was being written")
         os.rename(temporary, path)
     finally:
+        if descriptor is not None:
+            partial_directories.release(descriptor)
         shutil.rmtree(temporary, ignore_errors=True)
 
 

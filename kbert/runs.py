@@ -17,9 +17,10 @@ kept `best.keras`, token tasks `tokenizer.json`, and the config was the flag nam
 JSON) are read too.
 
 The directory is replaced only once the new run has finished. `kbert finetune --output-dir
-DIR` trains into a hidden sibling of DIR (`.DIR.partial-<id>`) and moves it into place at the
-end, so a typo, a data error or a kill -9 during training leaves the previous run (or the
-user's files) exactly as they were. `--overwrite` replaces only a directory that kbert wrote:
+DIR` trains into a hidden sibling of DIR (`.DIR.partial-<pid>-<id>`) and moves it into place at
+the end, so a typo, a data error, SIGTERM, Ctrl-C or a kill -9 during training leaves the
+previous run (or the user's files) exactly as they were; the partial is deleted on the way out,
+or, after a kill -9, by the next run on DIR once its process is gone. `--overwrite` replaces only a directory that kbert wrote:
 one whose `config.json` says it is a kbert run, holding only files kbert writes; anything else
 in it is never deleted.
 
@@ -37,6 +38,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from kbert import partial_directories
 from kbert.files import replace_directory, restore_interrupted_directory
 
 RUN_FORMAT = 2
@@ -361,10 +363,15 @@ class StagedRunDirectory:
 
     Use it as a context manager: inside, write into `.path` (a hidden sibling); `commit()` moves
     it to the destination (replacing an earlier kbert run there); leaving the block without
-    `commit()` (an error, Ctrl-C) deletes the partial run and keeps the destination untouched.
+    `commit()` (an error, Ctrl-C, SIGTERM through `kbert.cli.stop_signals`) deletes the partial
+    run and keeps the destination untouched. Entering first deletes the partial directories of
+    earlier runs whose process is gone (`kbert.partial_directories`: after a kill -9, say) and
+    reports each partial found, removed or kept (a live run's, say).
 
     Args:
         destination: str or Path. The `--output-dir`, already checked by `check_output_dir`.
+        report: callable or None, default None. Receives one line per partial directory found;
+            None writes them to stderr.
 
     Example:
     >>> with StagedRunDirectory("runs/trec") as run:  # doctest: +SKIP
@@ -372,20 +379,31 @@ class StagedRunDirectory:
     ...     run.commit()
     """
 
-    def __init__(self, destination):
+    def __init__(self, destination, report=None):
         self.destination = Path(destination)
+        self.report = report
         self.path = None
+        self._claim = None
         self._committed = False
 
     def __enter__(self):
         restore_interrupted_directory(self.destination)
         parent = self.destination.absolute().parent
         parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix=f".{self.destination.name}.partial-", dir=parent))
+        partial_directories.remove_abandoned(self.destination, self.report)
+        prefix = partial_directories.partial_prefix(self.destination)
+        self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        try:
+            self._claim = partial_directories.claim(self.path)
+        except BaseException:  # no `with` body runs, so `__exit__` will not: clean up here
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
         return self
 
     def commit(self):
         """Moves the finished run to the destination; an earlier kbert run there is removed."""
+        partial_directories.release(self._claim, self.path)
+        self._claim = None
         destination = replace_directory(self.path, self.destination)
         self._committed = True
         return destination
@@ -393,4 +411,7 @@ class StagedRunDirectory:
     def __exit__(self, *exc_info):
         if not self._committed and self.path is not None:
             shutil.rmtree(self.path, ignore_errors=True)
+        if self._claim is not None:
+            partial_directories.release(self._claim)
+            self._claim = None
         return False

@@ -85,3 +85,32 @@ def test_a_new_directory_is_published_whole_and_never_replaces(tmp_path):
     with new_directory(tmp_path / "empty", replace_empty=True) as temporary:
         (open(os.path.join(temporary, "module.pb"), "w")).close()
     assert os.listdir(tmp_path / "empty") == ["module.pb"]
+
+
+def test_a_new_directory_is_claimed_and_removes_the_abandoned_ones_of_its_target(tmp_path, capsys):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from kbert.partial_directories import OWNER_FILE, abandoned
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(done.stdout)
+    dead = tmp_path / f".1.partial-{pid}-0123456789ab"  # a kill -9's leftover
+    dead.mkdir()
+    (dead / "saved_model.pb").write_bytes(b"half")
+    with new_directory(tmp_path / "1") as temporary:
+        assert abandoned(temporary) == (False, "its process still writes it")
+        assert json.loads((Path(temporary) / OWNER_FILE).read_text())["pid"] == os.getpid()
+        (Path(temporary) / "saved_model.pb").write_bytes(b"whole")
+    assert capsys.readouterr().err == (
+        f"kbert: removed unfinished {dead}: process {pid}, which wrote it, is no longer running\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["1"]
+    assert os.listdir(tmp_path / "1") == ["saved_model.pb"]  # no owner record published

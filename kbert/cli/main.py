@@ -10,14 +10,20 @@
     kbert predict runs/qa "Who flew?" --context "Peter Blackburn flew to Brussels."
     kbert export runs/trec --name trec --models-config
 
-`kbert <command> --help` explains every flag.
+`kbert <command> --help` explains every flag. Options and texts come in any order; a command
+given no input lines prints nothing; SIGTERM or Ctrl-C removes what a command left unfinished
+and exits with 128 + the signal's number.
 """
 
 import argparse
 import json
+import os
+import signal
 import sys
 
 from kbert.cli.choices import TOKEN_TASKS
+from kbert.cli.intermixed_parser import IntermixedArgumentParser
+from kbert.cli.stop_signals import Stopped, signals_raise
 from kbert.runs import read_config
 from kbert.startup import quiet_tensorflow
 
@@ -31,7 +37,9 @@ def build_parser():
         description=__doc__.split("\n\n")[0],
         epilog="Run `kbert <command> --help` for the flags of a command.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="command", parser_class=IntermixedArgumentParser
+    )
 
     finetune = commands.add_parser(
         "finetune",
@@ -204,7 +212,8 @@ def _check_utf8(text, where):
 
 
 def _input_batches(path, two_columns, size):
-    """Yields `(firsts, seconds)` lists of at most `size` lines from `path` ('-': stdin)."""
+    """Yields `(firsts, seconds)` lists of at most `size` lines from `path` ('-': stdin); none
+    when it holds no input lines."""
     name = "standard input" if path == "-" else path
     if path == "-":
         lines = sys.stdin.buffer
@@ -214,7 +223,7 @@ def _input_batches(path, two_columns, size):
         except OSError as error:
             raise ValueError(f"--input {path!r}: {error.strerror}") from None
     try:
-        firsts, seconds, read = [], [], False
+        firsts, seconds = [], []
         for number, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
@@ -238,27 +247,39 @@ def _input_batches(path, two_columns, size):
                 seconds.append(fields[1])
             if len(firsts) == size:
                 yield firsts, seconds if two_columns else None
-                firsts, seconds, read = [], [], True
-        if firsts:
+                firsts, seconds = [], []
+        if firsts:  # the last lines (none at all: no batch, so no output)
             yield firsts, seconds if two_columns else None
-            read = True
-        if not read:
-            raise ValueError(f"{name} holds no input lines; expected one input per line")
     finally:
         if path != "-":
             lines.close()
 
 
 def main(argv=None):
-    """Entry point of the `kbert` script; returns the exit status."""
-    args = build_parser().parse_args(argv)  # --help and flag errors end here, without TensorFlow
-    try:
-        args.precheck(args)  # bad values and paths too: TensorFlow is imported only after this
-        quiet_tensorflow()
-        args.handler(args)
-    except ValueError as error:
-        print(f"kbert {args.command}: error: {error}", file=sys.stderr)
-        return 2
+    """Entry point of the `kbert` script; returns the exit status.
+
+    0 on success; 2 for bad arguments or input (named on stderr); 128 + the signal's number when
+    SIGTERM or SIGINT stopped the command, after its partial output was removed; 141 (128 +
+    SIGPIPE) when the program reading the output closed it first.
+    """
+    command = "kbert"
+    with signals_raise():
+        try:
+            # --help and flag errors end here, without TensorFlow.
+            args = build_parser().parse_args(argv)
+            command = f"kbert {args.command}"
+            args.precheck(args)  # bad values and paths too: TensorFlow comes only after this
+            quiet_tensorflow()
+            args.handler(args)
+        except ValueError as error:
+            print(f"{command}: error: {error}", file=sys.stderr)
+            return 2
+        except Stopped as stop:
+            print(f"{command}: stopped by {stop.name}", file=sys.stderr)
+            return stop.exit_status
+        except BrokenPipeError:  # the reader (`| head -1`) is gone: stop quietly, as filters do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit flushes it
+            return 128 + signal.SIGPIPE
     return 0
 
 

@@ -3,6 +3,7 @@
 import time
 
 import keras
+import tensorflow as tf
 
 from kbert.checks import check_positive_int
 from kbert.data.classification_dataset import classification_dataset
@@ -12,6 +13,7 @@ from kbert.train.fine_tuning import (
     check_accumulation_steps,
     count_batches,
     fine_tuning_optimizer,
+    unused_pooler_frozen,
 )
 
 
@@ -84,7 +86,10 @@ def fine_tune_classifier(
             preprocessor, validation.texts, validation.text_pairs, validation.labels, 64
         )
     )
-    steps = count_batches(train_batches) * epochs
+    batches_per_epoch = count_batches(train_batches)  # exact: it does not depend on the order
+    # Told its length, Keras shows the first epoch's total too ("1/Unknown" otherwise).
+    train_batches = train_batches.apply(tf.data.experimental.assert_cardinality(batches_per_epoch))
+    steps = batches_per_epoch * epochs
     if warmup_steps is not None:
         warmup_fraction = min(warmup_steps / steps, 1.0)
     if optimizer is None:
@@ -109,20 +114,22 @@ def fine_tune_classifier(
                 f"{compiled_optimizer.gradient_accumulation_steps or 1}; make it with "
                 f"gradient_accumulation_steps={accumulation}"
             )
-    classifier.compile(
-        optimizer=compiled_optimizer,
-        loss=classifier.default_loss()
-        if hasattr(classifier, "default_loss")
-        else classification_loss(),
-        metrics=["accuracy"],
-        jit_compile=jit_compile,
-    )
-    start = time.perf_counter()
-    history = classifier.fit(
-        train_batches,
-        validation_data=validation_batches,
-        epochs=epochs,
-        callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
-        verbose=verbose,
-    )
+    with unused_pooler_frozen(classifier):  # a pooler the head does not read gets no gradient
+        classifier.compile(
+            optimizer=compiled_optimizer,
+            loss=classifier.default_loss()
+            if hasattr(classifier, "default_loss")
+            else classification_loss(),
+            metrics=["accuracy"],
+            jit_compile=jit_compile,
+        )
+        start = time.perf_counter()
+        history = classifier.fit(
+            train_batches,
+            validation_data=validation_batches,
+            epochs=epochs,
+            shuffle=False,  # the dataset reshuffles itself every epoch; Keras would only warn
+            callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
+            verbose=verbose,
+        )
     return history, time.perf_counter() - start

@@ -5,7 +5,7 @@ import time
 from kbert.checks import check_positive_int
 from kbert.text.feature_batches import feature_batches
 from kbert.train.build_before_tracing import BuildBeforeTracing
-from kbert.train.fine_tuning import fine_tuning_optimizer
+from kbert.train.fine_tuning import fine_tuning_optimizer, unused_pooler_frozen
 
 
 def fine_tune_on_features(
@@ -80,24 +80,26 @@ def fine_tune_on_features(
         )
     )
     steps = -(-len(features["padding_mask"]) // batch_size) * epochs
-    model.compile(
-        optimizer=fine_tuning_optimizer(
-            steps,
-            learning_rate,
-            warmup_fraction,
-            weight_decay,
-            gradient_accumulation_steps=gradient_accumulation_steps,
-        ),
-        loss=model.default_loss(),
-        metrics=metrics,
-        jit_compile=jit_compile,
-    )
-    start = time.perf_counter()
-    history = model.fit(
-        train_batches,
-        validation_data=validation_batches,
-        epochs=epochs,
-        callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
-        verbose=verbose,
-    )
+    with unused_pooler_frozen(model):  # token and span heads read no pooler: no gradient
+        model.compile(
+            optimizer=fine_tuning_optimizer(
+                steps,
+                learning_rate,
+                warmup_fraction,
+                weight_decay,
+                gradient_accumulation_steps=gradient_accumulation_steps,
+            ),
+            loss=model.default_loss(),
+            metrics=metrics,
+            jit_compile=jit_compile,
+        )
+        start = time.perf_counter()
+        history = model.fit(
+            train_batches,
+            validation_data=validation_batches,
+            epochs=epochs,
+            shuffle=False,  # the batches are reshuffled by `feature_batches`; Keras would warn
+            callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
+            verbose=verbose,
+        )
     return history, time.perf_counter() - start

@@ -1,10 +1,15 @@
 """The standard BERT fine-tuning recipe: AdamW, warmup then linear decay to zero."""
 
+import contextlib
 import math
 
 import keras
 
 from kbert.checks import check_int
+from kbert.models.question_answerer import QuestionAnswerer
+from kbert.models.sequence_classifier import SequenceClassifier
+from kbert.models.span_classifier import SpanClassifier
+from kbert.models.token_classifier import TokenClassifier
 from kbert.train.schedules import LearningRateSchedule
 
 # BERT excludes biases and LayerNorm parameters from weight decay.
@@ -14,6 +19,51 @@ NO_DECAY = ("bias", "gamma", "beta")
 def count_batches(dataset):
     """Counts a finite dataset's batches by iterating it once (exact with length bucketing)."""
     return sum(1 for _ in dataset)
+
+
+def reads_pooler(model):
+    """Whether `model`'s outputs depend on its encoder's pooler (`pooled_output`).
+
+    A `SequenceClassifier` reads it with `pooling="pooler"` only; the token and span models
+    (`TokenClassifier`, `SpanClassifier`, `QuestionAnswerer`) read `sequence_output` alone. Any
+    other model is assumed to read it.
+    """
+    if isinstance(model, SequenceClassifier):
+        return model.pooling == "pooler"
+    return not isinstance(model, (TokenClassifier, SpanClassifier, QuestionAnswerer))
+
+
+@contextlib.contextmanager
+def unused_pooler_frozen(model):
+    """Freezes the encoder's pooler inside the block when `model` does not read it.
+
+    A pooler the loss does not depend on gets no gradient, and Keras warns at every fit
+    ("Gradients do not exist for variables ['pooler/kernel', 'pooler/bias']"); not training it
+    is the same computation, said plainly. The pooler's `trainable` comes back afterwards, so
+    the encoder can serve a head that reads it next. Models saved inside the block (a best
+    checkpoint) record it frozen, as it was.
+
+    Args:
+        model: a Keras model, usually with an `encoder` that has a `pooler`.
+
+    Example:
+    >>> from kbert.models import Encoder
+    >>> classifier = SequenceClassifier(Encoder.from_preset("tiny"), 2, pooling="cls")
+    >>> with unused_pooler_frozen(classifier):
+    ...     classifier.encoder.pooler.trainable
+    False
+    >>> classifier.encoder.pooler.trainable
+    True
+    """
+    pooler = getattr(getattr(model, "encoder", None), "pooler", None)
+    if pooler is None or not pooler.trainable or reads_pooler(model):
+        yield
+        return
+    pooler.trainable = False
+    try:
+        yield
+    finally:
+        pooler.trainable = True
 
 
 def fine_tuning_optimizer(

@@ -311,6 +311,9 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
     assert _snapshot(run) != before
     assert json.loads((run / "config.json").read_text())["epochs"] == 6
     assert not list(tmp_path.glob(".run.old-*"))
+    # The killed runs' partial directories were removed by this one, each named.
+    assert not list(tmp_path.glob(".run.partial-*"))
+    assert "kbert: removed unfinished" in finished.stderr
 
 
 def test_predict_reads_a_file_or_stdin_and_reports_truncation(
@@ -343,12 +346,15 @@ def test_predict_reads_a_file_or_stdin_and_reports_truncation(
     bad = {
         "latin1.txt": (b"fine\ncaf\xe9\n", "latin1.txt:2: not valid UTF-8"),
         "tabs.txt": (b"a\tb\n", "tabs.txt:1: expected one text without tabs per line"),
-        "empty.txt": (b"\n\n", "empty.txt holds no input lines"),
     }
     for name, (content, message) in bad.items():
         (tmp_path / name).write_bytes(content)
         assert main(["predict", run, "--input", str(tmp_path / name)]) == 2, name
         assert message in capsys.readouterr().err, name
+    # A filter given no lines prints nothing and succeeds.
+    (tmp_path / "blank.txt").write_bytes(b"\n \n")
+    assert main(["predict", run, "--input", str(tmp_path / "blank.txt")]) == 0
+    assert capsys.readouterr().out == ""
     assert main(["predict", run, "text", "--input", str(inputs)]) == 2
     assert "either as arguments or with --input" in capsys.readouterr().err
     assert main(["predict", run, "--input", str(tmp_path / "missing.txt")]) == 2

@@ -51,3 +51,40 @@ def test_best_checkpoint_keeps_the_best_epoch_and_never_a_partial_file(tmp_path)
         BestCheckpoint(tmp_path / "m.keras").on_epoch_end(0, {"loss": 1.0})
     with pytest.raises(ValueError, match="must end in .keras"):
         BestCheckpoint(tmp_path / "m.h5")
+
+
+def test_an_unread_pooler_is_frozen_while_training_and_no_warning_is_raised(tmp_path):
+    import warnings
+
+    from kbert.data import Examples
+    from kbert.data.label_vocabulary import LabelVocabulary
+    from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
+    from kbert.text import BertPreprocessor, WordPieceTokenizer
+    from kbert.train import fine_tune_classifier
+    from kbert.train.fine_tuning import reads_pooler, unused_pooler_frozen
+
+    encoder = Encoder.from_preset("tiny", vocabulary_size=7, max_sequence_length=8)
+    assert reads_pooler(SequenceClassifier(encoder, 2, pooling="pooler"))
+    assert not reads_pooler(QuestionAnswerer(encoder))
+    assert reads_pooler(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))
+    reader = SequenceClassifier(encoder, 2, pooling="pooler")
+    with unused_pooler_frozen(reader):  # it reads the pooler: trained
+        assert encoder.pooler.trainable
+
+    classifier = SequenceClassifier(encoder, 2, pooling="cls")
+    pooler_before = [w.numpy().copy() for w in encoder.pooler.weights]
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]
+    preprocessor = BertPreprocessor(WordPieceTokenizer(vocabulary), sequence_length=8)
+    train = Examples(
+        ["a b", "b a", "a", "b"], None, np.array([0, 1, 0, 1], np.int32),
+        LabelVocabulary(["x", "y"]), "test",
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fine_tune_classifier(classifier, preprocessor, train, epochs=2, batch_size=2, verbose=0)
+    messages = [str(warning.message) for warning in caught]
+    assert not [m for m in messages if "Gradients do not exist" in m or "shuffle" in m], messages
+    assert not [m for m in messages if "ran out of data" in m], messages
+    assert encoder.pooler.trainable  # given back
+    for before, after in zip(pooler_before, encoder.pooler.weights, strict=True):
+        np.testing.assert_array_equal(before, after.numpy())  # neither trained nor decayed
