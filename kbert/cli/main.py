@@ -166,7 +166,7 @@ def build_parser():
     pretrainer = commands.add_parser(
         "pretrain",
         help="pretrain an encoder from scratch on your text; write a model directory",
-        description=pretrain.__doc__.split("\n\n")[0],
+        description=pretrain.DESCRIPTION,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     pretrain.add_pretrain_arguments(pretrainer)

@@ -42,6 +42,15 @@ from kbert.cli.choices import (
 from kbert.files import atomic_write_text
 from kbert.runs import ResumableRunDirectory, check_output_dir, interrupted_runs
 
+DESCRIPTION = (
+    "Pretrains a model from scratch on a corpus with one objective (causal, masked, electra, "
+    "span_corruption), a tokenizer trained on the corpus (or given), for a budget of steps or "
+    "minutes. Writes the encoder (encoder.keras; span_corruption: the encoder-decoder as "
+    "model.keras), its tokenizer, pretrain.json, history.csv, learning_curve.png and "
+    "tensorboard/ to --output-dir, which `kbert finetune --model` and `kbert export --model` "
+    "read (encoders with a WordPiece vocabulary). The directory appears only when training "
+    "has finished; a run killed meanwhile continues with --resume."
+)
 PRETRAIN_FILE = "pretrain.json"
 PRETRAIN_MARKER = "kbert_pretrain"  # key of pretrain.json that marks a directory kbert wrote
 ENCODER_FILE = "encoder.keras"  # as kbert.checkpoints.pretrained reads it
