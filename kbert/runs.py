@@ -420,7 +420,8 @@ def interrupted_runs(destination):
     """The partial directories of `destination` left by runs that died (a kill -9, a crash).
 
     A resumable run writes `resume.json` (its process id and settings) into its partial
-    directory; one whose process is gone is interrupted.
+    directory; one whose process is gone (or that a failed resumed run released) is
+    interrupted.
 
     Args:
         destination: str or Path. The `--output-dir`.
@@ -438,8 +439,10 @@ def interrupted_runs(destination):
             state = json.loads((path / RESUME_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        pid = state.get("pid") if isinstance(state, dict) else None
-        if isinstance(pid, int) and pid > 0 and not _process_alive(pid):
+        if not isinstance(state, dict) or "pid" not in state:
+            continue
+        pid = state["pid"]  # None: released by a resumed run that failed
+        if pid is None or isinstance(pid, int) and pid > 0 and not _process_alive(pid):
             found.append((path, state.get("settings", {})))
     return sorted(found, key=lambda entry: entry[0].stat().st_mtime, reverse=True)
 
@@ -516,5 +519,8 @@ class ResumableRunDirectory(StagedRunDirectory):
 
     def __exit__(self, *exc_info):
         if self.resumed and not self._committed:
-            return False  # keep the adopted run's checkpoints for another try
+            # Keep the adopted run's checkpoints for another try, released for it.
+            state = {"pid": None, "settings": self.settings}
+            atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
+            return False
         return super().__exit__(*exc_info)

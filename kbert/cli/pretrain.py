@@ -318,6 +318,13 @@ def _check_model_flags(args):
 
 
 def _check_tokenizer_flags(args):
+    given_json = args.tokenizer_file and Path(args.tokenizer_file).suffix.lower() == ".json"
+    if args.objective == "span_corruption" and given_json:
+        raise ValueError(
+            "--objective span_corruption adds T5's sentinel tokens to a WordPiece vocabulary; "
+            f"--tokenizer-file {args.tokenizer_file!r} is a BPE or unigram tokenizer, expected "
+            "a vocab.txt"
+        )
     if args.tokenizer_file is not None:
         if args.tokenizer is not None:
             raise ValueError("give --tokenizer (to train one) or --tokenizer-file, not both")

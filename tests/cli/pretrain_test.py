@@ -82,6 +82,10 @@ def _entries(tmp_path):
             ["--objective", "span_corruption", "--tokenizer", "unigram"],
             "use --tokenizer wordpiece, not unigram",
         ),
+        (
+            ["--objective", "span_corruption", "--tokenizer-file", "tok.json"],
+            "'tok.json' is a BPE or unigram tokenizer, expected a vocab.txt",
+        ),
     ],
 )
 def test_bad_flags_are_refused_and_nothing_is_written(tmp_path, capsys, extra, message):
