@@ -500,10 +500,11 @@ def pretrain(args):
             if plan_path is None or not plan_path.is_file():
                 print("timing training steps for the minutes budget …", flush=True)
                 probe = compiled_model(1000)
-            plan = plan_time_budget(
-                probe, train, args.budget_minutes, args.checkpoint_every, path=plan_path
-            )
-            steps_per_interval, intervals = args.checkpoint_every, plan["epochs"]
+            # Planned in single steps, then cut into whole intervals that fit (an interval
+            # longer than the budget is shortened), so the budget is not overrun by rounding.
+            plan = plan_time_budget(probe, train, args.budget_minutes, 1, path=plan_path)
+            steps_per_interval = min(args.checkpoint_every, plan["steps"])
+            intervals = plan["steps"] // steps_per_interval
         else:
             steps_per_interval = min(args.checkpoint_every, args.budget_steps)
             intervals = math.ceil(args.budget_steps / steps_per_interval)

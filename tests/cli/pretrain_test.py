@@ -198,7 +198,11 @@ def test_a_json_lines_corpus_and_a_given_vocabulary(tmp_path):
 def test_a_minutes_budget_is_timed_and_overwrite_replaces_our_directory(tmp_path, capsys):
     assert _pretrain(tmp_path, "--budget-minutes", "0.02", "--checkpoint-every", "2") == 0
     plan = json.loads((tmp_path / "out" / "plan.json").read_text())
-    assert plan["budget_minutes"] == 0.02 and plan["steps"] >= 2
+    record = json.loads((tmp_path / "out" / "pretrain.json").read_text())
+    assert plan["budget_minutes"] == 0.02 and plan["steps"] >= 1
+    # Whole intervals of at most --checkpoint-every steps that fit in the planned steps.
+    assert record["steps_per_interval"] == min(2, plan["steps"])
+    assert plan["steps"] - record["steps_per_interval"] < record["steps"] <= plan["steps"]
     assert "timing training steps" in capsys.readouterr().out
     assert _pretrain(tmp_path, "--objective", "causal", "--overwrite") == 0
     record = json.loads((tmp_path / "out" / "pretrain.json").read_text())
