@@ -37,6 +37,11 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: the process id alone decides
+    fcntl = None
+
 from kbert.files import atomic_write_text, replace_directory, restore_interrupted_directory
 
 RUN_FORMAT = 2
@@ -416,12 +421,28 @@ def _process_alive(pid):
     return True
 
 
+def _lock(path):
+    """An exclusive `flock` on the directory `path`, held until the descriptor is closed (the
+    kernel drops it when the process ends, however it ends); None when another holds it."""
+    descriptor = os.open(path, os.O_RDONLY)
+    if fcntl is None:
+        return descriptor
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return None
+    except OSError:  # a file system without locks: the process id decides
+        pass
+    return descriptor
+
+
 def interrupted_runs(destination):
     """The partial directories of `destination` left by runs that died (a kill -9, a crash).
 
     A resumable run writes `resume.json` (its process id and settings) into its partial
-    directory; one whose process is gone (or that a failed resumed run released) is
-    interrupted.
+    directory and holds a `flock` on it while it writes; one whose process is gone (or that a
+    failed resumed run released) and whose lock is free is interrupted.
 
     Args:
         destination: str or Path. The `--output-dir`.
@@ -442,7 +463,11 @@ def interrupted_runs(destination):
         if not isinstance(state, dict) or "pid" not in state:
             continue
         pid = state["pid"]  # None: released by a resumed run that failed
-        if pid is None or isinstance(pid, int) and pid > 0 and not _process_alive(pid):
+        if pid is not None and (not isinstance(pid, int) or pid < 1 or _process_alive(pid)):
+            continue
+        lock = _lock(path)  # a process that holds it (a reused pid, say) still writes it
+        if lock is not None:
+            os.close(lock)
             found.append((path, state.get("settings", {})))
     return sorted(found, key=lambda entry: entry[0].stat().st_mtime, reverse=True)
 
@@ -472,6 +497,7 @@ class ResumableRunDirectory(StagedRunDirectory):
         self.settings = json.loads(json.dumps(dict(settings)))  # as resume.json reads back
         self.resume = resume
         self.resumed = False
+        self._lock_descriptor = None
 
     def resumable_path(self):
         """The partial directory entering adopts: with `resume`, the newest interrupted run of
@@ -504,10 +530,17 @@ class ResumableRunDirectory(StagedRunDirectory):
     def __enter__(self):
         path = self.resumable_path()
         if path is not None:
+            self._lock_descriptor = _lock(path)
+            if self._lock_descriptor is None:
+                raise ValueError(
+                    f"--resume: the interrupted run in {str(path)!r} was just taken by another "
+                    "process; wait for it or choose another --output-dir"
+                )
             restore_interrupted_directory(self.destination)
             self.path, self.resumed = path, True
         else:
             super().__enter__()
+            self._lock_descriptor = _lock(self.path)
         state = {"pid": os.getpid(), "settings": self.settings}
         atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
         return self
@@ -515,12 +548,20 @@ class ResumableRunDirectory(StagedRunDirectory):
     def commit(self):
         """Moves the finished run to the destination, without its `resume.json`."""
         (self.path / RESUME_FILE).unlink(missing_ok=True)
+        self._unlock()
         return super().commit()
+
+    def _unlock(self):
+        if self._lock_descriptor is not None:
+            os.close(self._lock_descriptor)
+            self._lock_descriptor = None
 
     def __exit__(self, *exc_info):
         if self.resumed and not self._committed:
             # Keep the adopted run's checkpoints for another try, released for it.
             state = {"pid": None, "settings": self.settings}
             atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
+            self._unlock()
             return False
+        self._unlock()
         return super().__exit__(*exc_info)

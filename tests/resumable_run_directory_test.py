@@ -74,3 +74,18 @@ def test_resume_refuses_a_run_started_with_other_settings_and_starts_anew_withou
     with ResumableRunDirectory(other / "out", SETTINGS, resume=True) as staged:
         assert not staged.resumed and staged.path.parent == other
     assert sorted(p.name for p in other.iterdir()) == []  # a new run's partial is removed
+
+
+def test_a_partial_whose_lock_is_held_is_not_interrupted_even_with_a_dead_pid(tmp_path):
+    import fcntl
+
+    held = _partial(tmp_path, "held", _dead_pid())  # a reused pid's run, say
+    descriptor = os.open(held, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert interrupted_runs(tmp_path / "out") == []
+    finally:
+        os.close(descriptor)
+    assert interrupted_runs(tmp_path / "out") == [(held, SETTINGS)]
+    with ResumableRunDirectory(tmp_path / "out", SETTINGS, resume=True) as staged:
+        assert staged.resumed and interrupted_runs(tmp_path / "out") == []  # held while writing
