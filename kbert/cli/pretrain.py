@@ -532,6 +532,7 @@ def pretrain(args):
                 train,
                 epochs=intervals,
                 steps_per_epoch=steps_per_interval,
+                shuffle=False,  # the pipeline shuffles, anew every pass over the corpus
                 validation_data=valid,
                 validation_steps=args.validation_steps or None,
                 callbacks=[

@@ -350,3 +350,22 @@ def test_a_run_killed_with_kill_9_resumes_from_its_last_checkpoint(tmp_path):
     assert len(drops) <= 1
     restart = drops[0] if drops else epochs.index(done)
     assert epochs[restart] >= done and epochs[restart:] == list(range(epochs[restart], 30))
+
+
+@pytest.mark.slow
+def test_a_named_corpus_brings_its_held_out_split(tmp_path, data_root):
+    argv = ["pretrain", "--objective", "causal", "--corpus-name", "wikitext2"]
+    argv += [
+        "--max-documents",
+        "8",
+        "--data-dir",
+        str(data_root),
+        *TINY,
+        "--vocabulary-size",
+        "500",
+    ]
+    argv += ["--budget-steps", "2", "--output-dir", str(tmp_path / "out")]
+    assert main(argv) == 0
+    record = json.loads((tmp_path / "out" / "pretrain.json").read_text())
+    assert record["train_documents"] == 8 and record["validation_documents"] == 2
+    assert record["validation"]["clm_loss"] > 0  # scored on WikiText-2's test articles
