@@ -24,6 +24,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -444,6 +445,7 @@ def pretrain(args):
         print(
             f"note: an interrupted run of {args.output_dir} is kept beside it; --resume "
             "continues it (this run starts over)",
+            file=sys.stderr,
             flush=True,
         )
     keras.utils.set_random_seed(args.seed)
@@ -567,6 +569,7 @@ def pretrain(args):
                 "vocabulary_size": vocabulary_size,
                 "sentinel_ids": sentinel_ids,
                 "parameters": model.count_params(),
+                "dtype": settings.dtype,
                 "steps": total_steps,
                 "steps_per_interval": steps_per_interval,
                 "train_documents": len(train_documents),

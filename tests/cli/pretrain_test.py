@@ -240,7 +240,7 @@ def test_resume_adopts_a_dead_runs_partial_directory_with_the_same_flags(tmp_pat
 
     partial = _interrupted_partial(tmp_path, run_settings(args))
     assert main(argv) == 0  # without --resume: a new run, the dead one left alone
-    assert "--resume continues it" in capsys.readouterr().out
+    assert "--resume continues it" in capsys.readouterr().err
     assert partial.is_dir()
     assert main([*argv, "--overwrite", "--resume"]) == 0
     assert "resuming the interrupted run" in capsys.readouterr().out
