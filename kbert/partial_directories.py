@@ -32,6 +32,9 @@ except ImportError:  # not a POSIX system: the owner record alone decides
     fcntl = None
 
 OWNER_FILE = ".kbert-owner.json"
+# In a resumable run's partial (`kbert.runs.ResumableRunDirectory`): its settings. Such a
+# partial is never removed as abandoned: `--resume` continues it.
+RESUME_FILE = "resume.json"
 _OWNER_PID = re.compile(r"\.partial-(\d+)-[a-z0-9_]+$")  # `tempfile.mkdtemp` suffixes have no "-"
 
 
@@ -125,6 +128,8 @@ def abandoned(path):
                 return False, "its process still writes it"
             except OSError:
                 pass
+        if (path / RESUME_FILE).is_file():
+            return False, "it holds an interrupted resumable run (`--resume` continues it)"
         record = _owner_record(path) or {}
         match = _OWNER_PID.search(path.name)
         pid = record.get("pid") or (int(match.group(1)) if match else None)

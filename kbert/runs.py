@@ -38,8 +38,13 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: the process id alone decides
+    fcntl = None
+
 from kbert import partial_directories
-from kbert.files import replace_directory, restore_interrupted_directory
+from kbert.files import atomic_write_text, replace_directory, restore_interrupted_directory
 
 RUN_FORMAT = 2
 RUN_MARKER = "kbert_run"  # key of config.json that marks a directory written by kbert
@@ -306,12 +311,17 @@ def _is_kbert_run(path):
     )
 
 
-def check_output_dir(path, overwrite):
+def check_output_dir(path, overwrite, run_files=RUN_FILES, is_run=None, description=None):
     """Checks that `path` may receive a new run; touches nothing.
 
     Args:
         path: str or Path. The `--output-dir`.
         overwrite: bool. Whether an existing kbert run there may be replaced.
+        run_files: set of str, default `RUN_FILES`. The names the command writes there (a
+            directory holding any other name is never replaced).
+        is_run: callable or None, default None (a `kbert finetune` run: `config.json` marked
+            `kbert_run`). Whether a directory, given as a `Path`, is one the command wrote.
+        description: str or None. What `is_run` recognizes, for the error message.
 
     Returns:
         The `Path`.
@@ -343,17 +353,19 @@ def check_output_dir(path, overwrite):
                 f"run directory {str(path)!r} exists and is not empty; choose "
                 "another --output-dir or pass --overwrite to replace it"
             )
-        foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in RUN_FILES)
+        foreign = sorted(entry.name for entry in path.iterdir() if entry.name not in run_files)
         if foreign:
             raise ValueError(
                 f"--overwrite refuses to replace {str(path)!r}: it holds files kbert "
                 f"did not write ({', '.join(foreign[:5])}); move them or choose "
                 "another --output-dir"
             )
-        if not _is_kbert_run(path):
+        if not (is_run or _is_kbert_run)(path):
+            description = (
+                description or f"a kbert run directory (no config.json with {RUN_MARKER!r})"
+            )
             raise ValueError(
-                f"--overwrite refuses to replace {str(path)!r}: it is not a kbert "
-                f"run directory (no config.json with {RUN_MARKER!r})"
+                f"--overwrite refuses to replace {str(path)!r}: it is not {description}"
             )
     return path
 
@@ -402,8 +414,11 @@ class StagedRunDirectory:
 
     def commit(self):
         """Moves the finished run to the destination; an earlier kbert run there is removed."""
-        partial_directories.release(self._claim, self.path)
-        self._claim = None
+        if self._claim is not None:
+            partial_directories.release(self._claim, self.path)
+            self._claim = None
+        else:  # a partial adopted by `ResumableRunDirectory`, which holds its own lock
+            (self.path / partial_directories.OWNER_FILE).unlink(missing_ok=True)
         destination = replace_directory(self.path, self.destination)
         self._committed = True
         return destination
@@ -415,3 +430,162 @@ class StagedRunDirectory:
             partial_directories.release(self._claim)
             self._claim = None
         return False
+
+
+RESUME_FILE = partial_directories.RESUME_FILE
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _lock(path):
+    """An exclusive `flock` on the directory `path`, held until the descriptor is closed (the
+    kernel drops it when the process ends, however it ends); None when another holds it."""
+    descriptor = os.open(path, os.O_RDONLY)
+    if fcntl is None:
+        return descriptor
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return None
+    except OSError:  # a file system without locks: the process id decides
+        pass
+    return descriptor
+
+
+def interrupted_runs(destination):
+    """The partial directories of `destination` left by runs that died (a kill -9, a crash).
+
+    A resumable run writes `resume.json` (its process id and settings) into its partial
+    directory and holds a `flock` on it while it writes; one whose process is gone (or that a
+    failed resumed run released) and whose lock is free is interrupted.
+
+    Args:
+        destination: str or Path. The `--output-dir`.
+
+    Returns:
+        list of `(path, settings)`, the newest first.
+    """
+    destination = Path(destination)
+    parent = destination.absolute().parent
+    if not parent.is_dir():
+        return []
+    found = []
+    for path in parent.glob(f".{destination.name}.partial-*"):
+        try:
+            state = json.loads((path / RESUME_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(state, dict) or "pid" not in state:
+            continue
+        pid = state["pid"]  # None: released by a resumed run that failed
+        if pid is not None and (not isinstance(pid, int) or pid < 1 or _process_alive(pid)):
+            continue
+        lock = _lock(path)  # a process that holds it (a reused pid, say) still writes it
+        if lock is not None:
+            os.close(lock)
+            found.append((path, state.get("settings", {})))
+    return sorted(found, key=lambda entry: entry[0].stat().st_mtime, reverse=True)
+
+
+class ResumableRunDirectory(StagedRunDirectory):
+    """A `StagedRunDirectory` that a later run continues after the writer was killed.
+
+    The partial directory holds `resume.json` (the process id and `settings`); with
+    `resume=True`, entering adopts the newest partial directory of `destination` whose process
+    is gone, after checking it was started with the same `settings`; with none, a new one is
+    made. Checkpoints written into `.path` (e.g. by `kbert.train.ResumableBackup`) then carry
+    the training on. An adopted directory is kept when the block fails, so its training is not
+    lost; one made here is removed, as `StagedRunDirectory` does.
+
+    Args:
+        destination: str or Path. The `--output-dir`, already checked.
+        settings: dict of JSON values. What a resumed run must have been started with.
+        resume: bool, default False.
+
+    Raises:
+        ValueError: on entering with `resume`, an interrupted run started with other settings
+            (the message names them).
+    """
+
+    def __init__(self, destination, settings, resume=False):
+        super().__init__(destination)
+        self.settings = json.loads(json.dumps(dict(settings)))  # as resume.json reads back
+        self.resume = resume
+        self.resumed = False
+        self._lock_descriptor = None
+
+    def resumable_path(self):
+        """The partial directory entering adopts: with `resume`, the newest interrupted run of
+        the destination; None when there is none (or without `resume`). Writes nothing.
+
+        Raises:
+            ValueError: that run was started with other settings (the message names them).
+        """
+        interrupted = interrupted_runs(self.destination) if self.resume else []
+        if not interrupted:
+            return None
+        path, settings = interrupted[0]
+        changed = sorted(
+            key
+            for key in set(settings) | set(self.settings)
+            if settings.get(key) != self.settings.get(key)
+        )
+        if changed:
+            described = ", ".join(
+                f"{key}: {settings.get(key)!r} then, {self.settings.get(key)!r} now"
+                for key in changed[:5]
+            )
+            raise ValueError(
+                f"--resume: the interrupted run in {str(path)!r} was started with other "
+                f"settings ({described}); rerun with its flags, or without --resume to "
+                "start over"
+            )
+        return path
+
+    def __enter__(self):
+        path = self.resumable_path()
+        if path is not None:
+            self._lock_descriptor = _lock(path)
+            if self._lock_descriptor is None:
+                raise ValueError(
+                    f"--resume: the interrupted run in {str(path)!r} was just taken by another "
+                    "process; wait for it or choose another --output-dir"
+                )
+            restore_interrupted_directory(self.destination)
+            self.path, self.resumed = path, True
+        else:
+            super().__enter__()
+            self._lock_descriptor = _lock(self.path)
+        state = {"pid": os.getpid(), "settings": self.settings}
+        atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
+        return self
+
+    def commit(self):
+        """Moves the finished run to the destination, without its `resume.json`."""
+        (self.path / RESUME_FILE).unlink(missing_ok=True)
+        self._unlock()
+        return super().commit()
+
+    def _unlock(self):
+        if self._lock_descriptor is not None:
+            os.close(self._lock_descriptor)
+            self._lock_descriptor = None
+
+    def __exit__(self, *exc_info):
+        if self.resumed and not self._committed:
+            # Keep the adopted run's checkpoints for another try, released for it.
+            state = {"pid": None, "settings": self.settings}
+            atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
+            self._unlock()
+            return False
+        self._unlock()
+        return super().__exit__(*exc_info)

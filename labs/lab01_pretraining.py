@@ -47,39 +47,26 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from kbert.data import (  # noqa: E402
-    causal_lm_blocks,
     count_whitespace_words,
-    full_sentences_blocks,
     measure_pipeline_throughput,
-    read_text_corpus,
-    read_wikitext,
+    read_named_corpus,
     word_level_perplexity,
 )
-from kbert.data.data_dir import locate  # noqa: E402
+from kbert.data.pretraining_inputs import pretraining_datasets  # noqa: E402
 from kbert.files import replace_directory, restore_interrupted_directory  # noqa: E402
 from kbert.metrics import learning_curve_png  # noqa: E402
-from kbert.models import (  # noqa: E402
-    CausalLanguageModel,
-    ElectraPretrainingModel,
-    Encoder,
-    MaskedLanguageModel,
+from kbert.models.pretraining_models import (  # noqa: E402
+    PretrainingModelSettings,
+    build_pretraining_model,
+    pre_layer_norm,
+    pretrained_encoder,
 )
 from kbert.models.text_generator import TextGenerator  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
-from kbert.text import (  # noqa: E402
-    BytePairTokenizer,
-    MaskedLMMasker,
-    UnigramTokenizer,
-    WordPieceTokenizer,
-    train_wordpiece_vocabulary,
-    write_vocabulary,
-)
-from kbert.train import (  # noqa: E402
-    LearningRateSchedule,
-    ResumableBackup,
-    make_strategy,
-    plan_time_budget,
-)
+from kbert.text import WordPieceTokenizer  # noqa: E402
+from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer  # noqa: E402
+from kbert.train import ResumableBackup, make_strategy, plan_time_budget  # noqa: E402
+from kbert.train.pretraining_optimizer import compile_for_pretraining  # noqa: E402
 
 PROMPTS = [
     "It was a dark and stormy night, and",
@@ -88,36 +75,8 @@ PROMPTS = [
 ]
 
 
-# %% Data: books (or WikiText) as documents; the held-out books are by other authors.
-def read_corpus(name, data_dir, max_documents):
-    if name == "pretrain_corpus":
-        train = read_text_corpus(
-            [locate("pretrain_corpus/train.jsonl", None, data_dir)],
-            format="jsonl",
-            text_field="text",
-        )
-        valid = read_text_corpus(
-            [locate("pretrain_corpus/valid.jsonl", None, data_dir)],
-            format="jsonl",
-            text_field="text",
-        )
-    else:
-        variant = {"wikitext2": "wikitext-2", "wikitext103": "wikitext-103"}[name]
-        # WikiText-2's train split is not in the course data: train on valid, test on test.
-        train_split = "valid" if variant == "wikitext-2" else "train"
-        train = read_wikitext(train_split, variant=variant, data_dir=data_dir)
-        valid = read_wikitext("test", variant=variant, data_dir=data_dir)
-    if max_documents:
-        train, valid = train[:max_documents], valid[: max(1, max_documents // 4)]
-    return train, valid
-
-
-def as_text(document):
-    return document if isinstance(document, str) else "\n".join(document)
-
-
 # The textbook's four subword tokenizers (lab 18 compares them); the pipelines take any of them.
-TOKENIZERS = ("wordpiece", "bpe", "byte_level_bpe", "unigram")
+TOKENIZERS = TOKENIZER_KINDS
 
 
 def build_tokenizer(train_documents, vocabulary_size, run_dir, kind="wordpiece"):
@@ -125,25 +84,10 @@ def build_tokenizer(train_documents, vocabulary_size, run_dir, kind="wordpiece")
 
     WordPiece (BERT's, the default) writes `vocab.txt`; BPE over characters, byte-level BPE
     and SentencePiece unigram write their JSON, with BERT's role tokens ([PAD], [CLS], [SEP],
-    [MASK]) appended by `with_roles()` so the pipelines can insert them.
+    [MASK]) appended by `with_roles()` so the pipelines can insert them
+    (`kbert.text.corpus_tokenizers`).
     """
-    lines = [line for doc in train_documents for line in as_text(doc).split("\n") if line]
-    if kind == "wordpiece":
-        path = run_dir / "vocab.txt"
-        if not path.exists():
-            texts = tf.data.Dataset.from_tensor_slices(lines)
-            write_vocabulary(train_wordpiece_vocabulary(texts, vocabulary_size), path)
-        return WordPieceTokenizer(str(path)), path
-    tokenizer_class = UnigramTokenizer if kind == "unigram" else BytePairTokenizer
-    path = run_dir / "tokenizer.json"
-    if not path.exists():
-        size = vocabulary_size - 4  # the four role tokens come on top
-        if kind == "unigram":
-            trained = UnigramTokenizer.train(lines, size)
-        else:
-            trained = BytePairTokenizer.train(lines, size, byte_level=kind == "byte_level_bpe")
-        trained.with_roles().save(path)
-    return tokenizer_class.load(path), path
+    return train_corpus_tokenizer(train_documents, kind, vocabulary_size, run_dir)
 
 
 def encode(tokenizer, text):
@@ -160,87 +104,35 @@ def decode(tokenizer, ids):
     return tokenizer.detokenize([int(i) for i in ids])
 
 
-# %% Models: the same encoder size, causal or bidirectional, with the objective's head.
-def pre_layer_norm(part, layer_norm):
-    """Where each block normalizes: "pre" (GPT-2) or "post" (BERT, ELECTRA); "auto" picks by part."""
-    if layer_norm == "auto":
-        return part == "causal"
-    return layer_norm == "pre"
-
-
-def build_encoder(part, args, vocabulary_size, width_factor=1):
-    changes = dict(
-        vocabulary_size=vocabulary_size,
-        max_sequence_length=args.block_length,
-        causal=part == "causal",
-        norm_first=pre_layer_norm(part, args.layer_norm),
+# %% Models: the same encoder size, causal or bidirectional, with the objective's head
+# (`kbert.models.pretraining_models`: ELECTRA's generator is a quarter of the discriminator's
+# width), compiled with AdamW on warmup + cosine decay (`kbert.train.pretraining_optimizer`).
+def model_settings(args):
+    return PretrainingModelSettings(
+        preset=args.preset,
+        num_layers=args.num_layers,
+        hidden_dim=args.hidden_dim,
+        num_heads=args.num_heads,
+        layer_norm=args.layer_norm,
         dropout=args.dropout,
-        attention_dropout=args.dropout,
-    )
-    if args.preset == "lab01":
-        hidden_dim = args.hidden_dim // width_factor
-        changes.update(
-            num_layers=args.num_layers,
-            hidden_dim=hidden_dim,
-            num_heads=max(1, args.num_heads // width_factor),
-            intermediate_dim=4 * hidden_dim,
-        )
-        return Encoder.from_preset(
-            "tiny",
-            num_segments=0 if part == "causal" else 2,
-            skip_padding=False,
-            dtype=args.dtype,
-            **changes,
-        )
-    if width_factor != 1:
-        config = Encoder.from_preset(args.preset).config
-        changes.update(
-            hidden_dim=config.hidden_dim // width_factor,
-            num_heads=max(1, config.num_heads // width_factor),
-            intermediate_dim=config.intermediate_dim // width_factor,
-        )
-    return Encoder.from_preset(args.preset, skip_padding=False, dtype=args.dtype, **changes)
-
-
-def build_model(part, args, vocabulary_size):
-    if part == "causal":
-        return CausalLanguageModel(build_encoder(part, args, vocabulary_size))
-    if part == "masked":
-        return MaskedLanguageModel(build_encoder(part, args, vocabulary_size))
-    # ELECTRA: the generator is a quarter of the discriminator's width (ELECTRA's best ratio).
-    return ElectraPretrainingModel(
-        generator_encoder=build_encoder(part, args, vocabulary_size, width_factor=4),
-        discriminator_encoder=build_encoder(part, args, vocabulary_size),
-        discriminator_weight=50.0,
+        block_length=args.block_length,
+        dtype=args.dtype,
         seed=args.seed,
     )
 
 
+def build_model(part, args, vocabulary_size):
+    return build_pretraining_model(part, model_settings(args), vocabulary_size)
+
+
 def compile_model(model, args, total_steps):
-    # Keras calls the schedule with the batch count; steps_per_update makes it count updates.
-    updates = max(total_steps // args.gradient_accumulation, 1)
-    schedule = LearningRateSchedule(
-        "warmup_cosine_decay",
-        peak_learning_rate=args.peak_learning_rate,
-        total_steps=updates,
-        warmup_steps=min(args.warmup_steps, updates),
-        steps_per_update=args.gradient_accumulation,
-    )
-    accumulation = args.gradient_accumulation if args.gradient_accumulation > 1 else None
-    model.compile(
-        optimizer=keras.optimizers.AdamW(
-            schedule,
-            weight_decay=0.01,
-            global_clipnorm=1.0,
-            gradient_accumulation_steps=accumulation,
-        ),
+    compile_for_pretraining(
+        model,
+        args.peak_learning_rate,
+        total_steps,
+        args.warmup_steps,
+        args.gradient_accumulation,
         jit_compile=args.jit,
-    )
-
-
-def pretrained_encoder(model):
-    return (
-        model.discriminator_encoder if isinstance(model, ElectraPretrainingModel) else model.encoder
     )
 
 
@@ -294,68 +186,18 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
 def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, strategy):
     part_dir = run_dir / part
     part_dir.mkdir(parents=True, exist_ok=True)
-    special_ids = [
-        i
-        for i in (
-            tokenizer.pad_token_id,
-            tokenizer.unknown_token_id,  # byte-level BPE has none
-            tokenizer.cls_token_id,
-            tokenizer.sep_token_id,
-        )
-        if i is not None
-    ]
 
-    # %% Input pipelines (masks are drawn after the cache, so every epoch gets new ones).
-    if part == "causal":
-        train = causal_lm_blocks(
-            train_documents,
-            tokenizer,
-            args.block_length,
-            args.batch_size,
-            seed=args.seed,
-            drop_remainder=True,
-        ).repeat()
-        valid = causal_lm_blocks(
-            valid_documents,
-            tokenizer,
-            args.block_length,
-            args.batch_size,
-            last_block="pad",
-            shuffle=False,
-        )
-    else:
-        # ELECTRA masks with [MASK] only: the generator's samples are the corruption.
-        rates = dict(mask_token_rate=1.0, random_token_rate=0.0) if part == "electra" else {}
-        masker = MaskedLMMasker(
-            tokenizer.vocabulary_size(),
-            tokenizer.mask_token_id,
-            special_ids,
-            max_selections=int(args.block_length * 0.2) + 1,
-            seed=args.seed,
-            **rates,
-        )
-
-        def mask(batch):
-            masked = masker(batch["token_ids"], batch["padding_mask"])
-            return {**batch, **masked}
-
-        train = full_sentences_blocks(
-            train_documents,
-            tokenizer,
-            args.block_length,
-            args.batch_size,
-            seed=args.seed,
-            map_fn=mask,
-            drop_remainder=True,
-        ).repeat()
-        valid = full_sentences_blocks(
-            valid_documents,
-            tokenizer,
-            args.block_length,
-            args.batch_size,
-            shuffle=False,
-            map_fn=mask,
-        )
+    # %% Input pipelines (`kbert.data.pretraining_inputs`): causal blocks of the token stream,
+    # or FULL-SENTENCES blocks masked after the cache, so every epoch gets new masks.
+    train, valid = pretraining_datasets(
+        part,
+        train_documents,
+        valid_documents,
+        tokenizer,
+        args.block_length,
+        args.batch_size,
+        seed=args.seed,
+    )
 
     # %% Model and optimizer under the strategy's scope; an equal time budget sets the steps.
     epochs, plan = args.epochs, None
@@ -603,7 +445,10 @@ def main():
         run_dir = run_dir / args.tokenizer
     run_dir.mkdir(parents=True, exist_ok=True)
     strategy = make_strategy(args.strategy)
-    train_documents, valid_documents = read_corpus(args.corpus, args.data_dir, args.max_documents)
+    # Books (or WikiText) as documents; the held-out books are by other authors.
+    train_documents, valid_documents = read_named_corpus(
+        args.corpus, args.data_dir, args.max_documents
+    )
     tokenizer, _ = build_tokenizer(train_documents, args.vocabulary_size, run_dir, args.tokenizer)
     parts = {"both": ["causal", "masked"], "all": ["causal", "masked", "electra"]}.get(
         args.part, [args.part]

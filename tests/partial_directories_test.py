@@ -66,6 +66,18 @@ def test_another_hosts_partial_is_kept(tmp_path):
     )
 
 
+def test_a_dead_resumable_partial_is_kept_for_resume(tmp_path):
+    # `kbert pretrain` leaves checkpoints in its partial after a kill -9: removing it as
+    # abandoned would lose the training `--resume` continues.
+    dead = _dead_pid()
+    path = _partial(tmp_path, f"{dead}-abcd1234", owner={"pid": dead, "host": socket.gethostname()})
+    (path / partial_directories.RESUME_FILE).write_text(json.dumps({"settings": {}}))
+    reason = "it holds an interrupted resumable run (`--resume` continues it)"
+    assert abandoned(path) == (False, reason)
+    assert remove_abandoned(tmp_path / "run", report=lambda line: None) == [(path, False, reason)]
+    assert path.is_dir()
+
+
 HOLDER = """
 import sys, time
 from kbert.partial_directories import claim

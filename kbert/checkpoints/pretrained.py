@@ -33,11 +33,20 @@ def load_pretrained(name_or_path, dtype=None, skip_padding=None):
     from kbert.text import WordPieceTokenizer
 
     path = Path(str(name_or_path)).expanduser()
+    if path.is_dir() and not (path / ENCODER_FILE).is_file() and (path / "model.keras").is_file():
+        raise ValueError(
+            f"{path} holds model.keras but no {ENCODER_FILE}: a whole model (an encoder-decoder "
+            "from `kbert pretrain --objective span_corruption`, or a fine-tuned run), not an "
+            "encoder to start from; pretrain with --objective causal, masked or electra"
+        )
     if path.is_dir() and (path / ENCODER_FILE).is_file():
         if not (path / VOCABULARY_FILE).is_file():
+            other = " (its tokenizer.json is a BPE or unigram tokenizer)"
             raise ValueError(
-                f"{path} holds {ENCODER_FILE} but no {VOCABULARY_FILE}; a kbert "
-                "checkpoint directory needs both"
+                f"{path} holds {ENCODER_FILE} but no {VOCABULARY_FILE}"
+                f"{other if (path / 'tokenizer.json').is_file() else ''}; a kbert checkpoint "
+                "directory needs both: fine-tuning reads WordPiece vocabularies only (pretrain "
+                "with --tokenizer wordpiece)"
             )
         encoder = keras.saving.load_model(path / ENCODER_FILE)
         if not isinstance(encoder, Encoder):

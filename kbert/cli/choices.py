@@ -18,3 +18,18 @@ CLASSIFIER_POOLING = ("pooler", "cls", "mean", "max", "last", "concat")
 NER_METHODS = ("softmax", "crf", "span")
 # kbert.text.LONG_INPUT_STRATEGIES.
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
+# kbert.models.pretraining_models.OBJECTIVES.
+PRETRAINING_OBJECTIVES = ("causal", "masked", "electra", "span_corruption")
+# kbert.text.corpus_tokenizers.TOKENIZER_KINDS.
+TOKENIZER_KINDS = ("wordpiece", "bpe", "byte_level_bpe", "unigram")
+# kbert.data.text_corpus.NAMED_CORPORA.
+NAMED_CORPORA = ("pretrain_corpus", "wikitext2", "wikitext103")
+# kbert.data.text_corpus.FORMATS and DOCUMENT_SEPARATORS.
+CORPUS_FORMATS = ("auto", "text", "jsonl")
+DOCUMENT_SEPARATORS = ("blank_line", "line")
+# kbert.models.encoder_config.PRESETS (keys) and kbert.models.encoder_decoder.PRESETS (keys).
+ENCODER_PRESETS = ("albert_base", "bert_base", "minilm_l6", "tiny", "tutorial_50m")
+ENCODER_DECODER_PRESETS = ("t5_small", "tiny")
+# kbert.train.precision.DTYPES and kbert.train.distribute.STRATEGIES.
+PRETRAINING_DTYPES = ("auto", "float32", "mixed_bfloat16")
+STRATEGIES = ("default", "mirrored", "multi_worker")

@@ -74,7 +74,7 @@ def add_finetune_arguments(parser):
         "--model",
         default="minilm_l6",
         help="'minilm_l6', a Hugging Face BERT directory, or a kbert directory "
-        "(encoder.keras + vocab.txt, e.g. saved_models/lab01_masked)",
+        "(encoder.keras + vocab.txt, e.g. saved_models/lab01_masked or `kbert pretrain`'s output)",
     )
     model.add_argument(
         "--pooling",

@@ -9,6 +9,7 @@
     kbert finetune --task squad --output-dir runs/qa
     kbert predict runs/qa "Who flew?" --context "Peter Blackburn flew to Brussels."
     kbert export runs/trec --name trec --models-config
+    kbert pretrain --objective masked --corpus books.txt --budget-minutes 2 --output-dir enc
 
 `kbert <command> --help` explains every flag. Options and texts come in any order; a command
 given no input lines prints nothing; SIGTERM or Ctrl-C removes what a command left unfinished
@@ -30,7 +31,7 @@ from kbert.startup import quiet_tensorflow
 
 def build_parser():
     """The argument parser of every subcommand."""
-    from kbert.cli import classification, export, token_tasks
+    from kbert.cli import classification, export, pretrain, token_tasks
 
     parser = argparse.ArgumentParser(
         prog="kbert",
@@ -169,6 +170,15 @@ def build_parser():
             print(json.dumps(result), flush=True)
 
     predict.set_defaults(handler=print_predictions, precheck=_check_run_dir)
+
+    pretrainer = commands.add_parser(
+        "pretrain",
+        help="pretrain an encoder from scratch on your text; write a model directory",
+        description=pretrain.DESCRIPTION,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    pretrain.add_pretrain_arguments(pretrainer)
+    pretrainer.set_defaults(handler=pretrain.main_pretrain, precheck=pretrain.check_pretrain_flags)
 
     exporter = commands.add_parser(
         "export",

@@ -53,7 +53,12 @@ from kbert.data.semcor import SEMCOR_PARTS, load_semcor, read_semcor, semcor_cou
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.squad import SquadExample, load_squad, read_squad, squad_references
 from kbert.data.sst2 import read_sst2
-from kbert.data.text_corpus import read_pretraining_books, read_text_corpus
+from kbert.data.text_corpus import (
+    NAMED_CORPORA,
+    read_named_corpus,
+    read_pretraining_books,
+    read_text_corpus,
+)
 from kbert.data.trec import read_trec
 from kbert.data.wikitext import read_wikitext
 from kbert.data.word_count import count_whitespace_words, word_level_perplexity
@@ -86,6 +91,8 @@ __all__ += [
     "count_whitespace_words",
     "full_sentences_blocks",
     "measure_pipeline_throughput",
+    "NAMED_CORPORA",
+    "read_named_corpus",
     "read_pretraining_books",
     "read_text_corpus",
     "read_wikitext",

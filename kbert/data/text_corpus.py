@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kbert.checks import check_int
 from kbert.data.data_dir import locate
+from kbert.data.wikitext import read_wikitext
 
 FORMATS = ("auto", "text", "jsonl")
 DOCUMENT_SEPARATORS = ("blank_line", "line")
@@ -172,3 +173,40 @@ def read_pretraining_books(split, data_dir=None, max_books=0):
         text_field="text",
     )
     return books[:max_books] if max_books else books
+
+
+# The corpora lab01 and `kbert pretrain --corpus-name` read by name (training and held-out splits).
+NAMED_CORPORA = ("pretrain_corpus", "wikitext2", "wikitext103")
+
+
+def read_named_corpus(name, data_dir=None, max_documents=0):
+    """A named pretraining corpus as `(train, valid)` lists of documents.
+
+    "pretrain_corpus" is the course's books (`read_pretraining_books`; the held-out books are by
+    other authors); "wikitext2" and "wikitext103" are WikiText (`kbert.data.read_wikitext`).
+    WikiText-2's train split is not in the course data, so it trains on valid and holds out test;
+    WikiText-103 trains on train.
+
+    Args:
+        name: str. One of `NAMED_CORPORA`.
+        data_dir: str, Path or None. See `kbert.data.data_dir`.
+        max_documents: int, default 0. Keep the first `max_documents` training documents and a
+            quarter as many held-out ones, at least one (0: all; smoke runs).
+
+    Returns:
+        `(train, valid)`, each a list of documents as `read_text_corpus` returns them.
+    """
+    if name not in NAMED_CORPORA:
+        raise ValueError(f"corpus name must be one of {NAMED_CORPORA}; received {name!r}")
+    max_documents = check_int("max_documents", max_documents, minimum=0, expected="an int >= 0")
+    if name == "pretrain_corpus":
+        train = read_pretraining_books("train", data_dir)
+        valid = read_pretraining_books("valid", data_dir)
+    else:
+        variant = {"wikitext2": "wikitext-2", "wikitext103": "wikitext-103"}[name]
+        train_split = "valid" if variant == "wikitext-2" else "train"
+        train = read_wikitext(train_split, variant=variant, data_dir=data_dir)
+        valid = read_wikitext("test", variant=variant, data_dir=data_dir)
+    if max_documents:
+        train, valid = train[:max_documents], valid[: max(1, max_documents // 4)]
+    return train, valid

@@ -70,7 +70,9 @@ def plan_time_budget(
     timer = keras.callbacks.LambdaCallback(
         on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter())
     )
-    probe_model.fit(dataset, epochs=1, steps_per_epoch=probe_steps, verbose=0, callbacks=[timer])
+    probe_model.fit(
+        dataset, epochs=1, steps_per_epoch=probe_steps, shuffle=False, verbose=0, callbacks=[timer]
+    )
     seconds_per_step = (ends[-1] - ends[warmup - 1]) / (len(ends) - warmup)
     epochs = max(1, int(budget_minutes * 60 / (seconds_per_step * steps_per_epoch)))
     plan = {

@@ -23,12 +23,30 @@ def test_each_choice_equals_the_library_constant_it_copies():
     assert not set(choices.TOKEN_TASKS) & set(CLASSIFICATION_TASKS)
 
 
+def test_each_pretrain_choice_equals_the_library_constant_it_copies():
+    from kbert.data import text_corpus
+    from kbert.models import encoder_config, encoder_decoder
+    from kbert.models.pretraining_models import OBJECTIVES
+    from kbert.text.corpus_tokenizers import TOKENIZER_KINDS
+    from kbert.train import distribute, precision
+
+    assert choices.PRETRAINING_OBJECTIVES == OBJECTIVES
+    assert choices.TOKENIZER_KINDS == TOKENIZER_KINDS
+    assert choices.NAMED_CORPORA == text_corpus.NAMED_CORPORA
+    assert choices.CORPUS_FORMATS == text_corpus.FORMATS
+    assert choices.DOCUMENT_SEPARATORS == text_corpus.DOCUMENT_SEPARATORS
+    assert choices.ENCODER_PRESETS == tuple(sorted(encoder_config.PRESETS))
+    assert choices.ENCODER_DECODER_PRESETS == tuple(sorted(encoder_decoder.PRESETS))
+    assert choices.PRETRAINING_DTYPES == precision.DTYPES
+    assert choices.STRATEGIES == distribute.STRATEGIES
+
+
 def test_help_and_argument_errors_never_import_tensorflow():
     code = (
         "import sys\n"
         "from kbert.cli.main import build_parser\n"
         "parser = build_parser()\n"
-        "for command in ('finetune', 'evaluate', 'predict', 'export'):\n"
+        "for command in ('finetune', 'evaluate', 'predict', 'export', 'pretrain'):\n"
         "    try:\n"
         "        parser.parse_args([command, '--help'])\n"
         "    except SystemExit:\n"
@@ -61,7 +79,8 @@ def test_bad_flag_values_and_paths_are_refused_before_tensorflow_is_imported(tmp
         f"for argv in ({['finetune', '--task', 'trec', '--epochs', '0', '--output-dir', nowhere]},\n"
         f"             {['finetune', '--task', 'conll2003', '--learning-rate', '-1', '--output-dir', nowhere]},\n"
         f"             {['evaluate', nowhere]}, {['predict', nowhere, 'text']},\n"
-        f"             {['export', '--name', 'x']}, {['export', nowhere, '--name', 'x']}):\n"
+        f"             {['export', '--name', 'x']}, {['export', nowhere, '--name', 'x']},\n"
+        f"             {['pretrain', '--objective', 'masked', '--corpus', nowhere, '--budget-steps', '1', '--output-dir', nowhere]}):\n"
         "    assert main(argv) == 2, argv\n"
         "heavy = [name for name in ('tensorflow', 'keras') if name in sys.modules]\n"
         "print('HEAVY', heavy)\n"
@@ -76,3 +95,4 @@ def test_bad_flag_values_and_paths_are_refused_before_tensorflow_is_imported(tmp
     assert "--learning-rate must be a positive number; received -1" in errors
     assert errors.count("is not a finished kbert run directory") == 3
     assert "give exactly one of RUN_DIR" in errors
+    assert f"--corpus {nowhere!r} is not a file" in errors

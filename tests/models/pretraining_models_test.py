@@ -1,0 +1,65 @@
+"""Every pretraining objective's model from one set of sizes."""
+
+import pytest
+
+from kbert.models import (
+    CausalLanguageModel,
+    ElectraPretrainingModel,
+    EncoderDecoder,
+    MaskedLanguageModel,
+)
+from kbert.models.pretraining_models import (
+    PretrainingModelSettings,
+    build_pretraining_model,
+    check_preset,
+    pretrained_encoder,
+)
+
+SETTINGS = PretrainingModelSettings(num_layers=2, hidden_dim=32, num_heads=4, block_length=16)
+
+
+@pytest.mark.parametrize(
+    ("objective", "model_class", "causal", "norm_first", "segments"),
+    [
+        ("causal", CausalLanguageModel, True, True, 0),
+        ("masked", MaskedLanguageModel, False, False, 2),
+        ("electra", ElectraPretrainingModel, False, False, 2),
+    ],
+)
+def test_encoder_objectives_train_an_encoder_of_the_given_size(
+    objective, model_class, causal, norm_first, segments
+):
+    model = build_pretraining_model(objective, SETTINGS, vocabulary_size=60)
+    assert isinstance(model, model_class)
+    config = pretrained_encoder(model).config
+    assert (config.num_layers, config.hidden_dim, config.num_heads) == (2, 32, 4)
+    assert (config.intermediate_dim, config.max_sequence_length) == (128, 16)
+    assert (config.causal, config.norm_first, config.num_segments) == (causal, norm_first, segments)
+    assert config.vocabulary_size == 60
+
+
+def test_electra_generator_is_a_quarter_as_wide_and_layer_norm_can_be_chosen():
+    model = build_pretraining_model("electra", SETTINGS, vocabulary_size=60)
+    generator = model.generator_encoder.config
+    assert (generator.hidden_dim, generator.num_heads, generator.intermediate_dim) == (8, 1, 32)
+    assert pretrained_encoder(model) is model.discriminator_encoder
+    pre = PretrainingModelSettings(**{**SETTINGS.__dict__, "layer_norm": "pre"})
+    assert pretrained_encoder(build_pretraining_model("masked", pre, 60)).config.norm_first
+
+
+def test_span_corruption_trains_an_encoder_decoder():
+    model = build_pretraining_model("span_corruption", SETTINGS, vocabulary_size=60)
+    assert isinstance(model, EncoderDecoder) and model.built
+    assert (model.num_encoder_layers, model.num_decoder_layers, model.hidden_dim) == (2, 2, 32)
+    assert model.vocabulary_size == 60 and pretrained_encoder(model) is None
+    tiny = PretrainingModelSettings(preset="tiny")
+    assert build_pretraining_model("span_corruption", tiny, 60).intermediate_dim == 64
+
+
+def test_presets_of_the_other_family_and_unknown_objectives_are_refused():
+    check_preset("masked", "bert_base")
+    check_preset("span_corruption", "t5_small")
+    with pytest.raises(ValueError, match="preset 't5_small' is not one for objective masked"):
+        check_preset("masked", "t5_small")
+    with pytest.raises(ValueError, match="objective must be one of"):
+        build_pretraining_model("denoising", SETTINGS, 60)
