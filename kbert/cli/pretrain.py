@@ -435,6 +435,7 @@ def pretrain(args):
     )
     from kbert.runs import software_versions
     from kbert.train import ResumableBackup, make_strategy, plan_time_budget
+    from kbert.train.fine_tuning import poolers_frozen
     from kbert.train.precision import resolve_dtype
     from kbert.train.pretraining_optimizer import compile_for_pretraining
 
@@ -504,7 +505,8 @@ def pretrain(args):
                 probe = compiled_model(1000)
             # Planned in single steps, then cut into whole intervals that fit (an interval
             # longer than the budget is shortened), so the budget is not overrun by rounding.
-            plan = plan_time_budget(probe, train, args.budget_minutes, 1, path=plan_path)
+            with poolers_frozen(probe):
+                plan = plan_time_budget(probe, train, args.budget_minutes, 1, path=plan_path)
             steps_per_interval = min(args.checkpoint_every, plan["steps"])
             intervals = plan["steps"] // steps_per_interval
         else:
@@ -530,20 +532,21 @@ def pretrain(args):
             if plan is not None:  # a resumed run trains to the end this plan set
                 atomic_write_text(run_dir / PLAN_FILE, json.dumps(plan))
             started = time.perf_counter()
-            model.fit(
-                train,
-                epochs=intervals,
-                steps_per_epoch=steps_per_interval,
-                shuffle=False,  # the pipeline shuffles, anew every pass over the corpus
-                validation_data=valid,
-                validation_steps=args.validation_steps or None,
-                callbacks=[
-                    ResumableBackup(run_dir / "backup"),
-                    keras.callbacks.CSVLogger(str(run_dir / "history.csv"), append=True),
-                    keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
-                ],
-                verbose=args.verbose,
-            )
+            with poolers_frozen(model):  # no objective here reads them: no gradient, no warning
+                model.fit(
+                    train,
+                    epochs=intervals,
+                    steps_per_epoch=steps_per_interval,
+                    shuffle=False,  # the pipeline shuffles, anew every pass over the corpus
+                    validation_data=valid,
+                    validation_steps=args.validation_steps or None,
+                    callbacks=[
+                        ResumableBackup(run_dir / "backup"),
+                        keras.callbacks.CSVLogger(str(run_dir / "history.csv"), append=True),
+                        keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
+                    ],
+                    verbose=args.verbose,
+                )
             train_seconds = time.perf_counter() - started
             metrics = {}
             if valid is not None:

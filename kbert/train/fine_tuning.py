@@ -6,6 +6,7 @@ import math
 import keras
 
 from kbert.checks import check_int
+from kbert.keras_internals import sublayers
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import SequenceClassifier
 from kbert.models.span_classifier import SpanClassifier
@@ -56,14 +57,38 @@ def unused_pooler_frozen(model):
     True
     """
     pooler = getattr(getattr(model, "encoder", None), "pooler", None)
-    if pooler is None or not pooler.trainable or reads_pooler(model):
+    unread = [] if pooler is None or reads_pooler(model) else [pooler]
+    with layers_frozen(unread):
         yield
-        return
-    pooler.trainable = False
+
+
+@contextlib.contextmanager
+def poolers_frozen(model):
+    """Freezes every encoder pooler inside `model` (by its layer name, `pooler`) in the block.
+
+    For pretraining: no pretraining objective kbert's CLI offers reads `pooled_output` (NSP
+    and SOP would), so the poolers of its encoders (ELECTRA has two) get no gradient, and Keras
+    warns at every fit. Their `trainable` comes back afterwards, so an encoder saved after the
+    block fine-tunes its pooler with a head that reads it.
+
+    Args:
+        model: a Keras model (a pretraining model and its encoders).
+    """
+    with layers_frozen(layer for layer in sublayers(model) if layer.name == "pooler"):
+        yield
+
+
+@contextlib.contextmanager
+def layers_frozen(layers):
+    """Sets `trainable = False` on each trainable layer of `layers` in the block, then back."""
+    frozen = [layer for layer in layers if layer.trainable]
+    for layer in frozen:
+        layer.trainable = False
     try:
         yield
     finally:
-        pooler.trainable = True
+        for layer in frozen:
+            layer.trainable = True
 
 
 def fine_tuning_optimizer(
