@@ -34,7 +34,7 @@ import json
 import os
 import platform
 import shutil
-import tempfile
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -404,7 +404,8 @@ class StagedRunDirectory:
         parent.mkdir(parents=True, exist_ok=True)
         partial_directories.remove_abandoned(self.destination, self.report)
         prefix = partial_directories.partial_prefix(self.destination)
-        self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        self.path = parent / f"{prefix}{uuid.uuid4().hex[:12]}"
+        self.path.mkdir()  # not `mkdtemp`'s 0700: the finished run keeps the user's umask
         try:
             self._claim = partial_directories.claim(self.path)
         except BaseException:  # no `with` body runs, so `__exit__` will not: clean up here

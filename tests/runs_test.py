@@ -3,6 +3,7 @@ nothing the user had (pure Python, fast tier)."""
 
 import json
 import os
+import stat
 
 import pytest
 
@@ -57,6 +58,18 @@ def test_check_output_dir_refuses_an_unwritable_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda path, mode: str(path) != str(tmp_path))
     with pytest.raises(ValueError, match=r"its folder '.*' is not writable"):
         check_output_dir(tmp_path / "run", overwrite=False)
+
+
+def test_a_committed_run_has_the_modes_of_the_users_umask(tmp_path):
+    # `tempfile.mkdtemp` makes 0700 directories: a run read by another user (a server, a
+    # course's shared folder) would be refused.
+    umask = os.umask(0o022)
+    try:
+        with StagedRunDirectory(tmp_path / "run") as staged:
+            staged.commit()
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "run").stat().st_mode) == 0o755
 
 
 def test_a_committed_run_replaces_the_old_one_and_leaves_nothing_beside_it(tmp_path):
