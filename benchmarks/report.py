@@ -1374,7 +1374,7 @@ def serving_speed_section(results):
         f"end to end from raw text, length {results['sequence_length']}, median of "
         f"{results['passes']} passes on {results['cpu_count']} cores. The ratio is kbert's "
         "speed over each side's (above 1: kbert is faster); the difference is the largest "
-        "|Δ log-probability| against kbert.",
+        "absolute difference of log-probabilities from kbert's.",
     ]
     for name, entry in results["datasets"].items():
         rows = []
@@ -1405,7 +1405,7 @@ def serving_speed_section(results):
                     "batch 1 p95 ms",
                     f"batch {batch} sentences/s",
                     "kbert / side (batch 1 / batch)",
-                    "max |Δ|",
+                    "max abs Δ log-prob",
                 ],
                 rows,
             ),

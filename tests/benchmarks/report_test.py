@@ -914,6 +914,8 @@ def test_the_serving_speed_benchmark_renders_every_side_and_its_headline():
         in text
     )
     assert "batch 32 sentences/s" in text and "on 2 cores" in text
+    # Every row of both tables has the header's six cells (no "|" inside a cell).
+    assert {line.count("|") for line in text.splitlines() if line.startswith("|")} == {7}
     assert report.HEADLINES["serving_speed"](results) == (
         "kbert's exported classify from raw text: trec 300 sentences/s (2.00× ONNX Runtime's); "
         "imdb 300 sentences/s"
