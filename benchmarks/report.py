@@ -1358,6 +1358,73 @@ def _token_tasks_headline(results):
     return "; ".join(parts)
 
 
+SERVING_SIDES = {
+    "kbert": "kbert SavedModel (session loader)",
+    "kbert_fixed": "kbert SavedModel, rows at sequence_length",
+    "ort": "HF fast tokenizer + ONNX Runtime",
+    "ort_optimized": "HF fast tokenizer + ONNX Runtime, optimized",
+}
+
+
+def serving_speed_section(results):
+    """Tables of `benchmarks/serving.py`: kbert's exported `classify` vs ONNX Runtime."""
+    batch = results["batch_size"]
+    lines = [
+        f"MiniLM-L6 with a {results['num_classes']}-class head, the same weights on every side, "
+        f"end to end from raw text, length {results['sequence_length']}, median of "
+        f"{results['passes']} passes on {results['cpu_count']} cores. The ratio is kbert's "
+        "speed over each side's (above 1: kbert is faster); the difference is the largest "
+        "absolute difference of log-probabilities from kbert's.",
+    ]
+    for name, entry in results["datasets"].items():
+        rows = []
+        for side, label in SERVING_SIDES.items():
+            if side not in entry:
+                continue
+            timing = entry[side]
+            ratio = entry.get(f"ratio_kbert_over_{side}")
+            difference = entry.get(f"max_abs_diff_{side}")
+            rows.append(
+                [
+                    label,
+                    f"{timing['batch1_p50_ms']:.2f}",
+                    f"{timing['batch1_p95_ms']:.2f}",
+                    f"{timing['batch_sentences_per_s']:,.1f}",
+                    f"{ratio['batch1_p50']:.2f}× / {ratio['batch']:.2f}×" if ratio else "",
+                    f"{difference:.1e}" if difference is not None else "",
+                ]
+            )
+        lines += [
+            "",
+            f"{name} ({entry['examples']} test texts):",
+            "",
+            _table(
+                [
+                    "side",
+                    "batch 1 p50 ms",
+                    "batch 1 p95 ms",
+                    f"batch {batch} sentences/s",
+                    "kbert / side (batch 1 / batch)",
+                    "max abs Δ log-prob",
+                ],
+                rows,
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def _serving_speed_headline(results):
+    parts = []
+    for name, entry in results["datasets"].items():
+        text = f"{name} {entry['kbert']['batch_sentences_per_s']:,.0f} sentences/s"
+        for peer, label in (("ort_optimized", "optimized ONNX Runtime"), ("ort", "ONNX Runtime")):
+            if f"ratio_kbert_over_{peer}" in entry:
+                text += f" ({entry[f'ratio_kbert_over_{peer}']['batch']:.2f}× {label}'s)"
+                break
+        parts.append(text)
+    return "kbert's exported classify from raw text: " + "; ".join(parts)
+
+
 def anchor_strength_section(results):
     """Table of `benchmarks/anchor_strength.py`: L2-SP's λ × clipping, with the weights' paths."""
 
@@ -1469,6 +1536,7 @@ RENDERERS = {
     "classification": classification_benchmark_section,
     "anchor_strength": anchor_strength_section,
     "token_tasks": token_tasks_section,
+    "serving_speed": serving_speed_section,
 } | dict.fromkeys(COMPARISONS, comparison_section)
 
 
@@ -1588,6 +1656,7 @@ HEADLINES = {
     "pretrain_speed": _pretrain_speed_headline,
     "classification": _classification_benchmark_headline,
     "token_tasks": _token_tasks_headline,
+    "serving_speed": _serving_speed_headline,
 } | dict.fromkeys(COMPARISONS, _comparison_headline)
 
 

@@ -45,6 +45,12 @@ input, says "expected a rank-1 string tensor [batch]" and gives the received sha
 and wants `token_ids` in [0, vocabulary_size), `segment_ids` in [0, num_segments) (any values
 when the model has no segment table) and `padding_mask` values 0 or 1, the error giving the
 range and the smallest and largest value received.
+
+Padding: the string signatures pack each input to `sequence_length` tokens, then cut the batch
+to its longest real row, rounded up to a multiple of 8 (`padding="longest"`, the default; see
+`kbert.export.dynamic_padding`), so a batch of short questions does not pay for attention over
+the whole window. Every output is read at real tokens or words, so none changes shape or value
+(up to float rounding); `padding="fixed"` keeps every row at `sequence_length`.
 """
 
 import os
@@ -55,12 +61,16 @@ import keras
 import tensorflow as tf
 
 from kbert.checks import check_int
+from kbert.export.dynamic_padding import trim_padding
 from kbert.files import new_directory
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text._bert_text import replace_invalid_utf8
 from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
 
 TASKS = ("classify", "tag", "answer", "embed")
+# "longest": each batch runs at its longest real row (rounded up to a multiple of 8);
+# "fixed": every row at `sequence_length` (the behaviour before, kept to measure against).
+PADDINGS = ("longest", "fixed")
 
 # Characters kept per input for each token of `sequence_length`: English WordPiece tokens
 # average about 4 characters, and 8x headroom keeps every input that could fill the window.
@@ -468,12 +478,15 @@ class _Exporter:
         truncation,
         asset_dir,
         long_inputs=None,
+        padding="longest",
     ):
         self.model = model
         self.task = task
         self.max_input_chars = max_input_chars
         self.max_answer_length = max_answer_length
         self.pair = pair
+        self.sequence_length = sequence_length
+        self.padding = padding
         self.encoder = model if task == "embed" else model.encoder
         self.label_names = label_names
         self.archive = keras.export.ExportArchive()
@@ -514,6 +527,12 @@ class _Exporter:
 
     # ------------------------------------------------------------------ pieces
 
+    def _trimmed(self, packed):
+        """`packed` cut to the batch's longest real row (see `kbert.export.dynamic_padding`)."""
+        if self.padding == "fixed":
+            return packed
+        return trim_padding(packed, self.sequence_length)
+
     def _encoder_inputs(self, packed):
         return {key: packed[key] for key in ("token_ids", "segment_ids", "padding_mask")}
 
@@ -526,7 +545,7 @@ class _Exporter:
 
     def embed(self, text):
         (text,) = _checked_texts("embed", text=text)
-        packed = self.preprocessor(_clean(text, self.max_input_chars))
+        packed = self._trimmed(self.preprocessor(_clean(text, self.max_input_chars)))
         outputs = self.encoder(self._encoder_inputs(packed), training=False)
         sequence = tf.cast(outputs["sequence_output"], tf.float32)  # (batch, seq, hidden)
         mask = tf.cast(packed["padding_mask"], tf.float32)[:, :, None]  # (batch, seq, 1)
@@ -541,7 +560,7 @@ class _Exporter:
             text, text_pair = _checked_texts("classify", text=text, text_pair=text_pair)
         text = _clean(text, self.max_input_chars)
         if text_pair is None:
-            packed = self.long_text(text)
+            packed = self._trimmed(self.long_text(text))
             rows = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
             logits = self.long_text.aggregate(rows, packed)  # (batch, classes)
             tokens, kept = packed["tokens"], packed["tokens_kept"]
@@ -549,7 +568,7 @@ class _Exporter:
             check = _same_batch(text, text_pair, "text", "text_pair")
             with tf.control_dependencies([check]):
                 text_pair = tf.identity(_clean(text_pair, self.max_input_chars))
-            packed = self.preprocessor((text, text_pair))
+            packed = self._trimmed(self.preprocessor((text, text_pair)))
             logits = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
             tokenizer = self.preprocessor.tokenizer
             tokens = (
@@ -578,7 +597,7 @@ class _Exporter:
 
         (text,) = _checked_texts("tag", text=text)
         text = _clean(text, self.max_input_chars)
-        packed = self.aligned(text)
+        packed = self._trimmed(self.aligned(text))
         emissions = tf.cast(self.model(self._encoder_inputs(packed), training=False), tf.float32)
         outputs = dict(
             tag_outputs(
@@ -603,7 +622,7 @@ class _Exporter:
         with tf.control_dependencies([check]):
             question = tf.identity(_clean(question, self.max_input_chars))
             context = tf.identity(_clean(context, self.max_input_chars))
-        packed = self.aligned((question, context))
+        packed = self._trimmed(self.aligned((question, context)))
         logits = self.model(self._encoder_inputs(packed), training=False)
         outputs = dict(
             answer_outputs(
@@ -768,6 +787,7 @@ def export_saved_model(
     max_input_chars=None,
     max_answer_length=30,
     pair=False,
+    padding="longest",
 ):
     """Writes a TF Serving SavedModel of a kbert model with its tokenizer in the graph.
 
@@ -821,6 +841,11 @@ def export_saved_model(
         max_answer_length: int, default 30. Most tokens in an answer ("answer" task).
         pair: bool, default False. The classifier was trained on text pairs: `classify` and
             `serving_default` then take `text` and `text_pair`.
+        padding: "longest" (default) or "fixed". With "longest" the text signatures run the
+            model on each batch cut to its longest real row, rounded up to a multiple of 8
+            and at most `sequence_length` (`kbert.export.dynamic_padding`): the outputs are
+            the same up to float rounding, and short texts cost far less. "fixed" runs every
+            row at `sequence_length`.
 
     Returns:
         str, the final version directory.
@@ -874,6 +899,8 @@ def export_saved_model(
         version,
     )
     _check_name(name)
+    if padding not in PADDINGS:
+        raise ValueError(f"padding must be one of {PADDINGS}; received {padding!r}")
     if pair and task != "classify":
         raise ValueError(f"pair=True is for the 'classify' task; received task {task!r}")
     encoder = model if task == "embed" else getattr(model, "encoder", None)
@@ -899,6 +926,7 @@ def export_saved_model(
                 truncation,
                 asset_dir,
                 long_inputs,
+                padding,
             )
             signature_names = exporter.add_endpoints()
             exporter.archive.write_out(temporary, verbose=False)

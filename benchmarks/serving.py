@@ -1,0 +1,371 @@
+"""Serving speed from raw text: kbert's exported `classify` vs ONNX Runtime, same weights.
+
+Both sides serve one classifier: MiniLM-L6-H384-uncased with BERT's pooler and a 6-class head
+(seeded random weights, the same on both sides; speed and agreement need no training).
+
+- kbert: `export_saved_model` writes the `classify` SavedModel (tokenizer in the graph), and it
+  is loaded as TF Serving's C++ server loads it: the TF1 session loader, fed and fetched by
+  tensor name (`session.make_callable`). `--padding fixed` also measures the export that packs
+  every row to `sequence_length` (the behaviour before exports padded to the batch's longest).
+- peer: Hugging Face `BertForSequenceClassification` built from the same checkpoint with the
+  same head weights, exported with `torch.onnx.export` and run by ONNX Runtime, plain and after
+  `onnxruntime.transformers.optimizer` (fused attention, LayerNorm and GELU); texts tokenized by
+  the checkpoint's tokenizer.json (transformers' fast tokenizer), padded to the batch's longest
+  and truncated to the same `--sequence-length` as kbert's (IMDb reviews are cut to their head).
+
+Timing is end to end from raw strings to class scores, after a warm-up pass, median of
+`--passes` passes: batch 1 (p50 and p95 latency over the texts) and batch `--batch-size`
+(sentences/s), on TREC-6 test questions (short) and IMDb test reviews (long, truncated). The
+agreement is the largest |Δ| between kbert's log-probabilities and the log-softmax of ORT's
+logits (the signature returns probabilities; log-softmax is the logits up to a per-row shift).
+`ratio_kbert_over_*` is kbert's speed over the peer's (sentences/s at the batch size, and
+latency ratio peer/kbert at batch 1: above 1 means kbert is faster).
+
+    pip install -r benchmarks/requirements-peer.txt onnxruntime onnx
+    python -m benchmarks.serving --max-examples 100
+    python -m benchmarks.serving --record docs/results/serving.json
+
+The last line is JSON with, per dataset, each side's `batch1_p50_ms`, `batch1_p95_ms` and
+`batch_sentences_per_s`, the agreement and the ratios.
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+from kbert.startup import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
+from kbert.data import read_imdb, read_trec  # noqa: E402
+from kbert.export import export_saved_model  # noqa: E402
+from kbert.models import SequenceClassifier  # noqa: E402
+from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from kbert.runs import software_versions  # noqa: E402
+
+NUM_CLASSES = 6
+DATASETS = ("trec", "imdb")
+
+
+# ------------------------------------------------------------------ data and model
+
+
+def read_texts(name, max_examples, data_dir=None):
+    """The test texts of `name` ("trec" or "imdb"), the first `max_examples`."""
+    if name == "trec":
+        texts, _ = read_trec("test", data_dir=data_dir)
+        return texts[:max_examples]
+    if name == "imdb":
+        texts, _ = read_imdb("test", data_dir=data_dir, max_examples=max_examples)
+        return list(texts)
+    raise ValueError(f"dataset must be one of {DATASETS}; received {name!r}")
+
+
+def build_classifier(seed):
+    """MiniLM-L6 with BERT's pooler and a seeded 6-class head: `(model, tokenizer)`."""
+    keras.utils.set_random_seed(seed)
+    encoder, tokenizer = load_pretrained("minilm_l6")
+    model = SequenceClassifier(encoder, num_classes=NUM_CLASSES, pooling="pooler")
+    return model, tokenizer
+
+
+def head_weights(model):
+    """The classifier's last Dense kernel `(hidden, classes)` and bias, as numpy."""
+    dense = [layer for layer in model.layers if isinstance(layer, keras.layers.Dense)][-1]
+    kernel, bias = (np.asarray(w) for w in dense.get_weights())
+    return kernel, bias
+
+
+# ------------------------------------------------------------------ kbert (session loader)
+
+
+class SessionClassifier:
+    """An exported signature run as TF Serving runs it: session loader, tensors by name.
+
+    Args:
+        path: str, a version directory written by `export_saved_model`.
+        signature: str, default "classify".
+    """
+
+    def __init__(self, path, signature="classify"):
+        import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+        graph = tf.Graph()
+        self.session = tf.compat.v1.Session(graph=graph)
+        meta = tf.compat.v1.saved_model.loader.load(self.session, ["serve"], path)
+        definition = meta.signature_def[signature]
+        self.names = sorted(definition.outputs)
+        with graph.as_default():
+            self._run = self.session.make_callable(
+                [definition.outputs[name].name for name in self.names],
+                [definition.inputs["text"].name],
+            )
+
+    def __call__(self, texts):
+        values = self._run(np.asarray(texts, dtype=object))
+        return dict(zip(self.names, values, strict=True))
+
+    def log_probabilities(self, texts):
+        probabilities = self(texts)["probabilities"].astype(np.float64)
+        return np.log(np.maximum(probabilities, 1e-30))
+
+    def close(self):
+        self.session.close()
+
+
+# ------------------------------------------------------------------ peer (ONNX Runtime)
+
+
+def export_onnx(model, directory, sequence_length):
+    """The HF twin of `model` exported to ONNX: `(plain path, optimized path, tokenizer)`."""
+    import torch
+    import transformers
+    from onnxruntime.transformers import optimizer
+
+    checkpoint = minilm_l6_dir()
+    peer = transformers.BertForSequenceClassification.from_pretrained(
+        checkpoint, num_labels=NUM_CLASSES
+    ).eval()
+    kernel, bias = head_weights(model)
+    with torch.no_grad():
+        peer.classifier.weight.copy_(torch.from_numpy(kernel.T.copy()))
+        peer.classifier.bias.copy_(torch.from_numpy(bias.copy()))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint, use_fast=True)
+    sample = tokenizer(["a sample"], return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    plain = os.path.join(directory, "model.onnx")
+    torch.onnx.export(
+        peer,
+        tuple(sample[name] for name in names),
+        plain,
+        input_names=names,
+        output_names=["logits"],
+        dynamic_axes={
+            **{name: {0: "batch", 1: "sequence"} for name in names},
+            "logits": {0: "batch"},
+        },
+        opset_version=17,
+        dynamo=False,
+    )
+    config = peer.config
+    optimized = optimizer.optimize_model(
+        plain,
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+    )
+    optimized_path = os.path.join(directory, "model_optimized.onnx")
+    optimized.save_model_to_file(optimized_path)
+    return plain, optimized_path, tokenizer
+
+
+class OrtClassifier:
+    """Raw texts → the fast tokenizer (pad to longest, truncate) → an ONNX Runtime session."""
+
+    def __init__(self, path, tokenizer, sequence_length):
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        self.session = onnxruntime.InferenceSession(
+            path, options, providers=["CPUExecutionProvider"]
+        )
+        self.tokenizer, self.sequence_length = tokenizer, sequence_length
+        self.inputs = [node.name for node in self.session.get_inputs()]
+
+    def __call__(self, texts):
+        encoded = self.tokenizer(
+            list(texts),
+            padding="longest",
+            truncation=True,
+            max_length=self.sequence_length,
+            return_tensors="np",
+        )
+        feeds = {name: encoded[name].astype(np.int64) for name in self.inputs}
+        return self.session.run(["logits"], feeds)[0]
+
+    def log_probabilities(self, texts):
+        logits = self(texts).astype(np.float64)
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ------------------------------------------------------------------ timing
+
+
+def batches(texts, size):
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
+
+
+def time_pass(classify, texts, batch_size):
+    """Seconds per call of one pass over `texts` in batches of `batch_size`."""
+    seconds = []
+    for batch in batches(texts, batch_size):
+        start = time.perf_counter()
+        classify(batch)
+        seconds.append(time.perf_counter() - start)
+    return np.asarray(seconds)
+
+
+def measure(classify, texts, batch_size, passes, latency_examples):
+    """Batch-1 p50/p95 latency (ms) and sentences/s at `batch_size`, medians of `passes`."""
+    singles = texts[:latency_examples]
+    time_pass(classify, texts, batch_size)  # warm-up: every batch shape once
+    time_pass(classify, singles[: min(len(singles), 16)], 1)
+    p50, p95, speed = [], [], []
+    for _ in range(passes):
+        one = time_pass(classify, singles, 1) * 1000.0
+        p50.append(np.percentile(one, 50))
+        p95.append(np.percentile(one, 95))
+        speed.append(len(texts) / time_pass(classify, texts, batch_size).sum())
+    return {
+        "batch1_p50_ms": round(float(np.median(p50)), 2),
+        "batch1_p95_ms": round(float(np.median(p95)), 2),
+        "batch_sentences_per_s": round(float(np.median(speed)), 1),
+    }
+
+
+def max_abs_diff(first, second, texts, batch_size):
+    return max(
+        float(np.abs(first.log_probabilities(b) - second.log_probabilities(b)).max())
+        for b in batches(texts, batch_size)
+    )
+
+
+# ------------------------------------------------------------------ main
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", default="trec,imdb", help="comma-separated: trec, imdb")
+    parser.add_argument(
+        "--sides",
+        default="kbert,ort,ort_optimized",
+        help="comma-separated: kbert, kbert_fixed (rows packed to --sequence-length), ort, "
+        "ort_optimized",
+    )
+    parser.add_argument("--max-examples", type=int, default=500, help="texts per dataset")
+    parser.add_argument(
+        "--latency-examples",
+        type=int,
+        default=None,
+        help="texts timed one at a time (default: all of --max-examples)",
+    )
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    add_record_argument(parser)
+    args = parser.parse_args(argv)
+    args.datasets = args.datasets.split(",")
+    args.sides = args.sides.split(",")
+    for name in args.datasets:
+        if name not in DATASETS:
+            parser.error(f"--datasets: {name!r} is not one of {DATASETS}")
+    for side in args.sides:
+        if side not in ("kbert", "kbert_fixed", "ort", "ort_optimized"):
+            parser.error(f"--sides: {side!r} is not one of kbert, kbert_fixed, ort, ort_optimized")
+    for flag in ("max_examples", "sequence_length", "batch_size", "passes"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1")
+    return args
+
+
+def build_sides(args, directory):
+    """`{side: classifier}` for the requested sides, and the software versions they add."""
+    model, tokenizer = build_classifier(args.seed)
+    sides, versions = {}, {}
+    for side, padding in (("kbert", "longest"), ("kbert_fixed", "fixed")):
+        if side in args.sides:
+            path = export_saved_model(
+                model,
+                tokenizer,
+                directory,
+                side,
+                sequence_length=args.sequence_length,
+                padding=padding,
+            )
+            sides[side] = SessionClassifier(path)
+    peers = [side for side in args.sides if side.startswith("ort")]
+    if peers:
+        import onnxruntime
+        import torch
+        import transformers
+
+        versions = {
+            "onnxruntime": onnxruntime.__version__,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        }
+        plain, optimized, peer_tokenizer = export_onnx(model, directory, args.sequence_length)
+        for side, path in (("ort", plain), ("ort_optimized", optimized)):
+            if side in args.sides:
+                sides[side] = OrtClassifier(path, peer_tokenizer, args.sequence_length)
+    return sides, versions
+
+
+def run(args):
+    """Measures every side on every dataset; returns the results dict."""
+    result = {
+        "checkpoint": "MiniLM-L6-H384-uncased",
+        "num_classes": NUM_CLASSES,
+        "sequence_length": args.sequence_length,
+        "batch_size": args.batch_size,
+        "passes": args.passes,
+        "cpu_count": os.cpu_count(),
+        "versions": software_versions(),
+        "datasets": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="kbert-serving-") as directory:
+        sides, versions = build_sides(args, directory)
+        result["versions"] |= versions
+        for name in args.datasets:
+            texts = read_texts(name, args.max_examples, args.data_dir)
+            latency_examples = args.latency_examples or len(texts)
+            entry = {"examples": len(texts), "latency_examples": min(latency_examples, len(texts))}
+            for side, classify in sides.items():
+                entry[side] = measure(
+                    classify, texts, args.batch_size, args.passes, latency_examples
+                )
+                print(f"{name} {side}: {entry[side]}", flush=True)
+            if "kbert" in sides:
+                for peer in ("kbert_fixed", "ort", "ort_optimized"):
+                    if peer not in sides:
+                        continue
+                    entry[f"max_abs_diff_{peer}"] = max_abs_diff(
+                        sides["kbert"], sides[peer], texts, args.batch_size
+                    )
+                    entry[f"ratio_kbert_over_{peer}"] = {
+                        "batch": round(
+                            entry["kbert"]["batch_sentences_per_s"]
+                            / entry[peer]["batch_sentences_per_s"],
+                            3,
+                        ),
+                        "batch1_p50": round(
+                            entry[peer]["batch1_p50_ms"] / entry["kbert"]["batch1_p50_ms"], 3
+                        ),
+                    }
+            result["datasets"][name] = entry
+        for classify in sides.values():
+            if hasattr(classify, "close"):
+                classify.close()
+    return result
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    result = run(args)
+    record_if_requested(args, result)
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""benchmarks/serving.py on a few TREC-6 questions and IMDb reviews: every side runs and agrees.
+
+The kbert side (the export padded to the longest row against the one packed to sequence_length,
+both through the session loader) always runs; the ONNX Runtime side only where onnxruntime,
+torch and transformers are installed (benchmark-only peers, benchmarks/requirements-peer.txt).
+"""
+
+import importlib.util
+import json
+
+import pytest
+
+from benchmarks import report
+
+PEERS = ("onnxruntime", "onnx", "torch", "transformers")
+
+
+def run_benchmark(sides, data_root, tmp_path):
+    from benchmarks import serving
+
+    record = tmp_path / "serving_speed.json"
+    result = serving.main(
+        [
+            "--sides",
+            ",".join(sides),
+            "--max-examples",
+            "6",
+            "--batch-size",
+            "4",
+            "--passes",
+            "1",
+            "--sequence-length",
+            "64",
+            "--data-dir",
+            str(data_root),
+            "--record",
+            str(record),
+        ]
+    )
+    assert json.loads(record.read_text())["results"] == json.loads(json.dumps(result))
+    return result
+
+
+def check_timings(entry, sides):
+    assert entry["examples"] == 6
+    for side in sides:
+        timing = entry[side]
+        assert 0 < timing["batch1_p50_ms"] <= timing["batch1_p95_ms"]
+        assert timing["batch_sentences_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_the_kbert_side_pads_to_the_longest_with_the_same_outputs(minilm_dir, data_root, tmp_path):
+    sides = ("kbert", "kbert_fixed")
+    result = run_benchmark(sides, data_root, tmp_path)
+    assert sorted(result["datasets"]) == ["imdb", "trec"]
+    for entry in result["datasets"].values():
+        check_timings(entry, sides)
+        assert entry["max_abs_diff_kbert_fixed"] < 1e-4
+    text = report.RENDERERS["serving_speed"](result)
+    assert "kbert SavedModel, rows at sequence_length" in text
+
+
+@pytest.mark.slow
+def test_the_onnx_runtime_side_agrees_with_kbert(minilm_dir, data_root, tmp_path):
+    missing = [name for name in PEERS if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(
+            f"the ONNX Runtime side needs the benchmark-only peers {missing} "
+            "(pip install -r benchmarks/requirements-peer.txt onnxruntime onnx)"
+        )
+    sides = ("kbert", "ort", "ort_optimized")
+    result = run_benchmark(sides, data_root, tmp_path)
+    for entry in result["datasets"].values():
+        check_timings(entry, sides)
+        for peer in ("ort", "ort_optimized"):
+            # Same weights and tokens; float32 kernels differ (fused attention, GELU).
+            assert entry[f"max_abs_diff_{peer}"] < 1e-3, peer
+            assert entry[f"ratio_kbert_over_{peer}"]["batch"] > 0
+    assert "onnxruntime" in result["versions"]
+    assert "optimized ONNX Runtime" in report.HEADLINES["serving_speed"](result)
