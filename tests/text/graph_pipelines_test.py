@@ -11,6 +11,7 @@ import tensorflow as tf
 from kbert.text import (
     BytePairTokenizer,
     GraphBytePairTokenizer,
+    SentencePieceTokenizer,
     UnigramTokenizer,
 )
 from kbert.text.byte_pair_trainer import learn_merges
@@ -132,6 +133,48 @@ def test_bpe_pipelines_give_the_reference_ids_eagerly_traced_and_in_tf_data(name
         which = "Metaspace" if name == "metaspace-first" else "normalizer"
         with pytest.raises(ValueError, match=f"tokenize_with_offsets: .*{which}"):
             layer.tokenize_with_offsets(TEXTS)
+
+
+def _unigram_configurations(tokenizers):
+    n, p, regex = tokenizers.normalizers, tokenizers.pre_tokenizers, tokenizers.Regex
+    return {
+        "t5-like-nmt-nfkc": (
+            n.Sequence([n.Nmt(), n.NFKC(), n.Replace(regex(" {2,}"), " ")]),
+            p.Metaspace(prepend_scheme="always"),
+        ),
+        "albert-like-without-charsmap": (
+            n.Sequence(
+                [n.Replace("``", '"'), n.Replace("''", '"'), n.NFKD(), n.StripAccents()]
+                + [n.Lowercase()]
+            ),
+            p.Sequence([p.WhitespaceSplit(), p.Metaspace()]),
+        ),
+        # (A plain Metaspace with no normalizer loads SentencePiece-style, not as a pipeline.)
+        "first-without-normalizer": (
+            None,
+            p.Sequence([p.Punctuation(), p.Metaspace(prepend_scheme="first")]),
+        ),
+        "whitespace-digits": (n.NFC(), p.Sequence([p.Whitespace(), p.Digits(True)])),
+        "normalizer-only": (n.Sequence([n.NFD(), n.Lowercase()]), None),
+    }
+
+
+UNIGRAM_NAMES = list(_unigram_configurations(pytest.importorskip("tokenizers")))
+
+
+@pytest.mark.parametrize("name", UNIGRAM_NAMES)
+def test_unigram_pipelines_give_the_reference_ids_eagerly_traced_and_in_tf_data(name, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    reference, tokenizer = _trained(tmp_path, "Unigram", *_unigram_configurations(tokenizers)[name])
+    layer = SentencePieceTokenizer(tokenizer)
+    expected = _expected_ids(reference, TEXTS)
+    assert [tokenizer.tokenize(text) for text in TEXTS] == expected
+    assert layer(TEXTS).to_list() == expected
+    traced = tf.function(layer, input_signature=[tf.TensorSpec([None], tf.string)])
+    assert traced(tf.constant(TEXTS)).to_list() == expected
+    dataset = tf.data.Dataset.from_tensor_slices(TEXTS).batch(5).map(layer)
+    assert [ids for batch in dataset for ids in batch.to_list()] == expected
+    assert layer(TEXTS[2]).numpy().tolist() == expected[2]
 
 
 def test_a_byte_level_split_sequence_runs_in_the_graph(tmp_path):

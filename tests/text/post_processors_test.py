@@ -108,8 +108,12 @@ def test_a_pipeline_gives_the_reference_ids_and_offsets(name, tmp_path):
         expected = [reference.encode(t, add_special_tokens=False).ids for t in GRAPH_CHECKED]
         assert GraphBytePairTokenizer(tokenizer)(GRAPH_CHECKED).to_list() == expected
         return
-    with pytest.raises(ValueError, match="normalizer .* and pre-tokenizer"):
-        SentencePieceTokenizer(tokenizer)
+    if name == "lowercase-first":  # "first" after a normalizer: the graph cannot tell
+        with pytest.raises(ValueError, match="Metaspace with prepend_scheme 'first' after a"):
+            SentencePieceTokenizer(tokenizer)
+        return
+    expected = [reference.encode(t, add_special_tokens=False).ids for t in CHECKED]
+    assert SentencePieceTokenizer(tokenizer)(CHECKED).to_list() == expected
 
 
 # Added tokens in the text: BPE matches them verbatim (Unigram pipelines treat them as control
