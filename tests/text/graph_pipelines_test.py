@@ -102,6 +102,7 @@ def _trained(tmp_path, kind, normalizer, pre_tokenizer, byte_level=False):
     reference.normalizer = normalizer
     reference.pre_tokenizer = pre_tokenizer
     reference.train_from_iterator(TEXTS * 3, trainer)
+    tmp_path.mkdir(parents=True, exist_ok=True)
     reference.save(str(tmp_path / "tokenizer.json"))
     return reference, loader.from_huggingface(tmp_path / "tokenizer.json")
 
@@ -321,3 +322,29 @@ def test_a_byte_level_model_needs_byte_level_last():
     assert tokenizer.tokenize("low")  # the Python tokenizer runs it
     with pytest.raises(ValueError, match="ByteLevel as its pre-tokenizer .* Whitespace"):
         GraphBytePairTokenizer(tokenizer)
+
+
+@pytest.mark.slow
+def test_pipelines_run_in_a_saved_and_restored_model(tmp_path):
+    """A BPE and a unigram pipeline with normalizers, in one exported SavedModel: the restored
+    graph gives `tokenizers`' ids."""
+    tokenizers = pytest.importorskip("tokenizers")
+    bpe_reference, bpe = _trained(
+        tmp_path / "bpe", "BPE", *_configurations(tokenizers)["bert-like"]
+    )
+    unigram_reference, unigram = _trained(
+        tmp_path / "unigram", "Unigram", *_unigram_configurations(tokenizers)["t5-like-nmt-nfkc"]
+    )
+    layers = {"bpe": GraphBytePairTokenizer(bpe), "unigram": SentencePieceTokenizer(unigram)}
+    module = tf.Module()
+    module.layers = list(layers.values())
+    module.tokenize = tf.function(
+        lambda texts: {name: layer(texts).to_tensor(-1) for name, layer in layers.items()},
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(tmp_path / "exported"))
+    restored = tf.saved_model.load(str(tmp_path / "exported"))
+    out = restored.tokenize(tf.constant(TEXTS))
+    for name, reference in (("bpe", bpe_reference), ("unigram", unigram_reference)):
+        rows = [[i for i in row if i >= 0] for row in out[name].numpy().tolist()]
+        assert rows == _expected_ids(reference, TEXTS), name
