@@ -19,6 +19,10 @@ computes the same ids and character offsets with core TensorFlow ops and tf-text
 4. Symbols outside the vocabulary become the unknown token (fused when asked) or are dropped;
    byte offsets become character offsets.
 
+A `tokenizer.json` pipeline runs too: its normalizer (`graph_normalizers`) rewrites each
+stretch between special tokens, and its pre-tokenizer (`graph_pre_tokenizers`) cuts the words
+in place of step 2; offsets are then refused where the normalizer or Metaspace rewrote the text.
+
 `benchmarks/tokenizer_parity.py` measures the agreement with the Python tokenizer (and so with
 Hugging Face `tokenizers`) on real text.
 """
@@ -103,7 +107,8 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         **kwargs: passed to `keras.layers.Layer`.
 
     Raises:
-        ValueError: `bpe` is not a `BytePairTokenizer`.
+        ValueError: `bpe` is not a `BytePairTokenizer`, or its normalizer or pre-tokenizer has
+            a component that does not run in graph ops (the message names it).
 
     Example:
     >>> from kbert.text.byte_pair_trainer import learn_merges

@@ -16,8 +16,9 @@ refuse offsets (`offsets_refusal`).
 - Precompiled (a SentencePiece charsmap) is refused: its longest-grapheme lookup has no exact
   counterpart among graph ops here.
 
-ICU and RE2 carry their own Unicode versions: characters assigned after the older of them
-and `tokenizers`' can normalize, lowercase or match differently.
+ICU and RE2 carry their own Unicode versions: characters assigned after the older of them and
+`tokenizers`' can normalize, lowercase or match differently (TensorFlow's ICU lacks Unicode
+14's new case pairs, which Lowercase leaves as they are; `tf.strings.lower` drops U+0000).
 """
 
 import regex

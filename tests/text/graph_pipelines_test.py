@@ -6,13 +6,16 @@ Metaspace rewrites the text; refusals name what does not run in the graph."""
 import unicodedata
 
 import pytest
+import regex
 import tensorflow as tf
+import tensorflow_text
 
 from kbert.text import (
     BytePairTokenizer,
     GraphBytePairTokenizer,
     SentencePieceTokenizer,
     UnigramTokenizer,
+    _re2_patterns,
 )
 from kbert.text.byte_pair_trainer import learn_merges
 from kbert.text.graph_normalizers import graph_normalize
@@ -212,11 +215,10 @@ ALL_CHARACTERS = "".join(
     ids=lambda spec: spec["type"],
 )
 def test_graph_normalizers_write_the_python_references_text(spec):
-    """Character by character over the printable code points, apart from those assigned after
-    Python's Unicode version (ICU and RE2 in TensorFlow are newer)."""
-    characters = [c for c in ALL_CHARACTERS if unicodedata.category(c) != "Cn"] + [
-        chr(c) for c in range(0x20)
-    ]
+    """Character by character over the printable code points Python's tables assign and the
+    control characters (U+0000 apart: `tf.strings.lower` ends a string there)."""
+    controls = [chr(c) for c in range(1, 0x20)]
+    characters = [c for c in ALL_CHARACTERS if unicodedata.category(c) != "Cn"] + controls
     if spec["type"] == "StripAccents":  # a mark after a base, as accents come
         characters = ["a" + c for c in characters]
     ours = graph_normalize(spec, tf.constant(characters)).numpy()
@@ -225,8 +227,8 @@ def test_graph_normalizers_write_the_python_references_text(spec):
         for c, o in zip(characters, ours, strict=True)
         if normalize(spec, c).text != o.decode()
     ]
-    # TensorFlow's ICU tables are older than Python's: the few differences are characters
-    # (Unicode 14's new case pairs) that the graph leaves as they are.
+    # TensorFlow's ICU case tables are older than Python's: the few differences are
+    # characters (Unicode 14's new case pairs) that the graph leaves as they are.
     assert len(differ) <= 45, differ[:20]
     assert all(c == o for c, o in differ), differ[:20]
 
@@ -348,3 +350,28 @@ def test_pipelines_run_in_a_saved_and_restored_model(tmp_path):
     for name, reference in (("bpe", bpe_reference), ("unigram", unigram_reference)):
         rows = [[i for i in row if i >= 0] for row in out[name].numpy().tolist()]
         assert rows == _expected_ids(reference, TEXTS), name
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"\s+", r"\S+", r"[\s,]+", r"\w+|[^\w\s]+", r"\d+", r"\D+", r"[^\s\p{L}\p{N}]+", r"\p{L}+"],
+)
+def test_patterns_match_in_re2_as_in_the_regex_module(pattern):
+    """Python `regex`'s Unicode classes written out for RE2: the same matches on every text."""
+    re2 = _re2_patterns.to_re2(pattern, "test")
+    pieces, starts, ends = tensorflow_text.regex_split_with_offsets(TEXTS, re2, re2)
+    for text, mine, first, last in zip(
+        TEXTS, pieces.to_list(), starts.to_list(), ends.to_list(), strict=True
+    ):
+        matched = [
+            (s, e)
+            for piece, s, e in zip(mine, first, last, strict=True)
+            if regex.fullmatch(pattern, piece.decode())
+        ]
+        data = text.encode()
+        expected = [
+            (len(text[: m.start()].encode()), len(text[: m.end()].encode()))
+            for m in regex.finditer(pattern, text)
+        ]
+        assert matched == expected, (pattern, text)
+        assert b"".join(mine) == data
