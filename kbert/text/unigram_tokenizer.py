@@ -314,8 +314,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         pre-tokenizers of `kbert.text.pre_tokenizers.PRE_TOKENIZERS` and the post-processors
         of `kbert.text.post_processors.POST_PROCESSORS`; added tokens are control tokens. A
         file with no normalizer and a plain `Metaspace` ("▁", prepend scheme "always" or
-        "first", splitting) loads as SentencePiece-style words, which `SentencePieceTokenizer`
-        runs in graphs.
+        "first", splitting) loads as SentencePiece-style words. `SentencePieceTokenizer` runs
+        either in graphs, a pipeline through `graph_normalizers` and `graph_pre_tokenizers`
+        (it refuses, by name, what they lack, such as `Precompiled`).
 
         Raises:
             ValueError: naming a model, normalizer, pre-tokenizer or post-processor it cannot
