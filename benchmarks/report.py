@@ -507,6 +507,25 @@ def tokenizer_parity_section(results):
         for name, what in pipelines.items()
         if name + "_agreement" in results
     ]
+    # The other pipelines the graph layers run: by ids, and offsets where they give them.
+    pipeline_rows += [
+        [
+            name.removeprefix("pipeline_") + "_in_graph",
+            "the same file through the graph layer (`GraphBytePairTokenizer` or "
+            "`SentencePieceTokenizer`), no special tokens, "
+            + results.get(name + "_in_graph_compares", "ids and offsets")
+            + (
+                f" ({results[name + '_in_graph_disagreements_as_python_reference']} "
+                "disagreements are the float32 Python reference's ids)"
+                if results.get(name + "_in_graph_disagreements_as_python_reference")
+                else ""
+            ),
+            f"{results[name + '_in_graph_agreement']:.4%}",
+            f"{results[name + '_in_graph_seconds']:.1f}",
+        ]
+        for name in pipelines
+        if name + "_in_graph_agreement" in results and name + "_in_graph" not in pipelines
+    ]
     pipeline_lines = []
     if pipeline_rows:
         pipeline_lines = [

@@ -34,10 +34,14 @@ test and SST-2 reviews, PERSONA-CHAT and DailyDialog turns, held-out Gutenberg p
 held-out sentences rewritten with accents (some decomposed into combining marks), full-width
 forms, ligatures, emoji and case pairs such as "ẞ" and "İ" (`stress_variant`).
 `refusals` records the error each loader gives for a component still unsupported. Each
-pipeline the graph layers accept (RoBERTa's: ByteLevel with a prefix space, offsets trimmed)
-also runs through `GraphBytePairTokenizer` (`<name>_in_graph_agreement`, ids and offsets, no
-special tokens: packing adds them in graphs); `pipeline_in_graph_refusals` holds the others'
-errors.
+pipeline the graph layers accept also runs through `GraphBytePairTokenizer` or
+`SentencePieceTokenizer` (`<name>_in_graph_agreement`, no special tokens: packing adds them in
+graphs): by ids and offsets where the layer gives offsets (no normalizer or Metaspace rewrites
+the text), by ids elsewhere (`<name>_in_graph_compares`; the offsets refusals in
+`pipeline_in_graph_offsets_refusals`; `<name>_in_graph_disagreements_as_python_reference`
+counts the disagreements where the graph gives what the layer's Python reference gives, for a
+unigram model its float32 scores); `pipeline_in_graph_refusals` holds the errors of the
+pipelines the graph layers refuse (SentencePiece's `Precompiled` charsmap).
 
 The last line is JSON: `texts`, `bpe_agreement`, `byte_level_bpe_agreement`,
 `unigram_agreement` (Hugging Face), `sentencepiece_agreement`, the four in-graph agreements,
@@ -207,6 +211,42 @@ def bpe_graph_agreement(encode, bpe, texts, batch_size=1024):
             if mine != expected or list(zip(first, last, strict=True)) != offsets:
                 disagreements.append(text)
     return 1 - len(disagreements) / len(texts), disagreements[:3]
+
+
+def pipeline_graph_agreement(encode, tokenizer, texts, batch_size=1024):
+    """Share of `texts` whose ids from the graph layer of `tokenizer` (`GraphBytePairTokenizer`
+    or `SentencePieceTokenizer`) equal the reference's `encode(text)`, and their character
+    offsets too where the layer gives offsets; the first disagreements; the layer's refusal of
+    offsets (None where they were compared); and how many disagreements give the ids of the
+    layer's Python reference (for a unigram model: float32 scores, SentencePiece's convention,
+    where `tokenizers` sums in float64)."""
+    layer = (
+        SentencePieceTokenizer
+        if isinstance(tokenizer, UnigramTokenizer)
+        else GraphBytePairTokenizer
+    )(tokenizer)
+    try:
+        layer.tokenize_with_offsets(texts[:1])
+        offsets_refusal = None
+    except (AttributeError, ValueError) as error:  # no offsets for this pipeline in the graph
+        offsets_refusal = str(error) if isinstance(error, ValueError) else "ids only"
+    disagreements, as_reference = [], 0
+    for start in range(0, len(texts), batch_size):
+        batch = texts[start : start + batch_size]
+        if offsets_refusal is None:
+            ids, starts, ends = (t.to_list() for t in layer.tokenize_with_offsets(batch))
+        else:
+            ids = layer(batch).to_list()
+            starts = ends = [None] * len(batch)
+        for text, mine, first, last in zip(batch, ids, starts, ends, strict=True):
+            expected, offsets = encode(text)
+            agree = mine == expected and (
+                first is None or list(zip(first, last, strict=True)) == offsets
+            )
+            if not agree:
+                disagreements.append(text)
+                as_reference += mine == layer.reference.tokenize(text)
+    return 1 - len(disagreements) / len(texts), disagreements[:3], offsets_refusal, as_reference
 
 
 # Characters the stress texts bring in: accented letters (precomposed), combining marks,
@@ -525,7 +565,7 @@ def main(argv=None):
         pipeline_train, pipeline_held_out = pipeline_corpora(root, args.pipeline_texts)
         results["pipeline_texts"] = len(pipeline_held_out)
         results["pipeline_train_texts"] = len(pipeline_train)
-        graph_refusals = {}
+        graph_refusals, offsets_refusals = {}, {}
         for name, made in pipelines(pipeline_train, args.vocabulary_size, Path(directory)).items():
             measure(
                 results,
@@ -550,15 +590,20 @@ def main(argv=None):
                 encoding = reference.encode(text, add_special_tokens=False)
                 return encoding.ids, [tuple(offset) for offset in encoding.offsets]
 
-            measure(
+            offsets_refusal, as_reference = measure(
                 results,
                 f"{name}_in_graph",
-                bpe_graph_agreement,
+                pipeline_graph_agreement,
                 encode,
                 tokenizer,
                 pipeline_held_out,
                 count_key="pipeline_texts",
             )
+            results[f"{name}_in_graph_compares"] = "ids" if offsets_refusal else "ids and offsets"
+            results[f"{name}_in_graph_disagreements_as_python_reference"] = as_reference
+            if offsets_refusal:
+                offsets_refusals[name] = offsets_refusal
+        results["pipeline_in_graph_offsets_refusals"] = offsets_refusals
         results["pipeline_in_graph_refusals"] = graph_refusals
         results["refusals"] = refusals(Path(directory))
     record_if_requested(args, results)

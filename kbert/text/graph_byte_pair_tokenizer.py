@@ -19,6 +19,10 @@ computes the same ids and character offsets with core TensorFlow ops and tf-text
 4. Symbols outside the vocabulary become the unknown token (fused when asked) or are dropped;
    byte offsets become character offsets.
 
+A `tokenizer.json` pipeline runs too: its normalizer (`graph_normalizers`) rewrites each
+stretch between special tokens, and its pre-tokenizer (`graph_pre_tokenizers`) cuts the words
+in place of step 2; offsets are then refused where the normalizer or Metaspace rewrote the text.
+
 `benchmarks/tokenizer_parity.py` measures the agreement with the Python tokenizer (and so with
 Hugging Face `tokenizers`) on real text.
 """
@@ -28,26 +32,23 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text
 
-from kbert.text import _bert_text, _unicode_tables, post_processors
+from kbert.text import _bert_text, _re2_patterns, post_processors
 from kbert.text._json_config import component_name
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
+from kbert.text.graph_normalizers import check_graph_normalizer, graph_normalize, offsets_refusal
+from kbert.text.graph_pre_tokenizers import (
+    changes_offsets,
+    check_graph_pre_tokenizer,
+    graph_pre_tokenize,
+)
 from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.wordpiece_tokenizer import as_texts
 
-# Python `regex`'s \s (Unicode White_Space); RE2's \s is ASCII only.
+# RE2 class bodies for Python `regex`'s \s (Unicode White_Space), \p{L}, \p{N} and \w.
 SPACE = r"\t-\r\x{85}\p{Z}"
-
-
-def _with_ranges(re2_class, ranges):
-    """RE2 class body `re2_class` plus the code point ranges RE2's tables lack."""
-    return re2_class + _bert_text.character_class(ranges)[1:-1]
-
-
-LETTER = _with_ranges(r"\p{L}", _unicode_tables.LETTERS_BEYOND_RE2)
-NUMBER = _with_ranges(r"\p{N}", _unicode_tables.NUMBERS_BEYOND_RE2)
-WORD_CHARACTER = _with_ranges(
-    r"\p{L}\p{M}\p{Nd}\p{Pc}\p{Nl}\x{200C}\x{200D}", _unicode_tables.WORD_CHARACTERS_BEYOND_RE2
-)
+LETTER = _re2_patterns.LETTER
+NUMBER = _re2_patterns.NUMBER
+WORD_CHARACTER = _re2_patterns.WORD_CHARACTER
 
 # `PRE_TOKENIZERS` in RE2; GPT-2's without its lookahead alternative (step 2 above).
 GRAPH_PRE_TOKENIZERS = {
@@ -74,6 +75,27 @@ def _split(texts, pattern):
     return tensorflow_text.regex_split_with_offsets(texts, pattern, pattern)  # (n, None) each
 
 
+def _splitting_part(pre, byte_level, where):
+    """The pre-tokenizer `pre` less a final `ByteLevel` without regex or prefix space (Llama
+    3's shape: the splits then go to bytes, which `_start_symbols` does for a byte-level
+    model); refuses a byte-level model whose pre-tokenizer does not end so."""
+    if not byte_level:
+        return pre
+    parts = pre.get("pretokenizers") or [] if pre.get("type") == "Sequence" else [pre]
+    last = parts[-1] if parts else {}
+    if (
+        last.get("type") != "ByteLevel"
+        or last.get("use_regex", True)
+        or last.get("add_prefix_space", True)
+    ):
+        raise ValueError(
+            f"{where}: a byte-level model runs in the graph with ByteLevel as its pre-tokenizer "
+            "(with its regex) or as the last of a Sequence without regex or prefix space; "
+            f"received pre-tokenizer {component_name(pre)}"
+        )
+    return {"type": "Sequence", "pretokenizers": parts[:-1]}
+
+
 @keras.saving.register_keras_serializable(package="kbert")
 class GraphBytePairTokenizer(GraphTokenizerLayer):
     """A `BytePairTokenizer` as a Keras layer of graph ops: text in, ids (and offsets) out.
@@ -85,7 +107,8 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         **kwargs: passed to `keras.layers.Layer`.
 
     Raises:
-        ValueError: `bpe` is not a `BytePairTokenizer`.
+        ValueError: `bpe` is not a `BytePairTokenizer`, or its normalizer or pre-tokenizer has
+            a component that does not run in graph ops (the message names it).
 
     Example:
     >>> from kbert.text.byte_pair_trainer import learn_merges
@@ -107,27 +130,34 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
                 f"{type(bpe).__name__}"
             )
         pre = bpe.pre_tokenizer
-        # RoBERTa's ByteLevel (a prefix space, GPT-2's regex) runs here; other pipelines do not.
+        where = "GraphBytePairTokenizer"
+        self._normalizer = check_graph_normalizer(bpe.normalizer, where)
+        # RoBERTa's ByteLevel (a prefix space, GPT-2's regex) runs on its own path.
         byte_level_file = (
             isinstance(pre, dict)
             and pre.get("type") == "ByteLevel"
             and pre.get("use_regex", True)
             and bpe.byte_level
         )
-        if bpe.normalizer is not None or (isinstance(pre, dict) and not byte_level_file):
-            raise ValueError(
-                "GraphBytePairTokenizer runs a BytePairTokenizer with no normalizer and a named "
-                f"pre-tokenizer ({', '.join(GRAPH_PRE_TOKENIZERS)}) or a ByteLevel one with its "
-                f"regex; received normalizer {component_name(bpe.normalizer)} and pre-tokenizer "
-                f"{component_name(pre)}"
+        self._pipeline = None  # a Hugging Face pre-tokenizer of graph_pre_tokenizers
+        if isinstance(pre, dict) and not byte_level_file:
+            self._pipeline = _splitting_part(pre, bpe.byte_level, where)
+            check_graph_pre_tokenizer(self._pipeline, where, normalized=bpe.normalizer is not None)
+        self._offsets_refusal = offsets_refusal(bpe.normalizer)
+        if self._offsets_refusal is None and self._pipeline and changes_offsets(self._pipeline):
+            self._offsets_refusal = (
+                "pre-tokenizer Metaspace writes spaces as a longer character, and the graph ops "
+                "do not map its splits back to the text; ids are exact"
             )
-        self._pattern_name = "gpt2" if byte_level_file else pre
+        self._pattern_name = (
+            "gpt2" if byte_level_file else "pipeline" if self._pipeline is not None else pre
+        )
         self._add_prefix_space = byte_level_file and bool(pre.get("add_prefix_space", True))
         # None, or the add_prefix_space of the post-processor that trims offsets past spaces.
         self._trim = post_processors.trimming_prefix_space(bpe.post_processor)
         self.bpe = self.reference = bpe
         self._adopt_roles(bpe.vocabulary_source)
-        self._word_pattern = GRAPH_PRE_TOKENIZERS[self._pattern_name]
+        self._word_pattern = GRAPH_PRE_TOKENIZERS.get(self._pattern_name)
         specials = sorted(bpe.special_tokens, key=len)[::-1]
         self._special_pattern = "|".join(f"\\Q{token}\\E" for token in specials) or None
         with tf.init_scope():
@@ -221,6 +251,9 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         and the end of the segment's first character (tokens of the prefix span that one)."""
         segments, segment_starts, is_special = self._segments(texts)
         flat = tf.where(is_special.flat_values, "", segments.flat_values)  # (segments,)
+        if self._normalizer is not None:
+            # Each stretch between special tokens is normalized on its own, as in Python.
+            flat = graph_normalize(self._normalizer, flat)
         seg_starts = segment_starts.flat_values  # (segments,)
         floors = tf.fill(tf.shape(flat), tf.constant(-1, tf.int64))
         first_ends = tf.zeros_like(floors)
@@ -241,6 +274,8 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             starts = starts + chunk_starts.flat_values[:, tf.newaxis]
             words = chunks.with_flat_values(words).merge_dims(1, 2)  # (segments, words)
             starts = chunks.with_flat_values(starts).merge_dims(1, 2)
+        elif self._pipeline is not None:
+            words, starts = graph_pre_tokenize(self._pipeline, flat, seg_starts)
         else:
             words, starts, _ = _split(flat, self._word_pattern)  # (segments, words)
             # regex_split also returns the text between matches: here, the spaces.
@@ -430,8 +465,9 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             for v in (values, begin, end)
         )
 
-    def _tokenize(self, inputs):
-        """`(ids, starts, ends)`: (n, None) each, or (None,) for a scalar; offsets in characters."""
+    def _tokenize(self, inputs, offsets=True):
+        """`(ids, starts, ends)`: (n, None) each, or (None,) for a scalar; offsets in characters
+        (`offsets=False`: `(ids,)`)."""
         texts = as_texts(inputs)
         batch = _bert_text.replace_invalid_utf8(
             texts[tf.newaxis] if texts.shape.rank == 0 else texts
@@ -451,6 +487,9 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         ids, begins, ends = (
             words.with_flat_values(t).merge_dims(1, 2) for t in (ids, begins, ends)
         )
+        if not offsets:
+            ids = tf.cast(ids, tf.int32)
+            return (ids[0],) if texts.shape.rank == 0 else (ids,)
         begins, ends = _bert_text.byte_to_char_offsets(
             batch, begins, ends, round_down=(True, False)
         )
@@ -494,7 +533,7 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             A 1-D int32 `tf.Tensor` for a scalar, an int32 `tf.RaggedTensor` (batch, None) for
             a batch.
         """
-        return self._tokenize(inputs)[0]
+        return self._tokenize(inputs, offsets=False)[0]
 
     def tokenize_with_offsets(self, inputs):
         """`(ids, starts, ends)`: ids (int32) and each token's character span (int64).
@@ -502,7 +541,15 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         Offsets count characters of the text (after invalid UTF-8 is replaced by U+FFFD), as
         `BytePairTokenizer.tokenize_with_offsets` does: a byte-level token that holds part of a
         character spans the whole character.
+
+        Raises:
+            ValueError: the pipeline has a normalizer or a Metaspace pre-tokenizer, whose
+                rewritten text the graph ops do not align with the original (ids still work).
         """
+        if self._offsets_refusal is not None:
+            raise ValueError(
+                f"GraphBytePairTokenizer.tokenize_with_offsets: {self._offsets_refusal}"
+            )
         return self._tokenize(inputs)
 
     def detokenize(self, token_ids):

@@ -8,6 +8,11 @@ TF Serving links, so a model exported with it serves raw text. It segments as th
 tokenizer does with `float32_scores=True` (SentencePiece's conventions;
 `benchmarks/tokenizer_parity.py` measures the agreement on real text), and it names BERT's role
 tokens, so `BertPreprocessor` packs its ids as it packs WordPiece's.
+
+A unigram `tokenizer.json` with a Hugging Face normalizer or pre-tokenizer runs as `tokenizers`
+runs it: the text is normalized and split by graph ops (`graph_normalizers`,
+`graph_pre_tokenizers`; what they cannot compute, such as `Precompiled`, is refused by name),
+and SentencePiece's op segments each split on its own, with spaces kept as they are.
 """
 
 import hashlib
@@ -17,7 +22,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text
 
-from kbert.text._json_config import component_name
+from kbert.text import _bert_text
+from kbert.text.graph_normalizers import check_graph_normalizer, graph_normalize
+from kbert.text.graph_pre_tokenizers import check_graph_pre_tokenizer, graph_pre_tokenize
 from kbert.text.graph_tokenizer_layer import GraphTokenizerLayer
 from kbert.text.unigram_tokenizer import UnigramTokenizer
 from kbert.text.wordpiece_tokenizer import as_texts
@@ -79,13 +86,16 @@ class SentencePieceTokenizer(GraphTokenizerLayer):
                 "unigram must be a kbert.text.UnigramTokenizer or its config; received "
                 f"{type(unigram).__name__}"
             )
-        if unigram.normalizer is not None or unigram.pre_tokenizer is not None:
-            raise ValueError(
-                "SentencePieceTokenizer runs a UnigramTokenizer with SentencePiece-style words "
-                "(no Hugging Face normalizer or pre-tokenizer); received normalizer "
-                f"{component_name(unigram.normalizer)} and pre-tokenizer "
-                f"{component_name(unigram.pre_tokenizer)}"
+        where = "SentencePieceTokenizer"
+        # A Hugging Face pipeline: normalized and split by graph ops, each split segmented
+        # apart by SentencePiece's op, as `UnigramTokenizer` does.
+        self._normalizer = check_graph_normalizer(unigram.normalizer, where)
+        self._pre_tokenizer = unigram.pre_tokenizer
+        if self._pre_tokenizer is not None:
+            check_graph_pre_tokenizer(
+                self._pre_tokenizer, where, normalized=unigram.normalizer is not None
             )
+        self._splits = self._normalizer is not None or self._pre_tokenizer is not None
         # The Python reference with SentencePiece's conventions: what this layer computes.
         self.unigram = UnigramTokenizer.from_config(
             {**unigram.get_config(), "float32_scores": True}
@@ -95,7 +105,7 @@ class SentencePieceTokenizer(GraphTokenizerLayer):
         with tf.init_scope():
             # The model proto travels inside the graph as the op's attribute; the resource is
             # tracked by this layer (and by a SavedModel exported from it).
-            self._model = _SentencePieceModel(self.unigram.to_sentencepiece())
+            self._model = _SentencePieceModel(self.unigram.to_sentencepiece(splits=self._splits))
         self.built = True
 
     # ------------------------------------------------------------------ vocabulary and roles
@@ -120,6 +130,27 @@ class SentencePieceTokenizer(GraphTokenizerLayer):
         """
         texts = as_texts(inputs)
         batch = texts[tf.newaxis] if texts.shape.rank == 0 else texts
+        if self._splits:
+            ids = self._split_ids(batch)
+        else:
+            ids = self._segment(batch)
+        return ids[0] if texts.shape.rank == 0 else ids
+
+    def _split_ids(self, batch):
+        """Ids (batch, None) of a Hugging Face pipeline: each split segmented apart."""
+        batch = _bert_text.replace_invalid_utf8(batch)
+        if self._normalizer is not None:
+            batch = graph_normalize(self._normalizer, batch)
+        if self._pre_tokenizer is None:
+            words = tf.RaggedTensor.from_tensor(batch[:, tf.newaxis])  # (batch, 1)
+        else:
+            starts = tf.zeros_like(batch, tf.int64)
+            words, _ = graph_pre_tokenize(self._pre_tokenizer, batch, starts)  # (batch, words)
+        ids = self._segment(words.flat_values)  # (words, None)
+        return words.with_flat_values(ids).merge_dims(1, 2)
+
+    def _segment(self, batch):
+        """SentencePiece's ids (n, None) of the strings `batch` (n,)."""
         values, splits = _OPS.sentencepiece_tokenize_op(
             self._model.resource_handle,
             batch,
@@ -130,8 +161,7 @@ class SentencePieceTokenizer(GraphTokenizerLayer):
             reverse=False,
             out_type=tf.int32,
         )
-        ids = tf.RaggedTensor.from_row_splits(values, splits, validate=False)  # (batch, None)
-        return ids[0] if texts.shape.rank == 0 else ids
+        return tf.RaggedTensor.from_row_splits(values, splits, validate=False)  # (n, None)
 
     def detokenize(self, token_ids):
         """Ids back to text (SentencePiece's decoding: control and role pieces dropped).

@@ -314,8 +314,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         pre-tokenizers of `kbert.text.pre_tokenizers.PRE_TOKENIZERS` and the post-processors
         of `kbert.text.post_processors.POST_PROCESSORS`; added tokens are control tokens. A
         file with no normalizer and a plain `Metaspace` ("▁", prepend scheme "always" or
-        "first", splitting) loads as SentencePiece-style words, which `SentencePieceTokenizer`
-        runs in graphs.
+        "first", splitting) loads as SentencePiece-style words. `SentencePieceTokenizer` runs
+        either in graphs, a pipeline through `graph_normalizers` and `graph_pre_tokenizers`
+        (it refuses, by name, what they lack, such as `Precompiled`).
 
         Raises:
             ValueError: naming a model, normalizer, pre-tokenizer or post-processor it cannot
@@ -346,7 +347,7 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
             post_processor=spec.get("post_processor"),
         )
 
-    def to_sentencepiece(self):
+    def to_sentencepiece(self, splits=False):
         """This model as a SentencePiece `ModelProto`: the bytes of a `.model` file.
 
         The `sentencepiece` package and tf-text's `SentencepieceTokenizer` (the op inside
@@ -355,6 +356,11 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         piece as UNKNOWN and control and role pieces as CONTROL. Scores are stored as float32,
         and SentencePiece runs one Viterbi over the whole text, so it segments as this
         tokenizer does with `float32_scores=True` (see `from_sentencepiece`, its inverse).
+
+        Args:
+            splits: bool, default False. A model for the splits of a Hugging Face pipeline
+                (`SentencePieceTokenizer` feeds them one by one): no dummy prefix, spaces kept
+                as they are and not collapsed.
 
         Returns:
             bytes.
@@ -379,9 +385,9 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
         )
         normalizer = (
             _bytes_field(1, b"identity")
-            + _varint_field(3, self.add_dummy_prefix)
-            + _varint_field(4, self.collapse_whitespace)  # remove_extra_whitespaces
-            + _varint_field(5, 1)  # escape_whitespaces: " " becomes "▁"
+            + _varint_field(3, self.add_dummy_prefix and not splits)
+            + _varint_field(4, self.collapse_whitespace and not splits)  # remove_extra_whitespaces
+            + _varint_field(5, not splits)  # escape_whitespaces: " " becomes "▁"
         )
         return data + _bytes_field(2, trainer) + _bytes_field(3, normalizer)
 

@@ -732,6 +732,31 @@ def test_the_tokenizer_parity_page_and_headline_carry_the_pipelines():
     assert "- UnicodeScripts: pre-tokenizer 'UnicodeScripts' is not supported" in page
 
 
+def test_the_tokenizer_parity_page_has_a_row_per_pipeline_run_in_the_graph():
+    results = {
+        "texts": 20000,
+        "train_texts": 10,
+        "vocabulary_size": 8000,
+        "pipeline_texts": 1200,
+        "pipeline_train_texts": 50,
+        "pipeline_bpe_nfkc_lowercase_agreement": 1.0,
+        "pipeline_bpe_nfkc_lowercase_seconds": 2.0,
+        "pipeline_bpe_nfkc_lowercase_in_graph_agreement": 1.0,
+        "pipeline_bpe_nfkc_lowercase_in_graph_seconds": 4.0,
+        "pipeline_bpe_nfkc_lowercase_in_graph_compares": "ids",
+        "pipeline_unigram_nmt_nfkc_metaspace_agreement": 1.0,
+        "pipeline_unigram_nmt_nfkc_metaspace_seconds": 2.0,
+        "pipeline_unigram_nmt_nfkc_metaspace_in_graph_agreement": 0.999167,
+        "pipeline_unigram_nmt_nfkc_metaspace_in_graph_seconds": 0.5,
+        "pipeline_unigram_nmt_nfkc_metaspace_in_graph_compares": "ids",
+        "pipeline_unigram_nmt_nfkc_metaspace_in_graph_disagreements_as_python_reference": 1,
+    }
+    page = report.RENDERERS["tokenizer_parity"](results)
+    assert "| bpe_nfkc_lowercase_in_graph |" in page
+    assert "no special tokens, ids | 100.0000% | 4.0 |" in page
+    assert "ids (1 disagreements are the float32 Python reference's ids) | 99.9167%" in page
+
+
 def test_the_token_task_benchmark_renders_both_sides_or_kbert_alone():
     kbert_side = {
         "checkpoint": "MiniLM-L6-H384-uncased",
