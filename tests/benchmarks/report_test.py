@@ -931,7 +931,7 @@ def test_the_serving_speed_benchmark_renders_every_side_and_its_headline():
             "imdb": {"examples": 20, "latency_examples": 20, "kbert": timing},
         },
     }
-    text = report.RENDERERS["serving_speed"](results)
+    text = report.RENDERERS["serving"](results)
     assert "trec (500 test texts):" in text and "imdb (20 test texts):" in text
     assert "| kbert SavedModel (session loader) | 4.00 | 6.50 | 300.0 |  |  |" in text
     assert (
@@ -941,7 +941,7 @@ def test_the_serving_speed_benchmark_renders_every_side_and_its_headline():
     assert "batch 32 sentences/s" in text and "on 2 cores" in text
     # Every row of both tables has the header's six cells (no "|" inside a cell).
     assert {line.count("|") for line in text.splitlines() if line.startswith("|")} == {7}
-    assert report.HEADLINES["serving_speed"](results) == (
-        "kbert's exported classify from raw text: trec 300 sentences/s (2.00× ONNX Runtime's); "
-        "imdb 300 sentences/s"
+    assert report.HEADLINES["serving"](results) == (
+        "classify from raw text, batch 32 / 1: trec 300/s, p50 4 ms "
+        "(ORT 150/s, 8 ms); imdb 300/s, p50 4 ms"
     )
