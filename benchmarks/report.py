@@ -514,12 +514,7 @@ def tokenizer_parity_section(results):
             "the same file through the graph layer (`GraphBytePairTokenizer` or "
             "`SentencePieceTokenizer`), no special tokens, "
             + results.get(name + "_in_graph_compares", "ids and offsets")
-            + (
-                f" ({results[name + '_in_graph_disagreements_as_python_reference']} "
-                "disagreements are the float32 Python reference's ids)"
-                if results.get(name + "_in_graph_disagreements_as_python_reference")
-                else ""
-            ),
+            + _graph_disagreement_note(results, name),
             f"{results[name + '_in_graph_agreement']:.4%}",
             f"{results[name + '_in_graph_seconds']:.1f}",
         ]
@@ -1444,6 +1439,20 @@ def _serving_speed_headline(results):
             text += f" (ORT {peer['batch_sentences_per_s']:,.0f}/s, {peer['batch1_p50_ms']:g} ms)"
         parts.append(text)
     return "classify from raw text, batch 32 / 1: " + "; ".join(parts)
+
+
+def _graph_disagreement_note(results, name):
+    """What a graph layer's disagreements are, where the benchmark measured it."""
+    notes = []
+    as_reference = results.get(name + "_in_graph_disagreements_as_python_reference")
+    if as_reference:
+        notes.append(f"{as_reference} disagreements are the float32 Python reference's ids")
+    reordered = results.get(name + "_in_graph_disagreements_same_pieces_reordered")
+    if reordered:
+        notes.append(
+            f"{reordered} are the reference's pieces in another order, an exact tie in score"
+        )
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def anchor_strength_section(results):
