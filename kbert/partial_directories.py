@@ -32,8 +32,8 @@ except ImportError:  # not a POSIX system: the owner record alone decides
     fcntl = None
 
 OWNER_FILE = ".kbert-owner.json"
-# In a resumable run's partial (`kbert.runs.ResumableRunDirectory`): its settings. Such a
-# partial is never removed as abandoned: `--resume` continues it.
+# In a resumable run's partial (`kbert.runs.ResumableRunDirectory`): the settings it was started
+# with. Such a partial is never removed as abandoned: `--resume` continues it.
 RESUME_FILE = "resume.json"
 _OWNER_PID = re.compile(r"\.partial-(\d+)-[a-z0-9_]+$")  # `tempfile.mkdtemp` suffixes have no "-"
 
@@ -65,11 +65,28 @@ def claim(path):
     Returns:
         int, the descriptor holding the lock; give it to `release`.
     """
+    return _lock_and_record(path, adopting=False)
+
+
+def adopt(path):
+    """Like `claim`, for a partial directory another process wrote and left (`owner_gone`):
+    None when a process took it since (its lock is held), else the descriptor holding the lock.
+    """
+    return _lock_and_record(path, adopting=True)
+
+
+def _lock_and_record(path, adopting):
     path = Path(path)
     descriptor = os.open(path, os.O_RDONLY)
     if fcntl is not None:
-        with contextlib.suppress(OSError):  # a file system without locks: the record decides
+        try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if adopting:
+                os.close(descriptor)
+                return None
+        except OSError:  # a file system without locks: the record decides
+            pass
     owner = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
@@ -85,6 +102,15 @@ def release(descriptor, path=None):
     if path is not None:
         with contextlib.suppress(FileNotFoundError):
             (Path(path) / OWNER_FILE).unlink()
+    os.close(descriptor)
+
+
+def give_up(descriptor, path):
+    """Drops `claim`'s lock on `path` and records that nobody writes it any more, so another
+    process (or this one, later) may `adopt` it: a resumed run that failed keeps its partial."""
+    (Path(path) / OWNER_FILE).write_text(
+        json.dumps({"released": True, "host": socket.gethostname()})
+    )
     os.close(descriptor)
 
 
@@ -108,10 +134,23 @@ def _owner_record(path):
 
 
 def abandoned(path):
-    """Whether nobody writes the partial directory `path` any more, and why.
+    """Whether nobody writes the partial directory `path` any more and nobody will continue it.
 
     Returns:
         `(bool, str)`: True when it may be deleted; the reason, as a phrase about its owner.
+    """
+    gone, reason = owner_gone(path)
+    if gone and (Path(path) / RESUME_FILE).is_file():
+        return False, "it holds an interrupted resumable run (`--resume` continues it)"
+    return gone, reason
+
+
+def owner_gone(path):
+    """Whether the process that wrote the partial directory `path` is gone, and why: its lock
+    is free and its owner is not running on this host, or gave it up (`give_up`).
+
+    Returns:
+        `(bool, str)`: the answer; the reason, as a phrase about its owner.
     """
     path = Path(path)
     try:
@@ -128,23 +167,30 @@ def abandoned(path):
                 return False, "its process still writes it"
             except OSError:
                 pass
-        if (path / RESUME_FILE).is_file():
-            return False, "it holds an interrupted resumable run (`--resume` continues it)"
-        record = _owner_record(path) or {}
-        match = _OWNER_PID.search(path.name)
-        pid = record.get("pid") or (int(match.group(1)) if match else None)
-        host = record.get("host")
-        if host is not None and host != socket.gethostname():
-            return False, f"process {pid} on host {host} wrote it (kbert cannot see that host)"
-        if pid is None:
-            if lock_free:
-                return True, "an earlier kbert left it (no owner recorded, nobody holds it)"
-            return False, "no owner is recorded and this file system has no locks"
-        if _running(pid, record.get("started")):
-            return False, f"process {pid}, which still runs, is writing it"
-        return True, f"process {pid}, which wrote it, is no longer running"
+        return _owner_gone_by_record(path, lock_free)
     finally:
         os.close(descriptor)
+
+
+def _owner_gone_by_record(path, lock_free):
+    record = _owner_record(path) or {}
+    host = record.get("host")
+    if host is not None and host != socket.gethostname():
+        return (
+            False,
+            f"process {record.get('pid')} on host {host} wrote it (kbert cannot see that host)",
+        )
+    if record.get("released") is True:
+        return True, "a run that failed gave it up for another try"
+    match = _OWNER_PID.search(path.name)
+    pid = record.get("pid") or (int(match.group(1)) if match else None)
+    if not isinstance(pid, int) or pid < 1:
+        if lock_free:
+            return True, "an earlier kbert left it (no owner recorded, nobody holds it)"
+        return False, "no owner is recorded and this file system has no locks"
+    if _running(pid, record.get("started")):
+        return False, f"process {pid}, which still runs, is writing it"
+    return True, f"process {pid}, which wrote it, is no longer running"
 
 
 def remove_abandoned(destination, report=None):

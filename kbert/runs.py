@@ -38,11 +38,6 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:  # not a POSIX system: the process id alone decides
-    fcntl = None
-
 from kbert import partial_directories
 from kbert.files import atomic_write_text, replace_directory, restore_interrupted_directory
 
@@ -415,11 +410,8 @@ class StagedRunDirectory:
 
     def commit(self):
         """Moves the finished run to the destination; an earlier kbert run there is removed."""
-        if self._claim is not None:
-            partial_directories.release(self._claim, self.path)
-            self._claim = None
-        else:  # a partial adopted by `ResumableRunDirectory`, which holds its own lock
-            (self.path / partial_directories.OWNER_FILE).unlink(missing_ok=True)
+        partial_directories.release(self._claim, self.path)
+        self._claim = None
         destination = replace_directory(self.path, self.destination)
         self._committed = True
         return destination
@@ -436,38 +428,13 @@ class StagedRunDirectory:
 RESUME_FILE = partial_directories.RESUME_FILE
 
 
-def _process_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
-def _lock(path):
-    """An exclusive `flock` on the directory `path`, held until the descriptor is closed (the
-    kernel drops it when the process ends, however it ends); None when another holds it."""
-    descriptor = os.open(path, os.O_RDONLY)
-    if fcntl is None:
-        return descriptor
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(descriptor)
-        return None
-    except OSError:  # a file system without locks: the process id decides
-        pass
-    return descriptor
-
-
 def interrupted_runs(destination):
-    """The partial directories of `destination` left by runs that died (a kill -9, a crash).
+    """The partial directories of `destination` left by resumable runs that died (a kill -9, a
+    crash) or gave up (a resumed run that failed).
 
-    A resumable run writes `resume.json` (its process id and settings) into its partial
-    directory and holds a `flock` on it while it writes; one whose process is gone (or that a
-    failed resumed run released) and whose lock is free is interrupted.
+    A resumable run writes `resume.json` (its settings) into its partial directory and claims it
+    as every staged run does (`kbert.partial_directories`: a `flock` held while it writes, and
+    an owner record); one whose owner is gone is interrupted.
 
     Args:
         destination: str or Path. The `--output-dir`.
@@ -485,24 +452,20 @@ def interrupted_runs(destination):
             state = json.loads((path / RESUME_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if not isinstance(state, dict) or "pid" not in state:
+        if not isinstance(state, dict) or not isinstance(state.get("settings"), dict):
             continue
-        pid = state["pid"]  # None: released by a resumed run that failed
-        if pid is not None and (not isinstance(pid, int) or pid < 1 or _process_alive(pid)):
-            continue
-        lock = _lock(path)  # a process that holds it (a reused pid, say) still writes it
-        if lock is not None:
-            os.close(lock)
-            found.append((path, state.get("settings", {})))
+        if partial_directories.owner_gone(path)[0]:
+            found.append((path, state["settings"]))
     return sorted(found, key=lambda entry: entry[0].stat().st_mtime, reverse=True)
 
 
 class ResumableRunDirectory(StagedRunDirectory):
     """A `StagedRunDirectory` that a later run continues after the writer was killed.
 
-    The partial directory holds `resume.json` (the process id and `settings`); with
-    `resume=True`, entering adopts the newest partial directory of `destination` whose process
-    is gone, after checking it was started with the same `settings`; with none, a new one is
+    The partial directory holds `resume.json` (the `settings`); with `resume=True`, entering
+    adopts the newest partial directory of `destination` whose owner is gone
+    (`interrupted_runs`), after checking it was started with the same `settings`; with none, a
+    new one is
     made. Checkpoints written into `.path` (e.g. by `kbert.train.ResumableBackup`) then carry
     the training on. An adopted directory is kept when the block fails, so its training is not
     lost; one made here is removed, as `StagedRunDirectory` does.
@@ -522,7 +485,6 @@ class ResumableRunDirectory(StagedRunDirectory):
         self.settings = json.loads(json.dumps(dict(settings)))  # as resume.json reads back
         self.resume = resume
         self.resumed = False
-        self._lock_descriptor = None
 
     def resumable_path(self):
         """The partial directory entering adopts: with `resume`, the newest interrupted run of
@@ -554,39 +516,29 @@ class ResumableRunDirectory(StagedRunDirectory):
 
     def __enter__(self):
         path = self.resumable_path()
-        if path is not None:
-            self._lock_descriptor = _lock(path)
-            if self._lock_descriptor is None:
+        if path is None:
+            super().__enter__()
+        else:
+            self._claim = partial_directories.adopt(path)
+            if self._claim is None:
                 raise ValueError(
                     f"--resume: the interrupted run in {str(path)!r} was just taken by another "
                     "process; wait for it or choose another --output-dir"
                 )
             restore_interrupted_directory(self.destination)
             self.path, self.resumed = path, True
-        else:
-            super().__enter__()
-            self._lock_descriptor = _lock(self.path)
-        state = {"pid": os.getpid(), "settings": self.settings}
-        atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
+        atomic_write_text(self.path / RESUME_FILE, json.dumps({"settings": self.settings}))
         return self
 
     def commit(self):
         """Moves the finished run to the destination, without its `resume.json`."""
         (self.path / RESUME_FILE).unlink(missing_ok=True)
-        self._unlock()
         return super().commit()
-
-    def _unlock(self):
-        if self._lock_descriptor is not None:
-            os.close(self._lock_descriptor)
-            self._lock_descriptor = None
 
     def __exit__(self, *exc_info):
         if self.resumed and not self._committed:
-            # Keep the adopted run's checkpoints for another try, released for it.
-            state = {"pid": None, "settings": self.settings}
-            atomic_write_text(self.path / RESUME_FILE, json.dumps(state))
-            self._unlock()
+            # Keep the adopted run's checkpoints for another try, given up for it.
+            partial_directories.give_up(self._claim, self.path)
+            self._claim = None
             return False
-        self._unlock()
         return super().__exit__(*exc_info)
