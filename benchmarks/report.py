@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from benchmarks.reports._common import NEAR_MAJORITY, UNEXPLAINED, markdown_table, provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 SET_NAMES = {
     "senseval2": "Senseval-2",
@@ -24,22 +26,6 @@ SET_NAMES = {
     "semeval2015": "SemEval-2015",
     "ALL": "ALL",
 }
-
-
-def _table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _provenance(record):
-    machine = record["machine"]
-    dirty = " (with uncommitted changes)" if record.get("dirty") else ""
-    return (
-        f"Command: `{record['command']}`; commit `{(record['commit'] or 'unknown')[:10]}`"
-        f"{dirty}; {record['date']}; wall time {record['wall_seconds']:,.0f} s; "
-        f"{machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB."
-    )
 
 
 def contextual_embeddings_section(results):
@@ -75,13 +61,13 @@ def contextual_embeddings_section(results):
         f"{wsd['gloss_seconds']:,.0f} s. In bold, the variant chosen on {wsd['development_set']} "
         f"(the development set); xW is the weight of the gloss part.",
         "",
-        _table(["variant"] + [SET_NAMES.get(name, name) for name in sets], rows),
+        markdown_table(["variant"] + [SET_NAMES.get(name, name) for name in sets], rows),
         "",
         "**Anisotropy per layer** (expected cosine of random words from different sentences, "
         "the share of it carried by the top 3 dimensions, and the word-in-context AUC; raw and "
         "z-scored):",
         "",
-        _table(
+        markdown_table(
             ["layer", "E[cos]", "z-scored", "top-3 share", "WiC AUC", "WiC AUC z-scored"],
             [
                 [
@@ -108,7 +94,9 @@ def contextual_embeddings_section(results):
         for task in ("pos", "ner")
         for kind in ("pretrained", "random")
     ]
-    parts.append(_table(["probe"] + [f"L{i}" for i in range(layers)] + ["majority"], probe_rows))
+    parts.append(
+        markdown_table(["probe"] + [f"L{i}" for i in range(layers)] + ["majority"], probe_rows)
+    )
     return "\n".join(parts)
 
 
@@ -141,7 +129,7 @@ def pretraining_section(results):
             ]
         )
     parts = [
-        _table(
+        markdown_table(
             [
                 "objective",
                 "encoder params",
@@ -195,12 +183,12 @@ def transfer_section(results):
         f"TREC-6 test accuracy (mean ± sd over {results['seeds']} seeds; majority class "
         f"{results['majority_class_acc']:.3f}) by labelled training questions:",
         "",
-        _table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows),
+        markdown_table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows),
         "",
         "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
         "labels (validation accuracy):",
         "",
-        _table(
+        markdown_table(
             ["start"] + list(next(iter(results["learning_rates"].values()))),
             [
                 [name] + [f"{value:.3f}" for value in rates.values()]
@@ -253,7 +241,7 @@ def long_inputs_section(results):
             "per training strategy, each model then read every way; accuracy on the first "
             f"{results['test_reviews']:,} test reviews longer than the window:",
             "",
-            _table(["trained on", "train s"] + readings, rows),
+            markdown_table(["trained on", "train s"] + readings, rows),
         ]
     )
 
@@ -275,7 +263,7 @@ def transfer_probes_section(results):
         f"(majority class {results['majority_class_acc']:.3f}); random controls are the mean of "
         f"{results['control_seeds']} seeds:",
         "",
-        _table(header, rows),
+        markdown_table(header, rows),
         "",
         "Best layer against its control: " + "; ".join(gains) + ".",
     ]
@@ -356,9 +344,9 @@ def adaptation_grid_section(results):
                     for size, each in outcome.items()
                     for row in _grid_rows(each, groups, (f"{int(size):,} ({each['epochs']} ep.)",))
                 ]
-                table = _table(["labels"] + header, rows)
+                table = markdown_table(["labels"] + header, rows)
             else:
-                table = _table(header, _grid_rows(outcome, groups))
+                table = markdown_table(header, _grid_rows(outcome, groups))
             parts += ["", f"**{titles[name]}: {start}** ({groups} layer groups)", "", table]
     return "\n".join(parts)
 
@@ -388,7 +376,7 @@ def comparison_section(results):
             f"held-out training questions, test = TREC_10 ({results['test_examples']}). "
             f"Starts: {starts}.",
             "",
-            _table(
+            markdown_table(
                 ["start", "method", "trainable"]
                 + (["validation"] if validation else [])
                 + ["test (mean ± sd)", "train s per run"],
@@ -439,7 +427,7 @@ def document_classification_section(results):
             f"scored on {settings['validation_examples']:,} validation and "
             f"{settings['test_examples']:,} test documents.",
             "",
-            _table(
+            markdown_table(
                 ["labelled", "start", "validation", "test (mean ± sd)", "train s per run"], rows
             ),
             "",
@@ -533,7 +521,7 @@ def tokenizer_parity_section(results):
             "ligatures and emoji (trained on "
             f"{results['pipeline_train_texts']:,} texts):",
             "",
-            _table(["pipeline", "components", "texts identical", "kbert s"], pipeline_rows),
+            markdown_table(["pipeline", "components", "texts identical", "kbert s"], pipeline_rows),
         ]
     refused = [f"- {what}: {message}" for what, message in (results.get("refusals") or {}).items()]
     if refused:
@@ -553,7 +541,7 @@ def tokenizer_parity_section(results):
             f"loads its file; {results['texts']:,} held-out texts compared (TREC-6 test, SST-2, "
             "WikiText-2):",
             "",
-            _table(["kbert tokenizer", "reference", "texts identical", "kbert s"], rows),
+            markdown_table(["kbert tokenizer", "reference", "texts identical", "kbert s"], rows),
         ]
         + [
             f"\n`{name}`: {results[name + '_disagreements_that_are_ties']} of its "
@@ -630,7 +618,7 @@ def dialog_section(results):
         f"{results['candidates']} candidates (chance {1 / results['candidates']:.3f}); "
         "before → after fine-tuning:",
         "",
-        _table(["start", "held-out perplexity", "Hits@1", "train choice accuracy"], rows),
+        markdown_table(["start", "held-out perplexity", "Hits@1", "train choice accuracy"], rows),
     ]
     for sample in results.get("samples", []):
         replies = "; ".join(
@@ -685,7 +673,7 @@ def text_to_text_section(results):
         "writes a label word; the encoder has a mean-pooled linear head); peak rate chosen per "
         "start on validation:",
         "",
-        _table(["start", "rate", *[f"{int(size):,} labels" for size in sizes]], rows),
+        markdown_table(["start", "rate", *[f"{int(size):,} labels" for size in sizes]], rows),
     ]
     if results.get("other_tasks"):
         parts += ["", "Other tasks as text to text (one seed):", ""]
@@ -693,7 +681,7 @@ def text_to_text_section(results):
             [name, ", ".join(f"{k} {v}" for k, v in scores.items() if not isinstance(v, str))]
             for name, scores in results["other_tasks"].items()
         ]
-        parts.append(_table(["task / start", "scores"], other))
+        parts.append(markdown_table(["task / start", "scores"], other))
     export = results.get("export")
     if export:
         parts += [
@@ -743,7 +731,7 @@ def tokenizers_section(results):
         + ", ".join(f"{name} {count:,}" for name, count in results["held_out_texts"].items())
         + ". Cells: fertility (subwords per whitespace word) / unknown tokens.",
         "",
-        _table(["tokenizer", "size", "vocabulary"] + sets + ["train s"], rows),
+        markdown_table(["tokenizer", "size", "vocabulary"] + sets + ["train s"], rows),
         "",
         f"“{segmented['text']}” at {segmented['vocabulary_size']:,}:",
         "",
@@ -804,7 +792,7 @@ def data_curation_section(results):
             f"{documents['copies']:,} planted copies and {documents['noise']:,} planted noise "
             "documents; the filters run in this order, each on what the previous kept:",
             "",
-            _table(
+            markdown_table(
                 ["filter", "removed", "by reason", "planted removed", "originals removed"],
                 filter_rows,
             ),
@@ -813,14 +801,14 @@ def data_curation_section(results):
             "median word-level perplexity for the kinds that reached the perplexity filter "
             f"(originals: {median.get('None', '-')}):",
             "",
-            _table(["planted kind", "recall", "median perplexity"], recall_rows),
+            markdown_table(["planted kind", "recall", "median perplexity"], recall_rows),
             "",
             f"The same causal model pretrained for {results['steps']} steps "
             f"({results['tokens_per_corpus']:,} tokens) on each corpus; held-out perplexity "
             "(sub-word) on books by other authors, TREC-6 test accuracy after fine-tuning on "
             f"{results['labelled']:,} questions (mean ± sd of {results['seeds']} seeds):",
             "",
-            _table(["corpus", "documents", "held-out perplexity", "TREC-6"], corpus_rows),
+            markdown_table(["corpus", "documents", "held-out perplexity", "TREC-6"], corpus_rows),
         ]
     )
 
@@ -874,7 +862,7 @@ def text_to_text_start_section(results):
             f"always writing “{results['most_frequent_content_token']}”; source gain = content "
             "loss with other blocks' encoder inputs minus with their own, in nats):",
             "",
-            _table(
+            markdown_table(
                 [
                     "step",
                     "format acc",
@@ -892,7 +880,7 @@ def text_to_text_start_section(results):
             f"{results['majority_class_validation']:.3f}), the share of the most generated "
             "label, and the fine-tuned model's source gain on the label words (nats):",
             "",
-            _table(["step", *[f"rate {rate}" for rate in rates]], trec_rows),
+            markdown_table(["step", *[f"rate {rate}" for rate in rates]], trec_rows),
         ]
     )
 
@@ -948,7 +936,7 @@ def pairs_section(results):
             "epoch with the best held-out accuracy (10% of the training file) is kept and scored "
             "on the GLUE dev set (mean ± sd over seeds):",
             "",
-            _table(
+            markdown_table(
                 [
                     "task",
                     "train",
@@ -1006,7 +994,7 @@ def feature_extraction_section(results):
             f"{results['examples']['validation']:,}), test on {results['examples']['test']:,} "
             f"(training-majority baseline {results['majority_baseline_test_accuracy']:.3f}):",
             "",
-            _table(
+            markdown_table(
                 ["pooling", "layers", "head", "validation", "test", "head parameters", "epochs"],
                 rows,
             ),
@@ -1040,7 +1028,7 @@ def ner_section(results):
             "CoNLL-2003 (entity-level F1, conlleval's rules; BIO decoded from each word's first "
             "subword; span = every span up to a width, classified):",
             "",
-            _table(
+            markdown_table(
                 [
                     "method",
                     "train sentences",
@@ -1098,7 +1086,7 @@ def serving_section(results):
             f"export's and the Keras model's outputs: {results['max_abs_diff']:.1e}. "
             "Latency on raw text (export) and on tokenized input (Keras):",
             "",
-            _table(["path", "batch", "p50 ms", "p95 ms", "sentences/s"], rows),
+            markdown_table(["path", "batch", "p50 ms", "p95 ms", "sentences/s"], rows),
         ]
     )
 
@@ -1147,7 +1135,7 @@ def tfhub_squad_section(results):
             )
             + f". Exported to `{results['export']}` with an `answer` signature on raw strings.",
             "",
-            _table(["encoder", "EM", "F1", "train s"], rows),
+            markdown_table(["encoder", "EM", "F1", "train s"], rows),
         ]
     )
 
@@ -1195,7 +1183,7 @@ def train_step_section(results):
             f"Workload `{name}` ({workload['real_token_fraction']:.0%} of the positions are "
             "real tokens):",
             "",
-            _table(
+            markdown_table(
                 [
                     "dtype",
                     "XLA",
@@ -1242,7 +1230,7 @@ def pretrain_speed_section(results):
             f"measured in the same run: float32 {results['peak_gflops']['float32']:.0f}, "
             f"bfloat16 {results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s.",
             "",
-            _table(["configuration", "tokens/s", "MFU"], rows),
+            markdown_table(["configuration", "tokens/s", "MFU"], rows),
         ]
     )
 
@@ -1280,7 +1268,7 @@ def classification_benchmark_section(results):
             f"{results['sequence_length']}, peak rate {results['learning_rate']:g}), the same "
             "recipe on both sides; examples/s over the whole `fit`, tracing included.",
             "",
-            _table(["implementation", "test accuracy", "training examples/s"], rows),
+            markdown_table(["implementation", "test accuracy", "training examples/s"], rows),
         ]
     )
 
@@ -1351,7 +1339,7 @@ def token_tasks_section(results):
             "",
             *lines,
             "",
-            _table(["task", "metric", "kbert", peer, "kbert / peer"], rows),
+            markdown_table(["task", "metric", "kbert", peer, "kbert / peer"], rows),
         ]
     )
 
@@ -1412,7 +1400,7 @@ def serving_speed_section(results):
             "",
             f"{name} ({entry['examples']} test texts):",
             "",
-            _table(
+            markdown_table(
                 [
                     "side",
                     "batch 1 p50 ms",
@@ -1504,7 +1492,7 @@ def anchor_strength_section(results):
             "the head's RMS change is from its initial weights (it carries no anchor). The "
             "encoder-frozen row is the control: no anchor, the same rate and clipping.",
             "",
-            _table(
+            markdown_table(
                 [
                     "λ",
                     "clip",
@@ -1744,7 +1732,7 @@ def readme_summary(results_dir):
                     record["date"][:10],
                 ]
             )
-    return _table(["run", "what it shows", "recorded"], rows)
+    return markdown_table(["run", "what it shows", "recorded"], rows)
 
 
 def with_readme_summary(readme, summary):
@@ -1810,7 +1798,7 @@ def _generic_section(results, limit=80):
         return "(no numbers)"
     shown = [[key, f"{value:.4g}" if isinstance(value, float) else value] for key, value in numbers]
     more = len(shown) - limit
-    table = _table(["result", "value"], shown[:limit])
+    table = markdown_table(["result", "value"], shown[:limit])
     return table + (f"\n\n({more} more values in the record)" if more > 0 else "")
 
 
@@ -1829,7 +1817,7 @@ def render(results_dir):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             results = record["results"]
-            provenance = _provenance(record)
+            source = provenance(record)
         except (ValueError, KeyError, TypeError) as error:
             raise ValueError(
                 f"{path}: expected a run record written by "
@@ -1839,7 +1827,7 @@ def render(results_dir):
         parts += [
             f"## {name}",
             "",
-            provenance,
+            source,
             "",
             (for_record(RENDERERS, name) or _generic_section)(results),
             "",
@@ -1942,12 +1930,6 @@ def full_rate_notes(results, results_dir):
             f"the method."
         )
     return notes
-
-
-# A comparison row whose test mean is within this of the majority class gets a note: what the
-# grid measured of that method on that start, or that nothing explains the row yet.
-NEAR_MAJORITY = 0.1
-UNEXPLAINED = "no measured explanation is recorded"
 
 
 def near_majority_notes(results, results_dir):
