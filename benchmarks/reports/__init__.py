@@ -10,7 +10,9 @@ touches no shared file. A module holds
   lists the record's numbers);
 - `headline(results)`: the record's line of the README summary (optional);
 - `notes(name, results, results_dir)`: notes under the section, made from other records
-  (optional).
+  (optional);
+- `SUMMARY_PARTS`: other runs' record names that hold part of the program's run at its defaults
+  (split over runs), given a README line each beside the program's own (optional).
 
 Modules whose name starts with "_" hold shared helpers, not a family.
 """
