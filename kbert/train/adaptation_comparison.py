@@ -385,7 +385,8 @@ def compare_and_print(variants, starts, data, args):
 
     Rows resumed from an earlier call are included; the last printed line is the JSON of
     `print_comparison`. With `--record`, the settings and the summaries are also written as a
-    run record (`kbert.run_records.write_run_record`) that `benchmarks/report.py` renders.
+    run record (`kbert.run_records.write_run_record`) that `benchmarks/reports/adaptation.py`
+    renders.
     """
     rows = run_comparison(variants, starts, data, args)
     if getattr(args, "only_seed", None) is not None:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from benchmarks import report
+from benchmarks.reports import serving as serving_report
 
 PEERS = ("onnxruntime", "onnx", "torch", "transformers")
 
@@ -57,7 +57,7 @@ def test_the_kbert_side_pads_to_the_longest_with_the_same_outputs(minilm_dir, da
     for entry in result["datasets"].values():
         check_timings(entry, sides)
         assert entry["max_abs_diff_kbert_fixed"] < 1e-4
-    text = report.RENDERERS["serving"](result)
+    text = serving_report.render(result)
     assert "kbert SavedModel, rows at sequence_length" in text
 
 
@@ -78,4 +78,4 @@ def test_the_onnx_runtime_side_agrees_with_kbert(minilm_dir, data_root, tmp_path
             assert entry[f"max_abs_diff_{peer}"] < 1e-3, peer
             assert entry[f"ratio_kbert_over_{peer}"]["batch"] > 0
     assert "onnxruntime" in result["versions"]
-    assert "(ORT " in report.HEADLINES["serving"](result)
+    assert "(ORT " in serving_report.headline(result)

@@ -100,11 +100,11 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
     assert re.search(r"gradual unfreezing ran \d+ stages; test accuracy 0\.\d{4}", stdout)
     # The recorded run renders as the same table the lab printed.
-    from benchmarks import report as report_module
+    from benchmarks.reports import adaptation
 
     results = json.loads(record.read_text())["results"]
     assert results["starts"]["lab01"] == str(tiny_models[0]) and results["seeds"] == 1
-    page = report_module.comparison_section(results)
+    page = adaptation.render(results)
     assert page.count("\n| lab01 |") == 4 and "| validation |" in page
 
 
@@ -252,9 +252,9 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         )
     assert "validation accuracy (mean)" in stdout
 
-    from benchmarks import report as report_module
+    from benchmarks.reports import adaptation_grid
 
-    page = report_module.adaptation_grid_section(results)
+    page = adaptation_grid.render(results)
     assert "factor 2.6 (lowest" in page and "**" in page
 
 
@@ -296,10 +296,10 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
         squared_sum = row["anchored_parameters"] * row["displacement_rms"] ** 2
         assert row["final_penalty"] == pytest.approx(row["strength"] / 2 * squared_sum, rel=1e-3)
 
-    from benchmarks import report as report_module
+    from benchmarks.reports import anchor_strength
 
     results = json.loads(record.read_text())["results"]
-    page = report_module.RENDERERS["anchor_strength"](results)
+    page = anchor_strength.render(results)
     assert "| 10 | none |" in page and "path ÷ displacement" in page
     assert "| — (encoder frozen) | 1 |" in page and "head RMS change" in page
     # A λ that scores as the frozen control is named under the table; one that does not is not.

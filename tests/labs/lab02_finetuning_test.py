@@ -142,9 +142,9 @@ def test_lab_document_classification(tmp_path, data_root, tiny_models):
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     assert runs["16"]["plain"][0]["epochs"] == [1, 4]
     assert json.loads((tmp_path / "lab07.json").read_text())["results"] == report
-    from benchmarks import report as report_module
+    from benchmarks.reports import lab07_document_classification
 
-    page = report_module.document_classification_section(report)
+    page = lab07_document_classification.render(report)
     assert page.count("\n| 16 |") == 2 and "gain in test points" in page
 
 

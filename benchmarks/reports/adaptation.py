@@ -1,0 +1,193 @@
+"""The adaptation comparisons (`benchmarks/adaptation.py`, labs 3–6, 16 and 17): their section
+of docs/results.md, README headline, and the notes under a row the grid explains."""
+
+import json
+from pathlib import Path
+
+from benchmarks.reports._common import NEAR_MAJORITY, UNEXPLAINED, markdown_table
+
+STEMS = (
+    "adaptation",
+    "lab03_adapters",
+    "lab04_gradual_unfreezing",
+    "lab05_discriminative_lr",
+    "lab06_multitask",
+    "lab16_peft",
+    "lab17_distillation",
+)
+
+
+def render(results):
+    """Table of an adaptation comparison (labs 3–6, 15, 16, `benchmarks/adaptation.py`)."""
+    validation = any(row.get("val_mean") is not None for row in results["rows"])
+    rows = []
+    for row in results["rows"]:
+        spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
+        rows.append(
+            [
+                row["start"],
+                row["label"],
+                f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
+                *([f"{row['val_mean']:.3f}"] if validation else []),
+                f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
+                f"{row['train_s']:.0f}",
+            ]
+        )
+    starts = ", ".join(f"{name}: `{path}`" for name, path in results["starts"].items())
+    return "\n".join(
+        [
+            f"TREC-6, {results['train_examples']:,} training questions, {results['epochs']} "
+            f"epochs, batch {results['batch_size']}, length {results['sequence_length']}, "
+            f"{results['seeds']} seed(s); validation = {results['validation_examples']} "
+            f"held-out training questions, test = TREC_10 ({results['test_examples']}). "
+            f"Starts: {starts}.",
+            "",
+            markdown_table(
+                ["start", "method", "trainable"]
+                + (["validation"] if validation else [])
+                + ["test (mean ± sd)", "train s per run"],
+                rows,
+            ),
+        ]
+    )
+
+
+def headline(results):
+    parts = []
+    for start in dict.fromkeys(row["start"] for row in results["rows"]):
+        rows = [row for row in results["rows"] if row["start"] == start]
+        best = max(rows, key=lambda row: row["acc_mean"])
+        full = next((row for row in rows if row["label"] == "full"), None)
+        text = f"{start}: best {best['label']} {best['acc_mean']:.3f}"
+        if full is not None and full is not best:
+            text += f" (full {full['acc_mean']:.3f})"
+        parts.append(text)
+    return "TREC-6 test accuracy, " + "; ".join(parts)
+
+
+def _grid_results(results_dir):
+    """The `results` of every `adaptation_grid*.json` record in `results_dir`, by file name."""
+    return [
+        json.loads(path.read_text(encoding="utf-8"))["results"]
+        for path in sorted(Path(results_dir).glob("adaptation_grid*.json"))
+    ]
+
+
+def full_rate_notes(results, results_dir):
+    """Notes under a comparison whose `full` row used another rate than `adaptation_grid`
+    chose on validation for that start: the grid's measured rates, so a reader sees why that
+    row (and a teacher or ensemble built from it) may sit low."""
+    grids = {}  # start → (that start's rates study, its grid's settings)
+    for grid in _grid_results(results_dir):
+        for start, study in grid.get("studies", {}).get("rates", {}).items():
+            grids[start] = (study, grid["settings"])
+    notes = []
+    for row in results["rows"]:
+        if row["label"] != "full" or row["start"] not in grids:
+            continue
+        study, settings = grids[row["start"]]
+        measured = {
+            entry["learning_rate"]: entry for entry in study["rows"] if entry["method"] == "full"
+        }
+        if not measured:
+            continue
+        # The grid's own rule (best validation mean), so the note names the rate it chose.
+        best = max(measured.values(), key=lambda entry: entry["val_mean"])
+        if row.get("learning_rate") in (None, best["learning_rate"]):
+            continue
+        rates = ", ".join(
+            f"{rate:g}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
+            for rate, entry in sorted(measured.items())
+        )
+        checkpoint = settings.get(f"{row['start']}_model", row["start"])
+        notes.append(
+            f"Note ({row['start']}): its `full` row is fine-tuned at {row['learning_rate']:g}. "
+            f"`adaptation_grid` measured full fine-tuning of "
+            f"`{checkpoint}` on the same task ({settings['train_examples']:,} questions, "
+            f"{settings['epochs']} epochs, {settings['seeds']} seeds; test accuracy by rate: "
+            f"{rates}) and chose {best['learning_rate']:g} on validation, so this row (and "
+            f"what is built from it: a teacher, an ensemble) is under-tuned, not a ceiling of "
+            f"the method."
+        )
+    return notes
+
+
+def near_majority_notes(results, results_dir):
+    """Notes under a comparison for each row near TREC-6's majority class: every setting
+    `adaptation_grid` measured of that method on that start (so a reader sees whether a rate
+    was missed or the method cannot do better here), and the same method on the other starts.
+    """
+    # The grid is TREC-6 with its 500 test questions: its majority class and rows say nothing
+    # of a comparison on another task or test set.
+    grids = [
+        grid
+        for grid in _grid_results(results_dir)
+        if results.get("task") == "trec"
+        and grid["settings"]["test_examples"] == results.get("test_examples")
+    ]
+    if not grids:
+        return []
+    majority = grids[0]["majority_class_acc"]["test"]
+    measured = {}  # (start, method) → grid rows of that method on that start
+    budgets = {}  # (start, method) → the grid's training budget, in words
+    for grid in grids:
+        settings = grid["settings"]
+        for by_start in grid["studies"].values():
+            for start, outcome in by_start.items():
+                for row in outcome.get("rows", []):
+                    measured.setdefault((start, row["method"]), []).append(row)
+                    budgets[start, row["method"]] = (
+                        f"{settings['train_examples']:,} questions, {settings['epochs']} epochs"
+                    )
+    notes = []
+    for row in results["rows"]:
+        if row["acc_mean"] > majority + NEAR_MAJORITY:
+            continue
+        head = (
+            f"Note ({row['start']} {row['label']}, test {row['acc_mean']:.3f} against the "
+            f"majority class {majority:.3f})"
+        )
+        grid_rows = measured.get((row["start"], row["method"]))
+        if not grid_rows:
+            notes.append(f"{head}: {UNEXPLAINED} (no `adaptation_grid` study of this method).")
+            continue
+        best = max(grid_rows, key=lambda entry: entry["val_mean"])
+        settings = "; ".join(
+            f"{entry['label']}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
+            for entry in grid_rows
+        )
+        others = [
+            f"{start} {max(entry['acc_mean'] for entry in entries):.3f}"
+            for (start, method), entries in sorted(measured.items())
+            if method == row["method"] and start != row["start"]
+        ]
+        text = (
+            f"{head}: `adaptation_grid` measured this method on this start at every setting of "
+            f"its grid ({budgets[row['start'], row['method']]}; test mean ± sd over "
+            f"{best['seeds']} seeds: {settings}); the setting "
+            f"chosen on validation, {best['label']}, scores {best['acc_mean']:.3f}"
+        )
+        if max(entry["acc_mean"] for entry in grid_rows) <= majority + NEAR_MAJORITY:
+            text += (
+                f", and no setting of the grid clears the majority class by "
+                f"{NEAR_MAJORITY:g}: with {row['trainable_pct']:.2f}% of the weights training, "
+                "the method does not adapt this start at this budget."
+            )
+        else:
+            text += (
+                ": the grid does better than this row, so its setting, not the method, holds "
+                "it down (rerun it at the chosen setting)."
+            )
+        if others:
+            text += f" The best of the same grid on the other start(s): {', '.join(others)}."
+        notes.append(text)
+    return notes
+
+
+def notes(name, results, results_dir):
+    """Notes under a comparison's own record (not another run of it, such as
+    `lab17_distillation_lab01_6_epochs`): its `full` row's rate and its rows near the majority
+    class, against what `adaptation_grid` measured."""
+    if name not in STEMS:
+        return []
+    return full_rate_notes(results, results_dir) + near_majority_notes(results, results_dir)

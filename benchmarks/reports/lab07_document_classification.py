@@ -1,0 +1,108 @@
+"""The records of `labs/lab07_document_classification.py`: their section of docs/results.md,
+README headline, and the note under a row near the majority class."""
+
+import json
+from pathlib import Path
+
+from benchmarks.reports._common import NEAR_MAJORITY, UNEXPLAINED, markdown_table
+
+STEMS = ("lab07_document_classification",)
+# The lab's run from lab01's checkpoint (`--starts`): in the README summary beside its own.
+SUMMARY_PARTS = ("lab07_document_classification_lab01",)
+
+
+def render(results):
+    """Table of `labs/lab07_document_classification.py`: ULMFiT stage 1 or not, by labels."""
+    settings, language_model = results["settings"], results["language_model"]
+    names = {"ulmfit": "LM fine-tuned, then classifier", "plain": "classifier only"}
+    rows = []
+    for size, by_variant in results["results"].items():
+        for name, row in by_variant.items():
+            spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.3f}"
+            rows.append(
+                [
+                    f"{int(size):,}",
+                    names.get(name, name),
+                    f"{row['val_mean']:.3f}",
+                    f"{row['test_mean']:.3f}{spread} (n={row['seeds']})",
+                    f"{row['train_s']:.0f}",
+                ]
+            )
+    gains = ", ".join(
+        f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
+    )
+    return "\n".join(
+        [
+            f"{results['model']} on {results['task']}, {settings['sequence_length']} tokens; stage 1 "
+            f"on {language_model['lm_examples']:,} unlabelled training texts, held-out LM loss "
+            f"{language_model['lm_loss_before']:.3f} → {language_model['lm_loss_after']:.3f}; "
+            f"scored on {settings['validation_examples']:,} validation and "
+            f"{settings['test_examples']:,} test documents.",
+            "",
+            markdown_table(
+                ["labelled", "start", "validation", "test (mean ± sd)", "train s per run"], rows
+            ),
+            "",
+            f"Stage 1's gain in test points, by labelled documents: {gains or 'not measured'}.",
+        ]
+    )
+
+
+def headline(results):
+    gains = ", ".join(
+        f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
+    )
+    start = Path(results["model"]).name
+    return (
+        f"ULMFiT stage 1 on {results['task']} from {start}, test points gained by labels: {gains}"
+    )
+
+
+def document_classification_notes(name, results_dir):
+    """A note under a lab07 record with a row near the majority class: what the other runs of
+    the lab (other starts or stage-1 sizes, same labelled subsets and seeds) measured."""
+    records = {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))["results"]
+        for path in sorted(Path(results_dir).glob("lab07_document_classification*.json"))
+    }
+    results = records[name]
+    if results["task"] != "imdb":
+        return []
+    majority = 0.5  # IMDb's test split: 12,500 positive and 12,500 negative reviews
+    low = [
+        f"{int(size):,} labelled, {variant} {row['test_mean']:.3f}"
+        for size, by_variant in results["results"].items()
+        for variant, row in by_variant.items()
+        if row["test_mean"] <= majority + NEAR_MAJORITY
+    ]
+    if not low:
+        return []
+    head = f"Note ({'; '.join(low)}; IMDb's test split is balanced, majority class {majority})"
+    others = []
+    for other, each in records.items():
+        if other == name or each["task"] != results["task"]:
+            continue
+        scores = "; ".join(
+            f"{int(size):,} labelled: "
+            + ", ".join(f"{variant} {row['test_mean']:.3f}" for variant, row in by_variant.items())
+            for size, by_variant in each["results"].items()
+        )
+        others.append(
+            f"`{other}` ({each['model']}, {each['settings']['sequence_length']} tokens, stage 1 "
+            f"on {each['language_model']['lm_examples']:,} texts): {scores}"
+        )
+    if not others:
+        return [f"{head}: {UNEXPLAINED} (no other run of this lab on {results['task']})."]
+    return [
+        f"{head}: the other runs of this lab, on the same labelled subsets and seeds: "
+        + "; ".join(others)
+        + ". Where another start clears the majority class by far on the same labelled "
+        "documents, the start (its pretraining, size, length and rates), not the labels, holds "
+        "these rows down."
+    ]
+
+
+def notes(name, results, results_dir):
+    """The note under any run of lab07 (see `document_classification_notes`)."""
+    del results  # the note compares the run's record with the lab's other records
+    return document_classification_notes(name, results_dir)

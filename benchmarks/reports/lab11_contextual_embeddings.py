@@ -1,0 +1,98 @@
+"""The records of `labs/lab11_contextual_embeddings.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
+
+STEMS = ("lab11_contextual_embeddings",)
+
+
+SET_NAMES = {
+    "senseval2": "Senseval-2",
+    "senseval3": "Senseval-3",
+    "semeval2007": "SemEval-2007",
+    "semeval2013": "SemEval-2013",
+    "semeval2015": "SemEval-2015",
+    "ALL": "ALL",
+}
+
+
+def render(results):
+    """Tables of `labs/lab11_contextual_embeddings.py`: WSD per variant and set, anisotropy, probes."""
+    wsd = results["wsd"]
+    sets = list(wsd["sets"])
+    variants = [
+        key
+        for key in wsd["sets"]["ALL"]
+        if key not in ("instances", "mfs_f1", "corpus_nearest_pct")
+    ]
+    rows = [["instances"] + [f"{wsd['sets'][name]['instances']:,}" for name in sets]]
+    for variant in variants:
+        mark = "**" if variant == wsd["variant"] else ""
+        rows.append(
+            [f"{mark}{variant}{mark}"]
+            + [f"{mark}{wsd['sets'][name][variant]:.2f}{mark}" for name in sets]
+        )
+    rows.append(
+        ["MFS (WordNet's first sense)"] + [f"{wsd['sets'][name]['mfs_f1']:.2f}" for name in sets]
+    )
+    rows.append(
+        ["instances with a SemCor-seen sense (%)"]
+        + [f"{wsd['sets'][name]['corpus_nearest_pct']:.1f}" for name in sets]
+    )
+    coverage = ", ".join(f"{count:,} {source}" for source, count in wsd["coverage"].items())
+    parts = [
+        f"**Word sense disambiguation** (F1, the framework's scorer). Sense embeddings from "
+        f"{wsd['train_corpus']} ({wsd['train_sentences']:,} sentences, "
+        f"{wsd['train_instances']:,} instances, {wsd['sense_embeddings']:,} senses; embedding "
+        f"pass {wsd['train_seconds']:,.0f} s); the {wsd['test_lemma_senses']:,} WordNet senses of "
+        f"the test lemmas covered as {coverage}; glosses embedded in "
+        f"{wsd['gloss_seconds']:,.0f} s. In bold, the variant chosen on {wsd['development_set']} "
+        f"(the development set); xW is the weight of the gloss part.",
+        "",
+        markdown_table(["variant"] + [SET_NAMES.get(name, name) for name in sets], rows),
+        "",
+        "**Anisotropy per layer** (expected cosine of random words from different sentences, "
+        "the share of it carried by the top 3 dimensions, and the word-in-context AUC; raw and "
+        "z-scored):",
+        "",
+        markdown_table(
+            ["layer", "E[cos]", "z-scored", "top-3 share", "WiC AUC", "WiC AUC z-scored"],
+            [
+                [
+                    layer,
+                    f"{results['expected_cosine'][layer]:.3f}",
+                    f"{results['expected_cosine_z'][layer]:.3f}",
+                    f"{results['rogue_share'][layer]:.3f}",
+                    f"{results['wic_auc'][layer]:.3f}",
+                    f"{results['wic_auc_z'][layer]:.3f}",
+                ]
+                for layer in range(len(results["expected_cosine"]))
+            ],
+        ),
+        "",
+        "**Linear probes** (test accuracy %, per layer, against the random-weight control):",
+        "",
+    ]
+    probes = results["probes"]
+    layers = len(probes["pos_pretrained"])
+    probe_rows = [
+        [f"{task.upper()} {kind}"]
+        + [f"{value:.2f}" for value in probes[f"{task}_{kind}"]]
+        + [f"{probes[f'{task}_majority']:.2f}"]
+        for task in ("pos", "ner")
+        for kind in ("pretrained", "random")
+    ]
+    parts.append(
+        markdown_table(["probe"] + [f"L{i}" for i in range(layers)] + ["majority"], probe_rows)
+    )
+    return "\n".join(parts)
+
+
+def headline(results):
+    wsd = results["wsd"]
+    all_set = wsd["sets"]["ALL"]
+    return (
+        f"WSD on the Raganato ALL set: F1 {all_set[wsd['variant']]:.2f} ({wsd['variant']}, "
+        f"trained on {wsd['train_corpus']}) vs {all_set['mfs_f1']:.2f} for WordNet's first "
+        "sense"
+    )

@@ -1,0 +1,58 @@
+"""The records of `labs/lab13_ner.py`: their section of docs/results.md and README headline."""
+
+from benchmarks.reports._common import markdown_table
+
+# Other runs render as the lab's own: `lab13_ner_3000_lr3e-4` and `lab13_ner_3000_lr1e-3` (why
+# span-based NER trails BIO tagging: both on 3,000 sentences, at the lab's rate and at 1e-3),
+# `lab13_ner_3000_span_prior*` (the span classifier whose bias starts at the NULL prior, its
+# default since).
+STEMS = ("lab13_ner",)
+
+
+def render(results):
+    """Table of `labs/lab13_ner.py`: CoNLL-2003 entity F1 per method (BIO softmax, CRF, span)."""
+    rows = []
+    for name, run in results["methods"].items():
+        accuracy = run.get("test_token_accuracy")
+        types = run.get("per_type_f1") or {}
+        rows.append(
+            [
+                name,
+                f"{run['train_sentences']:,}",
+                f"{run['train_seconds']:.0f}",
+                f"{run['validation_f1']:.2f}",
+                f"{run['test_f1']:.2f}",
+                " / ".join(
+                    f"{run[key]:.1f}" if key in run else "-"
+                    for key in ("test_precision", "test_recall")
+                ),
+                "-" if accuracy is None or accuracy != accuracy else f"{accuracy:.2f}",
+                " / ".join(f"{types[t]:.1f}" for t in ("PER", "LOC", "ORG", "MISC") if t in types),
+            ]
+        )
+    return "\n".join(
+        [
+            "CoNLL-2003 (entity-level F1, conlleval's rules; BIO decoded from each word's first "
+            "subword; span = every span up to a width, classified):",
+            "",
+            markdown_table(
+                [
+                    "method",
+                    "train sentences",
+                    "train s",
+                    "validation F1",
+                    "test F1",
+                    "test P / R",
+                    "test token acc",
+                    "test F1 PER / LOC / ORG / MISC",
+                ],
+                rows,
+            ),
+        ]
+    )
+
+
+def headline(results):
+    return "CoNLL-2003 test entity F1: " + ", ".join(
+        f"{name} {run['test_f1']:.2f}" for name, run in results["methods"].items()
+    )

@@ -1,0 +1,43 @@
+"""The records of `labs/lab15_feature_extraction.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
+
+STEMS = ("lab15_feature_extraction",)
+
+
+def render(results):
+    """Table of `labs/lab15_feature_extraction.py`: frozen features × head, TREC-6 accuracy."""
+    rows = [
+        [
+            run["pooling"],
+            run["layers"],
+            run["head"],
+            f"{run['validation_accuracy']:.3f}",
+            f"{run['test_accuracy']:.3f}",
+            f"{run['parameters']:,}",
+            run["epochs"],
+        ]
+        for run in results["runs"]
+    ]
+    return "\n".join(
+        [
+            f"{results['checkpoint']} frozen; features extracted once per pooling, a head trained "
+            f"on {results['examples']['train']:,} TREC-6 questions (early stopping on "
+            f"{results['examples']['validation']:,}), test on {results['examples']['test']:,} "
+            f"(training-majority baseline {results['majority_baseline_test_accuracy']:.3f}):",
+            "",
+            markdown_table(
+                ["pooling", "layers", "head", "validation", "test", "head parameters", "epochs"],
+                rows,
+            ),
+        ]
+    )
+
+
+def headline(results):
+    best = max(results["runs"], key=lambda run: run["validation_accuracy"])
+    return (
+        f"frozen {results['checkpoint']} on TREC-6: best on validation {best['pooling']} / "
+        f"{best['layers']} / {best['head']} head, test {best['test_accuracy']:.3f}"
+    )

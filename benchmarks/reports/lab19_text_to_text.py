@@ -1,0 +1,78 @@
+"""The records of `labs/lab19_text_to_text.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
+
+STEMS = ("lab19_text_to_text",)
+
+
+def render(results):
+    """Tables of `labs/lab19_text_to_text.py`: TREC-6 per family and start, other tasks, export."""
+    sizes = sorted({size for row in results["curve"].values() for size in row}, key=int)
+    parameters = results["parameters"]
+    pretraining = results["pretraining"]
+    rows = []
+    for name, row in results["curve"].items():
+        cells = [
+            f"{row[size]['mean']:.3f} ± {row[size]['sd']:.3f}"
+            + (f" ({row[size]['invalid']:.1%} no label word)" if row[size]["invalid"] else "")
+            for size in sizes
+        ]
+        rows.append([name, f"{results['learning_rates'][name]:g}", *cells])
+    held_out = {
+        family: ", ".join(f"{key} {value:g}" for key, value in sorted(p["held_out"].items()))
+        for family, p in pretraining.items()
+    }
+    parts = [
+        f"Both families pretrained on the Gutenberg books for {results['budget_minutes']:g} "
+        "minutes each (steps timed on this machine): the T5-style encoder-decoder with span "
+        f"corruption ({parameters['encoder_decoder']:,} parameters, feed-forward "
+        f"{parameters['encoder_decoder_intermediate_dim']}), the BERT-style encoder with MLM "
+        f"({parameters['encoder']:,} parameters). Steps and held-out scores: "
+        + "; ".join(
+            f"{family} {p['steps']} steps in {p['seconds']:,.0f} s ({held_out[family]})"
+            for family, p in pretraining.items()
+        )
+        + ".",
+        "",
+        f"TREC-6 test accuracy, mean ± sd of {results['seeds']} seeds (the encoder-decoder "
+        "writes a label word; the encoder has a mean-pooled linear head); peak rate chosen per "
+        "start on validation:",
+        "",
+        markdown_table(["start", "rate", *[f"{int(size):,} labels" for size in sizes]], rows),
+    ]
+    if results.get("other_tasks"):
+        parts += ["", "Other tasks as text to text (one seed):", ""]
+        other = [
+            [name, ", ".join(f"{k} {v}" for k, v in scores.items() if not isinstance(v, str))]
+            for name, scores in results["other_tasks"].items()
+        ]
+        parts.append(markdown_table(["task / start", "scores"], other))
+    export = results.get("export")
+    if export:
+        parts += [
+            "",
+            f"Export: `generate` signature (beam search, {export['num_beams']} beams, in the "
+            f"graph); reloaded answers equal the Keras model's: {export['served_equals_keras']}.",
+        ]
+    parts += [
+        "",
+        "Why a start sits near the majority class: `benchmarks/text_to_text_start` measures the "
+        "span-corruption checkpoints (what the decoder learnt, whether it reads its source, "
+        "fine-tuning per rate); see its section below.",
+    ]
+    for sample in results.get("span_samples", [])[:2]:
+        parts += [
+            "",
+            f"- span corruption, truth “{sample['truth']}” → written “{sample['writes']}”",
+        ]
+    return "\n".join(parts)
+
+
+def headline(results):
+    return (
+        f"TREC-6 with {results['labelled']:,} labels, same parameters and pretraining minutes: "
+        f"text-to-text {results['text_to_text_trec_acc']:.3f} vs encoder "
+        f"{results['encoder_trec_acc']:.3f} (random init {results['random_text_to_text_trec_acc']:.3f}"
+        f" / {results['random_encoder_trec_acc']:.3f})"
+    )

@@ -1,0 +1,63 @@
+"""The records of `benchmarks/train_step.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
+
+STEMS = ("train_step",)
+
+
+def render(results):
+    """Table of `benchmarks/train_step.py`: kbert vs keras-hub tokens/s and MFU per setting."""
+    parts = [
+        f"One training step (forward, backward, AdamW) of MiniLM-L6 + a classifier, batch "
+        f"{results['configuration']['batch_size']} × {results['configuration']['sequence_length']}"
+        f" positions; matmul peak measured in the same run: float32 "
+        f"{results['peak_gflops']['float32']:.0f}, bfloat16 "
+        f"{results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s. MFU counts real tokens only."
+    ]
+    workloads = {results["workload"]: results} | {
+        name: value
+        for name, value in results.items()
+        if isinstance(value, dict) and "configurations" in value
+    }
+    for name, workload in workloads.items():
+        rows = [
+            [
+                row["dtype"],
+                "yes" if row["jit_compile"] else "no",
+                f"{row['kbert_tokens_per_s']:,.0f}",
+                f"{row['kbert_mfu']:.1%}",
+                f"{row['keras_hub_tokens_per_s']:,.0f}",
+                f"{row['keras_hub_mfu']:.1%}",
+                f"{row['ratio']:.2f}",
+            ]
+            for row in workload.get("configurations", [])
+        ]
+        parts += [
+            "",
+            f"Workload `{name}` ({workload['real_token_fraction']:.0%} of the positions are "
+            "real tokens):",
+            "",
+            markdown_table(
+                [
+                    "dtype",
+                    "XLA",
+                    "kbert tok/s",
+                    "kbert MFU",
+                    "keras-hub tok/s",
+                    "keras-hub MFU",
+                    "ratio",
+                ],
+                rows,
+            ),
+        ]
+    return "\n".join(parts)
+
+
+def headline(results):
+    best = results["configuration"]
+    return (
+        f"MiniLM-L6 training step: kbert {results['kbert_tokens_per_s']:,.0f} tokens/s "
+        f"({best['dtype']}{', XLA' if best['jit_compile'] else ''}; MFU "
+        f"{results['mfu']:.1%}), {results['ratio']:.2f}x keras-hub in the same setting"
+    )

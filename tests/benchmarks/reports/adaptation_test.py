@@ -1,0 +1,117 @@
+import json
+
+from benchmarks import report
+from benchmarks.reports import adaptation
+from benchmarks.reports._common import UNEXPLAINED
+
+
+def _grid_row(rate, val, acc):
+    return {
+        "method": "full",
+        "learning_rate": rate,
+        "val_mean": val,
+        "acc_mean": acc,
+        "acc_sd": 0.01,
+    }
+
+
+def test_a_full_row_at_another_rate_than_the_grid_chose_gets_a_note(tmp_path):
+    grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "seeds": 3, "lab01_model": "ckpt"},
+        "chosen": {"lab01/full": {"chosen": "full lr=0.0003"}},
+        "studies": {
+            "rates": {
+                "lab01": {"rows": [_grid_row(1e-4, 0.56, 0.647), _grid_row(3e-4, 0.67, 0.748)]}
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid.json").write_text(json.dumps({"results": grid}))
+    rows = [
+        {"start": "lab01", "label": "full", "learning_rate": 1e-4},
+        {"start": "lab01", "label": "lora", "learning_rate": 3e-3},
+    ]
+    (note,) = adaptation.full_rate_notes({"rows": rows}, tmp_path)
+    assert "fine-tuned at 0.0001" in note and "chose 0.0003 on validation" in note
+    assert "0.0001: 0.647 ± 0.010, 0.0003: 0.748 ± 0.010" in note and "`ckpt`" in note
+    rows[0]["learning_rate"] = 3e-4  # at the chosen rate: nothing to explain
+    assert adaptation.full_rate_notes({"rows": rows}, tmp_path) == []
+    assert adaptation.full_rate_notes({"rows": rows}, tmp_path / "elsewhere") == []
+
+
+def test_a_second_grid_file_answers_for_its_own_start(tmp_path):
+    grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "seeds": 3},
+        "studies": {
+            "rates": {
+                "minilm_l6": {"rows": [_grid_row(1e-4, 0.90, 0.93), _grid_row(3e-5, 0.92, 0.95)]}
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid_minilm.json").write_text(json.dumps({"results": grid}))
+    rows = [{"start": "minilm_l6", "label": "full", "learning_rate": 1e-4}]
+    (note,) = adaptation.full_rate_notes({"rows": rows}, tmp_path)
+    assert note.startswith("Note (minilm_l6)") and "chose 3e-05 on validation" in note
+    rows = [{"start": "lab01", "label": "full", "learning_rate": 1e-4}]  # no grid for it here
+    assert adaptation.full_rate_notes({"rows": rows}, tmp_path) == []
+
+
+def _peft_row(method, rate, validation, test, seeds=3):
+    return {
+        "label": f"{method} lr={rate:g}",
+        "method": method,
+        "learning_rate": rate,
+        "seeds": seeds,
+        "val_mean": validation,
+        "acc_mean": test,
+        "acc_sd": 0.02,
+    }
+
+
+def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tmp_path):
+    grid = {
+        "settings": {"train_examples": 1000, "epochs": 3, "test_examples": 500},
+        "majority_class_acc": {"validation": 0.23, "test": 0.276},
+        "studies": {
+            "peft": {
+                "lab01": {
+                    "rows": [
+                        _peft_row("prompt_tuning", 3e-3, 0.29, 0.339),
+                        _peft_row("prompt_tuning", 3e-2, 0.28, 0.307),
+                        _peft_row("lora", 3e-3, 0.62, 0.670),
+                    ],
+                    "chosen": {"prompt_tuning": "prompt_tuning lr=0.003"},
+                },
+                "minilm_l6": {"rows": [_peft_row("prompt_tuning", 3e-2, 0.71, 0.750)]},
+            }
+        },
+    }
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+    rows = [
+        {"start": "lab01", "label": "prompt_tuning", "method": "prompt_tuning"},
+        {"start": "lab01", "label": "lora", "method": "lora"},
+        {"start": "lab01", "label": "features", "method": "feature_extraction"},
+    ]
+    for row, accuracy in zip(rows, (0.315, 0.670, 0.300), strict=True):
+        row.update(acc_mean=accuracy, trainable_pct=0.13)
+    comparison = {"task": "trec", "test_examples": 500, "rows": rows}
+    prompt, features = adaptation.near_majority_notes(comparison, tmp_path)
+    assert prompt.startswith("Note (lab01 prompt_tuning, test 0.315 against the majority")
+    assert "its grid (1,000 questions, 3 epochs; test mean" in prompt
+    assert "prompt_tuning lr=0.003: 0.339 ± 0.020; prompt_tuning lr=0.03: 0.307" in prompt
+    assert "chosen on validation, prompt_tuning lr=0.003, scores 0.339" in prompt
+    assert "other start(s): minilm_l6 0.750." in prompt and "lora" not in prompt
+    assert "no setting of the grid clears the majority class by 0.1" in prompt
+    assert UNEXPLAINED in features and "lab01 features" in features
+    grid["studies"]["peft"]["lab01"]["rows"][1]["acc_mean"] = 0.6  # a setting that does adapt
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+    prompt, _ = adaptation.near_majority_notes(comparison, tmp_path)
+    assert "its setting, not the method, holds it down" in prompt
+    assert adaptation.near_majority_notes(comparison, tmp_path / "elsewhere") == []
+    # Another task or test set: TREC-6's majority class and grid say nothing of it.
+    assert adaptation.near_majority_notes({**comparison, "task": "sst2"}, tmp_path) == []
+    assert adaptation.near_majority_notes({**comparison, "test_examples": 96}, tmp_path) == []
+
+
+def test_no_committed_comparison_row_near_the_majority_class_is_unexplained():
+    page = (report.ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert UNEXPLAINED not in page

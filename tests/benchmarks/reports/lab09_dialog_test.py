@@ -1,0 +1,38 @@
+from benchmarks.reports import lab09_dialog
+
+DIALOG = {
+    "hits_at_1": {"pretrained": 0.3, "random": 0.1},
+    "perplexity": {"pretrained": 40.0, "random": 300.0},
+    "results": {
+        name: {
+            "before": {"perplexity": 900.0, "hits_at_1": 0.05},
+            "perplexity": value,
+            "hits_at_1": hits,
+            "train_choice_accuracy": 0.7,
+            "train_lm_loss": 3.0,
+        }
+        for name, value, hits in (("pretrained", 40.0, 0.3), ("random", 300.0, 0.1))
+    },
+    "candidates": 20,
+    "train_replies": 7000,
+    "held_out_replies": 500,
+    "settings": {
+        "epochs": 3,
+        "batch_size": 16,
+        "learning_rate": 3e-4,
+        "max_history": 2,
+        "seed": 0,
+        "sequence_length": 128,
+        "lab01_model": "runs/x",
+    },
+    "samples": [
+        {"persona": ["i like dogs."], "partner": "hi", "pretrained": "hello", "random": "x"}
+    ],
+}
+
+
+def test_the_dialog_lab_renders_its_tables_and_headline():
+    page = lab09_dialog.render(DIALOG)
+    assert "| pretrained | 900.0 → 40.0 | 0.050 → 0.300 | 0.700 |" in page
+    assert "chance 0.050" in page and "“hello”" in page
+    assert "pretrained Hits@1 0.300" in lab09_dialog.headline(DIALOG)

@@ -1,0 +1,37 @@
+from benchmarks.reports import lab19_text_to_text
+
+TEXT_TO_TEXT = {
+    "text_to_text_trec_acc": 0.5,
+    "encoder_trec_acc": 0.6,
+    "random_text_to_text_trec_acc": 0.4,
+    "random_encoder_trec_acc": 0.55,
+    "labelled": 1000,
+    "seeds": 3,
+    "parameters": {"encoder": 100, "encoder_decoder": 101, "encoder_decoder_intermediate_dim": 64},
+    "pretrain_seconds": {"encoder_decoder": 600.0, "encoder": 601.0},
+    "pretraining": {
+        "encoder_decoder": {"steps": 10, "seconds": 600.0, "held_out": {"loss": 5.0}},
+        "encoder": {"steps": 8, "seconds": 601.0, "held_out": {"mlm_accuracy": 0.1}},
+    },
+    "budget_minutes": 10.0,
+    "learning_rates": {"encoder_decoder_pretrained": 0.001, "encoder_pretrained": 0.0003},
+    "curve": {
+        "encoder_decoder_pretrained": {"1000": {"mean": 0.5, "sd": 0.01, "invalid": 0.02}},
+        "encoder_pretrained": {"1000": {"mean": 0.6, "sd": 0.02, "invalid": 0.0}},
+    },
+    "other_tasks": {"squad_pretrained": {"exact_match": 1.5, "f1": 4.0, "split": "dev-split"}},
+    "span_samples": [
+        {"reads": "a <extra_id_0> c", "truth": "<extra_id_0> b", "writes": "<extra_id_0> b"}
+    ],
+    "export": {"path": "x", "num_beams": 4, "served_equals_keras": True, "examples": []},
+}
+
+
+def test_the_text_to_text_lab_renders_both_families_and_its_headline():
+    page = lab19_text_to_text.render(TEXT_TO_TEXT)
+    assert "| encoder_decoder_pretrained | 0.001 | 0.500 ± 0.010 (2.0% no label word) |" in page
+    assert "| encoder_pretrained | 0.0003 | 0.600 ± 0.020 |" in page
+    assert "| squad_pretrained | exact_match 1.5, f1 4.0 |" in page
+    assert "equal the Keras model's: True" in page and "written “<extra_id_0> b”" in page
+    headline = lab19_text_to_text.headline(TEXT_TO_TEXT)
+    assert "text-to-text 0.500 vs encoder 0.600 (random init 0.400 / 0.550)" in headline
