@@ -50,8 +50,9 @@ LETTER = _re2_patterns.LETTER
 NUMBER = _re2_patterns.NUMBER
 WORD_CHARACTER = _re2_patterns.WORD_CHARACTER
 
-# `PRE_TOKENIZERS` in RE2; GPT-2's without its lookahead alternative (step 2 above).
-GRAPH_PRE_TOKENIZERS = {
+# `PRE_TOKENIZERS`' word patterns in RE2 (not `graph_pre_tokenizers.GRAPH_PRE_TOKENIZERS`, the
+# tokenizer.json pre-tokenizer kinds a graph runs); GPT-2's without its lookahead alternative (step 2 above).
+GRAPH_WORD_PATTERNS = {
     "gpt2": (
         "'s|'t|'re|'ve|'m|'ll|'d"
         f"| ?[{LETTER}]+| ?[{NUMBER}]+| ?[^{SPACE}{LETTER}{NUMBER}]+|[{SPACE}]+"
@@ -157,7 +158,7 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
         self._trim = post_processors.trimming_prefix_space(bpe.post_processor)
         self.bpe = self.reference = bpe
         self._adopt_roles(bpe.vocabulary_source)
-        self._word_pattern = GRAPH_PRE_TOKENIZERS.get(self._pattern_name)
+        self._word_pattern = GRAPH_WORD_PATTERNS.get(self._pattern_name)
         specials = sorted(bpe.special_tokens, key=len)[::-1]
         self._special_pattern = "|".join(f"\\Q{token}\\E" for token in specials) or None
         with tf.init_scope():

@@ -27,29 +27,18 @@ import tensorflow_text
 
 from kbert.text import _re2_patterns
 from kbert.text._json_config import component_name
-from kbert.text.normalizers import _NMT_REMOVED, _NMT_SPACES, check_normalizer
+from kbert.text.normalizers import NMT_REMOVED, NMT_SPACES, NORMALIZERS, check_normalizer
 
-GRAPH_NORMALIZERS = (
-    "NFC",
-    "NFD",
-    "NFKC",
-    "NFKD",
-    "Lowercase",
-    "StripAccents",
-    "Strip",
-    "Replace",
-    "Prepend",
-    "Nmt",
-    "Sequence",
-)
+# Every normalizer but SentencePiece's Darts charsmap, which has no TensorFlow op.
+GRAPH_NORMALIZERS = tuple(kind for kind in NORMALIZERS if kind != "Precompiled")
 
 
 def _class(characters):
     return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(characters)) + "]"
 
 
-_NMT_REMOVED_CLASS = _class(_NMT_REMOVED)
-_NMT_SPACE_CLASS = _class(_NMT_SPACES)
+_NMT_REMOVED_CLASS = _class(NMT_REMOVED)
+_NMT_SPACE_CLASS = _class(NMT_SPACES)
 _STRIP_LEFT = f"^[{_re2_patterns.SPACE}]+"
 _STRIP_RIGHT = f"[{_re2_patterns.SPACE}]+$"
 

@@ -44,13 +44,15 @@ WHITE_SPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_NMT_REMOVED = frozenset(
+# SentencePiece's `Nmt` normalizer: the control characters it removes, and the ones it turns
+# into a space (the eager `nmt` below and `kbert.text.graph_normalizers` share them).
+NMT_REMOVED = frozenset(
     [chr(c) for c in range(0x01, 0x09)]
     + ["\x0b"]
     + [chr(c) for c in range(0x0E, 0x20)]
     + ["\x7f", "\x8f", "\x9f"]
 )
-_NMT_SPACES = frozenset(
+NMT_SPACES = frozenset(
     ["\t", "\n", "\x0c", "\r", "\u1680", "\u2028", "\u2029", "\u2581", "\ufeff", "\ufffd"]
     + [chr(c) for c in range(0x200B, 0x2010)]
 )
@@ -214,8 +216,8 @@ def _replace(aligned, spec):
 
 
 def _nmt(aligned):
-    aligned = aligned.keep([c not in _NMT_REMOVED for c in aligned.text])
-    return aligned.map(lambda c: " " if c in _NMT_SPACES else c)
+    aligned = aligned.keep([c not in NMT_REMOVED for c in aligned.text])
+    return aligned.map(lambda c: " " if c in NMT_SPACES else c)
 
 
 def _precompiled(aligned, charsmap):

@@ -9,7 +9,7 @@ import tensorflow as tf
 from kbert.text import BertPreprocessor, BytePairTokenizer, GraphBytePairTokenizer
 from kbert.text.byte_pair_tokenizer import PRE_TOKENIZERS
 from kbert.text.byte_pair_trainer import learn_merges
-from kbert.text.graph_byte_pair_tokenizer import GRAPH_PRE_TOKENIZERS
+from kbert.text.graph_byte_pair_tokenizer import GRAPH_WORD_PATTERNS
 
 CORPUS = [
     "the cat sat on the mat",
@@ -179,7 +179,7 @@ def test_graph_pre_tokenizers_cut_words_as_the_regex_module_does(name):
     assert [[w.decode() for w in row] for row in words.to_list()] == [
         pattern.findall(text) for text in texts
     ]
-    assert "(?!" not in GRAPH_PRE_TOKENIZERS[name]  # RE2 has no lookahead
+    assert "(?!" not in GRAPH_WORD_PATTERNS[name]  # RE2 has no lookahead
 
 
 def test_roles_vocabulary_config_and_packing():
