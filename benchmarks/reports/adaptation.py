@@ -56,13 +56,19 @@ def headline(results):
     parts = []
     for start in dict.fromkeys(row["start"] for row in results["rows"]):
         rows = [row for row in results["rows"] if row["start"] == start]
-        best = max(rows, key=lambda row: row["acc_mean"])
+        # Chosen on validation; a record without validation scores gets no "best".
+        scored = [row for row in rows if row.get("val_mean") is not None]
         full = next((row for row in rows if row["label"] == "full"), None)
-        text = f"{start}: best {best['label']} {best['acc_mean']:.3f}"
+        if not scored:
+            if full is not None:
+                parts.append(f"{start}: full {full['acc_mean']:.3f}")
+            continue
+        best = max(scored, key=lambda row: row["val_mean"])
+        text = f"{start}: {best['label']} {best['acc_mean']:.3f}"
         if full is not None and full is not best:
             text += f" (full {full['acc_mean']:.3f})"
         parts.append(text)
-    return "TREC-6 test accuracy, " + "; ".join(parts)
+    return "TREC-6 test accuracy of the row chosen on validation, " + "; ".join(parts)
 
 
 def _grid_results(results_dir):

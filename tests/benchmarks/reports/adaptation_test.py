@@ -115,3 +115,17 @@ def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tm
 def test_no_committed_comparison_row_near_the_majority_class_is_unexplained():
     page = (report.ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert UNEXPLAINED not in page
+
+
+def test_the_headline_names_the_row_chosen_on_validation_not_the_best_test_score():
+    rows = [
+        {"start": "lab01", "label": "full", "acc_mean": 0.70, "val_mean": 0.72},
+        {"start": "lab01", "label": "adapters", "acc_mean": 0.74, "val_mean": 0.69},
+        {"start": "lab01", "label": "lora", "acc_mean": 0.71, "val_mean": 0.73},
+        {"start": "minilm_l6", "label": "full", "acc_mean": 0.93, "val_mean": None},
+    ]
+    text = adaptation.headline({"rows": rows})
+    assert text.startswith("TREC-6 test accuracy of the row chosen on validation, ")
+    assert "lab01: lora 0.710 (full 0.700)" in text
+    assert "0.740" not in text  # the highest test score, not chosen
+    assert "minilm_l6: full 0.930" in text  # no validation scores: no "best"
