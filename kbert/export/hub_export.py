@@ -32,6 +32,7 @@ import tempfile
 import tensorflow as tf
 
 from kbert.files import new_directory
+from kbert.keras_internals import trackable_object
 from kbert.models.encoder import Encoder
 from kbert.text.input_packer import TRUNCATION_STRATEGIES, _kept_pair_lengths
 from kbert.text.preprocessor import BertPreprocessor
@@ -147,7 +148,7 @@ def _write_vocabulary(path, tokens):
 
 
 def _build_preprocessor_module(tokenizer, seq_length, truncation, vocab_path):
-    module = tf.__internal__.tracking.AutoTrackable()
+    module = trackable_object()
     preprocessor = BertPreprocessor(tokenizer, sequence_length=seq_length, truncation=truncation)
     # The traced functions read the tokenizer's lookup tables; the module must own them.
     module._tables = _tracked_resources(tokenizer)
@@ -303,7 +304,7 @@ def _input_spec(extra=()):
 
 
 def _build_encoder_module(encoder, mlm_model):
-    module = tf.__internal__.tracking.AutoTrackable()
+    module = trackable_object()
     _variable_lists(module, encoder)
 
     @tf.function(autograph=False)
@@ -321,7 +322,7 @@ def _build_encoder_module(encoder, mlm_model):
     signatures = {"serving_default": serve.get_concrete_function()}
 
     if mlm_model is not None:
-        mlm = tf.__internal__.tracking.AutoTrackable()
+        mlm = trackable_object()
         _variable_lists(mlm, mlm_model)
 
         @tf.function(autograph=False)
