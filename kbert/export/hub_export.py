@@ -34,7 +34,7 @@ import tensorflow as tf
 from kbert.files import new_directory
 from kbert.keras_internals import trackable_object
 from kbert.models.encoder import Encoder
-from kbert.text.input_packer import TRUNCATION_STRATEGIES, _kept_pair_lengths
+from kbert.text.input_packer import TRUNCATION_STRATEGIES, kept_pair_lengths
 from kbert.text.preprocessor import BertPreprocessor
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
@@ -89,7 +89,7 @@ def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
     """Packs 1-2 ragged segments like `InputPacker`, with `seq_length` a scalar tensor.
 
     `InputPacker` needs a Python int length; TF Hub's `bert_pack_inputs` takes the length at call
-    time, so the truncation (`_kept_pair_lengths`, shared with `InputPacker`) and the gather are
+    time, so the truncation (`kept_pair_lengths`, shared with `InputPacker`) and the gather are
     redone here with a tensor length. Outputs have static shape (batch, None).
     """
     segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in segments]
@@ -108,7 +108,7 @@ def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
         if len(segments) == 1:
             kept = [tf.minimum(lengths[0], budget)]
         else:
-            kept = list(_kept_pair_lengths(lengths[0], lengths[1], budget, truncation))
+            kept = list(kept_pair_lengths(lengths[0], lengths[1], budget, truncation))
     kept = [keep[:, tf.newaxis] for keep in kept]  # (batch, 1) each
 
     # As in InputPacker.call: every position says which segment token it holds.
