@@ -3,9 +3,13 @@
 What a lab or a script writes is importable from `kbert` itself (`kbert.Encoder`,
 `kbert.load_pretrained`, `kbert.fine_tune_classifier`, …; the list is `kbert.__all__`). Each name
 is imported from its module on first use, so `import kbert` stays light: the command line answers
-`--help` without TensorFlow, and `kbert.startup.quiet_tensorflow()` still runs before it.
+`--help` without TensorFlow, and a lab's `quiet_tensorflow()` still runs before TensorFlow starts.
 
-The library is split by what a reader looks for:
+Modules for the whole package: `kbert.startup` (TensorFlow imported quietly),
+`kbert.keras_internals` (the only reach-ins to Keras and TensorFlow internals), `kbert.checks`
+(argument errors), `kbert.files` and `kbert.partial_directories` (atomic writes),
+`kbert.arguments`, `kbert.runs` and `kbert.run_records` (run directories and records). The rest
+is split by what a reader looks for:
 
 - `kbert.text`: tokenizing and packing inputs, in tf.data and inside exported graphs.
 - `kbert.layers`: numeric building blocks (embeddings, attention, transformer block, heads, CRF,
@@ -19,18 +23,13 @@ The library is split by what a reader looks for:
   distribution strategies, freezing and unfreezing, per-group learning rates.
 - `kbert.tasks`: inference per task family (classification, NER, question answering).
 - `kbert.metrics`: the scores in numpy (classification, CoNLL entities, SQuAD) and figures.
+- `kbert.cli`: the `kbert` command line (fine-tune, evaluate, predict, export, pretrain).
 - `kbert.analysis`: contextual-embedding studies (WSD, anisotropy, probes, figures).
 - `kbert.export`: TF Serving SavedModels with the tokenizer inside (`export_saved_model`),
   `models.config` and batching files, the TF Hub BERT interface (`export_hub_encoder`,
   `export_hub_preprocessor`).
 - `kbert.hub`: TF2 Hub-format SavedModels as fine-tunable Keras 3 layers.
 - `kbert.serving`: a TF Serving client (REST predict API and gRPC PredictRequest).
-- `kbert.cli`: the `kbert` command line (fine-tune, evaluate, predict, export, pretrain).
-
-Beside them, modules for the whole package: `kbert.startup` (TensorFlow imported quietly),
-`kbert.keras_internals` (the only reach-ins to Keras and TensorFlow internals), `kbert.checks`
-(argument errors), `kbert.files` and `kbert.partial_directories` (atomic writes),
-`kbert.arguments`, `kbert.runs` and `kbert.run_records` (run directories and records).
 """
 
 import importlib
