@@ -1,4 +1,5 @@
-"""kbert's only reach-ins to Keras internals, each with the reason no public API will do.
+"""kbert's only reach-ins to Keras and TensorFlow internals, each with the reason no public API
+will do.
 
 Keras 3 has no public way to list a layer's nested sublayers, to list the variables a frozen
 layer would train once unfrozen, to mark a container trainable without unfreezing every
@@ -6,15 +7,19 @@ sublayer, to ask an optimizer which variables it was built for, to read the step
 optimizer hands its learning-rate schedule, to tell `fit` to skip the epochs a backup already
 holds, or to build a model's training state before `fit` traces its step. Freezing, gradual
 unfreezing, per-group learning rates, resumable training and `kbert.train.BuildBeforeTracing`
-need these seven. They live here, so a Keras release that changes one fails
-`tests/keras_internals_test.py` in this one place, and no other kbert module names a private
-Keras attribute (`tests/style_test.py` checks).
+need these seven. TensorFlow has no public plain trackable object (the TF Hub export's modules)
+and no public way to ask whether a function is being traced for XLA (`apply_to_real_tokens`).
+They live here, so a release that changes one fails `tests/keras_internals_test.py` in this one
+place, and no other kbert module names a private Keras attribute, `tf.__internal__` or
+`tensorflow.python` (`tests/style_test.py` checks).
 
 `kbert.train.DiscriminativeOptimizer` is the one exception: it subclasses Keras's optimizer
 and overrides `_backend_update_step`, the hook `BaseOptimizer.apply` calls once the gradients
 of all variables are unscaled, accumulated and clipped together; a subclass is where Keras
 expects that hook to be overridden.
 """
+
+import tensorflow as tf
 
 
 def sublayers(layer):
@@ -81,3 +86,29 @@ def build_training_state(model, batch_spec):
             as `tf.TensorSpec`s (a `tf.data.Dataset`'s `element_spec`) or tensors.
     """
     model._symbolic_build(data_batch=batch_spec)
+
+
+def trackable_object():
+    """An empty object that `tf.saved_model.save` saves with every trackable set on it.
+
+    The TF Hub export builds its modules from these (`tf.__internal__.tracking.AutoTrackable`).
+    `tf.Module`, the public subclass, will not do: its `variables` and `trainable_variables` are
+    read-only properties, and the reusable-SavedModel interface TF Hub loads wants them set to
+    lists of the encoder's variables.
+    """
+    return tf.__internal__.tracking.AutoTrackable()
+
+
+def tracing_for_xla():
+    """True while TensorFlow traces a function to be compiled with XLA (`jit_compile=True`).
+
+    Through a private TensorFlow helper (Keras 2 used it for the same purpose); should it vanish,
+    this returns False, and `kbert.layers.unpadding` keeps its gather path, which is correct, only
+    slower under XLA.
+    """
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:
+        return False
+    check = getattr(control_flow_util, "GraphOrParentsInXlaContext", None)
+    return bool(check and check(tf.compat.v1.get_default_graph()))

@@ -97,3 +97,26 @@ def test_schedule_step_is_the_batch_count_keras_gives_its_schedules():
     steps.clear()
     optimizer.learning_rate  # noqa: B018 (evaluates the schedule)
     assert steps == [7]
+
+
+def test_tracing_for_xla_is_true_only_inside_a_jit_compiled_trace():
+    seen = []
+
+    def record(x):
+        seen.append(keras_internals.tracing_for_xla())
+        return x
+
+    tf.function(record, jit_compile=True)(tf.constant(1.0))
+    tf.function(record)(tf.constant(1.0))
+    assert seen == [True, False]
+    assert keras_internals.tracing_for_xla() is False  # eager
+
+
+def test_a_trackable_object_saves_what_is_set_on_it(tmp_path):
+    module = keras_internals.trackable_object()
+    module.variables = [tf.Variable(2.0)]  # a list, as the TF Hub interface wants
+    module.double = tf.function(lambda x: 2 * x, input_signature=[tf.TensorSpec([], tf.float32)])
+    tf.saved_model.save(module, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    assert float(loaded.double(3.0)) == 6.0
+    assert [float(v) for v in loaded.variables] == [2.0]

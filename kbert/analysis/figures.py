@@ -15,7 +15,7 @@ switch), and each file is written under a temporary name in the same directory, 
 import numpy as np
 
 from kbert.files import atomic_path
-from kbert.metrics.plots import _figure, _png_path
+from kbert.metrics.plots import agg_figure, png_path
 
 _LEGEND_NAME_LENGTH = 40  # legend entries longer than this are cut at a word boundary
 _CLUSTER_NAME_LENGTH = 24  # names written on the clusters themselves are shorter
@@ -166,14 +166,14 @@ def sense_projection_png(
     if all(isinstance(sense, int) and not isinstance(sense, bool) for sense in senses):
         senses.sort()
     names = _sense_names(senses, label_names)
-    path = _png_path(path)
+    path = png_path(path)
 
     code_of = {sense: index for index, sense in enumerate(senses)}
     codes = np.array([code_of[label] for label in labels])  # (n,) index of each point's sense
     colours = _colours(len(senses))
     size = float(np.clip(3000 / coordinates.shape[0], 6, 40))  # marker area, points^2
     legend_size = 9 if len(senses) <= 12 else 7
-    figure = _figure(figsize=(8.0, 6.0))
+    figure = agg_figure(figsize=(8.0, 6.0))
     axis = figure.add_subplot()
     for index, sense in enumerate(senses):
         members = coordinates[codes == index]  # (count, 2)
@@ -280,7 +280,7 @@ def attention_grid_png(maps, tokens, path, title=None, layer_labels=None, head_l
         if head_labels is None
         else _strings(head_labels, "head_labels", num_heads, "one per head of maps")
     )
-    path = _png_path(path)
+    path = png_path(path)
 
     low, high = float(values.min()), float(values.max())
     if low >= 0.0 and high <= 1.0:
@@ -290,7 +290,7 @@ def attention_grid_png(maps, tokens, path, title=None, layer_labels=None, head_l
     cell = float(np.clip(0.11 * queries, 1.0, 2.5))  # inches per heat-map
     token_size = float(np.clip(0.8 * cell * 72 / queries, 3.0, 8.0))  # points
     label_width = 0.075 * token_size * max(len(token) for token in tokens) / 8 + 0.6  # inches
-    figure = _figure(
+    figure = agg_figure(
         figsize=(
             num_heads * cell + label_width + 1.2,
             num_layers * cell + label_width + (0.8 if title else 0.4),
@@ -399,10 +399,10 @@ def layer_curves_png(curves, path, title=None, ylabel=None, xlabel="layer", styl
         raise ValueError(
             f"styles must name curves of `curves`; received {unknown}, curves are {list(series)}"
         )
-    path = _png_path(path)
+    path = png_path(path)
 
     num_layers = max(array.size for array in series.values())
-    figure = _figure(figsize=(float(np.clip(4.0 + 0.3 * num_layers, 6.0, 14.0)), 4.2))
+    figure = agg_figure(figsize=(float(np.clip(4.0 + 0.3 * num_layers, 6.0, 14.0)), 4.2))
     axis = figure.add_subplot()
     for name, array in series.items():
         style = {"marker": "o", "markersize": 4, "linewidth": 1.5, **styles.get(name, {})}

@@ -183,8 +183,8 @@ class SenseEmbeddings:
     def __repr__(self):
         return f"SenseEmbeddings({len(self)} senses, dimension {self.matrix.shape[1]})"
 
-    def vector(self, key):
-        """Returns a sense's vector, shape (dimensions,).
+    def row(self, key):
+        """Returns the index of a sense's row in `matrix` and `counts`.
 
         Raises:
             ValueError: a key with no vector.
@@ -193,7 +193,15 @@ class SenseEmbeddings:
             raise ValueError(
                 f"sense key {key!r} has no embedding; expected one of the {len(self)} fitted keys"
             )
-        return self.matrix[self._index[key]]
+        return self._index[key]
+
+    def vector(self, key):
+        """Returns a sense's vector, shape (dimensions,).
+
+        Raises:
+            ValueError: a key with no vector.
+        """
+        return self.matrix[self.row(key)]
 
     def save(self, path):
         """Writes keys, matrix and counts to a `.npz` file, atomically.
@@ -465,8 +473,8 @@ def fill_sense_embeddings(primary, fallback):
     for key in keys:
         source = primary if key in primary else fallback
         sources[key] = "primary" if source is primary else "fallback"
-        rows.append(source.matrix[source._index[key]])
-        counts.append(source.counts[source._index[key]])
+        rows.append(source.matrix[source.row(key)])
+        counts.append(source.counts[source.row(key)])
     return SenseEmbeddings(keys, np.asarray(rows), counts), sources
 
 
@@ -519,11 +527,11 @@ def concatenate_sense_embeddings(*sense_embeddings, weights=None):
     keys = sorted(common)
     parts = []
     for embeddings, weight in zip(sense_embeddings, weights, strict=True):
-        rows = [embeddings._index[key] for key in keys]
+        rows = [embeddings.row(key) for key in keys]
         parts.append(weight * unit_rows(embeddings.matrix[rows]))
     first = sense_embeddings[0]
     return SenseEmbeddings(
-        keys, np.concatenate(parts, axis=1), first.counts[[first._index[key] for key in keys]]
+        keys, np.concatenate(parts, axis=1), first.counts[[first.row(key) for key in keys]]
     )
 
 

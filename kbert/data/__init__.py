@@ -30,6 +30,13 @@ from kbert.data.imdb import read_imdb
 from kbert.data.label_vocabulary import LabelVocabulary
 from kbert.data.length_bucketing import bucket_by_length
 from kbert.data.mrpc import read_mrpc
+from kbert.data.multitask_batches import (
+    SAMPLING_MODES,
+    joint_batches,
+    multitask_dataset,
+    task_sampling_probabilities,
+    with_masked_language_model_inputs,
+)
 from kbert.data.personachat import (
     Dialog,
     ReplyExample,
@@ -127,14 +134,6 @@ __all__ += [
 __all__ += ["question_answering_features"]
 __all__ += ["SEMCOR_PARTS", "load_semcor", "read_semcor", "semcor_counts"]
 # Multi-task batches: per-step task sampling, auxiliary masked-LM inputs.
-from kbert.data.multitask_batches import (  # noqa: E402
-    SAMPLING_MODES,
-    joint_batches,
-    multitask_dataset,
-    task_sampling_probabilities,
-    with_masked_language_model_inputs,
-)
-
 __all__ += [
     "SAMPLING_MODES",
     "joint_batches",

@@ -84,7 +84,7 @@ class LabelVocabulary:
         return len(self._names)
 
     def __eq__(self, other):
-        return isinstance(other, LabelVocabulary) and self._names == other._names
+        return isinstance(other, LabelVocabulary) and self._names == other.names
 
     def __hash__(self):
         return hash(self._names)

@@ -32,8 +32,9 @@ import tempfile
 import tensorflow as tf
 
 from kbert.files import new_directory
+from kbert.keras_internals import trackable_object
 from kbert.models.encoder import Encoder
-from kbert.text.input_packer import TRUNCATION_STRATEGIES, _kept_pair_lengths
+from kbert.text.input_packer import TRUNCATION_STRATEGIES, kept_pair_lengths
 from kbert.text.preprocessor import BertPreprocessor
 from kbert.text.wordpiece_tokenizer import WordPieceTokenizer
 
@@ -88,7 +89,7 @@ def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
     """Packs 1-2 ragged segments like `InputPacker`, with `seq_length` a scalar tensor.
 
     `InputPacker` needs a Python int length; TF Hub's `bert_pack_inputs` takes the length at call
-    time, so the truncation (`_kept_pair_lengths`, shared with `InputPacker`) and the gather are
+    time, so the truncation (`kept_pair_lengths`, shared with `InputPacker`) and the gather are
     redone here with a tensor length. Outputs have static shape (batch, None).
     """
     segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in segments]
@@ -107,7 +108,7 @@ def _pack_segments(segments, seq_length, start_id, end_id, pad_id, truncation):
         if len(segments) == 1:
             kept = [tf.minimum(lengths[0], budget)]
         else:
-            kept = list(_kept_pair_lengths(lengths[0], lengths[1], budget, truncation))
+            kept = list(kept_pair_lengths(lengths[0], lengths[1], budget, truncation))
     kept = [keep[:, tf.newaxis] for keep in kept]  # (batch, 1) each
 
     # As in InputPacker.call: every position says which segment token it holds.
@@ -147,7 +148,7 @@ def _write_vocabulary(path, tokens):
 
 
 def _build_preprocessor_module(tokenizer, seq_length, truncation, vocab_path):
-    module = tf.__internal__.tracking.AutoTrackable()
+    module = trackable_object()
     preprocessor = BertPreprocessor(tokenizer, sequence_length=seq_length, truncation=truncation)
     # The traced functions read the tokenizer's lookup tables; the module must own them.
     module._tables = _tracked_resources(tokenizer)
@@ -303,7 +304,7 @@ def _input_spec(extra=()):
 
 
 def _build_encoder_module(encoder, mlm_model):
-    module = tf.__internal__.tracking.AutoTrackable()
+    module = trackable_object()
     _variable_lists(module, encoder)
 
     @tf.function(autograph=False)
@@ -321,7 +322,7 @@ def _build_encoder_module(encoder, mlm_model):
     signatures = {"serving_default": serve.get_concrete_function()}
 
     if mlm_model is not None:
-        mlm = tf.__internal__.tracking.AutoTrackable()
+        mlm = trackable_object()
         _variable_lists(mlm, mlm_model)
 
         @tf.function(autograph=False)

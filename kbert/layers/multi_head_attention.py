@@ -93,7 +93,8 @@ class MultiHeadAttention(keras.layers.Layer):
             layer.build(input_shape)
         self.built = True
 
-    def _split_heads(self, x, batch, seq):
+    def split_heads(self, x, batch, seq):
+        """Reshapes a projection `(batch, seq, hidden)` to `(batch, heads, seq, head_dim)`."""
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
 
@@ -125,9 +126,9 @@ class MultiHeadAttention(keras.layers.Layer):
         query, key, value = project(query_key_value, inputs)
         # Scaling the query (seq x head_dim) is cheaper than scaling the scores (seq x seq).
         query = query * ops.cast(1.0 / math.sqrt(self.head_dim), self.compute_dtype)
-        query = self._split_heads(query, batch, seq)
-        key = self._split_heads(key, batch, seq)
-        value = self._split_heads(value, batch, seq)
+        query = self.split_heads(query, batch, seq)
+        key = self.split_heads(key, batch, seq)
+        value = self.split_heads(value, batch, seq)
 
         if cache is not None:
             key, value, cache, bias = self._use_cache(

@@ -98,15 +98,15 @@ class PrefixAttention(keras.layers.Layer):
 
         query, key, value = apply_to_real_tokens(query_key_value, inputs, real_tokens)
         query = query * ops.cast(1.0 / math.sqrt(attention.head_dim), self.compute_dtype)
-        query = attention._split_heads(query, batch, seq)  # (batch, heads, seq, head_dim)
+        query = attention.split_heads(query, batch, seq)  # (batch, heads, seq, head_dim)
         key = ops.concatenate(
-            [self._prefix_heads(self.key_prefix, batch), attention._split_heads(key, batch, seq)],
+            [self._prefix_heads(self.key_prefix, batch), attention.split_heads(key, batch, seq)],
             axis=2,
         )
         value = ops.concatenate(
             [
                 self._prefix_heads(self.value_prefix, batch),
-                attention._split_heads(value, batch, seq),
+                attention.split_heads(value, batch, seq),
             ],
             axis=2,
         )

@@ -13,6 +13,8 @@ measured 10x slower with the gather kept).
 
 import keras
 
+from kbert.keras_internals import tracing_for_xla
+
 
 def apply_to_real_tokens(layer, inputs, padding_mask, **kwargs):
     """Returns `layer(inputs)` computed only where `padding_mask` is 1 (0 elsewhere).
@@ -38,7 +40,7 @@ def apply_to_real_tokens(layer, inputs, padding_mask, **kwargs):
     >>> tuple(out.shape)
     (2, 3, 4)
     """
-    if padding_mask is None or keras.backend.backend() != "tensorflow" or _tracing_for_xla():
+    if padding_mask is None or keras.backend.backend() != "tensorflow" or tracing_for_xla():
         return layer(inputs, **kwargs)
     import tensorflow as tf
 
@@ -63,16 +65,3 @@ def apply_to_real_tokens(layer, inputs, padding_mask, **kwargs):
         return tf.nest.map_structure(scatter, packed)
 
     return tf.cond(tf.reduce_all(real), dense_path, packed_path)
-
-
-def _tracing_for_xla():
-    """True while TensorFlow traces a function to be compiled with XLA (`jit_compile=True`)."""
-    try:
-        import tensorflow as tf
-        from tensorflow.python.ops import control_flow_util
-    except ImportError:
-        return False
-    # A private TensorFlow helper (Keras 2 used it for the same purpose); should it vanish, the
-    # gather path is kept, which is correct, only slower under XLA.
-    check = getattr(control_flow_util, "GraphOrParentsInXlaContext", None)
-    return bool(check and check(tf.compat.v1.get_default_graph()))

@@ -17,9 +17,12 @@ _ANNOTATE_ALL_UP_TO = 20
 _ANNOTATE_NONZERO_UP_TO = 60
 
 
-def _figure(**kwargs):
-    # A Figure on an Agg canvas rather than pyplot: no global backend switch, no window, nothing
-    # kept alive in pyplot's figure registry after the file is written.
+def agg_figure(**kwargs):
+    """A matplotlib `Figure(**kwargs)` on an Agg canvas, for writing PNG files.
+
+    Not pyplot: no global backend switch, no window, nothing kept alive in pyplot's figure
+    registry after the file is written.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -28,7 +31,8 @@ def _figure(**kwargs):
     return figure
 
 
-def _png_path(path):
+def png_path(path):
+    """`path` as a `Path` ending in `.png`, its parent directory created; ValueError otherwise."""
     if not isinstance(path, (str, Path)):
         raise ValueError(f"path must be a str or pathlib.Path; received {type(path).__name__}")
     path = Path(path)
@@ -84,7 +88,7 @@ def confusion_matrix_png(matrix, label_names, path, title=None, normalize=True):
         )
     if not isinstance(normalize, bool):
         raise ValueError(f"normalize must be a bool; received {normalize!r}")
-    path = _png_path(path)
+    path = png_path(path)
 
     if normalize:
         row_totals = counts.sum(axis=1, keepdims=True).astype(np.float64)  # (classes, 1)
@@ -97,7 +101,7 @@ def confusion_matrix_png(matrix, label_names, path, title=None, normalize=True):
     side = min(max(5.0, 0.3 * num_classes + 3.0), 20.0)  # inches
     tick_size = float(np.clip(300 / num_classes, 5, 10))
     cell_size = float(np.clip(250 / num_classes, 4, 9))
-    figure = _figure(figsize=(side + 1.2, side))
+    figure = agg_figure(figsize=(side + 1.2, side))
     axis = figure.add_subplot()
     image = axis.imshow(colours, cmap="Blues", vmin=0.0, vmax=colour_max, interpolation="nearest")
     colourbar = figure.colorbar(image, ax=axis, fraction=0.046, pad=0.04)
@@ -283,11 +287,11 @@ def learning_curve_png(
             f"log_scale must be a collection of metric names; received the str "
             f"{log_scale!r} (write ({log_scale!r},))"
         )
-    path = _png_path(path)
+    path = png_path(path)
 
     columns = min(len(families), 3)
     rows = math.ceil(len(families) / columns)
-    figure = _figure(figsize=(4.5 * columns, 3.5 * rows))
+    figure = agg_figure(figsize=(4.5 * columns, 3.5 * rows))
     axes = figure.subplots(rows, columns, squeeze=False)
     for axis, (name, train, valid) in zip(axes.flat, families, strict=False):
         for series, label in ((train, "train"), (valid, "validation")):
@@ -343,8 +347,8 @@ def data_size_curve_png(curves, path, title=None, ylabel="test accuracy", baseli
             "curves must be a non-empty dict of start name -> {size: [scores]}; "
             f"received {curves!r:.80}"
         )
-    path = _png_path(path)
-    figure = _figure(figsize=(6.5, 4.2))
+    path = png_path(path)
+    figure = agg_figure(figsize=(6.5, 4.2))
     axis = figure.subplots()
     for name, by_size in curves.items():
         if not isinstance(by_size, dict) or not by_size:

@@ -1,10 +1,18 @@
-"""Encoders and their configuration."""
+"""Models built on the encoder: the encoder and its configuration presets, task models
+(sequence classifier, question answerer, feature classifiers, multitask heads), pretraining
+objectives (BERT, GPT, ALBERT, SpanBERT, ELECTRA), parameter-efficient adaptation (adapters,
+LoRA, prefix and prompt tuning), distillation and ensembles, an encoder-decoder and a dialog model.
+"""
 
 from kbert.models.answer_decoding import decode_answers
 from kbert.models.causal_language_model import CausalLanguageModel
+from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble
+from kbert.models.dialog_model import DialogModel
+from kbert.models.distiller import Distiller
 from kbert.models.electra_pretraining_model import ElectraPretrainingModel
 from kbert.models.encoder import Encoder
 from kbert.models.encoder_config import PRESETS, EncoderConfig
+from kbert.models.encoder_decoder import EncoderDecoder
 from kbert.models.feature_classifier import (
     FEATURE_LAYERS,
     FeatureClassifier,
@@ -12,13 +20,30 @@ from kbert.models.feature_classifier import (
 )
 from kbert.models.layer_features import extract_layer_features, pool_hidden_states
 from kbert.models.masked_language_model import MaskedLanguageModel
+from kbert.models.multitask_model import MultitaskModel
 from kbert.models.next_sentence_prediction import NextSentencePrediction
+from kbert.models.peft import (
+    ADAPTER_PLACEMENTS,
+    adapter_trainable_setup,
+    add_adapters,
+    add_lora,
+    add_prefix_tuning,
+    merge_lora,
+    prompt_tuned_encoder,
+    remove_adapters,
+    remove_prefix_tuning,
+    set_active_adapter,
+)
 from kbert.models.perplexity import Perplexity
 from kbert.models.pretraining_model import PretrainingModel
 from kbert.models.pretraining_objective import PretrainingObjective
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import CLASSIFIER_POOLING, SequenceClassifier
 from kbert.models.span_boundary_objective import SpanBoundaryObjective
+from kbert.models.student_initialization import (
+    default_student_layers,
+    student_encoder,
+)
 from kbert.models.tied_decoder import TiedDecoder
 from kbert.models.vocabulary_growth import add_segment_embeddings, grow_vocabulary
 
@@ -53,19 +78,6 @@ __all__ += [
 # Extractive question answering: the span head and decoding spans back to text.
 __all__ += ["QuestionAnswerer", "decode_answers"]
 # Adapters, LoRA, prefix and prompt tuning inserted into an encoder.
-from kbert.models.peft import (  # noqa: E402
-    ADAPTER_PLACEMENTS,
-    adapter_trainable_setup,
-    add_adapters,
-    add_lora,
-    add_prefix_tuning,
-    merge_lora,
-    prompt_tuned_encoder,
-    remove_adapters,
-    remove_prefix_tuning,
-    set_active_adapter,
-)
-
 __all__ += [
     "ADAPTER_PLACEMENTS",
     "adapter_trainable_setup",
@@ -79,15 +91,6 @@ __all__ += [
     "set_active_adapter",
 ]
 # Distillation into a smaller student, and ensembles of fine-tuned classifiers.
-from kbert.models.classifier_ensemble import ENSEMBLE_METHODS, ClassifierEnsemble  # noqa: E402
-from kbert.models.dialog_model import DialogModel  # noqa: E402
-from kbert.models.distiller import Distiller  # noqa: E402
-from kbert.models.encoder_decoder import EncoderDecoder  # noqa: E402
-from kbert.models.student_initialization import (  # noqa: E402
-    default_student_layers,
-    student_encoder,
-)
-
 __all__ += [
     "ENSEMBLE_METHODS",
     "ClassifierEnsemble",
@@ -98,6 +101,4 @@ __all__ += [
     "student_encoder",
 ]
 # Multi-task fine-tuning: several heads on one encoder, an optional auxiliary LM loss.
-from kbert.models.multitask_model import MultitaskModel  # noqa: E402
-
 __all__ += ["MultitaskModel"]

@@ -170,6 +170,14 @@ class BytePairTokenizer(SpecialTokenRoles, JsonConfigFile):
             merged = left + right[len(self.continuing_subword_prefix) :]
         return left, right, merged
 
+    def merge_ranks(self):
+        """dict: each merge `(left, right)` → its rank (the first, should a merge repeat)."""
+        return dict(self._ranks)
+
+    def merged_token(self, left, right):
+        """The token merging `left` and `right` makes (`right`'s continuing-subword prefix off)."""
+        return self._merge_results(left, right)[2]
+
     # --- vocabulary ---
 
     def vocabulary_size(self):

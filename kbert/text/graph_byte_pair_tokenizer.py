@@ -35,6 +35,7 @@ import tensorflow_text
 from kbert.text import _bert_text, _re2_patterns, post_processors
 from kbert.text._json_config import component_name
 from kbert.text.byte_pair_tokenizer import BytePairTokenizer
+from kbert.text.byte_pair_trainer import byte_level_alphabet
 from kbert.text.graph_normalizers import check_graph_normalizer, graph_normalize, offsets_refusal
 from kbert.text.graph_pre_tokenizers import (
     changes_offsets,
@@ -173,19 +174,20 @@ class GraphBytePairTokenizer(GraphTokenizerLayer):
             tf.constant(bpe.vocabulary), tf.range(size, dtype=tf.int64), tf.constant(-1, tf.int64)
         )
         keys, ranks, merged = [], [], []
-        for (left, right), rank in bpe._ranks.items():  # a repeated merge keeps its first rank
+        for (left, right), rank in bpe.merge_ranks().items():  # a repeated merge: its first rank
             keys.append(bpe.token_to_id(left) * size + bpe.token_to_id(right))
             ranks.append(rank)
-            merged.append(bpe.token_to_id(bpe._merge_results(left, right)[2]))
+            merged.append(bpe.token_to_id(bpe.merged_token(left, right)))
         keys = tf.constant(keys, tf.int64)
         self._ranks = _static_table(keys, tf.constant(ranks, tf.int64), tf.constant(_NO_RANK))
         self._merged = _static_table(keys, tf.constant(merged, tf.int64), tf.constant(-1, tf.int64))
         # Byte-level: byte value → id of its alphabet symbol (-1 when not in the vocabulary).
-        alphabet = [bpe.token_to_id(symbol) for symbol in bpe._alphabet]
+        symbols = byte_level_alphabet()  # byte value → its symbol, as `bpe` maps bytes
+        alphabet = [bpe.token_to_id(symbol) for symbol in symbols]
         self._byte_ids = tf.constant([-1 if i is None else i for i in alphabet], tf.int64)
-        self._byte_symbols = tf.constant(bpe._alphabet)
+        self._byte_symbols = tf.constant(symbols)
         self._symbol_bytes = _static_table(  # and back: alphabet symbol → its byte
-            tf.constant(bpe._alphabet), tf.constant([bytes([b]) for b in range(256)]), ""
+            tf.constant(symbols), tf.constant([bytes([b]) for b in range(256)]), ""
         )
 
     # ------------------------------------------------------------------ vocabulary and roles

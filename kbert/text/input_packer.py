@@ -21,7 +21,7 @@ from kbert.checks import check_int
 TRUNCATION_STRATEGIES = ("longest_first", "round_robin", "only_first", "only_second")
 
 
-def _kept_pair_lengths(first, second, budget, truncation):
+def kept_pair_lengths(first, second, budget, truncation):
     """How many tokens of each of two segments fit in `budget` (int64 (batch,) tensors)."""
     fits = first + second <= budget
     if truncation == "longest_first":
@@ -178,7 +178,7 @@ class InputPacker(keras.layers.Layer):
         budget = tf.constant(self._budget(len(lengths)), tf.int64)
         if len(lengths) == 1:
             return [tf.minimum(lengths[0], budget)]
-        return list(_kept_pair_lengths(lengths[0], lengths[1], budget, self.truncation))
+        return list(kept_pair_lengths(lengths[0], lengths[1], budget, self.truncation))
 
     def _segments(self, inputs):
         # A tuple holds segments; a list is one segment (nested lists of ids), as in tf.data.

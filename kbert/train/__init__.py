@@ -5,8 +5,31 @@ rates)."""
 from kbert.train.best_checkpoint import BestCheckpoint
 from kbert.train.build_before_tracing import BuildBeforeTracing
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
+from kbert.train.discriminative_learning_rates import (
+    DiscriminativeOptimizer,
+    layerwise_learning_rates,
+    layerwise_schedules,
+)
 from kbert.train.distribute import make_strategy, split_cpu
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
+from kbert.train.freezing import (
+    format_trainable_report,
+    freeze,
+    freeze_all_but_top,
+    freeze_embeddings,
+    freeze_for_feature_extraction,
+    layer_groups,
+    trainable_report,
+    unfreeze,
+)
+from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing
+from kbert.train.pretrained_anchor import (
+    PretrainedAnchor,
+    anchor_penalty,
+    anchor_to_pretrained,
+    estimate_diagonal_fisher,
+    release_anchor,
+)
 from kbert.train.resumable_backup import ResumableBackup
 from kbert.train.schedules import (
     LearningRateSchedule,
@@ -16,6 +39,7 @@ from kbert.train.schedules import (
     warmup_linear_decay,
 )
 from kbert.train.time_budget import plan_time_budget
+from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 __all__ = [
     "BestCheckpoint",
@@ -34,23 +58,6 @@ __all__ = [
     "warmup_linear_decay",
 ]
 # Which weights train, and when (the NAACL 2019 tutorial's §4.2).
-from kbert.train.discriminative_learning_rates import (  # noqa: E402
-    DiscriminativeOptimizer,
-    layerwise_learning_rates,
-    layerwise_schedules,
-)
-from kbert.train.freezing import (  # noqa: E402
-    format_trainable_report,
-    freeze,
-    freeze_all_but_top,
-    freeze_embeddings,
-    freeze_for_feature_extraction,
-    layer_groups,
-    trainable_report,
-    unfreeze,
-)
-from kbert.train.unfreezing import ChainThaw, GradualUnfreezing  # noqa: E402
-
 __all__ += [
     "ChainThaw",
     "DiscriminativeOptimizer",
@@ -67,18 +74,8 @@ __all__ += [
     "unfreeze",
 ]
 # Loss weights changed while fit runs (an annealed auxiliary LM loss).
-from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing  # noqa: E402
-
 __all__ += ["LossWeightAnnealing", "linear_annealing"]
 # Regularisation toward the pretrained weights (L2-SP, EWC with a diagonal Fisher).
-from kbert.train.pretrained_anchor import (  # noqa: E402
-    PretrainedAnchor,
-    anchor_penalty,
-    anchor_to_pretrained,
-    estimate_diagonal_fisher,
-    release_anchor,
-)
-
 __all__ += [
     "PretrainedAnchor",
     "anchor_penalty",
