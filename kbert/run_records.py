@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from kbert import run_inputs
 from kbert.files import atomic_write_text
 
 
@@ -109,8 +110,10 @@ def write_run_record(path, results, seconds, argv=None):
 
     The record holds the command (`python` + `argv`), the git commit of the code (with
     `"dirty": true` when tracked files had uncommitted changes; see `code_version`, taken when
-    the run started if it asked then), the UTC date, the wall time and the machine; a killed run
-    never leaves a half-written file.
+    the run started if it asked then), the UTC date, the wall time, the machine and, when the
+    process watched what it read (`add_record_argument` starts that), `"inputs"`: the SHA-256
+    of each data file and saved model it read (`kbert.run_inputs`); a killed run never leaves a
+    half-written file.
 
     Args:
         path: str or Path. The JSON file (its folder is created).
@@ -138,6 +141,8 @@ def write_run_record(path, results, seconds, argv=None):
         "machine": machine_description(),
         "results": results,
     }
+    if run_inputs.is_watching():
+        record["inputs"] = run_inputs.pinned_inputs()
     try:
         text = json.dumps(record, indent=2) + "\n"
     except (TypeError, ValueError) as error:
@@ -146,17 +151,28 @@ def write_run_record(path, results, seconds, argv=None):
     return record
 
 
+EVIDENCE_DIR = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
 def _record_path(text):
     if not text.endswith(".json") or Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"must name a .json file to write; received {text!r}")
+    if Path(text).resolve().parent == EVIDENCE_DIR and code_version()["dirty"]:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is the course's evidence, and tracked files differ from commit "
+            f"{(code_version()['commit'] or '?')[:10]}: commit them first (a record names the "
+            "code it ran), or record elsewhere"
+        )
     return text
 
 
 def add_record_argument(parser):
     """Adds `--record PATH.json` to a lab's or benchmark's `argparse` parser.
 
-    The path is checked when the arguments are parsed (before any work), and the parser
-    notes the time it was made, from which `record_if_requested` counts the wall time.
+    The path is checked when the arguments are parsed (before any work; a record in
+    `docs/results/` is refused while tracked files have uncommitted changes), the parser notes
+    the time it was made, from which `record_if_requested` counts the wall time, and the
+    process starts noting the files it reads (`kbert.run_inputs.watch_inputs`).
 
     Example:
     >>> parser = argparse.ArgumentParser()
@@ -173,6 +189,7 @@ def add_record_argument(parser):
     )
     parser.set_defaults(record_started=time.perf_counter())
     code_version()  # the code that runs is the code at the start
+    run_inputs.watch_inputs()
 
 
 def record_if_requested(args, results):

@@ -90,3 +90,22 @@ def test_the_record_argument_checks_its_path_and_writes_on_request(tmp_path, cap
     record = record_if_requested(args, {"acc": 0.5})
     assert json.loads(path.read_text()) == record and record["results"] == {"acc": 0.5}
     assert record["wall_seconds"] >= 0
+
+
+def test_a_record_among_the_evidence_is_refused_from_a_dirty_tree(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from kbert import run_records
+
+    monkeypatch.setattr(run_records, "_CODE_VERSION", {"commit": "0123456789abc", "dirty": True})
+    parser = argparse.ArgumentParser()
+    run_records.add_record_argument(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--record", str(run_records.EVIDENCE_DIR / "lab.json")])
+    error = capsys.readouterr().err
+    assert "the course's evidence" in error and "0123456789" in error and "commit them" in error
+    elsewhere = str(tmp_path / "lab.json")  # a record outside docs/results/ is allowed
+    assert parser.parse_args(["--record", elsewhere]).record == elsewhere
+    monkeypatch.setattr(run_records, "_CODE_VERSION", {"commit": "0123456789abc", "dirty": False})
+    path = str(run_records.EVIDENCE_DIR / "lab.json")
+    assert parser.parse_args(["--record", path]).record == path

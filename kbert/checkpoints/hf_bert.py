@@ -15,6 +15,7 @@ import numpy as np
 
 from kbert.models.encoder import Encoder
 from kbert.models.encoder_config import EncoderConfig
+from kbert.run_inputs import note_input
 
 REQUIRED_FILES = ("config.json", "vocab.txt", "model.safetensors")
 MINILM_ENV_VAR = "KBERT_MINILM_DIR"
@@ -322,6 +323,7 @@ def load_hf_bert_encoder(
         config_changes["activation"] = activation
     config = config.replace(**config_changes)
     weights_path = path / "model.safetensors"
+    note_input(weights_path)  # read by safetensors' own reader, which Python's audit hook misses
     try:
         tensors = _normalise_names(load_file(str(weights_path)))
     except Exception as error:  # safetensors raises its own error types for corrupt files

@@ -16,6 +16,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from kbert.checks import check_positive_int
+from kbert.run_inputs import note_input
 from kbert.text import _bert_text
 from kbert.text.wordpiece_tokenizer import DEFAULT_SPECIAL_TOKENS, WordPieceTokenizer
 
@@ -31,6 +32,8 @@ def _text_dataset(data):
         missing = [path for path in paths if not tf.io.gfile.exists(path)]
         if missing:
             raise ValueError(f"data files do not exist: {missing}")
+        for path in paths:  # a recorded run pins them (`kbert.run_inputs`): tf.data is not `open`
+            note_input(path)
         return tf.data.TextLineDataset(paths)
     if isinstance(data, tf.data.Dataset):
         spec = data.element_spec

@@ -33,6 +33,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as text
 
+from kbert.run_inputs import note_input
 from kbert.text import _bert_text
 from kbert.text.special_token_roles import RoleTokenIds
 
@@ -63,6 +64,7 @@ def load_vocabulary(vocabulary):
         path = os.fspath(vocabulary)
         if not tf.io.gfile.exists(path):
             raise ValueError(f"vocabulary file {path!r} does not exist")
+        note_input(path)  # a recorded run pins it (`kbert.run_inputs`); GFile is not `open`
         with tf.io.gfile.GFile(path, "rb") as file:
             data = file.read()
         try:
