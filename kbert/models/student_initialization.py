@@ -94,7 +94,7 @@ def student_encoder(teacher_encoder, num_layers, layers=None):
             f"teacher's order); received {layers}"
         )
 
-    student = Encoder.from_config_object(
+    student = Encoder(
         teacher_encoder.config.replace(num_layers=num_layers),
         skip_padding=teacher_encoder.skip_padding,
         # The argument the teacher was built with: its layers' policy (e.g. mixed_bfloat16).
