@@ -41,7 +41,8 @@ class Encoder(keras.Model):
             and prefix wrappers every block is built with. `kbert.models.peft` sets it (its
             `add_*` functions return a new encoder); `get_config` records it.
         dtype: Keras dtype policy or its name, default None (the global policy), e.g.
-            "mixed_bfloat16".
+            "mixed_bfloat16": its layers' policy, kept as `layer_dtype` (the Model's own
+            `dtype_policy` reads float32 whatever its layers compute in).
         **kwargs: Keras `name`, `trainable`.
 
     `get_config()` is flat: the `EncoderConfig` fields beside `skip_padding`, `dtype`, `name`
@@ -138,7 +139,7 @@ class Encoder(keras.Model):
         self.skip_padding = skip_padding
         # A functional Model reports its own policy as float32 whatever `dtype` its layers got,
         # so the argument is kept for get_config (a saved mixed-precision encoder stays mixed).
-        self._dtype_argument = dtype
+        self.layer_dtype = dtype
         self.embeddings = embeddings
         self.blocks = blocks
         self.final_norm = final_norm
@@ -166,7 +167,7 @@ class Encoder(keras.Model):
         return self.blocks[0].adaptation
 
     def get_config(self):
-        dtype = self._dtype_argument
+        dtype = self.layer_dtype
         if dtype is not None and not isinstance(dtype, str):
             dtype = keras.dtype_policies.serialize(dtype)
         config = {

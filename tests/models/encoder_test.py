@@ -60,6 +60,7 @@ def test_encoder_takes_its_config_object():
     config = EncoderConfig.preset("tiny", causal=True)
     encoder = Encoder(config, skip_padding=False, dtype="mixed_float16", name="lm")
     assert encoder.config is config and encoder.name == "lm" and not encoder.skip_padding
+    assert encoder.layer_dtype == "mixed_float16" and encoder.dtype_policy.name == "float32"
     assert encoder.get_config() == {
         "name": "lm",
         "trainable": True,
