@@ -330,7 +330,7 @@ def load_hf_bert_encoder(
         raise ValueError(f"{weights_path}: cannot be read as safetensors ({error})") from None
     _check_against_tensors(tensors, hf_config, path, weights_path)
 
-    encoder = Encoder.from_config_object(config, dtype=dtype, skip_padding=skip_padding)
+    encoder = Encoder(config, dtype=dtype, skip_padding=skip_padding)
     assignments = []
     for variable, name, transpose in _weight_map(encoder):
         if name not in tensors:

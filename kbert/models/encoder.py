@@ -1,5 +1,7 @@
 """The transformer encoder: a functional Keras model with dict inputs and dict outputs."""
 
+import dataclasses
+
 import keras
 from keras import ops
 
@@ -9,6 +11,8 @@ from kbert.layers.initializers import clone_initializer
 from kbert.layers.transformer_block import TransformerBlock
 from kbert.models.encoder_config import EncoderConfig
 from kbert.models.pretraining_utils import symbolic_encoder_inputs
+
+_CONFIG_FIELDS = tuple(field.name for field in dataclasses.fields(EncoderConfig))
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -29,12 +33,20 @@ class Encoder(keras.Model):
     learning rates address: `embeddings`, `block_0` … `block_{N-1}`, `pooler` (and `final_norm`
     for pre-LN models).
 
-    Args: the fields of `EncoderConfig` (see there), plus Keras `name`/`dtype`, and
+    Args:
+        config: `EncoderConfig`. The architecture (sizes, dropout, pre-/post-LN, causal, ...).
         skip_padding: bool, default True. Feed-forward sublayers compute real tokens only
             (`kbert.layers.unpadding`): same outputs at real positions, faster on padded batches.
         adaptation: `kbert.layers.BlockAdaptation`, its dict, or None (default): adapter, LoRA
             and prefix wrappers every block is built with. `kbert.models.peft` sets it (its
             `add_*` functions return a new encoder); `get_config` records it.
+        dtype: Keras dtype policy or its name, default None (the global policy), e.g.
+            "mixed_bfloat16": its layers' policy, kept as `layer_dtype` (the Model's own
+            `dtype_policy` reads float32 whatever its layers compute in).
+        **kwargs: Keras `name`, `trainable`.
+
+    `get_config()` is flat: the `EncoderConfig` fields beside `skip_padding`, `dtype`, `name`
+    (and `adaptation`), and `from_config` reads that form.
 
     Example:
     >>> encoder = Encoder.from_preset("tiny")
@@ -42,62 +54,29 @@ class Encoder(keras.Model):
     ...           "padding_mask": ops.array([[1, 1, 1, 0]])}
     >>> tuple(encoder(inputs)["sequence_output"].shape)
     (1, 4, 16)
+    >>> Encoder(EncoderConfig.preset("tiny", causal=True), name="lm").config.causal
+    True
     """
 
-    def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        hidden_dim,
-        num_heads,
-        intermediate_dim,
-        max_sequence_length=512,
-        num_segments=2,
-        embedding_dim=None,
-        dropout=0.1,
-        attention_dropout=0.1,
-        activation="gelu",
-        layer_norm_epsilon=1e-12,
-        norm_first=False,
-        causal=False,
-        share_layers=False,
-        initializer_range=0.02,
-        skip_padding=True,
-        adaptation=None,
-        dtype=None,
-        **kwargs,
-    ):
+    def __init__(self, config, skip_padding=True, adaptation=None, dtype=None, **kwargs):
+        if not isinstance(config, EncoderConfig):
+            raise ValueError(
+                f"config must be a kbert.models.EncoderConfig (Encoder.from_config reads a "
+                f"dict); received {type(config).__name__}"
+            )
         adaptation = BlockAdaptation.from_dict(adaptation) or None
-        config = EncoderConfig(
-            vocabulary_size=vocabulary_size,
-            num_layers=num_layers,
-            hidden_dim=hidden_dim,
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            max_sequence_length=max_sequence_length,
-            num_segments=num_segments,
-            embedding_dim=embedding_dim,
-            dropout=dropout,
-            attention_dropout=attention_dropout,
-            activation=activation,
-            layer_norm_epsilon=layer_norm_epsilon,
-            norm_first=norm_first,
-            causal=causal,
-            share_layers=share_layers,
-            initializer_range=initializer_range,
-        )
-        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        initializer = keras.initializers.TruncatedNormal(stddev=config.initializer_range)
 
         # === Layers ===
         embeddings = Embeddings(
-            vocabulary_size,
-            hidden_dim,
-            max_sequence_length,
-            num_segments=num_segments,
-            embedding_dim=embedding_dim,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            normalize=not norm_first,
+            config.vocabulary_size,
+            config.hidden_dim,
+            config.max_sequence_length,
+            num_segments=config.num_segments,
+            embedding_dim=config.embedding_dim,
+            dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            normalize=not config.norm_first,
             embeddings_initializer=initializer,
             dtype=dtype,
             name="embeddings",
@@ -105,15 +84,15 @@ class Encoder(keras.Model):
 
         def make_block(index):
             return TransformerBlock(
-                num_heads,
-                hidden_dim,
-                intermediate_dim,
-                dropout=dropout,
-                attention_dropout=attention_dropout,
-                activation=activation,
-                layer_norm_epsilon=layer_norm_epsilon,
-                norm_first=norm_first,
-                causal=causal,
+                config.num_heads,
+                config.hidden_dim,
+                config.intermediate_dim,
+                dropout=config.dropout,
+                attention_dropout=config.attention_dropout,
+                activation=config.activation,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                norm_first=config.norm_first,
+                causal=config.causal,
                 kernel_initializer=initializer,
                 skip_padding=skip_padding,
                 adaptation=adaptation,
@@ -121,20 +100,20 @@ class Encoder(keras.Model):
                 name=f"block_{index}",
             )
 
-        if share_layers:
+        if config.share_layers:
             shared = make_block("shared")
-            blocks = [shared] * num_layers
+            blocks = [shared] * config.num_layers
         else:
-            blocks = [make_block(i) for i in range(num_layers)]
+            blocks = [make_block(i) for i in range(config.num_layers)]
         final_norm = (
             keras.layers.LayerNormalization(
-                epsilon=layer_norm_epsilon, dtype=dtype, name="final_norm"
+                epsilon=config.layer_norm_epsilon, dtype=dtype, name="final_norm"
             )
-            if norm_first
+            if config.norm_first
             else None
         )
         pooler = keras.layers.Dense(
-            hidden_dim,
+            config.hidden_dim,
             activation="tanh",
             kernel_initializer=clone_initializer(initializer),
             dtype=dtype,
@@ -160,7 +139,7 @@ class Encoder(keras.Model):
         self.skip_padding = skip_padding
         # A functional Model reports its own policy as float32 whatever `dtype` its layers got,
         # so the argument is kept for get_config (a saved mixed-precision encoder stays mixed).
-        self._dtype_argument = dtype
+        self.layer_dtype = dtype
         self.embeddings = embeddings
         self.blocks = blocks
         self.final_norm = final_norm
@@ -188,7 +167,7 @@ class Encoder(keras.Model):
         return self.blocks[0].adaptation
 
     def get_config(self):
-        dtype = self._dtype_argument
+        dtype = self.layer_dtype
         if dtype is not None and not isinstance(dtype, str):
             dtype = keras.dtype_policies.serialize(dtype)
         config = {
@@ -204,15 +183,14 @@ class Encoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        """Rebuilds an encoder from `get_config()`'s flat dict (as `.keras` files hold it)."""
         config = dict(config)
+        architecture = EncoderConfig(
+            **{key: config.pop(key) for key in _CONFIG_FIELDS if key in config}
+        )
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
-
-    @classmethod
-    def from_config_object(cls, config, **kwargs):
-        """Builds an encoder from an `EncoderConfig`."""
-        return cls(**config.to_dict(), **kwargs)
+        return cls(architecture, **config)
 
     @classmethod
     def from_preset(cls, name, **changes):
@@ -230,7 +208,7 @@ class Encoder(keras.Model):
             for key in ("name", "dtype", "skip_padding", "adaptation")
             if key in changes
         }
-        return cls.from_config_object(EncoderConfig.preset(name, **changes), **keras_kwargs)
+        return cls(EncoderConfig.preset(name, **changes), **keras_kwargs)
 
     def init_cache(self, batch_size, max_length):
         """Returns an empty key/value cache `(layers, batch, 2, heads, max_length, head_dim)`."""

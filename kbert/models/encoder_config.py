@@ -5,7 +5,7 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class EncoderConfig:
-    """Architecture of a kbert `Encoder`: every constructor argument, nothing else.
+    """Architecture of a kbert `Encoder` (its `config` argument): sizes and behaviour, no weights.
 
     Args:
         vocabulary_size: int. Token table rows.

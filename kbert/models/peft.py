@@ -1,12 +1,30 @@
 """Add, switch, save, merge and remove parameter-efficient adaptation in an `Encoder`.
 
-Adapters, LoRA and prefix tuning are part of the encoder's config (`Encoder(adaptation=...)`,
-a `kbert.layers.BlockAdaptation`): every block is built with its wrappers
-(`kbert.layers.adapter`, `lora`, `prefix_tuning`) around the sublayers they adapt. So adding a
-method builds a new encoder from the old one's config plus the method, copies every weight
-across, and returns it; the encoder passed in is left as it was. The adapted encoder saves,
-loads (`.keras`, `from_config`) and exports like any other. Prompt tuning instead builds a new
-functional model around the encoder's layers.
+How a wrapper (adapter, LoRA, prefix) gets into a block, for `add_lora`; `add_adapters`,
+`add_prefix_tuning`, `merge_lora` and the `remove_*` functions differ only in the
+`BlockAdaptation` they ask for:
+
+    add_lora(encoder, targets, rank, ...)       checks; the encoder's BlockAdaptation + LoRA
+    └ _rebuilt(encoder, adaptation)             encoder.get_config() with that adaptation;
+      │                                         afterwards every kept weight copied across
+      └ Encoder.from_config → Encoder(config, adaptation=...)
+        ├ TransformerBlock.__init__             each block, before anything is built:
+        │ └ block_adaptation.wrap_sublayers     a wrapper set over each named sublayer, found
+        │                                       by `resolve`/`unwrap` ("attention.query",
+        │                                       walked through wrappers already there)
+        └ TransformerBlock.build
+          └ block_adaptation.build_wrapped_sublayers
+                                                each wrapped layer built in its parent's name
+                                                scope, not inside its wrapper's
+    and add_lora then freezes all but the LoRA matrices.
+
+Why so: Keras locks a built layer's state, so a wrapper cannot be slipped into a built block;
+and a wrapper that is config (`Encoder(adaptation=...)`, `kbert.layers.BlockAdaptation`) is
+rebuilt by `from_config` and `.keras` loading like any other layer. Building the wrapped layers
+first keeps every pretrained weight's path ("block_0/attention/query/kernel", not
+".../query_lora/query/kernel"), so checkpoint import, weight copies and exports address an
+adapted encoder's weights as a plain one's. The encoder passed in is left as it was. Prompt
+tuning instead builds a new functional model around the encoder's layers.
 
 Adapters: `add_adapters`, `set_active_adapter`, `adapter_trainable_setup`, `adapter_weights`,
 `set_adapter_weights`, `remove_adapters` (adapter files: `kbert.checkpoints.save_adapters`,
@@ -90,6 +108,16 @@ def _adaptation_parts(encoder):
 
 def _lora_layers(block):
     return wrapped_sublayers(block, LoRADense, DENSE_PATHS)
+
+
+def _lora_weights(encoder):
+    """Every block's LoRA matrices (the only weights `add_lora` leaves trainable)."""
+    return [
+        weight
+        for block in _blocks(encoder)
+        for _, lora in _lora_layers(block)
+        for weight in (lora.lora_a, lora.lora_b)
+    ]
 
 
 def _rebuilt(encoder, adaptation):
@@ -305,34 +333,33 @@ def add_lora(encoder, targets=("query", "value"), rank=8, alpha=16, dropout=0.0)
             that has LoRA already; LoRA of another rank, alpha or dropout already there.
     """
     adaptation = _adaptation(encoder)
-    lora = BlockAdaptation(
-        lora={"targets": targets, "rank": rank, "alpha": alpha, "dropout": dropout}
-    ).lora
-    if adaptation.lora is not None:
-        taken = [t for t in lora["targets"] if t in adaptation.lora["targets"]]
-        if taken:
-            raise ValueError(
-                f"LoRA target {taken[0]!r} of {encoder.blocks[0].name} has LoRA already"
-            )
-        old = {key: value for key, value in adaptation.lora.items() if key != "targets"}
-        new = {key: value for key, value in lora.items() if key != "targets"}
-        if old != new:
-            raise ValueError(
-                f"the encoder has LoRA with {old} already; new targets need the same "
-                f"settings (received {new}), or merge_lora first"
-            )
-        lora["targets"] = adaptation.lora["targets"] + lora["targets"]
+    lora = {"targets": targets, "rank": rank, "alpha": alpha, "dropout": dropout}
+    lora = _joined_lora(adaptation.lora, lora, encoder.blocks[0].name)
     adapted = _rebuilt(encoder, adaptation.replace(lora=lora))
-    _train_only(
-        adapted,
-        [
-            v
-            for block in _blocks(adapted)
-            for _, wrapper in _lora_layers(block)
-            for v in (wrapper.lora_a, wrapper.lora_b)
-        ],
-    )
+    _train_only(adapted, _lora_weights(adapted))
     return adapted
+
+
+def _joined_lora(old, new, block_name):
+    """`new` LoRA settings, normalized, with `old`'s targets in front (None: none yet).
+
+    Raises:
+        ValueError: a target `old` has already; `old` of another rank, alpha or dropout.
+    """
+    new = BlockAdaptation(lora=new).lora  # short names as paths, defaults filled in
+    if old is None:
+        return new
+    taken = [t for t in new["targets"] if t in old["targets"]]
+    if taken:
+        raise ValueError(f"LoRA target {taken[0]!r} of {block_name} has LoRA already")
+    old_settings = {key: value for key, value in old.items() if key != "targets"}
+    new_settings = {key: value for key, value in new.items() if key != "targets"}
+    if old_settings != new_settings:
+        raise ValueError(
+            f"the encoder has LoRA with {old_settings} already; new targets need the same "
+            f"settings (received {new_settings}), or merge_lora first"
+        )
+    return {**new, "targets": old["targets"] + new["targets"]}
 
 
 def merge_lora(encoder):

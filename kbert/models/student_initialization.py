@@ -94,11 +94,11 @@ def student_encoder(teacher_encoder, num_layers, layers=None):
             f"teacher's order); received {layers}"
         )
 
-    student = Encoder.from_config_object(
+    student = Encoder(
         teacher_encoder.config.replace(num_layers=num_layers),
         skip_padding=teacher_encoder.skip_padding,
         # The argument the teacher was built with: its layers' policy (e.g. mixed_bfloat16).
-        dtype=teacher_encoder._dtype_argument,
+        dtype=teacher_encoder.layer_dtype,
     )
     pairs = [
         (student.embeddings, teacher_encoder.embeddings),

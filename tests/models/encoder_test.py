@@ -1,4 +1,6 @@
+import json
 import os
+import pathlib
 
 import keras
 import numpy as np
@@ -52,6 +54,38 @@ def test_config_round_trip_and_keras_file(tmp_path):
         _numpy(encoder(INPUTS)["sequence_output"]),
         atol=1e-6,
     )
+
+
+def test_encoder_takes_its_config_object():
+    config = EncoderConfig.preset("tiny", causal=True)
+    encoder = Encoder(config, skip_padding=False, dtype="mixed_float16", name="lm")
+    assert encoder.config is config and encoder.name == "lm" and not encoder.skip_padding
+    assert encoder.layer_dtype == "mixed_float16" and encoder.dtype_policy.name == "float32"
+    assert encoder.get_config() == {
+        "name": "lm",
+        "trainable": True,
+        **config.to_dict(),
+        "skip_padding": False,
+        "dtype": "mixed_float16",
+    }
+    with pytest.raises(ValueError, match="config must be a kbert.models.EncoderConfig"):
+        Encoder(config.to_dict())
+
+
+# Written by kbert at 29a3c55, when Encoder took the EncoderConfig fields as its own arguments:
+# the `.keras` config of a plain and an adapted (mixed-precision, shared-layer) encoder, and
+# their weights' paths.
+FLAT_CONFIGS = pathlib.Path(__file__).parent / "fixtures" / "encoder_flat_configs.json"
+
+
+@pytest.mark.parametrize("key", ["plain", "adapted"])
+def test_configs_saved_by_the_flat_encoder_still_load(key):
+    saved = json.loads(FLAT_CONFIGS.read_text())[key]
+    encoder = keras.saving.deserialize_keras_object(saved["serialized"])
+    assert isinstance(encoder, Encoder)
+    assert encoder.get_config() == saved["serialized"]["config"]  # saved configs are unchanged
+    assert [variable.path for variable in encoder.weights] == saved["weight_paths"]
+    assert Encoder.from_config(saved["serialized"]["config"]).get_config() == encoder.get_config()
 
 
 def test_padding_does_not_change_real_tokens():
