@@ -187,11 +187,8 @@ def mid_file_imports(source):
     return found
 
 
-# The reads that remain, each until the change named beside it lands.
-PRIVATE_READS_ALLOWED = {
-    # The encoder's refactoring (issue #39) gives Encoder a public dtype argument.
-    ("kbert/models/student_initialization.py", "teacher_encoder._dtype_argument"),
-}
+# Reads allowed by name, each with the reason beside it (none now).
+PRIVATE_READS_ALLOWED = set()
 
 
 def _offenders(check, roots, skip=(), allowed=()):
