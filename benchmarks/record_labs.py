@@ -15,7 +15,12 @@ TensorFlow jobs on two cores slow each other and spoil both wall times. This too
    and its output in `<name>.log` beside it.
 
     nohup python -m benchmarks.record_labs lab13_ner lab14_qa > /dev/null 2>&1 &
+    nohup python -m benchmarks.record_labs --course --resume > /dev/null 2>&1 &   # everything
     python -m benchmarks.record_labs --list      # every lab and benchmark, and its record's date
+
+`--course` runs the plan in `benchmarks/course.py` (every record of `docs/results/`, with its
+flags, writers of saved models before their readers); `--resume` skips what the worktree's
+`progress.txt` says was recorded at the same commit, so a course cut off by a reboot goes on.
 
 A program is a lab's name (`labs/<name>.py`) or `benchmarks.<name>` (run as a module). A
 program that fails leaves no record and the next one runs. Render the copied records with
@@ -30,6 +35,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.course import course
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,12 +123,39 @@ def record_dates(root):
         path = Path(root) / "docs" / "results" / f"{record_name(program)}.json"
         dates[program] = json.loads(path.read_text())["date"][:10] if path.is_file() else None
     # Not programs: the package, the tools, and `flops` (FLOP counts the speed benchmarks share).
-    skip = ("__init__", "report", "record_labs", "flops")
+    skip = ("__init__", "report", "record_labs", "flops", "course")
     return {p: d for p, d in dates.items() if not p.endswith(skip)}
 
 
+def _entry(item):
+    """`(record name, program, flags)` for a program's name (its defaults) or a plan entry."""
+    if isinstance(item, str):
+        return record_name(item), item, ()
+    name, program, flags = item
+    return name, program, tuple(flags)
+
+
+def recorded_at(worktree, commit):
+    """The record names `progress.txt` in `worktree` says were recorded at `commit`."""
+    progress = Path(worktree) / "runs" / "record_labs" / "progress.txt"
+    if not progress.is_file():
+        return set()
+    rows = [json.loads(line) for line in progress.read_text().splitlines() if line.strip()]
+    return {
+        row.get("record", record_name(row["program"]))
+        for row in rows
+        if row.get("recorded") and row.get("commit") == commit
+    }
+
+
 def run_all(programs, worktree, repo, log=print):
-    """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows."""
+    """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows.
+
+    Args:
+        programs: list of program names (run at their defaults, recorded under their own
+            name) or `(record name, program, flags)` entries (`benchmarks.course`).
+    """
+    commit = _git("rev-parse", "HEAD", cwd=worktree)
     logs = Path(worktree) / "runs" / "record_labs"
     logs.mkdir(parents=True, exist_ok=True)
     # Imported here, not at the top: kbert.data loads TensorFlow, which `--list` does not need;
@@ -139,8 +173,8 @@ def run_all(programs, worktree, repo, log=print):
     if data is not None:
         environment["KBERT_DATA_DIR"] = str(Path(data).resolve())
     rows = []
-    for program in programs:
-        name = record_name(program)
+    for item in programs:
+        name, program, flags = _entry(item)
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
         # The committed record stays where it is while the program runs: deleting it would
         # make the worktree's tracked files differ from the commit, and the run's record would
@@ -148,7 +182,7 @@ def run_all(programs, worktree, repo, log=print):
         started = time.time()
         with open(logs / f"{name}.log", "w") as output:
             status = subprocess.run(
-                [*command(program, worktree), "--record", f"docs/results/{name}.json"],
+                [*command(program, worktree), *flags, "--record", f"docs/results/{name}.json"],
                 cwd=worktree,
                 env=environment,
                 stdout=output,
@@ -171,7 +205,14 @@ def run_all(programs, worktree, repo, log=print):
         # removed), or they would block the next checkout of the worktree.
         for path in set(outputs) | {record}:
             _restore(worktree, path)
-        row = {"program": program, "status": status, "seconds": seconds, "recorded": copied}
+        row = {
+            "program": program,
+            "record": name,
+            "commit": commit,
+            "status": status,
+            "seconds": seconds,
+            "recorded": copied,
+        }
         with open(logs / "progress.txt", "a") as progress:
             progress.write(json.dumps(row) + "\n")
         log(json.dumps(row))
@@ -184,21 +225,36 @@ def main(argv=None):
     parser.add_argument("programs", nargs="*", help="lab names, or benchmarks.<name>")
     parser.add_argument("--worktree", default=str(ROOT.parent / "kbert-records"))
     parser.add_argument("--list", action="store_true", help="list programs and record dates")
+    parser.add_argument(
+        "--course",
+        action="store_true",
+        help="run the whole course plan (benchmarks/course.py), or with names, those records",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip what this worktree already recorded at the same commit (progress.txt)",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for program, date in record_dates(ROOT).items():
             print(f"{program:<40} {date or 'not recorded'}")
         return 0
-    if not args.programs:
-        parser.error("name at least one program (or --list)")
+    if not args.programs and not args.course:
+        parser.error("name at least one program (or --course, or --list)")
     try:
-        for program in args.programs:
-            command(program, ROOT)  # every name checked before anything runs
+        entries = course(args.programs or None) if args.course else list(args.programs)
+        for item in entries:
+            command(_entry(item)[1], ROOT)  # every name checked before anything runs
         commit = prepare_worktree(ROOT, args.worktree)
     except ValueError as error:
         parser.error(str(error))
-    print(f"recording {len(args.programs)} program(s) at {commit[:10]} in {args.worktree}")
-    rows = run_all(args.programs, args.worktree, ROOT)
+    if args.resume:
+        done = recorded_at(args.worktree, commit)
+        entries = [item for item in entries if _entry(item)[0] not in done]
+        print(f"resuming: {len(done)} record(s) already made at {commit[:10]}")
+    print(f"recording {len(entries)} program(s) at {commit[:10]} in {args.worktree}")
+    rows = run_all(entries, args.worktree, ROOT)
     return 0 if all(row["recorded"] for row in rows) else 1
 
 

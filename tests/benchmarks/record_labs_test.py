@@ -142,3 +142,66 @@ def test_an_untracked_file_the_new_commit_tracks_is_named_not_overwritten(repo, 
     with pytest.raises(ValueError, match="(?s)cannot move to .*lab98_good.json"):
         record_labs.prepare_worktree(repo, worktree)
     assert (worktree / "docs" / "results" / "lab98_good.json").read_text() == "by hand\n"
+
+
+FLAGGED = """import argparse, json, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--record")
+parser.add_argument("--size")
+args = parser.parse_args()
+with open(args.record, "w") as f:
+    json.dump({"date": "2026-11-28T00:00:00", "results": {"size": args.size}}, f)
+"""
+
+
+def test_a_plan_entry_runs_with_its_flags_and_resume_skips_what_this_commit_recorded(
+    repo, tmp_path
+):
+    (repo / "labs" / "lab97_flagged.py").write_text(FLAGGED)
+    _git("add", ".", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "flags", cwd=repo)
+    worktree = tmp_path / "records"
+    commit = record_labs.prepare_worktree(repo, worktree)
+    plan = [("lab97_small", "lab97_flagged", ("--size", "3")), ("lab99_bad", "lab99_bad", ())]
+    rows = record_labs.run_all(plan, worktree, repo, log=lambda _: None)
+    assert [(r["record"], r["program"], r["recorded"]) for r in rows] == [
+        ("lab97_small", "lab97_flagged", True),
+        ("lab99_bad", "lab99_bad", False),
+    ]
+    record = json.loads((repo / "docs" / "results" / "lab97_small.json").read_text())
+    assert record["results"] == {"size": "3"}
+    # Only what was recorded at this commit counts as done.
+    assert record_labs.recorded_at(worktree, commit) == {"lab97_small"}
+    assert record_labs.recorded_at(worktree, "0" * 40) == set()
+
+
+def test_the_course_plan_makes_every_committed_record_once():
+    from benchmarks.course import BUDGET_10, COURSE, PRE_LN, course
+
+    names = [name for name, _, _ in COURSE]
+    assert len(names) == len(set(names))
+    committed = {path.stem for path in (record_labs.ROOT / "docs" / "results").glob("*.json")}
+    assert set(names) == committed
+    for name, program, flags in COURSE:
+        record_labs.command(program, record_labs.ROOT)  # every program exists
+        assert "--record" not in flags, name
+
+    # A saved model is written before any entry reads it.
+    def save_dir(flags):
+        return flags[flags.index("--save-dir") + 1] if "--save-dir" in flags else "saved_models"
+
+    saves = {save_dir(flags) for _, program, flags in COURSE if program == "lab01_pretraining"}
+    assert saves == {"saved_models", BUDGET_10, PRE_LN}
+    written = set()
+    for name, program, flags in COURSE:
+        if program == "lab01_pretraining":  # a writer
+            written.add(save_dir(flags))
+            continue
+        read = {save for save in saves if f"{save}/" in " ".join(flags)}
+        assert read <= written, (name, read - written)
+    with pytest.raises(ValueError, match="not in the course plan: nothing"):
+        course(["nothing"])
+    assert [entry[0] for entry in course(["lab13_ner", "lab01_pretraining"])] == [
+        "lab01_pretraining",
+        "lab13_ner",
+    ]

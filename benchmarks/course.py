@@ -1,0 +1,161 @@
+"""The course's evidence as one plan: every record in `docs/results/`, the program and flags
+that make it, in an order that respects what each run reads.
+
+`python -m benchmarks.record_labs --course` runs the plan at one commit, one job at a time
+(`--resume` continues it after an interruption), so every record names the same code. A record
+that reads a saved model runs after the run that writes it, and each saved model has one
+writer: lab01 at its defaults writes `saved_models/lab01_causal` (read by lab07, lab09, lab17
+and the adaptation grids); the 10-minute run of all three objectives writes its own
+`runs/lab01_budget_10min/saved_models/` (read by `benchmarks.transfer` and
+`benchmarks.transfer_probes`); the pre-LN runs write `runs/lab01_pre_ln/saved_models/`.
+
+An entry is `(record name, program, flags)`: the program is a lab (`labs/<program>.py`) or
+`benchmarks.<name>`; `--record docs/results/<record name>.json` is added when it runs.
+"""
+
+BUDGET_10 = "runs/lab01_budget_10min/saved_models"
+PRE_LN = "runs/lab01_pre_ln/saved_models"
+_BUDGET_FLAGS = ("--budget-minutes", "10", "--steps-per-epoch", "100", "--validation-steps", "10")
+
+COURSE = (
+    # Pretraining first: later runs read what these save.
+    ("lab01_pretraining", "lab01_pretraining", ("--overwrite",)),
+    (
+        "lab01_pretraining_budget_10min",
+        "lab01_pretraining",
+        ("--part", "all", *_BUDGET_FLAGS, "--run-dir", "runs/transfer_lab01")
+        + ("--save-dir", BUDGET_10, "--overwrite", "--verbose", "2"),
+    ),
+    *(
+        (
+            f"lab01_pretraining_pre_ln_{part}",
+            "lab01_pretraining",
+            ("--part", part, "--layer-norm", "pre", *_BUDGET_FLAGS)
+            + ("--run-dir", f"runs/preln_lab01_{part}", "--save-dir", PRE_LN)
+            + ("--overwrite", "--verbose", "2"),
+        )
+        for part in ("masked", "electra")
+    ),
+    ("transfer", "benchmarks.transfer", ("--pretrained-dir", BUDGET_10)),
+    (
+        "transfer_probes",
+        "benchmarks.transfer_probes",
+        tuple(
+            flag
+            for name, path in (
+                ("causal", f"{BUDGET_10}/lab01_causal"),
+                ("masked", f"{BUDGET_10}/lab01_masked"),
+                ("electra", f"{BUDGET_10}/lab01_electra"),
+                ("masked_pre_ln", f"{PRE_LN}/lab01_masked"),
+                ("electra_pre_ln", f"{PRE_LN}/lab01_electra"),
+            )
+            for flag in ("--start", f"{name}={path}")
+        ),
+    ),
+    # The labs at their defaults.
+    ("lab02_finetuning", "lab02_finetuning", ()),
+    ("lab03_adapters", "lab03_adapters", ()),
+    ("lab04_gradual_unfreezing", "lab04_gradual_unfreezing", ()),
+    ("lab05_discriminative_lr", "lab05_discriminative_lr", ()),
+    ("lab06_multitask", "lab06_multitask", ()),
+    ("lab07_document_classification", "lab07_document_classification", ()),
+    *(
+        (
+            f"lab07_document_classification_lab01{suffix}",
+            "lab07_document_classification",
+            ("--model", "saved_models/lab01_causal", "--sequence-length", "128")
+            + ("--learning-rate", "3e-4", "--lm-learning-rate", "3e-4", *flags)
+            + ("--run-dir", f"runs/lab07_lab01{suffix}"),
+        )
+        for suffix, flags in (("", ()), ("_12000_lm_texts", ("--lm-examples", "12000")))
+    ),
+    ("lab08_tfhub_squad", "lab08_tfhub_squad", ()),
+    ("lab09_dialog", "lab09_dialog", ("--lab01-model", "saved_models/lab01_causal")),
+    ("lab10_contextual_bank", "lab10_contextual_bank", ()),
+    ("lab11_contextual_embeddings", "lab11_contextual_embeddings", ()),
+    ("lab12_pairs", "lab12_pairs", ()),
+    ("lab12_pairs_rte_mean_pooling", "lab12_pairs", ("--tasks", "rte", "--pooling", "mean")),
+    ("lab13_ner", "lab13_ner", ()),
+    *(
+        (
+            f"lab13_ner_3000_{name}",
+            "lab13_ner",
+            ("--methods", methods, *flags, "--max-train-sentences", "3000")
+            + ("--max-eval-sentences", "1000", "--run-dir", f"runs/lab13_3000_{name}")
+            + ("--verbose", "0"),
+        )
+        for name, methods, flags in (
+            ("lr1e-3", "softmax,span", ("--learning-rate", "1e-3")),
+            ("lr3e-4", "softmax,span", ("--learning-rate", "3e-4")),
+            ("span_prior", "span", ()),
+            ("span_prior_4_epochs", "span", ("--epochs", "4")),
+        )
+    ),
+    ("lab14_qa", "lab14_qa", ()),
+    ("lab15_feature_extraction", "lab15_feature_extraction", ()),
+    ("lab16_peft", "lab16_peft", ()),
+    ("lab17_distillation", "lab17_distillation", ()),
+    (
+        "lab17_distillation_lab01_6_epochs",
+        "lab17_distillation",
+        ("--starts", "lab01", "--epochs", "6", "--seeds", "2")
+        + ("--methods", "full,student_labels_only", "--run-dir", "runs/lab17_lab01_6_epochs"),
+    ),
+    ("lab18_tokenizers", "lab18_tokenizers", ()),
+    ("lab18b_data_curation", "lab18b_data_curation", ()),
+    ("lab19_text_to_text", "lab19_text_to_text", ()),
+    ("lab20_serving", "lab20_serving", ()),
+    # The benchmarks the pages cite.
+    ("adaptation", "benchmarks.adaptation", ()),
+    *(
+        (
+            f"adaptation_grid{suffix}",
+            "benchmarks.adaptation_grid",
+            ("--starts", starts, *lab01, *studies, "--run-dir", f"runs/adaptation_grid{suffix}"),
+        )
+        for suffix, starts, lab01, studies in (
+            ("", "lab01", ("--lab01-model", "saved_models/lab01_causal"), ()),
+            ("_minilm", "minilm_l6", (), ("--studies", "rates,anchors")),
+            (
+                "_multitask",
+                "lab01",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "multitask"),
+            ),
+            (
+                "_peft",
+                "lab01,minilm_l6",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "peft"),
+            ),
+        )
+    ),
+    ("anchor_strength", "benchmarks.anchor_strength", ()),
+    ("classification", "benchmarks.classification", ()),
+    ("long_inputs", "benchmarks.long_inputs", ()),
+    ("parity", "benchmarks.parity", ()),
+    ("pretrain_speed", "benchmarks.pretrain_speed", ()),
+    ("serving", "benchmarks.serving", ("--sides", "kbert,kbert_fixed,ort,ort_optimized")),
+    ("text_to_text_start", "benchmarks.text_to_text_start", ()),
+    ("token_tasks", "benchmarks.token_tasks", ()),
+    ("tokenizer_parity", "benchmarks.tokenizer_parity", ()),
+    ("train_step", "benchmarks.train_step", ()),
+)
+
+
+def course(names=None):
+    """The plan's entries, in order; with `names`, only those (in the plan's order).
+
+    Raises:
+        ValueError: a name is not in the plan (the message lists the plan's names).
+    """
+    if names is None:
+        return list(COURSE)
+    known = {name for name, _, _ in COURSE}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(
+            f"not in the course plan: {', '.join(unknown)}; its records are "
+            f"{', '.join(sorted(known))}"
+        )
+    return [entry for entry in COURSE if entry[0] in set(names)]
