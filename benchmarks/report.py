@@ -20,6 +20,7 @@ from pathlib import Path
 
 from benchmarks import reports
 from benchmarks.reports._common import markdown_table, provenance
+from benchmarks.reports._evidence import evidence_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,9 +172,22 @@ def _generic_section(results, limit=80):
     return table + (f"\n\n({more} more values in the record)" if more > 0 else "")
 
 
+def _read_record(path):
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        provenance(record)  # reads the fields every record has; raises on a missing one
+        if "results" not in record:
+            raise KeyError("results")
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path}: expected a run record written by kbert.run_records.write_run_record; {error}"
+        ) from None
+    return record
+
+
 def render(results_dir):
     """Returns the Markdown page for every record in `results_dir`, sorted by name."""
-    records = sorted(Path(results_dir).glob("*.json"))
+    records = {path.stem: _read_record(path) for path in sorted(Path(results_dir).glob("*.json"))}
     parts = [
         "# Results",
         "",
@@ -182,21 +196,14 @@ def render(results_dir):
         "date, wall time and machine of its run.",
         "",
     ]
-    for path in records:
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            results = record["results"]
-            source = provenance(record)
-        except (ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"{path}: expected a run record written by "
-                f"kbert.run_records.write_run_record; {error}"
-            ) from None
-        name = path.stem
+    if records:
+        parts += [evidence_summary(records), ""]
+    for name, record in records.items():
+        results = record["results"]
         parts += [
             f"## {name}",
             "",
-            source,
+            provenance(record),
             "",
             (for_record(RENDERERS, name) or _generic_section)(results),
             "",
@@ -257,10 +264,10 @@ def main(argv=None):
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    print(
-        f"wrote {', '.join(map(str, outputs))} from "
-        f"{len(list(Path(args.results_dir).glob('*.json')))} record(s)"
-    )
+    records = {path.stem: _read_record(path) for path in Path(args.results_dir).glob("*.json")}
+    print(f"wrote {', '.join(map(str, outputs))} from {len(records)} record(s)")
+    if records:
+        print(evidence_summary(records).split("\n\n")[0])  # the commit and the course's time
     return 0
 
 

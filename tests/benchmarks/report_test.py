@@ -224,3 +224,30 @@ def test_two_modules_claiming_one_record_name_are_refused(tmp_path, monkeypatch)
         ValueError, match="'lab99_thing' is claimed by claims.first and claims.second"
     ):
         report.families(importlib.import_module("claims"))
+
+
+def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_time(tmp_path):
+    from benchmarks.reports._evidence import evidence_summary
+
+    def record(commit, cpu="AMD EPYC", seconds=600.0, **extra):
+        machine = {"cpu": cpu, "cores": 2, "memory_gib": 23.5}
+        return {"commit": commit, "machine": machine, "wall_seconds": seconds, **extra}
+
+    records = {
+        "lab01": record("a" * 40, seconds=3600.0, inputs={}),
+        "lab02": record("a" * 40, inputs={}),
+        "lab03": record("b" * 40, cpu="Intel Xeon", dirty=True, inputs={}),
+        "lab04": record("a" * 40),
+    }
+    text = evidence_summary(records)
+    assert text.startswith(
+        "These pages describe commit `aaaaaaaaaa` on AMD EPYC, 2 cores: 3 of 4 records were made "
+        "there. The course's total wall time, summed over every record: 1 h 30 min (5,400 s)."
+    )
+    assert "**1 made at another commit:** lab03 (`bbbbbbbbbb`)." in text
+    assert "**1 made on another machine:** lab03 (Intel Xeon, 2 cores)." in text
+    assert "**1 made with uncommitted changes:** lab03." in text
+    assert "**1 without pinned inputs" in text and text.endswith(":** lab04.")
+    same = {name: record("a" * 40, inputs={}) for name in ("x", "y")}
+    assert "**" not in evidence_summary(same)  # nothing to flag
+    assert evidence_summary({}) == ""

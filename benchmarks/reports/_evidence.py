@@ -1,0 +1,58 @@
+"""What the records say as a whole: the commit and machine they describe, the ones from
+elsewhere, and the course's total wall time (the paragraph under docs/results.md's title)."""
+
+from collections import Counter
+
+
+def _machine(record):
+    machine = record["machine"]
+    return f"{machine['cpu']}, {machine['cores']} cores"
+
+
+def _duration(seconds):
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def evidence_summary(records):
+    """A paragraph about `records` (`{name: record}`): the commit most of them were made at and
+    its machine, every record made at another commit, on another machine, on a dirty tree or
+    without pinned inputs, and the summed wall time of them all.
+
+    Returns:
+        str (empty without records).
+    """
+    if not records:
+        return ""
+    commits = Counter((record.get("commit") or "unknown") for record in records.values())
+    machines = Counter(_machine(record) for record in records.values())
+    commit, made_here = commits.most_common(1)[0]
+    machine = machines.most_common(1)[0][0]
+    total = sum(float(record["wall_seconds"]) for record in records.values())
+    lines = [
+        f"These pages describe commit `{commit[:10]}` on {machine}: {made_here} of "
+        f"{len(records)} records were made there. The course's total wall time, summed over "
+        f"every record: {_duration(total)} ({total:,.0f} s)."
+    ]
+    flagged = {
+        "made at another commit": [
+            f"{name} (`{(record.get('commit') or 'unknown')[:10]}`)"
+            for name, record in records.items()
+            if (record.get("commit") or "unknown") != commit
+        ],
+        "made on another machine": [
+            f"{name} ({_machine(record)})"
+            for name, record in records.items()
+            if _machine(record) != machine
+        ],
+        "made with uncommitted changes": [
+            name for name, record in records.items() if record.get("dirty")
+        ],
+        "without pinned inputs (made before records hashed what they read)": [
+            name for name, record in records.items() if "inputs" not in record
+        ],
+    }
+    for what, names in flagged.items():
+        if names:
+            lines.append(f"**{len(names)} {what}:** {', '.join(names)}.")
+    return "\n\n".join(lines)
