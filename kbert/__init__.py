@@ -42,6 +42,7 @@ _HOMES = {
     "Encoder": "kbert.models",
     "EncoderConfig": "kbert.models",
     "load_pretrained": "kbert.checkpoints",
+    "trained_pooling": "kbert.checkpoints",
     "save_pretrained": "kbert.checkpoints",
     "load_hf_bert": "kbert.checkpoints",
     # Text in, model inputs out.

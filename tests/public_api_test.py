@@ -61,6 +61,7 @@ EXPECTED = {
     "load_exported": "kbert.export",
     "load_hf_bert": "kbert.checkpoints.hf_bert",
     "load_pretrained": "kbert.checkpoints.pretrained",
+    "trained_pooling": "kbert.checkpoints.trained_pooling",
     "load_squad": "kbert.data.squad",
     "merge_lora": "kbert.models.peft",
     "predict_answers": "kbert.tasks.question_answering",

@@ -9,6 +9,7 @@ from kbert.checkpoints.hf_bert import (
     resolve_checkpoint,
 )
 from kbert.checkpoints.pretrained import load_pretrained, save_pretrained
+from kbert.checkpoints.trained_pooling import trained_pooling
 
 __all__ = [
     "load_hf_bert",
@@ -20,4 +21,5 @@ __all__ = [
     "load_pretrained",
     "save_adapters",
     "save_pretrained",
+    "trained_pooling",
 ]
