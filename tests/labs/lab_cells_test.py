@@ -34,3 +34,32 @@ def test_lab03_adapter_by_hand_equals_kbert_adapter(capsys):
     lab = lab_functions("lab03_adapters", "adapter_by_hand", "check_adapter_by_hand")
     assert lab.check_adapter_by_hand(hidden_dim=16, bottleneck_dim=4, seed=1) < 1e-5
     assert "hand-written vs kbert's Adapter" in capsys.readouterr().out
+
+
+def _tokenizer(words):
+    from kbert.text import WordPieceTokenizer
+
+    return WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])
+
+
+def test_lab13_first_subword_alignment_equals_kbert_features(capsys):
+    from kbert.data.conll2003 import TaggedSentence
+
+    lab = lab_functions("lab13_ner", "align_first_subwords", "show_first_subword_alignment")
+    tokenizer = _tokenizer(["eu", "rejects", "ger", "##man", "call", "."])
+    sentences = [
+        TaggedSentence(words=("EU", "rejects"), tags=("B-ORG", "O")),  # no word cut: skipped
+        TaggedSentence(
+            words=("EU", "rejects", "German", "call", "."), tags=("B-ORG", "O", "B-MISC", "O", "O")
+        ),
+    ]
+    tokens, labels = lab.show_first_subword_alignment(tokenizer, sentences)
+    assert tokens == ["[CLS]", "eu", "rejects", "ger", "##man", "call", ".", "[SEP]"]
+    assert labels == [-100, 3, 0, 7, -100, 0, 0, -100]  # CONLL2003_TAGS: B-ORG 3, B-MISC 7
+    assert "##man" in capsys.readouterr().out
+
+
+def test_lab13_viterbi_by_hand_equals_crf_decode():
+    lab = lab_functions("lab13_ner", "viterbi_by_hand", "check_viterbi_by_hand")
+    for seed in range(3):
+        assert len(lab.check_viterbi_by_hand(num_tags=4, length=5, seed=seed)) == 5
