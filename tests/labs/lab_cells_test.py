@@ -63,3 +63,18 @@ def test_lab13_viterbi_by_hand_equals_crf_decode():
     lab = lab_functions("lab13_ner", "viterbi_by_hand", "check_viterbi_by_hand")
     for seed in range(3):
         assert len(lab.check_viterbi_by_hand(num_tags=4, length=5, seed=seed)) == 5
+
+
+def test_lab12_pair_packed_by_hand_equals_bert_preprocessor(capsys):
+    from kbert.text import BertPreprocessor
+
+    lab = lab_functions("lab12_pairs", "pack_pair_by_hand", "show_packed_pair")
+    tokenizer = _tokenizer(["a", "dog", "runs", "an", "animal", "moves", "##s"])
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=12)
+    texts = ["a dog runs a dog runs a dog runs", "A dog runs."]
+    pairs = ["an animal moves", "An animal movess"]  # the first pair does not fit: skipped
+    packed = lab.show_packed_pair(preprocessor, texts, pairs)
+    assert packed["token_ids"] == [2, 5, 6, 7, 1, 3, 8, 9, 10, 11, 3, 0]
+    assert packed["segment_ids"] == [0] * 6 + [1] * 5 + [0]
+    assert packed["padding_mask"] == [1] * 11 + [0]
+    assert "segment" in capsys.readouterr().out
