@@ -78,3 +78,23 @@ def test_lab12_pair_packed_by_hand_equals_bert_preprocessor(capsys):
     assert packed["segment_ids"] == [0] * 6 + [1] * 5 + [0]
     assert packed["padding_mask"] == [1] * 11 + [0]
     assert "segment" in capsys.readouterr().out
+
+
+def test_lab01_masks_by_hand_equal_attention_bias(capsys):
+    lab = lab_functions("lab01_pretraining", "show_attention_masks")
+    allowed = lab.show_attention_masks(length=4, padding=1)
+    assert allowed[1].tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 0]]
+    assert "Combined" in capsys.readouterr().out
+
+
+def test_lab01_tied_output_by_hand_equals_causal_lm_logits():
+    import numpy as np
+
+    from kbert.models import Encoder
+    from kbert.models.causal_language_model import CausalLanguageModel
+
+    lab = lab_functions("lab01_pretraining", "check_tied_output")
+    model = CausalLanguageModel(Encoder.from_preset("tiny", causal=True))
+    model.decoder.bias.assign(np.linspace(-1.0, 1.0, model.decoder.vocabulary_size))
+    token_ids = np.arange(12, dtype="int32").reshape(2, 6) + 5
+    assert lab.check_tied_output(model, token_ids) < 1e-4
