@@ -54,6 +54,7 @@ from kbert.data import (  # noqa: E402
 )
 from kbert.data.pretraining_inputs import pretraining_datasets  # noqa: E402
 from kbert.files import replace_directory, restore_interrupted_directory  # noqa: E402
+from kbert.layers import attention_bias  # noqa: E402
 from kbert.metrics import learning_curve_png  # noqa: E402
 from kbert.models.pretraining_models import (  # noqa: E402
     PretrainingModelSettings,
@@ -183,6 +184,51 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     return replace_directory(staging, target)
 
 
+# %% What the causal model's attention may see, written out: position i attends to keys j <= i
+# (the causal mask) that are real tokens (the padding mask); attention allows a pair only where
+# both are 1. kbert merges every mask in one place, `kbert.layers.attention_bias` (0 where
+# allowed, a large negative number added to the score elsewhere).
+def show_attention_masks(length=5, padding=2):
+    """Prints the causal, padding and combined 0/1 masks of a batch whose second row is
+    padded, checked equal to `attention_bias`; returns the combined `(batch, query, key)`."""
+    padding_mask = np.array([[1] * length, [1] * (length - padding) + [0] * padding])  # (2, seq)
+    causal = np.tril(np.ones((length, length), "int32"))  # (query, key)
+    by_hand = causal[None, :, :] * padding_mask[:, None, :]  # (batch, query, key)
+    bias = attention_bias(padding_mask=padding_mask, causal=True)  # (batch, 1, query, key)
+    allowed = (keras.ops.convert_to_numpy(bias)[:, 0] == 0).astype("int32")
+    assert (allowed == by_hand).all(), (allowed, by_hand)
+    print(f"Causal mask (query × key):\n{causal}\nPadding masks (one row per sequence):")
+    print(padding_mask)
+    print(f"Combined for the padded sequence, as attention_bias allows it:\n{allowed[1]}")
+    return allowed
+
+
+# %% The tied output layer, written out: the causal model's logits are the last hidden states
+# times the input embedding table, transposed, plus a per-token bias (Press & Wolf 2017), so the
+# one table both reads tokens in and scores them out.
+def check_tied_output(model, token_ids):
+    """Prints and returns max |hidden @ table^T + bias − the model's logits| on `token_ids`."""
+    ones = np.ones_like(token_ids)
+    x = {"token_ids": token_ids, "segment_ids": 0 * ones, "padding_mask": ones}
+    logits = keras.ops.convert_to_numpy(keras.ops.cast(model(x)["logits"], "float32"))
+    hidden = model.encoder(x)["sequence_output"]  # (batch, seq, hidden)
+    if model.output_projection is not None:  # ALBERT-factorized: hidden → embedding width first
+        hidden = model.output_projection(hidden)
+    hidden = keras.ops.convert_to_numpy(keras.ops.cast(hidden, "float32"))
+    table = keras.ops.convert_to_numpy(model.encoder.embeddings.token_embedding.embeddings)
+    bias = keras.ops.convert_to_numpy(model.decoder.bias)  # (vocab,)
+    by_hand = hidden @ table.astype("float32").T + bias  # (batch, seq, vocab)
+    difference = float(np.max(np.abs(by_hand - logits)))
+    scale = max(1.0, float(np.max(np.abs(logits))))
+    exact = model.decoder.compute_dtype == "float32"
+    print(
+        f"Tied output: logits = hidden @ embedding table {table.shape}^T + bias; max |Δ| "
+        f"against the model's logits {difference:.1e}"
+    )
+    assert difference < (1e-4 if exact else 3e-2) * scale, difference
+    return difference
+
+
 def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, strategy):
     part_dir = run_dir / part
     part_dir.mkdir(parents=True, exist_ok=True)
@@ -213,6 +259,9 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         total_steps = epochs * args.steps_per_epoch
         model = build_model(part, args, tokenizer.vocabulary_size())
         compile_model(model, args, total_steps)
+    if part == "causal":  # the masks it attends under and its tied output layer, by hand
+        show_attention_masks()
+        check_tied_output(model, np.arange(2 * 6, dtype="int32").reshape(2, 6) + 5)
 
     # %% Train: ResumableBackup resumes a killed run at its last checkpoint interval (its saves
     # are atomic, unlike keras.callbacks.BackupAndRestore, so a kill mid-save loses nothing).

@@ -22,6 +22,7 @@ adapter file is a small fraction of the model's.
     python labs/lab03_adapters.py --starts minilm_l6 --seeds 3
 """
 
+import math
 import tempfile
 from pathlib import Path
 
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 from kbert.checkpoints import load_adapters, save_adapters  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
+from kbert.layers import Adapter  # noqa: E402
 from kbert.models import (  # noqa: E402
     SequenceClassifier,
     adapter_trainable_setup,
@@ -59,6 +61,45 @@ starts = starting_points(parser, args)
 data = trec_data(args)
 sst2 = load_classification_task("sst2", "train", data_dir=args.data_dir, max_examples=512)
 num_classes = len(data["train"].label_names)
+
+
+# %% The adapter written out (Houlsby et al. 2019): project down to a bottleneck, a
+# nonlinearity, project back up, and add the input (the skip connection). The up-projection
+# starts at zero, so a fresh adapter is the identity and inserting it changes nothing.
+# Where it goes ("houlsby" placement), twice in every block, before each residual + LayerNorm:
+#     h = LayerNorm(x + adapter(attention_output_projection(attention(x))))
+#     y = LayerNorm(h + adapter(feed_forward(h)))
+# ("pfeiffer" keeps only the second.) kbert's `Adapter` layer is this; `add_adapters` puts
+# one in each place. Below, the hand-written one against kbert's with the same weights.
+def adapter_by_hand(x, down_kernel, down_bias, up_kernel, up_bias):
+    """`x + up(gelu(down(x)))` in NumPy, GELU exact (BERT's): (..., hidden) → (..., hidden)."""
+    down = x @ down_kernel + down_bias  # (..., bottleneck_dim)
+    gelu = 0.5 * down * (1.0 + np.vectorize(math.erf)(down / math.sqrt(2.0)))
+    return x + gelu @ up_kernel + up_bias  # (..., hidden)
+
+
+def check_adapter_by_hand(hidden_dim, bottleneck_dim, seed=0):
+    """Prints and returns max |hand-written − kbert's Adapter| with copied random weights."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(2, 5, hidden_dim)).astype("float32")  # (batch, seq, hidden)
+    adapter = Adapter(bottleneck_dim=bottleneck_dim)
+    fresh = np.max(np.abs(np.asarray(adapter(x)) - x))
+    # A fresh up-projection is zero, so give every weight random values before comparing.
+    weights = [rng.normal(scale=0.2, size=w.shape).astype("float32") for w in adapter.weights]
+    adapter.set_weights(weights)  # order: down kernel, down bias, up kernel, up bias
+    difference = float(np.max(np.abs(adapter_by_hand(x, *weights) - np.asarray(adapter(x)))))
+    share = bottleneck_dim * (2 * hidden_dim + 1) + hidden_dim
+    print(
+        f"Adapter {hidden_dim} → {bottleneck_dim} → {hidden_dim}: {share} weights "
+        f"(a {hidden_dim}×{hidden_dim} Dense has {hidden_dim * (hidden_dim + 1)}); fresh, "
+        f"max |adapter(x) − x| = {fresh:.1e}; hand-written vs kbert's Adapter with the same "
+        f"weights, max |Δ| = {difference:.1e}"
+    )
+    assert difference < 1e-5, difference
+    return difference
+
+
+check_adapter_by_hand(hidden_dim=4 * args.bottleneck_dim, bottleneck_dim=args.bottleneck_dim)
 
 # %% Adapters by hand, on each starting point: train them, keep them apart, add a second task.
 for start in starts:

@@ -51,12 +51,55 @@ from kbert.train import fine_tune_classifier  # noqa: E402
 from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
 
 
+# %% A pair packed by hand: `[CLS] a [SEP] b [SEP]`, segment id 0 up to and including the first
+# [SEP] and 1 after it, padding mask 1 on real tokens, then [PAD] (segment 0, mask 0) to the
+# row's length. Checked equal to what `BertPreprocessor` (kbert's packer) gives the model.
+def pack_pair_by_hand(tokenizer, text_a, text_b, sequence_length):
+    """The packed row of one pair that fits without truncation, as lists of int."""
+    a = tokenizer.tokenize(text_a).numpy().tolist()
+    b = tokenizer.tokenize(text_b).numpy().tolist()
+    ids = [tokenizer.cls_token_id, *a, tokenizer.sep_token_id, *b, tokenizer.sep_token_id]
+    padding = sequence_length - len(ids)
+    return {
+        "token_ids": ids + [tokenizer.pad_token_id] * padding,
+        "segment_ids": [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * padding,
+        "padding_mask": [1] * len(ids) + [0] * padding,
+    }
+
+
+def show_packed_pair(preprocessor, texts, text_pairs, max_tokens=40):
+    """Prints the first pair of at most `max_tokens` tokens as packed, checked by hand."""
+    tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
+    for text_a, text_b in zip(texts, text_pairs, strict=True):
+        by_hand = pack_pair_by_hand(tokenizer, text_a, text_b, length)
+        real = sum(by_hand["padding_mask"])
+        if len(by_hand["token_ids"]) == length and real <= max_tokens:
+            break
+    else:
+        return None
+    packed = preprocessor(([text_a], [text_b]))
+    packed = {key: packed[key].numpy()[0].tolist() for key in by_hand}
+    assert packed == by_hand, (packed, by_hand)
+    shown = min(length, real + 2)
+    print(f"One packed pair ({real} tokens, then {length - real} [PAD]; first {shown} shown):")
+    print(f"  {'token':<14} {'id':>6} {'segment':>8} {'mask':>5}")
+    for position in range(shown):
+        token_id = packed["token_ids"][position]
+        print(
+            f"  {tokenizer.id_to_token(token_id):<14} {token_id:>6} "
+            f"{packed['segment_ids'][position]:>8} {packed['padding_mask'][position]:>5}"
+        )
+    return packed
+
+
 def run_seed(name, task, data, args, seed):
     """One fine-tuning run of MiniLM-L6 on a task's pairs; returns its held-out and test scores."""
     keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     # %% One packed input per pair: the preprocessor gets (texts_a, texts_b).
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    if name == "rte" and seed == args.seed:  # once: what the model reads
+        show_packed_pair(preprocessor, data["train"].texts, data["train"].text_pairs)
     classifier = SequenceClassifier(encoder, len(task.label_names), pooling=args.pooling)
     # Keep the weights of the epoch with the best held-out accuracy.
     best = keras.callbacks.EarlyStopping(

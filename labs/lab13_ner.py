@@ -31,15 +31,101 @@ from kbert.startup import quiet_tensorflow  # noqa: E402
 quiet_tensorflow()
 
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
 
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
+from kbert.data.token_classification_features import (  # noqa: E402
+    IGNORE_INDEX,
+    token_classification_features,
+)
+from kbert.layers import CRF  # noqa: E402
 from kbert.metrics.entity_metrics import entity_report  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_ner  # noqa: E402
 from kbert.train.token_task_fine_tuning import NER_METHODS, build_ner_model, fine_tune_ner  # noqa: E402
 
 TYPES = ("PER", "LOC", "ORG", "MISC")
+
+
+# %% First-subword alignment (J&M §11.4.3), written out: the encoder sees WordPiece pieces, the
+# tags belong to words, so each word's tag goes on its first piece and every other piece
+# ([CLS], [SEP], continuations) gets IGNORE_INDEX (-100), which the loss skips.
+def align_first_subwords(tokenizer, words, tag_ids):
+    """Pieces of `[CLS] words [SEP]`, their ids, and one label per piece."""
+    ids, labels = [tokenizer.cls_token_id], [IGNORE_INDEX]
+    for word, tag in zip(words, tag_ids, strict=True):
+        pieces = tokenizer.tokenize(word).numpy().tolist() or [tokenizer.unknown_token_id]
+        ids += pieces
+        labels += [tag] + [IGNORE_INDEX] * (len(pieces) - 1)
+    ids.append(tokenizer.sep_token_id)
+    labels.append(IGNORE_INDEX)
+    return [tokenizer.id_to_token(i) for i in ids], ids, labels
+
+
+def show_first_subword_alignment(tokenizer, sentences, tag_names=CONLL2003_TAGS):
+    """Prints the alignment of the first short sentence with a word cut into `##` pieces,
+    checked equal to `token_classification_features` (the lab's training rows)."""
+    for sentence in sentences:
+        tag_ids = [tag_names.index(tag) for tag in sentence.tags]
+        tokens, ids, labels = align_first_subwords(tokenizer, sentence.words, tag_ids)
+        if any(token.startswith("##") for token in tokens) and len(tokens) <= 24:
+            break
+    rows = token_classification_features(
+        [list(sentence.words)],
+        tokenizer,
+        tags=[list(sentence.tags)],
+        tag_names=tag_names,
+        sequence_length=max(len(tokens), 3),
+    )
+    assert rows["token_ids"][0].tolist() == ids and rows["labels"][0].tolist() == labels
+    print(f"First-subword labels for {' '.join(sentence.words)!r} (as kbert aligns them):")
+    for token, label in zip(tokens, labels, strict=True):
+        print(f"  {token:<14} {label:>5}  {tag_names[label] if label != IGNORE_INDEX else '-'}")
+    return tokens, labels
+
+
+# %% The CRF's Viterbi decode, written out: the best tag path under emission scores plus
+# tag-to-tag transition scores (and start/end scores), one dynamic-programming sweep forward
+# keeping the best score of every tag and a backpointer, then a walk back.
+def viterbi_by_hand(emissions, transitions, start, end):
+    """Best path and its score; emissions `(seq, num_tags)`, transitions `(from, to)`."""
+    score = start + emissions[0]  # (num_tags,)
+    pointers = []
+    for emission in emissions[1:]:
+        candidates = score[:, None] + transitions  # (from_tag, to_tag)
+        pointers.append(candidates.argmax(axis=0))
+        score = candidates.max(axis=0) + emission
+    score = score + end
+    path = [int(score.argmax())]
+    for pointer in reversed(pointers):
+        path.append(int(pointer[path[-1]]))
+    return path[::-1], float(score.max())
+
+
+def check_viterbi_by_hand(num_tags=5, length=6, seed=0):
+    """Prints the hand-written decode of random scores, checked equal to `CRF.decode`."""
+    rng = np.random.default_rng(seed)
+    emissions = rng.normal(size=(length, num_tags)).astype("float32")
+    transitions, start, end = (
+        rng.normal(size=shape).astype("float32")
+        for shape in [(num_tags, num_tags), num_tags, num_tags]
+    )
+    path, score = viterbi_by_hand(emissions, transitions, start, end)
+    crf = CRF(num_tags)
+    crf.build()
+    crf.transitions.assign(transitions)
+    crf.start_transitions.assign(start)
+    crf.end_transitions.assign(end)
+    tags, scores = crf.decode(emissions[None], np.ones((1, length), "int32"))
+    library_path = keras.ops.convert_to_numpy(tags)[0].tolist()
+    difference = abs(float(keras.ops.convert_to_numpy(scores)[0]) - score)
+    print(
+        f"Viterbi by hand on {length} positions × {num_tags} tags: path {path}, score "
+        f"{score:.4f}; kbert's CRF.decode: path {library_path}, |Δ score| {difference:.1e}"
+    )
+    assert path == library_path and difference < 1e-4, (path, library_path, difference)
+    return path
 
 
 def run_method(method, data, args):
@@ -138,6 +224,9 @@ def main():
         "validation": read_conll2003("validation", args.data_dir, args.max_eval_sentences),
         "test": read_conll2003("test", args.data_dir, args.max_eval_sentences),
     }
+    # %% The two techniques the taggers rest on, by hand and against kbert's (seconds).
+    show_first_subword_alignment(load_pretrained(args.model)[1], data["train"])
+    check_viterbi_by_hand()
     rows = [run_method(method, data, args) for method in methods]
 
     # %% One table: test F1 per entity type and overall.
