@@ -61,7 +61,7 @@ PATTERNS = [
     ),
     # a ratio of speeds: "2.54x", "1.57× its speed"
     re.compile(r"(?<![\w.])(?P<n>\d+\.\d+)\s?[x×](?!\w)"),
-    # a wall time: "takes about 2 minutes", "78 s of it", "in 11.81 ms"
+    # a wall time: "takes about 2 minutes", "78 s", "in 11.81 ms"
     re.compile(
         r"(?:\btakes?|\btook|\babout|\baround|\broughly|~|≈|\bruns? in|\bunder|\bwall time)\s+"
         rf"(?P<n>{_NUMBER})\s*(?P<unit>ms|s|seconds?|min|minutes?|h|hours?)\b",
