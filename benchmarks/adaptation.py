@@ -10,7 +10,7 @@ the parameters. This runs every method of labs 3–6, lab16_peft and lab17_disti
 table: method, trainable parameters (count and %), TREC-6 test accuracy (TREC_10, 500
 questions) as mean ± sd over seeds, and training seconds per run.
 
-Defaults fit this 2-core CPU in about 50 minutes: 1,000 training questions (a seeded slice of
+Defaults (the record's wall time: docs/results.md#adaptation): 1,000 training questions (a seeded slice of
 TREC-6 train after holding out 10% for validation), 3 epochs, batch 32, length 64. EWC runs
 where the checkpoint's pretraining head can be rebuilt (lab01's causal LM: a tied decoder);
 MiniLM-L6 ships no MLM head, so its EWC row is absent. The ensemble row is one ensemble of the

@@ -17,9 +17,9 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
 - **peft** — LoRA (rank 8, α 16), prefix tuning (10 vectors) and prompt tuning (20 tokens), each
   at its own rate grid (`PEFT_RATES`): they train new weights from zero or random values, and
   at a rate too low for 3 epochs their results swing with the draw of those initial values
-  (lab16's record: MiniLM-L6 LoRA at 1e-3, 0.864 test accuracy by hand and 0.640 through the
-  recipe, runs that differ only in that draw), so the rate is chosen on validation over seeds
-  like every other method's; `--peft-methods` picks some of them.
+  (MiniLM-L6's LoRA at 1e-3 in docs/results.md#adaptation_grid_peft: the widest spread over
+  seeds of its table), so the rate is chosen on validation over seeds like every other method's;
+  `--peft-methods` picks some of them.
 - **multitask** — the tutorial's hands-on #6, classification loss 1.0 + causal-LM loss 0.5 on
   lab01's causal model, against full fine-tuning, in the low-resource regime where an auxiliary
   loss can matter: 100 and 300 labelled questions, trained for at least 120 steps
@@ -30,8 +30,8 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
 Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
 `saved_models/lab01_causal`, the model of lab01's recorded run, which labs 3–6, 16 and 17 read)
 read at a new classification token, and MiniLM-L6 read at [CLS]. 1,000 training questions,
-3 epochs, batch 32, length 64. About 50 minutes per start on 2 cores (lab01's small model a
-little less, MiniLM-L6 more); every run is appended to `<run-dir>/results.jsonl` as it
+3 epochs, batch 32, length 64. Each record's section gives its training time summed over its
+runs (lab01's small model trains faster than MiniLM-L6); every run is appended to `<run-dir>/results.jsonl` as it
 finishes, so an interrupted call resumes, and `--starts lab01` then `--starts minilm_l6`
 split the work over two sessions.
 

@@ -1,7 +1,7 @@
 """Why L2-SP at a large λ collapses MiniLM-L6 fine-tuning: the weights' paths, measured.
 
 `benchmarks/adaptation_grid.py` swept L2-SP's λ on MiniLM-L6 (TREC-6, 1,000 questions, 3
-epochs, lr 3e-4): λ 0.01 scored 0.941, λ 10 scored 0.233, below the majority class (0.276),
+epochs, lr 3e-4; docs/results.md#adaptation_grid_minilm): λ 0.01 scored 0.941, λ 10 scored 0.233, below the majority class (0.276),
 and worse than training the head alone on a frozen encoder (lab03: 0.520). Two explanations
 are measured here, one run per setting (λ × global-norm clipping):
 

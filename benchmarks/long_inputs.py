@@ -4,10 +4,10 @@ MiniLM-L6 is fine-tuned on IMDb reviews once per way of reading them at training
 head + tail; with `--training ... windows`, every window an example with its review's label,
 about 4x the training time) and scored on test reviews longer than the window, read every way
 (a head-trained model scored with windows, say), so the table separates what training and
-what reading contribute. The defaults take about 15 minutes on 2 cores. Sun et al. (2019,
-table 3) found head + tail best on IMDb at 512 tokens (5.42% error vs 5.63% head-only); here
-the window is shorter (`--sequence-length`, default 128) so more of each review is cut and the
-differences are larger.
+what reading contribute (the record, with its wall time: docs/results.md#long_inputs). Sun et
+al. (2019, table 3) found head + tail best on IMDb at 512 tokens (5.42% vs 5.63% error, cited,
+not-measured); here the window is shorter (`--sequence-length`, default 128) so more of each
+review is cut and the differences are larger.
 
     python -m benchmarks.long_inputs [--train-examples 1000] [--test-examples 1000] \\
         [--record docs/results/long_inputs.json]

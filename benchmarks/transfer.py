@@ -21,7 +21,7 @@ ULMFiT (Howard & Ruder 2018, fig. 3) shows the same shape on TREC-6: from scratc
 more labels to match the pretrained start at 100-1,000 examples.
 
 Reading the result (recorded runs in docs/results.md: `transfer`, `lab01_pretraining*`,
-`transfer_probes`): at 10 minutes per objective only the causal start beats its control. The
+`transfer_probes`): at a 10-minute budget per objective only the causal start beats its control. The
 masked and ELECTRA encoders are still in the first, unigram phase of pretraining (masked-token
 accuracy near what predicting frequent words gives; the discriminator at the all-"original" base
 rate, its loss equal to that constant prediction's). The causal LM learns from every token, the
@@ -30,7 +30,7 @@ causal model's setting) made both objectives learn no better (`lab01_pretraining
 layer-norm placement is not the cause. Frozen-layer probes (`benchmarks.transfer_probes`) show the
 ELECTRA encoder's top layers do hold more about question type than random weights, yet it
 fine-tunes worse than random init: what it learned is there but harder to fine-tune from. The
-next step is a longer budget (the issue allows 60 minutes per objective) and a higher masking
+next step is a longer budget (the issue allows a 60-minute one per objective) and a higher masking
 rate for small compute (Wettig et al. 2023 find 40% better than 15%).
 
     python -m benchmarks.transfer [--pretrained-dir saved_models] [--seeds 3] \\

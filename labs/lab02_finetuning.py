@@ -16,7 +16,8 @@ validation (checked after every epoch); test (TREC_10, 500 questions) once at th
 
 What it should show: the small model lab01 pretrained on a few million words learns the task
 but well below the real checkpoint; MiniLM-L6 reaches the mid-to-high 90s (the tutorial reports
-~91% with its 50M model pretrained on WikiText-103; ULMFiT 96.4%). Needs lab01's output first
+~91% with its 50M model pretrained on WikiText-103; ULMFiT 96.4%: cited, not-measured). The
+record: docs/results.md#lab02_finetuning. Needs lab01's output first
 (`python labs/lab01_pretraining.py` writes saved_models/lab01_causal), or run `--parts ii`.
 
     python labs/lab02_finetuning.py                  # both parts, the tutorial's settings

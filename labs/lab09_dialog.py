@@ -22,8 +22,9 @@ distractors, as ConvAI2 ranks). Then replies sampled with nucleus sampling (top-
 held-out personas; `--chat` talks with the trained model in the terminal.
 
 What it should show: the pretrained start reaches lower held-out perplexity and higher Hits@1
-than random init under the same recipe and budget (lab01's 10-minute model was trained on
-WikiText, not dialog, so expect a modest gap; chance Hits@1 is 5%). Report what you see.
+than random init under the same recipe and budget (lab01's model was pretrained on the course's
+books, not dialog, so expect a modest gap; chance Hits@1 is 1 in 20). The record:
+docs/results.md#lab09_dialog. Report what you see.
 
     python labs/lab09_dialog.py --lab01-model runs/transfer_starts/causal [--record docs/results/lab09_dialog.json]
     python labs/lab09_dialog.py --chat

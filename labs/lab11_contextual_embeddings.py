@@ -8,7 +8,7 @@ MiniLM-L6 (a 6-layer uncased BERT):
 1. WSD, the Raganato et al. (2017) framework, trained on SemCor 3.0 (J&M §11.3.1): a sense
    embedding is the average contextual vector (mean of the last 4 layers, subwords averaged) of
    its 226,036 SemCor occurrences, from one encoder pass per sentence (sentences sorted by
-   length, cached on disk: about 3 minutes here); a test word takes the candidate WordNet sense
+   length, cached on disk; the pass's time is in the record); a test word takes the candidate WordNet sense
    whose embedding is nearest by cosine, and WordNet's first sense (MFS) only when no sense of
    its lemma was seen. Then full coverage (Loureiro & Jorge 2019, LMMS): every WordNet sense of
    the test lemmas gets a vector from its gloss (synset lemmas + definition + examples, mean of
@@ -30,13 +30,17 @@ MiniLM-L6 (a 6-layer uncased BERT):
    t-SNE), an attention grid (layers x heads) for one sentence, anisotropy per layer before and
    after z-scoring, probe accuracy per layer against the control.
 
-What it should show (and, with MiniLM-L6 here, does): every layer is anisotropic, with the top 3
-dimensions carrying half or more of the expected cosine of random words, and z-scoring removes it
-(and lifts the word-in-context AUC slightly); POS and NER are linearly decodable far above the
-random-weight control, best in the lower-middle layers. WSD: SemCor's sense embeddings beat MFS
-on ALL, z-scoring adds about a point, and the glosses (at half weight) add two more and put every
-set above MFS (the recorded run: docs/results.md; 466 s on 2 cores from a cold cache, less with it
-warm). `--max-train-sentences 2000` takes a quick look.
+What the sources claim: contextual vectors are anisotropic, a few rogue dimensions carrying
+most of the expected cosine of random words (Ethayarajh 2019; Timkey & van Schijndel 2021), and
+z-scoring removes it. What the record found with MiniLM-L6
+(docs/results.md#lab11_contextual_embeddings): the embeddings and the hidden layers below the
+last are anisotropic, their top 3 dimensions carrying about half of the expected cosine or
+more, but the last layer is not (its expected cosine and top-3 share are the lowest of all);
+z-scoring removes the anisotropy and lifts the word-in-context AUC slightly; POS and NER are
+linearly decodable far above the random-weight control, best in the lower-middle layers. WSD:
+SemCor's sense embeddings beat MFS on ALL, z-scoring adds about a point, and the glosses (at
+half weight) add two more and put every set above MFS. `--max-train-sentences 2000` takes a
+quick look.
 
     python labs/lab11_contextual_embeddings.py --record docs/results/lab11_contextual_embeddings.json
     python labs/lab11_contextual_embeddings.py --max-train-sentences 2000 --probe-train-sentences 500

@@ -14,17 +14,15 @@ of a seeded permutation of train_5500), the validation split (the other 10%) and
 {top layer, mean of the last four, scalar mix of all seven} × {linear, MLP with one hidden
 layer}, with Adam and early stopping on validation accuracy (`kbert.models.FeatureClassifier`).
 
-What it should show: every classifier far above the majority-class baseline (0.19), though short
-of fine-tuning the whole encoder (TREC-6 accuracy in the high 90s for BERT). Pooling matters
-more than the head: this checkpoint (all-MiniLM-L6-v2) was trained as a sentence embedder
-through mean pooling, so its mean-pooled features reach about 0.90–0.93 on test while its [CLS]
-vector, never trained as a sentence summary, gives about 0.65–0.76. An MLP beats a linear probe
-in every setting (by 0.6 to 11 points). Reading more than the top layer (the last four, or a
-learned mix) helps the linear probe on mean-pooled features by about a point, within the noise
-of a 500-question test set (one standard error is about 1.2 points); the printed scalar-mix
-weights say which layers the task used: with mean pooling they spread over the upper half (the
-top layer gets about a quarter), with [CLS] pooling they sit on the top layer. One run on 2 CPU
-cores: about 2 minutes, 26 s of it the encoder.
+What it should show: every classifier far above the majority-class baseline, though short of
+fine-tuning the whole encoder (TREC-6 accuracy in the high 90s for BERT). What the record found
+(docs/results.md#lab15_feature_extraction; its wall time is in the syllabus): pooling matters
+more than the head. This checkpoint (all-MiniLM-L6-v2) was trained as a sentence embedder
+through mean pooling, so its mean-pooled features score far above its [CLS] vector, never
+trained as a sentence summary. An MLP beats a linear probe in every setting. Reading more than
+the top layer (the last four, or a learned mix) helps the linear probe on mean-pooled features
+by about a point, within the noise of a 500-question test set; the printed scalar-mix weights
+say which layers the task used.
 
     python labs/lab15_feature_extraction.py                # defaults: a few minutes on a CPU
     python labs/lab15_feature_extraction.py --poolings mean --layers scalar_mix --heads mlp

@@ -18,9 +18,13 @@ a share of the teacher's; for the ensemble, the members' total size as a share o
 first distil by hand on the first starting point (teacher, student built from every other
 block, the `Distiller` loss), then compare the recipes over starting points and seeds.
 
-What it should show: the student keeps most of the teacher's accuracy at about half the
-encoder's blocks, soft targets at least matching labels alone; the ensemble at or above the
-best single model, at several times the inference cost. Report what you see.
+What the sources claim: a student keeps most of its teacher's accuracy at about half the
+encoder's blocks, and soft targets teach it more than the labels alone (Hinton et al. 2015;
+Sanh et al. 2019); an ensemble scores at or above its best member, at several times the
+inference cost. What the record found (docs/results.md#lab17_distillation): the students keep
+most of the teacher's accuracy, but the student trained on the labels alone scores above the
+distilled ones from both starts, so soft targets did not help here; the ensemble of MiniLM-L6
+teachers scores above one teacher. Report what you see.
 
 The student starts from the *fine-tuned* teacher's blocks and then trains as many epochs again,
 so it has seen twice the teacher's budget. Where 3 epochs leave the teacher short of converged

@@ -35,5 +35,5 @@ def headline(results):
         f"TREC-6 MiniLM-L6 exported for TF Serving: accuracy {results['test_accuracy']:.3f}, "
         f"{results['export_sentences_per_s']:,.0f} sentences/s from raw text vs "
         f"{results['keras_sentences_per_s']:,.0f} through model.predict ({ratio:.2f}x), "
-        f"outputs equal to {results['max_abs_diff']:.0e}"
+        f"outputs differ by at most {results['max_abs_diff']:.1e}"
     )

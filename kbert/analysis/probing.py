@@ -160,8 +160,8 @@ def train_linear_probe(
     `seed`. The loss is the mean cross-entropy plus `l2 * sum(kernel ** 2)`.
 
     The defaults are chosen for n ≈ 30,000, dim = 384, 45 classes (POS probing on one layer):
-    20 epochs of 59 batches, about 2 s per probe on 2 CPU cores, with the regularized objective
-    within 0.2% of what 7x longer training reaches. `l2=1e-3` converges fast and, on synthetic
+    20 epochs of 59 batches, a few seconds per probe on 2 CPU cores, with the regularized
+    objective close to what much longer training reaches. `l2=1e-3` converges fast and, on synthetic
     data of that size, held out as well as or better than 1e-4 (a weaker penalty is slower to
     converge and fits noise). What converges is the number of optimizer steps, so by default
     small sets get more epochs (300 examples: 1000 epochs of one batch each, about a second).

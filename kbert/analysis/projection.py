@@ -8,8 +8,8 @@ near and says little about distances between clusters or cluster sizes (Wattenbe
 
 This t-SNE is the plain exact algorithm, for teaching: every pairwise affinity is computed, so
 each of its `steps` gradient steps costs O(n^2) time and memory (a few n x n matrices: 32 MB each
-in float64 at n = 2,000). On a laptop-class CPU core the default 1,000 steps take about 0.2 s for
-300 points, 5 s for 1,000 and 20 s for 2,000. It is meant for up to about 2,000 points and
+in float64 at n = 2,000). On a laptop-class CPU core the default 1,000 steps take under a second
+for a few hundred points and tens of seconds at the largest sizes. It is meant for up to about 2,000 points and
 refuses more than `MAX_TSNE_POINTS`; for more, subsample or use an approximate (Barnes-Hut or
 FFT) implementation.
 """
@@ -221,7 +221,7 @@ def tsne_2d(vectors, perplexity=30.0, steps=1000, seed=0, learning_rate="auto"):
 
     conditional = _conditional_probabilities(_squared_distances(array), float(perplexity))
     joint = (conditional + conditional.T) / (2.0 * n)  # (n, n), sums to 1
-    # The descent runs in float32: each step is memory-bound, so this makes it about 2.5x faster,
+    # The descent runs in float32: each step is memory-bound, so this makes it markedly faster,
     # and the layout does not need more digits (the affinities above are found in float64).
     joint = np.maximum(joint, 1e-12).astype(np.float32)
 

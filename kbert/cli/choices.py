@@ -1,6 +1,6 @@
 """The string choices the `kbert` command line offers, importable without TensorFlow.
 
-`kbert --help` and argument errors must answer in well under 2 s, so building the parser may not
+`kbert --help` and argument errors must answer in well under two seconds, so building the parser may not
 import TensorFlow (which `kbert.data`, `kbert.models` and `kbert.train` do). The library's own
 constants stay the source of truth: `tests/cli/choices_test.py` fails when one of these drifts
 from the constant it copies.

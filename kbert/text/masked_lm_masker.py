@@ -443,7 +443,8 @@ class MaskedLMMasker(_Masker):
     order and kept while their tokens fit in `max_selections`; the first word that does not fit
     and every later one are dropped (so a word longer than `max_selections` is never selected).
     BERT selected exactly 15% (max 20 of 128 tokens); here the count is binomial, so leave room:
-    with 126 eligible tokens, `max_selections` 20 lowers the mean rate to 14.1%, 28 to 14.98%.
+    with 126 eligible tokens, `max_selections` 20 lowers the expected rate to 14.1%, 28 to
+    14.98% (computed, not-measured).
 
     See the module docstring for the random number generator and why it suits `tf.data`.
 

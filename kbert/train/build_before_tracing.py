@@ -10,8 +10,8 @@ class BuildBeforeTracing(keras.callbacks.Callback):
 
     With TensorFlow and no distribution strategy, Keras 3 creates them while it traces the
     first train step, and a `tf.function` that creates variables is traced twice. Building
-    them first makes `fit` trace once: on 2 CPU cores a tiny encoder's 24-step fit took 6.3 s
-    instead of 9.3 s, with identical weights (`tests/train/build_before_tracing_test.py`).
+    them first makes `fit` trace once: on 2 CPU cores a tiny encoder's short fit takes about a
+    third less time, with identical weights (`tests/train/build_before_tracing_test.py`).
     Put it last in the callback list, after any callback that builds the optimizer itself on
     the weights a later stage will train (`GradualUnfreezing`, `ChainThaw`,
     `ResumableBackup`).

@@ -20,3 +20,5 @@ def test_the_serving_lab_renders_its_timings_and_headline():
     assert "700 sentences/s from raw text vs 350 through model.predict (2.00x)" in (
         lab20_serving.headline(serving)
     )
+    # enough significant digits: 1.5e-06 is not 2e-06
+    assert "outputs differ by at most 1.5e-06" in lab20_serving.headline(serving)
