@@ -54,6 +54,7 @@ from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E40
 from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
 from kbert.train.freezing import freeze_for_feature_extraction  # noqa: E402
 from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained  # noqa: E402
+from kbert.train.training_settings import TrainingSettings  # noqa: E402
 
 
 class WeightPath(keras.callbacks.Callback):
@@ -161,14 +162,16 @@ def main():
             classifier,
             preprocessor,
             data["train"],
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            seed=args.seed,
-            callbacks=[path, head_path],
+            settings=TrainingSettings(
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                seed=args.seed,
+                callbacks=[path, head_path],
+                verbose=0,
+            ),
             optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
                 steps, args.learning_rate, clipnorm=clip
             ),
-            verbose=0,
         )
         per_epoch = len(path.steps) // args.epochs
         last_steps = path.steps[-per_epoch:]

@@ -39,8 +39,13 @@ quiet_tensorflow()
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import Distiller, SequenceClassifier, student_encoder  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
+from kbert.train import (  # noqa: E402
+    TrainingSettings,
+    count_batches,
+    fine_tune_classifier,
+    fine_tuning_optimizer,
+)
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train import count_batches, fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
     compare_and_print,
     comparison_parser,
@@ -66,10 +71,12 @@ fine_tune_classifier(
     teacher,
     preprocessor,
     data["train"],
-    epochs=args.epochs,
-    batch_size=args.batch_size,
-    learning_rate=start.learning_rate("full"),
-    verbose=args.verbose,
+    settings=TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=start.learning_rate("full"),
+        verbose=args.verbose,
+    ),
 )
 layers = max(1, encoder.config.num_layers // 2)
 # DistilBERT's initialisation: the teacher's embeddings and every other block.

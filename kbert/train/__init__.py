@@ -16,12 +16,14 @@ from kbert.train.schedules import (
     warmup_linear_decay,
 )
 from kbert.train.time_budget import plan_time_budget
+from kbert.train.training_settings import TrainingSettings
 
 __all__ = [
     "BestCheckpoint",
     "BuildBeforeTracing",
     "LearningRateSchedule",
     "ResumableBackup",
+    "TrainingSettings",
     "count_batches",
     "fine_tune_classifier",
     "fine_tuning_optimizer",

@@ -26,6 +26,7 @@ from kbert.train.freezing import (
     freeze_for_feature_extraction,
     layer_groups,
 )
+from kbert.train.training_settings import TrainingSettings
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 # Method → its peak learning rate, for a start without rates of its own
@@ -212,18 +213,20 @@ class AdaptationRun:
         optimizer=None,
     ):
         """`fine_tune_classifier` with the run's settings (each overridable); returns seconds."""
-        _, seconds = fine_tune_classifier(
-            classifier,
-            preprocessor,
-            train or self.data["train"],
-            None,
+        settings = TrainingSettings(
             epochs=epochs or self.epochs,
             batch_size=self.batch_size,
             learning_rate=learning_rate or self.learning_rate,
             seed=self.seed,
             callbacks=callbacks,
-            optimizer=optimizer,
             verbose=self.verbose,
+        )
+        _, seconds = fine_tune_classifier(
+            classifier,
+            preprocessor,
+            train or self.data["train"],
+            settings=settings,
+            optimizer=optimizer,
         )
         return seconds
 
