@@ -49,7 +49,8 @@ from kbert.arguments import comma_separated  # noqa: E402
 from kbert.data.classification_tasks import load_classification_task  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks.classification import evaluate_classifier  # noqa: E402
-from kbert.train.adaptation_recipes import AdaptationRun, pretrained_starting_point  # noqa: E402
+from kbert.train.adaptation_recipes import pretrained_starting_point  # noqa: E402
+from kbert.train.adaptation_run import AdaptationRun  # noqa: E402
 from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E402
 from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
 from kbert.train.freezing import freeze_for_feature_extraction  # noqa: E402

@@ -53,6 +53,7 @@ from kbert.train.adaptation_comparison import (  # noqa: E402
     starting_points,
     trec_data,
 )
+from kbert.train.adaptation_run import ensemble_result  # noqa: E402
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab17_distillation")
@@ -113,6 +114,6 @@ variants = [
     ("student_labels_only", recipes.distillation, {**distill, "soft_weight": 0.0}),
     ("distillation", recipes.distillation, distill),
     ("distillation_hidden_cosine", recipes.distillation, {**distill, "hidden_weight": 1.0}),
-    ("ensemble", recipes.ensemble_result, {}),
+    ("ensemble", ensemble_result, {}),
 ]
 compare_and_print(selected_variants(parser, args, variants), starts, data, args)
