@@ -60,16 +60,14 @@ quiet_tensorflow()
 from kbert.arguments import comma_separated  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
+    choose_on_validation,
     comparison_parser,
     comparison_settings,
+    format_summary_table,
     run_comparison,
     starting_points,
-    trec_data,
-)
-from kbert.train.adaptation_recipes import (  # noqa: E402
-    choose_on_validation,
-    format_summary_table,
     summarize,
+    trec_data,
 )
 
 FULL_RATES = (3e-5, 1e-4, 3e-4)

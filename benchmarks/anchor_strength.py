@@ -49,11 +49,13 @@ from kbert.arguments import comma_separated  # noqa: E402
 from kbert.data.classification_tasks import load_classification_task  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks.classification import evaluate_classifier  # noqa: E402
-from kbert.train.adaptation_recipes import AdaptationRun, pretrained_starting_point  # noqa: E402
+from kbert.train.adaptation_recipes import pretrained_starting_point  # noqa: E402
+from kbert.train.adaptation_run import AdaptationRun  # noqa: E402
 from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E402
 from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
 from kbert.train.freezing import freeze_for_feature_extraction  # noqa: E402
 from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained  # noqa: E402
+from kbert.train.training_settings import TrainingSettings  # noqa: E402
 
 
 class WeightPath(keras.callbacks.Callback):
@@ -161,14 +163,16 @@ def main():
             classifier,
             preprocessor,
             data["train"],
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            seed=args.seed,
-            callbacks=[path, head_path],
+            settings=TrainingSettings(
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                seed=args.seed,
+                callbacks=[path, head_path],
+                verbose=0,
+            ),
             optimizer=lambda steps, clip=clipnorm: fine_tuning_optimizer(
                 steps, args.learning_rate, clipnorm=clip
             ),
-            verbose=0,
         )
         per_epoch = len(path.steps) // args.epochs
         last_steps = path.steps[-per_epoch:]

@@ -35,7 +35,7 @@ from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import write_run_record  # noqa: E402
 from kbert.tasks import classifier_logits  # noqa: E402
 from kbert.text import BertPreprocessor, LongTextPreprocessor  # noqa: E402
-from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
 
 TRAINING = {"head": "head", "head_tail": "head_tail", "windows": "window_mean"}
 READING = ("head", "head_tail", "window_mean", "window_max")
@@ -94,10 +94,12 @@ def main():
             classifier,
             reader(tokenizer, TRAINING[name], args.sequence_length),
             train,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            verbose=0,
+            settings=TrainingSettings(
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                learning_rate=args.learning_rate,
+                verbose=0,
+            ),
         )
         train_seconds[name] = round(seconds, 1)
         accuracy[name] = {}

@@ -52,6 +52,7 @@ from kbert.train.token_task_fine_tuning import (  # noqa: E402
     fine_tune_ner,
     fine_tune_question_answerer,
 )
+from kbert.train.training_settings import TrainingSettings  # noqa: E402
 
 # ------------------------------------------------------------------ kbert
 
@@ -66,11 +67,13 @@ def kbert_ner(args, train, test):
         [s.words for s in train],
         [s.tags for s in train],
         CONLL2003_TAGS,
-        epochs=args.ner_epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.ner_lr,
-        seed=args.seed,
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=args.ner_epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.ner_lr,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
     )
     scores = evaluate_ner(
         model, tokenizer, [s.words for s in test], [s.tags for s in test], CONLL2003_TAGS
@@ -86,11 +89,13 @@ def kbert_qa(args, train, test):
         model,
         tokenizer,
         train,
-        epochs=args.qa_epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.qa_lr,
-        seed=args.seed,
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=args.qa_epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.qa_lr,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
     )
     scores = evaluate_question_answerer(model, tokenizer, test)
     return scores["exact_match"], scores["f1"], windows * args.qa_epochs / seconds

@@ -41,7 +41,7 @@ from kbert.models import SequenceClassifier, grow_vocabulary  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
 
 CLASSIFICATION_TOKEN = "[CLF]"
 
@@ -104,13 +104,15 @@ def run_part(part, args, data, run_dir):
         preprocessor,
         data["train"],
         data["validation"],
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        seed=args.seed,
-        verbose=args.verbose,
-        callbacks=[keras.callbacks.TensorBoard(str(part_dir / "tensorboard"))],
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            warmup_steps=args.warmup_steps,
+            seed=args.seed,
+            verbose=args.verbose,
+            callbacks=[keras.callbacks.TensorBoard(str(part_dir / "tensorboard"))],
+        ),
     )
     test = evaluate_classifier(classifier, preprocessor, data["test"])
     learning_curve_png(

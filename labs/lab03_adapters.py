@@ -46,8 +46,13 @@ from kbert.models import (  # noqa: E402
     set_active_adapter,
 )
 from kbert.tasks import evaluate_classifier  # noqa: E402
+from kbert.train import (  # noqa: E402
+    TrainingSettings,
+    fine_tune_classifier,
+    format_trainable_report,
+    trainable_report,
+)
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train import fine_tune_classifier, format_trainable_report, trainable_report  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
     compare_and_print,
     comparison_parser,
@@ -123,11 +128,13 @@ for start in starts:
         classifier,
         preprocessor,
         data["train"],
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=start.learning_rate("adapters"),
-        seed=args.seeds - 1,
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=start.learning_rate("adapters"),
+            seed=args.seeds - 1,
+            verbose=args.verbose,
+        ),
     )
     accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
@@ -150,7 +157,12 @@ for start in starts:
     both = add_adapters(fresh, bottleneck_dim=args.bottleneck_dim, name="sst2")
     sentiment = SequenceClassifier(both, 2, pooling=start.pooling)
     adapter_trainable_setup(sentiment, train_layer_norms=False)
-    fine_tune_classifier(sentiment, preprocessor, sst2, epochs=1, learning_rate=1e-3, verbose=0)
+    fine_tune_classifier(
+        sentiment,
+        preprocessor,
+        sst2,
+        settings=TrainingSettings(epochs=1, learning_rate=1e-3, verbose=0),
+    )
     set_active_adapter(both, "trec")  # the SST-2 training touched neither base nor "trec"
     switched = SequenceClassifier(both, num_classes, pooling=start.pooling)
     for mine, theirs in zip(switched.head_layers(), classifier.head_layers(), strict=True):

@@ -37,6 +37,7 @@ from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.train import (  # noqa: E402
     ChainThaw,
     GradualUnfreezing,
+    TrainingSettings,
     fine_tune_classifier,
     layer_groups,
 )
@@ -71,11 +72,13 @@ fine_tune_classifier(
     classifier,
     preprocessor,
     data["train"],
-    epochs=args.epochs,
-    batch_size=args.batch_size,
-    learning_rate=start.learning_rate("gradual_unfreezing"),
-    callbacks=[unfreezing],
-    verbose=args.verbose,
+    settings=TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=start.learning_rate("gradual_unfreezing"),
+        callbacks=[unfreezing],
+        verbose=args.verbose,
+    ),
 )
 accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
 print(f"  gradual unfreezing ran {len(unfreezing.history)} stages; test accuracy {accuracy:.4f}")

@@ -38,6 +38,7 @@ from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.train import (  # noqa: E402
     DiscriminativeOptimizer,
+    TrainingSettings,
     fine_tune_classifier,
     layerwise_schedules,
     slanted_triangular,
@@ -95,12 +96,10 @@ fine_tune_classifier(
     classifier,
     preprocessor,
     data["train"],
-    epochs=args.epochs,
-    batch_size=args.batch_size,
+    settings=TrainingSettings(epochs=args.epochs, batch_size=args.batch_size, verbose=args.verbose),
     optimizer=lambda total_steps: DiscriminativeOptimizer(
         classifier, decoupled_adamw, rates, global_clipnorm=1.0
     ),
-    verbose=args.verbose,
 )
 accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
 print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy:.4f}")

@@ -71,7 +71,11 @@ from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClass
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, MaskedLMMasker  # noqa: E402
-from kbert.train import fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
+from kbert.train import (  # noqa: E402
+    TrainingSettings,
+    fine_tune_classifier,
+    fine_tuning_optimizer,
+)
 from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
 
 
@@ -176,22 +180,26 @@ def train_classifier(encoder, tokenizer, data, args):
         classifier,
         preprocessor,
         data["train"],
-        epochs=head_epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.head_learning_rate,
-        seed=args.seed,
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=head_epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.head_learning_rate,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
     )
     encoder.trainable = True
     _, all_seconds = fine_tune_classifier(
         classifier,
         preprocessor,
         data["train"],
-        epochs=epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
     )
     validation = evaluate_classifier(classifier, preprocessor, data["validation"])
     test = evaluate_classifier(classifier, preprocessor, data["test"])

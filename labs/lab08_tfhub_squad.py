@@ -50,6 +50,7 @@ from kbert.models import QuestionAnswerer  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_question_answerer  # noqa: E402
 from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
+from kbert.train import TrainingSettings  # noqa: E402
 from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
 
 FRESH_PROCESS = """
@@ -154,13 +155,15 @@ def main():
             model,
             tokenizer,
             train,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            seed=args.seed,
+            settings=TrainingSettings(
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                learning_rate=args.learning_rate,
+                seed=args.seed,
+                verbose=args.verbose,
+            ),
             sequence_length=args.sequence_length,
             stride=args.stride,
-            verbose=args.verbose,
         )
         scores = evaluate_question_answerer(
             model, tokenizer, evaluation, args.sequence_length, args.stride

@@ -51,7 +51,7 @@ from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
-from kbert.train import fine_tune_classifier  # noqa: E402
+from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
 from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
 
 
@@ -114,12 +114,14 @@ def run_seed(name, task, data, args, seed):
         preprocessor,
         data["train"],
         data["validation"],
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        seed=seed,
-        callbacks=[best],
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            seed=seed,
+            callbacks=[best],
+            verbose=args.verbose,
+        ),
     )
     positive = task.positive_label if task.metric == "f1" else None
     test = evaluate_classifier(classifier, preprocessor, data["test"], positive_label=positive)

@@ -43,6 +43,7 @@ from kbert.layers import CRF  # noqa: E402
 from kbert.metrics.entity_metrics import entity_report  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_ner  # noqa: E402
+from kbert.train import TrainingSettings  # noqa: E402
 from kbert.train.token_task_fine_tuning import NER_METHODS, build_ner_model, fine_tune_ner  # noqa: E402
 
 TYPES = ("PER", "LOC", "ORG", "MISC")
@@ -140,13 +141,15 @@ def run_method(method, data, args):
         [s.words for s in train],
         [s.tags for s in train],
         CONLL2003_TAGS,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
         max_span_length=args.max_span_length,
         label_all_subwords=args.label_all_subwords,
-        verbose=args.verbose,
     )
     # %% Score on the held-out sets, word by word from each word's first subword.
     scores = {}

@@ -35,6 +35,7 @@ from kbert.data.squad import load_squad  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_question_answerer  # noqa: E402
+from kbert.train import TrainingSettings  # noqa: E402
 from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
 
 
@@ -79,13 +80,15 @@ def main():
         model,
         tokenizer,
         train,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+            verbose=args.verbose,
+        ),
         sequence_length=args.sequence_length,
         stride=args.stride,
-        verbose=args.verbose,
     )
 
     # %% Evaluate: windows merged back, best span per question, official EM/F1.

@@ -31,8 +31,13 @@ import numpy as np  # noqa: E402
 
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import SequenceClassifier, add_lora, merge_lora  # noqa: E402
+from kbert.train import (  # noqa: E402
+    TrainingSettings,
+    fine_tune_classifier,
+    format_trainable_report,
+    trainable_report,
+)
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train import fine_tune_classifier, format_trainable_report, trainable_report  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
     compare_and_print,
     comparison_parser,
@@ -65,10 +70,12 @@ for start in starts:
         classifier,
         preprocessor,
         data["train"],
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=start.learning_rate("lora"),
-        verbose=args.verbose,
+        settings=TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=start.learning_rate("lora"),
+            verbose=args.verbose,
+        ),
     )
     test = classification_dataset(preprocessor, data["test"].texts, batch_size=64)
     before = classifier.predict(test, verbose=0)

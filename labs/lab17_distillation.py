@@ -43,8 +43,13 @@ quiet_tensorflow()
 from kbert.data.classification_dataset import classification_dataset  # noqa: E402
 from kbert.models import Distiller, SequenceClassifier, student_encoder  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
+from kbert.train import (  # noqa: E402
+    TrainingSettings,
+    count_batches,
+    fine_tune_classifier,
+    fine_tuning_optimizer,
+)
 from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train import count_batches, fine_tune_classifier, fine_tuning_optimizer  # noqa: E402
 from kbert.train.adaptation_comparison import (  # noqa: E402
     compare_and_print,
     comparison_parser,
@@ -52,6 +57,7 @@ from kbert.train.adaptation_comparison import (  # noqa: E402
     starting_points,
     trec_data,
 )
+from kbert.train.adaptation_run import ensemble_result  # noqa: E402
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab17_distillation")
@@ -70,10 +76,12 @@ fine_tune_classifier(
     teacher,
     preprocessor,
     data["train"],
-    epochs=args.epochs,
-    batch_size=args.batch_size,
-    learning_rate=start.learning_rate("full"),
-    verbose=args.verbose,
+    settings=TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=start.learning_rate("full"),
+        verbose=args.verbose,
+    ),
 )
 layers = max(1, encoder.config.num_layers // 2)
 # DistilBERT's initialisation: the teacher's embeddings and every other block.
@@ -110,6 +118,6 @@ variants = [
     ("student_labels_only", recipes.distillation, {**distill, "soft_weight": 0.0}),
     ("distillation", recipes.distillation, distill),
     ("distillation_hidden_cosine", recipes.distillation, {**distill, "hidden_weight": 1.0}),
-    ("ensemble", recipes.ensemble_result, {}),
+    ("ensemble", ensemble_result, {}),
 ]
 compare_and_print(selected_variants(parser, args, variants), starts, data, args)

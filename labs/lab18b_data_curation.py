@@ -67,7 +67,7 @@ from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier  # noq
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.tasks import evaluate_classifier  # noqa: E402
 from kbert.text import BertPreprocessor, corpus_tokenizer  # noqa: E402
-from kbert.train import LearningRateSchedule, fine_tune_classifier  # noqa: E402
+from kbert.train import LearningRateSchedule, TrainingSettings, fine_tune_classifier  # noqa: E402
 
 # %% Settings (`--help` lists them).
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -384,11 +384,13 @@ for name in corpora:
             classifier,
             preprocessor,
             trec_train.subset(rows),
-            epochs=max(3, -(-args.min_steps // steps_per_epoch)),
-            batch_size=args.batch_size,
-            learning_rate=args.fine_tuning_rate,
-            seed=seed,
-            verbose=0,
+            settings=TrainingSettings(
+                epochs=max(3, -(-args.min_steps // steps_per_epoch)),
+                batch_size=args.batch_size,
+                learning_rate=args.fine_tuning_rate,
+                seed=seed,
+                verbose=0,
+            ),
         )
         runs.append(evaluate_classifier(classifier, preprocessor, trec_test)["accuracy"])
     trec[name] = {

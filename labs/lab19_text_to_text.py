@@ -83,6 +83,7 @@ from kbert.text.text_to_text_packing import texts_from_generated  # noqa: E402
 from kbert.train import (  # noqa: E402
     LearningRateSchedule,
     ResumableBackup,
+    TrainingSettings,
     count_batches,
     fine_tune_classifier,
     fine_tuning_optimizer,
@@ -373,11 +374,13 @@ def run_trec(family, start, examples, learning_rate, seed, evaluate_on):
             model,
             trec_preprocessor,
             examples,
-            epochs=max(args.epochs, -(-args.min_steps // steps_per_epoch)),
-            batch_size=args.batch_size,
-            learning_rate=learning_rate,
-            seed=seed,
-            verbose=0,
+            settings=TrainingSettings(
+                epochs=max(args.epochs, -(-args.min_steps // steps_per_epoch)),
+                batch_size=args.batch_size,
+                learning_rate=learning_rate,
+                seed=seed,
+                verbose=0,
+            ),
         )
     return model, {name: trec_accuracy(family, model, trec[name]) for name in evaluate_on}
 

@@ -39,8 +39,12 @@ from kbert.export.models_config import write_models_config  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.text import BertPreprocessor  # noqa: E402
-from kbert.train import fine_tune_classifier  # noqa: E402
-from kbert.train.token_task_fine_tuning import build_ner_model, fine_tune_ner  # noqa: E402
+from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
+from kbert.train.token_task_fine_tuning import (  # noqa: E402
+    NER_TRAINING,
+    build_ner_model,
+    fine_tune_ner,
+)
 
 # A fresh process that knows nothing of kbert or Keras: what TF Serving's loader sees.
 FRESH_PROCESS = """
@@ -132,10 +136,9 @@ def main():
         preprocessor,
         splits["train"],
         splits["validation"],
-        epochs=args.epochs,
-        learning_rate=1e-4,
-        seed=args.seed,
-        verbose=0,
+        settings=TrainingSettings(
+            epochs=args.epochs, learning_rate=1e-4, seed=args.seed, verbose=0
+        ),
     )
     print(f"fine-tuned on {len(splits['train'])} TREC-6 questions in {seconds:.0f} s")
 
@@ -161,9 +164,7 @@ def main():
             [s.words for s in sentences],
             [s.tags for s in sentences],
             CONLL2003_TAGS,
-            epochs=1,
-            seed=args.seed,
-            verbose=0,
+            settings=NER_TRAINING.replace(epochs=1, seed=args.seed, verbose=0),
         )
         exports["tag"] = export_saved_model(
             tagger,

@@ -329,7 +329,7 @@ def finetune(args):
     from kbert.checkpoints import load_pretrained
     from kbert.metrics import confusion_matrix_png, learning_curve_png
     from kbert.models import SequenceClassifier
-    from kbert.train import BestCheckpoint, fine_tune_classifier
+    from kbert.train import BestCheckpoint, TrainingSettings, fine_tune_classifier
 
     task, splits = _load_splits(args)  # data errors come before any file is written
     check_long_input_arguments(args, task.is_pair, args.sequence_length)
@@ -364,11 +364,7 @@ def finetune(args):
         run_dir = staged.path
         write_run_start(run_dir, config, preprocessor)
         best = BestCheckpoint(run_dir / MODEL_FILE, monitor="val_accuracy")
-        _, train_seconds = fine_tune_classifier(
-            classifier,
-            preprocessor,
-            train,
-            validation,
+        settings = TrainingSettings(
             epochs=args.epochs,
             batch_size=args.batch_size,
             gradient_accumulation_steps=args.gradient_accumulation_steps,
@@ -383,6 +379,9 @@ def finetune(args):
                 keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
                 keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
             ],
+        )
+        _, train_seconds = fine_tune_classifier(
+            classifier, preprocessor, train, validation, settings=settings
         )
 
         classifier = keras.saving.load_model(run_dir / MODEL_FILE, compile=False)

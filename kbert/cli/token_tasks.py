@@ -183,6 +183,7 @@ def finetune(args):
     from kbert.data.conll2003 import CONLL2003_TAGS
     from kbert.metrics import learning_curve_png
     from kbert.models import QuestionAnswerer
+    from kbert.train import TrainingSettings
     from kbert.train.token_task_fine_tuning import (
         build_ner_model,
         fine_tune_ner,
@@ -209,17 +210,17 @@ def finetune(args):
         run_dir = staged.path
         write_run_start(run_dir, config, tokenizer)
         callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
-        common = {
-            "epochs": args.epochs,
-            "batch_size": args.batch_size,
-            "gradient_accumulation_steps": args.gradient_accumulation_steps,
-            "learning_rate": args.learning_rate,
-            "warmup_fraction": args.warmup_fraction,
-            "weight_decay": args.weight_decay,
-            "seed": args.seed,
-            "callbacks": callbacks,
-            "verbose": args.verbose,
-        }
+        settings = TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            gradient_accumulation_steps=args.gradient_accumulation_steps,
+            learning_rate=args.learning_rate,
+            warmup_fraction=args.warmup_fraction,
+            weight_decay=args.weight_decay,
+            seed=args.seed,
+            callbacks=callbacks,
+            verbose=args.verbose,
+        )
         if args.task == "squad":
             model = QuestionAnswerer(encoder, dropout=args.dropout)
             _, seconds, windows = fine_tune_question_answerer(
@@ -228,7 +229,7 @@ def finetune(args):
                 data["train"],
                 sequence_length=args.sequence_length,
                 stride=args.stride,
-                **common,
+                settings=settings,
             )
             examples_per_s = windows * args.epochs / seconds
         else:
@@ -243,7 +244,7 @@ def finetune(args):
                 sequence_length=args.sequence_length,
                 max_span_length=args.max_span_length,
                 stride=args.stride,
-                **common,
+                settings=settings,
             )
             examples_per_s = len(train) * args.epochs / seconds
         _save_atomically(model, run_dir / MODEL_FILE)

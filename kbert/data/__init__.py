@@ -1,5 +1,6 @@
 """Dataset readers and the data-directory setting."""
 
+from kbert.data.causal_lm_blocks import causal_lm_blocks
 from kbert.data.classification_dataset import classification_dataset, default_bucket_lengths
 from kbert.data.classification_tasks import (
     CLASSIFICATION_TASKS,
@@ -26,6 +27,8 @@ from kbert.data.curation import (
     quality_filter,
 )
 from kbert.data.data_dir import data_dir, locate
+from kbert.data.denoising_blocks import span_corruption_blocks, text_infilling_blocks
+from kbert.data.full_sentences_blocks import full_sentences_blocks
 from kbert.data.imdb import read_imdb
 from kbert.data.label_vocabulary import LabelVocabulary
 from kbert.data.length_bucketing import bucket_by_length
@@ -46,17 +49,11 @@ from kbert.data.personachat import (
     split_dialogs,
 )
 from kbert.data.pipeline_throughput import measure_pipeline_throughput
-from kbert.data.pretraining_pipelines import (
-    PipelineOptions,
-    causal_lm_blocks,
-    full_sentences_blocks,
-    sentence_pair_examples,
-    span_corruption_blocks,
-    text_infilling_blocks,
-)
+from kbert.data.pretraining_pipelines import PipelineOptions
 from kbert.data.question_answering_features import question_answering_features
 from kbert.data.rte import read_rte
 from kbert.data.semcor import SEMCOR_PARTS, load_semcor, read_semcor, semcor_counts
+from kbert.data.sentence_pair_examples import sentence_pair_examples
 from kbert.data.sentence_splitter import split_sentences
 from kbert.data.squad import SquadExample, load_squad, read_squad, squad_references
 from kbert.data.sst2 import read_sst2

@@ -12,11 +12,9 @@ lab01 and `kbert pretrain` feed the objectives of `kbert.models.pretraining_mode
 Training batches repeat forever (a run is measured in steps) and drop the last partial batch.
 """
 
-from kbert.data.pretraining_pipelines import (
-    causal_lm_blocks,
-    full_sentences_blocks,
-    span_corruption_blocks,
-)
+from kbert.data.causal_lm_blocks import causal_lm_blocks
+from kbert.data.denoising_blocks import span_corruption_blocks
+from kbert.data.full_sentences_blocks import full_sentences_blocks
 from kbert.text.masked_lm_masker import MaskedLMMasker
 
 OBJECTIVES = ("causal", "masked", "electra", "span_corruption")

@@ -39,6 +39,7 @@ from kbert.train.schedules import (
     warmup_linear_decay,
 )
 from kbert.train.time_budget import plan_time_budget
+from kbert.train.training_settings import TrainingSettings
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "BuildBeforeTracing",
     "LearningRateSchedule",
     "ResumableBackup",
+    "TrainingSettings",
     "count_batches",
     "fine_tune_classifier",
     "fine_tuning_optimizer",

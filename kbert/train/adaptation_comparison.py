@@ -1,9 +1,10 @@
 """What the adaptation labs and benchmarks share to compare methods on TREC-6, over seeds.
 
 Each of them compares some adaptation recipes (`kbert.train.adaptation_recipes`) on TREC-6
-from lab01's tutorial-style causal model and/or MiniLM-L6; this module holds their common
-arguments, data loading, resumable result file and printed table, so a lab's cells show its
-technique and end with one comparison call:
+from lab01's tutorial-style causal model and/or MiniLM-L6; this module holds the harness
+(`compare_methods` over starts and seeds, `summarize`, `format_summary_table`,
+`choose_on_validation`) and their common arguments, data loading, resumable result file and
+printed table, so a lab's cells show its technique and end with one comparison call:
 
     parser = comparison_parser("Adapters on TREC-6")
     args = parser.parse_args()
@@ -13,23 +14,24 @@ technique and end with one comparison call:
 """
 
 import argparse
+import gc
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from kbert.data.classification_tasks import load_classification_task
 from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.train.adaptation_recipes import (
     DEFAULT_LEARNING_RATES,
-    compare_methods,
-    format_summary_table,
+    adapt_classifier,
     method_name,
     pretrained_starting_point,
-    runs_per_seed,
-    summarize,
 )
+from kbert.train.adaptation_run import ensemble_result
 
 STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
 # Peak rates chosen on validation per start, where they differ from `DEFAULT_LEARNING_RATES`
@@ -411,3 +413,178 @@ def compare_and_print(variants, starts, data, args):
         }
         record_if_requested(args, results)
     return rows
+
+
+# === Comparing methods over starts and seeds, and choosing settings on validation ===
+
+
+def runs_per_seed(method, start):
+    """Whether `compare_methods` runs `method` (a name) once per seed from `start`: not an
+    ensemble (it combines the seeds' models), nor EWC from a start with no pretraining head
+    to estimate the Fisher with."""
+    return method != "ensemble" and not (method == "ewc" and start.objective is None)
+
+
+def compare_methods(
+    variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(), on_result=None, verbose=0
+):
+    """Runs every variant from every starting point with every seed; returns the result rows.
+
+    Within one start and seed, a "distillation" variant's teacher is that seed's "full" model
+    (trained first if no "full" variant ran), and an "ensemble" variant combines the start's
+    "full" models of all seeds (one row, seed None), so put it last.
+
+    Args:
+        variants: list of `(label, method, options)`: a row label, a recipe of
+            `adaptation_recipes` (or its `ADAPTATION_METHODS` name; `ensemble_result` for an
+            ensemble) and that recipe's options dict (see `adapt_classifier`; a
+            "learning_rate" key sets the method's peak rate).
+        starts: list of `StartingPoint`.
+        data: dict with "train" and "test" `Examples`, and optionally "validation".
+        seeds: sequence of int, default (0,).
+        epochs: int, default 3.
+        batch_size: int, default 32.
+        done: rows from an earlier, interrupted call (with `label`, `start`, `seed`): those
+            runs are not repeated (a teacher or ensemble member is retrained if needed but
+            not reported again).
+        on_result: callable or None. Called with each new row as soon as it exists (to save
+            progress).
+        verbose: int, default 0.
+
+    Returns:
+        list of row dicts (`label`, `method`, `start`, `seed`, and `adapt_classifier`'s
+        result), `done` rows included.
+    """
+    variants = [(label, method_name(method), options) for label, method, options in variants]
+    rows = list(done)
+    finished = {(row["label"], row["start"], row["seed"]) for row in rows}
+
+    def report(row):
+        rows.append(row)
+        if on_result is not None:
+            on_result(row)
+
+    for start in starts:
+        full_models, full_seconds = {}, {}
+        _, preprocessor = start.load()
+        for seed in seeds:
+            for label, method, options in variants:
+                if not runs_per_seed(method, start) or (label, start.name, seed) in finished:
+                    continue
+                if method == "distillation" and seed not in full_models:
+                    result, full_models[seed] = adapt_classifier(
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose
+                    )
+                    full_seconds[seed] = result["train_s"]
+                if method == "distillation":
+                    options = {**options, "teacher": full_models[seed]}
+                result, model = adapt_classifier(
+                    method, start, data, seed, epochs, batch_size, verbose=verbose, **options
+                )
+                if method == "full" and not options:
+                    full_models[seed], full_seconds[seed] = model, result["train_s"]
+                report({"label": label, **result})
+                del model
+                gc.collect()  # each run's model and traced graphs; the process runs dozens
+        for label, method, options in variants:
+            if method != "ensemble" or (label, start.name, None) in finished:
+                continue
+            for seed in seeds:
+                if seed not in full_models:
+                    result, full_models[seed] = adapt_classifier(
+                        "full", start, data, seed, epochs, batch_size, verbose=verbose
+                    )
+                    full_seconds[seed] = result["train_s"]
+            members = [full_models[seed] for seed in seeds]
+            result = ensemble_result(
+                members, preprocessor, data, sum(full_seconds[seed] for seed in seeds), **options
+            )
+            report({"label": label, "start": start.name, "seed": None, **result})
+    return rows
+
+
+def summarize(rows):
+    """Mean ± sd of accuracy over seeds per (start, label); list of dicts in first-seen order.
+
+    Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
+    `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
+    one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
+    (mean seconds per run).
+    """
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["start"], row["label"]), []).append(row)
+    summaries = []
+    for (start, label), group in groups.items():
+        accuracies = np.array([row["accuracy"] for row in group])
+        validation = [row.get("validation_accuracy") for row in group]
+        summaries.append(
+            {
+                "start": start,
+                "label": label,
+                "method": group[0]["method"],
+                "seeds": len(group),
+                "learning_rate": group[0].get("learning_rate"),
+                "trainable_params": group[-1]["trainable_params"],
+                "trainable_pct": group[-1]["trainable_pct"],
+                "acc_mean": float(accuracies.mean()),
+                "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
+                "val_mean": None if None in validation else float(np.mean(validation)),
+                "train_s": float(np.mean([row["train_s"] for row in group])),
+            }
+        )
+    return summaries
+
+
+def format_summary_table(summaries):
+    """A Markdown table of `summarize`'s rows (with a validation column when they have one)."""
+    validation = any(row.get("val_mean") is not None for row in summaries)
+    lines = [
+        "| start | method | trainable params | "
+        + ("validation accuracy (mean) | " if validation else "")
+        + "test accuracy (mean ± sd, n) | train s |",
+        "|---|---|---:|" + ("---:|" if validation else "") + "---:|---:|",
+    ]
+    for row in summaries:
+        spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
+        cell = ""
+        if validation:
+            value = row.get("val_mean")
+            cell = ("–" if value is None else f"{100 * value:.2f}") + " | "
+        lines.append(
+            f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
+            f"({row['trainable_pct']:.2f}%) | {cell}{100 * row['acc_mean']:.2f}{spread} "
+            f"(n={row['seeds']}) | {row['train_s']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def choose_on_validation(summaries, family=None):
+    """The setting with the best mean validation accuracy per (start, family of settings).
+
+    How a hyperparameter is chosen without looking at test: every setting of a method (its
+    peak rate, factor, λ …) is one row of `summarize`; within a family the row with the highest
+    `val_mean` wins (the first listed on a tie), and its test accuracy is what gets reported.
+
+    Args:
+        summaries: list of `summarize` rows, each with a `val_mean`.
+        family: callable or None. `family(row)` names a row's family; default its `method`.
+
+    Returns:
+        dict `{(start, family): summary row}` in first-seen order.
+
+    Raises:
+        ValueError: a row without validation accuracy (the data had no "validation" split).
+    """
+    family = family or (lambda row: row["method"])
+    chosen = {}
+    for row in summaries:
+        if row.get("val_mean") is None:
+            raise ValueError(
+                f"row {row['start']}/{row['label']} has no validation accuracy: pass data "
+                "with a 'validation' split to compare_methods"
+            )
+        key = (row["start"], family(row))
+        if key not in chosen or row["val_mean"] > chosen[key]["val_mean"]:
+            chosen[key] = row
+    return chosen

@@ -7,17 +7,13 @@ footing. Each method is a few lines of kbert calls: read them as worked examples
 """
 
 import dataclasses
-import gc
 import inspect
 import time
 
 import keras
-import numpy as np
 
 from kbert.data.classification_dataset import classification_dataset
-from kbert.models.sequence_classifier import SequenceClassifier
-from kbert.tasks.classification import evaluate_classifier
-from kbert.train.classifier_fine_tuning import fine_tune_classifier
+from kbert.train.adaptation_run import AdaptationRun, ensemble_result, parameter_counts
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
 from kbert.train.fine_tuning import count_batches, decoupled_adamw, fine_tuning_optimizer
 from kbert.train.freezing import (
@@ -148,13 +144,6 @@ def pretrained_starting_point(
     )
 
 
-def parameter_counts(model):
-    """`(trainable, total)` parameter counts of `model` (every variable, by its trainable flag)."""
-    trainable = sum(int(np.prod(v.shape)) for v in model.trainable_weights)
-    total = sum(int(np.prod(v.shape)) for v in model.weights)
-    return trainable, total
-
-
 def _steps(preprocessor, train, batch_size, epochs, seed):
     return (
         count_batches(
@@ -170,87 +159,6 @@ def _steps(preprocessor, train, batch_size, epochs, seed):
         )
         * epochs
     )
-
-
-class AdaptationRun:
-    """One method's run: the settings every recipe reads, and the fine-tune + score steps.
-
-    A recipe is a function `recipe(run, **its options)` returning `(result, model)`; it loads
-    a fresh copy of `run.start`, applies its method and calls `run.fit` and `run.result`.
-    `adapt_classifier` makes the run (and seeds Keras) before calling a recipe.
-
-    Args:
-        start: `StartingPoint`.
-        data: dict of `kbert.data.Examples`: "train", "test", optionally "validation".
-        seed: int. Passed to the training data's shuffling.
-        epochs: int.
-        batch_size: int.
-        learning_rate: float. The method's peak rate.
-        verbose: int. Keras's `fit` verbosity.
-    """
-
-    def __init__(self, start, data, seed=0, epochs=3, batch_size=32, learning_rate=1e-4, verbose=0):
-        self.start, self.data, self.seed = start, data, seed
-        self.epochs, self.batch_size = epochs, batch_size
-        self.learning_rate, self.verbose = learning_rate, verbose
-        self.num_classes = len(data["train"].label_names)
-
-    def classifier(self, encoder, num_classes=None):
-        """A `SequenceClassifier` on `encoder` reading it the start's way (`pooling`)."""
-        return SequenceClassifier(
-            encoder, num_classes or self.num_classes, pooling=self.start.pooling
-        )
-
-    def fit(
-        self,
-        classifier,
-        preprocessor,
-        train=None,
-        epochs=None,
-        learning_rate=None,
-        callbacks=(),
-        optimizer=None,
-    ):
-        """`fine_tune_classifier` with the run's settings (each overridable); returns seconds."""
-        _, seconds = fine_tune_classifier(
-            classifier,
-            preprocessor,
-            train or self.data["train"],
-            None,
-            epochs=epochs or self.epochs,
-            batch_size=self.batch_size,
-            learning_rate=learning_rate or self.learning_rate,
-            seed=self.seed,
-            callbacks=callbacks,
-            optimizer=optimizer,
-            verbose=self.verbose,
-        )
-        return seconds
-
-    def accuracy(self, model, preprocessor, split="test"):
-        return evaluate_classifier(model, preprocessor, self.data[split])["accuracy"]
-
-    def result(self, model, preprocessor, seconds, counts=None, classifier=None, **extra):
-        """The row: sizes from `model`, accuracies from `classifier` (default `model`).
-
-        Test accuracy always; validation accuracy too when `data` has a "validation" split
-        (the one to choose settings on).
-        """
-        trainable, total = counts or parameter_counts(model)
-        classifier = model if classifier is None else classifier
-        scores = {"accuracy": float(self.accuracy(classifier, preprocessor))}
-        if "validation" in self.data:
-            scores["validation_accuracy"] = float(
-                self.accuracy(classifier, preprocessor, "validation")
-            )
-        return {
-            "trainable_params": trainable,
-            "total_params": total,
-            "trainable_pct": 100.0 * trainable / total,
-            **scores,
-            "train_s": seconds,
-            **extra,
-        }
 
 
 # === Which weights (tutorial §4.2.A) ===
@@ -721,7 +629,8 @@ def adapt_classifier(
     if name == "ensemble":
         raise ValueError(
             "method 'ensemble' combines several fine-tuned models: use ensemble_result, or "
-            "compare_methods (its 'full' models of every seed, then 'distillation' teachers)"
+            "adaptation_comparison.compare_methods (its 'full' models of every seed, then "
+            "'distillation' teachers)"
         )
     recipe = RECIPES[name]
     accepted = list(inspect.signature(recipe).parameters)[1:]
@@ -743,40 +652,10 @@ def adapt_classifier(
     }, model
 
 
-def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_probabilities"):
-    """Test accuracy of averaging fine-tuned classifiers' predictions (`ClassifierEnsemble`).
-
-    `trainable_params` is the members' total size and `trainable_pct` that size as a share of
-    one member's (300% for three), the cost an ensemble adds at inference.
-    """
-    from kbert.models.classifier_ensemble import ClassifierEnsemble
-
-    # Every member was fine-tuned in full: the ensemble's size as a share of one member's.
-    trainable = sum(parameter_counts(model)[1] for model in models)
-    total = parameter_counts(models[0])[1]
-    ensemble = ClassifierEnsemble(list(models), method=method)
-    accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
-    scores = {"accuracy": float(accuracy)}
-    if "validation" in data:
-        scores["validation_accuracy"] = float(
-            evaluate_classifier(ensemble, preprocessor, data["validation"])["accuracy"]
-        )
-    return {
-        "method": "ensemble",
-        "members": len(models),
-        "trainable_params": trainable,
-        "total_params": total,
-        "trainable_pct": 100.0 * trainable / total,
-        **scores,
-        "train_s": float(train_seconds),
-    }
-
-
 __all__ = [
     "ADAPTATION_METHODS",
     "DEFAULT_LEARNING_RATES",
     "RECIPES",
-    "AdaptationRun",
     "StartingPoint",
     "adapt_classifier",
     "adapters",
@@ -784,7 +663,6 @@ __all__ = [
     "depth_groups",
     "discriminative_learning_rates",
     "distillation",
-    "ensemble_result",
     "ewc",
     "feature_extraction",
     "full_fine_tuning",
@@ -793,7 +671,6 @@ __all__ = [
     "lora",
     "method_name",
     "multitask",
-    "parameter_counts",
     "prefix_tuning",
     "pretrained_starting_point",
     "prompt_tuning",
@@ -802,181 +679,3 @@ __all__ = [
     "sequential_adaptation",
     "top_blocks",
 ]
-
-
-# === Comparing methods (labs 3–6, lab16_peft, lab17_distillation, benchmarks/adaptation.py) ===
-
-
-def runs_per_seed(method, start):
-    """Whether `compare_methods` runs `method` (a name) once per seed from `start`: not an
-    ensemble (it combines the seeds' models), nor EWC from a start with no pretraining head
-    to estimate the Fisher with."""
-    return method != "ensemble" and not (method == "ewc" and start.objective is None)
-
-
-def compare_methods(
-    variants, starts, data, seeds=(0,), epochs=3, batch_size=32, done=(), on_result=None, verbose=0
-):
-    """Runs every variant from every starting point with every seed; returns the result rows.
-
-    Within one start and seed, a "distillation" variant's teacher is that seed's "full" model
-    (trained first if no "full" variant ran), and an "ensemble" variant combines the start's
-    "full" models of all seeds (one row, seed None), so put it last.
-
-    Args:
-        variants: list of `(label, method, options)`: a row label, a recipe of this module
-            (or its `ADAPTATION_METHODS` name; `ensemble_result` for an ensemble) and that
-            recipe's options dict (see `adapt_classifier`; a "learning_rate" key sets the
-            method's peak rate).
-        starts: list of `StartingPoint`.
-        data: dict with "train" and "test" `Examples`, and optionally "validation".
-        seeds: sequence of int, default (0,).
-        epochs: int, default 3.
-        batch_size: int, default 32.
-        done: rows from an earlier, interrupted call (with `label`, `start`, `seed`): those
-            runs are not repeated (a teacher or ensemble member is retrained if needed but
-            not reported again).
-        on_result: callable or None. Called with each new row as soon as it exists (to save
-            progress).
-        verbose: int, default 0.
-
-    Returns:
-        list of row dicts (`label`, `method`, `start`, `seed`, and `adapt_classifier`'s
-        result), `done` rows included.
-    """
-    variants = [(label, method_name(method), options) for label, method, options in variants]
-    rows = list(done)
-    finished = {(row["label"], row["start"], row["seed"]) for row in rows}
-
-    def report(row):
-        rows.append(row)
-        if on_result is not None:
-            on_result(row)
-
-    for start in starts:
-        full_models, full_seconds = {}, {}
-        _, preprocessor = start.load()
-        for seed in seeds:
-            for label, method, options in variants:
-                if not runs_per_seed(method, start) or (label, start.name, seed) in finished:
-                    continue
-                if method == "distillation" and seed not in full_models:
-                    result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose
-                    )
-                    full_seconds[seed] = result["train_s"]
-                if method == "distillation":
-                    options = {**options, "teacher": full_models[seed]}
-                result, model = adapt_classifier(
-                    method, start, data, seed, epochs, batch_size, verbose=verbose, **options
-                )
-                if method == "full" and not options:
-                    full_models[seed], full_seconds[seed] = model, result["train_s"]
-                report({"label": label, **result})
-                del model
-                gc.collect()  # each run's model and traced graphs; the process runs dozens
-        for label, method, options in variants:
-            if method != "ensemble" or (label, start.name, None) in finished:
-                continue
-            for seed in seeds:
-                if seed not in full_models:
-                    result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose
-                    )
-                    full_seconds[seed] = result["train_s"]
-            members = [full_models[seed] for seed in seeds]
-            result = ensemble_result(
-                members, preprocessor, data, sum(full_seconds[seed] for seed in seeds), **options
-            )
-            report({"label": label, "start": start.name, "seed": None, **result})
-    return rows
-
-
-def summarize(rows):
-    """Mean ± sd of accuracy over seeds per (start, label); list of dicts in first-seen order.
-
-    Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
-    `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
-    one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run).
-    """
-    groups = {}
-    for row in rows:
-        groups.setdefault((row["start"], row["label"]), []).append(row)
-    summaries = []
-    for (start, label), group in groups.items():
-        accuracies = np.array([row["accuracy"] for row in group])
-        validation = [row.get("validation_accuracy") for row in group]
-        summaries.append(
-            {
-                "start": start,
-                "label": label,
-                "method": group[0]["method"],
-                "seeds": len(group),
-                "learning_rate": group[0].get("learning_rate"),
-                "trainable_params": group[-1]["trainable_params"],
-                "trainable_pct": group[-1]["trainable_pct"],
-                "acc_mean": float(accuracies.mean()),
-                "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
-                "val_mean": None if None in validation else float(np.mean(validation)),
-                "train_s": float(np.mean([row["train_s"] for row in group])),
-            }
-        )
-    return summaries
-
-
-def format_summary_table(summaries):
-    """A Markdown table of `summarize`'s rows (with a validation column when they have one)."""
-    validation = any(row.get("val_mean") is not None for row in summaries)
-    lines = [
-        "| start | method | trainable params | "
-        + ("validation accuracy (mean) | " if validation else "")
-        + "test accuracy (mean ± sd, n) | train s |",
-        "|---|---|---:|" + ("---:|" if validation else "") + "---:|---:|",
-    ]
-    for row in summaries:
-        spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
-        cell = ""
-        if validation:
-            value = row.get("val_mean")
-            cell = ("–" if value is None else f"{100 * value:.2f}") + " | "
-        lines.append(
-            f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
-            f"({row['trainable_pct']:.2f}%) | {cell}{100 * row['acc_mean']:.2f}{spread} "
-            f"(n={row['seeds']}) | {row['train_s']:.1f} |"
-        )
-    return "\n".join(lines)
-
-
-def choose_on_validation(summaries, family=None):
-    """The setting with the best mean validation accuracy per (start, family of settings).
-
-    How a hyperparameter is chosen without looking at test: every setting of a method (its
-    peak rate, factor, λ …) is one row of `summarize`; within a family the row with the highest
-    `val_mean` wins (the first listed on a tie), and its test accuracy is what gets reported.
-
-    Args:
-        summaries: list of `summarize` rows, each with a `val_mean`.
-        family: callable or None. `family(row)` names a row's family; default its `method`.
-
-    Returns:
-        dict `{(start, family): summary row}` in first-seen order.
-
-    Raises:
-        ValueError: a row without validation accuracy (the data had no "validation" split).
-    """
-    family = family or (lambda row: row["method"])
-    chosen = {}
-    for row in summaries:
-        if row.get("val_mean") is None:
-            raise ValueError(
-                f"row {row['start']}/{row['label']} has no validation accuracy: pass data "
-                "with a 'validation' split to compare_methods"
-            )
-        key = (row["start"], family(row))
-        if key not in chosen or row["val_mean"] > chosen[key]["val_mean"]:
-            chosen[key] = row
-    return chosen
-
-
-__all__ += ["choose_on_validation", "compare_methods", "format_summary_table", "summarize"]

@@ -1,11 +1,8 @@
 """Fine-tuning a task model on pre-computed token features (NER, span NER, extractive QA)."""
 
-import time
-
-from kbert.checks import check_positive_int
 from kbert.text.feature_batches import feature_batches
-from kbert.train.build_before_tracing import BuildBeforeTracing
-from kbert.train.fine_tuning import fine_tuning_optimizer, unused_pooler_frozen
+from kbert.train.fine_tuning import compile_and_fit
+from kbert.train.training_settings import DEFAULT_TRAINING
 
 
 def fine_tune_on_features(
@@ -13,18 +10,9 @@ def fine_tune_on_features(
     features,
     label_keys,
     validation=None,
-    epochs=3,
-    batch_size=32,
-    learning_rate=5e-5,
-    warmup_fraction=0.1,
-    weight_decay=0.01,
-    seed=0,
+    settings=DEFAULT_TRAINING,
     extra_length_keys=(),
     metrics=None,
-    jit_compile=False,
-    callbacks=(),
-    gradient_accumulation_steps=1,
-    verbose=1,
 ):
     """Compiles and fits `model` with the standard recipe; returns `(history, seconds)`.
 
@@ -39,36 +27,26 @@ def fine_tune_on_features(
         features: dict of numpy arrays (a featurizer's output).
         label_keys: str, sequence of str or dict, as in `feature_batches`.
         validation: features dict, default None. Its loss is logged after every epoch.
-        epochs: int, default 3.
-        batch_size: int, default 32.
-        learning_rate: float, default 5e-5.
-        warmup_fraction: float, default 0.1.
-        weight_decay: float, default 0.01.
-        seed: int, default 0. Shuffling seed.
+        settings: `kbert.train.TrainingSettings`, default `DEFAULT_TRAINING`. With
+            gradient accumulation, mind that the loss of a token task is a mean over the
+            batch's labelled tokens, so N batches of B equal one batch of N × B exactly only
+            when each holds as many labelled tokens; otherwise each batch's tokens weigh in
+            proportion to 1 / (its labelled tokens).
         extra_length_keys: sequence of str, default (). See `feature_batches`.
         metrics: Keras metrics, default None.
-        jit_compile: bool, default False.
-        callbacks: list of Keras callbacks.
-        gradient_accumulation_steps: int >= 1, default 1. Update once every N batches with
-            their mean gradient (`fine_tuning_optimizer`). The loss of a token task is a mean
-            over the batch's labelled tokens, so N batches of B equal one batch of N × B
-            exactly only when each holds as many labelled tokens; otherwise each batch's
-            tokens weigh in proportion to 1 / (its labelled tokens).
-        verbose: int, default 1.
 
     Returns:
         `(keras.callbacks.History, training seconds)`.
     """
-    epochs = check_positive_int("epochs", epochs)
     if isinstance(label_keys, str):
         label_keys = (label_keys,)
     input_keys = list(model.input) if isinstance(model.input, dict) else None
     train_batches = feature_batches(
         features,
         label_keys,
-        batch_size,
+        settings.batch_size,
         training=True,
-        seed=seed,
+        seed=settings.seed,
         extra_length_keys=extra_length_keys,
         input_keys=input_keys,
     )
@@ -79,27 +57,14 @@ def fine_tune_on_features(
             validation, label_keys, 64, extra_length_keys=extra_length_keys, input_keys=input_keys
         )
     )
-    steps = -(-len(features["padding_mask"]) // batch_size) * epochs
-    with unused_pooler_frozen(model):  # token and span heads read no pooler: no gradient
-        model.compile(
-            optimizer=fine_tuning_optimizer(
-                steps,
-                learning_rate,
-                warmup_fraction,
-                weight_decay,
-                gradient_accumulation_steps=gradient_accumulation_steps,
-            ),
-            loss=model.default_loss(),
-            metrics=metrics,
-            jit_compile=jit_compile,
-        )
-        start = time.perf_counter()
-        history = model.fit(
-            train_batches,
-            validation_data=validation_batches,
-            epochs=epochs,
-            shuffle=False,  # the batches are reshuffled by `feature_batches`; Keras would warn
-            callbacks=[*callbacks, BuildBeforeTracing(train_batches)],  # last: see its docstring
-            verbose=verbose,
-        )
-    return history, time.perf_counter() - start
+    batches_per_epoch = -(-len(features["padding_mask"]) // settings.batch_size)
+    # token and span heads read no pooler: `compile_and_fit` freezes it
+    return compile_and_fit(
+        model,
+        settings,
+        train_batches,
+        validation_batches,
+        batches_per_epoch,
+        model.default_loss(),
+        metrics=metrics,
+    )

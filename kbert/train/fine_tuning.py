@@ -2,6 +2,7 @@
 
 import contextlib
 import math
+import time
 
 import keras
 
@@ -11,6 +12,7 @@ from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import SequenceClassifier
 from kbert.models.span_classifier import SpanClassifier
 from kbert.models.token_classifier import TokenClassifier
+from kbert.train.build_before_tracing import BuildBeforeTracing
 from kbert.train.schedules import LearningRateSchedule
 
 # BERT excludes biases and LayerNorm parameters from weight decay.
@@ -186,3 +188,83 @@ def decoupled_adamw(
     )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
     return optimizer
+
+
+def compile_and_fit(
+    model,
+    settings,
+    train_batches,
+    validation_batches,
+    batches_per_epoch,
+    loss,
+    metrics=None,
+    optimizer=None,
+):
+    """Compiles `model` with the standard recipe and fits it; returns `(history, seconds)`.
+
+    The tail every fine-tuning entry point shares: the optimizer over exactly the run's steps
+    (`fine_tuning_optimizer`, or `optimizer(total_steps)`), compile, then a timed `fit` with
+    the encoder's pooler frozen when the model does not read it (`unused_pooler_frozen`).
+
+    Args:
+        model: a Keras model.
+        settings: `kbert.train.TrainingSettings`.
+        train_batches: a `tf.data.Dataset` of `(inputs, labels)` batches that reshuffles
+            itself each epoch (`fit` is told not to shuffle).
+        validation_batches: a `tf.data.Dataset` or None. Evaluated after every epoch.
+        batches_per_epoch: int >= 1. The training batches in one epoch; the schedule spans
+            `batches_per_epoch × settings.epochs` steps.
+        loss: a Keras loss.
+        metrics: Keras metrics, default None.
+        optimizer: callable or None, default None. `optimizer(total_steps)` returns the
+            optimizer to use instead of the standard one; with accumulation it must
+            accumulate `settings.gradient_accumulation_steps` batches itself.
+
+    Returns:
+        `(keras.callbacks.History, training seconds)`.
+    """
+    steps = batches_per_epoch * settings.epochs
+    warmup_fraction = settings.warmup_fraction
+    if settings.warmup_steps is not None:
+        warmup_fraction = min(settings.warmup_steps / steps, 1.0)
+    accumulation = settings.gradient_accumulation_steps
+    if optimizer is None:
+        compiled_optimizer = fine_tuning_optimizer(
+            steps,
+            settings.learning_rate,
+            warmup_fraction,
+            settings.weight_decay,
+            gradient_accumulation_steps=accumulation,
+        )
+    else:
+        compiled_optimizer = optimizer(steps)
+        if not isinstance(compiled_optimizer, keras.optimizers.Optimizer):
+            raise ValueError(
+                "optimizer must be a callable returning a keras Optimizer from the "
+                f"step count; it returned {type(compiled_optimizer).__name__}"
+            )
+        if (compiled_optimizer.gradient_accumulation_steps or 1) != accumulation:
+            raise ValueError(
+                f"gradient_accumulation_steps={accumulation} but the optimizer from "
+                "`optimizer(total_steps)` accumulates "
+                f"{compiled_optimizer.gradient_accumulation_steps or 1}; make it with "
+                f"gradient_accumulation_steps={accumulation}"
+            )
+    with unused_pooler_frozen(model):  # a pooler the head does not read gets no gradient
+        model.compile(
+            optimizer=compiled_optimizer,
+            loss=loss,
+            metrics=metrics,
+            jit_compile=settings.jit_compile,
+        )
+        start = time.perf_counter()
+        history = model.fit(
+            train_batches,
+            validation_data=validation_batches,
+            epochs=settings.epochs,
+            shuffle=False,  # the batches reshuffle themselves every epoch; Keras would only warn
+            # BuildBeforeTracing goes last: see its docstring.
+            callbacks=[*settings.callbacks, BuildBeforeTracing(train_batches)],
+            verbose=settings.verbose,
+        )
+    return history, time.perf_counter() - start

@@ -10,9 +10,12 @@ from kbert.models.question_answerer import QuestionAnswerer
 from kbert.tasks.ner import NER_METHODS, build_ner_model, entity_types, model_method, ner_features
 from kbert.tasks.question_answering import question_budget
 from kbert.train.feature_fine_tuning import fine_tune_on_features
+from kbert.train.training_settings import TrainingSettings
 
 __all__ = [
     "NER_METHODS",
+    "NER_TRAINING",
+    "QUESTION_ANSWERING_TRAINING",
     "build_ner_model",
     "entity_types",
     "fine_tune_ner",
@@ -22,6 +25,10 @@ __all__ = [
     "question_budget",
 ]
 
+# Each task's defaults: the sentence-level recipe's, at the higher rates these heads train at.
+NER_TRAINING = TrainingSettings(learning_rate=3e-4)
+QUESTION_ANSWERING_TRAINING = TrainingSettings(epochs=2, learning_rate=1e-4)
+
 
 def fine_tune_ner(
     model,
@@ -29,21 +36,17 @@ def fine_tune_ner(
     words,
     tags,
     tag_names,
-    epochs=3,
-    batch_size=32,
-    learning_rate=3e-4,
-    warmup_fraction=0.1,
-    weight_decay=0.01,
-    seed=0,
+    settings=NER_TRAINING,
     sequence_length=128,
     max_span_length=8,
     label_all_subwords=False,
     stride=None,
-    callbacks=(),
-    gradient_accumulation_steps=1,
-    verbose=1,
 ):
-    """Featurizes tagged sentences and fine-tunes an NER model; returns `(history, seconds)`."""
+    """Featurizes tagged sentences and fine-tunes an NER model; returns `(history, seconds)`.
+
+    `settings` is a `kbert.train.TrainingSettings`, default `NER_TRAINING` (peak rate 3e-4);
+    change a field with `NER_TRAINING.replace(...)`.
+    """
     method = model_method(model)
     features = ner_features(
         method,
@@ -58,40 +61,21 @@ def fine_tune_ner(
     )
     label = "span_labels" if method == "span" else "labels"
     extra = ("span_mask",) if method == "span" else ()
-    return fine_tune_on_features(
-        model,
-        features,
-        label,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        warmup_fraction=warmup_fraction,
-        weight_decay=weight_decay,
-        seed=seed,
-        extra_length_keys=extra,
-        callbacks=callbacks,
-        gradient_accumulation_steps=gradient_accumulation_steps,
-        verbose=verbose,
-    )
+    return fine_tune_on_features(model, features, label, settings=settings, extra_length_keys=extra)
 
 
 def fine_tune_question_answerer(
     model,
     tokenizer,
     examples,
-    epochs=2,
-    batch_size=32,
-    learning_rate=1e-4,
-    warmup_fraction=0.1,
-    weight_decay=0.01,
-    seed=0,
+    settings=QUESTION_ANSWERING_TRAINING,
     sequence_length=384,
     stride=128,
-    callbacks=(),
-    gradient_accumulation_steps=1,
-    verbose=1,
 ):
     """Featurizes SQuAD-style examples (windows) and fine-tunes a `QuestionAnswerer`.
+
+    `settings` is a `kbert.train.TrainingSettings`, default `QUESTION_ANSWERING_TRAINING`
+    (2 epochs, peak rate 1e-4); change a field with `QUESTION_ANSWERING_TRAINING.replace(...)`.
 
     Returns:
         `(history, seconds, number of training windows)`.
@@ -105,18 +89,5 @@ def fine_tune_question_answerer(
         training=True,
     )
     labels = {output: key for key, output in QuestionAnswerer.LABEL_OUTPUTS.items()}
-    history, seconds = fine_tune_on_features(
-        model,
-        features,
-        labels,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        warmup_fraction=warmup_fraction,
-        weight_decay=weight_decay,
-        seed=seed,
-        callbacks=callbacks,
-        gradient_accumulation_steps=gradient_accumulation_steps,
-        verbose=verbose,
-    )
+    history, seconds = fine_tune_on_features(model, features, labels, settings=settings)
     return history, seconds, len(features["token_ids"])

@@ -10,6 +10,7 @@ from kbert.models import Encoder
 from kbert.models.span_classifier import SpanClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
+from kbert.train.training_settings import TrainingSettings
 from tests.model_test_case import run_model_test
 
 VOCABULARY = [
@@ -109,11 +110,8 @@ def test_fine_tuning_on_features_reduces_the_loss(tokenizer):
         model,
         features,
         "span_labels",
-        epochs=4,
-        batch_size=8,
-        learning_rate=3e-2,
+        settings=TrainingSettings(epochs=4, batch_size=8, learning_rate=3e-2, verbose=0),
         extra_length_keys=("span_mask",),
-        verbose=0,
     )
     assert len(history.history["loss"]) == 4
     after = loss()

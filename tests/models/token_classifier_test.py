@@ -9,6 +9,7 @@ from kbert.models import Encoder
 from kbert.models.token_classifier import TokenClassifier
 from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
+from kbert.train.training_settings import TrainingSettings
 from tests.model_test_case import run_model_test
 
 VOCABULARY = [
@@ -121,7 +122,10 @@ def test_fine_tuning_on_features_reduces_the_loss(tokenizer, crf):
     tagger = TokenClassifier(Encoder.from_preset("tiny", num_layers=1), 7, crf=crf)
     before = _loss(tagger, features)
     history, seconds = fine_tune_on_features(
-        tagger, features, "labels", epochs=3, batch_size=8, learning_rate=1e-2, verbose=0
+        tagger,
+        features,
+        "labels",
+        settings=TrainingSettings(epochs=3, batch_size=8, learning_rate=1e-2, verbose=0),
     )
     after = _loss(tagger, features)
     assert len(history.history["loss"]) == 3 and seconds > 0

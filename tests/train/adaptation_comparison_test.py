@@ -1,8 +1,18 @@
 """Which saved comparison rows `run_comparison` may reuse: never one made with another rate,
-other options or other weights (a lab16 re-record once reused rows made at an old default rate)."""
+other options or other weights (a lab16 re-record once reused rows made at an old default rate);
+and choosing a method's settings on validation: summaries, the choice, the table (no training)."""
+
+import pytest
 
 from kbert.train import adaptation_recipes as recipes_module
-from kbert.train.adaptation_comparison import START_LEARNING_RATES, reusable, variant_key
+from kbert.train.adaptation_comparison import (
+    START_LEARNING_RATES,
+    choose_on_validation,
+    format_summary_table,
+    reusable,
+    summarize,
+    variant_key,
+)
 from kbert.train.adaptation_recipes import DEFAULT_LEARNING_RATES, StartingPoint
 
 SETTINGS = {"train_examples": 1000, "epochs": 3}
@@ -119,3 +129,49 @@ def test_missing_runs_leave_out_saved_rows_ensembles_and_ewc_without_a_pretraini
     assert missing_runs(variants, bert, 0, saved) == ["full"]
     assert missing_runs(variants, causal, 0, saved) == ["ewc"]
     assert missing_runs(variants, causal, 1, saved) == ["full", "ewc"]
+
+
+def _summary_row(label, method, seed, validation, test):
+    return {
+        "label": label,
+        "method": method,
+        "start": "s",
+        "seed": seed,
+        "learning_rate": 1e-4,
+        "trainable_params": 10,
+        "trainable_pct": 100.0,
+        "accuracy": test,
+        "validation_accuracy": validation,
+        "train_s": 1.0,
+    }
+
+
+def test_settings_are_chosen_on_validation_never_on_test():
+    rows = [
+        # "a" is best on test, "b" on validation: "b" must win.
+        _summary_row("a", "m", 0, 0.50, 0.90),
+        _summary_row("a", "m", 1, 0.60, 0.92),
+        _summary_row("b", "m", 0, 0.70, 0.40),
+        _summary_row("b", "m", 1, 0.70, 0.44),
+        _summary_row("c", "other", 0, 0.10, 0.10),
+    ]
+    summaries = summarize(rows)
+    assert [row["val_mean"] for row in summaries] == pytest.approx([0.55, 0.70, 0.10])
+    assert summaries[1]["acc_mean"] == pytest.approx(0.42)
+    chosen = choose_on_validation(summaries)
+    assert {key: row["label"] for key, row in chosen.items()} == {
+        ("s", "m"): "b",
+        ("s", "other"): "c",
+    }
+    # One family for everything: the best validation row overall.
+    assert choose_on_validation(summaries, family=lambda row: "all")[("s", "all")]["label"] == "b"
+    table = format_summary_table(summaries)
+    assert "| validation accuracy (mean) |" in table and "| 70.00 | 42.00 ± 2.83 (n=2)" in table
+
+
+def test_choosing_without_validation_names_the_summary_row():
+    rows = [{**_summary_row("a", "m", 0, 0.5, 0.5), "validation_accuracy": None}]
+    with pytest.raises(ValueError, match="row s/a has no validation accuracy"):
+        choose_on_validation(summarize(rows))
+    # And the table then has no validation column.
+    assert "validation" not in format_summary_table(summarize(rows))

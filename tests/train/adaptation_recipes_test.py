@@ -13,10 +13,9 @@ from kbert.train.adaptation_recipes import (
     ADAPTATION_METHODS,
     StartingPoint,
     adapt_classifier,
-    ensemble_result,
-    parameter_counts,
     pretrained_starting_point,
 )
+from kbert.train.adaptation_run import ensemble_result, parameter_counts
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer
 
 # About 100 s of fine-tuning runs (17 of them, each traced anew): the slow tier.

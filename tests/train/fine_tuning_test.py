@@ -60,7 +60,7 @@ def test_an_unread_pooler_is_frozen_while_training_and_no_warning_is_raised(tmp_
     from kbert.data.label_vocabulary import LabelVocabulary
     from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
     from kbert.text import BertPreprocessor, WordPieceTokenizer
-    from kbert.train import fine_tune_classifier
+    from kbert.train import TrainingSettings, fine_tune_classifier
     from kbert.train.fine_tuning import reads_pooler, unused_pooler_frozen
 
     encoder = Encoder.from_preset("tiny", vocabulary_size=7, max_sequence_length=8)
@@ -81,7 +81,12 @@ def test_an_unread_pooler_is_frozen_while_training_and_no_warning_is_raised(tmp_
     )  # fmt: skip
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fine_tune_classifier(classifier, preprocessor, train, epochs=2, batch_size=2, verbose=0)
+        fine_tune_classifier(
+            classifier,
+            preprocessor,
+            train,
+            settings=TrainingSettings(epochs=2, batch_size=2, verbose=0),
+        )
     messages = [str(warning.message) for warning in caught]
     assert not [m for m in messages if "Gradients do not exist" in m or "shuffle" in m], messages
     assert not [m for m in messages if "ran out of data" in m], messages

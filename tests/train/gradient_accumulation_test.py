@@ -9,7 +9,7 @@ from kbert.data import Examples
 from kbert.data.label_vocabulary import LabelVocabulary
 from kbert.models import Encoder, SequenceClassifier
 from kbert.text import BertPreprocessor, WordPieceTokenizer
-from kbert.train import fine_tune_classifier
+from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.discriminative_learning_rates import (
     DiscriminativeOptimizer,
     layerwise_schedules,
@@ -182,11 +182,10 @@ def test_bad_accumulation_is_named(tmp_path):
             model,
             preprocessor,
             train,
-            epochs=1,
-            batch_size=1,
+            settings=TrainingSettings(
+                epochs=1, batch_size=1, gradient_accumulation_steps=2, verbose=0
+            ),
             optimizer=lambda steps: keras.optimizers.Adam(1e-3),
-            gradient_accumulation_steps=2,
-            verbose=0,
         )
 
 
@@ -441,13 +440,15 @@ def test_fine_tuning_logs_the_schedule_its_settings_name(tmp_path):
         _classifier(),
         preprocessor,
         train,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=peak,
-        warmup_fraction=0.0,
-        gradient_accumulation_steps=accumulation,
-        callbacks=[keras.callbacks.TensorBoard(str(tmp_path / "logs"), write_graph=False)],
-        verbose=0,
+        settings=TrainingSettings(
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=peak,
+            warmup_fraction=0.0,
+            gradient_accumulation_steps=accumulation,
+            callbacks=[keras.callbacks.TensorBoard(str(tmp_path / "logs"), write_graph=False)],
+            verbose=0,
+        ),
     )
     per_epoch = len(train.texts) // batch_size // accumulation  # updates
     logged = _logged(tmp_path / "logs", "epoch_learning_rate")
