@@ -63,6 +63,7 @@ _HOMES = {
     "TextGenerator": "kbert.models.text_generator",
     "Distiller": "kbert.models",
     # Fine-tuning.
+    "TrainingSettings": "kbert.train.training_settings",
     "fine_tune_classifier": "kbert.train.classifier_fine_tuning",
     "fine_tune_ner": "kbert.train.token_task_fine_tuning",
     "fine_tune_question_answerer": "kbert.train.token_task_fine_tuning",
