@@ -74,7 +74,8 @@ COURSE = (
     ("lab10_contextual_bank", "lab10_contextual_bank", ()),
     ("lab11_contextual_embeddings", "lab11_contextual_embeddings", ()),
     ("lab12_pairs", "lab12_pairs", ()),
-    ("lab12_pairs_rte_mean_pooling", "lab12_pairs", ("--tasks", "rte", "--pooling", "mean")),
+    # The [CLS] reading beside the default (the checkpoint's own pooling, mean for MiniLM-L6).
+    ("lab12_pairs_rte_cls_pooling", "lab12_pairs", ("--tasks", "rte", "--pooling", "cls")),
     ("lab13_ner", "lab13_ner", ()),
     *(
         (

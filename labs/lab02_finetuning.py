@@ -8,7 +8,8 @@ TREC-6 question classification (6 classes: ABBR, DESC, ENTY, HUM, LOC, NUM):
     is added to the pretrained vocabulary (a new, trainable embedding row) and appended at the
     end of every question; being last, it is the only position a causal model lets see the whole
     question, so a linear layer on its final hidden state classifies.
-(ii) MiniLM-L6, a real pretrained BERT, with BERT's recipe: a linear layer on [CLS].
+(ii) MiniLM-L6, a real pretrained BERT: a linear layer on the sentence vector it was trained to
+    give (the mean of its tokens, as its `1_Pooling/config.json` says; [CLS] for a BERT with NSP).
 
 Both use the tutorial's fine-tuning hyper-parameters: lr 6.5e-5 after 10 warmup steps, decaying
 linearly to 0, 3 epochs, batch 32, dropout 0.1, gradient clipping 1.0, 10% of train held out for
@@ -34,7 +35,7 @@ quiet_tensorflow()
 
 import keras  # noqa: E402
 
-from kbert.checkpoints import load_pretrained  # noqa: E402
+from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.metrics import confusion_matrix_png, learning_curve_png  # noqa: E402
 from kbert.models import SequenceClassifier, grow_vocabulary  # noqa: E402
@@ -78,10 +79,13 @@ def causal_model_with_classification_token(path, args):
     return encoder, BertPreprocessor(tokenizer, sequence_length=length), "last"
 
 
-# %% Part (ii): a real pretrained BERT, a linear layer on [CLS].
+# %% Part (ii): a real pretrained BERT, a linear layer on the sentence vector it was trained to
+# give (`trained_pooling`: [CLS] for a BERT pretrained with NSP; the token mean for MiniLM-L6, a
+# sentence-transformers checkpoint whose own `1_Pooling/config.json` says so).
 def pretrained_bert(name, args):
     encoder, tokenizer = load_pretrained(name, dtype=args.dtype)
-    return encoder, BertPreprocessor(tokenizer, sequence_length=args.sequence_length), "cls"
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    return encoder, preprocessor, trained_pooling(name)
 
 
 def run_part(part, args, data, run_dir):

@@ -31,7 +31,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from kbert.checkpoints import load_pretrained  # noqa: E402
+from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
 from kbert.export import export_saved_model  # noqa: E402
@@ -130,7 +130,8 @@ def main():
     encoder, tokenizer = load_pretrained(args.model)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     label_names = list(splits["train"].label_names.names)
-    classifier = SequenceClassifier(encoder, len(label_names), pooling="cls")
+    # Read the way the checkpoint was trained to be read (MiniLM-L6: the mean of its tokens).
+    classifier = SequenceClassifier(encoder, len(label_names), pooling=trained_pooling(args.model))
     _, seconds = fine_tune_classifier(
         classifier,
         preprocessor,

@@ -78,9 +78,11 @@ def add_finetune_arguments(parser):
     )
     model.add_argument(
         "--pooling",
-        default="cls",
-        choices=CLASSIFIER_POOLING,
-        help="how the classifier reads the sequence (default cls)",
+        default="trained",
+        choices=("trained",) + CLASSIFIER_POOLING,
+        help="how the classifier reads the sequence (default trained: the way the checkpoint was "
+        "trained to be read, from its 1_Pooling/config.json: mean for minilm_l6; cls for a plain "
+        "BERT; last for a causal model)",
     )
     model.add_argument("--dropout", type=float, default=0.1, help="head dropout (default 0.1)")
     model.add_argument(
@@ -326,7 +328,7 @@ def finetune(args):
 
     import keras
 
-    from kbert.checkpoints import load_pretrained
+    from kbert.checkpoints import load_pretrained, trained_pooling
     from kbert.metrics import confusion_matrix_png, learning_curve_png
     from kbert.models import SequenceClassifier
     from kbert.train import BestCheckpoint, TrainingSettings, fine_tune_classifier
@@ -337,6 +339,8 @@ def finetune(args):
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     check_sequence_length(args.sequence_length, encoder, args.model)
     preprocessor = make_preprocessor(tokenizer, args.sequence_length, args)
+    if args.pooling == "trained":  # recorded resolved, so the run says how it read the model
+        args.pooling = trained_pooling(args.model, causal=encoder.config.causal)
     classifier = SequenceClassifier(
         encoder,
         len(task.label_names),

@@ -60,8 +60,9 @@ class StartingPoint:
     Args:
         name: str. Shown in tables.
         load: callable returning `(encoder, preprocessor)`, a fresh copy on every call.
-        pooling: str. The classifier's pooling ("cls" for BERT; "last" for a causal model whose
-            classification token closes the input).
+        pooling: str. The classifier's pooling, the one the start was trained to be read by
+            (`kbert.checkpoints.trained_pooling`: "mean" for MiniLM-L6, "cls" for a plain BERT;
+            "last" for a causal model whose classification token closes the input).
         objective: str or None. The pretraining objective whose head the checkpoint can rebuild
             ("causal": a tied decoder, "masked"), for EWC's Fisher and the multitask LM loss;
             None when the checkpoint ships no usable pretraining head.
@@ -100,7 +101,9 @@ def pretrained_starting_point(
     A causal checkpoint (lab01's tutorial-style model) is adapted as the tutorial's hands-on
     #2 does: a new classification token is added to the vocabulary and closes every input, and
     the classifier reads its final hidden state, the only one that has seen the whole text. A
-    bidirectional checkpoint is read at [CLS].
+    bidirectional checkpoint is read the way it was trained to be read
+    (`kbert.checkpoints.trained_pooling`: MiniLM-L6 by the mean of its tokens, as its
+    `1_Pooling/config.json` says; a plain BERT at [CLS]).
 
     Args:
         name_or_path: str or Path. "minilm_l6", a Hugging Face BERT directory, or a kbert
@@ -115,7 +118,7 @@ def pretrained_starting_point(
     Returns:
         `StartingPoint`.
     """
-    from kbert.checkpoints import load_pretrained
+    from kbert.checkpoints import load_pretrained, trained_pooling
     from kbert.models.vocabulary_growth import grow_vocabulary
     from kbert.text import BertPreprocessor, WordPieceTokenizer
 
@@ -137,7 +140,7 @@ def pretrained_starting_point(
     return StartingPoint(
         name or str(name_or_path),
         load,
-        pooling="last" if causal else "cls",
+        pooling=trained_pooling(name_or_path, causal=causal),
         objective="causal" if causal else None,
         source=str(name_or_path),
         learning_rates=learning_rates,

@@ -181,7 +181,8 @@ def test_the_course_plan_makes_every_committed_record_once():
     names = [name for name, _, _ in COURSE]
     assert len(names) == len(set(names))
     committed = {path.stem for path in (record_labs.ROOT / "docs" / "results").glob("*.json")}
-    assert set(names) == committed
+    # Every record is made by the plan; an entry without a record yet is made by the next run.
+    assert committed <= set(names)
     for name, program, flags in COURSE:
         record_labs.command(program, record_labs.ROOT)  # every program exists
         assert "--record" not in flags, name
