@@ -18,6 +18,10 @@ def _is_float(dtype):
     return keras.backend.standardize_dtype(dtype).startswith(("float", "bfloat"))
 
 
+def _is_float_array(value):
+    return hasattr(value, "dtype") and _is_float(value.dtype)
+
+
 def _call(layer, call_inputs, call_kwargs):
     """`layer(call_inputs, **call_kwargs)`, or `layer(**call_kwargs)` when there is no input."""
     if call_inputs is None:
@@ -43,7 +47,8 @@ def run_precision_test(layer_cls, init_kwargs, call_inputs, call_kwargs=None, ou
     Under `mixed_float16` and `mixed_bfloat16`: every float variable is float32 (the policy's
     variable dtype), every float output has the compute dtype (or `output_dtype`, for layers
     that return float32 logits on purpose) and is finite. Layers among the arguments (a
-    wrapper's sublayer) are rebuilt under the same policy.
+    wrapper's sublayer) are rebuilt under the same policy, and float call arguments (a
+    decoder's context) are cast to its compute dtype; Keras casts the positional input.
 
     Args:
         layer_cls: the layer class.
@@ -58,7 +63,12 @@ def run_precision_test(layer_cls, init_kwargs, call_inputs, call_kwargs=None, ou
     for name in PRECISION_POLICIES:
         policy = keras.DTypePolicy(name)
         layer = layer_cls(**_under_policy(init_kwargs, policy), dtype=policy)
-        outputs = keras.tree.flatten(_call(layer, call_inputs, call_kwargs))
+        # Float arguments arrive in the compute dtype, as from layers under the same policy.
+        as_computed = {
+            key: keras.ops.cast(value, policy.compute_dtype) if _is_float_array(value) else value
+            for key, value in call_kwargs.items()
+        }
+        outputs = keras.tree.flatten(_call(layer, call_inputs, as_computed))
         expected = output_dtype or policy.compute_dtype
         floats = [output for output in outputs if _is_float(output.dtype)]
         assert floats, f"{layer_cls.__name__} has no float output under {name}"
