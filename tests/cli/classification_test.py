@@ -1,74 +1,25 @@
 """`kbert finetune | evaluate | predict` on a tiny model and tiny TSV files (fast tier)."""
 
 import json
+import shutil
 
 import pytest
 
-from kbert.checkpoints import save_pretrained
 from kbert.cli.main import main
-from kbert.models import Encoder
-from kbert.text import WordPieceTokenizer
-
-WORDS = ["good", "great", "fine", "bad", "awful", "poor", "movie", "plot", "the", "was"]
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "tiny"
-    encoder = Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), max_sequence_length=32)
-    return save_pretrained(encoder, WordPieceTokenizer(VOCABULARY), path)
-
-
-def _tsv(path, rows):
-    path.write_text("".join("\t".join(row) + "\n" for row in rows))
-    return str(path)
-
-
-def _rows(count, pair=False):
-    rows = []
-    for i in range(count):
-        positive = i % 2 == 0
-        text = f"the movie was {'good' if positive else 'bad'}"
-        row = [text, "the plot was fine"] if pair else [text]
-        rows.append(row + ["pos" if positive else "neg"])
-    return rows
+from tests.cli.toy_sentiment import finetune_arguments, sentiment_rows, write_tsv
 
 
 def _finetune(tmp_path, model, train, test, *extra):
-    return main(
-        [
-            "finetune",
-            "--task",
-            "files",
-            "--train-file",
-            train,
-            "--test-file",
-            test,
-            "--model",
-            str(model),
-            "--output-dir",
-            str(tmp_path / "run"),
-            "--epochs",
-            "2",
-            "--sequence-length",
-            "16",
-            "--batch-size",
-            "4",
-            "--learning-rate",
-            "1e-3",
-            "--verbose",
-            "0",
-            *extra,
-        ]
-    )
+    """`kbert finetune` into `tmp_path / "run"`: two epochs at 1e-3 unless `extra` says."""
+    arguments = ["--epochs", "2", "--learning-rate", "1e-3", "--verbose", "0", *extra]
+    return main(finetune_arguments(tmp_path / "run", model, train, test, *arguments))
 
 
 def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(
     tmp_path, tiny_model, capsys
 ):
-    train = _tsv(tmp_path / "train.tsv", _rows(24))
-    test = _tsv(tmp_path / "test.tsv", _rows(6))
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(24))
+    test = write_tsv(tmp_path / "test.tsv", sentiment_rows(6))
     assert _finetune(tmp_path, tiny_model, train, test) == 0
     run = tmp_path / "run"
     for name in (
@@ -104,38 +55,34 @@ def test_finetune_writes_a_complete_run_that_evaluate_and_predict_read(
     assert (run / "model.keras").is_file()
 
 
-def test_pair_tasks_need_pairs_and_single_tasks_refuse_them(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8, pair=True))
-    test = _tsv(tmp_path / "test.tsv", _rows(4, pair=True))
-    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1") == 0
+def test_pair_tasks_need_pairs_and_single_tasks_refuse_them(trained_pair_run, capsys):
+    run = str(trained_pair_run)
     capsys.readouterr()
-    assert main(["predict", str(tmp_path / "run"), "the movie was good"]) == 2
+    assert main(["predict", run, "the movie was good"]) == 2
     assert "classifies text pairs" in capsys.readouterr().err
-    assert main(["predict", str(tmp_path / "run"), "the movie was good", "--pair", "fine"]) == 0
+    assert main(["predict", run, "the movie was good", "--pair", "fine"]) == 0
     assert json.loads(capsys.readouterr().out)["pair"] == "fine"
-    assert main(["predict", str(tmp_path / "run"), "a", "b", "--pair", "fine"]) == 2
+    assert main(["predict", run, "a", "b", "--pair", "fine"]) == 2
     assert "text_pairs has 1 texts but texts has 2" in capsys.readouterr().err
 
 
 def test_bad_input_is_refused_before_anything_is_written(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    unseen = _tsv(tmp_path / "unseen.tsv", _rows(2) + [["the plot was fine", "meh"]])
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(8))
+    unseen = write_tsv(tmp_path / "unseen.tsv", sentiment_rows(2) + [["the plot was fine", "meh"]])
     assert _finetune(tmp_path, tiny_model, train, unseen) == 2
     error = capsys.readouterr().err
     assert "'meh'" in error and "unseen.tsv" in error
     assert not (tmp_path / "run").exists()
-    empty = _tsv(tmp_path / "empty.tsv", _rows(2) + [["", "pos"]])
+    empty = write_tsv(tmp_path / "empty.tsv", sentiment_rows(2) + [["", "pos"]])
     assert _finetune(tmp_path, tiny_model, train, empty) == 2
     assert "empty.tsv:3" in capsys.readouterr().err
     assert main(["predict", str(tmp_path / "nowhere"), "text"]) == 2
     assert "is not a finished kbert run directory" in capsys.readouterr().err
 
 
-def test_predict_on_an_empty_list_is_an_error(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+def test_predict_on_an_empty_list_is_an_error(trained_run, capsys):
     capsys.readouterr()
-    assert main(["predict", str(tmp_path / "run")]) == 2
+    assert main(["predict", str(trained_run)]) == 2
     assert "predict needs at least one text" in capsys.readouterr().err
 
 
@@ -166,9 +113,9 @@ def _snapshot(folder):
     }
 
 
-def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, trained_run, capsys):
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(8))
+    shutil.copytree(trained_run, tmp_path / "run")
     before = _snapshot(tmp_path / "run")
     capsys.readouterr()
     failures = {
@@ -200,14 +147,14 @@ def test_a_failed_overwrite_keeps_the_previous_run(tmp_path, tiny_model, capsys)
 
 
 def test_gradient_accumulation_from_the_command_line(tmp_path, tiny_model):
-    train = _tsv(tmp_path / "train.tsv", _rows(16))
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(16))
     assert _finetune(tmp_path, tiny_model, train, train, "--gradient-accumulation-steps", "2") == 0
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["gradient_accumulation_steps"] == 2 and config["batch_size"] == 4
 
 
 def test_overwrite_never_deletes_files_kbert_did_not_write(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(8))
     mine = tmp_path / "run"
     mine.mkdir()
     (mine / "thesis.tex").write_text("months of work")
@@ -215,30 +162,13 @@ def test_overwrite_never_deletes_files_kbert_did_not_write(tmp_path, tiny_model,
     assert "holds files kbert did not write (thesis.tex)" in capsys.readouterr().err
     assert (mine / "thesis.tex").read_text() == "months of work"
     (tmp_path / "file").write_text("a file")
-    assert (
-        main(
-            [
-                "finetune",
-                "--task",
-                "files",
-                "--train-file",
-                train,
-                "--test-file",
-                train,
-                "--model",
-                str(tiny_model),
-                "--output-dir",
-                str(tmp_path / "file"),
-            ]
-        )
-        == 2
-    )
+    assert main(finetune_arguments(tmp_path / "file", tiny_model, train, train)) == 2
     assert "is a file" in capsys.readouterr().err
 
 
 def test_max_train_examples_cuts_only_the_training_split(tmp_path, tiny_model):
-    train = _tsv(tmp_path / "train.tsv", _rows(24))
-    test = _tsv(tmp_path / "test.tsv", _rows(8))
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(24))
+    test = write_tsv(tmp_path / "test.tsv", sentiment_rows(8))
     assert (
         _finetune(tmp_path, tiny_model, train, test, "--epochs", "1", "--max-train-examples", "4")
         == 0
@@ -259,7 +189,7 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    train = _tsv(tmp_path / "train.tsv", _rows(400))
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(400))
     assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
     run = tmp_path / "run"
     before = _snapshot(run)
@@ -317,14 +247,12 @@ def test_kill_9_during_an_overwrite_leaves_the_previous_run_intact(tmp_path, tin
 
 
 def test_predict_reads_a_file_or_stdin_and_reports_truncation(
-    tmp_path, tiny_model, capsys, monkeypatch
+    tmp_path, trained_run, capsys, monkeypatch
 ):
     import io
     import sys
 
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
-    run = str(tmp_path / "run")
+    run = str(trained_run)
     capsys.readouterr()
     long_text = " ".join(["the movie was good"] * 10)  # 40 words; the run reads 16 tokens
     inputs = tmp_path / "inputs.txt"
@@ -363,13 +291,11 @@ def test_predict_reads_a_file_or_stdin_and_reports_truncation(
     assert "argument 1 is not valid UTF-8" in capsys.readouterr().err
 
 
-def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8, pair=True))
-    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
+def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, trained_pair_run, capsys):
     capsys.readouterr()
     inputs = tmp_path / "pairs.tsv"
     inputs.write_text("the movie was good\tthe plot was fine\nbad\tgood\n", encoding="utf-8")
-    assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 0
+    assert main(["predict", str(trained_pair_run), "--input", str(inputs)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(line["text"], line["pair"]) for line in lines] == [
         ("the movie was good", "the plot was fine"),
@@ -377,7 +303,7 @@ def test_predict_reads_pairs_as_tab_separated_lines(tmp_path, tiny_model, capsys
     ]
     assert lines[0]["tokens"] == 2 + 4 + 1 + 4
     inputs.write_text("only one column\n", encoding="utf-8")
-    assert main(["predict", str(tmp_path / "run"), "--input", str(inputs)]) == 2
+    assert main(["predict", str(trained_pair_run), "--input", str(inputs)]) == 2
     assert "expected 'text<TAB>second text' per line" in capsys.readouterr().err
 
 
@@ -401,8 +327,8 @@ def test_long_input_strategies_at_finetune_predict_evaluate_and_export(
 ):
     from kbert.export import load_exported
 
-    train = _tsv(tmp_path / "train.tsv", _long_rows(16))
-    test = _tsv(tmp_path / "test.tsv", _long_rows(4))
+    train = write_tsv(tmp_path / "train.tsv", _long_rows(16))
+    test = write_tsv(tmp_path / "test.tsv", _long_rows(4))
     assert (
         _finetune(
             tmp_path,
@@ -450,11 +376,11 @@ def test_long_input_strategies_at_finetune_predict_evaluate_and_export(
     )
 
 
-def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, capsys):
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    test = _tsv(tmp_path / "test.tsv", _rows(4))
-    pair_train = _tsv(tmp_path / "pair_train.tsv", _rows(8, pair=True))
-    pair_test = _tsv(tmp_path / "pair_test.tsv", _rows(4, pair=True))
+def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, trained_run, capsys):
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(8))
+    test = write_tsv(tmp_path / "test.tsv", sentiment_rows(4))
+    pair_train = write_tsv(tmp_path / "pair_train.tsv", sentiment_rows(8, pair=True))
+    pair_test = write_tsv(tmp_path / "pair_test.tsv", sentiment_rows(4, pair=True))
     cases = [
         ((train, test, "--window-stride", "4"), "--window-stride applies to --long-inputs"),
         (
@@ -488,17 +414,14 @@ def test_long_input_flags_that_cannot_apply_are_refused(tmp_path, tiny_model, ca
         == 2
     )
     assert "--long-inputs and its flags are for classification" in capsys.readouterr().err
-    assert _finetune(tmp_path, tiny_model, train, test, "--epochs", "1") == 0
     capsys.readouterr()
-    assert main(["predict", str(tmp_path / "run"), "good", "--max-windows", "2"]) == 2
+    assert main(["predict", str(trained_run), "good", "--max-windows", "2"]) == 2
     assert "--max-windows needs --long-inputs" in capsys.readouterr().err
 
 
-def test_a_format_1_run_is_still_read(tmp_path, tiny_model, capsys):
+def test_a_format_1_run_is_still_read(tmp_path, trained_run, capsys):
     # Runs written before kbert.runs' format: best.keras, the flags flat, no labels in config.
-    train = _tsv(tmp_path / "train.tsv", _rows(8))
-    assert _finetune(tmp_path, tiny_model, train, train, "--epochs", "1") == 0
-    run = tmp_path / "run"
+    run = shutil.copytree(trained_run, tmp_path / "run")
     (run / "model.keras").rename(run / "best.keras")
     config = json.loads((run / "config.json").read_text())
     for name in ("run_format", "label_names", "task_family"):

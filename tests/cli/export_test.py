@@ -8,35 +8,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kbert.checkpoints import save_pretrained
 from kbert.cli.main import main
 from kbert.export import load_exported
-from kbert.models import Encoder
-from kbert.text import WordPieceTokenizer
-from tests.cli import classification_test, token_tasks_test
+from tests.cli import token_tasks_test
+from tests.cli.toy_sentiment import save_tiny_model
 
 
-def _tiny_model(path, vocabulary, max_sequence_length=32):
-    encoder = Encoder.from_preset(
-        "tiny", vocabulary_size=len(vocabulary), max_sequence_length=max_sequence_length
-    )
-    return save_pretrained(encoder, WordPieceTokenizer(vocabulary), path)
-
-
-@pytest.fixture(scope="module")
-def classification_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("classification")
-    model = _tiny_model(root / "tiny", classification_test.VOCABULARY)
-    train = classification_test._tsv(root / "train.tsv", classification_test._rows(12))
-    test = classification_test._tsv(root / "test.tsv", classification_test._rows(4))
-    assert classification_test._finetune(root, model, train, test, "--epochs", "1") == 0
-    return root / "run", model
-
-
-def test_a_classification_run_exports_its_labels_and_signatures(
-    classification_run, tmp_path, capsys
-):
-    run, _ = classification_run
+def test_a_classification_run_exports_its_labels_and_signatures(trained_run, tmp_path, capsys):
+    run = trained_run
     capsys.readouterr()
     export_dir = tmp_path / "saved_models"
     assert (
@@ -92,7 +71,7 @@ def test_a_classification_run_exports_its_labels_and_signatures(
 
 @pytest.mark.parametrize("method", ["crf", "span"])
 def test_a_ner_run_exports_a_tag_signature_and_a_span_run_is_refused(method, tmp_path, capsys):
-    model = _tiny_model(tmp_path / "tiny", token_tasks_test.VOCABULARY, 128)
+    model = save_tiny_model(tmp_path / "tiny", token_tasks_test.VOCABULARY, 128)
     data = token_tasks_test._conll_dir(tmp_path / "data")
     run = tmp_path / "run"
     assert token_tasks_test._finetune("conll2003", data, model, run, "--method", method) == 0
@@ -117,8 +96,10 @@ def test_a_ner_run_exports_a_tag_signature_and_a_span_run_is_refused(method, tmp
             assert kind.decode() in ("PER", "LOC", "ORG", "MISC") and text[start:end]
 
 
-def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_path, capsys):
-    model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)
+def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(
+    tmp_path, tiny_model, capsys
+):
+    model = tiny_model
     export_dir = tmp_path / "saved_models"
     assert (
         main(
@@ -138,9 +119,9 @@ def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(tmp_pat
 
 
 def test_bad_sequence_length_and_export_dir_are_refused_before_writing(
-    tmp_path, capsys, monkeypatch
+    tmp_path, tiny_model, capsys, monkeypatch
 ):
-    model = _tiny_model(tmp_path / "tiny", classification_test.VOCABULARY)  # 32 positions
+    model = tiny_model  # 32 positions
     export_dir = tmp_path / "saved_models"
 
     def export(*flags, target=export_dir):

@@ -14,15 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from kbert.checkpoints import save_pretrained
 from kbert.cli.main import build_parser
-from kbert.models import Encoder
 from kbert.partial_directories import OWNER_FILE
-from kbert.text import WordPieceTokenizer
+from tests.cli.toy_sentiment import finetune_arguments, sentiment_rows, write_tsv
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = ["good", "great", "fine", "bad", "awful", "poor", "movie", "plot", "the", "was"]
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
 
 
 def _kbert(*arguments, **options):
@@ -38,43 +34,16 @@ def _kbert(*arguments, **options):
     )
 
 
-def _tsv(path, count):
-    rows = (
-        f"the movie was {'good' if i % 2 == 0 else 'bad'}\t{'pos' if i % 2 == 0 else 'neg'}\n"
-        for i in range(count)
-    )
-    path.write_text("".join(rows))
-    return str(path)
-
-
 def _finetune_arguments(root, model, train, *extra):
-    return [
-        "finetune",
-        "--task",
-        "files",
-        "--train-file",
-        train,
-        "--test-file",
-        train,
-        "--model",
-        str(model),
-        "--output-dir",
-        str(root / "run"),
-        "--sequence-length",
-        "16",
-        "--batch-size",
-        "4",
-        *extra,
-    ]
+    return finetune_arguments(root / "run", model, train, train, *extra)
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
+def finished(tmp_path_factory, tiny_model):
     """A run fine-tuned by a fresh `kbert finetune` with progress bars: (root, its output)."""
     root = tmp_path_factory.mktemp("unix")
-    encoder = Encoder.from_preset("tiny", vocabulary_size=len(VOCABULARY), max_sequence_length=32)
-    model = save_pretrained(encoder, WordPieceTokenizer(VOCABULARY), root / "tiny")
-    train = _tsv(root / "train.tsv", 24)
+    model = tiny_model
+    train = write_tsv(root / "train.tsv", sentiment_rows(24))
     result = _kbert(*_finetune_arguments(root, model, train, "--epochs", "2", "--verbose", "1"))
     assert result.returncode == 0, result.stderr[-3000:]
     return root, model, train, result
@@ -176,7 +145,7 @@ def test_a_stopped_overwrite_removes_its_partial_run_and_keeps_the_previous_one(
     root, model, _, _ = finished
     shutil.copytree(root / "run", tmp_path / "run")
     before = _snapshot(tmp_path / "run")
-    train = _tsv(tmp_path / "train.tsv", 400)
+    train = write_tsv(tmp_path / "train.tsv", sentiment_rows(400))
     arguments = _finetune_arguments(tmp_path, model, train, "--overwrite", "--epochs", "200")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     process = subprocess.Popen(

@@ -3,29 +3,8 @@ import pytest
 
 from kbert.data.span_features import decode_spans, span_features
 from kbert.data.token_classification_features import IGNORE_INDEX, token_classification_features
-from kbert.text import WordPieceTokenizer
+from tests.toy_ner import TYPES, toy_tokenizer
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "eu",
-    "rejects",
-    "ger",
-    "##man",
-    "call",
-    "to",
-    "boy",
-    "##cott",
-    "british",
-    "lamb",
-    ".",
-    "peter",
-    "black",
-    "##burn",
-]
 WORDS = [
     "EU",
     "rejects",
@@ -39,12 +18,11 @@ WORDS = [
     "Peter",
     "Blackburn",
 ]
-TYPES = ["PER", "ORG", "MISC"]
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return WordPieceTokenizer(VOCABULARY)
+    return toy_tokenizer()
 
 
 def test_spans_of_up_to_max_words_point_at_first_and_last_subwords(tokenizer):

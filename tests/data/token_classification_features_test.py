@@ -5,32 +5,9 @@ from kbert.data.token_classification_features import (
     continuation_tags,
     token_classification_features,
 )
-from kbert.text import WordPieceTokenizer
 from kbert.text.word_scores import word_scores
+from tests.toy_ner import TAG_NAMES, toy_tokenizer
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "eu",
-    "rejects",
-    "ger",
-    "##man",
-    "call",
-    "to",
-    "boy",
-    "##cott",
-    "british",
-    "lamb",
-    ".",
-    "peter",
-    "black",
-    "##burn",
-    "-",
-]
-TAG_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 # Words of 1, 2 and 4 subwords ("eu-ger." is pre-tokenized into eu - ger .).
 WORDS = [
     "EU",
@@ -50,7 +27,7 @@ WORDS = [
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return WordPieceTokenizer(VOCABULARY)
+    return toy_tokenizer(["-"])  # "-" for "eu-ger."
 
 
 def _pieces(tokenizer, word):

@@ -53,14 +53,27 @@ def _starts(tiny_models, bert=False):
     return ["--starts", starts, "--lab01-model", str(causal)]
 
 
+def _is_share(accuracy, shares=192):
+    """Whether `accuracy` (rounded to 4 places) is k / `shares`, not just any number in [0, 1]:
+    a share of the 96 questions evaluated (`BUDGET`), averaged over at most two seeds."""
+    count = accuracy * shares
+    return 0.0 <= accuracy <= 1.0 and abs(count - round(count)) <= shares * 5e-5 + 1e-9
+
+
 def _check_report(report, tiny_models, labels):
     """Every label has a lab01 row with its numbers; the BERT stand-in, not asked for, has none."""
     assert not any(key.startswith(f"{tiny_models[1]}/") for key in report)
     for label in labels:
         row = report[f"lab01/{label}"]
         assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "val_mean", "train_s"}
-        assert 0.0 <= row["acc_mean"] <= 1.0 and row["train_s"] > 0
-        assert 0.0 <= row["val_mean"] <= 1.0
+        assert _is_share(row["acc_mean"]) and row["train_s"] > 0, row
+        assert _is_share(row["val_mean"]), row
+
+
+def test_is_share_tells_a_share_of_the_questions_from_any_number():
+    assert _is_share(0.0) and _is_share(1.0) and _is_share(round(37 / 96, 4))
+    assert _is_share(round((37 / 96 + 40 / 96) / 2, 4))  # two seeds' mean
+    assert not _is_share(0.3) and not _is_share(1.5) and not _is_share(-0.0052)
 
 
 @pytest.mark.slow
@@ -214,7 +227,7 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
     assert set(report["chosen"]) == expected  # no EWC or multitask without a causal LM head
     for row in report["chosen"].values():
-        assert 0.0 <= row["val"] <= 1.0 and 0.0 <= row["test"] <= 1.0
+        assert _is_share(row["val"]) and _is_share(row["test"]), row
     results = json.loads(record.read_text())["results"]
     for start in ("lab01", bert):
         outcome = results["studies"]["rates"][start]
@@ -283,7 +296,8 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
     ]
     *anchored, frozen = rows
     for row in rows:
-        assert 0.0 <= row["test_accuracy"] <= 1.0 and 0.0 <= row["validation_accuracy"] <= 1.0
+        # Shares of the 32 questions evaluated (32 divides 192).
+        assert _is_share(row["test_accuracy"]) and _is_share(row["validation_accuracy"]), row
         assert row["head_parameters"] > 0 and row["head_displacement_rms"] > 0
     assert frozen["encoder"] == "frozen" and frozen["anchored_parameters"] == 0
     assert frozen["displacement_rms"] == 0 and frozen["path_over_displacement"] is None

@@ -4,6 +4,7 @@ import pytest
 from keras import ops
 
 from kbert.layers import ClassificationHead, TaggingHead
+from tests.layer_test_case import run_layer_test
 
 
 def _encoder_outputs(batch=2, length=5, hidden=16):
@@ -59,23 +60,26 @@ def test_dropout_only_in_training():
 
 
 @pytest.mark.parametrize(
-    "layer", [ClassificationHead(5, pooling="concat", dropout=0.2), TaggingHead(7, dropout=0.3)]
+    "layer_cls, init_kwargs, output_shape",
+    [
+        (ClassificationHead, {"num_classes": 5, "pooling": "concat", "dropout": 0.2}, (2, 5)),
+        (ClassificationHead, {"num_classes": 3, "pooling": "pooler", "dropout": 0.0}, (2, 3)),
+        (TaggingHead, {"num_tags": 7, "dropout": 0.3}, (2, 5, 7)),
+    ],
 )
-def test_config_round_trip(layer):
-    config = layer.get_config()
-    rebuilt = type(layer).from_config(config)
-    assert rebuilt.get_config() == config
-    serialized = keras.saving.serialize_keras_object(layer)
-    assert type(keras.saving.deserialize_keras_object(serialized)) is type(layer)
-
-
-def test_logits_are_float32_under_mixed_precision():
-    outputs = {key: ops.cast(value, "float16") for key, value in _encoder_outputs().items()}
-    for head in (
-        ClassificationHead(2, dtype="mixed_float16"),
-        TaggingHead(3, dtype="mixed_float16"),
-    ):
-        assert head(outputs).dtype == "float32"
+def test_layer_end_to_end(layer_cls, init_kwargs, output_shape):
+    # Dict inputs (the encoder's outputs); the logits stay float32 under the mixed policies.
+    run_layer_test(
+        layer_cls,
+        init_kwargs,
+        _encoder_outputs(),
+        {"padding_mask": PADDING_MASK} if layer_cls is ClassificationHead else None,
+        expected_output_shape=output_shape,
+        expected_num_trainable_weights=2,
+        precision_output_dtype="float32",
+    )
+    serialized = keras.saving.serialize_keras_object(layer_cls(**init_kwargs))
+    assert type(keras.saving.deserialize_keras_object(serialized)) is layer_cls
 
 
 def test_bad_arguments_are_errors():

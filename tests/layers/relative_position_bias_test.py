@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from kbert.layers.relative_position_bias import RelativePositionBias, relative_position_buckets
+from tests.layer_test_case import run_precision_test
 
 
 def test_buckets_match_t5s_table():
@@ -32,6 +33,16 @@ def test_the_bias_layer_gathers_one_value_per_head_and_bucket():
     )
     again = RelativePositionBias.from_config(layer.get_config())
     assert again.get_config() == layer.get_config()
+
+
+def test_mixed_precision():
+    # No tensor input (lengths only), so not the whole shared helper: its precision check.
+    run_precision_test(
+        RelativePositionBias,
+        {"num_heads": 2, "num_buckets": 8, "max_distance": 16},
+        None,
+        {"query_length": 4, "key_length": 5},
+    )
 
 
 def test_the_table_trains():

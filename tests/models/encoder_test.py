@@ -145,9 +145,15 @@ def test_bfloat16_and_xla():
     np.testing.assert_allclose(_numpy(compiled(INPUTS)), _numpy(out), atol=0.05, rtol=0.03)
 
 
-def test_every_preset_is_a_valid_config():
-    for name in PRESETS:
-        EncoderConfig.preset(name)
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_is_a_valid_config(name):
+    config = EncoderConfig.preset(name)
+    # Every field the preset names is kept, and the config rebuilds from its dict.
+    assert {key: config.to_dict()[key] for key in PRESETS[name]} == PRESETS[name]
+    assert EncoderConfig(**config.to_dict()) == config
+    assert config.hidden_dim % config.num_heads == 0
+    with pytest.raises(ValueError, match="hidden_dim"):
+        EncoderConfig.preset(name, num_heads=config.hidden_dim + 1)
 
 
 def test_tutorial_preset_has_about_50m_parameters():

@@ -151,8 +151,13 @@ def test_fit_on_the_uncached_model_leaves_the_encoder_unchanged(encoder_and_prep
 
 
 def test_multi_label_loss():
+    # One label is enough when it is a yes/no per text; the loss is its sigmoid cross-entropy.
     classifier = FeatureClassifier(5, 4, num_classes=1, multi_label=True)
-    assert isinstance(classifier.default_loss(), keras.losses.BinaryCrossentropy)
+    logits = np.asarray(classifier(FEATURES, training=False), "float64")
+    y = np.array([[1], [0], [1], [1], [0], [0]], "float32")
+    p = 1 / (1 + np.exp(-logits))
+    by_hand = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    assert float(classifier.default_loss()(y, logits)) == pytest.approx(by_hand, rel=1e-5)
 
 
 @pytest.mark.parametrize(

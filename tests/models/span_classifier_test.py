@@ -8,33 +8,11 @@ from kbert.data.token_classification_features import IGNORE_INDEX, token_classif
 from kbert.metrics.entity_metrics import bio_to_entities
 from kbert.models import Encoder
 from kbert.models.span_classifier import SpanClassifier
-from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
 from kbert.train.training_settings import TrainingSettings
 from tests.model_test_case import run_model_test
+from tests.toy_ner import TYPES, toy_tokenizer
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "eu",
-    "rejects",
-    "ger",
-    "##man",
-    "call",
-    "to",
-    "boy",
-    "##cott",
-    "british",
-    "lamb",
-    ".",
-    "peter",
-    "black",
-    "##burn",
-]
-TYPES = ["PER", "ORG", "MISC"]
 CHUNKS = [
     (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
     (["EU"], ["B-ORG"]),
@@ -48,7 +26,7 @@ INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask", "span_starts", "span_e
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return WordPieceTokenizer(VOCABULARY)
+    return toy_tokenizer()
 
 
 def _features(tokenizer, count=8, chunks=4, seed=0):

@@ -7,33 +7,11 @@ from kbert.data.token_classification_features import IGNORE_INDEX, token_classif
 from kbert.metrics.entity_metrics import repair_bio
 from kbert.models import Encoder
 from kbert.models.token_classifier import TokenClassifier
-from kbert.text import WordPieceTokenizer
 from kbert.train.feature_fine_tuning import fine_tune_on_features
 from kbert.train.training_settings import TrainingSettings
 from tests.model_test_case import run_model_test
+from tests.toy_ner import TAG_NAMES, VOCABULARY, toy_tokenizer
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "eu",
-    "rejects",
-    "ger",
-    "##man",
-    "call",
-    "to",
-    "boy",
-    "##cott",
-    "british",
-    "lamb",
-    ".",
-    "peter",
-    "black",
-    "##burn",
-]
-TAG_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 # Chunks of words with their tags; a sentence is a random run of chunks.
 CHUNKS = [
     (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
@@ -49,7 +27,7 @@ INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return WordPieceTokenizer(VOCABULARY)
+    return toy_tokenizer()
 
 
 def _sentences(count, chunks=4, seed=0):

@@ -10,31 +10,8 @@ from kbert.metrics.entity_metrics import bio_to_entities, entity_scores, repair_
 from kbert.models import Encoder
 from kbert.models.span_classifier import SpanClassifier
 from kbert.models.token_classifier import TokenClassifier
-from kbert.text import WordPieceTokenizer
+from tests.toy_ner import TAG_NAMES, TYPES, toy_tokenizer
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "eu",
-    "rejects",
-    "ger",
-    "##man",
-    "call",
-    "to",
-    "boy",
-    "##cott",
-    "british",
-    "lamb",
-    ".",
-    "peter",
-    "black",
-    "##burn",
-]
-TAG_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
-TYPES = ["PER", "ORG", "MISC"]
 SENTENCES = [
     ["Peter", "Blackburn", "rejects", "EU", "lamb"],
     ["German", "call"],
@@ -63,7 +40,7 @@ NUM_GOLD = 7
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return WordPieceTokenizer(VOCABULARY)
+    return toy_tokenizer()
 
 
 @pytest.fixture(scope="module")
