@@ -45,7 +45,7 @@ import tensorflow as tf  # noqa: E402
 
 from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
 from kbert.data import read_imdb, read_trec  # noqa: E402
-from kbert.export import export_saved_model  # noqa: E402
+from kbert.export import ExportSettings, export_saved_model  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
 from kbert.runs import software_versions  # noqa: E402
@@ -289,8 +289,7 @@ def build_sides(args, directory):
                 tokenizer,
                 directory,
                 side,
-                sequence_length=args.sequence_length,
-                padding=padding,
+                ExportSettings(sequence_length=args.sequence_length, padding=padding),
             )
             sides[side] = SessionClassifier(path)
     peers = [side for side in args.sides if side.startswith("ort")]

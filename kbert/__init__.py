@@ -28,8 +28,10 @@ is split by what a reader looks for:
 - `kbert.export`: TF Serving SavedModels with the tokenizer inside (`export_saved_model`),
   `models.config` and batching files, the TF Hub BERT interface (`export_hub_encoder`,
   `export_hub_preprocessor`).
-- `kbert.hub`: TF2 Hub-format SavedModels as fine-tunable Keras 3 layers.
-- `kbert.serving`: a TF Serving client (REST predict API and gRPC PredictRequest).
+- `kbert.hub`: TF2 Hub-format SavedModels as fine-tunable Keras 3 layers (`HubLayer`,
+  `HubPreprocessor`, `HubEncoder`, `hub_encoder_model`).
+- `kbert.serving`: a TF Serving client: `RestClient` (REST predict API), `GrpcClient` (gRPC
+  PredictRequest), and `classify`/`tag`/`answer`/`embed` for the exported signatures.
 """
 
 import importlib

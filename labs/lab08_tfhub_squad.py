@@ -43,7 +43,7 @@ import tensorflow as tf  # noqa: E402
 
 from kbert.checkpoints import load_pretrained  # noqa: E402
 from kbert.data.squad import load_squad  # noqa: E402
-from kbert.export import export_saved_model  # noqa: E402
+from kbert.export import ExportSettings, export_saved_model  # noqa: E402
 from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor  # noqa: E402
 from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle  # noqa: E402
 from kbert.models import QuestionAnswerer  # noqa: E402
@@ -207,8 +207,7 @@ def main():
         tokenizer,
         args.export_dir,
         args.name,
-        task="answer",
-        sequence_length=args.sequence_length,
+        ExportSettings(task="answer", sequence_length=args.sequence_length),
     )
     questions = [example.question for example in evaluation[:3]]
     contexts = [example.context for example in evaluation[:3]]

@@ -72,7 +72,7 @@ from kbert.data.text_to_text import (  # noqa: E402
     squad_scores,
     text_to_text_dataset,
 )
-from kbert.export.saved_model_export import load_exported  # noqa: E402
+from kbert.export.saved_model_files import load_exported  # noqa: E402
 from kbert.export.text_to_text_export import export_text_to_text  # noqa: E402
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402

@@ -34,7 +34,7 @@ import tensorflow as tf  # noqa: E402
 from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
 from kbert.data import load_classification_task  # noqa: E402
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.export import export_saved_model  # noqa: E402
+from kbert.export import ExportSettings, export_saved_model  # noqa: E402
 from kbert.export.models_config import write_models_config  # noqa: E402
 from kbert.models import SequenceClassifier  # noqa: E402
 from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
@@ -149,9 +149,9 @@ def main():
         tokenizer,
         args.export_dir,
         args.name,
-        task="classify",
-        label_names=label_names,
-        sequence_length=args.sequence_length,
+        ExportSettings(
+            task="classify", label_names=label_names, sequence_length=args.sequence_length
+        ),
     )
     print(f"exported {path}")
     exports = {"classify": path}
@@ -172,9 +172,7 @@ def main():
             tag_tokenizer,
             args.export_dir,
             args.name.replace("trec", "conll") + "_tagger",
-            task="tag",
-            label_names=list(CONLL2003_TAGS),
-            sequence_length=128,
+            ExportSettings(task="tag", label_names=list(CONLL2003_TAGS), sequence_length=128),
         )
         print(f"exported {exports['tag']}")
     print(f"wrote {write_models_config(args.export_dir)}")

@@ -107,13 +107,13 @@ def run_model_test(
 
 def _check_export(model, export):
     """Exports `model` for TF Serving and checks the signatures and one serving call."""
-    from kbert.export import export_saved_model
+    from kbert.export import ExportSettings, export_saved_model
 
     signatures = set(export.pop("signatures"))
     call = export.pop("call")
     tokenizer = export.pop("tokenizer")
     with tempfile.TemporaryDirectory() as directory:
-        path = export_saved_model(model, tokenizer, directory, "model", **export)
+        path = export_saved_model(model, tokenizer, directory, "model", ExportSettings(**export))
         loaded = tf.saved_model.load(str(path))
         assert set(loaded.signatures) == signatures, sorted(loaded.signatures)
         outputs = loaded.signatures["serving_default"](

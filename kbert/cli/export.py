@@ -80,9 +80,9 @@ def check_export_flags(args):
 
 def main_export(args):
     """Exports and returns a JSON-ready summary."""
-    from kbert.export import export_saved_model
+    from kbert.export import ExportSettings, export_saved_model
     from kbert.export.models_config import write_models_config
-    from kbert.export.saved_model_export import check_export_dir
+    from kbert.export.saved_model_files import check_export_dir
 
     check_export_flags(args)
     check_export_dir(args.export_dir, "--export-dir")
@@ -111,7 +111,10 @@ def main_export(args):
         encoder, tokenizer = load_pretrained(args.model)
         length = checked_length(encoder, min(128, encoder.config.max_sequence_length))
         path = export_saved_model(
-            encoder, tokenizer, task="embed", sequence_length=length, **common
+            encoder,
+            tokenizer,
+            settings=ExportSettings(task="embed", sequence_length=length),
+            **common,
         )
     elif token_run:
         run = read_run(args.run_dir)
@@ -123,9 +126,11 @@ def main_export(args):
             path = export_saved_model(
                 model,
                 tokenizer,
-                task="answer",
-                sequence_length=sequence_length,
-                max_answer_length=config.setting("max_answer_length"),
+                settings=ExportSettings(
+                    task="answer",
+                    sequence_length=sequence_length,
+                    max_answer_length=config.setting("max_answer_length"),
+                ),
                 **common,
             )
         elif config.setting("method") == "span":
@@ -137,9 +142,11 @@ def main_export(args):
             path = export_saved_model(
                 model,
                 tokenizer,
-                task="tag",
-                label_names=list(config.label_names),
-                sequence_length=sequence_length,
+                settings=ExportSettings(
+                    task="tag",
+                    label_names=list(config.label_names),
+                    sequence_length=sequence_length,
+                ),
                 **common,
             )
     else:
@@ -150,10 +157,12 @@ def main_export(args):
         path = export_saved_model(
             model,
             reader,
-            task="classify",
-            label_names=list(config.label_names),
-            pair=classification.run_is_pair(config),
-            sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
+            settings=ExportSettings(
+                task="classify",
+                label_names=list(config.label_names),
+                pair=classification.run_is_pair(config),
+                sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
+            ),
             **common,
         )
     summary = {"path": str(path), "name": args.name, "version": int(Path(path).name)}

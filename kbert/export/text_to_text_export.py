@@ -30,18 +30,13 @@ import keras
 import tensorflow as tf
 
 from kbert.checks import check_int
-from kbert.export.saved_model_export import (
-    _checked_texts,
-    _clean,
-    _line_table,
-    _write_lines,
-    load_exported,
-    write_new_version,
-)
+from kbert.export.assets import line_table, write_lines
+from kbert.export.graph_inputs import checked_texts, clean_texts
+from kbert.export.saved_model_files import load_exported, write_new_version
 from kbert.text import WordPieceTokenizer
 from kbert.text.text_to_text_packing import pack_sources, texts_from_generated
 
-CHARS_PER_TOKEN = 32  # as kbert.export.saved_model_export: 8x the ~4 characters of a token
+CHARS_PER_TOKEN = 32  # as kbert.export.export_settings: 8x the ~4 characters of a token
 
 
 def _check(model, tokenizer, source_length, max_new_tokens, num_beams, length_penalty):
@@ -134,8 +129,8 @@ def export_text_to_text(
     check_int("max_input_chars", max_input_chars, 1, expected="an integer >= 1")
 
     def generate(text):
-        (text,) = _checked_texts("generate", text=text)
-        sources = pack_sources(tokenizer, _clean(text, max_input_chars), source_length, end_id)
+        (text,) = checked_texts("generate", text=text)
+        sources = pack_sources(tokenizer, clean_texts(text, max_input_chars), source_length, end_id)
         ids = sources["encoder_token_ids"]
         if num_beams == 1:
             generated = model.greedy_search(ids, max_new_tokens, end_id)
@@ -151,8 +146,8 @@ def export_text_to_text(
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
             # The vocabulary travels as an asset, for clients that read token_ids themselves.
             vocab_path = os.path.join(asset_dir, "vocab.txt")
-            _write_lines(vocab_path, tokenizer.get_vocabulary(), "vocabulary tokens")
-            archive.track(_line_table(vocab_path, key_is_line_number=False))
+            write_lines(vocab_path, tokenizer.get_vocabulary(), "vocabulary tokens")
+            archive.track(line_table(vocab_path, key_is_line_number=False))
             archive.add_endpoint(
                 "generate", generate, input_signature=[tf.TensorSpec([None], tf.string)]
             )

@@ -10,8 +10,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kbert.export import saved_model_export
+from kbert.export import ExportSettings, export_saved_model
 from kbert.export.dynamic_padding import padded_length, trim_padding
+from kbert.export.export_settings import SignatureSettings
+from kbert.export.signatures.classification import classify
+from kbert.export.signatures.embedding import embed
+from kbert.export.signatures.question_answering import answer
+from kbert.export.signatures.serving_graph import ServingGraph
 from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from tests.text.text_test_case import TINY_VOCABULARY
@@ -76,20 +81,17 @@ class Spy:
 def exporter(
     model, tokenizer, task, sequence_length, tmp_path, long_inputs=None, padding="longest"
 ):
-    return saved_model_export._Exporter(
-        model,
-        tokenizer,
-        task,
-        None,
-        sequence_length,
-        10_000,
-        30,
-        False,
-        "longest_first",
-        str(tmp_path),
-        long_inputs,
-        padding,
+    settings = SignatureSettings(
+        task=task,
+        label_names=None,
+        sequence_length=sequence_length,
+        max_input_chars=10_000,
+        max_answer_length=30,
+        pair=False,
+        padding=padding,
+        long_inputs=long_inputs,
     )
+    return ServingGraph(model, tokenizer, settings, str(tmp_path))
 
 
 @pytest.mark.parametrize("strategy", ["head", "window_mean"])
@@ -102,7 +104,7 @@ def test_signatures_feed_the_model_rows_cut_to_the_longest(tmp_path, strategy):
     model = SequenceClassifier(encoder, num_classes=3)
     served = exporter(model, tokenizer, "classify", 16, tmp_path, {"strategy": strategy})
     served.model = spy = Spy(model)
-    probabilities = served.classify(texts)["probabilities"]
+    probabilities = classify(served, texts)["probabilities"]
     assert spy.widths == [8]
     packed = LongTextPreprocessor(tokenizer, 16, strategy=strategy)(texts)
     full = tf.nn.softmax(model(BertPreprocessor(tokenizer, 16)(texts), training=False))
@@ -110,7 +112,7 @@ def test_signatures_feed_the_model_rows_cut_to_the_longest(tmp_path, strategy):
     np.testing.assert_allclose(probabilities, full, atol=1e-5)
 
     served.encoder = spy = Spy(encoder)
-    embedding = served.embed(texts)["mean_embedding"]
+    embedding = embed(served, texts)["mean_embedding"]
     assert spy.widths == [8]
     sequence = encoder(BertPreprocessor(tokenizer, 16)(texts), training=False)["sequence_output"]
     weights = tf.cast(BertPreprocessor(tokenizer, 16)(texts)["padding_mask"], tf.float32)
@@ -122,7 +124,7 @@ def test_signatures_feed_the_model_rows_cut_to_the_longest(tmp_path, strategy):
     answerer = QuestionAnswerer(encoder)
     served = exporter(answerer, tokenizer, "answer", 16, tmp_path)
     served.model = spy = Spy(answerer)
-    served.answer(tf.constant(["hello?"]), tf.constant(["hello world"]))
+    answer(served, tf.constant(["hello?"]), tf.constant(["hello world"]))
     assert spy.widths == [8]  # [CLS] hello ? [SEP] hello world [SEP]
 
 
@@ -137,10 +139,8 @@ def test_fixed_padding_keeps_the_whole_window(tmp_path):
     for padding in ("longest", "fixed"):
         served = exporter(model, tokenizer, "classify", 16, tmp_path, padding=padding)
         served.model = spy = Spy(model)
-        outputs[padding] = served.classify(texts)["probabilities"]
+        outputs[padding] = classify(served, texts)["probabilities"]
         assert spy.widths == [8 if padding == "longest" else 16]
     np.testing.assert_allclose(outputs["longest"], outputs["fixed"], atol=1e-5)
     with pytest.raises(ValueError, match="padding must be one of"):
-        saved_model_export.export_saved_model(
-            model, tokenizer, tmp_path, "bad", padding="max_length"
-        )
+        export_saved_model(model, tokenizer, tmp_path, "bad", ExportSettings(padding="max_length"))

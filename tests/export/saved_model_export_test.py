@@ -20,7 +20,14 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from kbert.export import export_saved_model, load_exported, next_version, saved_model_export
+from kbert.export import (
+    ExportSettings,
+    export_saved_model,
+    export_settings,
+    load_exported,
+    next_version,
+    saved_model_export,
+)
 from kbert.export.graph_decoding import answer_outputs, tag_outputs
 from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
 from kbert.models.token_classifier import TokenClassifier
@@ -150,7 +157,11 @@ def export_root(tmp_path_factory):
 def classifier(tokenizer, export_root):
     model = SequenceClassifier(tiny_encoder(1), num_classes=3)
     path = export_saved_model(
-        model, tokenizer, export_root, "classifier", label_names=CLASSES, sequence_length=LENGTH
+        model,
+        tokenizer,
+        export_root,
+        "classifier",
+        ExportSettings(label_names=CLASSES, sequence_length=LENGTH),
     )
     return model, path
 
@@ -166,9 +177,7 @@ def pair_classifier(tokenizer, export_root):
         tokenizer,
         export_root,
         "pair_classifier",
-        label_names=CLASSES,
-        sequence_length=LENGTH,
-        pair=True,
+        ExportSettings(label_names=CLASSES, sequence_length=LENGTH, pair=True),
     )
     return model, path
 
@@ -181,7 +190,11 @@ def tagger(tokenizer, export_root):
         np.random.default_rng(0).normal(size=(len(TAGS), len(TAGS))).astype("float32")
     )
     path = export_saved_model(
-        model, tokenizer, export_root, "tagger", label_names=TAGS, sequence_length=LENGTH
+        model,
+        tokenizer,
+        export_root,
+        "tagger",
+        ExportSettings(label_names=TAGS, sequence_length=LENGTH),
     )
     return model, path
 
@@ -190,7 +203,11 @@ def tagger(tokenizer, export_root):
 def answerer(tokenizer, export_root):
     model = QuestionAnswerer(tiny_encoder(4))
     path = export_saved_model(
-        model, tokenizer, export_root, "answerer", sequence_length=LENGTH, max_answer_length=3
+        model,
+        tokenizer,
+        export_root,
+        "answerer",
+        ExportSettings(sequence_length=LENGTH, max_answer_length=3),
     )
     return model, path
 
@@ -198,7 +215,9 @@ def answerer(tokenizer, export_root):
 @pytest.fixture(scope="module")
 def encoder(tokenizer, export_root):
     model = tiny_encoder(5)
-    path = export_saved_model(model, tokenizer, export_root, "encoder", sequence_length=LENGTH)
+    path = export_saved_model(
+        model, tokenizer, export_root, "encoder", ExportSettings(sequence_length=LENGTH)
+    )
     return model, path
 
 
@@ -465,7 +484,7 @@ def test_bad_inputs_in_the_graph(classifier, pair_classifier, answerer, tokenize
     assert_outputs_match(invalid, clean)
     # 100k characters cost what max_input_chars (32 x 16 = 512) of them cost.
     long_text = "hello " * 20_000 + "cat"
-    assert saved_model_export.CHARS_PER_TOKEN * LENGTH == 512
+    assert export_settings.CHARS_PER_TOKEN * LENGTH == 512
     assert_outputs_match(
         classify(text=tf.constant([long_text])),
         expected_classify(model, tokenizer, [long_text[:512]]),
@@ -689,34 +708,35 @@ def test_export_time_errors(tokenizer, tmp_path):
     ):
         export_saved_model(model, TINY_VOCABULARY, tmp_path, "m")
     with pytest.raises(ValueError, match=r"task must be one of .*received 'translate'"):
-        export_saved_model(model, tokenizer, tmp_path, "m", task="translate")
+        export_saved_model(model, tokenizer, tmp_path, "m", ExportSettings(task="translate"))
     with pytest.raises(
         ValueError, match="task 'classify' needs a SequenceClassifier; received a Encoder"
     ):
-        export_saved_model(model, tokenizer, tmp_path, "m", task="classify")
+        export_saved_model(model, tokenizer, tmp_path, "m", ExportSettings(task="classify"))
     with pytest.raises(
         ValueError, match="cannot infer the export task of a model of type Sequential"
     ):
         export_saved_model(keras.Sequential(), tokenizer, tmp_path, "m")
     with pytest.raises(ValueError, match="name each of the model's 3 classes; received 2"):
-        export_saved_model(classifier, tokenizer, tmp_path, "m", label_names=["a", "b"])
+        export_saved_model(
+            classifier, tokenizer, tmp_path, "m", ExportSettings(label_names=["a", "b"])
+        )
     with pytest.raises(ValueError, match="without line breaks"):
         export_saved_model(
             classifier,
             tokenizer,
             tmp_path,
             "m",
-            label_names=["a", "b\nc", "d"],
-            sequence_length=LENGTH,
+            ExportSettings(label_names=["a", "b\nc", "d"], sequence_length=LENGTH),
         )
     with pytest.raises(ValueError, match="'tag' task needs label_names"):
         export_saved_model(TokenClassifier(model, num_tags=3), tokenizer, tmp_path, "m")
     with pytest.raises(ValueError, match="pair=True is for the 'classify' task"):
-        export_saved_model(model, tokenizer, tmp_path, "m", pair=True)
+        export_saved_model(model, tokenizer, tmp_path, "m", ExportSettings(pair=True))
     with pytest.raises(ValueError, match=r"version must be an int >= 0 .*received '2'"):
         export_saved_model(model, tokenizer, tmp_path, "m", version="2")
     with pytest.raises(ValueError, match="max_input_chars must be an int >= 1; received 0"):
-        export_saved_model(model, tokenizer, tmp_path, "m", max_input_chars=0)
+        export_saved_model(model, tokenizer, tmp_path, "m", ExportSettings(max_input_chars=0))
     with pytest.raises(ValueError, match="name must be a plain directory name"):
         export_saved_model(model, tokenizer, tmp_path, "../m")
     assert list(tmp_path.iterdir()) == []
@@ -728,7 +748,9 @@ def test_versions(tokenizer, tmp_path, monkeypatch):
     (tmp_path / "m" / "7").mkdir(parents=True)
     (tmp_path / "m" / "notes").mkdir()  # not a version
     # task="embed" on a classifier exports its encoder alone.
-    first = export_saved_model(model, tokenizer, tmp_path, "m", task="embed", sequence_length=8)
+    first = export_saved_model(
+        model, tokenizer, tmp_path, "m", ExportSettings(task="embed", sequence_length=8)
+    )
     assert Path(first).name == "8"
     loaded = load_exported(first)
     assert sorted(loaded.signatures) == sorted(SIGNATURES["encoder"])
@@ -736,7 +758,9 @@ def test_versions(tokenizer, tmp_path, monkeypatch):
     assert sorted(outputs) == ["cls_embedding", "mean_embedding"]
     before = {p: p.read_bytes() for p in Path(first).rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="version 8 of model 'm' already exists"):
-        export_saved_model(model, tokenizer, tmp_path, "m", version=8, sequence_length=8)
+        export_saved_model(
+            model, tokenizer, tmp_path, "m", ExportSettings(sequence_length=8), version=8
+        )
     assert {p: p.read_bytes() for p in Path(first).rglob("*") if p.is_file()} == before
 
     def broken(*args, **kwargs):
@@ -744,7 +768,7 @@ def test_versions(tokenizer, tmp_path, monkeypatch):
 
     monkeypatch.setattr(saved_model_export, "_verify", broken)
     with pytest.raises(RuntimeError, match="verification failed"):
-        export_saved_model(model, tokenizer, tmp_path, "m", sequence_length=8)
+        export_saved_model(model, tokenizer, tmp_path, "m", ExportSettings(sequence_length=8))
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["7", "8", "notes"]
     assert {p: p.read_bytes() for p in Path(first).rglob("*") if p.is_file()} == before
 
@@ -765,7 +789,7 @@ def test_long_input_strategies_in_the_graph(tokenizer, tmp_path, strategy):
     """`classify` reads long texts as the LongTextPreprocessor does in Python, and says so."""
     model = SequenceClassifier(tiny_encoder(9), num_classes=3)
     reader = LongTextPreprocessor(tokenizer, sequence_length=8, strategy=strategy, stride=3)
-    path = export_saved_model(model, reader, tmp_path, "long", label_names=CLASSES)
+    path = export_saved_model(model, reader, tmp_path, "long", ExportSettings(label_names=CLASSES))
     texts = ["the cat sat on the mat " * 3, "hello", "un aff able ok x hello world the cat"]
     outputs = load_exported(path).signatures["classify"](text=tf.constant(texts))
     expected = classifier_logits(model, reader, texts)
@@ -779,7 +803,7 @@ def test_long_input_strategies_in_the_graph(tokenizer, tmp_path, strategy):
         [True, False, True] if strategy in ("head", "head_tail") else [False, False, False]
     )
     with pytest.raises(ValueError, match="single texts"):
-        export_saved_model(model, reader, tmp_path, "long_pair", pair=True)
+        export_saved_model(model, reader, tmp_path, "long_pair", ExportSettings(pair=True))
 
 
 # ---------------------------------------------------------------------------------- other loaders
@@ -1004,7 +1028,7 @@ def _serve_classifier_through(layer, texts, tmp_path, name):
     encoder = Encoder.from_preset("tiny", vocabulary_size=layer.vocabulary_size())
     model = SequenceClassifier(encoder, num_classes=3)
     path = export_saved_model(
-        model, layer, tmp_path, name, label_names=CLASSES, sequence_length=LENGTH
+        model, layer, tmp_path, name, ExportSettings(label_names=CLASSES, sequence_length=LENGTH)
     )
     expected = expected_classify(model, layer, texts)
     assert_outputs_match(
@@ -1015,7 +1039,7 @@ def _serve_classifier_through(layer, texts, tmp_path, name):
     assert (Path(path) / "assets" / "vocab.txt").read_text().splitlines() == layer.get_vocabulary()
     tagger = TokenClassifier(tiny_encoder(3), num_tags=len(TAGS))
     with pytest.raises(ValueError, match="task 'tag' maps tokens back .* needs a WordPieceTok"):
-        export_saved_model(tagger, layer, tmp_path, "tagger", label_names=TAGS)
+        export_saved_model(tagger, layer, tmp_path, "tagger", ExportSettings(label_names=TAGS))
     assert not (tmp_path / "tagger").exists()
     saved = saved_model_pb2.SavedModel()
     saved.ParseFromString((Path(path) / "saved_model.pb").read_bytes())

@@ -263,7 +263,7 @@ def test_signature_and_output_key(tf_keras_path):
 
 
 def test_tensorflow_hub_resolves_handles(encoder_path):
-    from kbert.hub import _import_tensorflow_hub
+    from kbert.hub.handles import _import_tensorflow_hub
 
     hub = _import_tensorflow_hub()  # works without pkg_resources (setuptools >= 81)
     assert hub.resolve(encoder_path) == encoder_path

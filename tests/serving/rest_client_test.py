@@ -1,84 +1,29 @@
-"""Request building and response parsing against TF Serving's documented formats.
+"""REST requests and responses against TF Serving's documented formats, and `RestClient`.
 
-No TF Serving binary is available here, so nothing pretends to be a server: the payloads and
-protos below are written by hand in the shapes https://www.tensorflow.org/tfx/serving/api_rest
-and tensorflow_serving/apis/predict.proto define.
+No TF Serving binary is available here, so nothing pretends to be a server: the payloads below
+are written by hand in the shapes https://www.tensorflow.org/tfx/serving/api_rest defines.
 """
 
 import base64
-import contextlib
-import http.server
 import json
-import socket
-import threading
 import time
 import urllib.error
 
 import numpy as np
 import pytest
-import tensorflow as tf
-from tensorflow_serving.apis import predict_pb2
 
-from kbert import serving
 from kbert.serving import (
     GrpcClient,
     RestClient,
     ServingError,
-    answer,
     classify,
-    embed,
     grpc_predict_request,
-    parse_grpc_response,
     parse_rest_response,
+    rest_client,
     rest_predict_body,
     rest_predict_url,
-    tag,
 )
-
-
-def closed_port():
-    """A localhost port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def silent_port():
-    """A loopback port that accepts connections (the kernel's backlog) and never answers."""
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(8)
-        yield server.getsockname()[1]
-
-
-@contextlib.contextmanager
-def answering_port(payload):
-    """A loopback HTTP server that answers every request with `payload` as JSON."""
-    body = json.dumps(payload).encode("utf-8")
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *arguments):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
+from tests.serving.ports import answering_port, closed_port, silent_port
 
 # ---- REST URLs
 
@@ -363,45 +308,6 @@ def test_rest_client_refuses_an_answer_with_too_few_rows():
             classify(client, ["a", "b"])
 
 
-def test_grpc_response_rows_are_checked_against_the_batch_size():
-    response = hand_built_response()  # two rows per output
-    assert parse_grpc_response(response, batch_size=2)["label_ids"].tolist() == [3, 1]
-    with pytest.raises(ServingError, match=r"output '\w+' has 2 row\(s\); expected 3"):
-        parse_grpc_response(response, batch_size=3)
-    response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto([3], dtype=tf.int32))
-    with pytest.raises(ServingError, match=r"output 'label_ids' has 1 row\(s\); expected 2"):
-        parse_grpc_response(response, batch_size=2)
-    response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto(3, dtype=tf.int32))
-    with pytest.raises(ServingError, match=r"output 'label_ids' has no batch axis"):
-        parse_grpc_response(response, batch_size=2)
-
-
-class AnsweringStub:
-    """Stands in for `PredictionServiceStub`: answers every call with one fixed response."""
-
-    def __init__(self, response):
-        self.response = response
-
-    def Predict(self, request, timeout):
-        return self.response
-
-
-def test_grpc_client_refuses_an_answer_with_too_few_rows(monkeypatch):
-    response = predict_pb2.PredictResponse()
-    response.outputs["labels"].CopyFrom(tf.make_tensor_proto(["NUM"]))
-    with GrpcClient("127.0.0.1", "trec", port=closed_port()) as client:
-        monkeypatch.setattr(client, "_stub", AnsweringStub(response))
-        assert client.predict({"text": ["a"]})["labels"].tolist() == ["NUM"]
-        with pytest.raises(
-            ServingError,
-            match=r"^grpc://127.0.0.1:\d+ \(model 'trec'\): "
-            r"output 'labels' has 1 row\(s\); expected 2",
-        ):
-            client.predict({"text": ["a", "b"]})
-        with pytest.raises(ServingError, match=r"output 'labels' has 1 row\(s\); expected 2"):
-            embed(client, ["a", "b"])
-
-
 # ---- REST client: only what needs no server
 
 
@@ -446,7 +352,7 @@ def test_rest_client_connect_timeout_says_it_timed_out(monkeypatch):
     def urlopen(request, timeout):
         raise urllib.error.URLError(TimeoutError("timed out"))
 
-    monkeypatch.setattr(serving.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(rest_client.urllib.request, "urlopen", urlopen)
     client = RestClient("10.255.255.1", "trec", timeout=2)
     with pytest.raises(ServingError, match=r"timed out after 2 s connecting") as caught:
         client.status()
@@ -461,174 +367,8 @@ def test_rest_client_checks_inputs_before_sending():
         RestClient("localhost", "trec", version=1, label="stable")
 
 
-# ---- gRPC requests and responses
-
-
-def test_grpc_request_fields_and_dtypes():
-    request = grpc_predict_request(
-        {
-            "text": ["a", "caf\u00e9"],
-            "raw": [b"\xff", b"b"],
-            "token_ids": [[1, 2], [3, 4]],
-            "ids64": np.array([[1], [2]], dtype=np.int64),
-        },
-        "trec",
-        signature_name="classify",
-        version=7,
-    )
-    assert isinstance(request, predict_pb2.PredictRequest)
-    assert request.model_spec.name == "trec"
-    assert request.model_spec.signature_name == "classify"
-    assert request.model_spec.version.value == 7
-    assert request.model_spec.version_label == ""
-    text = request.inputs["text"]
-    assert text.dtype == tf.string.as_datatype_enum
-    assert list(text.string_val) == [b"a", "caf\u00e9".encode()]
-    assert [dim.size for dim in text.tensor_shape.dim] == [2]
-    assert list(request.inputs["raw"].string_val) == [b"\xff", b"b"]
-    token_ids = request.inputs["token_ids"]
-    assert token_ids.dtype == tf.int32.as_datatype_enum
-    assert [dim.size for dim in token_ids.tensor_shape.dim] == [2, 2]
-    np.testing.assert_array_equal(tf.make_ndarray(token_ids), [[1, 2], [3, 4]])
-    assert request.inputs["ids64"].dtype == tf.int64.as_datatype_enum
-
-
-def test_grpc_request_defaults_label_and_ready_protos():
-    request = grpc_predict_request({"text": ["a"]}, "m")
-    assert request.model_spec.signature_name == "serving_default"
-    assert not request.model_spec.HasField("version")
-    request = grpc_predict_request(
-        {"text": tf.make_tensor_proto(["a", "b"]), "text_pair": ["c", "d"]}, "m", label="stable"
-    )
-    assert request.model_spec.version_label == "stable"
-    assert list(request.inputs["text"].string_val) == [b"a", b"b"]
-    with pytest.raises(ValueError, match="'text': 2, 'text_pair': 1"):
-        grpc_predict_request({"text": tf.make_tensor_proto(["a", "b"]), "text_pair": ["c"]}, "m")
-
-
-@pytest.mark.parametrize(
-    "arguments, message",
-    [
-        ({"inputs": {"text": "a"}, "model": "m"}, "input 'text' must be a list"),
-        ({"inputs": {"text": ["a"]}, "model": ""}, "model must be a non-empty"),
-        ({"inputs": {"text": ["a"]}, "model": "m", "version": 1, "label": "x"}, "at most one"),
-        ({"inputs": {"text": tf.make_tensor_proto("a")}, "model": "m"}, "scalar TensorProto"),
-    ],
-)
-def test_bad_grpc_requests(arguments, message):
-    with pytest.raises(ValueError, match=message):
-        grpc_predict_request(**arguments)
-
-
-def hand_built_response():
-    response = predict_pb2.PredictResponse()
-    response.model_spec.name = "trec"
-    response.model_spec.version.value = 2
-    response.outputs["labels"].CopyFrom(tf.make_tensor_proto(["NUM", "caf\u00e9"]))
-    response.outputs["label_ids"].CopyFrom(tf.make_tensor_proto([3, 1], dtype=tf.int32))
-    response.outputs["probabilities"].CopyFrom(
-        tf.make_tensor_proto(np.array([[0.1, 0.9], [0.6, 0.4]], dtype=np.float32))
-    )
-    response.outputs["raw"].CopyFrom(tf.make_tensor_proto([b"\xff\xfe", b"ok"]))
-    # The wire round trip, as a real answer would arrive.
-    return predict_pb2.PredictResponse.FromString(response.SerializeToString())
-
-
-def test_parse_hand_built_predict_response():
-    outputs = parse_grpc_response(hand_built_response())
-    assert sorted(outputs) == ["label_ids", "labels", "probabilities", "raw"]
-    assert outputs["labels"].tolist() == ["NUM", "caf\u00e9"]
-    assert outputs["labels"].dtype.kind == "U"
-    assert outputs["label_ids"].dtype == np.int32 and outputs["label_ids"].tolist() == [3, 1]
-    assert outputs["probabilities"].dtype == np.float32
-    np.testing.assert_allclose(outputs["probabilities"], [[0.1, 0.9], [0.6, 0.4]])
-    assert outputs["raw"].tolist() == [b"\xff\xfe", b"ok"]  # not UTF-8: stays bytes
-    raw = parse_grpc_response(hand_built_response(), decode_strings=False)
-    assert raw["labels"].tolist() == [b"NUM", "caf\u00e9".encode()]
-    with pytest.raises(ValueError, match="expected a tensorflow_serving PredictResponse"):
-        parse_grpc_response({"labels": ["NUM"]})
-
-
-def test_grpc_client_to_a_closed_port_names_the_target():
-    port = closed_port()
-    with GrpcClient("127.0.0.1", "trec", port=port, timeout=5) as client:
-        with pytest.raises(ServingError, match=f"grpc://127.0.0.1:{port} .*UNAVAILABLE"):
-            client.predict({"text": ["a"]}, signature_name="classify")
-
-
-def test_grpc_client_timeout_says_it_timed_out():
-    with silent_port() as port, GrpcClient("127.0.0.1", "trec", port=port, timeout=0.25) as client:
-        started = time.monotonic()
-        with pytest.raises(ServingError, match=r"timed out after 0\.25 s") as caught:
-            client.predict({"text": ["a"]})
-        assert time.monotonic() - started < 5
-        assert caught.value.status == "DEADLINE_EXCEEDED"
-
-
-# ---- kbert's signatures, through a recording stand-in for a client (not a server)
-
-
-class RecordingClient:
-    """Records what the helpers send; answers `{"ok": [1, ...]}`, one row per example or `rows`."""
-
-    def __init__(self, rows=None):
-        self.calls = []
-        self.rows = rows
-
-    def predict(self, inputs, signature_name):
-        self.calls.append((signature_name, inputs))
-        rows = self.rows if self.rows is not None else len(next(iter(inputs.values())))
-        return {"ok": np.array([1] * rows)}
-
-
-def test_signature_helpers_use_kbert_names():
-    client = RecordingClient()
-    assert classify(client, ["a"])["ok"].tolist() == [1]
-    classify(client, ["a"], text_pairs=("b",))
-    tag(client, np.array(["a", "b"]))
-    answer(client, ["q"], ["c"])
-    embed(client, ["a"])
-    assert [call[0] for call in client.calls] == ["classify", "classify", "tag", "answer", "embed"]
-    assert client.calls[1][1] == {"text": ["a"], "text_pair": ["b"]}
-    assert client.calls[3][1] == {"question": ["q"], "context": ["c"]}
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda client: classify(client, ["a", "b"]),
-        lambda client: classify(client, ["a", "b"], ["c", "d"]),
-        lambda client: tag(client, ["a", "b"]),
-        lambda client: answer(client, ["q1", "q2"], ["c1", "c2"]),
-        lambda client: embed(client, ["a", "b"]),
-    ],
-)
-def test_signature_helpers_refuse_an_answer_with_too_few_rows(call):
-    with pytest.raises(ServingError, match=r"output 'ok' has 1 row\(s\); expected 2"):
-        call(RecordingClient(rows=1))
-    with pytest.raises(ServingError, match=r"output 'ok' has 3 row\(s\); expected 2"):
-        call(RecordingClient(rows=3))
-
-
-def test_signature_helpers_refuse_a_bare_string():
-    with pytest.raises(ValueError, match="texts must be a list of strings"):
-        embed(RecordingClient(), "a sentence")
-    with pytest.raises(ValueError, match="contexts must be a list of strings"):
-        answer(RecordingClient(), ["q"], "c")
-    with pytest.raises(ValueError, match="client must be a RestClient or GrpcClient"):
-        tag(object(), ["a"])
-
-
-def test_signature_helpers_reach_the_real_clients_request_builders():
-    port = closed_port()
-    with pytest.raises(ValueError, match="'question': 2, 'context': 1"):
-        answer(RestClient("127.0.0.1", "squad", port=port), ["q1", "q2"], ["c"])
-    with pytest.raises(ServingError, match=f"127.0.0.1:{port}/v1/models/trec:predict"):
-        classify(RestClient("127.0.0.1", "trec", port=port), ["a"], ["b"])
-
-
 def test_module_docstring_examples_hold():
-    assert serving.rest_predict_body({"text": ["hi", b"\xff"]}) == {
+    assert rest_predict_body({"text": ["hi", b"\xff"]}) == {
         "signature_name": "serving_default",
         "instances": [{"text": "hi"}, {"text": {"b64": "/w=="}}],
     }

@@ -1,0 +1,89 @@
+"""`ExportSettings` checked against a model and tokenizer: the defaults `resolve_settings` fills in.
+
+The errors each bad setting raises, and the signatures built from the settings, are checked end to
+end in `saved_model_export_test.py`; here only what needs no graph.
+"""
+
+import dataclasses
+
+import pytest
+
+from kbert.export import ExportSettings
+from kbert.export.export_settings import (
+    CHARS_PER_TOKEN,
+    LONG_INPUT_CHARS,
+    check_fits,
+    resolve_settings,
+)
+from kbert.models import Encoder, SequenceClassifier
+from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
+from tests.text.text_test_case import TINY_VOCABULARY
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return WordPieceTokenizer(TINY_VOCABULARY)
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(TINY_VOCABULARY))
+    return SequenceClassifier(encoder, num_classes=2)
+
+
+def test_settings_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ExportSettings().task = "tag"
+
+
+def test_defaults_from_a_bare_tokenizer(classifier, tokenizer):
+    model, graph_tokenizer, resolved = resolve_settings(classifier, tokenizer, ExportSettings())
+    assert model is classifier and graph_tokenizer is tokenizer
+    assert (resolved.task, resolved.sequence_length, resolved.truncation) == (
+        "classify",
+        128,
+        "longest_first",
+    )
+    assert resolved.max_input_chars == CHARS_PER_TOKEN * 128
+    assert (resolved.max_answer_length, resolved.pair, resolved.padding) == (30, False, "longest")
+    assert resolved.label_names is None and resolved.long_inputs is None
+
+
+def test_a_preprocessor_brings_its_length_and_truncation(classifier, tokenizer):
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=8, truncation="only_first")
+    _, graph_tokenizer, resolved = resolve_settings(
+        classifier, preprocessor, ExportSettings(label_names=("a", "b"))
+    )
+    assert graph_tokenizer is tokenizer
+    assert (resolved.sequence_length, resolved.truncation) == (8, "only_first")
+    assert resolved.label_names == ["a", "b"]
+    _, _, explicit = resolve_settings(classifier, preprocessor, ExportSettings(sequence_length=12))
+    assert explicit.sequence_length == 12
+
+
+@pytest.mark.parametrize("strategy, chars", [("head", CHARS_PER_TOKEN * 8), ("head_tail", None)])
+def test_long_text_strategies_keep_whole_documents(classifier, tokenizer, strategy, chars):
+    reader = LongTextPreprocessor(tokenizer, sequence_length=8, strategy=strategy)
+    _, _, resolved = resolve_settings(classifier, reader, ExportSettings())
+    assert resolved.long_inputs["strategy"] == strategy
+    assert resolved.max_input_chars == (chars or LONG_INPUT_CHARS)
+
+
+def test_embed_exports_only_the_encoder(classifier, tokenizer):
+    model, _, resolved = resolve_settings(classifier, tokenizer, ExportSettings(task="embed"))
+    assert model is classifier.encoder and resolved.task == "embed"
+
+
+def test_settings_must_be_export_settings(classifier, tokenizer):
+    with pytest.raises(ValueError, match="settings must be a kbert.export.ExportSettings"):
+        resolve_settings(classifier, tokenizer, {"task": "classify"})
+
+
+def test_check_fits_refuses_a_window_beyond_the_position_table(classifier, tokenizer):
+    positions = classifier.encoder.config.max_sequence_length
+    settings = ExportSettings(sequence_length=positions + 1)
+    model, _, resolved = resolve_settings(classifier, tokenizer, settings)
+    with pytest.raises(ValueError, match=f"its position table has {positions} positions"):
+        check_fits(model, resolved)
+    with pytest.raises(ValueError, match="padding must be one of"):
+        check_fits(model, dataclasses.replace(resolved, padding="max_length"))
