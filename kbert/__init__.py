@@ -100,6 +100,7 @@ _HOMES = {
     "evaluate_question_answerer": "kbert.tasks",
     # Export.
     "export_saved_model": "kbert.export",
+    "ExportSettings": "kbert.export",
     "load_exported": "kbert.export",
     "export_hub_encoder": "kbert.export.hub_export",
     "export_hub_preprocessor": "kbert.export.hub_export",

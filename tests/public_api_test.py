@@ -50,6 +50,7 @@ EXPECTED = {
     "export_hub_encoder": "kbert.export.hub_export",
     "export_hub_preprocessor": "kbert.export.hub_export",
     "export_saved_model": "kbert.export",
+    "ExportSettings": "kbert.export",
     "TrainingSettings": "kbert.train.training_settings",
     "fine_tune_classifier": "kbert.train.classifier_fine_tuning",
     "fine_tune_ner": "kbert.train.token_task_fine_tuning",
