@@ -30,11 +30,9 @@ to `trainable_pct`, `acc_mean`, `acc_sd`, `train_s`.
 import sys
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
-
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,

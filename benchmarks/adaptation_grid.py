@@ -53,13 +53,11 @@ import math
 import sys
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.run_records import write_run_record
+from kbert.train.adaptation_comparison import (
     choose_on_validation,
     comparison_parser,
     comparison_settings,

@@ -38,24 +38,22 @@ import json
 import sys
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.data.classification_tasks import load_classification_task  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks.classification import evaluate_classifier  # noqa: E402
-from kbert.train.adaptation_recipes import pretrained_starting_point  # noqa: E402
-from kbert.train.adaptation_run import AdaptationRun  # noqa: E402
-from kbert.train.classifier_fine_tuning import fine_tune_classifier  # noqa: E402
-from kbert.train.fine_tuning import fine_tuning_optimizer  # noqa: E402
-from kbert.train.freezing import freeze_for_feature_extraction  # noqa: E402
-from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained  # noqa: E402
-from kbert.train.training_settings import TrainingSettings  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.data.classification_tasks import load_classification_task
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks.classification import evaluate_classifier
+from kbert.train.adaptation_recipes import pretrained_starting_point
+from kbert.train.adaptation_run import AdaptationRun
+from kbert.train.classifier_fine_tuning import fine_tune_classifier
+from kbert.train.fine_tuning import fine_tuning_optimizer
+from kbert.train.freezing import freeze_for_feature_extraction
+from kbert.train.pretrained_anchor import anchor_penalty, anchor_to_pretrained
+from kbert.train.training_settings import TrainingSettings
 
 
 class WeightPath(keras.callbacks.Callback):

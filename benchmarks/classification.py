@@ -20,20 +20,18 @@ import argparse
 import json
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
-from kbert.data import classification_dataset, load_classification_task  # noqa: E402
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
-from kbert.train import count_batches, fine_tuning_optimizer  # noqa: E402
+from kbert.checkpoints import load_pretrained, minilm_l6_dir
+from kbert.data import classification_dataset, load_classification_task
+from kbert.models import SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import BertPreprocessor
+from kbert.train import count_batches, fine_tuning_optimizer
 
 
 def load_data(task, max_train_examples, data_dir):

@@ -22,20 +22,18 @@ import argparse
 import json
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data import load_classification_task  # noqa: E402
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.tasks import classifier_logits  # noqa: E402
-from kbert.text import BertPreprocessor, LongTextPreprocessor  # noqa: E402
-from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data import load_classification_task
+from kbert.models import SequenceClassifier
+from kbert.run_records import write_run_record
+from kbert.tasks import classifier_logits
+from kbert.text import BertPreprocessor, LongTextPreprocessor
+from kbert.train import TrainingSettings, fine_tune_classifier
 
 TRAINING = {"head": "head", "head_tail": "head_tail", "windows": "window_mean"}
 READING = ("head", "head_tail", "window_mean", "window_max")

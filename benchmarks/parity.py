@@ -19,20 +19,18 @@ import argparse
 import json
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import (  # noqa: E402
+from kbert.checkpoints import (
     load_hf_bert_encoder,
     load_hf_bert_tokenizer,
-    resolve_checkpoint,  # noqa: E402
+    resolve_checkpoint,
 )
-from kbert.data import read_sst2, read_trec  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import BertPreprocessor, tokenizer_agreement  # noqa: E402
+from kbert.data import read_sst2, read_trec
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import BertPreprocessor, tokenizer_agreement
 
 
 def run_encoder(encoder, batches):

@@ -15,16 +15,14 @@ import gc
 import json
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from benchmarks.flops import encoder_training_flops, measure_matmul_peak  # noqa: E402
-from kbert.models import CausalLanguageModel, Encoder  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from benchmarks.flops import encoder_training_flops, measure_matmul_peak
+from kbert.models import CausalLanguageModel, Encoder
+from kbert.run_records import add_record_argument, record_if_requested
 
 
 def causal_lm_training_flops(config, batch_size, sequence_length):

@@ -35,20 +35,18 @@ import os
 import tempfile
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
-from kbert.data import read_imdb, read_trec  # noqa: E402
-from kbert.export import ExportSettings, export_saved_model  # noqa: E402
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.runs import software_versions  # noqa: E402
+from kbert.checkpoints import load_pretrained, minilm_l6_dir
+from kbert.data import read_imdb, read_trec
+from kbert.export import ExportSettings, export_saved_model
+from kbert.models import SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.runs import software_versions
 
 NUM_CLASSES = 6
 DATASETS = ("trec", "imdb")

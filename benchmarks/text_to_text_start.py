@@ -32,30 +32,28 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.data import (  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.data import (
     load_classification_task,
     read_pretraining_books,
     span_corruption_blocks,
 )
-from kbert.data.text_to_text import (  # noqa: E402
+from kbert.data.text_to_text import (
     classification_accuracy,
     classification_pairs,
     generate_texts,
     text_to_text_dataset,
 )
-from kbert.models import EncoderDecoder  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import corpus_tokenizer  # noqa: E402
-from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
-from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer  # noqa: E402
+from kbert.models import EncoderDecoder
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import corpus_tokenizer
+from kbert.text.seq2seq_noising import sentinel_tokens
+from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")

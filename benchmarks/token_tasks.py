@@ -30,29 +30,27 @@ import json
 import os
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, minilm_l6_dir  # noqa: E402
-from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.data.squad import load_squad  # noqa: E402
-from kbert.metrics.entity_metrics import entity_scores, repair_bio  # noqa: E402
-from kbert.metrics.squad_metrics import squad_scores  # noqa: E402
-from kbert.models import QuestionAnswerer  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.runs import software_versions  # noqa: E402
-from kbert.tasks import evaluate_ner, evaluate_question_answerer  # noqa: E402
-from kbert.text.feature_batches import length_grouped_indices  # noqa: E402
-from kbert.train.token_task_fine_tuning import (  # noqa: E402
+from kbert.checkpoints import load_pretrained, minilm_l6_dir
+from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
+from kbert.data.squad import load_squad
+from kbert.metrics.entity_metrics import entity_scores, repair_bio
+from kbert.metrics.squad_metrics import squad_scores
+from kbert.models import QuestionAnswerer
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.runs import software_versions
+from kbert.tasks import evaluate_ner, evaluate_question_answerer
+from kbert.text.feature_batches import length_grouped_indices
+from kbert.train.token_task_fine_tuning import (
     build_ner_model,
     fine_tune_ner,
     fine_tune_question_answerer,
 )
-from kbert.train.training_settings import TrainingSettings  # noqa: E402
+from kbert.train.training_settings import TrainingSettings
 
 # ------------------------------------------------------------------ kbert
 

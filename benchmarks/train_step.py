@@ -25,16 +25,14 @@ import gc
 import json
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from benchmarks.flops import encoder_training_flops, measure_matmul_peak  # noqa: E402
-from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
+from benchmarks.flops import encoder_training_flops, measure_matmul_peak
+from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint
+from kbert.run_records import add_record_argument, record_if_requested
 
 
 def classifier(backbone, dropout_free=False):

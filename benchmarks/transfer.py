@@ -46,21 +46,19 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.data import read_trec  # noqa: E402
-from kbert.data.trec import COARSE_LABELS  # noqa: E402
-from kbert.metrics import data_size_curve_png  # noqa: E402
-from kbert.models import Encoder  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train import BuildBeforeTracing, LearningRateSchedule  # noqa: E402
+from kbert.data import read_trec
+from kbert.data.trec import COARSE_LABELS
+from kbert.metrics import data_size_curve_png
+from kbert.models import Encoder
+from kbert.run_records import write_run_record
+from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.train import BuildBeforeTracing, LearningRateSchedule
 
 OBJECTIVES = ("causal", "masked", "electra")
 VALIDATION_SIZE = 500  # held out of TREC-6 train for choosing the learning rate

@@ -24,20 +24,18 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.analysis.figures import layer_curves_png  # noqa: E402
-from kbert.analysis.probing import layerwise_probe_accuracy, majority_accuracy  # noqa: E402
-from kbert.data import read_trec  # noqa: E402
-from kbert.data.trec import COARSE_LABELS  # noqa: E402
-from kbert.models import Encoder, extract_layer_features  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
+from kbert.analysis.figures import layer_curves_png
+from kbert.analysis.probing import layerwise_probe_accuracy, majority_accuracy
+from kbert.data import read_trec
+from kbert.data.trec import COARSE_LABELS
+from kbert.models import Encoder, extract_layer_features
+from kbert.run_records import write_run_record
+from kbert.text import BertPreprocessor, WordPieceTokenizer
 
 
 def parse_start(text):

@@ -2,7 +2,8 @@
 
 TensorFlow's C++ runtime writes its start-up notes (oneDNN, missing CUDA drivers, cuInit) through
 absl before its logging is configured, so `TF_CPP_MIN_LOG_LEVEL` cannot hide them. The command
-line, the labs and the demo call `quiet_tensorflow()` before anything imports TensorFlow: it sets
+line and the demo call `quiet_tensorflow()` (the labs and benchmarks `import kbert.quiet` first,
+which calls it) before anything imports TensorFlow: it sets
 the log level, imports TensorFlow and initializes its devices with the process's stderr sent to
 a temporary file, then writes back every line that is not one of those known notes, so a real
 warning or error still reaches the user.

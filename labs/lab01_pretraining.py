@@ -38,36 +38,34 @@ import shutil
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.data import (  # noqa: E402
+from kbert.data import (
     count_whitespace_words,
     measure_pipeline_throughput,
     read_named_corpus,
     word_level_perplexity,
 )
-from kbert.data.pretraining_inputs import pretraining_datasets  # noqa: E402
-from kbert.files import replace_directory, restore_interrupted_directory  # noqa: E402
-from kbert.layers import attention_bias  # noqa: E402
-from kbert.metrics import learning_curve_png  # noqa: E402
-from kbert.models.pretraining_models import (  # noqa: E402
+from kbert.data.pretraining_inputs import pretraining_datasets
+from kbert.files import replace_directory, restore_interrupted_directory
+from kbert.layers import attention_bias
+from kbert.metrics import learning_curve_png
+from kbert.models.pretraining_models import (
     PretrainingModelSettings,
     build_pretraining_model,
     pre_layer_norm,
     pretrained_encoder,
 )
-from kbert.models.text_generator import TextGenerator  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.text import WordPieceTokenizer  # noqa: E402
-from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer  # noqa: E402
-from kbert.train import ResumableBackup, make_strategy, plan_time_budget  # noqa: E402
-from kbert.train.pretraining_optimizer import compile_for_pretraining  # noqa: E402
+from kbert.models.text_generator import TextGenerator
+from kbert.run_records import write_run_record
+from kbert.text import WordPieceTokenizer
+from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer
+from kbert.train import ResumableBackup, make_strategy, plan_time_budget
+from kbert.train.pretraining_optimizer import compile_for_pretraining
 
 PROMPTS = [
     "It was a dark and stormy night, and",

@@ -29,20 +29,18 @@ import argparse
 import json
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
 
-import keras  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
-from kbert.data import load_classification_task  # noqa: E402
-from kbert.metrics import confusion_matrix_png, learning_curve_png  # noqa: E402
-from kbert.models import SequenceClassifier, grow_vocabulary  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import load_classification_task
+from kbert.metrics import confusion_matrix_png, learning_curve_png
+from kbert.models import SequenceClassifier, grow_vocabulary
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.train import TrainingSettings, fine_tune_classifier
 
 CLASSIFICATION_TOKEN = "[CLF]"
 

@@ -29,31 +29,29 @@ import math
 import tempfile
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_adapters, save_adapters  # noqa: E402
-from kbert.data import load_classification_task  # noqa: E402
-from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.layers import Adapter  # noqa: E402
-from kbert.models import (  # noqa: E402
+from kbert.checkpoints import load_adapters, save_adapters
+from kbert.data import load_classification_task
+from kbert.data.classification_dataset import classification_dataset
+from kbert.layers import Adapter
+from kbert.models import (
     SequenceClassifier,
     adapter_trainable_setup,
     add_adapters,
     set_active_adapter,
 )
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.tasks import evaluate_classifier
+from kbert.train import (
     TrainingSettings,
     fine_tune_classifier,
     format_trainable_report,
     trainable_report,
 )
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,

@@ -28,21 +28,19 @@ little.
     python labs/lab04_gradual_unfreezing.py --starts minilm_l6 --seeds 3
 """
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
-
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.models import SequenceClassifier
+from kbert.tasks import evaluate_classifier
+from kbert.train import (
     ChainThaw,
     GradualUnfreezing,
     TrainingSettings,
     fine_tune_classifier,
     layer_groups,
 )
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,

@@ -30,28 +30,26 @@ thousand examples and 3 epochs the differences may be within the seed spread.
     python labs/lab05_discriminative_lr.py --starts minilm_l6 --factor 2.6 --seeds 3
 """
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
-
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.models import SequenceClassifier
+from kbert.tasks import evaluate_classifier
+from kbert.train import (
     DiscriminativeOptimizer,
     TrainingSettings,
     fine_tune_classifier,
     layerwise_schedules,
     slanted_triangular,
 )
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,
     starting_points,
     trec_data,
 )
-from kbert.train.fine_tuning import decoupled_adamw  # noqa: E402
+from kbert.train.fine_tuning import decoupled_adamw
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discriminative_lr")

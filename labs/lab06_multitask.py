@@ -24,21 +24,19 @@ over single-task fine-tuning. Report what you see, including no gain.
     python labs/lab06_multitask.py --starts lab01 --seeds 3 --language-model-weight 0.5
 """
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
+import tensorflow as tf
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.data import load_classification_task, multitask_dataset  # noqa: E402
-from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.data.multitask_batches import joint_batches  # noqa: E402
-from kbert.layers import ClassificationHead  # noqa: E402
-from kbert.models import CausalLanguageModel, MultitaskModel  # noqa: E402
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train import count_batches, fine_tuning_optimizer  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.data import load_classification_task, multitask_dataset
+from kbert.data.classification_dataset import classification_dataset
+from kbert.data.multitask_batches import joint_batches
+from kbert.layers import ClassificationHead
+from kbert.models import CausalLanguageModel, MultitaskModel
+from kbert.train import adaptation_recipes as recipes
+from kbert.train import count_batches, fine_tuning_optimizer
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,

@@ -51,32 +51,30 @@ import json
 import math
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data import (  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.checkpoints import load_pretrained
+from kbert.data import (
     causal_lm_blocks,
     data_dir,
     full_sentences_blocks,
     load_classification_task,
 )
-from kbert.files import atomic_write_text  # noqa: E402
-from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.text import BertPreprocessor, MaskedLMMasker  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.files import atomic_write_text
+from kbert.models import CausalLanguageModel, MaskedLanguageModel, SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor, MaskedLMMasker
+from kbert.train import (
     TrainingSettings,
     fine_tune_classifier,
     fine_tuning_optimizer,
 )
-from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
+from kbert.train.precision import DTYPES, resolve_dtype
 
 
 def choose_task(requested, data_dir_arg):

@@ -33,25 +33,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data.squad import load_squad  # noqa: E402
-from kbert.export import ExportSettings, export_saved_model  # noqa: E402
-from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor  # noqa: E402
-from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle  # noqa: E402
-from kbert.models import QuestionAnswerer  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_question_answerer  # noqa: E402
-from kbert.text import BertPreprocessor, WordPieceTokenizer  # noqa: E402
-from kbert.train import TrainingSettings  # noqa: E402
-from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data.squad import load_squad
+from kbert.export import ExportSettings, export_saved_model
+from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor
+from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle
+from kbert.models import QuestionAnswerer
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_question_answerer
+from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.train import TrainingSettings
+from kbert.train.token_task_fine_tuning import fine_tune_question_answerer
 
 FRESH_PROCESS = """
 import json, sys

@@ -34,26 +34,24 @@ import argparse
 import json
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs  # noqa: E402
-from kbert.data.personachat import SPECIAL_TOKENS  # noqa: E402
-from kbert.models import (  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs
+from kbert.data.personachat import SPECIAL_TOKENS
+from kbert.models import (
     DialogModel,
     Encoder,
     add_segment_embeddings,
     grow_vocabulary,
 )
-from kbert.models.text_generator import TextGenerator  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.train import count_batches, fine_tuning_optimizer  # noqa: E402
+from kbert.models.text_generator import TextGenerator
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.train import count_batches, fine_tuning_optimizer
 
 # %% Settings (`--help` lists them) and the dialogs, split by persona.
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

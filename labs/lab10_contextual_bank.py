@@ -13,15 +13,13 @@ while the input (static) embedding of "bank" is identical in every sentence (cos
 
 import argparse
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_hf_bert  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
+from kbert.checkpoints import load_hf_bert
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import BertPreprocessor
 
 # %% The sentences: the first three use the river sense, the last three the finance sense.
 SENTENCES = [

@@ -53,36 +53,34 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.analysis.anisotropy import (  # noqa: E402
+from kbert.analysis.anisotropy import (
     ZScorer,
     layer_anisotropy,
     word_in_context_similarity,
 )
-from kbert.analysis.attention import sentence_attention  # noqa: E402
-from kbert.analysis.contextual_embeddings import contextual_embeddings  # noqa: E402
-from kbert.analysis.figures import (  # noqa: E402
+from kbert.analysis.attention import sentence_attention
+from kbert.analysis.contextual_embeddings import contextual_embeddings
+from kbert.analysis.figures import (
     attention_grid_png,
     layer_curves_png,
     sense_projection_png,
 )
-from kbert.analysis.probing import (  # noqa: E402
+from kbert.analysis.probing import (
     layerwise_probe_accuracy,
     majority_accuracy,
     random_encoder_like,
 )
-from kbert.analysis.projection import pca_2d, tsne_2d  # noqa: E402
-from kbert.analysis.sense_training import (  # noqa: E402
+from kbert.analysis.projection import pca_2d, tsne_2d
+from kbert.analysis.sense_training import (
     corpus_sense_embeddings,
     gloss_sense_embeddings,
 )
-from kbert.analysis.wsd import (  # noqa: E402
+from kbert.analysis.wsd import (
     COVERAGE_SOURCES,
     NearestSenseWSD,
     SenseEmbeddings,
@@ -92,14 +90,14 @@ from kbert.analysis.wsd import (  # noqa: E402
     propagate_sense_embeddings,
     unit_rows,
 )
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.data.data_dir import data_dir  # noqa: E402
-from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores  # noqa: E402
-from kbert.data.semcor import load_semcor  # noqa: E402
-from kbert.data.wordnet import load_wordnet  # noqa: E402
-from kbert.run_records import write_run_record  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
+from kbert.data.data_dir import data_dir
+from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores
+from kbert.data.semcor import load_semcor
+from kbert.data.wordnet import load_wordnet
+from kbert.run_records import write_run_record
+from kbert.text import BertPreprocessor
 
 ATTENTION_SENTENCE = "The fishermen sat on the bank of the river and watched the boats."
 

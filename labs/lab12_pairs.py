@@ -33,21 +33,19 @@ import argparse
 import json
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
-from kbert.data import CLASSIFICATION_TASKS, load_classification_task  # noqa: E402
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
-from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
-from kbert.train.precision import DTYPES, resolve_dtype  # noqa: E402
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import CLASSIFICATION_TASKS, load_classification_task
+from kbert.models import SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor
+from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.precision import DTYPES, resolve_dtype
 
 
 # %% A pair packed by hand: `[CLS] a [SEP] b [SEP]`, segment id 0 up to and including the first

@@ -26,25 +26,23 @@ import argparse
 import json
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.data.token_classification_features import (  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
+from kbert.data.token_classification_features import (
     IGNORE_INDEX,
     token_classification_features,
 )
-from kbert.layers import CRF  # noqa: E402
-from kbert.metrics.entity_metrics import entity_report  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_ner  # noqa: E402
-from kbert.train import TrainingSettings  # noqa: E402
-from kbert.train.token_task_fine_tuning import NER_METHODS, build_ner_model, fine_tune_ner  # noqa: E402
+from kbert.layers import CRF
+from kbert.metrics.entity_metrics import entity_report
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_ner
+from kbert.train import TrainingSettings
+from kbert.train.token_task_fine_tuning import NER_METHODS, build_ner_model, fine_tune_ner
 
 TYPES = ("PER", "LOC", "ORG", "MISC")
 

@@ -24,19 +24,17 @@ import argparse
 import json
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
 
-import keras  # noqa: E402
-
-from kbert.checkpoints import load_pretrained  # noqa: E402
-from kbert.data.squad import load_squad  # noqa: E402
-from kbert.models import QuestionAnswerer  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_question_answerer  # noqa: E402
-from kbert.train import TrainingSettings  # noqa: E402
-from kbert.train.token_task_fine_tuning import fine_tune_question_answerer  # noqa: E402
+from kbert.checkpoints import load_pretrained
+from kbert.data.squad import load_squad
+from kbert.models import QuestionAnswerer
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_question_answerer
+from kbert.train import TrainingSettings
+from kbert.train.token_task_fine_tuning import fine_tune_question_answerer
 
 
 def main():

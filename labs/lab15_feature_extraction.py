@@ -33,20 +33,18 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_hf_bert  # noqa: E402
-from kbert.data import read_trec  # noqa: E402
-from kbert.data.trec import COARSE_LABELS  # noqa: E402
-from kbert.models import FEATURE_LAYERS, FeatureClassifier, extract_layer_features  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
+from kbert.checkpoints import load_hf_bert
+from kbert.data import read_trec
+from kbert.data.trec import COARSE_LABELS
+from kbert.models import FEATURE_LAYERS, FeatureClassifier, extract_layer_features
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import BertPreprocessor
 
 HEADS = ("linear", "mlp")
 

@@ -23,22 +23,20 @@ tuning matches fine-tuning only for models of billions of parameters).
     python labs/lab16_peft.py --starts minilm_l6 --seeds 3
 """
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.models import SequenceClassifier, add_lora, merge_lora  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.data.classification_dataset import classification_dataset
+from kbert.models import SequenceClassifier, add_lora, merge_lora
+from kbert.train import (
     TrainingSettings,
     fine_tune_classifier,
     format_trainable_report,
     trainable_report,
 )
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,

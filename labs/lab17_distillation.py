@@ -36,28 +36,26 @@ the same student, as the check.
     python labs/lab17_distillation.py --starts minilm_l6 --seeds 3 --temperature 4
 """
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
-
-from kbert.data.classification_dataset import classification_dataset  # noqa: E402
-from kbert.models import Distiller, SequenceClassifier, student_encoder  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.data.classification_dataset import classification_dataset
+from kbert.models import Distiller, SequenceClassifier, student_encoder
+from kbert.tasks import evaluate_classifier
+from kbert.train import (
     TrainingSettings,
     count_batches,
     fine_tune_classifier,
     fine_tuning_optimizer,
 )
-from kbert.train import adaptation_recipes as recipes  # noqa: E402
-from kbert.train.adaptation_comparison import (  # noqa: E402
+from kbert.train import adaptation_recipes as recipes
+from kbert.train.adaptation_comparison import (
     compare_and_print,
     comparison_parser,
     selected_variants,
     starting_points,
     trec_data,
 )
-from kbert.train.adaptation_run import ensemble_result  # noqa: E402
+from kbert.train.adaptation_run import ensemble_result
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], seeds=2, run_dir="runs/lab17_distillation")

@@ -30,17 +30,15 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import numpy as np
+import tensorflow as tf
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.data import data_dir, load_classification_task, read_text_corpus  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import (  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.data import data_dir, load_classification_task, read_text_corpus
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import (
     BytePairTokenizer,
     UnigramTokenizer,
     WordPieceTokenizer,
@@ -191,6 +189,7 @@ for name in ("wordpiece", "bpe", "byte_level_bpe", "unigram"):
     print(f"{name} ({middle:,}): {' '.join(pieces)}")
 
 # %% The tradeoff as a figure: fertility against vocabulary size.
+# This cell's own imports: matplotlib's file backend must be chosen before pyplot is imported.
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")

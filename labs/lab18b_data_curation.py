@@ -43,31 +43,29 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.data import (  # noqa: E402
+from kbert.data import (
     causal_lm_blocks,
     load_classification_task,
     read_pretraining_books,
     read_wikitext,
 )
-from kbert.data.curation import (  # noqa: E402
+from kbert.data.curation import (
     exact_duplicates,
     near_duplicates,
     perplexity_filter,
     quality_filter,
 )
-from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.text import BertPreprocessor, corpus_tokenizer  # noqa: E402
-from kbert.train import LearningRateSchedule, TrainingSettings, fine_tune_classifier  # noqa: E402
+from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor, corpus_tokenizer
+from kbert.train import LearningRateSchedule, TrainingSettings, fine_tune_classifier
 
 # %% Settings (`--help` lists them).
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -47,23 +47,21 @@ import json
 import time
 from pathlib import Path
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.arguments import comma_separated  # noqa: E402
-from kbert.data import (  # noqa: E402
+from kbert.arguments import comma_separated
+from kbert.data import (
     full_sentences_blocks,
     load_classification_task,
     load_squad,
     read_pretraining_books,
     span_corruption_blocks,
 )
-from kbert.data.text_to_text import (  # noqa: E402
+from kbert.data.text_to_text import (
     LABEL_WORDS,
     classification_accuracy,
     classification_pairs,
@@ -72,15 +70,15 @@ from kbert.data.text_to_text import (  # noqa: E402
     squad_scores,
     text_to_text_dataset,
 )
-from kbert.export.saved_model_files import load_exported  # noqa: E402
-from kbert.export.text_to_text_export import export_text_to_text  # noqa: E402
-from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.tasks import evaluate_classifier  # noqa: E402
-from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer  # noqa: E402
-from kbert.text.seq2seq_noising import sentinel_tokens  # noqa: E402
-from kbert.text.text_to_text_packing import texts_from_generated  # noqa: E402
-from kbert.train import (  # noqa: E402
+from kbert.export.saved_model_files import load_exported
+from kbert.export.text_to_text_export import export_text_to_text
+from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer
+from kbert.text.seq2seq_noising import sentinel_tokens
+from kbert.text.text_to_text_packing import texts_from_generated
+from kbert.train import (
     LearningRateSchedule,
     ResumableBackup,
     TrainingSettings,

@@ -23,24 +23,22 @@ import subprocess
 import sys
 import time
 
-from kbert.startup import quiet_tensorflow  # noqa: E402
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
-quiet_tensorflow()
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from kbert.checkpoints import load_pretrained, trained_pooling  # noqa: E402
-from kbert.data import load_classification_task  # noqa: E402
-from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003  # noqa: E402
-from kbert.export import ExportSettings, export_saved_model  # noqa: E402
-from kbert.export.models_config import write_models_config  # noqa: E402
-from kbert.models import SequenceClassifier  # noqa: E402
-from kbert.run_records import add_record_argument, record_if_requested  # noqa: E402
-from kbert.text import BertPreprocessor  # noqa: E402
-from kbert.train import TrainingSettings, fine_tune_classifier  # noqa: E402
-from kbert.train.token_task_fine_tuning import (  # noqa: E402
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import load_classification_task
+from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
+from kbert.export import ExportSettings, export_saved_model
+from kbert.export.models_config import write_models_config
+from kbert.models import SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.text import BertPreprocessor
+from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.token_task_fine_tuning import (
     NER_TRAINING,
     build_ner_model,
     fine_tune_ner,
