@@ -10,8 +10,12 @@ and the adaptation grids); the 10-minute run of all three objectives writes its 
 `benchmarks.transfer_probes`); the pre-LN runs write `runs/lab01_pre_ln/saved_models/`.
 
 An entry is `(record name, program, flags)`: the program is a lab (`labs/<program>.py`) or
-`benchmarks.<name>`; `--record docs/results/<record name>.json` is added when it runs.
+`benchmarks.<name>`; `--record docs/results/<record name>.json` is added when it runs. A lab the
+plan does not name runs at its defaults after the plan (`course`), so adding a lab touches no
+shared file; a lab with variants or a saved model to read is named here.
 """
+
+from pathlib import Path
 
 BUDGET_10 = "runs/lab01_budget_10min/saved_models"
 PRE_LN = "runs/lab01_pre_ln/saved_models"
@@ -144,19 +148,27 @@ COURSE = (
 )
 
 
-def course(names=None):
-    """The plan's entries, in order; with `names`, only those (in the plan's order).
+def course(names=None, root=None):
+    """The plan's entries, in order, then every lab the plan does not name, at its defaults
+    (a new lab joins the course without an edit here); with `names`, only those, in that order.
 
     Raises:
-        ValueError: a name is not in the plan (the message lists the plan's names).
+        ValueError: a name is not in the course (the message lists the course's records).
     """
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
+    planned = {name for name, _, _ in COURSE}
+    found = [
+        (path.stem, path.stem, ())
+        for path in sorted((root / "labs").glob("lab*.py"))
+        if path.stem not in planned
+    ]
+    entries = [*COURSE, *found]
     if names is None:
-        return list(COURSE)
-    known = {name for name, _, _ in COURSE}
+        return entries
+    known = {name for name, _, _ in entries}
     unknown = [name for name in names if name not in known]
     if unknown:
         raise ValueError(
-            f"not in the course plan: {', '.join(unknown)}; its records are "
-            f"{', '.join(sorted(known))}"
+            f"not in the course: {', '.join(unknown)}; its records are {', '.join(sorted(known))}"
         )
-    return [entry for entry in COURSE if entry[0] in set(names)]
+    return [entry for entry in entries if entry[0] in set(names)]
