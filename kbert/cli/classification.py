@@ -21,6 +21,7 @@ from kbert.cli.run_settings import (
     check_sequence_length,
     check_training_arguments,
     flag_settings,
+    training_settings,
 )
 from kbert.cli.token_tasks import add_token_task_arguments
 from kbert.runs import (
@@ -331,7 +332,7 @@ def finetune(args):
     from kbert.checkpoints import load_pretrained, trained_pooling
     from kbert.metrics import confusion_matrix_png, learning_curve_png
     from kbert.models import SequenceClassifier
-    from kbert.train import BestCheckpoint, TrainingSettings, fine_tune_classifier
+    from kbert.train import BestCheckpoint, fine_tune_classifier
 
     task, splits = _load_splits(args)  # data errors come before any file is written
     check_long_input_arguments(args, task.is_pair, args.sequence_length)
@@ -368,22 +369,12 @@ def finetune(args):
         run_dir = staged.path
         write_run_start(run_dir, config, preprocessor)
         best = BestCheckpoint(run_dir / MODEL_FILE, monitor="val_accuracy")
-        settings = TrainingSettings(
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            gradient_accumulation_steps=args.gradient_accumulation_steps,
-            learning_rate=args.learning_rate,
-            warmup_fraction=args.warmup_fraction,
-            weight_decay=args.weight_decay,
-            seed=args.seed,
-            jit_compile=args.jit,
-            verbose=args.verbose,
-            callbacks=[
-                best,
-                keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
-                keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
-            ],
-        )
+        callbacks = [
+            best,
+            keras.callbacks.CSVLogger(str(run_dir / "history.csv")),
+            keras.callbacks.TensorBoard(str(run_dir / "tensorboard")),
+        ]
+        settings = training_settings(args, callbacks, jit_compile=args.jit)
         _, train_seconds = fine_tune_classifier(
             classifier, preprocessor, train, validation, settings=settings
         )

@@ -53,3 +53,23 @@ def flag_settings(args):
     return {
         key: value for key, value in vars(args).items() if key != "task" and not callable(value)
     }
+
+
+def training_settings(args, callbacks, **extra):
+    """The `kbert.train.TrainingSettings` the flags ask for, with the run's callbacks and any
+    task-specific setting in `extra` (e.g. `jit_compile`); imports training code on first call,
+    so `--help` and flag errors stay free of TensorFlow."""
+    from kbert.train import TrainingSettings
+
+    return TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        learning_rate=args.learning_rate,
+        warmup_fraction=args.warmup_fraction,
+        weight_decay=args.weight_decay,
+        seed=args.seed,
+        verbose=args.verbose,
+        callbacks=callbacks,
+        **extra,
+    )

@@ -15,6 +15,7 @@ from kbert.cli.run_settings import (
     check_sequence_length,
     check_training_arguments,
     flag_settings,
+    training_settings,
 )
 from kbert.files import atomic_path
 from kbert.runs import (
@@ -183,7 +184,6 @@ def finetune(args):
     from kbert.data.conll2003 import CONLL2003_TAGS
     from kbert.metrics import learning_curve_png
     from kbert.models import QuestionAnswerer
-    from kbert.train import TrainingSettings
     from kbert.train.token_task_fine_tuning import (
         build_ner_model,
         fine_tune_ner,
@@ -210,17 +210,7 @@ def finetune(args):
         run_dir = staged.path
         write_run_start(run_dir, config, tokenizer)
         callbacks = [keras.callbacks.CSVLogger(str(run_dir / "history.csv"))]
-        settings = TrainingSettings(
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            gradient_accumulation_steps=args.gradient_accumulation_steps,
-            learning_rate=args.learning_rate,
-            warmup_fraction=args.warmup_fraction,
-            weight_decay=args.weight_decay,
-            seed=args.seed,
-            callbacks=callbacks,
-            verbose=args.verbose,
-        )
+        settings = training_settings(args, callbacks)
         if args.task == "squad":
             model = QuestionAnswerer(encoder, dropout=args.dropout)
             _, seconds, windows = fine_tune_question_answerer(
