@@ -145,6 +145,7 @@ COURSE = (
     ("token_tasks", "benchmarks.token_tasks", ()),
     ("tokenizer_parity", "benchmarks.tokenizer_parity", ()),
     ("train_step", "benchmarks.train_step", ()),
+    ("step_profile", "benchmarks.step_profile", ()),
 )
 
 

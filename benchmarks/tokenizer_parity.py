@@ -470,10 +470,10 @@ def pipelines(train, vocabulary_size, directory):
 
 def _charsmap(model_path):
     """The `precompiled_charsmap` of a SentencePiece `.model` file (NormalizerSpec field 2)."""
-    from kbert.text.unigram_tokenizer import _protobuf_fields
+    from kbert.text.unigram_tokenizer import protobuf_fields
 
-    fields = _protobuf_fields(model_path.read_bytes())
-    return dict(_protobuf_fields(next(v for n, v in fields if n == 3)))[2]
+    fields = protobuf_fields(model_path.read_bytes())
+    return dict(protobuf_fields(next(v for n, v in fields if n == 3)))[2]
 
 
 def pipeline_agreement(reference, tokenizer, special, texts):

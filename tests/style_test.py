@@ -234,14 +234,43 @@ def test_imports_sit_at_the_top_of_each_module():
     assert not offenders, offenders
 
 
+def private_imports(source, root=ROOT):
+    """`from kbert... import _name` (or benchmarks...) where `_name` is a private name of that
+    module, not a package-private module file (`kbert/text/_bert_text.py`): a list of
+    (line, "module._name")."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if node.module.split(".")[0] not in ("kbert", "benchmarks"):
+            continue
+        package = root.joinpath(*node.module.split("."))
+        for alias in node.names:
+            name = alias.name
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            if (package / f"{name}.py").is_file() or (package / name).is_dir():
+                continue  # a package-private module, imported within its package
+            found.append((node.lineno, f"{node.module}.{name}"))
+    return found
+
+
+def test_no_module_imports_another_modules_private_name():
+    offenders = _offenders(private_imports, ["kbert", "labs", "benchmarks"])
+    assert not offenders, offenders
+
+
 def test_each_check_reports_a_planted_violation():
     assert [line for line, _ in tensorflow_internals(PLANTED)] == [5, 6, 11, 12]
-    assert private_reads(PLANTED) == [(16, "attention._split_heads"), (17, "bpe._ranks")]
+    assert private_reads(PLANTED) == [(17, "attention._split_heads"), (18, "bpe._ranks")]
     assert mid_file_imports(PLANTED) == [
         (11, "import tensorflow.python.ops"),
         (12, "from tensorflow.python import keras"),
+        (13, "from kbert.text.masked_lm_masker import _corrupt, OUTPUT_KEYS"),
     ]
+    assert private_imports(PLANTED) == [(13, "kbert.text.masked_lm_masker._corrupt")]
     assert tensorflow_internals(CLEAN) == private_reads(CLEAN) == mid_file_imports(CLEAN) == []
+    assert private_imports(CLEAN) == []
 
 
 PLANTED = '''"""A module with one of each."""
@@ -256,6 +285,7 @@ class Block:
     pass
 import tensorflow.python.ops
 from tensorflow.python import keras
+from kbert.text.masked_lm_masker import _corrupt, OUTPUT_KEYS
 
 
 def heads(attention, bpe, x):
@@ -264,6 +294,8 @@ def heads(attention, bpe, x):
 '''
 
 CLEAN = '''"""A module that keeps every fence."""
+
+from kbert.text import _bert_text  # a package-private module, not a private name
 
 try:
     import fcntl

@@ -35,3 +35,19 @@ TYPES = ["PER", "ORG", "MISC"]
 def toy_tokenizer(extra_pieces=()):
     """A `WordPieceTokenizer` over `VOCABULARY` and then `extra_pieces` (ids after its 19)."""
     return WordPieceTokenizer([*VOCABULARY, *extra_pieces])
+
+
+# A CoNLL sentence (two, run together) in the vocabulary's words, as the readers give them.
+WORDS = [
+    "EU",
+    "rejects",
+    "German",
+    "call",
+    "to",
+    "boycott",
+    "British",
+    "lamb",
+    ".",
+    "Peter",
+    "Blackburn",
+]

@@ -52,12 +52,13 @@ PRESETS = {
 }
 
 
-def _dense(units, std, name):
+def _dense(units, std, name, dtype=None):
     return keras.layers.Dense(
         units,
         use_bias=False,
         kernel_initializer=keras.initializers.RandomNormal(stddev=std),
         name=name,
+        dtype=dtype,
     )
 
 
@@ -81,11 +82,13 @@ class T5Attention(keras.layers.Layer):
         self.num_heads, self.hidden_dim, self.dropout = num_heads, hidden_dim, dropout
         self.head_dim = hidden_dim // num_heads
         scale = hidden_dim**-0.5
-        self.query = _dense(hidden_dim, scale * self.head_dim**-0.5, "query")
-        self.key = _dense(hidden_dim, scale, "key")
-        self.value = _dense(hidden_dim, scale, "value")
-        self.output_dense = _dense(hidden_dim, hidden_dim**-0.5, "output")
-        self.dropout_layer = keras.layers.Dropout(dropout)
+        # The sublayers compute in this layer's dtype policy (a mixed `dtype` given to it alone).
+        policy = self.dtype_policy
+        self.query = _dense(hidden_dim, scale * self.head_dim**-0.5, "query", policy)
+        self.key = _dense(hidden_dim, scale, "key", policy)
+        self.value = _dense(hidden_dim, scale, "value", policy)
+        self.output_dense = _dense(hidden_dim, hidden_dim**-0.5, "output", policy)
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
 
     def build(self, x_shape, context_shape=None):
         for dense in (self.query, self.key, self.value, self.output_dense):

@@ -223,7 +223,7 @@ def _check_same_shape(reference, value, name):
     )
 
 
-def _prepare_inputs(token_ids, padding_mask, word_ids, special_token_ids):
+def prepare_inputs(token_ids, padding_mask, word_ids, special_token_ids):
     """Checks and converts call inputs.
 
     Returns:
@@ -258,7 +258,7 @@ def _prepare_inputs(token_ids, padding_mask, word_ids, special_token_ids):
     }
 
 
-def _word_table(eligible, word_ids):
+def word_table(eligible, word_ids):
     """Groups eligible tokens into words, and describes the words as (batch, length) arrays.
 
     A word is a maximal run of adjacent eligible tokens with the same word id (a special token or
@@ -299,12 +299,12 @@ def _word_table(eligible, word_ids):
     return {"word_number": word_number, "first": first, "size": size, "exists": exists}
 
 
-def _per_token(word_values, word_number):
+def per_token(word_values, word_number):
     """Gathers a (batch, length) per-word array to tokens (values at ineligible tokens are junk)."""
     return tf.gather(word_values, tf.maximum(word_number, 0), batch_dims=1)
 
 
-def _sample_ids(generator, cdf, shape):
+def sample_ids(generator, cdf, shape):
     """Draws int32 ids of the given shape from the cumulative distribution `cdf` (float64)."""
     uniform = generator.uniform([tf.reduce_prod(shape)], dtype=tf.float64)  # (n,)
     ids = tf.searchsorted(
@@ -313,7 +313,7 @@ def _sample_ids(generator, cdf, shape):
     return tf.reshape(ids, shape)
 
 
-def _corrupt(
+def corrupt(
     token_ids, selected, treatment, random_ids, mask_token_id, mask_token_rate, random_token_rate
 ):
     """Replaces selected tokens: `[MASK]` where treatment < mask_token_rate, a random id where
@@ -324,7 +324,7 @@ def _corrupt(
     return tf.where(randomized, random_ids, corrupted)  # (batch, length)
 
 
-def _gather_selected(selected, max_selections, per_position):
+def gather_selected(selected, max_selections, per_position):
     """Packs selected positions into fixed-size, sorted (batch, max_selections) outputs.
 
     Args:
@@ -364,7 +364,7 @@ def _make_generator(seed):
 # ---------------------------------------------------------------------------------- the layer
 
 
-class _Masker(keras.layers.Layer):
+class MaskerBase(keras.layers.Layer):
     """What both maskers share: validated ids and rates, the replacement sampler, the RNG."""
 
     # Meant for tf.data: stateful random ops gain nothing from XLA, so jit_compile="auto" skips it.
@@ -429,7 +429,7 @@ class _Masker(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class MaskedLMMasker(_Masker):
+class MaskedLMMasker(MaskerBase):
     """Selects tokens for masked language modeling and corrupts them, with new masks every call.
 
     Each eligible token (not padding, not one of `special_token_ids` or `mask_token_id`) is
@@ -538,10 +538,10 @@ class MaskedLMMasker(_Masker):
                 "whole_word_masking=True needs word_ids (InputPacker's packed word_ids, -1 at "
                 "special and padding positions); received word_ids=None"
             )
-        inputs = _prepare_inputs(token_ids, padding_mask, word_ids, self._excluded_ids)
+        inputs = prepare_inputs(token_ids, padding_mask, word_ids, self._excluded_ids)
         token_ids, eligible = inputs["token_ids"], inputs["eligible"]
         shape = tf.shape(token_ids)
-        words = _word_table(eligible, inputs["word_ids"] if self.whole_word_masking else None)
+        words = word_table(eligible, inputs["word_ids"] if self.whole_word_masking else None)
         generator = self._generator
 
         # Words are drawn independently; arrays below are per word, (batch, length).
@@ -554,18 +554,18 @@ class MaskedLMMasker(_Masker):
         sizes_in_order = tf.gather(tf.where(candidate, words["size"], 0), order, batch_dims=1)
         fits_in_order = tf.cumsum(sizes_in_order, axis=1) <= self.max_selections
         fits = tf.gather(fits_in_order, tf.argsort(order, axis=1), batch_dims=1)  # back in place
-        selected = eligible & _per_token(candidate & fits, words["word_number"])  # per token
+        selected = eligible & per_token(candidate & fits, words["word_number"])  # per token
 
-        corrupted = _corrupt(
+        corrupted = corrupt(
             token_ids,
             selected,
             generator.uniform(shape),
-            _sample_ids(generator, tf.constant(self._replacement_cdf), shape),
+            sample_ids(generator, tf.constant(self._replacement_cdf), shape),
             self.mask_token_id,
             self.mask_token_rate,
             self.random_token_rate,
         )
-        outputs = _gather_selected(selected, self.max_selections, {"mask_ids": token_ids})
+        outputs = gather_selected(selected, self.max_selections, {"mask_ids": token_ids})
         outputs["token_ids"] = corrupted
         outputs = {key: outputs[key] for key in OUTPUT_KEYS}
         if inputs["unbatched"]:

@@ -43,13 +43,13 @@ import tensorflow as tf
 from kbert.checks import check_int
 from kbert.text.masked_lm_masker import (
     OUTPUT_KEYS,
-    _corrupt,
-    _gather_selected,
-    _Masker,
-    _per_token,
-    _prepare_inputs,
-    _sample_ids,
-    _word_table,
+    MaskerBase,
+    corrupt,
+    gather_selected,
+    per_token,
+    prepare_inputs,
+    sample_ids,
+    word_table,
 )
 
 SPAN_OUTPUT_KEYS = OUTPUT_KEYS + (
@@ -88,7 +88,7 @@ def _shift(values, offset, fill):
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SpanMasker(_Masker):
+class SpanMasker(MaskerBase):
     """Masks contiguous spans of whole words for SpanBERT (masked LM plus span boundary objective).
 
     Span lengths follow a geometric distribution over words restricted to 1..`max_span_length`;
@@ -198,7 +198,7 @@ class SpanMasker(_Masker):
         >>> sorted(set(masker.sample_span_lengths(100).numpy().tolist())) <= [1, 2, 3]
         True
         """
-        return _sample_ids(self._generator, tf.constant(self._span_length_cdf), [count]) + 1
+        return sample_ids(self._generator, tf.constant(self._span_length_cdf), [count]) + 1
 
     def _sample_spans(self, words, eligible):
         """Runs the attempts; returns per-word (batch, length) covered, span first/last token
@@ -226,7 +226,7 @@ class SpanMasker(_Masker):
             blocked_through = tf.cumsum(blocked, axis=1)  # (batch, length) inclusive
             blocked_before = blocked_through - blocked
 
-            span_words = _sample_ids(generator, span_cdf, [batch]) + 1  # (batch,)
+            span_words = sample_ids(generator, span_cdf, [batch]) + 1  # (batch,)
             end_word = word_index + span_words[:, tf.newaxis] - 1  # (batch, length)
             clipped_end = tf.minimum(end_word, length - 1)
             # Words w..end all free (no blocked word) and joined (no break before end).
@@ -333,27 +333,27 @@ class SpanMasker(_Masker):
                 "and padding positions) to count span lengths in words; received word_ids=None "
                 "(pass whole_words=False to count tokens)"
             )
-        inputs = _prepare_inputs(token_ids, padding_mask, word_ids, self._excluded_ids)
+        inputs = prepare_inputs(token_ids, padding_mask, word_ids, self._excluded_ids)
         token_ids, eligible = inputs["token_ids"], inputs["eligible"]
         shape = tf.shape(token_ids)
-        words = _word_table(eligible, inputs["word_ids"] if self.whole_words else None)
+        words = word_table(eligible, inputs["word_ids"] if self.whole_words else None)
         covered, span_first, span_last, treatment = self._sample_spans(words, eligible)
 
         word_number = words["word_number"]
-        selected = eligible & _per_token(covered, word_number)  # (batch, length)
-        start = _per_token(span_first, word_number)  # (batch, length) s of each token's span
-        end = _per_token(span_last, word_number)
-        corrupted = _corrupt(
+        selected = eligible & per_token(covered, word_number)  # (batch, length)
+        start = per_token(span_first, word_number)  # (batch, length) s of each token's span
+        end = per_token(span_last, word_number)
+        corrupted = corrupt(
             token_ids,
             selected,
-            _per_token(treatment, word_number),
-            _sample_ids(self._generator, tf.constant(self._replacement_cdf), shape),
+            per_token(treatment, word_number),
+            sample_ids(self._generator, tf.constant(self._replacement_cdf), shape),
             self.mask_token_id,
             self.mask_token_rate,
             self.random_token_rate,
         )
         position = tf.range(shape[1])[tf.newaxis, :]  # (1, length)
-        outputs = _gather_selected(
+        outputs = gather_selected(
             selected,
             self.max_selections,
             {

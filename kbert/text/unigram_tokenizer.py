@@ -404,25 +404,25 @@ class UnigramTokenizer(SpecialTokenRoles, JsonConfigFile):
                 byte fallback.
         """
         if isinstance(path, bytes):  # the model itself, as `to_sentencepiece` returns it
-            fields, path = _protobuf_fields(path), "the SentencePiece model bytes"
+            fields, path = protobuf_fields(path), "the SentencePiece model bytes"
         else:
             with open(os.fspath(path), "rb") as stream:
-                fields = _protobuf_fields(stream.read())
+                fields = protobuf_fields(stream.read())
         pieces, unknown, controls = [], 0, []
         for index, raw in enumerate(value for number, value in fields if number == 1):
-            piece = dict(_protobuf_fields(raw))
+            piece = dict(protobuf_fields(raw))
             kind = piece.get(3, 1)  # NORMAL 1, UNKNOWN 2, CONTROL 3, USER_DEFINED 4, BYTE 6
             if kind == 2:
                 unknown = index
             elif kind in (3, 6):
                 controls.append(index)
             pieces.append((piece.get(1, b"").decode("utf-8"), _float32(piece.get(2, 0))))
-        trainer = dict(_protobuf_fields(next((v for n, v in fields if n == 2), b"")))
+        trainer = dict(protobuf_fields(next((v for n, v in fields if n == 2), b"")))
         if trainer.get(3, 1) != 1:
             raise ValueError(f"{path}: model_type {trainer.get(3)} is not unigram (1)")
         if trainer.get(35):
             raise ValueError(f"{path}: byte_fallback is not supported")
-        normalizer = dict(_protobuf_fields(next((v for n, v in fields if n == 3), b"")))
+        normalizer = dict(protobuf_fields(next((v for n, v in fields if n == 3), b"")))
         rule = normalizer.get(1, b"").decode("utf-8")
         if rule not in ("identity", ""):
             raise ValueError(
@@ -472,7 +472,7 @@ def _varint(data, position):
             return value, position
 
 
-def _protobuf_fields(data):
+def protobuf_fields(data):
     """`(field number, value)` of a serialized protobuf message: ints for varints and fixed32
     (as raw bits), bytes for length-delimited fields."""
     fields, position = [], 0

@@ -10,22 +10,9 @@ from kbert.analysis.contextual_embeddings import (
 from kbert.layers import ScalarMix
 from kbert.models import Encoder
 from kbert.text import BertPreprocessor, WordPieceTokenizer
+from tests.toy_vocabularies import BANK_VOCABULARY
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "the",
-    "river",
-    "bank",
-    "##s",
-    "money",
-    "flows",
-    "on",
-    "a",
-]
+VOCABULARY = BANK_VOCABULARY
 
 
 @pytest.fixture(scope="module")

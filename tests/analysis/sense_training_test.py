@@ -12,21 +12,9 @@ from kbert.data.wordnet import WordNet
 from kbert.models import Encoder
 from kbert.text import WordPieceTokenizer
 from tests.data.wordnet_test import write_tiny_wordnet
+from tests.toy_vocabularies import BANK_VOCABULARY
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "the",
-    "river",
-    "bank",
-    "##s",
-    "money",
-    "flows",
-    "on",
-    "a",
+VOCABULARY = BANK_VOCABULARY + [
     "-",
     "sloping",
     "land",

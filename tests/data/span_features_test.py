@@ -3,21 +3,7 @@ import pytest
 
 from kbert.data.span_features import decode_spans, span_features
 from kbert.data.token_classification_features import IGNORE_INDEX, token_classification_features
-from tests.toy_ner import TYPES, toy_tokenizer
-
-WORDS = [
-    "EU",
-    "rejects",
-    "German",
-    "call",
-    "to",
-    "boycott",
-    "British",
-    "lamb",
-    ".",
-    "Peter",
-    "Blackburn",
-]
+from tests.toy_ner import TYPES, WORDS, toy_tokenizer
 
 
 @pytest.fixture(scope="module")

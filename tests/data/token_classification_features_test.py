@@ -7,22 +7,10 @@ from kbert.data.token_classification_features import (
 )
 from kbert.text.word_scores import word_scores
 from tests.toy_ner import TAG_NAMES, toy_tokenizer
+from tests.toy_ner import WORDS as TOY_WORDS
 
 # Words of 1, 2 and 4 subwords ("eu-ger." is pre-tokenized into eu - ger .).
-WORDS = [
-    "EU",
-    "rejects",
-    "German",
-    "call",
-    "to",
-    "boycott",
-    "British",
-    "lamb",
-    ".",
-    "Peter",
-    "Blackburn",
-    "eu-ger.",
-]
+WORDS = TOY_WORDS + ["eu-ger."]
 
 
 @pytest.fixture(scope="module")

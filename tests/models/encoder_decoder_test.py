@@ -200,7 +200,4 @@ def test_t5_attention_layer_end_to_end():
         call_kwargs={"context": rng.normal(size=(2, 5, 8)).astype("float32")},
         expected_output_shape=(2, 3, 8),
         expected_num_trainable_weights=4,
-        # Its Dense sublayers take the global policy, not the layer's `dtype`: under a mixed
-        # `dtype` alone the output stays float32. Left as found (issue #39 review).
-        run_precision=False,
     )

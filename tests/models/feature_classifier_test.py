@@ -12,23 +12,9 @@ from kbert.models import (
 )
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 from tests.model_test_case import run_model_test
+from tests.toy_vocabularies import QUESTION_VOCABULARY
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "what",
-    "is",
-    "the",
-    "river",
-    "bank",
-    "who",
-    "wrote",
-    "it",
-    "?",
-]
+VOCABULARY = QUESTION_VOCABULARY + ["?"]
 TEXTS = ["what is the river bank ?", "who ?", "what is it", "the bank", "who wrote it ?"]
 rng = np.random.default_rng(0)
 FEATURES = rng.normal(size=(6, 5, 4)).astype("float32")  # (batch, layers, hidden)

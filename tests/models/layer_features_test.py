@@ -4,25 +4,9 @@ import pytest
 
 from kbert.models import Encoder, extract_layer_features
 from kbert.text import BertPreprocessor, WordPieceTokenizer
+from tests.toy_vocabularies import QUESTION_VOCABULARY
 
-VOCABULARY = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "what",
-    "is",
-    "the",
-    "river",
-    "bank",
-    "who",
-    "wrote",
-    "it",
-    "a",
-    "money",
-    "?",
-]
+VOCABULARY = QUESTION_VOCABULARY + ["a", "money", "?"]
 # Mixed lengths, out of length order, so sorting and restoring the order is exercised.
 TEXTS = [
     "what is the river bank ?",

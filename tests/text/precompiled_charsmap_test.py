@@ -7,7 +7,7 @@ import pytest
 
 from kbert.text.normalizers import normalize
 from kbert.text.precompiled_charsmap import PrecompiledCharsmap
-from kbert.text.unigram_tokenizer import _protobuf_fields
+from kbert.text.unigram_tokenizer import protobuf_fields
 from tests.text.normalizers_test import _reference_spans, _texts
 
 TEXTS = [
@@ -31,8 +31,8 @@ def charsmap(tmp_path_factory):
         normalization_rule_name="nmt_nfkc",
         minloglevel=2,
     )
-    fields = _protobuf_fields((directory / "sp.model").read_bytes())
-    normalizer = dict(_protobuf_fields(next(v for n, v in fields if n == 3)))
+    fields = protobuf_fields((directory / "sp.model").read_bytes())
+    normalizer = dict(protobuf_fields(next(v for n, v in fields if n == 3)))
     return normalizer[2]
 
 
