@@ -35,15 +35,15 @@ def render(results):
 
 
 def headline(results):
-    parts = []
+    steps, worst = [], set()
     for model, rows in results["models"].items():
         if {"float32", "mixed_bfloat16"} <= set(rows):
             fp32, bf16 = rows["float32"]["kinds"], rows["mixed_bfloat16"]["kinds"]
             added = {kind: bf16.get(kind, 0.0) - fp32.get(kind, 0.0) for kind in {*fp32, *bf16}}
-            worst = max(sorted(added), key=added.get)
+            worst.add(max(sorted(added), key=added.get))
             step = rows["mixed_bfloat16"]["step_ms"] / rows["float32"]["step_ms"]
-            parts.append(
-                f"{model} bf16 step {step:.2f}x fp32's time, most added by {worst} "
-                f"({added[worst]:+,.0f} ms of op time)"
-            )
-    return "training step by op kind: " + "; ".join(parts)
+            steps.append(f"{model} {step:.2f}")
+    return (
+        f"training step time, bf16 / fp32: {', '.join(steps)} "
+        f"(op time added most by {', '.join(sorted(worst))})"
+    )
