@@ -56,13 +56,7 @@ COURSE = (
             for flag in ("--start", f"{name}={path}")
         ),
     ),
-    # The labs at their defaults.
-    ("lab02_finetuning", "lab02_finetuning", ()),
-    ("lab03_adapters", "lab03_adapters", ()),
-    ("lab04_gradual_unfreezing", "lab04_gradual_unfreezing", ()),
-    ("lab05_discriminative_lr", "lab05_discriminative_lr", ()),
-    ("lab06_multitask", "lab06_multitask", ()),
-    ("lab07_document_classification", "lab07_document_classification", ()),
+    # The labs with flags (the others join at their defaults: `course`).
     *(
         (
             f"lab07_document_classification_lab01{suffix}",
@@ -73,14 +67,9 @@ COURSE = (
         )
         for suffix, flags in (("", ()), ("_12000_lm_texts", ("--lm-examples", "12000")))
     ),
-    ("lab08_tfhub_squad", "lab08_tfhub_squad", ()),
     ("lab09_dialog", "lab09_dialog", ("--lab01-model", "saved_models/lab01_causal")),
-    ("lab10_contextual_bank", "lab10_contextual_bank", ()),
-    ("lab11_contextual_embeddings", "lab11_contextual_embeddings", ()),
-    ("lab12_pairs", "lab12_pairs", ()),
     # The [CLS] reading beside the default (the checkpoint's own pooling, mean for MiniLM-L6).
     ("lab12_pairs_rte_cls_pooling", "lab12_pairs", ("--tasks", "rte", "--pooling", "cls")),
-    ("lab13_ner", "lab13_ner", ()),
     *(
         (
             f"lab13_ner_3000_{name}",
@@ -96,20 +85,12 @@ COURSE = (
             ("span_prior_4_epochs", "span", ("--epochs", "4")),
         )
     ),
-    ("lab14_qa", "lab14_qa", ()),
-    ("lab15_feature_extraction", "lab15_feature_extraction", ()),
-    ("lab16_peft", "lab16_peft", ()),
-    ("lab17_distillation", "lab17_distillation", ()),
     (
         "lab17_distillation_lab01_6_epochs",
         "lab17_distillation",
         ("--starts", "lab01", "--epochs", "6", "--seeds", "2")
         + ("--methods", "full,student_labels_only", "--run-dir", "runs/lab17_lab01_6_epochs"),
     ),
-    ("lab18_tokenizers", "lab18_tokenizers", ()),
-    ("lab18b_data_curation", "lab18b_data_curation", ()),
-    ("lab19_text_to_text", "lab19_text_to_text", ()),
-    ("lab20_serving", "lab20_serving", ()),
     # The benchmarks the pages cite.
     ("adaptation", "benchmarks.adaptation", ()),
     *(

@@ -10,6 +10,8 @@ its last real token; a BERT pretrained with NSP is read through [CLS] (and its p
 import json
 from pathlib import Path
 
+from kbert.checkpoints.hf_bert import minilm_l6_dir
+
 # sentence-transformers' `1_Pooling/config.json` keys → kbert's pooling names, in the order
 # sentence-transformers concatenates them (a config naming several is refused here).
 _SENTENCE_TRANSFORMERS_MODES = {
@@ -38,8 +40,6 @@ def trained_pooling(path_or_name, causal=False, default="cls"):
     """
     if causal:
         return "last"
-    from kbert.checkpoints.hf_bert import minilm_l6_dir
-
     directory = minilm_l6_dir() if str(path_or_name) == "minilm_l6" else Path(path_or_name)
     if directory is None:
         return default
