@@ -21,7 +21,7 @@ What it should show: whether the auxiliary LM loss and the intermediate task hel
 over single-task fine-tuning. Report what you see, including no gain.
 
     python labs/lab06_multitask.py
-    python labs/lab06_multitask.py --starts lab01 --seeds 3 --language-model-weight 0.5
+    python labs/lab06_multitask.py --starts lab01 --seeds 1 --language-model-weight 0.5  # quick
 """
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)

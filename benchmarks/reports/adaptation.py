@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from benchmarks.reports._common import NEAR_MAJORITY, UNEXPLAINED, markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = (
     "adaptation",
@@ -20,6 +21,8 @@ STEMS = (
 def render(results):
     """Table of an adaptation comparison (labs 3–6, 15, 16, `benchmarks/adaptation.py`)."""
     validation = any(row.get("val_mean") is not None for row in results["rows"])
+    # Records made since the paired difference was added carry it (a "difference" per row).
+    paired = any("difference" in row for row in results["rows"])
     rows = []
     for row in results["rows"]:
         spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
@@ -30,6 +33,7 @@ def render(results):
                 f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
                 *([f"{row['val_mean']:.3f}"] if validation else []),
                 f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
+                *([format_difference(row.get("difference"))] if paired else []),
                 f"{row['train_s']:.0f}",
             ]
         )
@@ -45,7 +49,9 @@ def render(results):
             markdown_table(
                 ["start", "method", "trainable"]
                 + (["validation"] if validation else [])
-                + ["test (mean ± sd)", "train s per run"],
+                + ["test (mean ± sd)"]
+                + (["Δ to full, paired by seed (points)"] if paired else [])
+                + ["train s per run"],
                 rows,
             ),
         ]

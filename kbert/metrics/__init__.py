@@ -6,6 +6,8 @@
 - `kbert.metrics.plots`: confusion-matrix heatmaps and learning curves written to PNG files.
 - `kbert.metrics.entity_metrics`: IOB2 decoding and repair, CoNLL entity F1, token accuracy.
 - `kbert.metrics.squad_metrics`: the official SQuAD v1.1 exact match and token F1.
+- `kbert.metrics.seed_comparison`: mean ± sd over seeds and the seed-paired difference to a
+  baseline ("no difference" when it is inside its spread).
 
 Running a model to be scored (predict, decode, then these) is `kbert.tasks`.
 """
@@ -27,6 +29,7 @@ from kbert.metrics.entity_metrics import (
     token_accuracy,
 )
 from kbert.metrics.plots import confusion_matrix_png, data_size_curve_png, learning_curve_png
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.metrics.squad_metrics import (
     exact_match_score,
     f1_score,
@@ -56,4 +59,7 @@ __all__ = [
     "metric_max_over_ground_truths",
     "normalize_answer",
     "squad_scores",
+    "mean_sd",
+    "paired_difference",
+    "format_difference",
 ]

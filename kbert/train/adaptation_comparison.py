@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from kbert.data.classification_tasks import load_classification_task
+from kbert.metrics.seed_comparison import format_difference, paired_difference
 from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.train.adaptation_recipes import (
     DEFAULT_LEARNING_RATES,
@@ -58,12 +59,13 @@ _ENCODER_RATES = {
 START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
 
 
-def comparison_parser(description, seeds=1, run_dir="runs/adaptation", process_per_seed=False):
+def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_per_seed=False):
     """An `argparse.ArgumentParser` with the arguments every comparison takes.
 
     Args:
         description: str. The program's description.
-        seeds: int, default 1. Default number of seeds.
+        seeds: int, default 3. Default number of seeds (mean ± sd and a paired difference
+            need several; the course's rule is three).
         run_dir: str, default "runs/adaptation". Where `results.jsonl` goes.
         process_per_seed: bool, default False. The default of `--process-per-seed` (on for
             comparisons of dozens of runs: see `run_comparison`).
@@ -343,9 +345,14 @@ def seed_process_command(start_name, seed, argv=None):
     return [*kept, "--starts", start_name, "--only-seed", str(seed)]
 
 
-def print_comparison(rows, data, args):
-    """Prints the summary table, then (last line) JSON `start/label` → its numbers."""
-    summaries = summarize(rows)
+def print_comparison(rows, data, args, baseline="full"):
+    """Prints the summary table, then (last line) JSON `start/label` → its numbers.
+
+    Each row is compared with the `baseline` label's runs of its start, seed by seed (when
+    the comparison has that label): the table's Δ column and the JSON's `difference`.
+    """
+    labels = {row["label"] for row in rows}
+    summaries = summarize(rows, baseline=baseline if baseline in labels else None)
     print(
         f"TREC-6: {len(data['train'])} training questions, {len(data['validation'])} "
         f"validation, {len(data['test'])} test "
@@ -362,6 +369,7 @@ def print_comparison(rows, data, args):
                     "val_mean": None if row["val_mean"] is None else round(row["val_mean"], 4),
                     "train_s": round(row["train_s"], 1),
                 }
+                | ({"difference": row["difference"]} if row.get("difference") else {})
                 for row in summaries
             }
         )
@@ -382,8 +390,11 @@ def comparison_settings(data, args):
     }
 
 
-def compare_and_print(variants, starts, data, args):
+def compare_and_print(variants, starts, data, args, baseline="full"):
     """`run_comparison`, then the table in the order of `starts` and `variants`; returns rows.
+
+    Every row's test accuracy is compared, seed by seed, with the `baseline` label's
+    (`summarize`), when the variants include it.
 
     Rows resumed from an earlier call are included; the last printed line is the JSON of
     `print_comparison`. With `--record`, the settings and the summaries are also written as a
@@ -403,7 +414,7 @@ def compare_and_print(variants, starts, data, args):
             -1 if row["seed"] is None else row["seed"],
         ),
     )
-    summaries = print_comparison(rows, data, args)
+    summaries = print_comparison(rows, data, args, baseline)
     if args.record:  # the table and its settings, as a run record
         results = {
             "task": "trec",
@@ -503,13 +514,17 @@ def compare_methods(
     return rows
 
 
-def summarize(rows):
+def summarize(rows, baseline=None):
     """Mean ± sd of accuracy over seeds per (start, label); list of dicts in first-seen order.
 
     Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
     `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
     one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run).
+    (mean seconds per run), and with `baseline` (a label) `difference`: the seed-paired test
+    accuracy difference to the baseline's row of the same start
+    (`kbert.metrics.seed_comparison.paired_difference`: mean, sd, n and "better", "worse" or
+    "no difference"), None for the baseline itself, for a row without seeds in common with it
+    (an ensemble) and for a start without the baseline.
     """
     groups = {}
     for row in rows:
@@ -533,17 +548,44 @@ def summarize(rows):
                 "train_s": float(np.mean([row["train_s"] for row in group])),
             }
         )
+    if baseline is not None:
+        for summary in summaries:
+            summary["difference"] = _difference_to(groups, summary, baseline)
     return summaries
+
+
+def _difference_to(groups, summary, baseline):
+    """The seed-paired difference of `summary`'s runs to the `baseline` label's (or None)."""
+    base = groups.get((summary["start"], baseline))
+    if base is None or summary["label"] == baseline:
+        return None
+    by_seed = {row["seed"]: row["accuracy"] for row in base if row["seed"] is not None}
+    pairs = [
+        (row["accuracy"], by_seed[row["seed"]])
+        for row in groups[(summary["start"], summary["label"])]
+        if row["seed"] in by_seed
+    ]
+    if not pairs:
+        return None
+    values, reference = zip(*pairs, strict=True)
+    return paired_difference(values, reference)
 
 
 def format_summary_table(summaries):
     """A Markdown table of `summarize`'s rows (with a validation column when they have one)."""
     validation = any(row.get("val_mean") is not None for row in summaries)
+    paired = any("difference" in row for row in summaries)
     lines = [
         "| start | method | trainable params | "
         + ("validation accuracy (mean) | " if validation else "")
-        + "test accuracy (mean ± sd, n) | train s |",
-        "|---|---|---:|" + ("---:|" if validation else "") + "---:|---:|",
+        + "test accuracy (mean ± sd, n) | "
+        + ("Δ to the baseline, paired (points) | " if paired else "")
+        + "train s |",
+        "|---|---|---:|"
+        + ("---:|" if validation else "")
+        + "---:|"
+        + ("---:|" if paired else "")
+        + "---:|",
     ]
     for row in summaries:
         spread = "" if row["acc_sd"] is None else f" ± {100 * row['acc_sd']:.2f}"
@@ -551,10 +593,11 @@ def format_summary_table(summaries):
         if validation:
             value = row.get("val_mean")
             cell = ("–" if value is None else f"{100 * value:.2f}") + " | "
+        difference = f"{format_difference(row.get('difference'))} | " if paired else ""
         lines.append(
             f"| {row['start']} | {row['label']} | {row['trainable_params']:,} "
             f"({row['trainable_pct']:.2f}%) | {cell}{100 * row['acc_mean']:.2f}{spread} "
-            f"(n={row['seeds']}) | {row['train_s']:.1f} |"
+            f"(n={row['seeds']}) | {difference}{row['train_s']:.1f} |"
         )
     return "\n".join(lines)
 

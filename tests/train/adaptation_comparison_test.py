@@ -175,3 +175,32 @@ def test_choosing_without_validation_names_the_summary_row():
         choose_on_validation(summarize(rows))
     # And the table then has no validation column.
     assert "validation" not in format_summary_table(summarize(rows))
+
+
+def test_summaries_pair_each_method_with_the_baseline_seed_by_seed():
+    rows = [
+        _summary_row("full", "full", 0, 0.8, 0.90),
+        _summary_row("full", "full", 1, 0.8, 0.80),
+        _summary_row("full", "full", 2, 0.8, 0.85),
+        # The same gap on every seed: better, though the means' spreads overlap.
+        _summary_row("adapters", "adapters", 0, 0.8, 0.92),
+        _summary_row("adapters", "adapters", 1, 0.8, 0.82),
+        _summary_row("adapters", "adapters", 2, 0.8, 0.87),
+        # Seeds 0 and 2 only: paired on those two; +5 then -5 points, no difference.
+        _summary_row("noisy", "noisy", 0, 0.8, 0.95),
+        _summary_row("noisy", "noisy", 2, 0.8, 0.80),
+        {**_summary_row("ensemble", "ensemble", 0, 0.8, 0.9), "seed": None},
+    ]
+    summaries = {row["label"]: row for row in summarize(rows, baseline="full")}
+    assert summaries["full"]["difference"] is None
+    assert summaries["ensemble"]["difference"] is None
+    adapters = summaries["adapters"]["difference"]
+    assert adapters["mean"] == pytest.approx(0.02) and adapters["verdict"] == "better"
+    assert adapters["sd"] == pytest.approx(0.0, abs=1e-12)
+    noisy = summaries["noisy"]["difference"]
+    assert noisy["n"] == 2 and noisy["verdict"] == "no difference"
+    table = format_summary_table(list(summaries.values()))
+    assert "| Δ to the baseline, paired (points) |" in table
+    assert "+2.00 ± 0.00 (better)" in table and "+0.00 ± 7.07 (no difference)" in table
+    # Without a baseline, no difference column.
+    assert "Δ" not in format_summary_table(summarize(rows))

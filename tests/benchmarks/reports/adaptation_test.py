@@ -129,3 +129,43 @@ def test_the_headline_names_the_row_chosen_on_validation_not_the_best_test_score
     assert "lab01: lora 0.710 (full 0.700)" in text
     assert "0.740" not in text  # the highest test score, not chosen
     assert "minilm_l6: full 0.930" in text  # no validation scores: no "best"
+
+
+def test_the_table_gives_each_row_its_paired_difference_to_full():
+    def row(label, acc, difference):
+        return {
+            "start": "minilm_l6",
+            "label": label,
+            "trainable_params": 10,
+            "trainable_pct": 1.0,
+            "val_mean": acc,
+            "acc_mean": acc,
+            "acc_sd": 0.01,
+            "seeds": 3,
+            "train_s": 5.0,
+            "difference": difference,
+        }
+
+    results = {
+        "train_examples": 1000,
+        "epochs": 3,
+        "batch_size": 32,
+        "sequence_length": 64,
+        "seeds": 3,
+        "validation_examples": 545,
+        "test_examples": 500,
+        "starts": {"minilm_l6": "minilm_l6"},
+        "rows": [
+            row("full", 0.93, None),
+            row(
+                "adapters", 0.925, {"mean": -0.005, "sd": 0.01, "n": 3, "verdict": "no difference"}
+            ),
+        ],
+    }
+    text = adaptation.render(results)
+    assert "Δ to full, paired by seed (points)" in text
+    assert "-0.50 ± 1.00 (no difference)" in text
+    # A record made before the column existed renders without it.
+    for each in results["rows"]:
+        del each["difference"]
+    assert "Δ to full" not in adaptation.render(results)
