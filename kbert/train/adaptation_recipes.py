@@ -14,15 +14,18 @@ import keras
 
 from kbert.data.classification_dataset import classification_dataset
 from kbert.train.adaptation_run import AdaptationRun, ensemble_result, parameter_counts
-from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
-from kbert.train.fine_tuning import count_batches, decoupled_adamw, fine_tuning_optimizer
-from kbert.train.freezing import (
-    HEAD,
-    freeze_all_but_top,
-    freeze_for_feature_extraction,
-    layer_groups,
+from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
+from kbert.train.freezing import freeze_all_but_top, freeze_for_feature_extraction
+from kbert.train.unfreezing_recipes import (
+    chain_thaw,
+    check_regime,
+    depth_groups,
+    discriminative_optimizer,
+    gradual_unfreezing,
+    schedule_groups,
+    schedule_spacing,
+    ulmfit_fit,
 )
-from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 # Method → its peak learning rate, for a start without rates of its own
 # (`StartingPoint.learning_rates`; `adaptation_comparison.START_LEARNING_RATES` holds those the
@@ -147,28 +150,18 @@ def pretrained_starting_point(
     )
 
 
-def _steps(preprocessor, train, batch_size, epochs, seed):
-    return (
-        count_batches(
-            classification_dataset(
-                preprocessor,
-                train.texts,
-                train.text_pairs,
-                train.labels,
-                batch_size,
-                training=True,
-                seed=seed,
-            )
-        )
-        * epochs
-    )
-
-
 # === Which weights (tutorial §4.2.A) ===
 
 
-def full_fine_tuning(run):
-    """Every weight trains at one rate, warmup then linear decay (tutorial §4.2.A; BERT)."""
+def full_fine_tuning(run, regime="tutorial"):
+    """Every weight trains at one rate, warmup then linear decay (tutorial §4.2.A; BERT).
+
+    `regime="ulmfit"`: every group from the start on ULMFiT's slanted triangular and
+    discriminative rates and epochs (`unfreezing_recipes.ulmfit_fit`), the baseline of
+    gradual unfreezing and chain-thaw in that regime.
+    """
+    if check_regime(regime) == "ulmfit":
+        return ulmfit_fit(run)
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
     seconds = run.fit(classifier, preprocessor)
@@ -206,72 +199,7 @@ def adapters(run, bottleneck_dim=32, placement="houlsby"):
     return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
 
 
-# === How and when (tutorial §4.2.B) ===
-
-
-def schedule_groups(classifier, callback_class, pooling):
-    """The layer groups `callback_class` should schedule on `classifier`, in its order.
-
-    Leaves out the pooler when the head does not read it (`pooling` other than "pooler"): a
-    chain-thaw stage training it alone would get no gradient at all.
-    """
-    names = [name for name in layer_groups(classifier) if name != "pooler" or pooling == "pooler"]
-    if callback_class is ChainThaw:
-        return [HEAD] + [name for name in names if name != HEAD]
-    return list(reversed(names))
-
-
-def schedule_spacing(preprocessor, train, batch_size, epochs, num_stages, stages_share=0.5, seed=0):
-    """`(total_steps, every)` so `num_stages` stages, `every` steps apart, fill `stages_share`.
-
-    ULMFiT unfreezes one layer group per epoch; with fewer epochs than groups, the stages are
-    spaced `every` steps apart so that the last one starts at `stages_share` of the run.
-    """
-    steps = _steps(preprocessor, train, batch_size, epochs, seed)
-    return steps, max(1, int(steps * stages_share) // num_stages)
-
-
-def _group_schedule(run, callback_class, stages_share):
-    """Fits with `callback_class` spacing its stages so they fill `stages_share` of training."""
-    if not 0 < stages_share <= 1:
-        raise ValueError(f"stages_share must be in (0, 1]; received {stages_share!r}")
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    groups = schedule_groups(classifier, callback_class, run.start.pooling)
-    stages = len(groups) + (1 if callback_class is ChainThaw else 0)
-    steps, every = schedule_spacing(
-        preprocessor, run.data["train"], run.batch_size, run.epochs, stages, stages_share, run.seed
-    )
-    callback = callback_class(groups, every=every, total_steps=steps)
-    seconds = run.fit(classifier, preprocessor, callbacks=[callback])
-    return run.result(classifier, preprocessor, seconds, stages=len(callback.history)), classifier
-
-
-def gradual_unfreezing(run, stages_share=0.5):
-    """ULMFiT's gradual unfreezing (tutorial #4, §4.2.B): head first, then one more group.
-
-    ULMFiT thaws one layer group per epoch; with a few epochs, one group every k steps, so the
-    stages fill `stages_share` of the run and the whole model trains for the rest.
-    """
-    return _group_schedule(run, GradualUnfreezing, stages_share)
-
-
-def chain_thaw(run, stages_share=0.5):
-    """DeepMoji's chain-thaw (tutorial #4): the head, then each group alone, then all."""
-    return _group_schedule(run, ChainThaw, stages_share)
-
-
-def depth_groups(classifier):
-    """Each layer group's depth for per-layer rates: `{group: depth name}`, bottom to top.
-
-    ULMFiT's layers are the embeddings, each block, and the classifier on top: the groups
-    above the last block (a final LayerNorm, the pooler, the head) share the top depth, so the
-    last block trains at lr_top / 2.6 and the head at lr_top, whatever extra groups the model
-    names.
-    """
-    names = list(layer_groups(classifier))
-    blocks = [name for name in names if name.startswith("block_")]
-    return {name: name if name == "embeddings" or name in blocks else "top" for name in names}
+# === How and when (tutorial §4.2.B; gradual unfreezing and chain-thaw: unfreezing_recipes) ===
 
 
 def discriminative_learning_rates(run, factor=2.6, decay=None):
@@ -283,22 +211,11 @@ def discriminative_learning_rates(run, factor=2.6, decay=None):
     """
     encoder, preprocessor = run.start.load()
     classifier = run.classifier(encoder)
-    depths = depth_groups(classifier)
-    order = list(dict.fromkeys(depths.values()))  # embeddings, block_0 … block_N, top
 
     def optimizer(steps):
         # lr_l = lr_top / 2.6^(L - l) (or lr_top · ξ^(L - l) with a decay ξ), each depth on
         # ULMFiT's slanted triangular schedule.
-        schedules = layerwise_schedules(
-            order,
-            "slanted_triangular",
-            run.learning_rate,
-            factor=factor,
-            decay=decay,
-            total_steps=steps,
-        )
-        rates = {group: schedules[depth] for group, depth in depths.items()}
-        return DiscriminativeOptimizer(classifier, decoupled_adamw, rates, global_clipnorm=1.0)
+        return discriminative_optimizer(classifier, run.learning_rate, steps, factor, decay)
 
     seconds = run.fit(classifier, preprocessor, optimizer=optimizer)
     return run.result(classifier, preprocessor, seconds), classifier

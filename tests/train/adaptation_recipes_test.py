@@ -17,6 +17,8 @@ from kbert.train.adaptation_recipes import (
 )
 from kbert.train.adaptation_run import ensemble_result, parameter_counts
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer
+from kbert.train.unfreezing import GradualUnfreezing
+from kbert.train.unfreezing_recipes import schedule_groups
 
 # About 100 s of fine-tuning runs (17 of them, each traced anew): the slow tier.
 pytestmark = pytest.mark.slow
@@ -428,3 +430,27 @@ def test_a_validation_split_is_scored_and_the_rate_is_reported(bidirectional, da
     assert ensemble["validation_accuracy"] == ensemble["accuracy"] == result["accuracy"]
     # Without a validation split there is no validation score (and no crash).
     assert "validation_accuracy" not in _adapt("full", bidirectional, data)[0]
+
+
+@pytest.mark.parametrize("method", ["full", "gradual_unfreezing", "chain_thaw"])
+def test_ulmfit_regime_thaws_one_group_per_epoch_on_ulmfit_s_rates(method, bidirectional, data):
+    result, model = _adapt(method, bidirectional, data, regime="ulmfit", epochs=2)
+    _check_result(result, method, bidirectional, model, data)
+    groups = schedule_groups(model, GradualUnfreezing, bidirectional.pooling)
+    # One epoch per group and one more, above the 2 asked for; the same for the three methods.
+    assert result["epochs"] == len(groups) + 1 > 2
+    stages = {"full": None, "gradual_unfreezing": len(groups), "chain_thaw": len(groups) + 1}
+    assert result.get("stages") == stages[method]
+    optimizer = model.optimizer
+    assert isinstance(optimizer, DiscriminativeOptimizer)
+    inner = optimizer.group_optimizers
+    ratio = float(inner["head"].learning_rate) / float(inner["block_1"].learning_rate)
+    assert ratio == pytest.approx(2.6, rel=1e-4)
+    # Every group trained in the end: the whole model is trainable again.
+    assert result["trainable_pct"] == 100.0
+
+
+def test_an_unknown_regime_is_refused_naming_the_regimes(bidirectional, data):
+    for method in ("full", "gradual_unfreezing", "chain_thaw"):
+        with pytest.raises(ValueError, match=r"regime must be one of \('tutorial', 'ulmfit'\)"):
+            _adapt(method, bidirectional, data, regime="ULMFiT")
