@@ -352,13 +352,18 @@ def print_comparison(rows, data, args, baseline="full"):
     the comparison has that label): the table's Δ column and the JSON's `difference`.
     """
     labels = {row["label"] for row in rows}
-    summaries = summarize(rows, baseline=baseline if baseline in labels else None)
+    if isinstance(baseline, str) and baseline not in labels:
+        baseline = None
+    summaries = summarize(rows, baseline=baseline)
     print(
         f"TREC-6: {len(data['train'])} training questions, {len(data['validation'])} "
         f"validation, {len(data['test'])} test "
         f"(TREC_10), {args.epochs} epochs, batch {args.batch_size}, {args.seeds} seed(s)"
     )
     print(format_summary_table(summaries))
+    if isinstance(baseline, dict):
+        pairs = ", ".join(f"{label} to {base}" for label, base in baseline.items())
+        print(f"Δ, paired by seed: {pairs}")
     print(
         json.dumps(
             {
@@ -394,7 +399,9 @@ def compare_and_print(variants, starts, data, args, baseline="full"):
     """`run_comparison`, then the table in the order of `starts` and `variants`; returns rows.
 
     Every row's test accuracy is compared, seed by seed, with the `baseline` label's
-    (`summarize`), when the variants include it.
+    (`summarize`), when the variants include it; a dict `{label: its baseline's label}` gives
+    rows different baselines (lab04's ULMFiT-regime rows are compared with full fine-tuning
+    in that regime).
 
     Rows resumed from an earlier call are included; the last printed line is the JSON of
     `print_comparison`. With `--record`, the settings and the summaries are also written as a
@@ -449,7 +456,7 @@ def compare_methods(
         variants: list of `(label, method, options)`: a row label, a recipe of
             `adaptation_recipes` (or its `ADAPTATION_METHODS` name; `ensemble_result` for an
             ensemble) and that recipe's options dict (see `adapt_classifier`; a
-            "learning_rate" key sets the method's peak rate).
+            "learning_rate" key sets the method's peak rate, an "epochs" key its epochs).
         starts: list of `StartingPoint`.
         data: dict with "train" and "test" `Examples`, and optionally "validation".
         seeds: sequence of int, default (0,).
@@ -489,8 +496,18 @@ def compare_methods(
                     full_seconds[seed] = result["train_s"]
                 if method == "distillation":
                     options = {**options, "teacher": full_models[seed]}
+                # A variant may train for epochs of its own (the tutorial's multitask: 6, not 3).
+                run_options = dict(options)
+                run_epochs = run_options.pop("epochs", epochs)
                 result, model = adapt_classifier(
-                    method, start, data, seed, epochs, batch_size, verbose=verbose, **options
+                    method,
+                    start,
+                    data,
+                    seed,
+                    run_epochs,
+                    batch_size,
+                    verbose=verbose,
+                    **run_options,
                 )
                 if method == "full" and not options:
                     full_models[seed], full_seconds[seed] = model, result["train_s"]
@@ -520,7 +537,8 @@ def summarize(rows, baseline=None):
     Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
     `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
     one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run), and with `baseline` (a label) `difference`: the seed-paired test
+    (mean seconds per run), and with `baseline` (a label, or a dict label → its baseline's
+    label for rows compared with different baselines) `difference`: the seed-paired test
     accuracy difference to the baseline's row of the same start
     (`kbert.metrics.seed_comparison.paired_difference`: mean, sd, n and "better", "worse" or
     "no difference"), None for the baseline itself, for a row without seeds in common with it
@@ -556,6 +574,8 @@ def summarize(rows, baseline=None):
 
 def _difference_to(groups, summary, baseline):
     """The seed-paired difference of `summary`'s runs to the `baseline` label's (or None)."""
+    if isinstance(baseline, dict):
+        baseline = baseline.get(summary["label"])
     base = groups.get((summary["start"], baseline))
     if base is None or summary["label"] == baseline:
         return None

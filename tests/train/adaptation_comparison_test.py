@@ -4,6 +4,7 @@ and choosing a method's settings on validation: summaries, the choice, the table
 
 import pytest
 
+from kbert.train import adaptation_comparison as comparison_module
 from kbert.train import adaptation_recipes as recipes_module
 from kbert.train.adaptation_comparison import (
     START_LEARNING_RATES,
@@ -204,3 +205,45 @@ def test_summaries_pair_each_method_with_the_baseline_seed_by_seed():
     assert "+2.00 ± 0.00 (better)" in table and "+0.00 ± 7.07 (no difference)" in table
     # Without a baseline, no difference column.
     assert "Δ" not in format_summary_table(summarize(rows))
+
+
+def test_rows_can_each_have_their_own_baseline():
+    rows = [
+        _summary_row(label, label, seed, 0.8, accuracy)
+        for label, accuracies in (
+            ("full", (0.80, 0.82)),
+            ("full_ulmfit", (0.84, 0.86)),
+            ("gradual", (0.81, 0.83)),  # +1 over full, -3 under full_ulmfit
+        )
+        for seed, accuracy in enumerate(accuracies)
+    ]
+    summaries = {
+        row["label"]: row
+        for row in summarize(rows, baseline={"full_ulmfit": "full", "gradual": "full_ulmfit"})
+    }
+    assert summaries["full"]["difference"] is None
+    assert summaries["full_ulmfit"]["difference"]["mean"] == pytest.approx(0.04)
+    assert summaries["gradual"]["difference"]["mean"] == pytest.approx(-0.03)
+    # A label the dict does not name, or whose baseline did not run, has none.
+    summaries = summarize(rows, baseline={"gradual": "missing"})
+    assert all(row["difference"] is None for row in summaries)
+
+
+def test_a_variant_s_epochs_option_sets_its_run_s_epochs(monkeypatch):
+    calls = []
+
+    def fake_adapt(method, start, data, seed, epochs, batch_size, verbose=0, **options):
+        calls.append((method, epochs, options))
+        return {"method": method, "seed": seed, "accuracy": 0.5, "train_s": 1.0}, None
+
+    monkeypatch.setattr(comparison_module, "adapt_classifier", fake_adapt)
+    start = StartingPoint("s", lambda: (None, None))
+    variants = [
+        ("full", "full", {}),
+        ("full_longer", "full", {"epochs": 6, "learning_rate": 1e-4}),
+    ]
+    rows = comparison_module.compare_methods(variants, [start], {}, seeds=(0,), epochs=3)
+    assert calls == [("full", 3, {}), ("full", 6, {"learning_rate": 1e-4})]
+    assert [row["label"] for row in rows] == ["full", "full_longer"]
+    # The epochs are part of the variant's key, so a resumed run tells the two apart.
+    assert '"epochs": 6' in variant_key("full", variants[1][2])["options"]
