@@ -116,6 +116,11 @@ COURSE = (
             ),
         )
     ),
+    (
+        "unfreezing_regime",
+        "benchmarks.unfreezing_regime",
+        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal"),
+    ),
     ("anchor_strength", "benchmarks.anchor_strength", ()),
     ("classification", "benchmarks.classification", ()),
     ("long_inputs", "benchmarks.long_inputs", ()),
