@@ -20,12 +20,17 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
   (MiniLM-L6's LoRA at 1e-3 in docs/results.md#adaptation_grid_peft: the widest spread over
   seeds of its table), so the rate is chosen on validation over seeds like every other method's;
   `--peft-methods` picks some of them.
-- **multitask** — the tutorial's hands-on #6, classification loss 1.0 + causal-LM loss 0.5 on
-  lab01's causal model, against full fine-tuning, in the low-resource regime where an auxiliary
-  loss can matter: 100 and 300 labelled questions, trained for at least 120 steps
-  (`--min-steps`). Both train at each rate of {1e-4, 3e-4} (`--multitask-rates`) and each
-  method's rate is chosen on validation at each size: an auxiliary loss compared at the other
-  method's rate, or at a rate too low for either, would measure the rate.
+- **multitask** — the tutorial's hands-on #6, classification loss 1.0 + causal-LM loss on
+  lab01's causal model, against full fine-tuning at the same epochs, in the low-resource regime
+  where an auxiliary loss can matter: 100 and 300 labelled questions, trained for at least 120
+  steps (`--min-steps`). Both train at each rate of {1e-4, 3e-4} (`--multitask-rates`); the LM
+  weight is one of {0.1, 0.5, 1.0} (`--lm-weights`; the tutorial's is 0.5), constant or annealed
+  linearly to 0 over the run; each method's setting (rate, weight, annealing) is chosen on
+  validation at each size: an auxiliary loss compared at the other method's rate, or at a rate
+  too low for either, would measure the rate. Beside it, the tutorial's own comparison at the
+  call's labels (`multitask_tutorial`): LM 0.5 for twice the epochs ("6 epochs instead of 3")
+  against full fine-tuning at the call's epochs and at twice as many, each rate chosen on
+  validation; the tutorial compared with the shorter single-task runs only.
 
 Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
 `saved_models/lab01_causal`, the model of lab01's recorded run, which labs 3–6, 16 and 17 read)
@@ -73,6 +78,7 @@ TOP_RATES = (1e-4, 3e-4, 1e-3)
 FACTORS = (1.0, 1.3, 1.6, 2.6)
 STRENGTHS = (0.01, 0.1, 1.0, 10.0)
 MULTITASK_RATES = (1e-4, 3e-4)
+LM_WEIGHTS = (0.1, 0.5, 1.0)  # the multitask study's LM-loss weights (the tutorial's: 0.5)
 # Peak rates for the methods that train a few new weights from scratch (their papers: LoRA
 # 4e-4…5e-4 for 30+ epochs, prefix tuning 5e-5…8e-5 with a reparametrisation, prompt tuning 0.3
 # with Adafactor; here 3 epochs with AdamW). The record of 6284ddd chose prefix tuning's top
@@ -116,18 +122,51 @@ def anchor_variants(rate, with_ewc, strengths=STRENGTHS):
     ]
 
 
-def multitask_variants(rates=MULTITASK_RATES):
-    """Full fine-tuning and classification 1.0 + causal-LM 0.5, each at every rate of `rates`."""
+def multitask_variants(rates=MULTITASK_RATES, weights=LM_WEIGHTS):
+    """Full fine-tuning at every rate of `rates`; classification 1.0 + causal LM at every
+    rate × LM weight of `weights` × annealing (none, or linear to 0 over the run)."""
     full = [(f"full lr={rate:g}", "full", {"learning_rate": rate}) for rate in rates]
     multitask = [
         (
-            f"multitask clf 1.0 + LM 0.5 lr={rate:g}",
+            f"multitask clf 1.0 + LM {weight:g}{'→0' if annealed else ''} lr={rate:g}",
             "multitask",
-            {"learning_rate": rate, "language_model_weight": 0.5},
+            {"learning_rate": rate, "language_model_weight": weight}
+            | ({"language_model_final_weight": 0.0} if annealed else {}),
         )
+        for weight in weights
+        for annealed in (False, True)
         for rate in rates
     ]
     return full + multitask
+
+
+def multitask_tutorial_variants(epochs, rates=MULTITASK_RATES):
+    """The tutorial's own comparison (hands-on #6): classification 1.0 + LM 0.5 for twice the
+    epochs, beside single-task full fine-tuning at `epochs` and at twice as many, each at
+    every rate of `rates`."""
+    longer = 2 * epochs
+    return [
+        variant
+        for rate in rates
+        for variant in (
+            (f"full {epochs} ep. lr={rate:g}", "full", {"learning_rate": rate}),
+            (
+                f"full {longer} ep. lr={rate:g}",
+                "full",
+                {"learning_rate": rate, "epochs": longer},
+            ),
+            (
+                f"multitask clf 1.0 + LM 0.5, {longer} ep. lr={rate:g}",
+                "multitask",
+                {"learning_rate": rate, "language_model_weight": 0.5, "epochs": longer},
+            ),
+        )
+    ]
+
+
+def label_family(row):
+    """A grid row's label without its rate: the family a rate is chosen in."""
+    return row["label"].split(" lr=")[0]
 
 
 def peft_variants(methods=tuple(PEFT_RATES)):
@@ -144,8 +183,9 @@ def majority_class_accuracy(data, split):
     return max(labels.count(label) for label in set(labels)) / len(labels)
 
 
-def study(variants, start, data, args):
-    """Runs `variants` from `start`; returns `summarize` rows and the chosen label per method."""
+def study(variants, start, data, args, family=None):
+    """Runs `variants` from `start`; returns `summarize` rows and the chosen label per method
+    (per `family(row)` when given: `choose_on_validation`)."""
     rows = run_comparison(variants, [start], data, args)
     labels = [label for label, _, _ in variants]
     options = {
@@ -153,7 +193,7 @@ def study(variants, start, data, args):
         for label, _, settings in variants
     }
     summaries = sorted(summarize(rows), key=lambda row: labels.index(row["label"]))
-    chosen = choose_on_validation(summaries)
+    chosen = choose_on_validation(summaries, family)
     print(f"\n{start.name}:\n{format_summary_table(summaries)}")
     return {
         "rows": [
@@ -209,6 +249,7 @@ def parse_arguments(argv=None):
         ("--factors", FACTORS, "discriminative rates' factors between layer groups"),
         ("--strengths", STRENGTHS, "L2-SP and EWC λ values"),
         ("--multitask-rates", MULTITASK_RATES, "the multitask study's peak rates"),
+        ("--lm-weights", LM_WEIGHTS, "the multitask study's LM-loss weights"),
     ):
         parser.add_argument(
             name,
@@ -248,9 +289,11 @@ def main(argv=None):
             "factors": args.factors,
             "strengths": args.strengths,
             "multitask_rates": args.multitask_rates,
+            "lm_weights": args.lm_weights,
             "peft_rates": {m: list(PEFT_RATES[m]) for m in args.peft_methods},
         },
-        "studies": {name: {} for name in args.studies},
+        "studies": {name: {} for name in args.studies}
+        | ({"multitask_tutorial": {}} if "multitask" in args.studies else {}),
         "layer_groups": {},
     }
     for start in starts:
@@ -284,12 +327,15 @@ def main(argv=None):
                 small.train_examples = size
                 steps_per_epoch = math.ceil(min(size, len(data["train"])) / args.batch_size)
                 small.epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
-                outcome = study(
-                    multitask_variants(args.multitask_rates), start, trec_data(small), small
-                )
+                variants = multitask_variants(args.multitask_rates, args.lm_weights)
+                outcome = study(variants, start, trec_data(small), small)
                 outcome["epochs"] = small.epochs
                 by_size[str(size)] = outcome
             results["studies"]["multitask"][start.name] = by_size
+            # The tutorial's own comparison, at this call's labels and epochs.
+            variants = multitask_tutorial_variants(args.epochs, args.multitask_rates)
+            outcome = study(variants, start, data, args, label_family)
+            results["studies"]["multitask_tutorial"][start.name] = outcome
     headline = {}
     for name, by_start in results["studies"].items():
         for start_name, outcome in by_start.items():

@@ -17,7 +17,13 @@ def _setting(row, groups):
         return f"top {row['learning_rate']:g}, factor {options['factor']:g} (lowest {bottom:.1e})"
     if "strength" in options:
         return f"λ {options['strength']:g}, lr {row['learning_rate']:g}"
-    return f"lr {row['learning_rate']:g}"
+    setting = f"lr {row['learning_rate']:g}"
+    if "language_model_weight" in options:
+        annealed = " → 0" if options.get("language_model_final_weight") == 0 else ""
+        setting = f"LM {options['language_model_weight']:g}{annealed}, {setting}"
+    if "epochs" in options:
+        setting += f", {options['epochs']} ep."
+    return setting
 
 
 def _grid_rows(outcome, groups, prefix=()):
@@ -54,7 +60,12 @@ def render(results):
         "rates": "Full fine-tuning's rate against discriminative rates (top rate × factor; "
         "the lowest layer group's peak rate in brackets)",
         "anchors": "L2-SP and EWC λ, at full fine-tuning's chosen rate",
-        "multitask": "Classification 1.0 + causal-LM 0.5 against full fine-tuning, few labels",
+        "multitask": "Classification 1.0 + causal LM (weight, annealing to 0 or none, and rate "
+        "chosen on validation) against full fine-tuning at the same epochs, few labels"
+        if "lm_weights" in results.get("grids", {})
+        else "Classification 1.0 + causal-LM 0.5 against full fine-tuning, few labels",
+        "multitask_tutorial": "The tutorial's comparison: classification 1.0 + LM 0.5 for "
+        "twice the epochs, against full fine-tuning at the record's epochs and at twice as many",
         "peft": "LoRA, prefix and prompt tuning, each at its own rates",
     }
     runs = [

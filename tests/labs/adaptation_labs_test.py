@@ -116,16 +116,24 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
         tmp_path,
     )
     labels = ["full", "top_2", "gradual_unfreezing", "chain_thaw"]
+    labels += ["full_ulmfit", "gradual_unfreezing_ulmfit", "chain_thaw_ulmfit"]
     _check_report(report, tiny_models, labels)
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
     assert re.search(r"gradual unfreezing ran \d+ stages; test accuracy 0\.\d{4}", stdout)
+    # ULMFiT's plan: one group per epoch from the top, every group by the second-last epoch.
+    plan = re.findall(r"ULMFiT's GradualUnfreezing from epoch +(\d+) of (\d+)", stdout)
+    epochs = int(plan[0][1])
+    assert [int(first) for first, _ in plan] == list(range(epochs - 1))
+    # The ULMFiT rows are paired with full fine-tuning in that regime, the others with full.
+    assert "gradual_unfreezing_ulmfit to full_ulmfit" in stdout
+    assert "full_ulmfit to full" in stdout and "top_2 to full" in stdout
     # The recorded run renders as the same table the lab printed.
     from benchmarks.reports import adaptation
 
     results = json.loads(record.read_text())["results"]
     assert results["starts"]["lab01"] == str(tiny_models[0]) and results["seeds"] == 1
     page = adaptation.render(results)
-    assert page.count("\n| lab01 |") == 4 and "| validation |" in page
+    assert page.count("\n| lab01 |") == 7 and "| validation |" in page
 
 
 @pytest.mark.slow
@@ -142,8 +150,11 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
 @pytest.mark.slow
 def test_lab06_multitask(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab06_multitask.py", *_starts(tiny_models)], data_root, tmp_path)
-    _check_report(report, tiny_models, ["full", "multitask", "multitask_annealed", "sequential"])
+    labels = ["full", "full_longer", "multitask_tutorial", "multitask_chosen", "sequential"]
+    _check_report(report, tiny_models, labels)
     assert "trec_test_accuracy" in stdout
+    # The tutorial's multitask is paired with single-task at its own (doubled) epochs.
+    assert "multitask_tutorial to full_longer" in stdout and "full_longer to full" in stdout
 
 
 @pytest.mark.slow
@@ -222,6 +233,8 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         "16",
         "--multitask-rates",
         "1e-3,3e-3",
+        "--lm-weights",
+        "0.5",
         "--min-steps",
         "3",
         "--record",
@@ -234,6 +247,8 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         for start in ("lab01", bert)
         for method in ("full", "discriminative_lr", "l2_sp", "lora")
     } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
+    # The tutorial's comparison: each family's rate chosen on validation.
+    expected |= {"lab01/full 1 ep.", "lab01/full 2 ep.", "lab01/multitask clf 1.0 + LM 0.5, 2 ep."}
     assert set(report["chosen"]) == expected  # no EWC or multitask without a causal LM head
     for row in report["chosen"].values():
         assert _is_share(row["val"]) and _is_share(row["test"]), row
@@ -267,12 +282,25 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         "full lr=0.003",
         "multitask clf 1.0 + LM 0.5 lr=0.001",
         "multitask clf 1.0 + LM 0.5 lr=0.003",
+        "multitask clf 1.0 + LM 0.5→0 lr=0.001",
+        "multitask clf 1.0 + LM 0.5→0 lr=0.003",
     ]
+    assert rows["multitask clf 1.0 + LM 0.5→0 lr=0.001"]["options"] == {
+        "language_model_weight": 0.5,
+        "language_model_final_weight": 0.0,
+    }
     for method, label in multitask["chosen"].items():
         assert rows[label]["val_mean"] == max(
             row["val_mean"] for row in rows.values() if row["method"] == method
         )
     assert "validation accuracy (mean)" in stdout
+    tutorial = results["studies"]["multitask_tutorial"]["lab01"]
+    assert [row["label"] for row in tutorial["rows"]][:3] == [
+        "full 1 ep. lr=0.001",
+        "full 2 ep. lr=0.001",
+        "multitask clf 1.0 + LM 0.5, 2 ep. lr=0.001",
+    ]
+    assert tutorial["rows"][2]["options"] == {"language_model_weight": 0.5, "epochs": 2}
 
     from benchmarks.reports import adaptation_grid
 
@@ -331,6 +359,58 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
     assert page.count("scores as the encoder-frozen control") == len(near)
 
 
+@pytest.mark.slow
+def test_the_unfreezing_regime_chooses_rates_pairs_with_full_and_resumes(
+    tmp_path, data_root, tiny_models
+):
+    record = tmp_path / "unfreezing_regime.json"
+    arguments = [sys.executable, "-m", "benchmarks.unfreezing_regime", *_starts(tiny_models)]
+    arguments += ["--sizes", "16,32", "--rates", "1e-3,3e-3", "--seeds", "2", "--epochs", "1"]
+    arguments += ["--eval-examples", "96", "--batch-size", "16", "--sequence-length", "24"]
+    arguments += ["--run-dir", str(tmp_path / "runs"), "--record", str(record)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+
+    def run():
+        result = subprocess.run(
+            arguments, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result, json.loads(result.stdout.strip().splitlines()[-1])
+
+    result, report = run()
+    assert "24 runs (1 start(s) × 2 sizes × 3 methods × 2 rates × 2 seeds)" in result.stderr
+    methods = ("full", "gradual_unfreezing", "chain_thaw")
+    assert set(report) == {f"lab01/{method}@{size}" for method in methods for size in (16, 32)}
+    results = json.loads(record.read_text())["results"]
+    groups, epochs = (results["starts"]["lab01"][key] for key in ("layer_groups", "epochs"))
+    assert epochs == groups + 1 > 1  # one epoch per layer group and one more, above --epochs 1
+    for size in ("16", "32"):
+        outcome = results["studies"]["lab01"][size]
+        assert outcome["epochs"] == epochs and outcome["train_examples"] == int(size)
+        rows = {row["label"]: row for row in outcome["rows"]}
+        assert len(rows) == 6
+        for row in outcome["compared"]:
+            # Each method's rate is the one with its best validation accuracy (not test).
+            best = max(r["val_mean"] for r in rows.values() if r["method"] == row["method"])
+            assert rows[row["chosen"]]["val_mean"] == best == row["val_mean"]
+            assert _is_share(row["acc_mean"]) and row["seeds"] == 2
+            if row["method"] == "full":
+                assert row["difference"] is None
+            else:
+                assert row["difference"]["n"] == 2
+    lines = (tmp_path / "runs" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 24
+    # A second call reuses every run.
+    _, again = run()
+    assert again == report
+    assert len((tmp_path / "runs" / "results.jsonl").read_text().splitlines()) == 24
+
+    from benchmarks.reports import unfreezing_regime
+
+    page = unfreezing_regime.render(results)
+    assert page.count("| gradual_unfreezing |") == 2 * (1 + 2) and "Δ to full, paired" in page
+
+
 def test_the_adaptation_grid_refuses_bad_grids(capsys):
     from benchmarks.adaptation_grid import parse_arguments
 
@@ -342,6 +422,7 @@ def test_the_adaptation_grid_refuses_bad_grids(capsys):
         (["--multitask-sizes", "0"], "--multitask-sizes: must be comma-separated integers >= 1"),
         (["--record", "."], "must name a .json file to write; received '.'"),
         (["--min-steps", "0"], "--min-steps must be a positive integer; received 0"),
+        (["--lm-weights", "0.5,0"], "--lm-weights: must be comma-separated numbers > 0"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_arguments(arguments)
