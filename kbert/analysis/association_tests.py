@@ -18,7 +18,7 @@ the one-sided p-value is the share of partitions with a larger statistic. May et
 Example:
 >>> x, y = [[1.0, 0.0], [0.9, 0.1]], [[0.0, 1.0], [0.1, 0.9]]
 >>> a, b = [[1.0, 0.0]], [[0.0, 1.0]]
->>> result = association_test(x, y, a, b)
+>>> result = association_test((x, y), (a, b))
 >>> round(result["effect_size"], 3), result["p_value"], result["exact"]
 (1.729, 0.0, True)
 """
@@ -165,12 +165,12 @@ def permutation_p_value(scores_x, scores_y, permutations=10_000, seed=0):
     }
 
 
-def association_test(x, y, a, b, permutations=10_000, seed=0):
+def association_test(targets, attributes, permutations=10_000, seed=0):
     """The WEAT/SEAT test on vectors: effect size, p-value, and the mean association per target.
 
     Args:
-        x, y: float arrays `(n_x, dim)`, `(n_y, dim)`: the target sets' vectors.
-        a, b: float arrays `(n_a, dim)`, `(n_b, dim)`: the attribute sets' vectors.
+        targets: pair `(x, y)` of float arrays `(n_x, dim)`, `(n_y, dim)`: X's and Y's vectors.
+        attributes: pair `(a, b)` of float arrays `(n_a, dim)`, `(n_b, dim)`: A's and B's.
         permutations: int >= 1, default 10,000. See `permutation_p_value`.
         seed: int >= 0, default 0.
 
@@ -178,6 +178,12 @@ def association_test(x, y, a, b, permutations=10_000, seed=0):
         dict: `effect_size` (Cohen's d; > 0 when X goes with A), `p_value`, `exact`,
         `partitions`, `statistic`, and `mean_x` and `mean_y` (mean s(w, A, B) of each target).
     """
+    if len(targets) != 2 or len(attributes) != 2:
+        raise ValueError(
+            f"targets and attributes must be pairs (x, y) and (a, b); received "
+            f"{len(targets)} and {len(attributes)} arrays"
+        )
+    (x, y), (a, b) = targets, attributes
     scores_x, scores_y = association_scores(x, a, b, "x"), association_scores(y, a, b, "y")
     return {
         "effect_size": effect_size_from_scores(scores_x, scores_y),

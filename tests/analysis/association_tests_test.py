@@ -24,7 +24,7 @@ def test_the_toy_case_matches_the_hand_computation():
     np.testing.assert_allclose(association_scores(X + Y, A, B), [1.0, -0.2, -1.0, 0.2])
     # mean_X - mean_Y = 0.4 - (-0.4); sample sd of (1, -0.2, -1, 0.2) = sqrt(2.08 / 3).
     assert effect_size(X, Y, A, B) == pytest.approx(0.8 / math.sqrt(2.08 / 3))
-    result = association_test(X, Y, A, B)
+    result = association_test((X, Y), (A, B))
     # The 6 ways to pick X_i from 4 scores sum to 0.8 (observed), 0, 1.2, -1.2, 0, -0.8: only
     # 1.2 is larger.
     assert result["p_value"] == pytest.approx(1 / 6)
@@ -38,7 +38,7 @@ def test_swapping_the_targets_or_the_attributes_flips_the_sign():
     assert effect_size(Y, X, A, B) == pytest.approx(-d)
     assert effect_size(X, Y, B, A) == pytest.approx(-d)
     # Swapped targets: the partitions larger than -0.8 are 0.8, 0, 1.2 and 0.
-    assert association_test(Y, X, A, B)["p_value"] == pytest.approx(4 / 6)
+    assert association_test((Y, X), (A, B))["p_value"] == pytest.approx(4 / 6)
 
 
 def test_the_effect_size_reads_directions_only():
@@ -91,6 +91,11 @@ def test_bad_inputs_are_named():
         effect_size(X, np.zeros((0, 2)), A, B)
     with pytest.raises(ValueError, match="at least one score per target set"):
         effect_size_from_scores([1.0, 2.0], [])
+
+
+def test_the_sets_come_in_pairs():
+    with pytest.raises(ValueError, match="must be pairs"):
+        association_test((X,), (A, B))
 
 
 def test_equal_scores_have_no_effect_size():
