@@ -26,7 +26,9 @@ swaps), the angry black woman stereotype and Heilman's double bind (competent), 
 new tests. Files: `seat/` in the data directory (CC BY-NC 4.0; SOURCE.md).
 
 What it should show: pretrained sentence vectors carry associations the random encoder does not
-(May et al. found them weaker and less consistent in sentence encoders than in word vectors);
+(May et al. found them weaker and less consistent in sentence encoders than in word vectors). A
+d the random encoder shows too is not learnt: random weights still tell sentences apart by their
+surface (how a name splits into word pieces), so read each test's d beside its control;
 the fine-tuned classifier scores otherwise identical sentences differently by group; CDA, which
 only touches gendered words, can move the gender measures but not the name-based race measures,
 which serve as its control. What the record found: docs/results.md#lab22_bias.
@@ -332,13 +334,17 @@ def print_summary(summary):
         print(f"{name:50s}{cells}  {d['mean']:+.4f}{spread} ({d.get('change', d['verdict'])})")
 
 
-def main():
+POOLINGS = ("trained", "cls", "mean", "max")
+
+
+def parse_arguments(argv=None):
+    """The lab's flags, each checked; a bad one exits naming the flag and what it expects."""
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--model", default="minilm_l6")
     parser.add_argument(
-        "--pooling", default="trained", help="trained (the checkpoint's), cls, mean"
+        "--pooling", default="trained", choices=POOLINGS, help="trained: the checkpoint's own"
     )
     parser.add_argument("--tests", default=",".join(SEAT_TESTS), help="comma-separated SEAT tests")
     parser.add_argument("--permutations", type=int, default=10_000, help="most partitions scored")
@@ -353,23 +359,36 @@ def main():
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab22_bias")
     add_record_argument(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for flag in ("permutations", "max_train_examples", "epochs", "batch_size", "seeds"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
     if args.seed < 0:
         parser.error(f"--seed must be >= 0; received {args.seed}")
+    if not args.learning_rate > 0:
+        parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
+    if args.sequence_length < 16:  # the templates and SEAT sentences need about a dozen tokens
+        parser.error(f"--sequence-length must be >= 16; received {args.sequence_length}")
     args.dtype = resolve_dtype(args.dtype)
     if args.pooling == "trained":
         args.pooling = trained_pooling(args.model)
     names = [name.strip() for name in args.tests.split(",") if name.strip()]
     if not names:
         parser.error(f"--tests must name at least one SEAT test; received {args.tests!r}")
+    try:
+        args.association_tests = [read_association_test(name, args.data_dir) for name in names]
+    except ValueError as error:
+        parser.error(f"--tests: {error}")
+    return args
+
+
+def main():
+    args = parse_arguments()
+    tests = args.association_tests
     start = time.perf_counter()
 
     # %% (a) d by hand, then SEAT on the pretrained encoder beside a random one of its shape.
     assert check_effect_size_by_hand() < 1e-9
-    tests = [read_association_test(name, args.data_dir) for name in names]
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     pretrained = seat(encoder, preprocessor, tests, args)

@@ -2,12 +2,17 @@
 
 import json
 import os
+import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from kbert.data.classification_tasks import Examples
+from kbert.data.label_vocabulary import LabelVocabulary
 from tests.labs.lab_cells_test import lab_functions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,15 +24,13 @@ def test_the_hand_written_effect_size_equals_the_library_one(capsys):
     assert "effect size by hand" in capsys.readouterr().out
 
 
-def test_counterfactual_swaps_the_labs_gendered_words_both_ways():
-    import runpy
+@pytest.fixture(scope="module")
+def lab():
+    """The lab's module namespace (its constants too), without running `main`."""
+    return runpy.run_path(str(ROOT / "labs" / "lab22_bias.py"), run_name="lab22_bias")
 
-    import numpy as np
 
-    from kbert.data.classification_tasks import Examples
-    from kbert.data.label_vocabulary import LabelVocabulary
-
-    lab = runpy.run_path(str(ROOT / "labs" / "lab22_bias.py"), run_name="lab22_bias")
+def test_counterfactual_swaps_the_labs_gendered_words_both_ways(lab):
     swap = lab["counterfactual"]
     assert swap("He said she lost his hat; hero") == "She said he lost her hat; hero"
     assert swap("the actress and her brother") == "the actor and his sister"
@@ -40,6 +43,25 @@ def test_counterfactual_swaps_the_labs_gendered_words_both_ways():
     augmented = lab["augment"](examples)
     assert augmented.texts == ["he won", "a film", "she won"]
     assert augmented.labels.tolist() == [1, 0, 1]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--seeds", "0"], "--seeds must be >= 1; received 0"),
+        (["--permutations", "-5"], "--permutations must be >= 1; received -5"),
+        (["--seed", "-1"], "--seed must be >= 0; received -1"),
+        (["--learning-rate", "0"], "--learning-rate must be > 0; received 0.0"),
+        (["--sequence-length", "8"], "--sequence-length must be >= 16; received 8"),
+        (["--pooling", "first"], "invalid choice: 'first'"),
+        (["--tests", " , "], "--tests must name at least one SEAT test"),
+        (["--tests", "sent-nope"], "--tests: .*sent-nope.jsonl: no such SEAT/WEAT test file"),
+    ],
+)
+def test_a_bad_flag_exits_naming_it(lab, tmp_path, capsys, flags, message):
+    with pytest.raises(SystemExit):
+        lab["parse_arguments"]([*flags, "--data-dir", str(tmp_path), "--model", str(tmp_path)])
+    assert re.search(message, capsys.readouterr().err), message
 
 
 @pytest.mark.slow
