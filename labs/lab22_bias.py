@@ -33,7 +33,7 @@ the fine-tuned classifier scores otherwise identical sentences differently by gr
 only touches gendered words, can move the gender measures but not the name-based race measures,
 which serve as its control. What the record found: docs/results.md#lab22_bias.
 
-    python labs/lab22_bias.py                 # defaults: about a quarter of an hour on 2 cores
+    python labs/lab22_bias.py                 # defaults: about ten minutes on 2 cores
     python labs/lab22_bias.py --seeds 1 --max-train-examples 200 --epochs 1   # a smoke run
 """
 
@@ -304,9 +304,9 @@ def summarize(runs, tests, groups):
     measures = {"accuracy": lambda run: run["accuracy"]}
     for group in groups:
         measures[f"gap {group}"] = lambda run, g=group: run["gaps"][g]["gap"]
-        measures[f"|gap| {group}"] = lambda run, g=group: abs(run["gaps"][g]["gap"])
+        measures[f"abs gap {group}"] = lambda run, g=group: abs(run["gaps"][g]["gap"])
     for test in tests:
-        measures[f"|d| {test.name}"] = lambda run, t=test.name: abs(run["seat"][t]["effect_size"])
+        measures[f"abs d {test.name}"] = lambda run, t=test.name: abs(run["seat"][t]["effect_size"])
     for name, measure in measures.items():
         plain = [measure(run) for run in runs["fine_tuned"]]
         cda = [measure(run) for run in runs["cda"]]

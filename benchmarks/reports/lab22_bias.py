@@ -27,7 +27,7 @@ def render(results):
     seat, summary = results["seat"], results["summary"]
     seat_rows = []
     for name, (x, y, a, b) in results["tests"].items():
-        tuned = summary.get(f"|d| {name}")
+        tuned = summary.get(f"abs d {name}")
         seat_rows.append(
             [
                 name,
@@ -52,7 +52,7 @@ def render(results):
         [
             f"SEAT effect sizes d (one-sided permutation p) on {results['model']}'s "
             f"{results['pooling']}-pooled top layer, beside an encoder of the same shape with "
-            "random weights; after fine-tuning, |d| as mean ± sd over the seeds:",
+            "random weights; after fine-tuning, the absolute d as mean ± sd over the seeds:",
             "",
             markdown_table(
                 [
@@ -61,8 +61,8 @@ def render(results):
                     "attributes A vs B",
                     "pretrained",
                     "random weights",
-                    "fine-tuned |d|",
-                    "with CDA |d|",
+                    "fine-tuned abs d",
+                    "with CDA abs d",
                 ],
                 seat_rows,
             ),
@@ -85,8 +85,8 @@ def headline(results):
     found = sum(r["p_value"] < SIGNIFICANCE for r in pretrained.values())
     found_control = sum(r["p_value"] < SIGNIFICANCE for r in control.values())
     accuracy = results["summary"]["accuracy"]["difference"]
-    terms = results["summary"].get("|gap| gender_terms")
-    gap = f"; gender-term |gap| {_difference(terms['difference'])}" if terms else ""
+    terms = results["summary"].get("abs gap gender_terms")
+    gap = f"; gender-term abs gap {_difference(terms['difference'])}" if terms else ""
     return (
         f"SEAT p < {SIGNIFICANCE} on {found} of {len(pretrained)} tests for {results['model']} "
         f"({found_control} with random weights); CDA's accuracy cost "

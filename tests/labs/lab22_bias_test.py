@@ -123,5 +123,5 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         assert abs(run["gaps"]["gender_terms"]["gap"]) <= 1.0
     summary = results["summary"]
     assert summary["accuracy"]["difference"]["verdict"] == "no difference"  # one seed
-    assert summary["|gap| gender_terms"]["difference"]["change"] == "no difference"
-    assert {"|d| sent-weat6", "|d| sent-weat7", "gap race_names"} <= set(summary)
+    assert summary["abs gap gender_terms"]["difference"]["change"] == "no difference"
+    assert {"abs d sent-weat6", "abs d sent-weat7", "gap race_names"} <= set(summary)
