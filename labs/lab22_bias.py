@@ -125,10 +125,10 @@ def seat(encoder, preprocessor, tests, args):
 def print_seat(columns):
     """One row per test: d (and p) under each encoder named in `columns`."""
     names = list(next(iter(columns.values())))
-    print(f"{'SEAT test':45s}" + "".join(f"{label:>24s}" for label in columns))
+    print(f"{'SEAT test':45s}" + "".join(f"{label:>25s}" for label in columns))
     for name in names:
         cells = "".join(
-            f"{results[name]['effect_size']:+10.3f} (p {results[name]['p_value']:.3f})"
+            f"{results[name]['effect_size']:+10.3f} (p {results[name]['p_value']:.4f})"
             for results in columns.values()
         )
         print(f"{name:45s}{cells}")

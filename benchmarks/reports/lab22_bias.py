@@ -19,7 +19,7 @@ def _difference(difference):
 
 
 def _seat_cell(result):
-    return f"{result['effect_size']:+.3f} (p {result['p_value']:.3f})"
+    return f"{result['effect_size']:+.3f} (p {result['p_value']:.4f})"
 
 
 def render(results):

@@ -35,9 +35,9 @@ def _record():
 def test_render_shows_seat_beside_the_control_and_cda_paired():
     page = lab22_bias.render(_record())
     assert (
-        "| t1 | X vs Y | A vs B | +0.800 (p 0.001) | +0.100 (p 0.300) | 0.7000 ± 0.1000 |" in page
+        "| t1 | X vs Y | A vs B | +0.800 (p 0.0010) | +0.100 (p 0.3000) | 0.7000 ± 0.1000 |" in page
     )
-    assert "| t2 | P vs Q | R vs S | -0.800 (p 0.500) | -0.100 (p 0.500) | – | – |" in page
+    assert "| t2 | P vs Q | R vs S | -0.800 (p 0.5000) | -0.100 (p 0.5000) | – | – |" in page
     assert (
         "| abs gap gender_terms | 0.0300 ± 0.0100 | 0.0100 ± 0.0050 | -0.0200 ± 0.0040 (smaller) |"
         in page
