@@ -33,7 +33,7 @@ the fine-tuned classifier scores otherwise identical sentences differently by gr
 only touches gendered words, can move the gender measures but not the name-based race measures,
 which serve as its control. What the record found: docs/results.md#lab22_bias.
 
-    python labs/lab22_bias.py                 # defaults: about ten minutes on 2 cores
+    python labs/lab22_bias.py                 # defaults (its recorded time: labs/README.md)
     python labs/lab22_bias.py --seeds 1 --max-train-examples 200 --epochs 1   # a smoke run
 """
 
