@@ -57,15 +57,19 @@ COURSE = (
         ),
     ),
     # The labs with flags (the others join at their defaults: `course`).
+    # lab07 starts from lab01's causal model by default; beside it, stage 1 on three times the
+    # texts, and MiniLM-L6 (no MLM head: its stage 1 trains a new one).
+    ("lab07_document_classification", "lab07_document_classification", ()),
     *(
         (
-            f"lab07_document_classification_lab01{suffix}",
+            f"lab07_document_classification_{suffix}",
             "lab07_document_classification",
-            ("--model", "saved_models/lab01_causal", "--sequence-length", "128")
-            + ("--learning-rate", "3e-4", "--lm-learning-rate", "3e-4", *flags)
-            + ("--run-dir", f"runs/lab07_lab01{suffix}"),
+            (*flags, "--run-dir", f"runs/lab07_{suffix}"),
         )
-        for suffix, flags in (("", ()), ("_12000_lm_texts", ("--lm-examples", "12000")))
+        for suffix, flags in (
+            ("lab01_12000_lm_texts", ("--lm-examples", "12000")),
+            ("minilm_l6", ("--model", "minilm_l6")),
+        )
     ),
     ("lab09_dialog", "lab09_dialog", ("--lab01-model", "saved_models/lab01_causal")),
     # The [CLS] reading beside the default (the checkpoint's own pooling, mean for MiniLM-L6).
@@ -117,6 +121,7 @@ COURSE = (
         )
     ),
     ("anchor_strength", "benchmarks.anchor_strength", ()),
+    ("pair_stability", "benchmarks.pair_stability", ()),
     ("classification", "benchmarks.classification", ()),
     ("long_inputs", "benchmarks.long_inputs", ()),
     ("parity", "benchmarks.parity", ()),
@@ -128,6 +133,13 @@ COURSE = (
     ("train_step", "benchmarks.train_step", ()),
     ("step_profile", "benchmarks.step_profile", ()),
 )
+
+# Records the plan no longer makes, each with the record that now holds its run: kept until the
+# next recording of the course replaces them (then their files are deleted, and the entry here).
+RETIRED = {
+    # lab01's causal model became lab07's default start: this run is the lab's own record now.
+    "lab07_document_classification_lab01": "lab07_document_classification",
+}
 
 
 def course(names=None, root=None):
