@@ -105,7 +105,8 @@ def ensemble_variants(settings):
 
 
 def _teacher_accuracy(rows, label):
-    values = [row["teacher_accuracy"] for row in rows if row["label"] == label]
+    """The mean teacher accuracy of `label`'s rows (None for rows without a teacher)."""
+    values = [row.get("teacher_accuracy") for row in rows if row["label"] == label]
     values = [value for value in values if value is not None]
     return sum(values) / len(values) if values else None
 
