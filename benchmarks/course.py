@@ -4,9 +4,9 @@ that make it, in an order that respects what each run reads.
 `python -m benchmarks.record_labs --course` runs the plan at one commit, one job at a time
 (`--resume` continues it after an interruption), so every record names the same code. A record
 that reads a saved model runs after the run that writes it, and each saved model has one
-writer: lab01 at its defaults writes `saved_models/lab01_causal` (read by lab07, lab09, lab17
-and the adaptation grids); the 10-minute run of all three objectives writes its own
-`runs/lab01_budget_10min/saved_models/` (read by `benchmarks.transfer` and
+writer: lab01 at its defaults writes `saved_models/lab01_causal` (read by lab07, lab09, lab17,
+the adaptation grids and the distillation grid); the 10-minute run of all three objectives
+writes its own `runs/lab01_budget_10min/saved_models/` (read by `benchmarks.transfer` and
 `benchmarks.transfer_probes`); the pre-LN runs write `runs/lab01_pre_ln/saved_models/`.
 
 An entry is `(record name, program, flags)`: the program is a lab (`labs/<program>.py`) or
@@ -119,6 +119,12 @@ COURSE = (
                 ("--studies", "peft"),
             ),
         )
+    ),
+    (
+        "distillation_grid",
+        "benchmarks.distillation_grid",
+        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
+        + ("--run-dir", "runs/distillation_grid"),
     ),
     ("anchor_strength", "benchmarks.anchor_strength", ()),
     ("pair_stability", "benchmarks.pair_stability", ()),

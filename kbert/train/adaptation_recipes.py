@@ -505,14 +505,21 @@ def multitask(run, language_model_weight=0.5, language_model_final_weight=None):
 
 
 def distillation(
-    run, teacher=None, student_layers=None, temperature=2.0, soft_weight=0.5, hidden_weight=0.0
+    run,
+    teacher=None,
+    student_layers=None,
+    temperature=2.0,
+    soft_weight=0.5,
+    hidden_weight=0.0,
+    student_from=None,
 ):
     """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
 
-    The student (`student_encoder`) copies the teacher's embeddings and every other block
-    (DistilBERT's initialisation) and gets a new head. `trainable_pct` here is the student's
-    size as a share of the teacher's; `train_s` is the distillation alone (`teacher_s` is the
-    teacher's fine-tuning when this call had to train it).
+    The student (`student_encoder`) copies the embeddings and every other block of
+    `student_from` (default the teacher; DistilBERT's initialisation) and gets a new head; a
+    `ClassifierEnsemble` teacher has no encoder, so it needs `student_from`. `trainable_pct`
+    is the student's size as a share of `student_from`'s; `train_s` is the distillation alone
+    (`teacher_s` is the teacher's fine-tuning when this call had to train it).
     """
     from kbert.models.distiller import Distiller
     from kbert.models.student_initialization import student_encoder
@@ -522,10 +529,14 @@ def distillation(
     if teacher is None:
         teacher_result, teacher = full_fine_tuning(run)
         teacher_seconds = teacher_result["train_s"]
-    layers = teacher.encoder.config.num_layers
-    student = run.classifier(
-        student_encoder(teacher.encoder, student_layers or max(1, layers // 2))
-    )
+    source = teacher if student_from is None else student_from
+    if getattr(source, "encoder", None) is None:
+        raise ValueError(
+            "student_from must be a fine-tuned classifier with an encoder to copy blocks from "
+            f"(needed with a teacher without one); received {type(source).__name__}"
+        )
+    layers = source.encoder.config.num_layers
+    student = run.classifier(student_encoder(source.encoder, student_layers or max(1, layers // 2)))
     distiller = Distiller(
         teacher,
         student,
@@ -546,7 +557,7 @@ def distillation(
     seconds = _fit_batches(
         run, distiller, batches, count_batches(batches) * run.epochs, metrics=["accuracy"]
     )
-    counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
+    counts = (parameter_counts(student)[1], parameter_counts(source)[1])
     return run.result(
         student,
         preprocessor,

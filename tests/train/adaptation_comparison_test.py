@@ -131,6 +131,22 @@ def test_missing_runs_leave_out_saved_rows_ensembles_and_ewc_without_a_pretraini
     assert missing_runs(variants, causal, 1, saved) == ["full", "ewc"]
 
 
+def test_a_student_distilled_from_the_ensemble_runs_after_every_seed_s_full_model():
+    from kbert.train.adaptation_comparison import missing_runs, needs_every_seed, runs_per_seed
+
+    bert = StartingPoint("minilm_l6", load=None)
+    variants = [
+        ("full", "full", {}),
+        ("from_one", "distillation", {"temperature": 2.0}),
+        ("from_ensemble", "distillation", {"temperature": 2.0, "teacher": "ensemble"}),
+    ]
+    assert missing_runs(variants, bert, 0, []) == ["full", "from_one"]
+    assert needs_every_seed("distillation", {"teacher": "ensemble"})
+    assert needs_every_seed("ensemble", {}) and not needs_every_seed("distillation", {})
+    assert not runs_per_seed("distillation", bert, {"teacher": "ensemble"})
+    assert runs_per_seed("distillation", bert)
+
+
 def _summary_row(label, method, seed, validation, test):
     return {
         "label": label,

@@ -394,6 +394,27 @@ def test_distillation_halves_the_teacher(full, bidirectional, data):
     assert result["trainable_pct"] < 100
 
 
+def test_distilling_an_ensemble_copies_blocks_from_student_from(adapted, bidirectional, data):
+    from kbert.models import ClassifierEnsemble
+
+    members = [adapted("full")[1], adapted("discriminative_lr")[1]]
+    ensemble = ClassifierEnsemble(members)
+    with pytest.raises(ValueError, match="student_from must be a fine-tuned classifier"):
+        _adapt("distillation", bidirectional, data, teacher=ensemble)
+    result, student = _adapt(
+        "distillation", bidirectional, data, teacher=ensemble, student_from=members[0]
+    )
+    _check_result(result, "distillation", bidirectional, student, data)
+    _, preprocessor = bidirectional.load()
+    # The row's teacher accuracy is the ensemble's (its mean probabilities' arg-max).
+    expected = ensemble_result(members, preprocessor, data)["accuracy"]
+    assert result["teacher_accuracy"] == pytest.approx(expected)
+    assert student.encoder.config.num_layers == 1
+    assert result["trainable_pct"] == pytest.approx(
+        100.0 * parameter_counts(student)[1] / parameter_counts(members[0])[1]
+    )
+
+
 def test_unknown_method_names_the_valid_ones(bidirectional, data):
     with pytest.raises(
         ValueError,
