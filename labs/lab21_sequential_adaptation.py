@@ -278,9 +278,9 @@ parser.add_argument(
     help="labelled RTE pairs per target run (0: the whole training split)",
 )
 parser.add_argument("--sst2-examples", type=int, default=2000, help="SST-2 sentences (0: all)")
-parser.add_argument("--mrpc-examples", type=int, default=1000, help="MRPC pairs (0: all)")
+parser.add_argument("--mrpc-examples", type=int, default=800, help="MRPC pairs (0: all)")
 parser.add_argument(
-    "--eval-examples", type=int, default=400, help="test examples scored per target (0: all)"
+    "--eval-examples", type=int, default=300, help="test examples scored per target (0: all)"
 )
 parser.add_argument(
     "--sequence-length", type=int, default=128, help="tokens read (a review's head)"
