@@ -71,6 +71,7 @@ from benchmarks.adaptation_studies import (
     ADAPTER_MULTIPLIERS,
     ADAPTER_SIZES,
     FEATURE_RATES,
+    Reading,
     adapters_study,
     full_rate_grid,
     full_variants,
@@ -166,13 +167,14 @@ def majority_class_accuracy(data, split):
     return max(labels.count(label) for label in set(labels)) / len(labels)
 
 
-def study(variants, start, data, args, baseline=None, family=None):
+def study(variants, start, data, args, reading=None):
     """Runs `variants` from `start`; returns `summarize` rows and the chosen label per family.
 
-    `baseline` (a label, or a callable: `summarize`'s) gives every row its seed-paired
-    difference to it; `family` (`choose_on_validation`'s, default the method) groups the rows
-    one setting is chosen among.
+    `reading` (`Reading`): the baseline every row is paired with, if any, and the families one
+    setting is chosen in (default: none, each method).
     """
+    reading = reading or Reading()
+    baseline = reading.baseline
     rows = run_comparison(variants, [start], data, args)
     labels = [label for label, _, _ in variants]
     options = {
@@ -183,7 +185,7 @@ def study(variants, start, data, args, baseline=None, family=None):
         summarize([row for row in rows if row["label"] in labels], baseline=baseline),
         key=lambda row: labels.index(row["label"]),
     )
-    chosen = choose_on_validation(summaries, family)
+    chosen = choose_on_validation(summaries, reading.family)
     print(f"\n{start.name}:\n{format_summary_table(summaries)}")
     return {
         "rows": [
@@ -315,7 +317,7 @@ def main(argv=None):
         full_rate = None
         if "rates" in args.studies:
             variants = rate_variants(args.full_rates, args.top_rates, args.factors)
-            outcome = study(variants, start, data, args, baseline=same_top_rate)
+            outcome = study(variants, start, data, args, Reading(baseline=same_top_rate))
             results["studies"]["rates"][start.name] = outcome
             full_rate = next(
                 row["learning_rate"]

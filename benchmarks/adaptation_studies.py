@@ -7,19 +7,34 @@ Houlsby et al. (2019): full fine-tuning's rate grid first (the rates study's lab
 that chosen rate, for each trainable set (`adaptation_recipes.ADAPTER_TRAINABLE`): "tutorial"
 (adapters + embeddings + LayerNorms + head) at each size × multiplier, "houlsby" (adapters +
 LayerNorms + head) and "adapters_only" at the source's size 32 × each multiplier; and feature
-extraction read the start's best way (`adaptation_comparison.feature_extraction_layers`) at a
+extraction read the start's best way (`StartingPoint.feature_layers`) at a
 small rate grid. Each family's setting is chosen on validation, and every row carries its
 seed-paired difference to the chosen full fine-tuning row. The source's own row (tutorial set,
 size 32, 10× full's rate) is named in the outcome.
 """
 
-from kbert.train.adaptation_comparison import feature_extraction_layers
+import dataclasses
 
 ADAPTER_SIZES = (32, 64)
 ADAPTER_MULTIPLIERS = (3.0, 10.0, 30.0)
 FEATURE_RATES = (1e-3, 5e-3, 2e-2)
 # The tutorial's hands-on #3: the tutorial set, adapters of size 32, 10× the fine-tuning rate.
 SOURCE_ADAPTERS = ("tutorial", 32, 10.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """How a study's rows are read.
+
+    Args:
+        baseline: str, callable or None. Every row's seed-paired difference to this label
+            (`summarize`'s `baseline`: a callable gives each row's own).
+        family: callable or None. The rows one setting is chosen among
+            (`choose_on_validation`'s; default each method).
+    """
+
+    baseline: object = None
+    family: object = None
 
 
 def full_rate_grid(full_rates, top_rates=()):
@@ -112,13 +127,13 @@ def adapters_study(start, data, args, study):
     grid = study(full_variants(full_rate_grid(args.full_rates, args.top_rates)), start, data, args)
     baseline = grid["chosen"]["full"]
     rate = next(row["learning_rate"] for row in grid["rows"] if row["label"] == baseline)
-    layers = feature_extraction_layers(start)
+    layers = start.feature_layers
     variants = [
         (baseline, "full", {"learning_rate": rate}),
         *adapter_variants(rate, args.adapter_sizes, args.adapter_multipliers),
         *feature_variants(layers, args.feature_rates),
     ]
-    outcome = study(variants, start, data, args, baseline=baseline, family=adapter_family)
+    outcome = study(variants, start, data, args, Reading(baseline, adapter_family))
     return {
         "full_rates": grid,
         **outcome,

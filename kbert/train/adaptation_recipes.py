@@ -75,6 +75,8 @@ class StartingPoint:
             is a property of the weights being adapted and the budget as much as of the method
             (at 1,000 TREC-6 questions × 3 epochs both labs' starts fine-tune best at 3e-4, not
             BERT's 1e-4).
+        feature_layers: str, default "top". Which layers feature extraction reads, each
+            pooled the start's way (`feature_extraction`'s `layers`).
     """
 
     name: str
@@ -83,6 +85,7 @@ class StartingPoint:
     objective: str | None = None
     source: str | None = None
     learning_rates: dict | None = None
+    feature_layers: str = "top"
 
     def learning_rate(self, method):
         """The peak rate `method` (a recipe or its name) trains this start at by default."""

@@ -433,9 +433,12 @@ def test_a_validation_split_is_scored_and_the_rate_is_reported(bidirectional, da
 def test_adapter_trainable_sets_train_what_they_name(bidirectional, data):
     shares, trained = {}, {}
     for trainable in ("adapters_only", "houlsby", "tutorial"):
+        # A multiple of the start's full fine-tuning rate (the default 1e-4), not its own 1e-3.
+        multiplier = {"rate_multiplier": 30} if trainable == "tutorial" else {}
         result, model = _adapt(
-            "adapters", bidirectional, data, bottleneck_dim=4, trainable=trainable
+            "adapters", bidirectional, data, bottleneck_dim=4, trainable=trainable, **multiplier
         )
+        assert result["learning_rate"] == pytest.approx(3e-3 if multiplier else 1e-3)
         shares[trainable] = result["trainable_pct"]
         trained[trainable] = {variable.path for variable in model.trainable_weights}
     assert shares["adapters_only"] < shares["houlsby"] < shares["tutorial"] < 100
@@ -445,6 +448,8 @@ def test_adapter_trainable_sets_train_what_they_name(bidirectional, data):
     assert any("norm" in path for path in trained["houlsby"])
     with pytest.raises(ValueError, match="adapters' trainable must be one of .*received 'all'"):
         _adapt("adapters", bidirectional, data, bottleneck_dim=4, trainable="all")
+    with pytest.raises(ValueError, match="rate_multiplier must be a number > 0; received 0"):
+        _adapt("adapters", bidirectional, data, bottleneck_dim=4, rate_multiplier=0)
 
 
 def test_feature_extraction_reads_a_mix_of_layers_the_start_s_way(bidirectional, data):
