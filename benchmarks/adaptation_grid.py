@@ -64,6 +64,7 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -284,9 +285,20 @@ def parse_arguments(argv=None):
     return parser, args
 
 
+def set_aside(path):
+    """Renames `path` (if it exists) with the time as its suffix, so no run reuses its rows."""
+    if path.exists():
+        path.rename(path.with_suffix(f".{time.strftime('%Y%m%d-%H%M%S')}"))
+
+
 def main(argv=None):
     started = time.perf_counter()
     parser, args = parse_arguments(argv)
+    if args.fresh and args.only_seed is None:
+        # Earlier calls' rows set aside once: this call's studies still share their own runs
+        # (the rates and adapters studies' full fine-tuning, each study's chosen row).
+        set_aside(Path(args.run_dir) / "results.jsonl")
+        args.fresh = False
     starts = starting_points(parser, args)
     data = trec_data(args)
     results = {

@@ -413,3 +413,16 @@ def test_labs_read_as_cells_over_public_recipes():
         assert "def main" not in source and "recipes." in source, name
         # Methods are given as recipe functions, never as name strings.
         assert not re.search(r'\("\w+", "\w+", \{', source), name
+
+
+def test_a_fresh_grid_sets_earlier_rows_aside_once(tmp_path):
+    # `--fresh` renames the file once, so the call's own studies still share their runs.
+    from benchmarks.adaptation_grid import set_aside
+
+    path = tmp_path / "results.jsonl"
+    set_aside(path)  # nothing to set aside
+    assert list(tmp_path.iterdir()) == []
+    path.write_text('{"label": "full lr=0.001"}\n')
+    set_aside(path)
+    (kept,) = list(tmp_path.iterdir())
+    assert not path.exists() and kept.name.startswith("results.") and kept.read_text()
