@@ -118,6 +118,12 @@ COURSE = (
                 ("--lab01-model", "saved_models/lab01_causal"),
                 ("--studies", "peft"),
             ),
+            (
+                "_adapters",
+                "lab01,minilm_l6",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "adapters"),
+            ),
         )
     ),
     (

@@ -58,6 +58,22 @@ _ENCODER_RATES = {
     "sequential": 3e-4,
 }
 START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
+# How feature extraction reads each start (`adaptation_recipes.feature_extraction`'s `layers`),
+# by the start's own pooling: MiniLM-L6 by the mean of its last four layers, the reading
+# labs/lab15_feature_extraction.py found best for a linear head on its mean-pooled features
+# (docs/results.md#lab15_feature_extraction); a start not named, by its top layer
+# (`StartingPoint.feature_layers`, set by `starting_points`).
+FEATURE_EXTRACTION_LAYERS = {"minilm_l6": "last4"}
+# The adapters' setting chosen on validation: trainable set and rate multiplier over full
+# fine-tuning's rate, by `benchmarks/adaptation_grid.py --studies adapters` (record
+# docs/results.md#adaptation_grid_adapters). Until that record exists: the Houlsby set
+# (adapters + LayerNorms + head) at 10× full's rate, the setting issue #36 measured on MiniLM-L6.
+# `adaptation_recipes.adapters`' options.
+CHOSEN_ADAPTERS = {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 10.0}
+# Discriminative rates' factor chosen on validation per start, at its chosen top rate 1e-3:
+# `benchmarks/adaptation_grid.py --studies rates` (docs/results.md#adaptation_grid for lab01,
+# #adaptation_grid_minilm for MiniLM-L6).
+CHOSEN_FACTORS = {"lab01": 1.0, "minilm_l6": 1.6}
 
 
 def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_per_seed=False):
@@ -142,14 +158,11 @@ def starting_points(parser, args):
                 "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
                 "choose --starts minilm_l6"
             )
-        starts.append(
-            pretrained_starting_point(
-                path,
-                args.sequence_length,
-                name=name,
-                learning_rates=START_LEARNING_RATES.get(name),
-            )
+        start = pretrained_starting_point(
+            path, args.sequence_length, name=name, learning_rates=START_LEARNING_RATES.get(name)
         )
+        start.feature_layers = FEATURE_EXTRACTION_LAYERS.get(name, "top")
+        starts.append(start)
     if not starts:
         parser.error("--starts names no starting point")
     return starts
@@ -576,8 +589,9 @@ def summarize(rows, baseline=None):
     Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
     `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
     one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run), and with `baseline` (a label) `difference`: the seed-paired test
-    accuracy difference to the baseline's row of the same start
+    (mean seconds per run), and with `baseline` (a label, or a callable giving each summary's
+    baseline label or None) `difference`: the seed-paired test accuracy difference to the
+    baseline's row of the same start
     (`kbert.metrics.seed_comparison.paired_difference`: mean, sd, n and "better", "worse" or
     "no difference"), None for the baseline itself, for a row without seeds in common with it
     (an ensemble) and for a start without the baseline.
@@ -612,6 +626,8 @@ def summarize(rows, baseline=None):
 
 def _difference_to(groups, summary, baseline):
     """The seed-paired difference of `summary`'s runs to the `baseline` label's (or None)."""
+    if callable(baseline):
+        baseline = baseline(summary)
     base = groups.get((summary["start"], baseline))
     if base is None or summary["label"] == baseline:
         return None

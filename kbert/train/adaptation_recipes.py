@@ -16,11 +16,13 @@ from kbert.data.classification_dataset import classification_dataset
 from kbert.train.adaptation_run import AdaptationRun, ensemble_result, parameter_counts
 from kbert.train.discriminative_learning_rates import DiscriminativeOptimizer, layerwise_schedules
 from kbert.train.fine_tuning import count_batches, decoupled_adamw, fine_tuning_optimizer
-from kbert.train.freezing import (
-    HEAD,
-    freeze_all_but_top,
-    freeze_for_feature_extraction,
-    layer_groups,
+from kbert.train.freezing import HEAD, layer_groups
+from kbert.train.trainable_weight_recipes import (
+    ADAPTER_TRAINABLE,
+    adapters,
+    feature_extraction,
+    full_fine_tuning,
+    top_blocks,
 )
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
@@ -73,6 +75,8 @@ class StartingPoint:
             is a property of the weights being adapted and the budget as much as of the method
             (at 1,000 TREC-6 questions × 3 epochs both labs' starts fine-tune best at 3e-4, not
             BERT's 1e-4).
+        feature_layers: str, default "top". Which layers feature extraction reads, each
+            pooled the start's way (`feature_extraction`'s `layers`).
     """
 
     name: str
@@ -81,6 +85,7 @@ class StartingPoint:
     objective: str | None = None
     source: str | None = None
     learning_rates: dict | None = None
+    feature_layers: str = "top"
 
     def learning_rate(self, method):
         """The peak rate `method` (a recipe or its name) trains this start at by default."""
@@ -164,46 +169,7 @@ def _steps(preprocessor, train, batch_size, epochs, seed):
     )
 
 
-# === Which weights (tutorial §4.2.A) ===
-
-
-def full_fine_tuning(run):
-    """Every weight trains at one rate, warmup then linear decay (tutorial §4.2.A; BERT)."""
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    seconds = run.fit(classifier, preprocessor)
-    return run.result(classifier, preprocessor, seconds), classifier
-
-
-def feature_extraction(run):
-    """The encoder frozen, only the new head trains (tutorial §4.2.A, "keep the weights")."""
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    freeze_for_feature_extraction(classifier)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
-
-
-def top_blocks(run, top_k=2):
-    """All but the top `top_k` blocks frozen (the textbook's partial freezing)."""
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    freeze_all_but_top(classifier, top_k)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
-
-
-def adapters(run, bottleneck_dim=32, placement="houlsby"):
-    """Bottleneck adapters in every block; adapters, LayerNorms and head train (tutorial #3).
-
-    Houlsby et al. (2019) place two per block (after attention and after the feed-forward
-    network), Pfeiffer et al. (2021) one ("pfeiffer").
-    """
-    from kbert.models.peft import adapter_trainable_setup, add_adapters
-
-    encoder, preprocessor = run.start.load()
-    encoder = add_adapters(encoder, bottleneck_dim=bottleneck_dim, placement=placement)
-    classifier = run.classifier(encoder)
-    adapter_trainable_setup(classifier)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+# === Which weights (tutorial §4.2.A): `kbert.train.trainable_weight_recipes` ===
 
 
 # === How and when (tutorial §4.2.B) ===
@@ -668,6 +634,7 @@ def adapt_classifier(
 
 __all__ = [
     "ADAPTATION_METHODS",
+    "ADAPTER_TRAINABLE",
     "DEFAULT_LEARNING_RATES",
     "RECIPES",
     "StartingPoint",

@@ -202,6 +202,11 @@ def test_the_course_plan_makes_every_committed_record_once(tmp_path):
             continue
         read = {save for save in saves if f"{save}/" in " ".join(flags)}
         assert read <= written, (name, read - written)
+    # The adapters study: both starts, in a run directory of its own.
+    flags = {name: flags for name, _, flags in COURSE}["adaptation_grid_adapters"]
+    assert flags[flags.index("--studies") + 1] == "adapters"
+    assert flags[flags.index("--starts") + 1] == "lab01,minilm_l6"
+    assert flags[flags.index("--run-dir") + 1] == "runs/adaptation_grid_adapters"
     # A lab the plan does not name joins it at its defaults.
     (tmp_path / "labs").mkdir()
     (tmp_path / "labs" / "lab99_new.py").write_text("")

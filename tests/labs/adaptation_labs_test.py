@@ -87,11 +87,15 @@ def test_is_share_tells_a_share_of_the_questions_from_any_number():
 @pytest.mark.slow
 def test_lab03_adapters(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab03_adapters.py", *_starts(tiny_models)], data_root, tmp_path)
-    labels = ["full", "feature_extraction", "adapters", "adapters_pfeiffer"]
+    # The Pfeiffer placement only with `--methods all`.
+    labels = ["full", "feature_extraction", "adapters_tutorial", "adapters"]
     _check_report(report, tiny_models, labels)
+    assert len(report) == 4
+    # The tutorial's set trains the embeddings too; the chosen (Houlsby's) set does not.
     assert (
         report["lab01/feature_extraction"]["trainable_pct"]
         < report["lab01/adapters"]["trainable_pct"]
+        < report["lab01/adapters_tutorial"]["trainable_pct"]
         < report["lab01/full"]["trainable_pct"]
         == 100
     )
@@ -134,9 +138,9 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
     stdout, report = _run(
         ["labs/lab05_discriminative_lr.py", *_starts(tiny_models)], data_root, tmp_path
     )
-    _check_report(
-        report, tiny_models, ["full", "discriminative_lr", "layerwise_decay", "l2_sp", "ewc"]
-    )
+    # ULMFiT's factor, and the factor the grid chose for lab01 (1), at full's top rate.
+    labels = ["full", "discriminative_lr", "discriminative_lr factor=1 (chosen: lab01)"]
+    _check_report(report, tiny_models, [*labels, "layerwise_decay", "l2_sp", "ewc"])
     assert "peak learning rate per layer group" in stdout
 
 
@@ -239,7 +243,13 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         "--strengths",
         "0.1",
         "--studies",
-        "rates,anchors,multitask,peft",
+        "rates,anchors,multitask,peft,adapters",
+        "--adapter-sizes",
+        "32",
+        "--adapter-multipliers",
+        "10",
+        "--feature-rates",
+        "1e-2",
         "--peft-methods",
         "lora",
         "--multitask-sizes",
@@ -256,7 +266,16 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     expected = {
         f"{start}/{method}"
         for start in ("lab01", bert)
-        for method in ("full", "discriminative_lr", "l2_sp", "lora")
+        for method in (
+            "full",
+            "discriminative_lr",
+            "l2_sp",
+            "lora",
+            "adapters tutorial",
+            "adapters houlsby",
+            "adapters adapters_only",
+            "feature_extraction",
+        )
     } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
     assert set(report["chosen"]) == expected  # no EWC or multitask without a causal LM head
     for row in report["chosen"].values():
@@ -275,7 +294,27 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         assert chosen["val_mean"] == max(
             row["val_mean"] for row in rows.values() if row["method"] == "discriminative_lr"
         )
+        # Each discriminative row paired with full fine-tuning at its top rate.
+        assert rows["full lr=0.001"]["difference"] is None
+        for label in list(rows)[1:]:
+            assert rows[label]["difference"]["n"] == 1, label
         assert results["studies"]["anchors"][start]["learning_rate"] == 1e-3
+        # The adapters study: full's grid (the rates study's runs, reused), then each set at
+        # 10x the chosen rate and feature extraction, every row paired with the chosen full.
+        adapters = results["studies"]["adapters"][start]
+        assert adapters["baseline"] == "full lr=0.001" and adapters["full_rate"] == 1e-3
+        assert adapters["source"] == "adapters tutorial d=32 ×10 lr=0.01"
+        rows = {row["label"]: row for row in adapters["rows"]}
+        assert list(rows) == [
+            "full lr=0.001",
+            "adapters tutorial d=32 ×10 lr=0.01",
+            "adapters houlsby d=32 ×10 lr=0.01",
+            "adapters adapters_only d=32 ×10 lr=0.01",
+            "feature_extraction top lr=0.01",
+        ]
+        assert all(row["difference"]["n"] == 1 for row in list(rows.values())[1:])
+        shares = [row["trainable_pct"] for row in list(rows.values())[1:4]]
+        assert shares[0] > shares[1] > shares[2]  # tutorial > houlsby > adapters alone
         peft = results["studies"]["peft"][start]
         assert [row["label"] for row in peft["rows"]] == [
             "lora lr=0.001",
@@ -302,6 +341,7 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
 
     page = adaptation_grid.render(results)
     assert "factor 2.6 (lowest" in page and "**" in page
+    assert "(the tutorial's)" in page and "Δ to full at the same top rate" in page
 
 
 @pytest.mark.slow
@@ -437,6 +477,9 @@ def test_the_adaptation_grid_refuses_bad_grids(capsys):
         (["--multitask-sizes", "0"], "--multitask-sizes: must be comma-separated integers >= 1"),
         (["--record", "."], "must name a .json file to write; received '.'"),
         (["--min-steps", "0"], "--min-steps must be a positive integer; received 0"),
+        (["--adapter-sizes", "0"], "--adapter-sizes: must be comma-separated integers >= 1"),
+        (["--adapter-multipliers", "x"], "--adapter-multipliers: must be comma-separated numbers"),
+        (["--feature-rates", "0"], "--feature-rates: must be comma-separated numbers > 0"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_arguments(arguments)
@@ -519,3 +562,16 @@ def test_distillation_grid_rows_carry_roles_settings_teacher_accuracy_and_marks(
     assert by_label["distillation T=4 α=0.9"]["difference"]["mean"] == pytest.approx(0.1)
     assert by_label["distillation T=4 α=0.9"]["marks"] == ["chosen"]
     assert by_label["ensemble"]["difference"] is None and by_label["ensemble"]["marks"] == []
+
+
+def test_a_fresh_grid_sets_earlier_rows_aside_once(tmp_path):
+    # `--fresh` renames the file once, so the call's own studies still share their runs.
+    from benchmarks.adaptation_grid import set_aside
+
+    path = tmp_path / "results.jsonl"
+    set_aside(path)  # nothing to set aside
+    assert list(tmp_path.iterdir()) == []
+    path.write_text('{"label": "full lr=0.001"}\n')
+    set_aside(path)
+    (kept,) = list(tmp_path.iterdir())
+    assert not path.exists() and kept.name.startswith("results.") and kept.read_text()

@@ -220,3 +220,25 @@ def test_summaries_pair_each_method_with_the_baseline_seed_by_seed():
     assert "+2.00 ± 0.00 (better)" in table and "+0.00 ± 7.07 (no difference)" in table
     # Without a baseline, no difference column.
     assert "Δ" not in format_summary_table(summarize(rows))
+
+
+def test_a_callable_baseline_pairs_each_row_with_its_own():
+    rows = [
+        _summary_row("full lr=0.001", "full", 0, 0.8, 0.80),
+        _summary_row("full lr=0.003", "full", 0, 0.8, 0.70),
+        _summary_row("discriminative_lr lr=0.001 factor=1", "discriminative_lr", 0, 0.8, 0.85),
+        _summary_row("discriminative_lr lr=0.003 factor=1", "discriminative_lr", 0, 0.8, 0.85),
+    ]
+
+    def same_rate(row):
+        rate = row["label"].split()[1]
+        return None if row["method"] == "full" else f"full {rate}"
+
+    summaries = {row["label"]: row for row in summarize(rows, baseline=same_rate)}
+    assert summaries["full lr=0.001"]["difference"] is None
+    assert summaries["discriminative_lr lr=0.001 factor=1"]["difference"]["mean"] == (
+        pytest.approx(0.05)
+    )
+    assert summaries["discriminative_lr lr=0.003 factor=1"]["difference"]["mean"] == (
+        pytest.approx(0.15)
+    )
