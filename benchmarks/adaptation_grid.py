@@ -8,9 +8,12 @@ is close to training the head alone. So this benchmark gives every method a smal
 chooses on validation (545 TREC-6 training questions held out, never seen in training), then
 reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd over 3 seeds:
 
-- **rates** — full fine-tuning at peak rate {3e-5, 1e-4, 3e-4} (warmup + linear decay) against
-  discriminative rates: top rate {1e-4, 3e-4, 1e-3} × factor {1.0, 1.3, 1.6, 2.6}, each layer
-  group on ULMFiT's slanted triangular schedule (factor 1.0 is the same optimizer with one rate).
+- **rates** — full fine-tuning at peak rate {3e-5, 1e-4, 3e-4, 1e-3} (warmup + linear decay;
+  every top rate of discriminative rates is in its grid) against discriminative rates: top rate
+  {1e-4, 3e-4, 1e-3} × factor {1.0, 1.3, 1.6, 2.6}, each layer group on ULMFiT's slanted
+  triangular schedule (factor 1.0 is the same optimizer with one rate). Each discriminative row
+  carries its seed-paired difference to full fine-tuning at the same top rate: the lesson is
+  read at equal top rates, not against full fine-tuning's own chosen rate.
 - **anchors** — L2-SP (Li et al. 2018) and EWC (Kirkpatrick et al. 2017; diagonal Fisher of the
   causal LM, normalised to mean 1) at λ ∈ {0.01, 0.1, 1, 10}, at full fine-tuning's chosen rate.
   EWC needs the pretraining head: lab01's causal model only (MiniLM-L6 ships no MLM head).
@@ -31,6 +34,13 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
   call's labels (`multitask_tutorial`): LM 0.5 for twice the epochs ("6 epochs instead of 3")
   against full fine-tuning at the call's epochs and at twice as many, each rate chosen on
   validation; the tutorial compared with the shorter single-task runs only.
+- **adapters** — the tutorial's hands-on #3 at its own settings and around them
+  (`benchmarks/adaptation_studies.py`): full fine-tuning's rate grid chosen on validation, then
+  adapters at {3, 10, 30}× that rate (`--adapter-multipliers`): the tutorial's trainable set
+  (adapters + embeddings + LayerNorms + head) at sizes {32, 64} (`--adapter-sizes`), Houlsby's
+  (adapters + LayerNorms + head) and adapters alone at 32; feature extraction read as lab15
+  found best (`--feature-rates`). Each set's setting chosen on validation; every row paired
+  with the chosen full fine-tuning, the source's own row (tutorial set, 32, 10×) marked.
 
 Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
 `saved_models/lab01_causal`, the model of lab01's recorded run, which labs 3–6, 16 and 17 read)
@@ -47,6 +57,8 @@ split the work over two sessions.
         --lab01-model saved_models/lab01_causal --record docs/results/adaptation_grid_peft.json
     python -m benchmarks.adaptation_grid --starts lab01 --lab01-model saved_models/lab01_causal \\
         --studies multitask --record docs/results/adaptation_grid_multitask.json
+    python -m benchmarks.adaptation_grid --starts minilm_l6 --studies adapters \\
+        --run-dir runs/adaptation_grid_adapters --record docs/results/adaptation_grid_adapters.json
 
 The last line of stdout is JSON: per `start/method`, the chosen setting, its validation and test
 accuracy, and the majority-class accuracy beside them.
@@ -57,9 +69,20 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
+from benchmarks.adaptation_studies import (
+    ADAPTER_MULTIPLIERS,
+    ADAPTER_SIZES,
+    FEATURE_RATES,
+    Reading,
+    adapters_study,
+    full_rate_grid,
+    full_variants,
+    same_top_rate,
+)
 from kbert.arguments import comma_separated
 from kbert.run_records import write_run_record
 from kbert.train.adaptation_comparison import (
@@ -73,7 +96,7 @@ from kbert.train.adaptation_comparison import (
     trec_data,
 )
 
-FULL_RATES = (3e-5, 1e-4, 3e-4)
+FULL_RATES = (3e-5, 1e-4, 3e-4)  # and every top rate (`full_rate_grid`)
 TOP_RATES = (1e-4, 3e-4, 1e-3)
 FACTORS = (1.0, 1.3, 1.6, 2.6)
 STRENGTHS = (0.01, 0.1, 1.0, 10.0)
@@ -88,13 +111,14 @@ PEFT_RATES = {
     "prefix_tuning": (1e-3, 5e-3, 2e-2, 5e-2),
     "prompt_tuning": (3e-3, 1e-2, 3e-2, 1e-1),
 }
-STUDIES = ("rates", "anchors", "multitask", "peft")
-DEFAULT_STUDIES = ("rates", "anchors", "multitask")  # peft is asked for by name
+STUDIES = ("rates", "anchors", "multitask", "peft", "adapters")
+DEFAULT_STUDIES = ("rates", "anchors", "multitask")  # peft and adapters are asked for by name
 
 
 def rate_variants(full_rates=FULL_RATES, top_rates=TOP_RATES, factors=FACTORS):
-    """Full fine-tuning's rate grid, then discriminative rates' top rate × factor grid."""
-    full = [(f"full lr={rate:g}", "full", {"learning_rate": rate}) for rate in full_rates]
+    """Full fine-tuning's rate grid (with every top rate), then discriminative rates' top
+    rate × factor grid."""
+    full = full_variants(full_rate_grid(full_rates, top_rates))
     discriminative = [
         (
             f"discriminative_lr lr={rate:g} factor={factor:g}",
@@ -183,17 +207,25 @@ def majority_class_accuracy(data, split):
     return max(labels.count(label) for label in set(labels)) / len(labels)
 
 
-def study(variants, start, data, args, family=None):
-    """Runs `variants` from `start`; returns `summarize` rows and the chosen label per method
-    (per `family(row)` when given: `choose_on_validation`)."""
+def study(variants, start, data, args, reading=None):
+    """Runs `variants` from `start`; returns `summarize` rows and the chosen label per family.
+
+    `reading` (`Reading`): the baseline every row is paired with, if any, and the families one
+    setting is chosen in (default: none, each method).
+    """
+    reading = reading or Reading()
+    baseline = reading.baseline
     rows = run_comparison(variants, [start], data, args)
     labels = [label for label, _, _ in variants]
     options = {
         label: {key: value for key, value in settings.items() if key != "learning_rate"}
         for label, _, settings in variants
     }
-    summaries = sorted(summarize(rows), key=lambda row: labels.index(row["label"]))
-    chosen = choose_on_validation(summaries, family)
+    summaries = sorted(
+        summarize([row for row in rows if row["label"] in labels], baseline=baseline),
+        key=lambda row: labels.index(row["label"]),
+    )
+    chosen = choose_on_validation(summaries, reading.family)
     print(f"\n{start.name}:\n{format_summary_table(summaries)}")
     return {
         "rows": [
@@ -212,9 +244,10 @@ def study(variants, start, data, args, family=None):
                 )
             }
             | {"options": options[row["label"]]}
+            | ({"difference": row["difference"]} if baseline is not None else {})
             for row in summaries
         ],
-        "chosen": {method: row["label"] for (_, method), row in chosen.items()},
+        "chosen": {name: row["label"] for (_, name), row in chosen.items()},
     }
 
 
@@ -257,6 +290,26 @@ def parse_arguments(argv=None):
             default=list(default),
             help=f"{meaning}, comma-separated",
         )
+    parser.add_argument(
+        "--adapter-sizes",
+        type=comma_separated(int, minimum=1),
+        default=list(ADAPTER_SIZES),
+        help="the adapters study's bottleneck sizes (the tutorial set at each; the others at 32, "
+        "or the first), comma-separated",
+    )
+    parser.add_argument(
+        "--adapter-multipliers",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default=list(ADAPTER_MULTIPLIERS),
+        help="the adapters study's rates as multiples of full fine-tuning's chosen rate, "
+        "comma-separated",
+    )
+    parser.add_argument(
+        "--feature-rates",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default=list(FEATURE_RATES),
+        help="the adapters study's feature-extraction rates, comma-separated",
+    )
     args = parser.parse_args(argv)
     if args.methods != "all":
         parser.error("--methods does not apply here: choose the grids with --studies")
@@ -272,9 +325,20 @@ def parse_arguments(argv=None):
     return parser, args
 
 
+def set_aside(path):
+    """Renames `path` (if it exists) with the time as its suffix, so no run reuses its rows."""
+    if path.exists():
+        path.rename(path.with_suffix(f".{time.strftime('%Y%m%d-%H%M%S')}"))
+
+
 def main(argv=None):
     started = time.perf_counter()
     parser, args = parse_arguments(argv)
+    if args.fresh and args.only_seed is None:
+        # Earlier calls' rows set aside once: this call's studies still share their own runs
+        # (the rates and adapters studies' full fine-tuning, each study's chosen row).
+        set_aside(Path(args.run_dir) / "results.jsonl")
+        args.fresh = False
     starts = starting_points(parser, args)
     data = trec_data(args)
     results = {
@@ -284,13 +348,16 @@ def main(argv=None):
             for split in ("validation", "test")
         },
         "grids": {
-            "full_rates": args.full_rates,
+            "full_rates": full_rate_grid(args.full_rates, args.top_rates),
             "top_rates": args.top_rates,
             "factors": args.factors,
             "strengths": args.strengths,
             "multitask_rates": args.multitask_rates,
             "lm_weights": args.lm_weights,
             "peft_rates": {m: list(PEFT_RATES[m]) for m in args.peft_methods},
+            "adapter_sizes": args.adapter_sizes,
+            "adapter_multipliers": args.adapter_multipliers,
+            "feature_rates": args.feature_rates,
         },
         "studies": {name: {} for name in args.studies}
         | ({"multitask_tutorial": {}} if "multitask" in args.studies else {}),
@@ -304,7 +371,7 @@ def main(argv=None):
         full_rate = None
         if "rates" in args.studies:
             variants = rate_variants(args.full_rates, args.top_rates, args.factors)
-            outcome = study(variants, start, data, args)
+            outcome = study(variants, start, data, args, Reading(baseline=same_top_rate))
             results["studies"]["rates"][start.name] = outcome
             full_rate = next(
                 row["learning_rate"]
@@ -320,6 +387,8 @@ def main(argv=None):
         if "peft" in args.studies:
             variants = peft_variants(args.peft_methods)
             results["studies"]["peft"][start.name] = study(variants, start, data, args)
+        if "adapters" in args.studies:
+            results["studies"]["adapters"][start.name] = adapters_study(start, data, args, study)
         if "multitask" in args.studies and start.objective == "causal":
             by_size = {}
             for size in args.multitask_sizes:
@@ -334,7 +403,7 @@ def main(argv=None):
             results["studies"]["multitask"][start.name] = by_size
             # The tutorial's own comparison, at this call's labels and epochs.
             variants = multitask_tutorial_variants(args.epochs, args.multitask_rates)
-            outcome = study(variants, start, data, args, label_family)
+            outcome = study(variants, start, data, args, Reading(family=label_family))
             results["studies"]["multitask_tutorial"][start.name] = outcome
     headline = {}
     for name, by_start in results["studies"].items():

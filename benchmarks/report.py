@@ -80,29 +80,68 @@ def _base_name(table, stem):
     return max(bases, key=len) if bases else None
 
 
-def readme_summary(results_dir):
-    """The README's short results table: one headline per program's run at its defaults.
+# The runs the README's short table names, in the course's order (every run is in the summary
+# table at the top of docs/results.md): a README that grew a row per record outgrew 12 KB.
+README_RECORDS = (
+    "lab01_pretraining",
+    "transfer",
+    "lab03_adapters",
+    "lab07_document_classification",
+    "lab12_pairs",
+    "lab13_ner",
+    "lab15_feature_extraction",
+    "lab19_text_to_text",
+    "lab20_serving",
+    "classification",
+    "token_tasks",
+    "serving",
+    "train_step",
+)
+
+
+def summary_rows(results_dir, link="docs/results.md"):
+    """`[run, what it shows, recorded]` per program's run at its defaults, sorted by name.
 
     Another run of a program (a diagnosis, another budget or setting: `lab13_ner_3000_*`,
-    `transfer_pre_ln`) is left to `docs/results.md` when the program's own record exists, so
-    the README stays short; it stands in for a program that has no record of its own.
+    `transfer_pre_ln`) is left to its section when the program's own record exists; it
+    stands in for a program that has no record of its own. `link` is the page the run's
+    anchor is on ("" for the page itself).
     """
     stems = {path.stem for path in Path(results_dir).glob("*.json")}
-    rows = []
+    rows = {}
     for path in sorted(Path(results_dir).glob("*.json")):
         base = _base_name(HEADLINES, path.stem)
         if base != path.stem and base in stems and path.stem not in SUMMARY_PARTS:
             continue
         if base is not None:
             record = json.loads(path.read_text(encoding="utf-8"))
-            rows.append(
-                [
-                    f"[{path.stem}](docs/results.md#{path.stem})",
-                    HEADLINES[base](record["results"]),
-                    record["date"][:10],
-                ]
-            )
-    return markdown_table(["run", "what it shows", "recorded"], rows)
+            rows[path.stem] = [
+                f"[{path.stem}]({link}#{path.stem})",
+                HEADLINES[base](record["results"]),
+                record["date"][:10],
+            ]
+    return rows
+
+
+def results_summary(results_dir):
+    """docs/results.md's summary: one headline per program's run at its defaults."""
+    rows = summary_rows(results_dir, link="")
+    return markdown_table(["run", "what it shows", "recorded"], list(rows.values()))
+
+
+def readme_summary(results_dir):
+    """The README's short results table: the headlines of `README_RECORDS` that exist, and a
+    pointer to docs/results.md's summary of every run."""
+    rows = summary_rows(results_dir)
+    # A program's run, or the run that stands in for it (`transfer_pre_ln` without `transfer`).
+    order = {name: index for index, name in enumerate(README_RECORDS)}
+    named = [stem for stem in rows if _base_name(order, stem) is not None]
+    chosen = [rows[stem] for stem in sorted(named, key=lambda stem: order[_base_name(order, stem)])]
+    table = markdown_table(["run", "what it shows", "recorded"], chosen)
+    return (
+        f"{table}\n\nAll {len(rows)} runs, a line each: "
+        "[docs/results.md#summary](docs/results.md#summary)."
+    )
 
 
 def with_readme_summary(readme, summary):
@@ -197,7 +236,7 @@ def render(results_dir):
         "",
     ]
     if records:
-        parts += [evidence_summary(records), ""]
+        parts += [evidence_summary(records), "", "## Summary", "", results_summary(results_dir), ""]
     for name, record in records.items():
         results = record["results"]
         parts += [

@@ -22,9 +22,19 @@ top group's peak; `benchmarks/adaptation_grid.py` chooses it with the factor on 
 (see docs/results.md, `adaptation_grid`). The cells build the per-group optimizer by hand on
 the first starting point (its rate table, the STLR curve, one fit), then compare the recipes.
 
+How to read the comparison: at equal top rates. Full fine-tuning runs at the same peak rate
+as the discriminative rows' top group (`--top-learning-rate`), so each row's paired difference
+to it (Δ, seed by seed over 3 seeds) measures what slowing the lower layers does, not a change
+of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at the
+factor the grid chose on validation for each start (`CHOSEN_FACTORS`; a row per chosen factor,
+named after the start that chose it, run on every start), beside the layer-wise decay 0.9,
+L2-SP and EWC, all at that one top rate. The grid's rates study shows the same pairing at every top rate
+(docs/results.md#adaptation_grid, #adaptation_grid_minilm).
+
 What it should show: the table of per-group rates and the schedule; on TREC-6, whether these
-help over plain full fine-tuning with warmup + linear decay. Report what you see: with a few
-thousand examples and 3 epochs the differences may be within the seed spread.
+help over plain full fine-tuning with warmup + linear decay at the same top rate. Report what
+you see: with a few thousand examples and 3 epochs the differences may be within the seed
+spread.
 
     python labs/lab05_discriminative_lr.py
     python labs/lab05_discriminative_lr.py --starts minilm_l6 --factor 2.6 --seeds 1  # quick
@@ -43,6 +53,7 @@ from kbert.train import (
 )
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
+    CHOSEN_FACTORS,
     compare_and_print,
     comparison_parser,
     selected_variants,
@@ -53,11 +64,21 @@ from kbert.train.fine_tuning import decoupled_adamw
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discriminative_lr")
-parser.add_argument("--top-learning-rate", type=float, default=1e-3, help="the top group's peak")
-parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups")
+parser.add_argument(
+    "--top-learning-rate",
+    type=float,
+    default=1e-3,
+    help="the top group's peak, and full fine-tuning's (equal top rates)",
+)
+parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups (ULMFiT)")
 parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
 parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
 args = parser.parse_args()
+for name in ("top_learning_rate", "factor", "decay", "strength"):
+    if not getattr(args, name) > 0:
+        parser.error(
+            f"--{name.replace('_', '-')} must be a number > 0; received {getattr(args, name)}"
+        )
 starts = starting_points(parser, args)
 data = trec_data(args)
 
@@ -103,12 +124,25 @@ accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy
 print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy:.4f}")
 
 # %% The comparison: how fast each layer moves, and how far from the pretrained weights.
+# Full fine-tuning at the discriminative rows' top rate: each Δ is then read at equal top rates.
 top = {"learning_rate": args.top_learning_rate}
+chosen_by = {}  # each factor the grid chose → the starts that chose it
+for each in starts:
+    if each.name in CHOSEN_FACTORS and CHOSEN_FACTORS[each.name] != args.factor:
+        chosen_by.setdefault(CHOSEN_FACTORS[each.name], []).append(each.name)
 variants = [
-    ("full", recipes.full_fine_tuning, {}),
+    ("full", recipes.full_fine_tuning, top),
     ("discriminative_lr", recipes.discriminative_learning_rates, {**top, "factor": args.factor}),
+    *(
+        (
+            f"discriminative_lr factor={factor:g} (chosen: {'+'.join(names)})",
+            recipes.discriminative_learning_rates,
+            {**top, "factor": factor},
+        )
+        for factor, names in chosen_by.items()
+    ),
     ("layerwise_decay", recipes.discriminative_learning_rates, {**top, "decay": args.decay}),
-    ("l2_sp", recipes.l2_sp, {"strength": args.strength}),
-    ("ewc", recipes.ewc, {"strength": args.strength}),
+    ("l2_sp", recipes.l2_sp, {**top, "strength": args.strength}),
+    ("ewc", recipes.ewc, {**top, "strength": args.strength}),
 ]
 compare_and_print(selected_variants(parser, args, variants), starts, data, args)

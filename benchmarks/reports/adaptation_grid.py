@@ -2,8 +2,9 @@
 headline."""
 
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
-STEMS = ("adaptation_grid", "adaptation_grid_peft")
+STEMS = ("adaptation_grid", "adaptation_grid_peft", "adaptation_grid_adapters")
 # Parts of the grid's run at its defaults, split over runs by `--studies` and `--starts`: each in
 # the README summary beside `adaptation_grid` itself.
 SUMMARY_PARTS = ("adaptation_grid_peft", "adaptation_grid_minilm", "adaptation_grid_multitask")
@@ -17,6 +18,10 @@ def _setting(row, groups):
         return f"top {row['learning_rate']:g}, factor {options['factor']:g} (lowest {bottom:.1e})"
     if "strength" in options:
         return f"λ {options['strength']:g}, lr {row['learning_rate']:g}"
+    if "trainable" in options:
+        return f"{options['trainable']} set, size {options['bottleneck_dim']}, lr {row['learning_rate']:g}"
+    if "layers" in options:
+        return f"layers {options['layers']}, lr {row['learning_rate']:g}"
     setting = f"lr {row['learning_rate']:g}"
     if "language_model_weight" in options:
         annealed = " → 0" if options.get("language_model_final_weight") == 0 else ""
@@ -27,22 +32,33 @@ def _setting(row, groups):
 
 
 def _grid_rows(outcome, groups, prefix=()):
+    """Table rows of a study's outcome: the chosen in bold, the source's own row named, and
+    each row's paired difference (when the study pairs them) in a last column."""
     chosen = set(outcome["chosen"].values())
+    paired = any("difference" in row for row in outcome["rows"])
     rows = []
     for row in outcome["rows"]:
         mark = "**" if row["label"] in chosen else ""
         spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
+        source = " (the tutorial's)" if row["label"] == outcome.get("source") else ""
         rows.append(
             [
                 *prefix,
                 row["method"],
-                _setting(row, groups),
+                _setting(row, groups) + source,
                 f"{mark}{row['val_mean']:.3f}{mark}",
                 f"{mark}{row['acc_mean']:.3f}{spread}{mark}",
                 f"{row['train_s']:.0f}",
+                *([format_difference(row.get("difference"))] if paired else []),
             ]
         )
     return rows
+
+
+def _by_top_rate(outcome):
+    """The rates study with each discriminative row under full fine-tuning at its top rate."""
+    rows = sorted(outcome["rows"], key=lambda row: (row["learning_rate"], row["method"] != "full"))
+    return {**outcome, "rows": rows}
 
 
 def render(results):
@@ -67,6 +83,12 @@ def render(results):
         "multitask_tutorial": "The tutorial's comparison: classification 1.0 + LM 0.5 for "
         "twice the epochs, against full fine-tuning at the record's epochs and at twice as many",
         "peft": "LoRA, prefix and prompt tuning, each at its own rates",
+        "adapters": "Adapters (each trainable set at multiples of full fine-tuning's chosen rate) "
+        "and feature extraction, against full fine-tuning at its chosen rate",
+    }
+    differences = {
+        "rates": "Δ to full at the same top rate, paired (points)",
+        "adapters": "Δ to the chosen full fine-tuning, paired (points)",
     }
     runs = [
         row
@@ -75,6 +97,13 @@ def render(results):
         for each in (outcome.values() if "rows" not in outcome else [outcome])
         if isinstance(each, dict) and "rows" in each
         for row in each["rows"]
+    ]
+    # The adapters study's full fine-tuning grid (its chosen row is in its table already).
+    runs += [
+        row
+        for outcome in results["studies"].get("adapters", {}).values()
+        for row in outcome["full_rates"]["rows"]
+        if row["label"] != outcome["baseline"]
     ]
     total = sum(row["train_s"] * row["seeds"] for row in runs)
     parts += [
@@ -94,7 +123,13 @@ def render(results):
                 ]
                 table = markdown_table(["labels"] + header, rows)
             else:
-                table = markdown_table(header, _grid_rows(outcome, groups))
+                shown = _by_top_rate(outcome) if name == "rates" else outcome
+                rows = _grid_rows(shown, groups)
+                paired = [differences[name]] if rows and len(rows[0]) > len(header) else []
+                table = markdown_table(header + paired, rows)
+            if name == "adapters":
+                full = markdown_table(header, _grid_rows(outcome["full_rates"], groups))
+                parts += ["", f"**Full fine-tuning's rates, chosen first: {start}**", "", full]
             parts += ["", f"**{titles[name]}: {start}** ({groups} layer groups)", "", table]
     return "\n".join(parts)
 
@@ -108,15 +143,16 @@ def headline(results):
     shown = [
         key
         for key in chosen
-        if key.split("/", 1)[1] in ("discriminative_lr", "full", *PEFT_METHODS)
+        if key.split("/", 1)[1]
+        in ("discriminative_lr", "full", "feature_extraction", *PEFT_METHODS)
+        or key.split("/", 1)[1].startswith("adapters")
     ]
     parts = []
     for key in shown:
         row = chosen[key]
-        start, method = key.split("/", 1)
-        parts.append(
-            f"{start} {method} {row['test']:.3f} ({row['chosen'][row['chosen'].find('lr=') :]})"
-        )
+        start, family = key.split("/", 1)
+        setting = row["chosen"].removeprefix(f"{family} ")  # "lr=…", "d=32 ×10 lr=…"
+        parts.append(f"{start} {family} {row['test']:.3f} ({setting})")
     if not shown:  # a multitask study alone: each labelled size's two methods side by side
         for key, row in chosen.items():
             start, method_at_size = key.split("/", 1)

@@ -6,6 +6,8 @@
 - `kbert.metrics.plots`: confusion-matrix heatmaps and learning curves written to PNG files.
 - `kbert.metrics.entity_metrics`: IOB2 decoding and repair, CoNLL entity F1, token accuracy.
 - `kbert.metrics.squad_metrics`: the official SQuAD v1.1 exact match and token F1.
+- `kbert.metrics.majority_class`: the majority class's accuracy and whether a run landed at it
+  (all one class, or within a point of it), one definition for every report that counts them.
 - `kbert.metrics.seed_comparison`: mean ± sd over seeds and the seed-paired difference to a
   baseline ("no difference" when it is inside its spread).
 
@@ -28,6 +30,7 @@ from kbert.metrics.entity_metrics import (
     repair_bio,
     token_accuracy,
 )
+from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.plots import confusion_matrix_png, data_size_curve_png, learning_curve_png
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.metrics.squad_metrics import (
@@ -59,6 +62,8 @@ __all__ = [
     "metric_max_over_ground_truths",
     "normalize_answer",
     "squad_scores",
+    "at_majority",
+    "majority_accuracy",
     "mean_sd",
     "paired_difference",
     "format_difference",

@@ -1,5 +1,7 @@
 """An ensemble of fine-tuned classifiers: their predictions on the same input, combined."""
 
+import math
+
 import keras
 from keras import ops
 
@@ -120,6 +122,56 @@ class ClassifierEnsemble(keras.Model):
         # Among the classes with most votes, the one the members find most probable.
         winner = ops.argmax(ops.where(is_top, probabilities, -1.0), axis=-1)  # (batch,)
         return ops.one_hot(winner, num_classes, dtype="float32")
+
+    def tempered_logits(self, x, temperature):
+        """Logits `t` whose `softmax(t / temperature)` is the ensemble's soft targets at T.
+
+        A distillation loss softens its teacher's logits: `softmax(t / T)`. An ensemble of
+        probabilities has no logits of its own, and `log p̄` (the log of its mean
+        probabilities) softened gives `p̄^(1/T)` renormalized: the mean distribution
+        sharpened or flattened, not the members' soft targets. Hinton et al. (2015) distil an
+        ensemble into the arithmetic mean of its members' softened distributions
+        (`"mean_probabilities"`) or their normalized geometric mean (`"mean_logits"`), so:
+
+        - `"mean_probabilities"`: `t = T · log Σ_k w_k softmax(z_k / T)`; then
+          `softmax(t / T) = Σ_k w_k softmax(z_k / T)` exactly (the sum is already a
+          distribution). At T = 1, `t = log p̄`, the log of the ensemble's own output.
+        - `"mean_logits"`: `t = Σ_k w_k z_k` (`softmax(t / T) ∝ Π_k softmax(z_k / T)^w_k`).
+
+        Args:
+            x: the members' input dict.
+            temperature: float > 0.
+
+        Returns:
+            float32 `(batch, num_classes)`.
+
+        Raises:
+            ValueError: `temperature` is not a number > 0, or the method is
+                `"majority_vote"` (one-hot votes have no soft distribution).
+        """
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, (int, float))
+            or not temperature > 0
+        ):
+            raise ValueError(f"temperature must be a number > 0; received {temperature!r}")
+        if self.method == "majority_vote":
+            raise ValueError(
+                "a majority_vote ensemble has no soft targets to distil; use method "
+                "'mean_probabilities' or 'mean_logits'"
+            )
+        logits = [ops.cast(model(x, training=False), "float32") for model in self.models]
+        if self.method == "mean_logits":
+            return self._weighted_sum(logits)
+        # log Σ_k w_k softmax(z_k / T) as a log-sum-exp over members, stable for large logits.
+        log_terms = ops.stack(
+            [
+                ops.log_softmax(value / temperature, axis=-1) + math.log(weight)
+                for value, weight in zip(logits, self.normalized_weights, strict=True)
+                if weight > 0
+            ]
+        )  # (members, batch, classes)
+        return temperature * ops.logsumexp(log_terms, axis=0)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         # Compiled without a loss (`compile(metrics=["accuracy"])`), `evaluate` still reports

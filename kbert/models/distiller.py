@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kbert.models import pretraining_utils
+from kbert.models.classifier_ensemble import ClassifierEnsemble
 from kbert.models.task_model import num_classes_of
 
 
@@ -56,6 +57,29 @@ def _masked_cosine_distance(student_hidden, teacher_hidden, padding_mask, sample
     return pretraining_utils.weighted_mean(distance, weights)
 
 
+def _check_loss_settings(temperature, soft_weight, hidden_weight):
+    """Raises `ValueError` for a temperature <= 0, a soft weight outside [0, 1], a hidden
+    weight < 0."""
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not temperature > 0
+    ):
+        raise ValueError(f"temperature must be a number > 0; received {temperature!r}")
+    if (
+        isinstance(soft_weight, bool)
+        or not isinstance(soft_weight, (int, float))
+        or not 0.0 <= soft_weight <= 1.0
+    ):
+        raise ValueError(f"soft_weight must be a number in [0, 1]; received {soft_weight!r}")
+    if (
+        isinstance(hidden_weight, bool)
+        or not isinstance(hidden_weight, (int, float))
+        or not hidden_weight >= 0.0
+    ):
+        raise ValueError(f"hidden_weight must be a number >= 0; received {hidden_weight!r}")
+
+
 @keras.saving.register_keras_serializable(package="kbert")
 class Distiller(keras.Model):
     """Trains a student classifier to match a frozen teacher (Hinton et al. 2015; DistilBERT).
@@ -81,7 +105,8 @@ class Distiller(keras.Model):
     metrics measure the student (its `loss` is the distillation loss, for which the teacher
     runs). With `soft_weight=1` no labels are needed: fit on `x` alone.
 
-    The teacher is frozen (`teacher.trainable = False`, set here on the object passed in).
+    The teacher is frozen (`teacher.trainable = False`, set here on the object passed in, and
+    on an ensemble teacher's members).
     After training, keep or export `distiller.student`: the Distiller is a training wrapper
     and cannot be saved itself (`get_config` raises `NotImplementedError`).
 
@@ -90,7 +115,9 @@ class Distiller(keras.Model):
 
     Args:
         teacher: keras.Model. A fine-tuned classifier (e.g. `SequenceClassifier`) returning
-            float32 logits; with `hidden_weight > 0` a functional one with an `.encoder`.
+            float32 logits; with `hidden_weight > 0` a functional one with an `.encoder`. A
+            `ClassifierEnsemble` (no hidden-state loss) teaches its members' softened
+            distributions averaged: `ClassifierEnsemble.tempered_logits`.
         student: keras.Model. The classifier to train, same inputs and number of classes
             (e.g. `SequenceClassifier(student_encoder(teacher.encoder, 3), num_classes)`).
         temperature: float > 0, default 2.0. Softens both distributions in the soft term.
@@ -101,7 +128,8 @@ class Distiller(keras.Model):
 
     Raises:
         ValueError: `temperature <= 0`, `soft_weight` outside [0, 1], `hidden_weight < 0`,
-            teacher and student with different class counts, or (when `hidden_weight > 0`)
+            teacher and student with different class counts, a majority-vote ensemble
+            teacher, or (when `hidden_weight > 0`)
             a teacher or student without an `.encoder` called once in its graph.
 
     Example:
@@ -121,24 +149,7 @@ class Distiller(keras.Model):
     def __init__(
         self, teacher, student, temperature=2.0, soft_weight=0.5, hidden_weight=0.0, **kwargs
     ):
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, (int, float))
-            or not temperature > 0
-        ):
-            raise ValueError(f"temperature must be a number > 0; received {temperature!r}")
-        if (
-            isinstance(soft_weight, bool)
-            or not isinstance(soft_weight, (int, float))
-            or not 0.0 <= soft_weight <= 1.0
-        ):
-            raise ValueError(f"soft_weight must be a number in [0, 1]; received {soft_weight!r}")
-        if (
-            isinstance(hidden_weight, bool)
-            or not isinstance(hidden_weight, (int, float))
-            or not hidden_weight >= 0.0
-        ):
-            raise ValueError(f"hidden_weight must be a number >= 0; received {hidden_weight!r}")
+        _check_loss_settings(temperature, soft_weight, hidden_weight)
         for argument, model in (("teacher", teacher), ("student", student)):
             if not isinstance(model, keras.Model):
                 raise ValueError(
@@ -155,6 +166,11 @@ class Distiller(keras.Model):
                 f"teacher with {teacher_classes} and student with "
                 f"{student_classes}"
             )
+        if isinstance(teacher, ClassifierEnsemble) and teacher.method == "majority_vote":
+            raise ValueError(
+                "teacher is a majority_vote ClassifierEnsemble, which has no soft targets; "
+                "expected method 'mean_probabilities' or 'mean_logits'"
+            )
         if hidden_weight > 0:
             teacher_pair = logits_and_sequence_output(teacher, "teacher")
             student_pair = logits_and_sequence_output(student, "student")
@@ -162,6 +178,10 @@ class Distiller(keras.Model):
 
         # === Models ===
         teacher.trainable = False
+        # An ensemble's own flag does not reach members added after its constructor ran.
+        members = teacher.models if isinstance(teacher, ClassifierEnsemble) else []
+        for member in members:
+            member.trainable = False
         self.teacher = teacher
         self.student = student
         self.temperature = float(temperature)
@@ -214,6 +234,9 @@ class Distiller(keras.Model):
         if self.hidden_weight > 0:
             teacher_logits, teacher_hidden = self._teacher_pair(x, training=False)
             teacher_hidden = ops.stop_gradient(teacher_hidden)
+        elif isinstance(self.teacher, ClassifierEnsemble):
+            # Soft targets of an ensemble: its members' softened distributions, averaged.
+            teacher_logits = self.teacher.tempered_logits(x, self.temperature)
         else:
             teacher_logits = self.teacher(x, training=False)
         teacher_logits = ops.stop_gradient(ops.cast(teacher_logits, "float32"))

@@ -25,6 +25,7 @@ import numpy as np
 
 from kbert.data.classification_tasks import load_classification_task
 from kbert.metrics.seed_comparison import format_difference, paired_difference
+from kbert.models.classifier_ensemble import ClassifierEnsemble
 from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.train.adaptation_recipes import (
     DEFAULT_LEARNING_RATES,
@@ -57,6 +58,22 @@ _ENCODER_RATES = {
     "sequential": 3e-4,
 }
 START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
+# How feature extraction reads each start (`adaptation_recipes.feature_extraction`'s `layers`),
+# by the start's own pooling: MiniLM-L6 by the mean of its last four layers, the reading
+# labs/lab15_feature_extraction.py found best for a linear head on its mean-pooled features
+# (docs/results.md#lab15_feature_extraction); a start not named, by its top layer
+# (`StartingPoint.feature_layers`, set by `starting_points`).
+FEATURE_EXTRACTION_LAYERS = {"minilm_l6": "last4"}
+# The adapters' setting chosen on validation: trainable set and rate multiplier over full
+# fine-tuning's rate, by `benchmarks/adaptation_grid.py --studies adapters` (record
+# docs/results.md#adaptation_grid_adapters). Until that record exists: the Houlsby set
+# (adapters + LayerNorms + head) at 10× full's rate, the setting issue #36 measured on MiniLM-L6.
+# `adaptation_recipes.adapters`' options.
+CHOSEN_ADAPTERS = {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 10.0}
+# Discriminative rates' factor chosen on validation per start, at its chosen top rate 1e-3:
+# `benchmarks/adaptation_grid.py --studies rates` (docs/results.md#adaptation_grid for lab01,
+# #adaptation_grid_minilm for MiniLM-L6).
+CHOSEN_FACTORS = {"lab01": 1.0, "minilm_l6": 1.6}
 
 
 def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_per_seed=False):
@@ -141,14 +158,11 @@ def starting_points(parser, args):
                 "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
                 "choose --starts minilm_l6"
             )
-        starts.append(
-            pretrained_starting_point(
-                path,
-                args.sequence_length,
-                name=name,
-                learning_rates=START_LEARNING_RATES.get(name),
-            )
+        start = pretrained_starting_point(
+            path, args.sequence_length, name=name, learning_rates=START_LEARNING_RATES.get(name)
         )
+        start.feature_layers = FEATURE_EXTRACTION_LAYERS.get(name, "top")
+        starts.append(start)
     if not starts:
         parser.error("--starts names no starting point")
     return starts
@@ -300,7 +314,11 @@ def run_comparison(variants, starts, data, args):
         )
 
     if only_seed is not None:  # a child: one seed; ensembles need every seed's model
-        variants = [variant for variant in variants if method_name(variant[1]) != "ensemble"]
+        variants = [
+            variant
+            for variant in variants
+            if not needs_every_seed(method_name(variant[1]), variant[2])
+        ]
     rows = compare_methods(
         variants,
         starts,
@@ -317,12 +335,13 @@ def run_comparison(variants, starts, data, args):
 
 def missing_runs(variants, start, seed, rows):
     """The labels of `variants` that `compare_methods` would still run for `start` and `seed`
-    (its one-seed runs: not ensembles, not EWC where the start has no pretraining head)."""
+    (its one-seed runs: not ensembles or students distilled from one, not EWC where the start
+    has no pretraining head)."""
     finished = {row["label"] for row in rows if row["start"] == start.name and row["seed"] == seed}
     return [
         label
-        for label, method, _ in variants
-        if runs_per_seed(method_name(method), start) and label not in finished
+        for label, method, options in variants
+        if runs_per_seed(method_name(method), start, options) and label not in finished
     ]
 
 
@@ -436,11 +455,47 @@ def compare_and_print(variants, starts, data, args, baseline="full"):
 # === Comparing methods over starts and seeds, and choosing settings on validation ===
 
 
-def runs_per_seed(method, start):
-    """Whether `compare_methods` runs `method` (a name) once per seed from `start`: not an
-    ensemble (it combines the seeds' models), nor EWC from a start with no pretraining head
-    to estimate the Fisher with."""
-    return method != "ensemble" and not (method == "ewc" and start.objective is None)
+def distils_an_ensemble(method, options):
+    """Whether a variant is a student distilled from the ensemble of every seed's "full"
+    model (`"distillation"` with the option `teacher="ensemble"`)."""
+    return method == "distillation" and options.get("teacher") == "ensemble"
+
+
+def needs_every_seed(method, options):
+    """Whether a variant (its method's name and options) needs every seed's "full" model: an
+    ensemble, or a student distilled from one. `compare_methods` runs them last."""
+    return method == "ensemble" or distils_an_ensemble(method, options)
+
+
+def runs_per_seed(method, start, options=None):
+    """Whether `compare_methods` runs `method` (a name) once per seed from `start` on its own:
+    not an ensemble (it combines the seeds' models) or a student distilled from one (it needs
+    every seed's model first), nor EWC from a start with no pretraining head to estimate the
+    Fisher with."""
+    if needs_every_seed(method, options or {}):
+        return False
+    return not (method == "ewc" and start.objective is None)
+
+
+class _FullModels:
+    """Each seed's fully fine-tuned model from one start (teachers, ensemble members), trained
+    when first asked for unless a "full" variant already made it."""
+
+    def __init__(self, start, data, settings):
+        self.start, self.data, self.settings = start, data, settings
+        self.models, self.seconds = {}, {}
+
+    def keep(self, seed, model, seconds):
+        self.models[seed], self.seconds[seed] = model, seconds
+
+    def model(self, seed):
+        if seed not in self.models:
+            epochs, batch_size, verbose = self.settings
+            result, model = adapt_classifier(
+                "full", self.start, self.data, seed, epochs, batch_size, verbose=verbose
+            )
+            self.keep(seed, model, result["train_s"])
+        return self.models[seed]
 
 
 def compare_methods(
@@ -450,7 +505,11 @@ def compare_methods(
 
     Within one start and seed, a "distillation" variant's teacher is that seed's "full" model
     (trained first if no "full" variant ran), and an "ensemble" variant combines the start's
-    "full" models of all seeds (one row, seed None), so put it last.
+    "full" models of all seeds (one row, seed None). A "distillation" variant with the option
+    `teacher="ensemble"` distils that ensemble (`ClassifierEnsemble`, mean probabilities)
+    into each seed's student, initialised from the seed's own "full" model; its row's
+    `teacher_accuracy` is the ensemble's and `teacher_members` its size. Both run after the
+    per-seed variants, so list them last.
 
     Args:
         variants: list of `(label, method, options)`: a row label, a recipe of
@@ -483,19 +542,16 @@ def compare_methods(
             on_result(row)
 
     for start in starts:
-        full_models, full_seconds = {}, {}
-        _, preprocessor = start.load()
+        teachers = _FullModels(start, data, (epochs, batch_size, verbose))
         for seed in seeds:
             for label, method, options in variants:
-                if not runs_per_seed(method, start) or (label, start.name, seed) in finished:
+                if (
+                    not runs_per_seed(method, start, options)
+                    or (label, start.name, seed) in finished
+                ):
                     continue
-                if method == "distillation" and seed not in full_models:
-                    result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose
-                    )
-                    full_seconds[seed] = result["train_s"]
                 if method == "distillation":
-                    options = {**options, "teacher": full_models[seed]}
+                    options = {**options, "teacher": teachers.model(seed)}
                 # A variant may train for epochs of its own (the tutorial's multitask: 6, not 3).
                 run_options = dict(options)
                 run_epochs = run_options.pop("epochs", epochs)
@@ -510,25 +566,38 @@ def compare_methods(
                     **run_options,
                 )
                 if method == "full" and not options:
-                    full_models[seed], full_seconds[seed] = model, result["train_s"]
+                    teachers.keep(seed, model, result["train_s"])
                 report({"label": label, **result})
                 del model
                 gc.collect()  # each run's model and traced graphs; the process runs dozens
-        for label, method, options in variants:
-            if method != "ensemble" or (label, start.name, None) in finished:
-                continue
-            for seed in seeds:
-                if seed not in full_models:
-                    result, full_models[seed] = adapt_classifier(
-                        "full", start, data, seed, epochs, batch_size, verbose=verbose
-                    )
-                    full_seconds[seed] = result["train_s"]
-            members = [full_models[seed] for seed in seeds]
-            result = ensemble_result(
-                members, preprocessor, data, sum(full_seconds[seed] for seed in seeds), **options
-            )
-            report({"label": label, "start": start.name, "seed": None, **result})
+        for variant in variants:
+            _run_on_every_seed(variant, teachers, list(seeds), finished, report)
     return rows
+
+
+def _run_on_every_seed(variant, teachers, seeds, finished, report):
+    """An "ensemble" variant's row, or each seed's student distilled from the ensemble."""
+    label, method, options = variant
+    start = teachers.start
+    if method == "ensemble" and (label, start.name, None) not in finished:
+        members = [teachers.model(seed) for seed in seeds]
+        _, preprocessor = start.load()
+        seconds = sum(teachers.seconds[seed] for seed in seeds)
+        result = ensemble_result(members, preprocessor, teachers.data, seconds, **options)
+        report({"label": label, "start": start.name, "seed": None, **result})
+    missing = [seed for seed in seeds if (label, start.name, seed) not in finished]
+    if not distils_an_ensemble(method, options) or not missing:
+        return
+    ensemble = ClassifierEnsemble([teachers.model(seed) for seed in seeds])
+    epochs, batch_size, verbose = teachers.settings
+    for seed in missing:
+        settings = {**options, "teacher": ensemble, "student_from": teachers.model(seed)}
+        result, model = adapt_classifier(
+            method, start, teachers.data, seed, epochs, batch_size, verbose=verbose, **settings
+        )
+        report({"label": label, **result, "teacher_members": len(seeds)})
+        del model
+        gc.collect()
 
 
 def summarize(rows, baseline=None):
@@ -537,9 +606,10 @@ def summarize(rows, baseline=None):
     Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
     `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
     one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run), and with `baseline` (a label, or a dict label → its baseline's
-    label for rows compared with different baselines) `difference`: the seed-paired test
-    accuracy difference to the baseline's row of the same start
+    (mean seconds per run), and with `baseline` (a label; a dict label → its baseline's label,
+    or a callable giving each summary's baseline label or None, for rows compared with
+    different baselines) `difference`: the seed-paired test accuracy difference to the
+    baseline's row of the same start
     (`kbert.metrics.seed_comparison.paired_difference`: mean, sd, n and "better", "worse" or
     "no difference"), None for the baseline itself, for a row without seeds in common with it
     (an ensemble) and for a start without the baseline.
@@ -576,6 +646,8 @@ def _difference_to(groups, summary, baseline):
     """The seed-paired difference of `summary`'s runs to the `baseline` label's (or None)."""
     if isinstance(baseline, dict):
         baseline = baseline.get(summary["label"])
+    elif callable(baseline):
+        baseline = baseline(summary)
     base = groups.get((summary["start"], baseline))
     if base is None or summary["label"] == baseline:
         return None

@@ -15,16 +15,20 @@ import keras
 from kbert.data.classification_dataset import classification_dataset
 from kbert.train.adaptation_run import AdaptationRun, ensemble_result, parameter_counts
 from kbert.train.fine_tuning import count_batches, fine_tuning_optimizer
-from kbert.train.freezing import freeze_all_but_top, freeze_for_feature_extraction
+from kbert.train.trainable_weight_recipes import (
+    ADAPTER_TRAINABLE,
+    adapters,
+    feature_extraction,
+    full_fine_tuning,
+    top_blocks,
+)
 from kbert.train.unfreezing_recipes import (
     chain_thaw,
-    check_regime,
     depth_groups,
     discriminative_optimizer,
     gradual_unfreezing,
     schedule_groups,
     schedule_spacing,
-    ulmfit_fit,
 )
 
 # Method → its peak learning rate, for a start without rates of its own
@@ -76,6 +80,8 @@ class StartingPoint:
             is a property of the weights being adapted and the budget as much as of the method
             (at 1,000 TREC-6 questions × 3 epochs both labs' starts fine-tune best at 3e-4, not
             BERT's 1e-4).
+        feature_layers: str, default "top". Which layers feature extraction reads, each
+            pooled the start's way (`feature_extraction`'s `layers`).
     """
 
     name: str
@@ -84,6 +90,7 @@ class StartingPoint:
     objective: str | None = None
     source: str | None = None
     learning_rates: dict | None = None
+    feature_layers: str = "top"
 
     def learning_rate(self, method):
         """The peak rate `method` (a recipe or its name) trains this start at by default."""
@@ -150,53 +157,7 @@ def pretrained_starting_point(
     )
 
 
-# === Which weights (tutorial §4.2.A) ===
-
-
-def full_fine_tuning(run, regime="tutorial"):
-    """Every weight trains at one rate, warmup then linear decay (tutorial §4.2.A; BERT).
-
-    `regime="ulmfit"`: every group from the start on ULMFiT's slanted triangular and
-    discriminative rates and epochs (`unfreezing_recipes.ulmfit_fit`), the baseline of
-    gradual unfreezing and chain-thaw in that regime.
-    """
-    if check_regime(regime) == "ulmfit":
-        return ulmfit_fit(run)
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    seconds = run.fit(classifier, preprocessor)
-    return run.result(classifier, preprocessor, seconds), classifier
-
-
-def feature_extraction(run):
-    """The encoder frozen, only the new head trains (tutorial §4.2.A, "keep the weights")."""
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    freeze_for_feature_extraction(classifier)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
-
-
-def top_blocks(run, top_k=2):
-    """All but the top `top_k` blocks frozen (the textbook's partial freezing)."""
-    encoder, preprocessor = run.start.load()
-    classifier = run.classifier(encoder)
-    freeze_all_but_top(classifier, top_k)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
-
-
-def adapters(run, bottleneck_dim=32, placement="houlsby"):
-    """Bottleneck adapters in every block; adapters, LayerNorms and head train (tutorial #3).
-
-    Houlsby et al. (2019) place two per block (after attention and after the feed-forward
-    network), Pfeiffer et al. (2021) one ("pfeiffer").
-    """
-    from kbert.models.peft import adapter_trainable_setup, add_adapters
-
-    encoder, preprocessor = run.start.load()
-    encoder = add_adapters(encoder, bottleneck_dim=bottleneck_dim, placement=placement)
-    classifier = run.classifier(encoder)
-    adapter_trainable_setup(classifier)
-    return run.result(classifier, preprocessor, run.fit(classifier, preprocessor)), classifier
+# === Which weights (tutorial §4.2.A): `kbert.train.trainable_weight_recipes` ===
 
 
 # === How and when (tutorial §4.2.B; gradual unfreezing and chain-thaw: unfreezing_recipes) ===
@@ -422,14 +383,21 @@ def multitask(run, language_model_weight=0.5, language_model_final_weight=None):
 
 
 def distillation(
-    run, teacher=None, student_layers=None, temperature=2.0, soft_weight=0.5, hidden_weight=0.0
+    run,
+    teacher=None,
+    student_layers=None,
+    temperature=2.0,
+    soft_weight=0.5,
+    hidden_weight=0.0,
+    student_from=None,
 ):
     """A fine-tuned teacher's soft targets (temperature T) + hard labels → a half-depth student.
 
-    The student (`student_encoder`) copies the teacher's embeddings and every other block
-    (DistilBERT's initialisation) and gets a new head. `trainable_pct` here is the student's
-    size as a share of the teacher's; `train_s` is the distillation alone (`teacher_s` is the
-    teacher's fine-tuning when this call had to train it).
+    The student (`student_encoder`) copies the embeddings and every other block of
+    `student_from` (default the teacher; DistilBERT's initialisation) and gets a new head; a
+    `ClassifierEnsemble` teacher has no encoder, so it needs `student_from`. `trainable_pct`
+    is the student's size as a share of `student_from`'s; `train_s` is the distillation alone
+    (`teacher_s` is the teacher's fine-tuning when this call had to train it).
     """
     from kbert.models.distiller import Distiller
     from kbert.models.student_initialization import student_encoder
@@ -439,10 +407,14 @@ def distillation(
     if teacher is None:
         teacher_result, teacher = full_fine_tuning(run)
         teacher_seconds = teacher_result["train_s"]
-    layers = teacher.encoder.config.num_layers
-    student = run.classifier(
-        student_encoder(teacher.encoder, student_layers or max(1, layers // 2))
-    )
+    source = teacher if student_from is None else student_from
+    if getattr(source, "encoder", None) is None:
+        raise ValueError(
+            "student_from must be a fine-tuned classifier with an encoder to copy blocks from "
+            f"(needed with a teacher without one); received {type(source).__name__}"
+        )
+    layers = source.encoder.config.num_layers
+    student = run.classifier(student_encoder(source.encoder, student_layers or max(1, layers // 2)))
     distiller = Distiller(
         teacher,
         student,
@@ -463,7 +435,7 @@ def distillation(
     seconds = _fit_batches(
         run, distiller, batches, count_batches(batches) * run.epochs, metrics=["accuracy"]
     )
-    counts = (parameter_counts(student)[1], parameter_counts(teacher)[1])
+    counts = (parameter_counts(student)[1], parameter_counts(source)[1])
     return run.result(
         student,
         preprocessor,
@@ -574,6 +546,7 @@ def adapt_classifier(
 
 __all__ = [
     "ADAPTATION_METHODS",
+    "ADAPTER_TRAINABLE",
     "DEFAULT_LEARNING_RATES",
     "RECIPES",
     "StartingPoint",

@@ -123,6 +123,10 @@ def fine_tuning_optimizer(
             epochs and never applies a last one of fewer than N batches), so the schedule spans
             exactly the updates a run makes.
 
+    The Adam is bias-corrected (Keras's AdamW always divides its moments by 1 − β^t), so the
+    first update moves each weight by about the rate; BERT's original optimizer skipped the
+    correction, which Mosbach et al. 2021 name as a cause of failed runs on small sets.
+
     Returns:
         A `keras.optimizers.AdamW`.
     """

@@ -184,6 +184,20 @@ def test_the_readme_summary_keeps_a_program_s_own_run_and_the_grid_s_parts(tmp_p
     assert "transfer_pre_ln" in report.render(tmp_path)  # the page keeps every run
 
 
+def test_the_readme_names_its_chosen_runs_and_the_page_sums_up_every_run(tmp_path, monkeypatch):
+    write_run_record(tmp_path / "transfer.json", TRANSFER, 9.0, argv=["-m", "x"])
+    readme = report.readme_summary(tmp_path)
+    assert "[transfer](docs/results.md#transfer)" in readme
+    assert readme.endswith(
+        "All 1 runs, a line each: [docs/results.md#summary](docs/results.md#summary)."
+    )
+    monkeypatch.setattr(report, "README_RECORDS", ("lab01_pretraining",))
+    assert "transfer" not in report.readme_summary(tmp_path).split("All 1 runs")[0]
+    page = report.render(tmp_path)
+    summary = page.split("## Summary\n\n", 1)[1].split("\n\n", 1)[0]
+    assert "| [transfer](#transfer) | TREC-6 with 300 labels: masked start 0.710" in summary
+
+
 def test_the_driver_finds_every_family_module_of_the_package():
     package = Path(reports.__file__).parent
     modules = {path.stem for path in package.glob("*.py") if not path.stem.startswith("_")}

@@ -1,4 +1,4 @@
-"""Labs 3–6, lab16_peft, lab17_distillation and benchmarks/adaptation.py as a user runs them.
+"""Labs 3–6, lab16_peft, lab17_distillation and the adaptation benchmarks as a user runs them.
 
 Tiny encoders with MiniLM's real vocabulary (`tests/conftest.py`) stand in for lab01's
 causal model and MiniLM-L6, on real TREC-6 (and SST-2) with small budgets: enough steps that
@@ -63,16 +63,17 @@ def _is_share(accuracy, shares=192):
     return 0.0 <= accuracy <= 1.0 and abs(count - round(count)) <= shares * 5e-5 + 1e-9
 
 
-def _check_report(report, tiny_models, labels):
+def _check_report(report, tiny_models, labels, baseline="full", seeds=1):
     """Every label has a lab01 row with its numbers; the BERT stand-in, not asked for, has none."""
     assert not any(key.startswith(f"{tiny_models[1]}/") for key in report)
     for label in labels:
         row = report[f"lab01/{label}"]
-        # Each row beside full fine-tuning carries its seed-paired difference to it.
-        paired = {"difference"} if "full" in labels and label != "full" else set()
+        # Each row beside the baseline carries its seed-paired difference to it.
+        paired = {"difference"} if baseline in labels and label != baseline else set()
         assert set(row) == {"trainable_pct", "acc_mean", "acc_sd", "val_mean", "train_s"} | paired
         if paired:
-            assert row["difference"]["n"] == 1 and row["difference"]["verdict"] == "no difference"
+            assert row["difference"]["n"] == seeds
+            assert seeds > 1 or row["difference"]["verdict"] == "no difference"
         assert _is_share(row["acc_mean"]) and row["train_s"] > 0, row
         assert _is_share(row["val_mean"]), row
 
@@ -86,11 +87,15 @@ def test_is_share_tells_a_share_of_the_questions_from_any_number():
 @pytest.mark.slow
 def test_lab03_adapters(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab03_adapters.py", *_starts(tiny_models)], data_root, tmp_path)
-    labels = ["full", "feature_extraction", "adapters", "adapters_pfeiffer"]
+    # The Pfeiffer placement only with `--methods all`.
+    labels = ["full", "feature_extraction", "adapters_tutorial", "adapters"]
     _check_report(report, tiny_models, labels)
+    assert len(report) == 4
+    # The tutorial's set trains the embeddings too; the chosen (Houlsby's) set does not.
     assert (
         report["lab01/feature_extraction"]["trainable_pct"]
         < report["lab01/adapters"]["trainable_pct"]
+        < report["lab01/adapters_tutorial"]["trainable_pct"]
         < report["lab01/full"]["trainable_pct"]
         == 100
     )
@@ -141,9 +146,9 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
     stdout, report = _run(
         ["labs/lab05_discriminative_lr.py", *_starts(tiny_models)], data_root, tmp_path
     )
-    _check_report(
-        report, tiny_models, ["full", "discriminative_lr", "layerwise_decay", "l2_sp", "ewc"]
-    )
+    # ULMFiT's factor, and the factor the grid chose for lab01 (1), at full's top rate.
+    labels = ["full", "discriminative_lr", "discriminative_lr factor=1 (chosen: lab01)"]
+    _check_report(report, tiny_models, [*labels, "layerwise_decay", "l2_sp", "ewc"])
     assert "peak learning rate per layer group" in stdout
 
 
@@ -173,13 +178,36 @@ def test_lab_distillation(tmp_path, data_root, tiny_models):
         data_root,
         tmp_path / "lab",
     )
+    students = ["distillation", "distillation_chosen", "distillation_from_ensemble"]
     _check_report(
         report,
         tiny_models,
-        ["full", "student_labels_only", "distillation", "distillation_hidden_cosine"],
+        ["full", "student_labels_only", *students],
+        baseline="student_labels_only",
+        seeds=2,
     )
     assert report["lab01/ensemble"]["acc_sd"] is None  # one ensemble of the 2 seeds' models
     assert report["lab01/ensemble"]["trainable_pct"] == pytest.approx(200.0)
+    # Every student is the same half-depth copy, distilled from one teacher or the ensemble.
+    shares = {report[f"lab01/{label}"]["trainable_pct"] for label in students}
+    assert len(shares) == 1 and shares.pop() < 100
+    assert report["lab01/distillation_from_ensemble"]["acc_sd"] is not None  # one per seed
+
+
+def test_lab_distillation_refuses_bad_settings(tmp_path):
+    for flag, value, message in (
+        ("--temperature", "0", "--temperature must be a number > 0; received 0.0"),
+        ("--soft-weight", "1.5", "--soft-weight must be a number in [0, 1]; received 1.5"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "labs/lab17_distillation.py", "--starts", "minilm_l6", flag, value],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 2 and message in result.stderr, result.stderr[-2000:]
 
 
 @pytest.mark.slow
@@ -226,7 +254,13 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         "--strengths",
         "0.1",
         "--studies",
-        "rates,anchors,multitask,peft",
+        "rates,anchors,multitask,peft,adapters",
+        "--adapter-sizes",
+        "32",
+        "--adapter-multipliers",
+        "10",
+        "--feature-rates",
+        "1e-2",
         "--peft-methods",
         "lora",
         "--multitask-sizes",
@@ -245,7 +279,16 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
     expected = {
         f"{start}/{method}"
         for start in ("lab01", bert)
-        for method in ("full", "discriminative_lr", "l2_sp", "lora")
+        for method in (
+            "full",
+            "discriminative_lr",
+            "l2_sp",
+            "lora",
+            "adapters tutorial",
+            "adapters houlsby",
+            "adapters adapters_only",
+            "feature_extraction",
+        )
     } | {"lab01/ewc", "lab01/full@16", "lab01/multitask@16"}
     # The tutorial's comparison: each family's rate chosen on validation.
     expected |= {"lab01/full 1 ep.", "lab01/full 2 ep.", "lab01/multitask clf 1.0 + LM 0.5, 2 ep."}
@@ -266,7 +309,27 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         assert chosen["val_mean"] == max(
             row["val_mean"] for row in rows.values() if row["method"] == "discriminative_lr"
         )
+        # Each discriminative row paired with full fine-tuning at its top rate.
+        assert rows["full lr=0.001"]["difference"] is None
+        for label in list(rows)[1:]:
+            assert rows[label]["difference"]["n"] == 1, label
         assert results["studies"]["anchors"][start]["learning_rate"] == 1e-3
+        # The adapters study: full's grid (the rates study's runs, reused), then each set at
+        # 10x the chosen rate and feature extraction, every row paired with the chosen full.
+        adapters = results["studies"]["adapters"][start]
+        assert adapters["baseline"] == "full lr=0.001" and adapters["full_rate"] == 1e-3
+        assert adapters["source"] == "adapters tutorial d=32 ×10 lr=0.01"
+        rows = {row["label"]: row for row in adapters["rows"]}
+        assert list(rows) == [
+            "full lr=0.001",
+            "adapters tutorial d=32 ×10 lr=0.01",
+            "adapters houlsby d=32 ×10 lr=0.01",
+            "adapters adapters_only d=32 ×10 lr=0.01",
+            "feature_extraction top lr=0.01",
+        ]
+        assert all(row["difference"]["n"] == 1 for row in list(rows.values())[1:])
+        shares = [row["trainable_pct"] for row in list(rows.values())[1:4]]
+        assert shares[0] > shares[1] > shares[2]  # tutorial > houlsby > adapters alone
         peft = results["studies"]["peft"][start]
         assert [row["label"] for row in peft["rows"]] == [
             "lora lr=0.001",
@@ -306,6 +369,78 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
 
     page = adaptation_grid.render(results)
     assert "factor 2.6 (lowest" in page and "**" in page
+    assert "(the tutorial's)" in page and "Δ to full at the same top rate" in page
+
+
+@pytest.mark.slow
+def test_the_distillation_grid_chooses_on_validation_distils_the_ensemble_and_resumes(
+    tmp_path, data_root, tiny_models
+):
+    record = tmp_path / "distillation_grid.json"
+    arguments = ["-m", "benchmarks.distillation_grid", *_starts(tiny_models), "--seeds", "2"]
+    arguments += ["--temperatures", "1,4", "--soft-weights", "0.9", "--record", str(record)]
+    stdout, headline = _run(arguments, data_root, tmp_path / "grid")
+    results = json.loads(record.read_text())["results"]
+    rows = {row["label"]: row for row in results["starts"]["lab01"]["rows"]}
+    grid = ["distillation T=1 α=0.9", "distillation T=4 α=0.9", "distillation T=2 α=0.5"]
+    chosen = results["starts"]["lab01"]["chosen"]
+    chosen_label = f"distillation T={chosen['temperature']:g} α={chosen['soft_weight']:g}"
+    from_ensemble = [
+        f"distillation_from_ensemble T={chosen['temperature']:g} α={chosen['soft_weight']:g}",
+        "distillation_from_ensemble T=2 α=0.5",  # the source's setting (T 2, α 0.5)
+    ]
+    from_ensemble = list(dict.fromkeys(from_ensemble))
+    # The source's setting joins a grid that leaves it out; the ensemble rows come last.
+    assert list(rows) == ["full", "student_labels_only", *grid, "ensemble", *from_ensemble]
+    # Chosen on validation among the grid's rows, never on test; the source's row marked.
+    assert rows[chosen_label]["val_mean"] == max(rows[label]["val_mean"] for label in grid)
+    assert "chosen" in rows[chosen_label]["marks"]
+    assert "source" in rows["distillation T=2 α=0.5"]["marks"]
+    assert "chosen" in rows[from_ensemble[0]]["marks"]
+    for label, row in rows.items():
+        assert _is_share(row["acc_mean"]) and _is_share(row["val_mean"]), row
+        # Every row with seeds is paired with the labels-only student's, seed by seed.
+        paired = label not in ("student_labels_only", "ensemble")
+        assert (row["difference"] is not None) == paired, label
+        assert not paired or row["difference"]["n"] == 2
+    assert rows["student_labels_only"]["role"] == "baseline"
+    assert rows["student_labels_only"]["temperature"] is None
+    # A student from the ensemble reports the ensemble's accuracy as its teacher's.
+    for label in from_ensemble:
+        assert rows[label]["role"] == "ensemble_student" and rows[label]["seeds"] == 2
+        assert rows[label]["teacher_acc_mean"] == pytest.approx(rows["ensemble"]["acc_mean"])
+    assert headline["lab01"]["chosen"] == chosen
+    assert headline["lab01"]["labels_only"] == round(rows["student_labels_only"]["acc_mean"], 4)
+    assert "validation accuracy (mean)" in stdout
+    # 2 seeds × 5 grid variants, the ensemble, 2 seeds × its students: then a rerun resumes.
+    results_file = tmp_path / "grid" / "results.jsonl"
+    lines = len(results_file.read_text().splitlines())
+    assert lines == 2 * 5 + 1 + 2 * len(from_ensemble)
+    _, again = _run(arguments, data_root, tmp_path / "grid")
+    assert again == headline and len(results_file.read_text().splitlines()) == lines
+
+    from benchmarks.reports import distillation_grid
+
+    page = distillation_grid.render(results)
+    assert "(source" in page and "(chosen" in page and "**lab01**" in page
+
+
+def test_the_distillation_grid_refuses_bad_grids(capsys):
+    from benchmarks.distillation_grid import parse_arguments
+
+    for arguments, message in (
+        (["--temperatures", "0"], "argument --temperatures: must be comma-separated numbers > 0"),
+        (["--soft-weights", "x"], "argument --soft-weights: must be comma-separated numbers > 0"),
+        (["--soft-weights", "0.5,1.5"], "--soft-weights must be numbers in (0, 1]"),
+        (["--methods", "full"], "--methods does not apply here"),
+        (["--seeds", "0"], "--seeds must be a positive integer; received 0"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_arguments(arguments)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    _, args = parse_arguments(["--temperatures", "1,3", "--soft-weights", "1"])
+    assert args.temperatures == [1.0, 3.0] and args.soft_weights == [1.0]
+    assert args.process_per_seed  # dozens of runs: each seed in a child process by default
 
 
 @pytest.mark.slow
@@ -423,6 +558,9 @@ def test_the_adaptation_grid_refuses_bad_grids(capsys):
         (["--record", "."], "must name a .json file to write; received '.'"),
         (["--min-steps", "0"], "--min-steps must be a positive integer; received 0"),
         (["--lm-weights", "0.5,0"], "--lm-weights: must be comma-separated numbers > 0"),
+        (["--adapter-sizes", "0"], "--adapter-sizes: must be comma-separated integers >= 1"),
+        (["--adapter-multipliers", "x"], "--adapter-multipliers: must be comma-separated numbers"),
+        (["--feature-rates", "0"], "--feature-rates: must be comma-separated numbers > 0"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_arguments(arguments)
@@ -451,3 +589,70 @@ def test_labs_read_as_cells_over_public_recipes():
         assert "def main" not in source and "recipes." in source, name
         # Methods are given as recipe functions, never as name strings.
         assert not re.search(r'\("\w+", "\w+", \{', source), name
+
+
+def test_distillation_grid_rows_carry_roles_settings_teacher_accuracy_and_marks():
+    from benchmarks.distillation_grid import (
+        ensemble_variants,
+        grid_settings,
+        grid_variants,
+        record_rows,
+    )
+    from kbert.train.adaptation_comparison import summarize
+
+    settings = grid_settings([4.0], [0.9])
+    assert settings == [(4.0, 0.9), (2.0, 0.5)]  # the source's setting joins the grid
+    variants = grid_variants(settings) + ensemble_variants([(4.0, 0.9)])
+
+    def row(label, method, accuracy, **extra):
+        return {
+            "label": label,
+            "method": method,
+            "start": "s",
+            "seed": 0,
+            "accuracy": accuracy,
+            "validation_accuracy": accuracy,
+            "trainable_params": 1,
+            "trainable_pct": 50.0,
+            "train_s": 1.0,
+            **extra,
+        }
+
+    rows = [
+        row("full", "full", 0.9),  # a teacher row has no teacher of its own
+        row("student_labels_only", "distillation", 0.7, teacher_accuracy=0.9),
+        row("distillation T=4 α=0.9", "distillation", 0.8, teacher_accuracy=0.9),
+        row("distillation T=2 α=0.5", "distillation", 0.75, teacher_accuracy=0.9),
+        {**row("ensemble", "ensemble", 0.95), "seed": None},
+        row("distillation_from_ensemble T=4 α=0.9", "distillation", 0.85, teacher_accuracy=0.95),
+    ]
+    marks = {"distillation T=4 α=0.9": ["chosen"], "distillation T=2 α=0.5": ["source"]}
+    out = record_rows(summarize(rows, baseline="student_labels_only"), rows, variants, marks)
+    by_label = {each["label"]: each for each in out}
+    assert [each["role"] for each in out] == [
+        "teacher",
+        "baseline",
+        "grid",
+        "grid",
+        "ensemble",
+        "ensemble_student",
+    ]
+    assert by_label["full"]["teacher_acc_mean"] is None
+    assert by_label["distillation_from_ensemble T=4 α=0.9"]["teacher_acc_mean"] == 0.95
+    assert by_label["student_labels_only"]["temperature"] is None
+    assert by_label["distillation T=4 α=0.9"]["difference"]["mean"] == pytest.approx(0.1)
+    assert by_label["distillation T=4 α=0.9"]["marks"] == ["chosen"]
+    assert by_label["ensemble"]["difference"] is None and by_label["ensemble"]["marks"] == []
+
+
+def test_a_fresh_grid_sets_earlier_rows_aside_once(tmp_path):
+    # `--fresh` renames the file once, so the call's own studies still share their runs.
+    from benchmarks.adaptation_grid import set_aside
+
+    path = tmp_path / "results.jsonl"
+    set_aside(path)  # nothing to set aside
+    assert list(tmp_path.iterdir()) == []
+    path.write_text('{"label": "full lr=0.001"}\n')
+    set_aside(path)
+    (kept,) = list(tmp_path.iterdir())
+    assert not path.exists() and kept.name.startswith("results.") and kept.read_text()

@@ -191,3 +191,67 @@ def test_multi_label_members_raise():
     member = SequenceClassifier(Encoder.from_preset("tiny"), 3, multi_label=True)
     with pytest.raises(ValueError, match="multi-label"):
         ClassifierEnsemble([member])
+
+
+def _constant_member(logits):
+    """A classifier whose logits are `logits` whatever the input (for hand computations)."""
+    inputs = {
+        name: keras.Input(shape=(None,), dtype="int32", name=name)
+        for name in ("token_ids", "segment_ids", "padding_mask")
+    }
+    first = keras.ops.cast(inputs["token_ids"][:, 0], "float32")  # (batch,)
+    zero = keras.ops.expand_dims(keras.ops.zeros_like(first), -1)  # (batch, 1)
+    dense = keras.layers.Dense(
+        len(logits),
+        kernel_initializer="zeros",
+        bias_initializer=keras.initializers.Constant(logits),
+    )
+    return keras.Model(inputs, dense(zero))
+
+
+def test_tempered_logits_soften_to_the_mean_of_the_members_soft_targets():
+    # By hand: member 1 has logits (2 ln 3, 0), member 2 (0, 0). At T = 2 their softened
+    # distributions are (3/4, 1/4) and (1/2, 1/2), whose mean is (5/8, 3/8). At T = 1 they
+    # are (9/10, 1/10) and (1/2, 1/2): the ensemble predicts p̄ = (7/10, 3/10).
+    members = [_constant_member([2 * np.log(3.0), 0.0]), _constant_member([0.0, 0.0])]
+    ensemble = ClassifierEnsemble(members)
+    x = _inputs(batch=2)
+    soft = _softmax(np.asarray(ensemble.tempered_logits(x, 2.0)) / 2.0)
+    np.testing.assert_allclose(soft, [[5 / 8, 3 / 8]] * 2, atol=1e-6)
+    # Softening log p̄ instead would give (√7, √3) / (√7 + √3) ≈ (0.604, 0.396): not the same.
+    naive = np.array([np.sqrt(7.0), np.sqrt(3.0)]) / (np.sqrt(7.0) + np.sqrt(3.0))
+    assert abs(naive[0] - 5 / 8) > 0.02
+    # At T = 1 the logits are log p̄: the ensemble's own prediction.
+    np.testing.assert_allclose(
+        np.asarray(ensemble.tempered_logits(x, 1.0)), np.log([[0.7, 0.3]] * 2), atol=1e-6
+    )
+    np.testing.assert_allclose(ensemble(x), [[0.7, 0.3]] * 2, atol=1e-6)
+
+
+def test_tempered_logits_of_mean_logits_and_with_weights():
+    members = [_classifier(seed=seed) for seed in range(3)]
+    x = _inputs()
+    logits = _member_logits(members, x)
+    mean_logits = ClassifierEnsemble(members, method="mean_logits", weights=[3, 1, 0])
+    np.testing.assert_allclose(
+        mean_logits.tempered_logits(x, 4.0), 0.75 * logits[0] + 0.25 * logits[1], atol=1e-5
+    )
+    weighted = ClassifierEnsemble(members, weights=[3, 1, 0])  # a zero weight drops a member
+    expected = 0.75 * _softmax(logits[0] / 3.0) + 0.25 * _softmax(logits[1] / 3.0)
+    np.testing.assert_allclose(
+        _softmax(np.asarray(weighted.tempered_logits(x, 3.0)) / 3.0), expected, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "method, temperature, message",
+    [
+        ("majority_vote", 2.0, "majority_vote ensemble has no soft targets"),
+        ("mean_probabilities", 0.0, "temperature must be a number > 0; received 0.0"),
+        ("mean_probabilities", True, "temperature must be a number > 0; received True"),
+    ],
+)
+def test_tempered_logits_refuse_votes_and_bad_temperatures(method, temperature, message):
+    ensemble = ClassifierEnsemble([_classifier(seed=0)], method=method)
+    with pytest.raises(ValueError, match=message):
+        ensemble.tempered_logits(_inputs(), temperature)

@@ -199,3 +199,34 @@ def test_hidden_loss_needs_encoders():
         Distiller(_classifier(seed=0), plain, hidden_weight=0.5)
     with pytest.raises(ValueError, match="teacher must have an `.encoder`"):
         Distiller(plain, _classifier(seed=0), hidden_weight=0.5)
+
+
+def test_an_ensemble_teacher_teaches_its_members_mean_soft_targets():
+    from kbert.models import ClassifierEnsemble
+
+    members = [_classifier(seed=seed) for seed in range(3)]
+    ensemble = ClassifierEnsemble(members)
+    student = SequenceClassifier(student_encoder(members[0].encoder, 1), 3)
+    distiller = Distiller(ensemble, student, temperature=2.0, soft_weight=1.0)
+    x, y = _inputs(), np.arange(8) % 3
+    soft_targets = np.mean(
+        [np.exp(_log_softmax(np.asarray(m(x, training=False)) / 2.0)) for m in members], axis=0
+    )
+    log_q = _log_softmax(np.asarray(student(x, training=False)) / 2.0)
+    expected = 4.0 * (soft_targets * (np.log(soft_targets) - log_q)).sum(-1).mean()
+    assert _loss(distiller, x, y) == pytest.approx(expected, rel=1e-4)
+    # Only the student trains; the members stay as they were.
+    assert len(distiller.trainable_weights) == len(student.trainable_weights)
+    before = [w.numpy().copy() for member in members for w in member.weights]
+    distiller.compile("adam")
+    distiller.fit(x, y, epochs=1, verbose=0)
+    after = [w.numpy() for member in members for w in member.weights]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+def test_a_majority_vote_teacher_raises():
+    from kbert.models import ClassifierEnsemble
+
+    voters = ClassifierEnsemble([_classifier(seed=0), _classifier(seed=1)], method="majority_vote")
+    with pytest.raises(ValueError, match="majority_vote ClassifierEnsemble, which has no soft"):
+        Distiller(voters, _classifier(seed=2))

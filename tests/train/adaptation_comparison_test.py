@@ -132,6 +132,22 @@ def test_missing_runs_leave_out_saved_rows_ensembles_and_ewc_without_a_pretraini
     assert missing_runs(variants, causal, 1, saved) == ["full", "ewc"]
 
 
+def test_a_student_distilled_from_the_ensemble_runs_after_every_seed_s_full_model():
+    from kbert.train.adaptation_comparison import missing_runs, needs_every_seed, runs_per_seed
+
+    bert = StartingPoint("minilm_l6", load=None)
+    variants = [
+        ("full", "full", {}),
+        ("from_one", "distillation", {"temperature": 2.0}),
+        ("from_ensemble", "distillation", {"temperature": 2.0, "teacher": "ensemble"}),
+    ]
+    assert missing_runs(variants, bert, 0, []) == ["full", "from_one"]
+    assert needs_every_seed("distillation", {"teacher": "ensemble"})
+    assert needs_every_seed("ensemble", {}) and not needs_every_seed("distillation", {})
+    assert not runs_per_seed("distillation", bert, {"teacher": "ensemble"})
+    assert runs_per_seed("distillation", bert)
+
+
 def _summary_row(label, method, seed, validation, test):
     return {
         "label": label,
@@ -247,3 +263,25 @@ def test_a_variant_s_epochs_option_sets_its_run_s_epochs(monkeypatch):
     assert [row["label"] for row in rows] == ["full", "full_longer"]
     # The epochs are part of the variant's key, so a resumed run tells the two apart.
     assert '"epochs": 6' in variant_key("full", variants[1][2])["options"]
+
+
+def test_a_callable_baseline_pairs_each_row_with_its_own():
+    rows = [
+        _summary_row("full lr=0.001", "full", 0, 0.8, 0.80),
+        _summary_row("full lr=0.003", "full", 0, 0.8, 0.70),
+        _summary_row("discriminative_lr lr=0.001 factor=1", "discriminative_lr", 0, 0.8, 0.85),
+        _summary_row("discriminative_lr lr=0.003 factor=1", "discriminative_lr", 0, 0.8, 0.85),
+    ]
+
+    def same_rate(row):
+        rate = row["label"].split()[1]
+        return None if row["method"] == "full" else f"full {rate}"
+
+    summaries = {row["label"]: row for row in summarize(rows, baseline=same_rate)}
+    assert summaries["full lr=0.001"]["difference"] is None
+    assert summaries["discriminative_lr lr=0.001 factor=1"]["difference"]["mean"] == (
+        pytest.approx(0.05)
+    )
+    assert summaries["discriminative_lr lr=0.003 factor=1"]["difference"]["mean"] == (
+        pytest.approx(0.15)
+    )

@@ -396,6 +396,27 @@ def test_distillation_halves_the_teacher(full, bidirectional, data):
     assert result["trainable_pct"] < 100
 
 
+def test_distilling_an_ensemble_copies_blocks_from_student_from(adapted, bidirectional, data):
+    from kbert.models import ClassifierEnsemble
+
+    members = [adapted("full")[1], adapted("discriminative_lr")[1]]
+    ensemble = ClassifierEnsemble(members)
+    with pytest.raises(ValueError, match="student_from must be a fine-tuned classifier"):
+        _adapt("distillation", bidirectional, data, teacher=ensemble)
+    result, student = _adapt(
+        "distillation", bidirectional, data, teacher=ensemble, student_from=members[0]
+    )
+    _check_result(result, "distillation", bidirectional, student, data)
+    _, preprocessor = bidirectional.load()
+    # The row's teacher accuracy is the ensemble's (its mean probabilities' arg-max).
+    expected = ensemble_result(members, preprocessor, data)["accuracy"]
+    assert result["teacher_accuracy"] == pytest.approx(expected)
+    assert student.encoder.config.num_layers == 1
+    assert result["trainable_pct"] == pytest.approx(
+        100.0 * parameter_counts(student)[1] / parameter_counts(members[0])[1]
+    )
+
+
 def test_unknown_method_names_the_valid_ones(bidirectional, data):
     with pytest.raises(
         ValueError,
@@ -454,3 +475,42 @@ def test_an_unknown_regime_is_refused_naming_the_regimes(bidirectional, data):
     for method in ("full", "gradual_unfreezing", "chain_thaw"):
         with pytest.raises(ValueError, match=r"regime must be one of \('tutorial', 'ulmfit'\)"):
             _adapt(method, bidirectional, data, regime="ULMFiT")
+
+
+def test_adapter_trainable_sets_train_what_they_name(bidirectional, data):
+    shares, trained = {}, {}
+    for trainable in ("adapters_only", "houlsby", "tutorial"):
+        # A multiple of the start's full fine-tuning rate (the default 1e-4), not its own 1e-3.
+        multiplier = {"rate_multiplier": 30} if trainable == "tutorial" else {}
+        result, model = _adapt(
+            "adapters", bidirectional, data, bottleneck_dim=4, trainable=trainable, **multiplier
+        )
+        assert result["learning_rate"] == pytest.approx(3e-3 if multiplier else 1e-3)
+        shares[trainable] = result["trainable_pct"]
+        trained[trainable] = {variable.path for variable in model.trainable_weights}
+    assert shares["adapters_only"] < shares["houlsby"] < shares["tutorial"] < 100
+    assert not any("token_embedding" in path for path in trained["houlsby"])
+    assert any("token_embedding" in path for path in trained["tutorial"])
+    assert not any("norm" in path for path in trained["adapters_only"])
+    assert any("norm" in path for path in trained["houlsby"])
+    with pytest.raises(ValueError, match="adapters' trainable must be one of .*received 'all'"):
+        _adapt("adapters", bidirectional, data, bottleneck_dim=4, trainable="all")
+    with pytest.raises(ValueError, match="rate_multiplier must be a number > 0; received 0"):
+        _adapt("adapters", bidirectional, data, bottleneck_dim=4, rate_multiplier=0)
+
+
+def test_feature_extraction_reads_a_mix_of_layers_the_start_s_way(bidirectional, data):
+    result, model = _adapt("feature_extraction", bidirectional, data, layers="scalar_mix")
+    _check_result(result, "feature_extraction", bidirectional, model, data)
+    # The mix's weights, its scale and the linear head train; the encoder is untouched.
+    assert len(model.trainable_weights) == 4
+    trained = _weights_by_path(model)  # the unread pooler is not part of this model
+    pretrained = {v.path: np.asarray(v) for v in bidirectional.load()[0].weights}
+    assert "block_1/attention/query/kernel" in trained
+    assert all(
+        np.array_equal(trained[path], pretrained[path]) for path in trained if path in pretrained
+    )
+    with pytest.raises(ValueError, match="needs num_features_layers >= 4; received 3"):
+        _adapt("feature_extraction", bidirectional, data, layers="last4")  # 2 blocks
+    with pytest.raises(ValueError, match="layers must be one of .*received 'top3'"):
+        _adapt("feature_extraction", bidirectional, data, layers="top3")

@@ -21,7 +21,8 @@ def test_an_unknown_option_names_the_recipes_options():
     # Checked before anything loads: a typo never trains with the default silently.
     with pytest.raises(
         ValueError,
-        match=r"adapters takes the options \['bottleneck_dim', 'placement'\]; "
+        match=r"adapters takes the options \['bottleneck_dim', 'placement', 'trainable', "
+        r"'rate_multiplier'\]; "
         r"received unknown option\(s\) \['bottleneck'\]",
     ):
         adapt_classifier(recipes.adapters, start=None, data=None, bottleneck=8)

@@ -18,6 +18,21 @@ def test_optimizer_follows_warmup_then_linear_decay_and_skips_decay_on_biases_an
     assert kernel.numpy()[0] < 1.0  # decoupled weight decay shrinks it
 
 
+def test_the_optimizer_is_bias_corrected_adam_its_first_update_is_the_rate():
+    # Bias-corrected Adam (Keras's AdamW always is) divides m and v by 1 − β^t, so the first
+    # update is lr · g / |g| = lr per weight, whatever the gradient's size. BERT's original
+    # optimizer skipped the correction: its first update would be lr · (1 − β1) / √(1 − β2)
+    # ≈ 3.16 lr (β1 0.9, β2 0.999), the early instability Mosbach et al. 2021 point at.
+    rate = 1e-3
+    optimizer = fine_tuning_optimizer(100, learning_rate=rate, warmup_fraction=0.0)
+    bias = keras.Variable(np.zeros(3), name="bias")  # a bias: no weight decay on it
+    optimizer.build([bias])
+    optimizer.apply([np.array([0.5, -2.0, 1e-2])], [bias])
+    np.testing.assert_allclose(bias.numpy(), [-rate, rate, -rate], rtol=1e-3)  # ε: 1e-7
+    uncorrected = rate * (1 - optimizer.beta_1) / np.sqrt(1 - optimizer.beta_2)
+    assert uncorrected == pytest.approx(3.162e-3, rel=1e-3)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -93,3 +93,117 @@ def test_multitask_rows_name_their_weight_annealing_and_epochs():
     # A record made before the weight grid says what it compared.
     del results["grids"]
     assert "Classification 1.0 + causal-LM 0.5 against" in adaptation_grid.render(results)
+
+
+def _row(label, method, rate, val, test, options=None, difference=None):
+    row = {
+        "label": label,
+        "method": method,
+        "learning_rate": rate,
+        "seeds": 3,
+        "val_mean": val,
+        "acc_mean": test,
+        "acc_sd": 0.01,
+        "trainable_pct": 100.0,
+        "train_s": 10.0,
+        "options": options or {},
+    }
+    return row if difference is None else {**row, "difference": difference}
+
+
+def _difference(mean):
+    return {"mean": mean, "sd": 0.01, "n": 3, "verdict": "better" if mean > 0.01 else "worse"}
+
+
+def test_the_adapters_study_and_the_rates_at_equal_top_rates_render():
+    full = [
+        _row(f"full lr={rate:g}", "full", rate, val, 0.7)
+        for rate, val in ((3e-4, 0.8), (1e-3, 0.7))
+    ]
+    tutorial = "adapters tutorial d=32 ×10 lr=0.003"
+    adapters = {
+        "full_rates": {"rows": full, "chosen": {"full": "full lr=0.0003"}},
+        "rows": [
+            _row("full lr=0.0003", "full", 3e-4, 0.8, 0.7, difference=None),
+            _row(
+                tutorial,
+                "adapters",
+                3e-3,
+                0.75,
+                0.72,
+                {"bottleneck_dim": 32, "trainable": "tutorial"},
+                _difference(0.02),
+            ),
+            _row(
+                "feature_extraction last4 lr=0.005",
+                "feature_extraction",
+                5e-3,
+                0.6,
+                0.55,
+                {"layers": "last4"},
+                _difference(-0.15),
+            ),
+        ],
+        "chosen": {
+            "full": "full lr=0.0003",
+            "adapters tutorial": tutorial,
+            "feature_extraction": "feature_extraction last4 lr=0.005",
+        },
+        "baseline": "full lr=0.0003",
+        "source": tutorial,
+    }
+    rates = {
+        "rows": full
+        + [
+            _row(
+                f"discriminative_lr lr={rate:g} factor=2.6",
+                "discriminative_lr",
+                rate,
+                0.7,
+                0.6,
+                {"factor": 2.6},
+                _difference(-0.1),
+            )
+            for rate in (3e-4, 1e-3)
+        ],
+        "chosen": {
+            "full": "full lr=0.0003",
+            "discriminative_lr": "discriminative_lr lr=0.001 factor=2.6",
+        },
+    }
+    for row in rates["rows"][:2]:
+        row["difference"] = None
+    results = {
+        "settings": {
+            "train_examples": 1000,
+            "epochs": 3,
+            "batch_size": 32,
+            "seeds": 3,
+            "validation_examples": 545,
+        },
+        "majority_class_acc": {"validation": 0.2, "test": 0.2},
+        "studies": {"rates": {"minilm_l6": rates}, "adapters": {"minilm_l6": adapters}},
+        "layer_groups": {"minilm_l6": 8},
+    }
+    page = adaptation_grid.render(results)
+    assert "Δ to full at the same top rate, paired (points)" in page
+    assert "Δ to the chosen full fine-tuning, paired (points)" in page
+    assert "tutorial set, size 32, lr 0.003 (the tutorial's)" in page
+    assert "layers last4, lr 0.005" in page and "-15.00 ± 1.00 (worse)" in page
+    assert "Full fine-tuning's rates, chosen first: minilm_l6" in page
+    # Per top rate: full fine-tuning, then discriminative rates at that rate.
+    rates_table = page.split("Full fine-tuning's rate against discriminative rates")[1]
+    order = [
+        line.split("|")[1].strip() for line in rates_table.splitlines() if line.startswith("| ")
+    ]
+    assert order[1:5] == ["full", "discriminative_lr", "full", "discriminative_lr"]
+    # 4 + 3 rows of 3 seeds in the tables, and the adapters study's other full rate (3 runs).
+    assert "summed over the 24 runs" in page
+    chosen = {
+        "minilm_l6/full": {"chosen": "full lr=0.0003", "test": 0.7},
+        "minilm_l6/adapters tutorial": {"chosen": tutorial, "test": 0.72},
+    }
+    assert adaptation_grid.headline({"chosen": chosen}) == (
+        "TREC-6 test, chosen on validation: minilm_l6 full 0.700 (lr=0.0003); "
+        "minilm_l6 adapters tutorial 0.720 (d=32 ×10 lr=0.003)"
+    )

@@ -25,7 +25,7 @@ def test_the_long_input_table_crosses_training_and_reading(tmp_path):
     assert "| windows | 300 | 0.7800 | 0.8000 | 0.8500 | 0.8400 |" in text
     assert "| reviews/s (reading) |  | 40.0 | 39.5 | 12.2 | 12.0 |" in text
     assert "| windows per review |  | 1.00 | 1.00 | 3.40 | 3.40 |" in text
-    summary = report.readme_summary(tmp_path)
+    summary = report.results_summary(tmp_path)
     # Fixed comparisons, not the highest test score (0.850, trained and read by windows).
     assert (
         "head + tail 0.815 vs head-only 0.800; the head-trained model read by window means 0.830"

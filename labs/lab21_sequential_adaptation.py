@@ -1,0 +1,373 @@
+"""Lab 21: sequential adaptation (STILTs): a related labelled task first, then the target.
+
+Reproduces §4.3.B of the NAACL 2019 tutorial "Transfer Learning in NLP" (sequential adaptation
+on a related high-resource dataset; Phang et al. 2018, "STILTs"): the pretrained encoder is
+fine-tuned on an intermediate task, its head is dropped, and a new head is trained on the
+target with the encoder's weights as they left the intermediate task.
+
+- IMDb (movie reviews, 2 classes) after SST-2 (movie-review sentences, the same two classes),
+  at `--imdb-examples` labelled reviews (100 and 500), against IMDb alone;
+- RTE (entailment pairs) after MRPC (paraphrase pairs), against RTE alone; RTE is reported
+  beside its majority class (fine-tuning on so few pairs can end there: Mosbach et al. 2021).
+
+A control separates "more training" from "a related task": the same intermediate texts with
+their labels shuffled (see `shuffled_labels`). Every target run, with or without an
+intermediate step, trains the same head for the same epochs and steps at the same rate on the
+same seeded subset, and each seed pairs the three starts, so the lab reports per target and
+size mean ± sd of test accuracy over `--seeds` seeds and the seed-paired difference of each
+start to the target alone (`kbert.metrics.seed_comparison`: "no difference" inside the spread).
+
+Settings come from the repository's chosen defaults: the peak rate is
+`kbert.train.adaptation_comparison.START_LEARNING_RATES["minilm_l6"]["sequential"]` (chosen on
+validation for full fine-tuning of MiniLM-L6 by `benchmarks/adaptation_grid.py`), the
+intermediate task runs one epoch (`kbert.train.adaptation_recipes.sequential_adaptation`),
+batches of 16 and "few labels get more epochs" (`--min-steps`) are lab07's, the held-out 10%
+of each training file is never trained on (lab12), and MiniLM-L6 is read by the pooling it was
+trained for (`kbert.checkpoints.trained_pooling`: mean). Sizes are cut for a 2-core CPU: the
+head of each review (`--sequence-length` tokens, as lab07), a subsample of IMDb's test set
+(`--eval-examples`), and a few thousand intermediate examples.
+
+What STILTs leads one to expect: the related task helps most where the target has fewest labels
+(IMDb at 100 more than at 500), and the shuffled control helps less than the real task. What
+the record found: docs/results.md#lab21_sequential_adaptation.
+
+    python labs/lab21_sequential_adaptation.py [--record docs/results/lab21_sequential_adaptation.json]
+    python labs/lab21_sequential_adaptation.py --targets imdb --seeds 1   # a quick look
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
+
+import keras
+import numpy as np
+
+from kbert.arguments import comma_separated
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import load_classification_task
+from kbert.files import atomic_write_text
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.models import SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor
+from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.precision import DTYPES, resolve_dtype
+
+# Target → its intermediate task, and the flags that size each.
+STUDIES = {
+    "imdb": {"intermediate": "sst2", "sizes": "imdb_examples", "budget": "sst2_examples"},
+    "rte": {"intermediate": "mrpc", "sizes": "rte_examples", "budget": "mrpc_examples"},
+}
+STARTS = {
+    "alone": "target alone (pretrained encoder)",
+    "sequential": "intermediate task, then target",
+    "shuffled": "shuffled-label control, then target",
+}
+
+
+def sample(examples, size, seed):
+    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
+    if not size or size >= len(examples):
+        return examples
+    rng = np.random.default_rng(seed)
+    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
+
+
+# %% The control. An intermediate step on *any* data gives the encoder more updates, and moves
+# its weights away from the pretrained ones, before the target; a gain over "target alone" may
+# come from that alone. The same intermediate texts with their labels permuted keep everything
+# but the task: the same sentences (so the same domain and vocabulary), the same number of
+# examples, classes and class shares, the same steps at the same rate. An unrelated task would
+# change the texts as well as the labels, so it could not say which of the two mattered.
+def shuffled_labels(examples, seed):
+    """The control's intermediate task: the same texts, their labels permuted by `seed`."""
+    labels = np.random.default_rng(seed).permutation(examples.labels)
+    return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
+
+
+def training(args, seed, epochs):
+    return TrainingSettings(
+        epochs=epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=seed,
+        verbose=args.verbose,
+    )
+
+
+def parameters(variables):
+    return int(sum(math.prod(variable.shape) for variable in variables))
+
+
+# %% The technique: the encoder that leaves the intermediate task keeps its weights, its head is
+# dropped, and a new head goes on for the target. Both classifiers are built on one encoder
+# object, so "carrying over" is sharing its variables; this cell lists what is shared, dropped
+# and new, and checks the shared weights moved away from the pretrained ones.
+def show_carry_over(first, second, pretrained):
+    """Prints which weights of `second` (the target's classifier) come from `first`.
+
+    Args:
+        first: `SequenceClassifier` trained on the intermediate task.
+        second: `SequenceClassifier` built on `first.encoder` for the target.
+        pretrained: list of arrays, the encoder's weights before the intermediate task.
+
+    Returns:
+        dict: counts of carried, dropped and new weights, and how far the carried ones moved.
+    """
+    if second.encoder is not first.encoder:
+        raise ValueError("second must be built on first.encoder, the adapted encoder")
+    shared = {id(variable) for variable in first.encoder.weights}
+    carried = [v for v in second.weights if id(v) in shared]
+    dropped = [v for v in first.weights if id(v) not in shared]
+    new = [v for v in second.weights if id(v) not in shared]
+    moved = max(
+        float(np.max(np.abs(keras.ops.convert_to_numpy(v) - before)))
+        for v, before in zip(first.encoder.weights, pretrained, strict=True)
+    )
+    print(
+        f"carried over: the encoder, {len(carried)} weights, {parameters(carried):,} parameters "
+        f"(largest change from the pretrained weights during the intermediate task: {moved:.4f})"
+    )
+    for label, variables in (("dropped", dropped), ("new", new)):
+        for variable in variables:
+            print(f"{label:>12}: {variable.path} {tuple(variable.shape)} (head)")
+    return {
+        "carried_weights": len(carried),
+        "carried_parameters": parameters(carried),
+        "dropped": [variable.path for variable in dropped],
+        "new": [variable.path for variable in new],
+        "largest_change": round(moved, 6),
+    }
+
+
+def adapted_encoder(args, intermediate, seed, target_classes=None):
+    """The encoder's weights after one intermediate run; with `target_classes`, shown too."""
+    keras.backend.clear_session()  # each run builds new models: free the last run's graphs
+    keras.utils.set_random_seed(seed)
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    pretrained = encoder.get_weights()
+    first = SequenceClassifier(encoder, len(intermediate.label_names), pooling=args.pooling)
+    history, seconds = fine_tune_classifier(
+        first, preprocessor, intermediate, settings=training(args, seed, args.intermediate_epochs)
+    )
+    run = {
+        "train_accuracy": round(history.history["accuracy"][-1], 4),
+        "train_s": round(seconds, 1),
+    }
+    if target_classes is not None:
+        second = SequenceClassifier(encoder, target_classes, pooling=args.pooling)
+        run["carry_over"] = show_carry_over(first, second, pretrained)
+    return encoder.get_weights(), run
+
+
+def target_run(args, weights, train, test, seed):
+    """The target from `weights` (None: the pretrained encoder) with a new head; test accuracy."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)  # the same new head for every start of this seed
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    if weights is not None:
+        encoder.set_weights(weights)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
+    # Few labels get more epochs (lab07): at least `--min-steps` steps, at least `--epochs`.
+    epochs = max(args.epochs, math.ceil(args.min_steps / math.ceil(len(train) / args.batch_size)))
+    _, seconds = fine_tune_classifier(
+        classifier, preprocessor, train, settings=training(args, seed, epochs)
+    )
+    accuracy = evaluate_classifier(classifier, preprocessor, test)["accuracy"]
+    return {"test_accuracy": round(accuracy, 4), "epochs": epochs, "train_s": round(seconds, 1)}
+
+
+def summarize(accuracies):
+    """Each start's mean ± sd, and its seed-paired difference to the target alone."""
+    rows = {}
+    for start, values in accuracies.items():
+        mean, sd = mean_sd(values)
+        rows[start] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
+        rows[start]["runs"] = values
+        if start != "alone":
+            rows[start]["vs_alone"] = paired_difference(values, accuracies["alone"])
+    # What the related task adds beyond the training the control also gets.
+    rows["sequential"]["vs_shuffled"] = paired_difference(
+        accuracies["sequential"], accuracies["shuffled"]
+    )
+    return rows
+
+
+def run_study(target, args, show):
+    """Every seed and start of one target; returns its part of the record."""
+    study = STUDIES[target]
+    sizes = getattr(args, study["sizes"])
+    pool = load_classification_task(target, "train", data_dir=args.data_dir, seed=args.seed)
+    test = sample(
+        load_classification_task(target, "test", data_dir=args.data_dir),
+        args.eval_examples,
+        args.seed,
+    )
+    intermediate = sample(
+        load_classification_task(
+            study["intermediate"], "train", data_dir=args.data_dir, seed=args.seed
+        ),
+        getattr(args, study["budget"]),
+        args.seed,
+    )
+    accuracies = {size: {start: [] for start in STARTS} for size in sizes}
+    runs, intermediate_runs, carry_over = [], {"sequential": [], "shuffled": []}, None
+    for seed in range(args.seed, args.seed + args.seeds):
+        weights = {"alone": None}
+        for start in ("sequential", "shuffled"):
+            data = intermediate if start == "sequential" else shuffled_labels(intermediate, seed)
+            classes = len(pool.label_names) if show and carry_over is None else None
+            weights[start], run = adapted_encoder(args, data, seed, classes)
+            carry_over = run.pop("carry_over", carry_over)
+            intermediate_runs[start].append(run)
+        for size in sizes:
+            train = sample(pool, size, 1000 * size + seed)  # the same subset for every start
+            for start in STARTS:
+                run = target_run(args, weights[start], train, test, seed)
+                accuracies[size][start].append(run["test_accuracy"])
+                runs.append({"size": len(train), "seed": seed, "start": start, **run})
+                print(
+                    f"{target} {len(train)} labelled, seed {seed}, {start}: test "
+                    f"{run['test_accuracy']:.4f} ({run['epochs']} epochs, {run['train_s']:.0f} s)",
+                    flush=True,
+                )
+    majority = np.bincount(test.labels).max() / len(test)
+    return {
+        "intermediate": study["intermediate"],
+        "intermediate_examples": len(intermediate),
+        "intermediate_train_accuracy": {
+            start: round(float(np.mean([r["train_accuracy"] for r in rs])), 4)
+            for start, rs in intermediate_runs.items()
+        },
+        "test_examples": len(test),
+        "majority_accuracy": round(float(majority), 4),
+        "sizes": {
+            str(min(size, len(pool)) if size else len(pool)): summarize(accuracies[size])
+            for size in sizes
+        },
+        "runs": runs,
+        "carry_over": carry_over,
+    }
+
+
+# %% Settings (`--help` lists them).
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("--targets", default=",".join(STUDIES), help="imdb and/or rte, comma-separated")
+parser.add_argument("--model", default="minilm_l6", help="minilm_l6 or a checkpoint directory")
+parser.add_argument(
+    "--pooling", default="trained", help="trained (kbert.checkpoints.trained_pooling), cls, mean"
+)
+parser.add_argument(
+    "--imdb-examples",
+    type=comma_separated(int, minimum=1),
+    default=[100, 500],
+    help="labelled IMDb reviews per target run, comma-separated sizes",
+)
+parser.add_argument(
+    "--rte-examples",
+    type=comma_separated(int, minimum=0),
+    default=[500],
+    help="labelled RTE pairs per target run (0: the whole training split)",
+)
+parser.add_argument("--sst2-examples", type=int, default=2000, help="SST-2 sentences (0: all)")
+parser.add_argument("--mrpc-examples", type=int, default=800, help="MRPC pairs (0: all)")
+parser.add_argument(
+    "--eval-examples", type=int, default=300, help="test examples scored per target (0: all)"
+)
+parser.add_argument(
+    "--sequence-length", type=int, default=128, help="tokens read (a review's head)"
+)
+parser.add_argument("--batch-size", type=int, default=16)
+parser.add_argument("--epochs", type=int, default=1, help="least epochs of each target run")
+parser.add_argument("--min-steps", type=int, default=24, help="least steps of each target run")
+parser.add_argument("--intermediate-epochs", type=int, default=1)
+parser.add_argument(
+    "--learning-rate", type=float, default=START_LEARNING_RATES["minilm_l6"]["sequential"]
+)
+parser.add_argument(
+    "--dtype",
+    default="auto",
+    choices=DTYPES,
+    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+)
+parser.add_argument("--seeds", type=int, default=3, help="runs per target, size and start")
+parser.add_argument("--seed", type=int, default=0, help="the data subsets' seed, first run's seed")
+parser.add_argument("--data-dir", default=None)
+parser.add_argument("--run-dir", default="runs/lab21_sequential_adaptation")
+parser.add_argument("--verbose", type=int, default=0)
+add_record_argument(parser)
+args = parser.parse_args()
+targets = [target.strip() for target in args.targets.split(",") if target.strip()]
+if not targets or set(targets) - set(STUDIES):
+    parser.error(f"--targets must list imdb and/or rte; received {args.targets!r}")
+for flag in ("seeds", "epochs", "intermediate_epochs", "batch_size", "sequence_length"):
+    if getattr(args, flag) < 1:
+        parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
+for flag in ("sst2_examples", "mrpc_examples", "eval_examples", "min_steps", "seed"):
+    if getattr(args, flag) < 0:
+        parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
+if not args.learning_rate > 0:
+    parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
+args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
+if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
+    args.pooling = trained_pooling(args.model)
+
+# %% Each target: per seed, the two intermediate runs (the first one shown), then each size
+# from the three starts.
+studies = {target: run_study(target, args, show=index == 0) for index, target in enumerate(targets)}
+
+# %% Results table: test accuracy, mean ± sd over seeds; differences in points, seed-paired.
+print(
+    f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch {args.batch_size}, "
+    f"{args.sequence_length} tokens, {args.seeds} seed(s)"
+)
+print("target  labelled  start                                 test mean ± sd   vs alone")
+for target, study in studies.items():
+    for size, rows in study["sizes"].items():
+        for start, label in STARTS.items():
+            row = rows[start]
+            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            print(
+                f"{target:6s}  {size:>8s}  {label:36s}  {row['mean']:.4f}{spread:9s}  "
+                f"{format_difference(row.get('vs_alone'))}"
+            )
+        print(
+            f"{target:6s}  {size:>8s}  intermediate task vs its shuffled control: "
+            f"{format_difference(rows['sequential']['vs_shuffled'])}"
+        )
+    print(
+        f"{target:6s}  majority class {study['majority_accuracy']:.4f} on {study['test_examples']} "
+        f"test examples; {study['intermediate']} training accuracy after its epoch(s): "
+        + ", ".join(f"{k} {v:.4f}" for k, v in study["intermediate_train_accuracy"].items())
+    )
+report = {
+    "model": args.model,
+    "targets": studies,
+    "settings": {
+        key: getattr(args, key)
+        for key in (
+            "pooling",
+            "learning_rate",
+            "batch_size",
+            "sequence_length",
+            "epochs",
+            "min_steps",
+            "intermediate_epochs",
+            "seeds",
+            "dtype",
+        )
+    },
+}
+run_dir = Path(args.run_dir)
+run_dir.mkdir(parents=True, exist_ok=True)
+atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
+record_if_requested(args, report)
+print(json.dumps(report))

@@ -1,0 +1,119 @@
+"""lab21_sequential_adaptation as a user runs it: its whole story on a tiny start and budget."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = "labs/lab21_sequential_adaptation.py"
+
+
+def _run(arguments, data_root, timeout=1800):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+    return subprocess.run(
+        [sys.executable, LAB, *arguments],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.slow
+def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
+    record = tmp_path / "lab21.json"
+    result = _run(
+        [
+            "--model",
+            str(tiny_models[1]),
+            "--imdb-examples",
+            "16",
+            "--rte-examples",
+            "16",
+            "--sst2-examples",
+            "32",
+            "--mrpc-examples",
+            "32",
+            "--eval-examples",
+            "40",
+            "--sequence-length",
+            "32",
+            "--epochs",
+            "1",
+            "--min-steps",
+            "2",
+            "--seeds",
+            "2",
+            "--run-dir",
+            str(tmp_path),
+            "--record",
+            str(record),
+        ],
+        data_root,
+    )
+    # Two seeds (a paired difference needs a spread), both targets, one size each: 20 fits,
+    # each mostly tracing on 2 cores (`tests/conftest.py::tiny_models`).
+    assert result.returncode == 0, result.stderr[-3000:]
+    stdout = result.stdout
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert json.loads(record.read_text())["results"] == report
+    # The technique's cell: the encoder carried over, the intermediate head dropped, a new one.
+    carry = report["targets"]["imdb"]["carry_over"]
+    assert "carried over: the encoder" in stdout and "dropped:" in stdout and "new:" in stdout
+    assert carry["carried_weights"] > 0 and carry["largest_change"] > 0
+    # The intermediate head goes and a new one of the same shape comes (other variables).
+    assert carry["dropped"] == carry["new"] == ["logits/kernel", "logits/bias"]
+    assert report["targets"]["rte"]["carry_over"] is None  # shown once
+    assert set(report["targets"]) == {"imdb", "rte"}
+    imdb, rte = report["targets"]["imdb"], report["targets"]["rte"]
+    assert (imdb["intermediate"], rte["intermediate"]) == ("sst2", "mrpc")
+    assert imdb["test_examples"] == 40 and rte["test_examples"] == 40
+    assert imdb["intermediate_examples"] == 32 and set(imdb["sizes"]) == {"16"}
+    for study in (imdb, rte):
+        assert 0.5 <= study["majority_accuracy"] <= 1.0
+        assert set(study["intermediate_train_accuracy"]) == {"sequential", "shuffled"}
+        for rows in study["sizes"].values():
+            assert set(rows) == {"alone", "sequential", "shuffled"}
+            for start, row in rows.items():
+                assert len(row["runs"]) == 2 and row["sd"] is not None
+                assert row["mean"] == pytest.approx(sum(row["runs"]) / 2, abs=1e-4)
+                assert ("vs_alone" in row) == (start != "alone")
+            difference = rows["sequential"]["vs_alone"]
+            runs, alone = rows["sequential"]["runs"], rows["alone"]["runs"]
+            expected = sum(a - b for a, b in zip(runs, alone, strict=True)) / 2
+            assert difference["n"] == 2 and difference["mean"] == pytest.approx(expected)
+            assert rows["sequential"]["vs_shuffled"]["verdict"] in (
+                "better",
+                "worse",
+                "no difference",
+            )
+    # 16 reviews in batches of 16 is one step an epoch: --min-steps 2 gives two epochs.
+    assert {run["epochs"] for run in imdb["runs"]} == {2}
+    assert len(imdb["runs"]) == len(rte["runs"]) == 2 * 3  # seeds × starts
+    assert "majority class" in stdout and "vs its shuffled control" in stdout
+    from benchmarks.reports import lab21_sequential_adaptation
+
+    page = lab21_sequential_adaptation.render(report)
+    assert page.count("| imdb | 16 |") == 3
+    assert lab21_sequential_adaptation.headline(report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (["--targets", "imdb,sst2"], "--targets must list imdb and/or rte"),
+        (["--seeds", "0"], "--seeds must be >= 1"),
+        (["--eval-examples", "-1"], "--eval-examples must be >= 0"),
+        (["--imdb-examples", "0"], "--imdb-examples"),
+        (["--learning-rate", "0"], "--learning-rate must be > 0"),
+    ],
+)
+def test_lab21_refuses_bad_settings(data_root, arguments, expected):
+    result = _run(arguments, data_root, timeout=300)
+    assert result.returncode == 2 and expected in result.stderr, result.stderr[-2000:]
