@@ -111,6 +111,29 @@ def test_the_readme_stays_under_12_kb():
     assert size <= 12 * 1024, f"README.md is {size:,} bytes; move detail to docs/"
 
 
+MAX_MODULE_LINES = 700  # issue #39: a module a maintainer reads in one sitting
+
+
+def long_modules(root=ROOT, limit=MAX_MODULE_LINES):
+    """`{path: lines}` of the Python files in kbert/, labs/ and benchmarks/ over `limit`."""
+    found = {}
+    for folder in ("kbert", "labs", "benchmarks"):
+        for path in sorted((Path(root) / folder).rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                found[str(path.relative_to(root))] = lines
+    return found
+
+
+def test_no_module_outgrows_700_lines(tmp_path):
+    assert long_modules() == {}, "split these modules (a new module for a part of each)"
+    # The check finds a planted one.
+    (tmp_path / "kbert").mkdir()
+    (tmp_path / "kbert" / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "kbert" / "small.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert long_modules(tmp_path) == {"kbert/big.py": MAX_MODULE_LINES + 1}
+
+
 # ----------------------------------------------------------------- fences, checked on the AST
 # Each check is a function of a module's source, so the tests below show it catching a planted
 # violation as well as passing on the tree.
