@@ -283,6 +283,12 @@ def parse_arguments(argv=None):
         ("--strengths", STRENGTHS, "L2-SP and EWC λ values"),
         ("--multitask-rates", MULTITASK_RATES, "the multitask study's peak rates"),
         ("--lm-weights", LM_WEIGHTS, "the multitask study's LM-loss weights"),
+        (
+            "--adapter-multipliers",
+            ADAPTER_MULTIPLIERS,
+            "the adapters study's rates as multiples of full fine-tuning's chosen rate",
+        ),
+        ("--feature-rates", FEATURE_RATES, "the adapters study's feature-extraction rates"),
     ):
         parser.add_argument(
             name,
@@ -296,19 +302,6 @@ def parse_arguments(argv=None):
         default=list(ADAPTER_SIZES),
         help="the adapters study's bottleneck sizes (the tutorial set at each; the others at 32, "
         "or the first), comma-separated",
-    )
-    parser.add_argument(
-        "--adapter-multipliers",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=list(ADAPTER_MULTIPLIERS),
-        help="the adapters study's rates as multiples of full fine-tuning's chosen rate, "
-        "comma-separated",
-    )
-    parser.add_argument(
-        "--feature-rates",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=list(FEATURE_RATES),
-        help="the adapters study's feature-extraction rates, comma-separated",
     )
     args = parser.parse_args(argv)
     if args.methods != "all":

@@ -10,8 +10,10 @@ fine-tuning (at the rate the grid chose for it):
 - adapters at the tutorial's own settings ("adapters_tutorial"): size 32, the adapters, the
   embeddings, the LayerNorms and the head trained (~25% of its small model), at ten times the
   fine-tuning rate;
-- adapters at the setting validation chose ("adapters": `CHOSEN_ADAPTERS`, chosen by
-  `benchmarks/adaptation_grid.py --studies adapters`);
+- adapters at the setting validation chose for each start ("adapters": trainable set, size and
+  rate multiplier, read from the record of `benchmarks/adaptation_grid.py --studies adapters` by
+  `kbert.train.chosen_on_validation.chosen_adapters`; the Houlsby set at size 32 and 10× until
+  that record exists; a row per distinct choice, named after the starts that chose it);
 - Pfeiffer et al.'s placement (after the feed-forward only), with `--methods all`.
 
 Then the point of adapters: the task lives in a small file apart from the base. The lab trains
@@ -32,6 +34,7 @@ for each trainable set's setting chosen on validation (the table marks the tutor
     python labs/lab03_adapters.py --methods all                # and the Pfeiffer placement
 """
 
+import functools
 import math
 import tempfile
 from pathlib import Path
@@ -66,6 +69,7 @@ from kbert.train.adaptation_comparison import (
     starting_points,
     trec_data,
 )
+from kbert.train.chosen_on_validation import chosen_adapters, chosen_variants
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab03_adapters")
@@ -190,12 +194,19 @@ for start in starts:
 # Feature extraction reads each start its best way (`StartingPoint.feature_layers`); the
 # adapters' rates are multiples of the start's full fine-tuning rate.
 tutorial = {"bottleneck_dim": args.bottleneck_dim, "trainable": "tutorial", "rate_multiplier": 10}
-chosen = {**CHOSEN_ADAPTERS, "bottleneck_dim": args.bottleneck_dim}
+# Each start's own choice (one row when they agree), Pfeiffer's placement at the same setting.
+choose = functools.partial(chosen_adapters, fallback=CHOSEN_ADAPTERS)
+chosen, sources = chosen_variants("adapters", recipes.adapters, starts, choose)
+pfeiffer, _ = chosen_variants(
+    "adapters_pfeiffer", recipes.adapters, starts, choose, {"placement": "pfeiffer"}
+)
+for name, source in sources.items():
+    print(f"adapters chosen on validation for {name}: {source}")
 variants = [
     ("full", recipes.full_fine_tuning, {}),
     ("feature_extraction", recipes.feature_extraction, {}),
     ("adapters_tutorial", recipes.adapters, tutorial),
-    ("adapters", recipes.adapters, chosen),
-    ("adapters_pfeiffer", recipes.adapters, {**chosen, "placement": "pfeiffer"}),
+    *chosen,
+    *pfeiffer,
 ]
 compare_and_print(selected_variants(parser, args, variants), starts, data, args)

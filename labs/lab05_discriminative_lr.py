@@ -26,8 +26,9 @@ How to read the comparison: at equal top rates. Full fine-tuning runs at the sam
 as the discriminative rows' top group (`--top-learning-rate`), so each row's paired difference
 to it (Δ, seed by seed over 3 seeds) measures what slowing the lower layers does, not a change
 of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at the
-factor the grid chose on validation for each start (`CHOSEN_FACTORS`; a row per chosen factor,
-named after the start that chose it, run on every start), beside the layer-wise decay 0.9,
+factor the grid chose on validation for each start (read from the grid's record by
+`kbert.train.chosen_on_validation.chosen_factor`; a row per chosen factor, named after the start
+that chose it, run on every start), beside the layer-wise decay 0.9,
 L2-SP and EWC, all at that one top rate. The grid's rates study shows the same pairing at every top rate
 (docs/results.md#adaptation_grid, #adaptation_grid_minilm).
 
@@ -53,13 +54,14 @@ from kbert.train import (
 )
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
-    CHOSEN_FACTORS,
+    FALLBACK_FACTOR,
     compare_and_print,
     comparison_parser,
     selected_variants,
     starting_points,
     trec_data,
 )
+from kbert.train.chosen_on_validation import chosen_factor
 from kbert.train.fine_tuning import decoupled_adamw
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
@@ -128,8 +130,10 @@ print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy
 top = {"learning_rate": args.top_learning_rate}
 chosen_by = {}  # each factor the grid chose → the starts that chose it
 for each in starts:
-    if each.name in CHOSEN_FACTORS and CHOSEN_FACTORS[each.name] != args.factor:
-        chosen_by.setdefault(CHOSEN_FACTORS[each.name], []).append(each.name)
+    chosen = chosen_factor(each.name, FALLBACK_FACTOR)
+    print(f"discriminative factor for {each.name}: {chosen.source}")
+    if chosen.recorded and chosen.value["factor"] != args.factor:
+        chosen_by.setdefault(chosen.value["factor"], []).append(each.name)
 variants = [
     ("full", recipes.full_fine_tuning, top),
     ("discriminative_lr", recipes.discriminative_learning_rates, {**top, "factor": args.factor}),

@@ -9,7 +9,7 @@ single-task full-model fine-tuning", compared with 3-epoch single-task runs. So 
 below runs the tutorial's setting (LM weight 0.5 for twice the lab's epochs) beside single-task
 full fine-tuning at the lab's epochs (the tutorial's comparison) and at twice as many (the same
 budget), and, at the lab's epochs, the LM weight and annealing that the multitask study
-chose on validation (`MULTITASK_CHOSEN`). For lab01's causal model the LM loss scores the same forward pass the
+chose on validation (read from its record). For lab01's causal model the LM loss scores the same forward pass the
 classifier reads (the tutorial's setting). MiniLM-L6 is bidirectional: its auxiliary loss is
 masked LM on a second, masked pass (15%, 80/10/10), so the classifier never sees [MASK]; it
 ships no MLM head, so that head starts from scratch here. A last row adapts sequentially: one
@@ -52,11 +52,13 @@ from kbert.train.adaptation_comparison import (
     starting_points,
     trec_data,
 )
+from kbert.train.chosen_on_validation import chosen_multitask, chosen_variants
 
-# The LM weight and annealing that `benchmarks/adaptation_grid.py --studies multitask` chooses on
-# validation (docs/results.md#adaptation_grid_multitask). Until that record holds the weight
-# and annealing grid, the tutorial's weight 0.5 without annealing stands here.
-MULTITASK_CHOSEN = {"language_model_weight": 0.5}
+# The LM weight and annealing that `benchmarks/adaptation_grid.py --studies multitask` chose on
+# validation for each start, read from its record (docs/results.md#adaptation_grid_multitask)
+# by `kbert.train.chosen_on_validation.chosen_multitask`; where it holds no choice for a start,
+# the tutorial's weight 0.5 without annealing.
+MULTITASK_FALLBACK = {"language_model_weight": 0.5}
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab06_multitask")
@@ -155,6 +157,14 @@ print(
 # %% The comparison: the tutorial's setting, single task at its epochs and at the lab's, the
 # LM weight chosen on validation, and an intermediate task.
 longer = 2 * args.epochs  # the tutorial: 6 epochs instead of 3
+multitask_chosen, sources = chosen_variants(
+    "multitask_chosen",
+    recipes.multitask,
+    starts,
+    lambda name: chosen_multitask(name, args.train_examples or 10**9, MULTITASK_FALLBACK),
+)
+for name, source in sources.items():
+    print(f"multitask setting chosen on validation for {name}: {source}")
 variants = [
     ("full", recipes.full_fine_tuning, {}),
     ("full_longer", recipes.full_fine_tuning, {"epochs": longer}),
@@ -163,7 +173,7 @@ variants = [
         recipes.multitask,
         {"language_model_weight": args.language_model_weight, "epochs": longer},
     ),
-    ("multitask_chosen", recipes.multitask, MULTITASK_CHOSEN),
+    *multitask_chosen,
     (
         "sequential",
         recipes.sequential_adaptation,
@@ -173,7 +183,7 @@ variants = [
 baselines = {
     "full_longer": "full",
     "multitask_tutorial": "full_longer",
-    "multitask_chosen": "full",
+    **{label: "full" for label, _, _ in multitask_chosen},
     "sequential": "full",
 }
 compare_and_print(selected_variants(parser, args, variants), starts, data, args, baselines)

@@ -13,7 +13,7 @@ with the teacher running inside every training step (`kbert.models.Distiller`). 
 teacher ("full"); the same student trained on the labels alone (soft_weight 0: the baseline
 distillation must beat, and every row's seed-paired Δ is to it); distillation at the sources'
 setting (`--temperature`, `--soft-weight`: T 2, soft_weight 0.5) and at the setting
-`benchmarks/distillation_grid.py` chose on validation (`CHOSEN_ON_VALIDATION`); an ensemble
+`benchmarks/distillation_grid.py` chose on validation for each start (read from its record); an ensemble
 averaging the probabilities of the seeds' fine-tuned teachers (`kbert.models.ClassifierEnsemble`);
 and a student distilled from that ensemble (each seed's student starts from its own teacher's
 blocks and learns the mean of the teachers' softened distributions,
@@ -40,6 +40,8 @@ the same student, as the check.
     python labs/lab17_distillation.py --starts minilm_l6 --seeds 1 --temperature 4  # quick
 """
 
+import functools
+
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
 from kbert.data.classification_dataset import classification_dataset
@@ -60,6 +62,7 @@ from kbert.train.adaptation_comparison import (
     trec_data,
 )
 from kbert.train.adaptation_run import ensemble_result
+from kbert.train.chosen_on_validation import chosen_distillation, chosen_variants
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab17_distillation")
@@ -74,10 +77,10 @@ if not args.temperature > 0:
     parser.error(f"--temperature must be a number > 0; received {args.temperature}")
 if not 0.0 <= args.soft_weight <= 1.0:
     parser.error(f"--soft-weight must be a number in [0, 1]; received {args.soft_weight}")
-# T and soft_weight chosen on validation by docs/results.md#distillation_grid. Not recorded
-# yet: until it is, this keeps the sources' T 2, soft_weight 0.5 (the "distillation" row's
-# default), so both rows train the same recipe.
-CHOSEN_ON_VALIDATION = {"temperature": 2.0, "soft_weight": 0.5}
+# T and soft_weight chosen on validation for each start, read from the grid's record
+# (docs/results.md#distillation_grid) by `kbert.train.chosen_on_validation`; where it holds no
+# choice for a start, the sources' T 2, soft_weight 0.5 (then both rows train the same recipe).
+SOURCE_SETTING = {"temperature": 2.0, "soft_weight": 0.5}
 starts = starting_points(parser, args)
 data = trec_data(args)
 num_classes = len(data["train"].label_names)
@@ -127,18 +130,21 @@ print(
 
 # %% The comparison over starting points and seeds: teacher, students, ensemble, its student.
 distill = {"temperature": args.temperature, "soft_weight": args.soft_weight}
+choose = functools.partial(chosen_distillation, fallback=SOURCE_SETTING)
+chosen, sources = chosen_variants("distillation_chosen", recipes.distillation, starts, choose)
+from_ensemble, _ = chosen_variants(
+    "distillation_from_ensemble", recipes.distillation, starts, choose, {"teacher": "ensemble"}
+)
+for name, source in sources.items():
+    print(f"distillation setting chosen on validation for {name}: {source}")
 variants = [
     ("full", recipes.full_fine_tuning, {}),
     ("student_labels_only", recipes.distillation, {"soft_weight": 0.0}),
     ("distillation", recipes.distillation, distill),
-    ("distillation_chosen", recipes.distillation, CHOSEN_ON_VALIDATION),
+    *chosen,
     ("ensemble", ensemble_result, {}),
     # The seeds' teachers' ensemble as the teacher: run after every seed's "full" model.
-    (
-        "distillation_from_ensemble",
-        recipes.distillation,
-        {**CHOSEN_ON_VALIDATION, "teacher": "ensemble"},
-    ),
+    *from_ensemble,
 ]
 compare_and_print(
     selected_variants(parser, args, variants), starts, data, args, baseline="student_labels_only"

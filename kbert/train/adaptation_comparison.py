@@ -31,6 +31,7 @@ from kbert.train.adaptation_recipes import (
     pretrained_starting_point,
 )
 from kbert.train.adaptation_run import ensemble_result
+from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.comparison_summary import (  # noqa: F401  (re-exported: the harness's API)
     choose_on_validation,
     format_summary_table,
@@ -38,16 +39,14 @@ from kbert.train.comparison_summary import (  # noqa: F401  (re-exported: the ha
 )
 
 STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
-# Peak rates chosen on validation per start, where they differ from `DEFAULT_LEARNING_RATES`
-# (BERT's 1e-4 for methods that train the encoder's weights). `benchmarks/adaptation_grid.py`
-# chose 3e-4 over {3e-5, 1e-4, 3e-4} for full fine-tuning of both starts at this budget
-# (1,000 questions, 3 epochs: 96 steps), docs/results/adaptation_grid.json (lab01's recorded
-# model: test 0.731 ± 0.004 against 0.623 ± 0.005 at 1e-4, 3 seeds) and
-# adaptation_grid_minilm.json; discriminative rates got their own top rate (1e-3 on both; the
-# factor is the recipe's option: on lab01's model validation chose 1, no decay); L2-SP and
-# EWC were swept at the chosen 3e-4. The other methods that train the same weights with one
-# rate (top-2, gradual unfreezing, chain-thaw, multitask, sequential) use it too, so each lab
-# compares them with full fine-tuning at one rate, as ULMFiT and the tutorial do.
+# Peak rates per start, where they differ from `DEFAULT_LEARNING_RATES` (BERT's 1e-4 for methods
+# that train the encoder's weights), used until the grid's record holds a choice:
+# `starting_points` reads full fine-tuning's and discriminative rates' rates chosen on validation
+# from docs/results/adaptation_grid.json (lab01) and adaptation_grid_minilm.json (MiniLM-L6)
+# (`kbert.train.chosen_on_validation.chosen_rates`), and gives every other method that trains
+# the same weights with one rate (top-2, gradual unfreezing, chain-thaw, L2-SP, EWC, multitask,
+# sequential) full's rate, so each lab compares them with full fine-tuning at one rate, as
+# ULMFiT and the tutorial do.
 _ENCODER_RATES = {
     "full": 3e-4,
     "discriminative_lr": 1e-3,
@@ -66,16 +65,13 @@ START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
 # (docs/results.md#lab15_feature_extraction); a start not named, by its top layer
 # (`StartingPoint.feature_layers`, set by `starting_points`).
 FEATURE_EXTRACTION_LAYERS = {"minilm_l6": "last4"}
-# The adapters' setting chosen on validation: trainable set and rate multiplier over full
-# fine-tuning's rate, by `benchmarks/adaptation_grid.py --studies adapters` (record
-# docs/results.md#adaptation_grid_adapters). Until that record exists: the Houlsby set
-# (adapters + LayerNorms + head) at 10× full's rate, the setting issue #36 measured on MiniLM-L6.
-# `adaptation_recipes.adapters`' options.
+# The fallbacks of the settings the grids choose on validation, used until a grid's record holds
+# a choice for the start (`kbert.train.chosen_on_validation`): the adapters' trainable set, size
+# and rate multiplier over full fine-tuning's rate (`benchmarks/adaptation_grid.py --studies
+# adapters`; the Houlsby set at 10×, the setting issue #36 measured on MiniLM-L6), and
+# discriminative rates' factor (`--studies rates`; 1: no decay).
 CHOSEN_ADAPTERS = {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 10.0}
-# Discriminative rates' factor chosen on validation per start, at its chosen top rate 1e-3:
-# `benchmarks/adaptation_grid.py --studies rates` (docs/results.md#adaptation_grid for lab01,
-# #adaptation_grid_minilm for MiniLM-L6).
-CHOSEN_FACTORS = {"lab01": 1.0, "minilm_l6": 1.6}
+FALLBACK_FACTOR = 1.0
 
 
 def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_per_seed=False):
@@ -138,19 +134,23 @@ def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_p
 
 
 def selected_variants(parser, args, variants):
-    """The `(label, method, options)` variants `--methods` names (all for "all")."""
+    """The `(label, method, options)` variants `--methods` names (all for "all"); a name also
+    selects the rows `chosen_on_validation.chosen_variants` split by start ("adapters" selects
+    "adapters (chosen: lab01)" and "adapters (chosen: minilm_l6)")."""
     if args.methods == "all":
         return list(variants)
     wanted = [label.strip() for label in args.methods.split(",") if label.strip()]
     labels = [label for label, _, _ in variants]
-    unknown = [label for label in wanted if label not in labels]
+    bases = {label: label.split(" (chosen: ")[0] for label in labels}
+    unknown = [name for name in wanted if name not in labels and name not in bases.values()]
     if unknown or not wanted:
         parser.error(f"--methods must name labels among {labels}; received {args.methods!r}")
-    return [variant for variant in variants if variant[0] in wanted]
+    return [variant for variant in variants if {variant[0], bases[variant[0]]} & set(wanted)]
 
 
 def starting_points(parser, args):
-    """`StartingPoint`s for `--starts` (lab01 must have been run first)."""
+    """`StartingPoint`s for `--starts` (lab01 must have been run first), each with the peak
+    rates its grid chose on validation (`chosen_rates`: printed with their record)."""
     starts = []
     for name in [name.strip() for name in args.starts.split(",") if name.strip()]:
         path = args.lab01_model if name == "lab01" else STARTS.get(name, name)
@@ -160,8 +160,13 @@ def starting_points(parser, args):
                 "`python labs/lab01_pretraining.py` first, pass --lab01-model, or "
                 "choose --starts minilm_l6"
             )
+        rates = None
+        if name in START_LEARNING_RATES:
+            chosen = chosen_rates(name, START_LEARNING_RATES[name])
+            print(f"peak rates for {name}: {chosen.source}")
+            rates = chosen.value
         start = pretrained_starting_point(
-            path, args.sequence_length, name=name, learning_rates=START_LEARNING_RATES.get(name)
+            path, args.sequence_length, name=name, learning_rates=rates
         )
         start.feature_layers = FEATURE_EXTRACTION_LAYERS.get(name, "top")
         starts.append(start)

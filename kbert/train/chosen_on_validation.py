@@ -1,0 +1,230 @@
+"""The settings the grids chose on validation, read from their records, not copied by hand.
+
+A lab that runs a method "at the setting validation chose" (lab03's adapters, lab05's
+discriminative factor, lab06's LM-loss weight, lab17's temperature and soft weight, every
+comparison's peak rates) reads that choice from the grid's own record in `docs/results/`. So a
+re-recording of the course at one commit makes the grid's choice and the labs that read it
+agree by construction: the grids run first (`benchmarks/course.py`), and a lab recorded after
+them reads what they chose at the same commit. Each read file is pinned by its SHA-256 in the
+reading run's record (`kbert.run_inputs.note_input`).
+
+Where the record does not exist, or holds no choice for the start, the reader falls back to the
+source's setting (or the repository's default) and says so in `Chosen.source`, which the labs
+print beside their table.
+
+- `chosen_rates(start)`: full fine-tuning's and discriminative rates' peak rates and the
+  discriminative factor (`benchmarks/adaptation_grid.py --studies rates`; lab01 in
+  `adaptation_grid.json`, MiniLM-L6 in `adaptation_grid_minilm.json`);
+- `chosen_factor(start)`: discriminative rates' factor (the same records);
+- `chosen_adapters(start)`: the adapters' trainable set, size and rate multiplier, the best on
+  validation among the sets' choices (`--studies adapters`, `adaptation_grid_adapters.json`);
+- `chosen_multitask(start, train_examples)`: the LM-loss weights at the study's size nearest
+  `train_examples` (`--studies multitask`, `adaptation_grid_multitask.json`);
+- `chosen_distillation(start)`: temperature and soft-target weight
+  (`benchmarks/distillation_grid.py`, `distillation_grid.json`).
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+from kbert.run_inputs import note_input
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "results"
+RATES_RECORDS = {"lab01": "adaptation_grid", "minilm_l6": "adaptation_grid_minilm"}
+ADAPTERS_RECORD = "adaptation_grid_adapters"
+MULTITASK_RECORD = "adaptation_grid_multitask"
+DISTILLATION_RECORD = "distillation_grid"
+
+
+@dataclasses.dataclass(frozen=True)
+class Chosen:
+    """A setting and where it came from.
+
+    Attributes:
+        value: dict. The setting (a recipe's options).
+        source: str. The record and the row validation chose, or why the fallback is used.
+        recorded: bool. Whether `value` came from a record.
+    """
+
+    value: dict
+    source: str
+    recorded: bool
+
+
+def read_results(name, results_dir=None):
+    """The `results` of record `name` (`<results_dir>/<name>.json`), or None when absent.
+
+    Raises:
+        ValueError: the file exists but is no record (not JSON, or without `results`).
+    """
+    path = Path(RESULTS_DIR if results_dir is None else results_dir) / f"{name}.json"
+    if not path.is_file():
+        return None
+    note_input(path)
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not a run record (not JSON: {error})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("results"), dict):
+        raise ValueError(f"{path} is not a run record: it has no 'results' dict")
+    return record["results"]
+
+
+def _fallback(value, name, start, why):
+    return Chosen(dict(value), f"no choice for {start!r} in {name}.json ({why})", False)
+
+
+def _chosen_row(outcome, family):
+    label = outcome["chosen"][family]
+    return next(row for row in outcome["rows"] if row["label"] == label)
+
+
+def chosen_rates(start, fallback, results_dir=None):
+    """Peak rates chosen on validation for `start` (the grid's rates study).
+
+    Args:
+        start: str. A start's name (`lab01`, `minilm_l6`).
+        fallback: dict. Method → peak rate, used where the record has no choice; its
+            "full" rate also stands for every method trained at full fine-tuning's rate.
+        results_dir: path, default `docs/results/`.
+
+    Returns:
+        `Chosen`: `value` maps each method of `fallback` to its rate: "full" and
+        "discriminative_lr" from the record, the other methods (which train every weight at
+        one rate) at full's rate, as in the grid.
+    """
+    name = RATES_RECORDS.get(start)
+    results = None if name is None else read_results(name, results_dir)
+    outcome = ((results or {}).get("studies") or {}).get("rates", {}).get(start)
+    if outcome is None:
+        return _fallback(fallback, name or "adaptation_grid", start, "not recorded")
+    full = _chosen_row(outcome, "full")
+    discriminative = _chosen_row(outcome, "discriminative_lr")
+    value = {method: full["learning_rate"] for method in fallback}
+    value["discriminative_lr"] = discriminative["learning_rate"]
+    source = f"{name}.json: '{full['label']}', '{discriminative['label']}'"
+    return Chosen(value, source, True)
+
+
+def chosen_factor(start, fallback, results_dir=None):
+    """Discriminative rates' factor between layer groups validation chose for `start`.
+
+    Args:
+        fallback: float. Used where the record has no choice.
+
+    Returns:
+        `Chosen`: `value` has `factor`.
+    """
+    name = RATES_RECORDS.get(start)
+    results = None if name is None else read_results(name, results_dir)
+    outcome = ((results or {}).get("studies") or {}).get("rates", {}).get(start)
+    if outcome is None:
+        return _fallback({"factor": fallback}, name or "adaptation_grid", start, "not recorded")
+    row = _chosen_row(outcome, "discriminative_lr")
+    factor = row.get("options", {}).get("factor", row.get("factor"))
+    if factor is None:
+        return _fallback({"factor": fallback}, name, start, "its row has no factor")
+    return Chosen({"factor": factor}, f"{name}.json: '{row['label']}'", True)
+
+
+def chosen_adapters(start, fallback, results_dir=None):
+    """The adapters' setting validation chose for `start`: the best on validation among each
+    trainable set's own choice (`benchmarks/adaptation_studies.py`).
+
+    Returns:
+        `Chosen`: `value` has `trainable`, `bottleneck_dim` and `rate_multiplier` (over the
+        start's full fine-tuning rate in the study).
+    """
+    results = read_results(ADAPTERS_RECORD, results_dir)
+    outcome = ((results or {}).get("studies") or {}).get("adapters", {}).get(start)
+    if outcome is None:
+        return _fallback(fallback, ADAPTERS_RECORD, start, "not recorded")
+    families = [family for family in outcome["chosen"] if family.startswith("adapters")]
+    if not families:
+        return _fallback(fallback, ADAPTERS_RECORD, start, "no adapters row")
+    best = max((_chosen_row(outcome, family) for family in families), key=lambda r: r["val_mean"])
+    options = best["options"]
+    value = {
+        "trainable": options["trainable"],
+        "bottleneck_dim": options["bottleneck_dim"],
+        "rate_multiplier": round(options["learning_rate"] / outcome["full_rate"], 6),
+    }
+    return Chosen(value, f"{ADAPTERS_RECORD}.json: '{best['label']}'", True)
+
+
+def chosen_multitask(start, train_examples, fallback, results_dir=None):
+    """The multitask LM-loss weights validation chose for `start`, at the study's labelled
+    size nearest `train_examples`.
+
+    Returns:
+        `Chosen`: `value` has `language_model_weight` (and `language_model_final_weight` when
+        the chosen row anneals it).
+    """
+    results = read_results(MULTITASK_RECORD, results_dir)
+    sizes = ((results or {}).get("studies") or {}).get("multitask", {}).get(start)
+    if not sizes:
+        return _fallback(fallback, MULTITASK_RECORD, start, "not recorded")
+    size = min(sizes, key=lambda each: (abs(int(each) - train_examples), -int(each)))
+    row = _chosen_row(sizes[size], "multitask")
+    options = row.get("options") or {}
+    value = {
+        key: options[key]
+        for key in ("language_model_weight", "language_model_final_weight")
+        if key in options
+    }
+    if "language_model_weight" not in value:
+        return _fallback(fallback, MULTITASK_RECORD, start, "its row has no LM-loss weight")
+    return Chosen(value, f"{MULTITASK_RECORD}.json at {size} questions: '{row['label']}'", True)
+
+
+def chosen_distillation(start, fallback, results_dir=None):
+    """The temperature and soft-target weight validation chose for `start`.
+
+    Returns:
+        `Chosen`: `value` has `temperature` and `soft_weight`.
+    """
+    results = read_results(DISTILLATION_RECORD, results_dir)
+    outcome = ((results or {}).get("starts") or {}).get(start)
+    if outcome is None:
+        return _fallback(fallback, DISTILLATION_RECORD, start, "not recorded")
+    value = {key: outcome["chosen"][key] for key in ("temperature", "soft_weight")}
+    return Chosen(
+        value,
+        f"{DISTILLATION_RECORD}.json: T={value['temperature']:g} α={value['soft_weight']:g}",
+        True,
+    )
+
+
+def chosen_variants(label, recipe, starts, choose, extra=None):
+    """Comparison variants running each start's chosen setting: one row when every start chose
+    the same, else one row per distinct setting, labelled with the starts that chose it
+    (`"adapters (chosen: minilm_l6)"`); every row runs on every start (the harness runs each
+    variant on each start), so a start's own row is the one its label names.
+
+    Args:
+        label: str. The row's label.
+        recipe: callable. The recipe (`kbert.train.adaptation_recipes`).
+        starts: list of `StartingPoint` (their `name`).
+        choose: callable start name → `Chosen`.
+        extra: dict, default None. Options added to every row.
+
+    Returns:
+        (variants, sources): the `(label, recipe, options)` triples, and start name → the
+        `Chosen.source` for printing.
+    """
+    groups, sources = {}, {}
+    for start in starts:
+        chosen = choose(start.name)
+        sources[start.name] = chosen.source
+        key = json.dumps(chosen.value, sort_keys=True)
+        groups.setdefault(key, (chosen.value, []))[1].append(start.name)
+    variants = [
+        (
+            label if len(groups) == 1 else f"{label} (chosen: {'+'.join(names)})",
+            recipe,
+            {**value, **(extra or {})},
+        )
+        for value, names in groups.values()
+    ]
+    return variants, sources
