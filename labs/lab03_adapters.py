@@ -62,7 +62,7 @@ from kbert.train import (
 )
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
-    CHOSEN_ADAPTERS,
+    FALLBACK_ADAPTERS,
     compare_and_print,
     comparison_parser,
     selected_variants,
@@ -195,7 +195,7 @@ for start in starts:
 # adapters' rates are multiples of the start's full fine-tuning rate.
 tutorial = {"bottleneck_dim": args.bottleneck_dim, "trainable": "tutorial", "rate_multiplier": 10}
 # Each start's own choice (one row when they agree), Pfeiffer's placement at the same setting.
-choose = functools.partial(chosen_adapters, fallback=CHOSEN_ADAPTERS)
+choose = functools.partial(chosen_adapters, fallback=FALLBACK_ADAPTERS)
 chosen, sources = chosen_variants("adapters", recipes.adapters, starts, choose)
 pfeiffer, _ = chosen_variants(
     "adapters_pfeiffer", recipes.adapters, starts, choose, {"placement": "pfeiffer"}

@@ -70,7 +70,7 @@ FEATURE_EXTRACTION_LAYERS = {"minilm_l6": "last4"}
 # and rate multiplier over full fine-tuning's rate (`benchmarks/adaptation_grid.py --studies
 # adapters`; the Houlsby set at 10×, the setting issue #36 measured on MiniLM-L6), and
 # discriminative rates' factor (`--studies rates`; 1: no decay).
-CHOSEN_ADAPTERS = {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 10.0}
+FALLBACK_ADAPTERS = {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 10.0}
 FALLBACK_FACTOR = 1.0
 
 
