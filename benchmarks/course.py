@@ -21,9 +21,64 @@ BUDGET_10 = "runs/lab01_budget_10min/saved_models"
 PRE_LN = "runs/lab01_pre_ln/saved_models"
 _BUDGET_FLAGS = ("--budget-minutes", "10", "--steps-per-epoch", "100", "--validation-steps", "10")
 
-COURSE = (
-    # Pretraining first: later runs read what these save.
+# First: lab01's model (every later lab01 start reads it), then the grids whose choices on
+# validation the labs read (`kbert.train.chosen_on_validation`); then the labs the plan does not
+# name, at their defaults (`course`); then the rest. So an interrupted course has recorded the
+# labs' evidence first.
+LEAD = (
     ("lab01_pretraining", "lab01_pretraining", ("--overwrite",)),
+    *(
+        (
+            f"adaptation_grid{suffix}",
+            "benchmarks.adaptation_grid",
+            ("--starts", starts, *lab01, *studies, "--run-dir", f"runs/adaptation_grid{suffix}"),
+        )
+        for suffix, starts, lab01, studies in (
+            (
+                "",
+                "lab01",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "rates,anchors"),  # its multitask study is `_multitask`'s
+            ),
+            ("_minilm", "minilm_l6", (), ("--studies", "rates,anchors")),
+            (
+                "_multitask",
+                "lab01",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "multitask"),
+            ),
+            (
+                "_adapters",
+                "lab01,minilm_l6",
+                ("--lab01-model", "saved_models/lab01_causal"),
+                ("--studies", "adapters"),
+            ),
+        )
+    ),
+    (
+        "distillation_grid",
+        "benchmarks.distillation_grid",
+        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
+        + ("--run-dir", "runs/distillation_grid"),
+    ),
+    # ULMFiT's document classification, from lab01's causal model by default.
+    ("lab07_document_classification", "lab07_document_classification", ()),
+)
+
+FOLLOW = (
+    (
+        "unfreezing_regime",
+        "benchmarks.unfreezing_regime",
+        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
+        + ("--run-dir", "runs/unfreezing_regime"),
+    ),
+    (
+        "adaptation_grid_peft",
+        "benchmarks.adaptation_grid",
+        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
+        + ("--studies", "peft", "--run-dir", "runs/adaptation_grid_peft"),
+    ),
+    # Pretraining's other budgets: later runs read what these save.
     (
         "lab01_pretraining_budget_10min",
         "lab01_pretraining",
@@ -57,9 +112,8 @@ COURSE = (
         ),
     ),
     # The labs with flags (the others join at their defaults: `course`).
-    # lab07 starts from lab01's causal model by default; beside it, stage 1 on three times the
-    # texts, and MiniLM-L6 (no MLM head: its stage 1 trains a new one).
-    ("lab07_document_classification", "lab07_document_classification", ()),
+    # lab07 beside its default start (lab01's causal model): stage 1 on three times the texts,
+    # and MiniLM-L6 (no MLM head: its stage 1 trains a new one).
     *(
         (
             f"lab07_document_classification_{suffix}",
@@ -96,52 +150,6 @@ COURSE = (
         + ("--methods", "full,student_labels_only", "--run-dir", "runs/lab17_lab01_6_epochs"),
     ),
     # The benchmarks the pages cite.
-    *(
-        (
-            f"adaptation_grid{suffix}",
-            "benchmarks.adaptation_grid",
-            ("--starts", starts, *lab01, *studies, "--run-dir", f"runs/adaptation_grid{suffix}"),
-        )
-        for suffix, starts, lab01, studies in (
-            (
-                "",
-                "lab01",
-                ("--lab01-model", "saved_models/lab01_causal"),
-                ("--studies", "rates,anchors"),  # its multitask study is `_multitask`'s
-            ),
-            ("_minilm", "minilm_l6", (), ("--studies", "rates,anchors")),
-            (
-                "_multitask",
-                "lab01",
-                ("--lab01-model", "saved_models/lab01_causal"),
-                ("--studies", "multitask"),
-            ),
-            (
-                "_peft",
-                "lab01,minilm_l6",
-                ("--lab01-model", "saved_models/lab01_causal"),
-                ("--studies", "peft"),
-            ),
-            (
-                "_adapters",
-                "lab01,minilm_l6",
-                ("--lab01-model", "saved_models/lab01_causal"),
-                ("--studies", "adapters"),
-            ),
-        )
-    ),
-    (
-        "distillation_grid",
-        "benchmarks.distillation_grid",
-        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
-        + ("--run-dir", "runs/distillation_grid"),
-    ),
-    (
-        "unfreezing_regime",
-        "benchmarks.unfreezing_regime",
-        ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
-        + ("--run-dir", "runs/unfreezing_regime"),
-    ),
     ("anchor_strength", "benchmarks.anchor_strength", ()),
     ("pair_stability", "benchmarks.pair_stability", ()),
     ("classification", "benchmarks.classification", ()),
@@ -156,6 +164,8 @@ COURSE = (
     ("step_profile", "benchmarks.step_profile", ()),
 )
 
+COURSE = LEAD + FOLLOW
+
 # Records the plan no longer makes, each with the record that now holds its run: kept until the
 # next recording of the course replaces them (then their files are deleted, and the entry here).
 RETIRED = {
@@ -168,8 +178,9 @@ RETIRED = {
 
 
 def course(names=None, root=None):
-    """The plan's entries, in order, then every lab the plan does not name, at its defaults
-    (a new lab joins the course without an edit here); with `names`, only those, in that order.
+    """The plan's entries in order: `LEAD`, every lab the plan does not name at its defaults
+    (a new lab joins the course without an edit here), then `FOLLOW`; with `names`, only
+    those, in that order.
 
     Raises:
         ValueError: a name is not in the course (the message lists the course's records).
@@ -181,7 +192,7 @@ def course(names=None, root=None):
         for path in sorted((root / "labs").glob("lab*.py"))
         if path.stem not in planned
     ]
-    entries = [*COURSE, *found]
+    entries = [*LEAD, *found, *FOLLOW]
     if names is None:
         return entries
     known = {name for name, _, _ in entries}

@@ -176,7 +176,7 @@ def test_a_plan_entry_runs_with_its_flags_and_resume_skips_what_this_commit_reco
 
 
 def test_the_course_plan_makes_every_committed_record_once(tmp_path):
-    from benchmarks.course import BUDGET_10, COURSE, PRE_LN, RETIRED, course
+    from benchmarks.course import BUDGET_10, COURSE, FOLLOW, LEAD, PRE_LN, RETIRED, course
 
     names = [name for name, _, _ in course()]
     assert len(names) == len(set(names))
@@ -207,10 +207,18 @@ def test_the_course_plan_makes_every_committed_record_once(tmp_path):
     assert flags[flags.index("--studies") + 1] == "adapters"
     assert flags[flags.index("--starts") + 1] == "lab01,minilm_l6"
     assert flags[flags.index("--run-dir") + 1] == "runs/adaptation_grid_adapters"
-    # A lab the plan does not name joins it at its defaults.
+    # A lab the plan does not name joins it at its defaults, after lab01's model and the grids
+    # whose choices the labs read, before the rest.
     (tmp_path / "labs").mkdir()
     (tmp_path / "labs" / "lab99_new.py").write_text("")
-    assert course(root=tmp_path)[-1] == ("lab99_new", "lab99_new", ())
+    entries = course(root=tmp_path)
+    assert entries == [*LEAD, ("lab99_new", "lab99_new", ()), *FOLLOW]
+    assert LEAD[0][0] == "lab01_pretraining" and "distillation_grid" in {e[0] for e in LEAD}
+    # Every grid a lab reads a choice from is recorded before the labs.
+    from kbert.train import chosen_on_validation as chosen
+
+    read = {*chosen.RATES_RECORDS.values(), chosen.ADAPTERS_RECORD, chosen.MULTITASK_RECORD}
+    assert read | {chosen.DISTILLATION_RECORD} <= {name for name, _, _ in LEAD}
     with pytest.raises(ValueError, match="not in the course: nothing"):
         course(["nothing"])
     assert [entry[0] for entry in course(["lab13_ner", "lab01_pretraining"])] == [
