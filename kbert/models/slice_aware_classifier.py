@@ -39,8 +39,6 @@ class SliceAwareClassifier(TaskModel):
         num_slices: int >= 1. The K slices, in the order of the membership columns.
         pooling: str, default "cls". One of `kbert.layers.SequencePooling`'s modes.
         dropout: float, default 0.1. Before the heads.
-        indicator_weight: float >= 0, default 1.0. Weight of the membership losses.
-        expert_weight: float >= 0, default 1.0. Weight of the experts' losses.
         **kwargs: `name`, `trainable`.
 
     Example:
@@ -59,8 +57,6 @@ class SliceAwareClassifier(TaskModel):
         num_slices,
         pooling="cls",
         dropout=0.1,
-        indicator_weight=1.0,
-        expert_weight=1.0,
         **kwargs,
     ):
         if pooling not in POOLING_MODES:
@@ -69,7 +65,6 @@ class SliceAwareClassifier(TaskModel):
         num_slices = check_int("num_slices", num_slices, minimum=1)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1); received {dropout!r}")
-        loss = SliceAwareLoss(num_classes, num_slices, indicator_weight, expert_weight)
         policy = encoder_dtype_policy(encoder)
 
         # === Functional model ===
@@ -106,14 +101,15 @@ class SliceAwareClassifier(TaskModel):
         self.num_slices = num_slices
         self.pooling = pooling
         self.dropout = dropout
-        self.indicator_weight = loss.indicator_weight
-        self.expert_weight = loss.expert_weight
 
-    def default_loss(self):
-        """`SliceAwareLoss` for this model's classes, slices and weights."""
-        return SliceAwareLoss(
-            self.num_classes, self.num_slices, self.indicator_weight, self.expert_weight
-        )
+    def default_loss(self, indicator_weight=1.0, expert_weight=1.0):
+        """`SliceAwareLoss` for this model's classes and slices.
+
+        Args:
+            indicator_weight: float >= 0, default 1.0. Weight of the membership losses.
+            expert_weight: float >= 0, default 1.0. Weight of the experts' losses.
+        """
+        return SliceAwareLoss(self.num_classes, self.num_slices, indicator_weight, expert_weight)
 
     def default_metrics(self):
         """None: the packed output has no plain accuracy (score `output_view("logits")`)."""
@@ -157,6 +153,4 @@ class SliceAwareClassifier(TaskModel):
             "num_slices": self.num_slices,
             "pooling": self.pooling,
             "dropout": self.dropout,
-            "indicator_weight": self.indicator_weight,
-            "expert_weight": self.expert_weight,
         }
