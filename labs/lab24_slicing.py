@@ -23,8 +23,9 @@ Critical Data Slices", NeurIPS 2019), on TREC-6 question classification with Min
    slice representations by attention instead; the losses (task, membership, experts) are
    summed the same way.
 5. The control: the same baseline with each chosen slice's training questions repeated
-   `--oversample` times in all (oversampling, i.e. upweighting the slices in the loss; it also
-   adds their steps). If the heads did no more than this, the two would tie.
+   `--oversample` times in the pool its training questions are drawn from (oversampling, i.e.
+   upweighting the slices in the loss, at the same number of steps). If the heads did no more
+   than this, the two would tie.
 
 All three are trained at the same rate and epochs from the same seed, per seed; the lab reports
 test accuracy overall and on each chosen slice, mean ± sd over `--seeds` seeds, and the
@@ -76,13 +77,15 @@ MODELS = {
 }
 
 
-# %% The control. Oversampling the chosen slices (each member repeated `factor` times in all)
-# is what "upweight the slice in the loss" becomes when every example weighs the same: the
-# slices' questions count `factor` times as much, and nothing else about the model changes.
-def oversampled(examples, members, factor):
-    """`examples` with every row of `members` (bool `(n,)`) repeated `factor` times in all."""
-    rows = np.concatenate([np.arange(len(examples))] + [np.flatnonzero(members)] * (factor - 1))
-    return examples.subset(np.sort(rows))
+# %% The control. Oversampling the chosen slices is what "upweight the slice in the loss"
+# becomes when every example weighs the same: each slice question is entered `factor` times,
+# and as many rows as train has are drawn from that pool without replacement, so the control
+# trains for the same steps as the other two and only the mix of questions changes (a slice
+# question is about `factor` times as likely to be seen as another one).
+def oversampled_rows(members, factor, seed):
+    """`len(members)` training rows drawn from a pool with the rows of `members` × `factor`."""
+    pool = np.concatenate([np.arange(len(members))] + [np.flatnonzero(members)] * (factor - 1))
+    return np.sort(np.random.default_rng(seed).choice(pool, size=len(members), replace=False))
 
 
 def training(args, seed):
@@ -212,7 +215,7 @@ parser.add_argument(
 )
 parser.add_argument("--sequence-length", type=int, default=32, help="tokens read per question")
 parser.add_argument("--batch-size", type=int, default=16)
-parser.add_argument("--epochs", type=int, default=2)
+parser.add_argument("--epochs", type=int, default=1)
 parser.add_argument(
     "--learning-rate", type=float, default=START_LEARNING_RATES["minilm_l6"]["full"]
 )
@@ -321,16 +324,17 @@ if not chosen:
 # %% The slice-aware model and the oversampling control, every seed, on the chosen slices.
 members = {name: slices["train"][name] for name in chosen}
 in_any = np.any(np.stack(list(members.values())), axis=0)
-heavier = oversampled(splits["train"], in_any, args.oversample)
 test_members = {name: slices["test"][name] for name in chosen}
-membership = []
+membership, control_share = [], []
 for seed in range(args.seed, args.seed + args.seeds):
     model, preprocessor, seconds = slice_aware_run(args, splits["train"], members, seed)
     timings["slice_aware"].append(round(seconds, 1))
     predictions = evaluate_classifier(model.output_view("logits"), preprocessor, splits["test"])
     runs["slice_aware"].append(scores(predictions["predictions"], splits["test"], slices["test"]))
     membership.append(membership_accuracy(model, preprocessor, splits["test"], test_members))
-    classifier, preprocessor, seconds = plain_run(args, heavier, seed)
+    rows = oversampled_rows(in_any, args.oversample, seed)
+    control_share.append(float(in_any[rows].mean()))
+    classifier, preprocessor, seconds = plain_run(args, splits["train"].subset(rows), seed)
     timings["oversampled"].append(round(seconds, 1))
     predictions = evaluate_classifier(classifier, preprocessor, splits["test"])["predictions"]
     runs["oversampled"].append(scores(predictions, splits["test"], slices["test"]))
@@ -381,7 +385,11 @@ report = {
         name: round(float(np.mean([seed_run[name] for seed_run in membership])), 4)
         for name in chosen
     },
-    "oversampled_train_examples": len(heavier),
+    # The share of slice questions in train, and in the control's draws (mean over seeds).
+    "slice_share": {
+        "train": round(float(in_any.mean()), 4),
+        "oversampled": round(float(np.mean(control_share)), 4),
+    },
     "train_seconds": timings,
     "settings": {
         key: getattr(args, key)

@@ -56,6 +56,7 @@ def render(results):
             )
     settings = results.get("settings", {})
     described = ", ".join(f"{key} {value}" for key, value in settings.items())
+    share = results["slice_share"]
     membership = ", ".join(f"{k} {v:.3f}" for k, v in results["membership_accuracy"].items())
     return "\n".join(
         [
@@ -72,7 +73,8 @@ def render(results):
             f"Chosen on validation: {', '.join(results['chosen'])}. Test accuracy, mean ± sd "
             "over seeds; differences in points, paired by seed ('no difference' when the mean "
             f"is inside the sd). The membership heads agree with their rules on test: "
-            f"{membership}.",
+            f"{membership}. The control trains on as many questions as the others, the chosen "
+            f"slices' share raised from {share['train']:.3f} to {share['oversampled']:.3f}.",
             "",
             markdown_table(
                 ["model", "measure", "test questions", "accuracy", "vs baseline", "vs control"],

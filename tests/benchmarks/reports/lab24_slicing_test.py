@@ -41,6 +41,7 @@ RESULTS = {
         "oversampled": _rows(CONTROL, BASELINE),
     },
     "membership_accuracy": {"negation": 0.99},
+    "slice_share": {"train": 0.05, "oversampled": 0.136},
 }
 
 
@@ -58,6 +59,7 @@ def test_the_slicing_lab_renders_slices_and_the_paired_comparison():
     )
     assert "| plain fine-tuning | overall | 500 | 0.910 ± 0.010 (n=3) | – | – |" in page
     assert "Chosen on validation: negation." in page and "negation 0.990" in page
+    assert "share raised from 0.050 to 0.136" in page
     headline = lab24_slicing.headline(RESULTS)
     assert headline.startswith("slice heads for negation: overall:")
     assert (
