@@ -131,14 +131,17 @@ def slice_aware_run(args, train, members, seed):
     return model, preprocessor, seconds
 
 
-def membership_accuracy(model, preprocessor, examples, members):
-    """How often each membership head agrees with its slicing function on `examples`."""
-    view = model.output_view("slice_indicators")
-    logits = classifier_logits(view, preprocessor, examples.texts)["logits"]  # (n, slices)
-    return {
-        name: round(float(np.mean((logits[:, k] > 0) == column)), 4)
+def slice_aware_predictions(model, preprocessor, examples, members):
+    """The combined prediction's class ids, and how often each membership head agrees with its
+    slicing function (`members`, name → bool `(n,)`), from one pass over `examples`."""
+    packed = classifier_logits(model, preprocessor, examples.texts)["logits"]
+    classes = model.num_classes
+    indicators = packed[:, classes : classes + model.num_slices]  # (n, slices)
+    agreement = {
+        name: round(float(np.mean((indicators[:, k] > 0) == column)), 4)
         for k, (name, column) in enumerate(members.items())
     }
+    return np.argmax(packed[:, :classes], axis=-1), agreement
 
 
 def scores(predictions, examples, slices):
@@ -329,9 +332,11 @@ membership, control_share = [], []
 for seed in range(args.seed, args.seed + args.seeds):
     model, preprocessor, seconds = slice_aware_run(args, splits["train"], members, seed)
     timings["slice_aware"].append(round(seconds, 1))
-    predictions = evaluate_classifier(model.output_view("logits"), preprocessor, splits["test"])
-    runs["slice_aware"].append(scores(predictions["predictions"], splits["test"], slices["test"]))
-    membership.append(membership_accuracy(model, preprocessor, splits["test"], test_members))
+    predictions, agreement = slice_aware_predictions(
+        model, preprocessor, splits["test"], test_members
+    )
+    runs["slice_aware"].append(scores(predictions, splits["test"], slices["test"]))
+    membership.append(agreement)
     rows = oversampled_rows(in_any, args.oversample, seed)
     control_share.append(float(in_any[rows].mean()))
     classifier, preprocessor, seconds = plain_run(args, splits["train"].subset(rows), seed)
