@@ -39,6 +39,8 @@ from kbert.models.pretraining_model import PretrainingModel
 from kbert.models.pretraining_objective import PretrainingObjective
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import CLASSIFIER_POOLING, SequenceClassifier
+from kbert.models.slice_aware_classifier import SliceAwareClassifier
+from kbert.models.slice_aware_loss import SliceAwareLoss
 from kbert.models.span_boundary_objective import SpanBoundaryObjective
 from kbert.models.student_initialization import (
     default_student_layers,
@@ -52,6 +54,8 @@ __all__ = ["PRESETS", "Encoder", "EncoderConfig"]
 __all__ += [
     "CLASSIFIER_POOLING",
     "SequenceClassifier",
+    "SliceAwareClassifier",
+    "SliceAwareLoss",
     "add_segment_embeddings",
     "grow_vocabulary",
 ]

@@ -20,7 +20,8 @@ def fine_tune_classifier(
 
     Batches are grouped by length (`classification_dataset`), the optimizer is AdamW with
     warmup then linear decay to 0 over exactly the run's steps (`fine_tuning_optimizer`), and
-    validation (when given) runs after every epoch, so `val_accuracy` is in the logs.
+    validation (when given) runs after every epoch, so `val_accuracy` is in the logs. A model
+    with `default_loss()` / `default_metrics()` (`SliceAwareClassifier`) is compiled with those.
 
     Args:
         classifier: `kbert.models.SequenceClassifier` (or any model taking the encoder's dict).
@@ -66,6 +67,8 @@ def fine_tune_classifier(
         validation_batches,
         batches_per_epoch,
         loss,
-        metrics=["accuracy"],
+        metrics=(
+            classifier.default_metrics() if hasattr(classifier, "default_metrics") else ["accuracy"]
+        ),
         optimizer=optimizer,
     )

@@ -10,6 +10,7 @@ from kbert.checks import check_int
 from kbert.keras_internals import sublayers
 from kbert.models.question_answerer import QuestionAnswerer
 from kbert.models.sequence_classifier import SequenceClassifier
+from kbert.models.slice_aware_classifier import SliceAwareClassifier
 from kbert.models.span_classifier import SpanClassifier
 from kbert.models.token_classifier import TokenClassifier
 from kbert.train.build_before_tracing import BuildBeforeTracing
@@ -31,7 +32,7 @@ def reads_pooler(model):
     (`TokenClassifier`, `SpanClassifier`, `QuestionAnswerer`) read `sequence_output` alone. Any
     other model is assumed to read it.
     """
-    if isinstance(model, SequenceClassifier):
+    if isinstance(model, (SequenceClassifier, SliceAwareClassifier)):
         return model.pooling == "pooler"
     return not isinstance(model, (TokenClassifier, SpanClassifier, QuestionAnswerer))
 
