@@ -18,8 +18,8 @@ size mean ± sd of test accuracy over `--seeds` seeds and the seed-paired differ
 start to the target alone (`kbert.metrics.seed_comparison`: "no difference" inside the spread).
 
 Settings come from the repository's chosen defaults: the peak rate is
-`kbert.train.adaptation_comparison.START_LEARNING_RATES["minilm_l6"]["sequential"]` (chosen on
-validation for full fine-tuning of MiniLM-L6 by `benchmarks/adaptation_grid.py`), the
+full fine-tuning's rate chosen on validation for MiniLM-L6 by `benchmarks/adaptation_grid.py`,
+read from its record (`kbert.train.chosen_on_validation.chosen_rates`), the
 intermediate task runs one epoch (`kbert.train.adaptation_recipes.sequential_adaptation`),
 batches of 16 and "few labels get more epochs" (`--min-steps`) are lab07's, the held-out 10%
 of each training file is never trained on (lab12), and MiniLM-L6 is read by the pooling it was
@@ -57,6 +57,7 @@ from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.precision import DTYPES, resolve_dtype
 
 # Target → its intermediate task, and the flags that size each.
@@ -289,8 +290,13 @@ parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--epochs", type=int, default=1, help="least epochs of each target run")
 parser.add_argument("--min-steps", type=int, default=24, help="least steps of each target run")
 parser.add_argument("--intermediate-epochs", type=int, default=1)
+# Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
+RATES = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
 parser.add_argument(
-    "--learning-rate", type=float, default=START_LEARNING_RATES["minilm_l6"]["sequential"]
+    "--learning-rate",
+    type=float,
+    default=RATES.value["sequential"],
+    help=f"peak rate (default: {RATES.source})",
 )
 parser.add_argument(
     "--dtype",

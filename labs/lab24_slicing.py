@@ -32,7 +32,8 @@ test accuracy overall and on each chosen slice, mean ± sd over `--seeds` seeds,
 seed-paired differences of each model to the baseline and of the heads to the control
 (`kbert.metrics.seed_comparison`: "no difference" inside the spread). MiniLM-L6 is read by the
 pooling it was trained for (`kbert.checkpoints.trained_pooling`: mean); the rate is full
-fine-tuning's chosen one (`kbert.train.adaptation_comparison.START_LEARNING_RATES`). Sizes are
+fine-tuning's, chosen on validation by `benchmarks/adaptation_grid.py` and read from its record
+(`kbert.train.chosen_on_validation.chosen_rates`). Sizes are
 cut for a 2-core CPU: `--train-examples` questions, `--sequence-length` tokens (TREC questions
 are short).
 
@@ -68,6 +69,7 @@ from kbert.tasks import classifier_logits, evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.precision import DTYPES, resolve_dtype
 
 MODELS = {
@@ -219,8 +221,13 @@ parser.add_argument(
 parser.add_argument("--sequence-length", type=int, default=32, help="tokens read per question")
 parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--epochs", type=int, default=1)
+# Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
+RATES = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
 parser.add_argument(
-    "--learning-rate", type=float, default=START_LEARNING_RATES["minilm_l6"]["full"]
+    "--learning-rate",
+    type=float,
+    default=RATES.value["full"],
+    help=f"peak rate (default: {RATES.source})",
 )
 parser.add_argument(
     "--dtype",
