@@ -208,8 +208,12 @@ def alone_run(args, task, train, test, seed):
     return {task: score(classifier, preprocessor, test, task), "train_s": round(seconds, 1)}
 
 
-def joint_run(args, sampling, train, tests, seed, show):
-    """Both tasks on one encoder, one task per step; each head scored on its task's test."""
+def joint_run(args, sampling, data, seed, show):
+    """Both tasks on one encoder, one task per step; each head scored on its task's test.
+
+    `data` maps "train" and "test" to a dict from task name to its `Examples`.
+    """
+    train, tests = data["train"], data["test"]
     encoder, preprocessor = start(args, seed)
     heads = {
         task: ClassificationHead(len(train[task].label_names), pooling=args.pooling)
@@ -233,6 +237,31 @@ def joint_run(args, sampling, train, tests, seed, show):
         task: round(float(history.history[f"{task}_accuracy"][-1]), 4) for task in TASKS
     }
     return run | {"plan": plan, "train_s": round(seconds, 1)}
+
+
+def seed_runs(args, data, seed, plans):
+    """One seed's rows, in order, on the same subsets: yields `(row, run)`, printing each.
+
+    A joint row's plan (steps, probabilities, updates) goes into `plans`; the first seed's
+    joint runs show their first steps' tasks.
+    """
+    for row, spec in ROWS.items():
+        if spec["sampling"] is None:
+            (task,) = spec["tasks"]
+            run = alone_run(args, task, data["train"][task], data["test"][task], seed)
+        else:
+            run = joint_run(args, spec["sampling"], data, seed, show=row not in plans)
+            plans[row] = run.pop("plan")
+        print(
+            f"seed {seed}, {row}: "
+            + "; ".join(
+                f"{task} " + ", ".join(f"{m} {run[task][m]:.4f}" for m in metrics_of(task))
+                for task in spec["tasks"]
+            )
+            + f" ({run['train_s']:.0f} s)",
+            flush=True,
+        )
+        yield row, run
 
 
 def summarize(results):
@@ -261,6 +290,50 @@ def summarize(results):
             summary["runs_at_majority"] = int(sum(values["at_majority"]))
             rows[row][task] = summary
     return rows
+
+
+def task_facts(train, tests):
+    """Per task: training and test pairs, the majority class's test accuracy (and MRPC's F1
+    of always answering "paraphrase", the baseline GLUE's F1 is read against)."""
+    tasks = {
+        task: {
+            "train_examples": len(train[task]),
+            "test_examples": len(tests[task]),
+            "majority_accuracy": round(majority_accuracy(tests[task].labels), 4),
+        }
+        for task in TASKS
+    }
+    positive = CLASSIFICATION_TASKS["mrpc"].label_names.names.index("paraphrase")
+    always = np.full(len(tests["mrpc"]), positive)
+    tasks["mrpc"]["majority_f1"] = round(binary_f1(tests["mrpc"].labels, always, positive), 4)
+    return tasks
+
+
+def print_table(rows, tasks, plans, args):
+    """The results table: each row's test metrics per task, mean ± sd, paired to alone."""
+    print(
+        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
+        f"temperature {args.temperature}, {args.seeds} seed(s)"
+    )
+    print("row                 task  metric    test mean ± sd   vs task alone        at majority")
+    for row, row_tasks in rows.items():
+        for task, summary in row_tasks.items():
+            for metric in metrics_of(task):
+                entry = summary[metric]
+                spread = "" if entry["sd"] is None else f" ± {entry['sd']:.4f}"
+                print(
+                    f"{row:18s}  {task:4s}  {metric:8s}  {entry['mean']:.4f}{spread:9s}  "
+                    f"{format_difference(entry.get('vs_alone')):19s}  "
+                    f"{summary['runs_at_majority']} of {args.seeds}"
+                )
+    for task, about in tasks.items():
+        print(
+            f"{task}: majority class accuracy {about['majority_accuracy']:.4f} on "
+            f"{about['test_examples']} test pairs; {about['train_examples']} training pairs"
+        )
+    for row, plan in plans.items():
+        print(f"{row}: {plan['steps']} steps an epoch, per task {plan['updates']}")
 
 
 def parse_arguments(argv=None):
@@ -340,64 +413,16 @@ def main(argv=None):
     runs, plans = [], {}
     for seed in range(args.seed, args.seed + args.seeds):
         train = {task: sample(pools[task], sizes[task], 1000 + seed) for task in TASKS}
-        for row, spec in ROWS.items():
-            if spec["sampling"] is None:
-                (task,) = spec["tasks"]
-                run = alone_run(args, task, train[task], tests[task], seed)
-            else:
-                show = spec["sampling"] not in plans
-                run = joint_run(args, spec["sampling"], train, tests, seed, show)
-                plans[row] = run.pop("plan")
-            for task in spec["tasks"]:
+        for row, run in seed_runs(args, {"train": train, "test": tests}, seed, plans):
+            for task in ROWS[row]["tasks"]:
                 for key, value in run[task].items():
                     results[row][task][key].append(value)
             runs.append({"row": row, "seed": seed, **run})
-            print(
-                f"seed {seed}, {row}: "
-                + "; ".join(
-                    f"{task} " + ", ".join(f"{m} {run[task][m]:.4f}" for m in metrics_of(task))
-                    for task in spec["tasks"]
-                )
-                + f" ({run['train_s']:.0f} s)",
-                flush=True,
-            )
 
     # %% Results table: test metrics, mean ± sd over seeds; differences in points, seed-paired.
     rows = summarize(results)
-    tasks = {
-        task: {
-            "train_examples": len(train[task]),
-            "test_examples": len(tests[task]),
-            "majority_accuracy": round(majority_accuracy(tests[task].labels), 4),
-        }
-        for task in TASKS
-    }
-    positive = CLASSIFICATION_TASKS["mrpc"].label_names.names.index("paraphrase")
-    always = np.full(len(tests["mrpc"]), positive)
-    tasks["mrpc"]["majority_f1"] = round(binary_f1(tests["mrpc"].labels, always, positive), 4)
-    print(
-        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
-        f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
-        f"temperature {args.temperature}, {args.seeds} seed(s)"
-    )
-    print("row                 task  metric    test mean ± sd   vs task alone        at majority")
-    for row, row_tasks in rows.items():
-        for task, summary in row_tasks.items():
-            for metric in metrics_of(task):
-                entry = summary[metric]
-                spread = "" if entry["sd"] is None else f" ± {entry['sd']:.4f}"
-                print(
-                    f"{row:18s}  {task:4s}  {metric:8s}  {entry['mean']:.4f}{spread:9s}  "
-                    f"{format_difference(entry.get('vs_alone')):19s}  "
-                    f"{summary['runs_at_majority']} of {args.seeds}"
-                )
-    for task, about in tasks.items():
-        print(
-            f"{task}: majority class accuracy {about['majority_accuracy']:.4f} on "
-            f"{about['test_examples']} test pairs; {about['train_examples']} training pairs"
-        )
-    for row, plan in plans.items():
-        print(f"{row}: {plan['steps']} steps an epoch, per task {plan['updates']}")
+    tasks = task_facts(train, tests)
+    print_table(rows, tasks, plans, args)
     report = {
         "model": args.model,
         "tasks": tasks,

@@ -103,7 +103,7 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         (["--seeds", "0"], "--seeds must be >= 1"),
         (["--rte-examples", "-1"], "--rte-examples must be >= 0"),
         (["--temperature", "0"], "--temperature must be > 0"),
-        (["--learning-rate", "-1e-4"], "--learning-rate must be > 0"),
+        (["--learning-rate", "0"], "--learning-rate must be > 0"),
     ],
 )
 def test_lab23_refuses_bad_settings(data_root, arguments, expected):
