@@ -167,7 +167,10 @@ def mixed_batches(batches, sampling, temperature, seed):
 
 
 def show_draws(mixed, count=32):
-    """Prints which task each of the first `count` steps trains (the first letter of its name).
+    """Prints which task each of the first `count` steps of one pass trains (its initial).
+
+    Every pass over the mixture (each epoch of `fit`) draws anew, and a few steps can run
+    long on one task by chance: the shares hold over the epoch, not over any few steps.
 
     Returns:
         list of str, the task of each step: the one whose labels are not all IGNORE_INDEX.
