@@ -179,6 +179,26 @@ class MultitaskModel(keras.Model):
         """The task names, in the order of `heads`."""
         return list(self.heads)
 
+    def task_model(self, task):
+        """One task's classifier as a functional model on the shared encoder and that head.
+
+        The view holds the same variables (no copy), takes the encoder's input dict and
+        returns that head's logits, so it serves anywhere a single-task model does (e.g.
+        `kbert.tasks.evaluate_classifier`).
+
+        Args:
+            task: str. One of `tasks`.
+
+        Returns:
+            `keras.Model` from the encoder's inputs to `heads[task]`'s logits.
+        """
+        if task not in self.heads:
+            raise ValueError(f"no head named {task!r}; expected one of {self.tasks}")
+        inputs = pretraining_utils.symbolic_encoder_inputs()
+        outputs = self.encoder(inputs)
+        logits = self.heads[task](outputs, padding_mask=inputs["padding_mask"])
+        return keras.Model(inputs, logits, name=f"{task}_model")
+
     @property
     def loss_weight_names(self):
         """The names `loss_weight` and `set_loss_weight` accept: tasks, then "language_model"."""

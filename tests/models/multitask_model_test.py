@@ -265,3 +265,15 @@ def test_model_contract():
     run_model_test(
         model, encoder_batch(), labels, zero_gradient_weights=("pooler/kernel", "pooler/bias")
     )
+
+
+def test_task_model_is_one_head_on_the_shared_encoder():
+    model = _model()
+    x = encoder_batch()
+    sentiment = model.task_model("sentiment")
+    # The same variables, not copies: the view's logits are the model's, now and after a change.
+    np.testing.assert_allclose(as_numpy(sentiment(x)), as_numpy(model(x)["sentiment"]), atol=1e-6)
+    assert {id(v) for v in sentiment.weights} <= {id(v) for v in model.weights}
+    assert tuple(model.task_model("pos")(x).shape)[-1] == 4
+    with pytest.raises(ValueError, match="no head named 'ner'"):
+        model.task_model("ner")

@@ -1,0 +1,83 @@
+"""The records of `labs/lab23_related_multitask.py`: their section and README headline."""
+
+from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
+
+STEMS = ("lab23_related_multitask",)
+ROWS = {
+    "rte_alone": "RTE alone",
+    "mrpc_alone": "MRPC alone",
+    "joint_proportional": "RTE + MRPC, proportional mixing",
+    "joint_temperature": "RTE + MRPC, temperature mixing",
+}
+
+
+def _score(entry):
+    spread = "" if entry["sd"] is None else f" ± {entry['sd']:.3f}"
+    return f"{entry['mean']:.3f}{spread} (n={len(entry['runs'])})"
+
+
+def render(results):
+    """Test metrics per row and task, with the seed-paired differences to the task alone."""
+    table = []
+    for row, label in ROWS.items():
+        for task, summary in results["rows"].get(row, {}).items():
+            for metric, entry in summary.items():
+                if metric == "runs_at_majority":
+                    continue
+                table.append(
+                    [
+                        row,
+                        label,
+                        task,
+                        metric,
+                        _score(entry),
+                        format_difference(entry.get("vs_alone")),
+                        f"{summary['runs_at_majority']} of {len(entry['runs'])}",
+                    ]
+                )
+    settings = results.get("settings", {})
+    described = ", ".join(f"{key} {value}" for key, value in settings.items())
+    tasks = "; ".join(
+        f"{task} ({about['train_examples']:,} training pairs, {about['test_examples']:,} test "
+        f"pairs, majority class accuracy {about['majority_accuracy']:.3f}"
+        + (
+            f", F1 of always 'paraphrase' {about['majority_f1']:.3f}"
+            if "majority_f1" in about
+            else ""
+        )
+        + ")"
+        for task, about in results["tasks"].items()
+    )
+    plans = "; ".join(
+        f"{row}: {plan['steps']:,} steps an epoch, per task {plan['updates']} (probabilities "
+        f"{plan['probability']})"
+        for row, plan in results.get("plans", {}).items()
+    )
+    return "\n".join(
+        [
+            f"{results['model']} ({described}). Tasks: {tasks}. Joint runs: {plans}. Test "
+            "metrics, mean ± sd over seeds; differences in points to the task alone, paired by "
+            "seed ('no difference' when the mean is inside the sd); runs at the majority class "
+            "(all one class, or accuracy within a point of it):",
+            "",
+            markdown_table(
+                ["row", "trains", "task", "metric", "test", "vs task alone", "at majority"],
+                table,
+            ),
+        ]
+    )
+
+
+def headline(results):
+    rows = results["rows"]
+    parts = []
+    for task, other in (("rte", "mrpc"), ("mrpc", "rte")):
+        joint = ", ".join(
+            f"{row.split('_')[1]} {format_difference(rows[row][task]['accuracy']['vs_alone'], digits=1)}"
+            for row in ("joint_proportional", "joint_temperature")
+            if row in rows
+        )
+        parts.append(f"{task.upper()} with {other.upper()} vs alone (accuracy points): {joint}")
+    majority = results["tasks"]["rte"]["majority_accuracy"]
+    return "; ".join(parts) + f" (RTE majority {majority:.3f})"

@@ -1,0 +1,465 @@
+"""Lab 23: multi-task fine-tuning with related tasks: RTE and MRPC on one encoder.
+
+Reproduces §4.3.B of the NAACL 2019 tutorial "Transfer Learning in NLP" (more signal from
+related tasks: fine-tune on several tasks at once; Liu et al. 2019, "MT-DNN"): one pretrained
+MiniLM-L6 encoder is shared by two heads, RTE (entailment pairs) and MRPC (paraphrase pairs),
+and every step trains on a batch of one task, drawn at random. Lab06 covers a classifier with
+an auxiliary LM loss; here both losses are supervised and the tasks are related (both ask how
+two sentences relate), the setting in which MT-DNN reports gains on the small task.
+
+Rows, each on the same seeded training subsets, from the same pretrained start, at the same
+peak rate with the same schedule recipe (`kbert.train.TrainingSettings`):
+
+- `rte_alone`, `mrpc_alone`: one task, one head (`fine_tune_classifier`);
+- `joint_proportional`: both heads, tasks drawn in proportion to their batches (MT-DNN's
+  mixing: all tasks' batches shuffled together), every batch of each task once per epoch;
+- `joint_temperature`: both heads, task t drawn with probability ∝ n_t^(1/T), T = 2 by default
+  (`--temperature`; Raffel et al. 2020's temperature-scaled mixing, T5 §3.5.2), so the small
+  task (RTE) is drawn more often than its size alone would give.
+
+The budget is the same total number of updates: a joint run makes exactly as many steps as the
+two single-task runs together (per epoch, RTE's batches plus MRPC's). That is the compute a user
+spends either way (one model for two tasks, or two models), and with proportional sampling it is
+also, exactly, the number of updates that touch each task in its single-task run (every batch
+once per epoch), so `joint_proportional` meets both budgets at once. Temperature sampling keeps
+the total and moves updates from MRPC to RTE; the record lists each row's task probabilities
+and the updates each task gets per epoch (expected, for temperature sampling: its draws repeat
+the smaller task's batches and leave some of the larger task's out).
+
+Every run trains for a fixed number of epochs and is scored once on test (GLUE's dev sets, as in
+lab12): no checkpoint or setting is chosen, so nothing is picked on test; the held-out 10% of
+each training file (lab12's validation split) is never trained on. Reported per task: test
+accuracy (RTE, MRPC) and F1 of the paraphrase class (MRPC, GLUE's metric), mean ± sd over
+`--seeds` seeds, the seed-paired difference of each joint row to the task alone
+(`kbert.metrics.seed_comparison`: "no difference" inside the spread), and the majority class's
+accuracy beside the runs that landed there (`kbert.metrics.majority_class.at_majority`:
+few-pair RTE can end predicting one class, Mosbach et al. 2021).
+
+Settings come from the repository's chosen defaults: the peak rate is
+full fine-tuning's, chosen on validation for MiniLM-L6 by `benchmarks/adaptation_grid.py` and
+read from its record (`kbert.train.chosen_on_validation.chosen_rates`), batches of
+16 and MiniLM-L6 read by the pooling it was trained for (`kbert.checkpoints.trained_pooling`:
+mean) as lab21. Sizes are cut for a 2-core CPU: a seeded subsample of each training file,
+RTE smaller than MRPC (as in the full files) so the two mixings differ.
+
+What MT-DNN leads one to expect: the small task gains from the related one (RTE joint above RTE
+alone), the large task loses little, and temperature sampling helps the small task more than
+proportional sampling. What the record found: docs/results.md#lab23_related_multitask.
+
+    python labs/lab23_related_multitask.py [--record docs/results/lab23_related_multitask.json]
+    python labs/lab23_related_multitask.py --seeds 1 --rte-examples 200 --mrpc-examples 600
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import CLASSIFICATION_TASKS, load_classification_task, multitask_dataset
+from kbert.data.classification_dataset import classification_dataset
+from kbert.data.multitask_batches import task_sampling_probabilities
+from kbert.data.token_classification_features import IGNORE_INDEX
+from kbert.files import atomic_write_text
+from kbert.layers import ClassificationHead
+from kbert.metrics.classification_metrics import binary_f1
+from kbert.metrics.majority_class import at_majority, majority_accuracy
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.models import MultitaskModel, SequenceClassifier
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor
+from kbert.train import TrainingSettings, count_batches, fine_tune_classifier
+from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
+from kbert.train.fine_tuning import compile_and_fit
+from kbert.train.precision import DTYPES, resolve_dtype
+
+TASKS = ("rte", "mrpc")
+# Each row: the tasks it trains, and how a joint row draws a task per step.
+ROWS = {
+    "rte_alone": {"tasks": ("rte",), "sampling": None},
+    "mrpc_alone": {"tasks": ("mrpc",), "sampling": None},
+    "joint_proportional": {"tasks": TASKS, "sampling": "proportional"},
+    "joint_temperature": {"tasks": TASKS, "sampling": "temperature"},
+}
+ALONE = {"rte": "rte_alone", "mrpc": "mrpc_alone"}
+
+
+def metrics_of(task):
+    """The test metrics reported for `task`: accuracy, and F1 where GLUE reports it (MRPC)."""
+    return ("accuracy", "f1") if CLASSIFICATION_TASKS[task].metric == "f1" else ("accuracy",)
+
+
+def sample(examples, size, seed):
+    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
+    if not size or size >= len(examples):
+        return examples
+    rng = np.random.default_rng(seed)
+    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
+
+
+def training(args, seed):
+    return TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=seed,
+        verbose=args.verbose,
+    )
+
+
+def task_batches(preprocessor, examples, settings):
+    """One task's training batches, exactly as `fine_tune_classifier` makes them, sized."""
+    batches = classification_dataset(
+        preprocessor,
+        examples.texts,
+        examples.text_pairs,
+        examples.labels,
+        settings.batch_size,
+        training=True,
+        seed=settings.seed,
+    )
+    # Length-bucketed batches have unknown cardinality: count them (the count does not depend
+    # on the order), so proportional sampling can read each task's size.
+    return batches.apply(tf.data.experimental.assert_cardinality(count_batches(batches)))
+
+
+# %% The technique: one task per step. Each task's batches carry its own labels and, for every
+# other task, a placeholder of IGNORE_INDEX labels that `MultitaskModel` scores as absent (loss
+# 0, head untouched), so a step trains the shared encoder and one head. Proportional mixing
+# (num_steps=None) spends each batch once per epoch; temperature mixing repeats each task's
+# batches and draws by its probability at every step, for as many steps as proportional makes.
+def mixed_batches(batches, sampling, temperature, seed):
+    """The joint run's batches and what each task gets per epoch.
+
+    Args:
+        batches: dict from task name to its sized `tf.data.Dataset` of `(x, labels)`.
+        sampling: "proportional" or "temperature".
+        temperature: float > 0, T of "temperature" (probability ∝ batches^(1/T)).
+        seed: int. Seeds the task draws.
+
+    Returns:
+        `(dataset, plan)`: the mixed `(x, {task: labels})` batches, and a dict with `steps`
+        per epoch, each task's `probability` and its `updates` per epoch (expected, for
+        temperature sampling).
+    """
+    sizes = {task: int(dataset.cardinality()) for task, dataset in batches.items()}
+    steps = sum(sizes.values())  # the single-task runs' steps together: the equal budget
+    probabilities = task_sampling_probabilities(batches, sampling, temperature)
+    if sampling == "proportional":
+        mixed = multitask_dataset(batches, "proportional", seed=seed)
+        updates = sizes  # every batch once: each task exactly its single-task run's updates
+    else:
+        mixed = multitask_dataset(
+            batches, sampling, temperature=temperature, num_steps=steps, seed=seed
+        )
+        updates = {task: round(p * steps, 1) for task, p in probabilities.items()}
+    plan = {
+        "steps": steps,
+        "probability": {task: round(p, 4) for task, p in probabilities.items()},
+        "updates": updates,
+    }
+    return mixed, plan
+
+
+def show_draws(mixed, count=32):
+    """Prints which task each of the first `count` steps of one pass trains (its initial).
+
+    Every pass over the mixture (each epoch of `fit`) draws anew, and a few steps can run
+    long on one task by chance: the shares hold over the epoch, not over any few steps.
+
+    Returns:
+        list of str, the task of each step: the one whose labels are not all IGNORE_INDEX.
+    """
+    drawn = []
+    for _, y in mixed.take(count):
+        present = [task for task, labels in y.items() if np.any(labels.numpy() != IGNORE_INDEX)]
+        if len(present) != 1:
+            raise ValueError(f"a mixed batch must carry one task's labels; it carries {present}")
+        drawn.append(present[0])
+    print(f"  first {len(drawn)} steps: {''.join(task[0].upper() for task in drawn)}")
+    return drawn
+
+
+def score(model, preprocessor, test, task):
+    """Test accuracy (and MRPC's F1), and whether the run sits at the majority class."""
+    positive = CLASSIFICATION_TASKS[task].positive_label
+    report = evaluate_classifier(model, preprocessor, test, positive_label=positive)
+    scores = {metric: round(float(report[metric]), 4) for metric in metrics_of(task)}
+    scores["at_majority"] = at_majority(report["predictions"], test.labels)
+    return scores
+
+
+def start(args, seed):
+    keras.backend.clear_session()  # each run builds new models: free the last run's graphs
+    keras.utils.set_random_seed(seed)  # the same start, heads and dropout for every row
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    return encoder, BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+
+
+def alone_run(args, task, train, test, seed):
+    """One task alone: a `SequenceClassifier` fine-tuned on its subset, scored on its test."""
+    encoder, preprocessor = start(args, seed)
+    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
+    _, seconds = fine_tune_classifier(
+        classifier, preprocessor, train, settings=training(args, seed)
+    )
+    return {task: score(classifier, preprocessor, test, task), "train_s": round(seconds, 1)}
+
+
+def joint_run(args, sampling, data, seed, show):
+    """Both tasks on one encoder, one task per step; each head scored on its task's test.
+
+    `data` maps "train" and "test" to a dict from task name to its `Examples`.
+    """
+    train, tests = data["train"], data["test"]
+    encoder, preprocessor = start(args, seed)
+    heads = {
+        task: ClassificationHead(len(train[task].label_names), pooling=args.pooling)
+        for task in TASKS
+    }
+    model = MultitaskModel(encoder, heads)
+    settings = training(args, seed)
+    batches = {task: task_batches(preprocessor, train[task], settings) for task in TASKS}
+    mixed, plan = mixed_batches(batches, sampling, args.temperature, seed)
+    if show:
+        print(
+            f"{sampling} mixing: probabilities {plan['probability']}, {plan['steps']} steps "
+            f"an epoch, updates per task {plan['updates']}"
+        )
+        show_draws(mixed)
+    # The same optimizer recipe as the single-task runs, over exactly this run's steps; the
+    # loss is the model's own (`MultitaskModel.compute_loss`: the drawn task's cross-entropy).
+    history, seconds = compile_and_fit(model, settings, mixed, None, plan["steps"], loss=None)
+    run = {task: score(model.task_model(task), preprocessor, tests[task], task) for task in TASKS}
+    run["train_accuracy"] = {
+        task: round(float(history.history[f"{task}_accuracy"][-1]), 4) for task in TASKS
+    }
+    return run | {"plan": plan, "train_s": round(seconds, 1)}
+
+
+def seed_runs(args, data, seed, plans):
+    """One seed's rows, in order, on the same subsets: yields `(row, run)`, printing each.
+
+    A joint row's plan (steps, probabilities, updates) goes into `plans`; the first seed's
+    joint runs show their first steps' tasks.
+    """
+    for row, spec in ROWS.items():
+        if spec["sampling"] is None:
+            (task,) = spec["tasks"]
+            run = alone_run(args, task, data["train"][task], data["test"][task], seed)
+        else:
+            run = joint_run(args, spec["sampling"], data, seed, show=row not in plans)
+            plans[row] = run.pop("plan")
+        print(
+            f"seed {seed}, {row}: "
+            + "; ".join(
+                f"{task} " + ", ".join(f"{m} {run[task][m]:.4f}" for m in metrics_of(task))
+                for task in spec["tasks"]
+            )
+            + f" ({run['train_s']:.0f} s)",
+            flush=True,
+        )
+        yield row, run
+
+
+def summarize(results):
+    """Per row and task: each metric's mean ± sd over seeds and its paired difference to alone.
+
+    Args:
+        results: dict row → task → metric → list of floats over seeds (same seed order), and
+            row → task → "at_majority" → list of bool.
+    """
+    rows = {}
+    for row, tasks in results.items():
+        rows[row] = {}
+        for task, values in tasks.items():
+            summary = {}
+            for metric in metrics_of(task):
+                mean, sd = mean_sd(values[metric])
+                summary[metric] = {
+                    "mean": round(mean, 4),
+                    "sd": None if sd is None else round(sd, 4),
+                    "runs": values[metric],
+                }
+                if row != ALONE[task]:
+                    summary[metric]["vs_alone"] = paired_difference(
+                        values[metric], results[ALONE[task]][task][metric]
+                    )
+            summary["runs_at_majority"] = int(sum(values["at_majority"]))
+            rows[row][task] = summary
+    return rows
+
+
+def task_facts(train, tests):
+    """Per task: training and test pairs, the majority class's test accuracy (and MRPC's F1
+    of always answering "paraphrase", the baseline GLUE's F1 is read against)."""
+    tasks = {
+        task: {
+            "train_examples": len(train[task]),
+            "test_examples": len(tests[task]),
+            "majority_accuracy": round(majority_accuracy(tests[task].labels), 4),
+        }
+        for task in TASKS
+    }
+    positive = CLASSIFICATION_TASKS["mrpc"].label_names.names.index("paraphrase")
+    always = np.full(len(tests["mrpc"]), positive)
+    tasks["mrpc"]["majority_f1"] = round(binary_f1(tests["mrpc"].labels, always, positive), 4)
+    return tasks
+
+
+def print_table(rows, tasks, plans, args):
+    """The results table: each row's test metrics per task, mean ± sd, paired to alone."""
+    print(
+        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
+        f"temperature {args.temperature}, {args.seeds} seed(s)"
+    )
+    print("row                 task  metric    test mean ± sd   vs task alone        at majority")
+    for row, row_tasks in rows.items():
+        for task, summary in row_tasks.items():
+            for metric in metrics_of(task):
+                entry = summary[metric]
+                spread = "" if entry["sd"] is None else f" ± {entry['sd']:.4f}"
+                print(
+                    f"{row:18s}  {task:4s}  {metric:8s}  {entry['mean']:.4f}{spread:9s}  "
+                    f"{format_difference(entry.get('vs_alone')):19s}  "
+                    f"{summary['runs_at_majority']} of {args.seeds}"
+                )
+    for task, about in tasks.items():
+        print(
+            f"{task}: majority class accuracy {about['majority_accuracy']:.4f} on "
+            f"{about['test_examples']} test pairs; {about['train_examples']} training pairs"
+        )
+    for row, plan in plans.items():
+        print(f"{row}: {plan['steps']} steps an epoch, per task {plan['updates']}")
+
+
+def parse_arguments(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="minilm_l6", help="minilm_l6 or a checkpoint directory")
+    parser.add_argument(
+        "--pooling",
+        default="trained",
+        help="trained (kbert.checkpoints.trained_pooling), cls, mean",
+    )
+    parser.add_argument("--rte-examples", type=int, default=500, help="RTE training pairs (0: all)")
+    parser.add_argument(
+        "--mrpc-examples", type=int, default=1500, help="MRPC training pairs (0: all)"
+    )
+    parser.add_argument(
+        "--eval-examples", type=int, default=0, help="test pairs scored per task (0: all)"
+    )
+    parser.add_argument("--temperature", type=float, default=2.0, help="T of temperature mixing")
+    parser.add_argument("--sequence-length", type=int, default=128, help="tokens per packed pair")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--epochs", type=int, default=1, help="epochs of every run (fixed)")
+    # Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
+    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=rates.value["multitask"],
+        help=f"peak rate (default: {rates.source})",
+    )
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPES,
+        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+    )
+    parser.add_argument("--seeds", type=int, default=3, help="runs per row")
+    parser.add_argument("--seed", type=int, default=0, help="the held-out split, first run's seed")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default="runs/lab23_related_multitask")
+    parser.add_argument("--verbose", type=int, default=0)
+    add_record_argument(parser)
+    args = parser.parse_args(argv)
+    for flag in ("seeds", "epochs", "batch_size", "sequence_length"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
+    for flag in ("rte_examples", "mrpc_examples", "eval_examples", "seed"):
+        if getattr(args, flag) < 0:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
+    for flag in ("learning_rate", "temperature"):
+        if not getattr(args, flag) > 0:
+            parser.error(f"--{flag.replace('_', '-')} must be > 0; received {getattr(args, flag)}")
+    args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
+    if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
+        args.pooling = trained_pooling(args.model)
+    return args
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+
+    # %% The data: each task's training file less its held-out 10% (never trained on), a
+    # seeded subsample per seed, and its test set (GLUE dev).
+    pools = {
+        task: load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
+        for task in TASKS
+    }
+    tests = {
+        task: sample(
+            load_classification_task(task, "test", data_dir=args.data_dir),
+            args.eval_examples,
+            args.seed,
+        )
+        for task in TASKS
+    }
+    sizes = {"rte": args.rte_examples, "mrpc": args.mrpc_examples}
+
+    # %% Every seed: each task alone, then both tasks mixed each way, on the same subsets.
+    results = {
+        row: {task: {m: [] for m in (*metrics_of(task), "at_majority")} for task in spec["tasks"]}
+        for row, spec in ROWS.items()
+    }
+    runs, plans = [], {}
+    for seed in range(args.seed, args.seed + args.seeds):
+        train = {task: sample(pools[task], sizes[task], 1000 + seed) for task in TASKS}
+        for row, run in seed_runs(args, {"train": train, "test": tests}, seed, plans):
+            for task in ROWS[row]["tasks"]:
+                for key, value in run[task].items():
+                    results[row][task][key].append(value)
+            runs.append({"row": row, "seed": seed, **run})
+
+    # %% Results table: test metrics, mean ± sd over seeds; differences in points, seed-paired.
+    rows = summarize(results)
+    tasks = task_facts(train, tests)
+    print_table(rows, tasks, plans, args)
+    report = {
+        "model": args.model,
+        "tasks": tasks,
+        "rows": rows,
+        "plans": plans,
+        "runs": runs,
+        "settings": {
+            key: getattr(args, key)
+            for key in (
+                "pooling",
+                "learning_rate",
+                "batch_size",
+                "sequence_length",
+                "epochs",
+                "temperature",
+                "seeds",
+                "dtype",
+            )
+        },
+    }
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
+    record_if_requested(args, report)
+    print(json.dumps(report))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+from benchmarks.reports import lab23_related_multitask
+from kbert.metrics.seed_comparison import paired_difference
+
+ALONE = {"rte": [0.55, 0.60, 0.52], "mrpc": [0.80, 0.81, 0.82]}
+ALONE_F1 = [0.86, 0.87, 0.88]
+
+
+def _task(runs, alone=None, at_majority=0):
+    entry = {"mean": sum(runs) / len(runs), "sd": 0.01, "runs": runs}
+    if alone is not None:
+        entry["vs_alone"] = paired_difference(runs, alone)
+    return entry, at_majority
+
+
+def _row(rte=None, mrpc=None, mrpc_f1=None, joint=True):
+    row = {}
+    if rte is not None:
+        entry, majority = _task(rte, ALONE["rte"] if joint else None, at_majority=1)
+        row["rte"] = {"accuracy": entry, "runs_at_majority": majority}
+    if mrpc is not None:
+        accuracy, _ = _task(mrpc, ALONE["mrpc"] if joint else None)
+        f1, _ = _task(mrpc_f1, ALONE_F1 if joint else None)
+        row["mrpc"] = {"accuracy": accuracy, "f1": f1, "runs_at_majority": 0}
+    return row
+
+
+RESULTS = {
+    "model": "minilm_l6",
+    "settings": {"learning_rate": 0.0003, "temperature": 2.0, "seeds": 3},
+    "tasks": {
+        "rte": {"train_examples": 500, "test_examples": 277, "majority_accuracy": 0.527},
+        "mrpc": {
+            "train_examples": 1500,
+            "test_examples": 408,
+            "majority_accuracy": 0.684,
+            "majority_f1": 0.812,
+        },
+    },
+    "plans": {
+        "joint_proportional": {
+            "steps": 126,
+            "probability": {"rte": 0.254, "mrpc": 0.746},
+            "updates": {"rte": 32, "mrpc": 94},
+        },
+        "joint_temperature": {
+            "steps": 126,
+            "probability": {"rte": 0.368, "mrpc": 0.632},
+            "updates": {"rte": 46.4, "mrpc": 79.6},
+        },
+    },
+    "rows": {
+        "rte_alone": _row(rte=ALONE["rte"], joint=False),
+        "mrpc_alone": _row(mrpc=ALONE["mrpc"], mrpc_f1=ALONE_F1, joint=False),
+        "joint_proportional": _row([0.60, 0.65, 0.60], [0.80, 0.82, 0.81], [0.86, 0.88, 0.87]),
+        "joint_temperature": _row([0.56, 0.60, 0.52], [0.78, 0.79, 0.80], [0.85, 0.86, 0.87]),
+    },
+}
+
+
+def test_the_multitask_lab_renders_each_row_and_task_with_its_paired_difference():
+    page = lab23_related_multitask.render(RESULTS)
+    assert "| rte_alone | RTE alone | rte | accuracy | 0.557 ± 0.010 (n=3) | – | 1 of 3 |" in page
+    # RTE per-seed differences to alone: 0.05, 0.05, 0.08.
+    assert (
+        "| joint_proportional | RTE + MRPC, proportional mixing | rte | accuracy | "
+        "0.617 ± 0.010 (n=3) | +6.00 ± 1.73 (better) | 1 of 3 |" in page
+    )
+    # MRPC accuracy −0.02 at every seed: worse, with no spread.
+    assert "| mrpc | accuracy | 0.790 ± 0.010 (n=3) | -2.00 ± 0.00 (worse) |" in page
+    assert page.count("| joint_temperature |") == 3 and page.count("| f1 |") == 3
+    assert "F1 of always 'paraphrase' 0.812" in page
+    assert "joint_temperature: 126 steps an epoch, per task {'rte': 46.4" in page
+    headline = lab23_related_multitask.headline(RESULTS)
+    assert headline.startswith("RTE with MRPC vs alone (accuracy points): proportional +6.0 ± 1.7")
+    assert "temperature +0.3 ± 0.6 (no difference)" in headline
+    assert "MRPC with RTE" in headline and headline.endswith("(RTE majority 0.527)")

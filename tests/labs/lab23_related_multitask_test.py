@@ -1,0 +1,111 @@
+"""lab23_related_multitask as a user runs it: its whole story on a tiny start and budget."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = "labs/lab23_related_multitask.py"
+ROWS = ("rte_alone", "mrpc_alone", "joint_proportional", "joint_temperature")
+
+
+def _run(arguments, data_root, timeout=600):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+    return subprocess.run(
+        [sys.executable, LAB, *arguments],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.slow
+def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
+    record = tmp_path / "lab23.json"
+    result = _run(
+        [
+            "--model",
+            str(tiny_models[1]),
+            "--rte-examples",
+            "16",
+            "--mrpc-examples",
+            "48",
+            "--eval-examples",
+            "24",
+            "--sequence-length",
+            "16",
+            "--batch-size",
+            "8",
+            "--seeds",
+            "1",
+            "--run-dir",
+            str(tmp_path),
+            "--record",
+            str(record),
+        ],
+        data_root,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    stdout = result.stdout
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert json.loads(record.read_text())["results"] == report
+    # Batches of 8: RTE 2 a epoch, MRPC 6; a joint run makes their sum.
+    plans = report["plans"]
+    assert set(plans) == {"joint_proportional", "joint_temperature"}
+    assert plans["joint_proportional"]["steps"] == plans["joint_temperature"]["steps"] == 8
+    assert plans["joint_proportional"]["updates"] == {"rte": 2, "mrpc": 6}
+    assert plans["joint_proportional"]["probability"] == {"rte": 0.25, "mrpc": 0.75}
+    # T = 2: 2^(1/2) / (2^(1/2) + 6^(1/2)) of the steps go to RTE, more than proportional's.
+    temperature = plans["joint_temperature"]["probability"]
+    assert temperature["rte"] == pytest.approx(2**0.5 / (2**0.5 + 6**0.5), abs=1e-4)
+    assert sum(plans["joint_temperature"]["updates"].values()) == pytest.approx(8)
+    # The technique's cell: the first steps' tasks, each step one task's batch.
+    draws = [line for line in stdout.splitlines() if "first 8 steps:" in line]
+    assert len(draws) == 2 and all(set(line.split(": ")[-1]) <= {"R", "M"} for line in draws)
+    assert draws[0].split(": ")[-1].count("R") == 2  # proportional: every batch once
+    tasks = report["tasks"]
+    assert tasks["rte"]["train_examples"] == 16 and tasks["mrpc"]["train_examples"] == 48
+    assert tasks["rte"]["test_examples"] == tasks["mrpc"]["test_examples"] == 24
+    assert 0.5 <= tasks["rte"]["majority_accuracy"] <= 1.0 and 0 < tasks["mrpc"]["majority_f1"]
+    rows = report["rows"]
+    assert list(rows) == list(ROWS)
+    assert set(rows["rte_alone"]) == {"rte"} and set(rows["mrpc_alone"]) == {"mrpc"}
+    for row in ROWS[2:]:
+        assert set(rows[row]) == {"rte", "mrpc"}
+        assert set(rows[row]["mrpc"]) == {"accuracy", "f1", "runs_at_majority"}
+        for task, summary in rows[row].items():
+            for metric in ("accuracy", "f1") if task == "mrpc" else ("accuracy",):
+                entry, alone = summary[metric], rows[f"{task}_alone"][task][metric]
+                assert len(entry["runs"]) == 1 and 0.0 <= entry["mean"] <= 1.0
+                difference = entry["vs_alone"]  # one seed: no spread, so no verdict
+                assert difference["n"] == 1 and difference["verdict"] == "no difference"
+                assert difference["mean"] == pytest.approx(entry["runs"][0] - alone["runs"][0])
+    assert "vs_alone" not in rows["rte_alone"]["rte"]["accuracy"]
+    assert len(report["runs"]) == 4 and {run["row"] for run in report["runs"]} == set(ROWS)
+    assert "majority class accuracy" in stdout
+    from benchmarks.reports import lab23_related_multitask
+
+    page = lab23_related_multitask.render(report)
+    assert page.count("| joint_temperature |") == 3  # RTE accuracy, MRPC accuracy and F1
+    assert lab23_related_multitask.headline(report).startswith("RTE with MRPC")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (["--seeds", "0"], "--seeds must be >= 1"),
+        (["--rte-examples", "-1"], "--rte-examples must be >= 0"),
+        (["--temperature", "0"], "--temperature must be > 0"),
+        (["--learning-rate", "0"], "--learning-rate must be > 0"),
+    ],
+)
+def test_lab23_refuses_bad_settings(data_root, arguments, expected):
+    result = _run(arguments, data_root, timeout=300)
+    assert result.returncode == 2 and expected in result.stderr, result.stderr[-2000:]
