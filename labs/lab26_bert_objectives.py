@@ -134,7 +134,12 @@ def numpy_batch(batch):
 def common_masked_set(valid_documents, tokenizer, args):
     """The held-out MLM set every encoder is scored on: masked once, the same for all four."""
     batches, _ = combined_pretraining_datasets(
-        "masked", valid_documents, None, tokenizer, args.block_length, args.batch_size, args.seed
+        "masked",
+        (valid_documents, None),
+        tokenizer,
+        args.block_length,
+        args.batch_size,
+        seed=args.seed,
     )
     drawn = [numpy_batch(b) for b in batches.take(args.eval_batches)]
     keys = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids")
@@ -142,12 +147,13 @@ def common_masked_set(valid_documents, tokenizer, args):
     return tf.data.Dataset.from_tensor_slices(arrays).batch(args.batch_size)
 
 
-def pretrain(objective, documents, tokenizer, common, args, seed):
-    """One objective's pretraining run; returns its encoder's weights and what it measured."""
+def pretrain(objective, documents, tokenizer, args, seed):
+    """One objective's pretraining run; returns the trained model, its held-out batches and
+    the training seconds."""
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     train, valid = combined_pretraining_datasets(
-        objective, *documents, tokenizer, args.block_length, args.batch_size, seed
+        objective, documents, tokenizer, args.block_length, args.batch_size, seed=seed
     )
     model = build_combined_pretraining_model(
         objective, model_settings(args, seed), tokenizer.vocabulary_size()
@@ -157,33 +163,29 @@ def pretrain(objective, documents, tokenizer, common, args, seed):
         show_example(objective, numpy_batch(next(iter(train))), tokenizer)
     start = time.perf_counter()
     model.fit(train, epochs=1, steps_per_epoch=args.steps, verbose=args.verbose)
-    seconds = time.perf_counter() - start
+    return model, valid, time.perf_counter() - start
+
+
+def held_out_measures(model, objective, valid, common, args):
+    """The MLM head on the common masked set; the second head on the objective's own batches."""
     own = model.evaluate(valid, steps=args.eval_batches, return_dict=True, verbose=0)
     mlm = model.objectives[0]  # every combination's first head: BERT's MLM
     mlm.compile()
     intrinsic = mlm.evaluate(common, return_dict=True, verbose=0)
     run = {
-        "pretraining_seed": seed,
-        "train_s": round(seconds, 1),
         "mlm_loss": round(float(intrinsic["mlm_loss"]), 4),
         "mlm_accuracy": round(float(intrinsic["mlm_accuracy"]), 4),
     }
     if objective in SECOND_HEADS:
         head = SECOND_HEADS[objective]
         run[f"{head}_accuracy"] = round(float(own[f"{head}_accuracy"]), 4)
-    print(
-        f"{objective}: {args.steps} steps in {seconds:.0f} s; common held-out MLM loss "
-        f"{run['mlm_loss']:.3f}, accuracy {run['mlm_accuracy']:.3f}"
-        + "".join(
-            f", {k} {v:.3f}" for k, v in run.items() if k.split("_")[0] in ("nsp", "sop", "sbo")
-        ),
-        flush=True,
-    )
-    return model.encoder.get_weights(), run
+    return run
 
 
-def fine_tune(weights, tokenizer, train, test, args, pretraining_seed, seed):
-    """A new classifier on the encoder from `weights`; its test accuracy."""
+def fine_tune(weights, tokenizer, data, args, seeds):
+    """A new classifier on the encoder from `weights`, trained on `data = (train, test)`'s
+    first part with `seeds = (pretraining seed, fine-tuning seed)`; its test accuracy."""
+    (train, test), (pretraining_seed, seed) = data, seeds
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for every encoder of this seed
     encoder = pretraining_encoder(
@@ -204,6 +206,42 @@ def fine_tune(weights, tokenizer, train, test, args, pretraining_seed, seed):
     return {"test_accuracy": round(accuracy, 4), "train_s": round(seconds, 1)}
 
 
+def run_task(task, encoders, tokenizer, args):
+    """Every (pretraining seed, fine-tuning seed) and encoder on one task; its part of the
+    record."""
+    pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
+    test = sample(
+        load_classification_task(task, "test", data_dir=args.data_dir),
+        args.eval_examples,
+        args.seed,
+    )
+    accuracies, runs = {objective: [] for objective in args.objectives}, []
+    for p_seed in range(args.seed, args.seed + args.pretraining_seeds):
+        for seed in range(args.seed, args.seed + args.seeds):
+            train = sample(pool, args.train_examples, 1000 * p_seed + seed)
+            for objective in args.objectives:
+                run = fine_tune(
+                    encoders[objective, p_seed], tokenizer, (train, test), args, (p_seed, seed)
+                )
+                accuracies[objective].append(run["test_accuracy"])
+                runs.append(
+                    {"objective": objective, "pretraining_seed": p_seed, "seed": seed, **run}
+                )
+                print(
+                    f"{task} seed {p_seed}/{seed}, {objective}: test "
+                    f"{run['test_accuracy']:.4f} ({run['train_s']:.0f} s)",
+                    flush=True,
+                )
+    majority = np.bincount(test.labels).max() / len(test)
+    return {
+        "train_examples": len(train),
+        "test_examples": len(test),
+        "majority_accuracy": round(float(majority), 4),
+        "objectives": summarize(accuracies),
+        "runs": runs,
+    }
+
+
 def summarize(accuracies):
     """Each objective's mean ± sd, and its (pretraining, fine-tuning)-seed-paired difference
     to MLM alone."""
@@ -215,6 +253,34 @@ def summarize(accuracies):
         if objective != "masked" and "masked" in accuracies:
             rows[objective]["vs_masked"] = paired_difference(values, accuracies["masked"])
     return rows
+
+
+def print_tables(intrinsic, tasks, args):
+    print(
+        f"\n{args.num_layers} layers × {args.hidden_dim}, {args.steps} steps of "
+        f"{args.batch_size} × {args.block_length} tokens per objective, "
+        f"{args.pretraining_seeds} pretraining seed(s) × {args.seeds} fine-tuning seed(s)"
+    )
+    print("objective                             MLM loss  MLM acc  second head's accuracy")
+    for objective, row in intrinsic.items():
+        second = SECOND_HEADS.get(objective)
+        own = f"{second} {row[f'{second}_accuracy']:.4f}" if second else "–"
+        print(
+            f"{OBJECTIVES[objective]:36s}  {row['mlm_loss']:8.4f}  {row['mlm_accuracy']:7.4f}  "
+            f"{own}"
+        )
+    print("\ntask  objective                             test mean ± sd   vs MLM alone")
+    for task, study in tasks.items():
+        for objective, row in study["objectives"].items():
+            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            print(
+                f"{task:4s}  {OBJECTIVES[objective]:36s}  {row['mean']:.4f}{spread:9s}  "
+                f"{format_difference(row.get('vs_masked'))}"
+            )
+        print(
+            f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
+            f"{study['test_examples']} test examples; {study['train_examples']} training"
+        )
 
 
 def parse_arguments():
@@ -309,44 +375,21 @@ def main():
     encoders, pretraining = {}, {objective: [] for objective in args.objectives}
     for p_seed in pretraining_seeds:
         for objective in args.objectives:
-            weights, run = pretrain(objective, documents, tokenizer, common, args, p_seed)
-            encoders[objective, p_seed] = weights
+            model, valid, seconds = pretrain(objective, documents, tokenizer, args, p_seed)
+            run = {"pretraining_seed": p_seed, "train_s": round(seconds, 1)}
+            run.update(held_out_measures(model, objective, valid, common, args))
+            print(
+                f"{objective}: {args.steps} steps in {seconds:.0f} s; held-out "
+                + ", ".join(
+                    f"{k} {v:.3f}" for k, v in run.items() if k.endswith(("_loss", "_accuracy"))
+                ),
+                flush=True,
+            )
+            encoders[objective, p_seed] = model.encoder.get_weights()
             pretraining[objective].append(run)
 
     # %% Fine-tuning: per task and seed, one subset and one new head for every encoder.
-    tasks = {}
-    for task in args.tasks:
-        pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
-        test = sample(
-            load_classification_task(task, "test", data_dir=args.data_dir),
-            args.eval_examples,
-            args.seed,
-        )
-        accuracies, runs = {objective: [] for objective in args.objectives}, []
-        for p_seed in pretraining_seeds:
-            for seed in range(args.seed, args.seed + args.seeds):
-                train = sample(pool, args.train_examples, 1000 * p_seed + seed)
-                for objective in args.objectives:
-                    run = fine_tune(
-                        encoders[objective, p_seed], tokenizer, train, test, args, p_seed, seed
-                    )
-                    accuracies[objective].append(run["test_accuracy"])
-                    runs.append(
-                        {"objective": objective, "pretraining_seed": p_seed, "seed": seed, **run}
-                    )
-                    print(
-                        f"{task} seed {p_seed}/{seed}, {objective}: test "
-                        f"{run['test_accuracy']:.4f} ({run['train_s']:.0f} s)",
-                        flush=True,
-                    )
-        majority = np.bincount(test.labels).max() / len(test)
-        tasks[task] = {
-            "train_examples": len(train),
-            "test_examples": len(test),
-            "majority_accuracy": round(float(majority), 4),
-            "objectives": summarize(accuracies),
-            "runs": runs,
-        }
+    tasks = {task: run_task(task, encoders, tokenizer, args) for task in args.tasks}
 
     # %% Results: the intrinsic measure, then test accuracy, mean ± sd, paired differences.
     intrinsic = {}
@@ -357,31 +400,7 @@ def main():
             if key.endswith(("_loss", "_accuracy"))
         }
         intrinsic[objective]["train_s"] = round(float(np.mean([r["train_s"] for r in runs])), 1)
-    print(
-        f"\n{args.num_layers} layers × {args.hidden_dim}, {args.steps} steps of "
-        f"{args.batch_size} × {args.block_length} tokens per objective, "
-        f"{args.pretraining_seeds} pretraining seed(s) × {args.seeds} fine-tuning seed(s)"
-    )
-    print("objective                             MLM loss  MLM acc  second head's accuracy")
-    for objective, row in intrinsic.items():
-        second = SECOND_HEADS.get(objective)
-        own = f"{second} {row[f'{second}_accuracy']:.4f}" if second else "–"
-        print(
-            f"{OBJECTIVES[objective]:36s}  {row['mlm_loss']:8.4f}  {row['mlm_accuracy']:7.4f}  "
-            f"{own}"
-        )
-    print("\ntask  objective                             test mean ± sd   vs MLM alone")
-    for task, study in tasks.items():
-        for objective, row in study["objectives"].items():
-            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
-            print(
-                f"{task:4s}  {OBJECTIVES[objective]:36s}  {row['mean']:.4f}{spread:9s}  "
-                f"{format_difference(row.get('vs_masked'))}"
-            )
-        print(
-            f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
-            f"{study['test_examples']} test examples; {study['train_examples']} training"
-        )
+    print_tables(intrinsic, tasks, args)
     report = {
         "pretraining": {"intrinsic": intrinsic, "runs": pretraining},
         "tasks": tasks,

@@ -16,8 +16,11 @@ Masks are drawn after the cache, so every epoch gets new ones. Training batches 
 (a run is measured in steps) and drop the last partial batch.
 """
 
+import dataclasses
+
 from kbert.data.full_sentences_blocks import full_sentences_blocks
 from kbert.data.pretraining_inputs import special_token_ids
+from kbert.data.pretraining_pipelines import PipelineOptions
 from kbert.data.sentence_pair_examples import sentence_pair_examples
 from kbert.text.masked_lm_masker import MaskedLMMasker
 from kbert.text.span_masker import SpanMasker
@@ -26,19 +29,21 @@ COMBINED_OBJECTIVES = ("masked", "masked+nsp", "masked+sop", "span+sbo")
 
 
 def combined_pretraining_datasets(
-    objective, train_documents, valid_documents, tokenizer, block_length, batch_size, seed=0
+    objective, documents, tokenizer, block_length, batch_size, **option_overrides
 ):
     """The `(train, valid)` datasets of one objective combination.
 
     Args:
         objective: str. One of `COMBINED_OBJECTIVES`: "masked", "masked+nsp", "masked+sop" or
             "span+sbo".
-        train_documents: list of documents (each a str or a list of str paragraphs).
-        valid_documents: list of documents, or None (then `valid` is None).
+        documents: `(train_documents, valid_documents)`: lists of documents (each a str or a
+            list of str paragraphs); `valid_documents` may be None (then `valid` is None).
         tokenizer: WordPiece, BPE or unigram tokenizer with BERT's role tokens.
         block_length: int. Tokens per block or pair, special tokens included.
         batch_size: int. Examples per batch.
-        seed: int, default 0. Seeds the pairs, the shuffle and the masks.
+        **option_overrides: `kbert.data.PipelineOptions` names (`seed`, `cache`,
+            `shuffle_buffer_size`, ...). The seed also draws the pairs and the masks; the
+            masking hook, `drop_remainder` (train only) and `shuffle` (train only) are set here.
 
     Returns:
         `(train, valid)` `tf.data.Dataset`s of dicts with the encoder's keys, the MLM keys
@@ -53,13 +58,22 @@ def combined_pretraining_datasets(
     Example:
     >>> from kbert.text import WordPieceTokenizer
     >>> tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "."])
-    >>> train, _ = combined_pretraining_datasets("masked+sop", ["a b. b a. a a."] * 2, None,
-    ...                                          tokenizer, block_length=12, batch_size=2)
+    >>> documents = (["A b. B a. A a."] * 2, None)
+    >>> train, _ = combined_pretraining_datasets("masked+sop", documents, tokenizer,
+    ...                                          block_length=12, batch_size=2, seed=0)
     >>> sorted(next(iter(train)))[:3]
     ['mask_ids', 'mask_positions', 'mask_weights']
     """
     if objective not in COMBINED_OBJECTIVES:
         raise ValueError(f"objective must be one of {COMBINED_OBJECTIVES}; received {objective!r}")
+    options = PipelineOptions.resolve(None, option_overrides, "combined_pretraining_datasets")
+    seed = options.seed
+    if not isinstance(documents, (tuple, list)) or len(documents) != 2:
+        raise ValueError(
+            "documents must be a pair (train_documents, valid_documents); received "
+            f"{type(documents).__name__}"
+        )
+    train_documents, valid_documents = documents
     special = special_token_ids(tokenizer)
     if objective == "span+sbo":
         # Room above the 15% budget for a last span of up to 10 words (module docstring).
@@ -86,18 +100,15 @@ def combined_pretraining_datasets(
         def mask(batch):
             return {**batch, **masker(batch["token_ids"], batch["padding_mask"])}
 
-    def examples(documents, training):
-        options = dict(seed=seed, map_fn=mask, drop_remainder=training, shuffle=training)
+    def examples(texts, training):
+        shuffle = options.shuffle and training
+        chosen = dataclasses.replace(options, map_fn=mask, drop_remainder=training, shuffle=shuffle)
         if objective in ("masked+nsp", "masked+sop"):
+            task = objective.split("+")[1]
             return sentence_pair_examples(
-                documents,
-                tokenizer,
-                block_length,
-                task=objective.split("+")[1],
-                batch_size=batch_size,
-                **options,
+                texts, tokenizer, block_length, task=task, batch_size=batch_size, options=chosen
             )
-        return full_sentences_blocks(documents, tokenizer, block_length, batch_size, **options)
+        return full_sentences_blocks(texts, tokenizer, block_length, batch_size, options=chosen)
 
     valid = examples(valid_documents, False) if valid_documents else None
     return examples(train_documents, True).repeat(), valid

@@ -21,7 +21,7 @@ DOCUMENTS = [
 
 def batches(objective, count=30, block_length=24):
     train, valid = combined_pretraining_datasets(
-        objective, DOCUMENTS, DOCUMENTS[:2], TOKENIZER, block_length, 4, seed=3
+        objective, (DOCUMENTS, DOCUMENTS[:2]), TOKENIZER, block_length, 4, seed=3
     )
     assert valid is not None
     return [{k: v.numpy() for k, v in b.items()} for b in train.take(count)]
@@ -73,5 +73,7 @@ def test_span_masking_gives_the_boundaries_of_contiguous_spans():
 
 def test_an_unknown_combination_is_refused_by_name():
     with pytest.raises(ValueError, match="objective must be one of .*received 'masked\\+sbo'"):
-        combined_pretraining_datasets("masked+sbo", DOCUMENTS, None, TOKENIZER, 24, 4)
-    assert combined_pretraining_datasets("masked", DOCUMENTS, None, TOKENIZER, 24, 4)[1] is None
+        combined_pretraining_datasets("masked+sbo", (DOCUMENTS, None), TOKENIZER, 24, 4)
+    assert combined_pretraining_datasets("masked", (DOCUMENTS, None), TOKENIZER, 24, 4)[1] is None
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sed'"):
+        combined_pretraining_datasets("masked", (DOCUMENTS, None), TOKENIZER, 24, 4, sed=1)

@@ -41,7 +41,7 @@ def test_each_combination_trains_the_same_encoder_on_its_own_batches(objective):
     config = pretrained_encoder(model).config
     assert (config.num_layers, config.hidden_dim, config.num_segments) == (1, 16, 2)
     assert not config.causal and not config.norm_first  # BERT's post-LN encoder
-    train, _ = combined_pretraining_datasets(objective, DOCUMENTS, None, TOKENIZER, 24, 2, seed=1)
+    train, _ = combined_pretraining_datasets(objective, (DOCUMENTS, None), TOKENIZER, 24, 2, seed=1)
     compile_for_pretraining(model, 1e-3, total_steps=4, warmup_steps=1, gradient_accumulation=1)
     before = model.encoder.get_weights()
     history = model.fit(train, steps_per_epoch=2, epochs=1, verbose=0).history
