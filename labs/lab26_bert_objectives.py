@@ -302,8 +302,8 @@ def parse_arguments():
     parser.add_argument("--num-heads", type=int, default=2)
     parser.add_argument("--block-length", type=int, default=64, help="tokens per block or pair")
     parser.add_argument("--batch-size", type=int, default=32, help="pretraining batch")
-    parser.add_argument("--steps", type=int, default=300, help="pretraining steps per objective")
-    parser.add_argument("--warmup-steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=250, help="pretraining steps per objective")
+    parser.add_argument("--warmup-steps", type=int, default=25)
     parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
     parser.add_argument(
         "--eval-batches", type=int, default=20, help="held-out batches scored per encoder"
@@ -312,7 +312,7 @@ def parse_arguments():
     parser.add_argument("--eval-examples", type=int, default=400, help="test examples (0: all)")
     parser.add_argument("--sequence-length", type=int, default=64, help="fine-tuning tokens")
     parser.add_argument("--fine-tune-batch-size", type=int, default=16)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument(
         "--learning-rate",
         type=float,
