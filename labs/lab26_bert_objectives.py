@@ -1,0 +1,434 @@
+"""Lab 26: BERT's pretraining objectives compared at equal steps: MLM, + NSP, + SOP, spans + SBO.
+
+Reproduces the objective comparisons of Jurafsky & Martin ch. 11 (§11.2.3, next sentence
+prediction; §11.5.1, SpanBERT) and of the papers behind them: BERT pretrains with masked language
+modelling plus next sentence prediction (Devlin et al. 2019: NSP helps pair tasks such as QNLI and
+MNLI); RoBERTa (Liu et al. 2019) and SpanBERT (Joshi et al. 2020) found that dropping NSP does
+not hurt, or helps; ALBERT (Lan et al. 2020) replaced NSP by sentence-order prediction (SOP),
+a harder task that it found more useful downstream; SpanBERT masks spans of whole words and adds
+the span boundary objective (SBO), which it found helps span-level tasks most.
+
+Four encoders of one size are pretrained from scratch on the same books (lab01's corpus and its
+WordPiece tokenizer), with the same optimizer, schedule, batch size, block length, number of
+steps and seed: `masked` (MLM alone, on RoBERTa's FULL-SENTENCES blocks), `masked+nsp` (MLM on
+`[CLS] A [SEP] B [SEP]` pairs, half of the B segments from another book), `masked+sop` (the
+same pairs, half of them swapped) and `span+sbo` (span masking, MLM + SBO). The budget is equal
+in steps, not in seconds (a second head costs a little time; equal time would give it fewer
+updates, so equal steps isolates what the objective teaches). The library pieces are
+`kbert.data.combined_pretraining_inputs` and `kbert.models.combined_pretraining_model`.
+
+Each encoder is then measured three ways: (1) its MLM head's loss and accuracy on one common set
+of masked held-out blocks (other authors' books; the same masks for all four, drawn once), an
+intrinsic measure; (2) each second head's accuracy on its own held-out batches (SOP is expected
+harder than NSP, whose negatives change topic); (3) fine-tuning a new classifier on the [CLS]
+vector for MRPC (paraphrase pairs: a pair task) and TREC-6 (question types: single sentences),
+`--seeds` fine-tuning seeds per encoder, mean ± sd of test accuracy and the seed-paired
+difference of each objective to MLM alone (`kbert.metrics.seed_comparison`). Every encoder sees
+the same seeded training subset and the same new head for a given seed.
+
+The pretraining seed is fixed (`--pretraining-seeds 1` by default): four pretrainings fit the
+CPU budget, four per extra seed do not. With one pretraining run per objective the sd measures
+fine-tuning noise only, so a difference says "this pretrained encoder", not "this objective
+at any seed"; `--pretraining-seeds 3` pairs by (pretraining seed, fine-tuning seed) and puts
+pretraining noise in the spread too. Nothing is chosen by this lab: every setting is fixed in
+advance (the fine-tuning rate is the lower of the two that `benchmarks/transfer.py` chooses
+between, on validation, for lab01's from-scratch encoders), and the 10% held out of each
+training file (lab12, lab21) is never trained on.
+
+Sizes are cut for a 2-core CPU: a 2-layer, 128-wide encoder, 64-token blocks and pairs, a few
+hundred steps per objective on a dozen books, fine-tuning on subsamples. At this size the
+encoders are far from BERT's; what the record can show is the direction of each objective's
+effect at a tiny scale, with its spread. What the record found:
+docs/results.md#lab26_bert_objectives.
+
+    python labs/lab26_bert_objectives.py [--record docs/results/lab26_bert_objectives.json]
+    python labs/lab26_bert_objectives.py --objectives masked,masked+sop --seeds 1  # a quick look
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.data import load_classification_task, read_named_corpus
+from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
+from kbert.files import atomic_write_text
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.models import SequenceClassifier
+from kbert.models.combined_pretraining_model import (
+    COMBINED_OBJECTIVES,
+    build_combined_pretraining_model,
+)
+from kbert.models.pretraining_models import PretrainingModelSettings, pretraining_encoder
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor
+from kbert.text.corpus_tokenizers import train_corpus_tokenizer
+from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.pretraining_optimizer import compile_for_pretraining
+
+OBJECTIVES = {
+    "masked": "MLM alone (RoBERTa)",
+    "masked+nsp": "MLM + NSP (BERT)",
+    "masked+sop": "MLM + SOP (ALBERT)",
+    "span+sbo": "span masking, MLM + SBO (SpanBERT)",
+}
+TASKS = ("mrpc", "trec")
+SECOND_HEADS = {"masked+nsp": "nsp", "masked+sop": "sop", "span+sbo": "sbo"}
+
+
+def sample(examples, size, seed):
+    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
+    if not size or size >= len(examples):
+        return examples
+    rng = np.random.default_rng(seed)
+    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
+
+
+def model_settings(args, seed):
+    return PretrainingModelSettings(
+        num_layers=args.num_layers,
+        hidden_dim=args.hidden_dim,
+        num_heads=args.num_heads,
+        block_length=args.block_length,
+        seed=seed,
+    )
+
+
+# %% The technique: what each objective's batch holds. MLM alone reads packed sentences with 15%
+# of tokens masked; NSP and SOP read a pair `[CLS] A [SEP] B [SEP]` and label it (NSP: B follows
+# A, or comes from another book; SOP: A and B in order, or swapped: same topic either way, so
+# only coherence tells them apart); SpanBERT masks whole spans and asks the SBO head to rebuild
+# each masked token from the two tokens just outside its span.
+def show_example(objective, batch, tokenizer):
+    """Prints the first row of a batch: its tokens, segments, and the objective's targets."""
+    ids = batch["token_ids"][0]
+    length = int(batch["padding_mask"][0].sum())
+    tokens = [tokenizer.id_to_token(int(i)) for i in ids[:length]]
+    print(f"\n{OBJECTIVES[objective]}: {' '.join(tokens)}")
+    if objective in ("masked+nsp", "masked+sop"):
+        label = int(batch["next_sentence_labels"][0])
+        meaning = {"masked+nsp": ("random B", "B follows A"), "masked+sop": ("swapped", "in order")}
+        segments = "".join(str(int(s)) for s in batch["segment_ids"][0][:length])
+        print(f"  segments {segments}; label {label} ({meaning[objective][label]})")
+    weights = batch["mask_weights"][0] > 0
+    targets = [tokenizer.id_to_token(int(i)) for i in batch["mask_ids"][0][weights]]
+    print(f"  MLM targets at {batch['mask_positions'][0][weights].tolist()}: {targets}")
+    if objective == "span+sbo":
+        left = batch["mask_left_boundary"][0][weights].tolist()
+        right = batch["mask_right_boundary"][0][weights].tolist()
+        spans = sorted(set(zip(left, right, strict=True)))
+        print(f"  spans (boundary positions s-1, e+1 the SBO head reads): {spans}")
+
+
+def numpy_batch(batch):
+    return {key: value.numpy() for key, value in batch.items()}
+
+
+def common_masked_set(valid_documents, tokenizer, args):
+    """The held-out MLM set every encoder is scored on: masked once, the same for all four."""
+    batches, _ = combined_pretraining_datasets(
+        "masked",
+        (valid_documents, None),
+        tokenizer,
+        args.block_length,
+        args.batch_size,
+        seed=args.seed,
+    )
+    drawn = [numpy_batch(b) for b in batches.take(args.eval_batches)]
+    keys = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids")
+    arrays = {key: np.concatenate([b[key] for b in drawn]) for key in keys + ("mask_weights",)}
+    return tf.data.Dataset.from_tensor_slices(arrays).batch(args.batch_size)
+
+
+def pretrain(objective, documents, tokenizer, args, seed):
+    """One objective's pretraining run; returns the trained model, its held-out batches and
+    the training seconds."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)
+    train, valid = combined_pretraining_datasets(
+        objective, documents, tokenizer, args.block_length, args.batch_size, seed=seed
+    )
+    model = build_combined_pretraining_model(
+        objective, model_settings(args, seed), tokenizer.vocabulary_size()
+    )
+    compile_for_pretraining(model, args.peak_learning_rate, args.steps, args.warmup_steps)
+    if seed == args.seed:
+        show_example(objective, numpy_batch(next(iter(train))), tokenizer)
+    start = time.perf_counter()
+    model.fit(train, epochs=1, steps_per_epoch=args.steps, verbose=args.verbose)
+    return model, valid, time.perf_counter() - start
+
+
+def held_out_measures(model, objective, valid, common, args):
+    """The MLM head on the common masked set; the second head on the objective's own batches."""
+    own = model.evaluate(valid, steps=args.eval_batches, return_dict=True, verbose=0)
+    mlm = model.objectives[0]  # every combination's first head: BERT's MLM
+    mlm.compile()
+    intrinsic = mlm.evaluate(common, return_dict=True, verbose=0)
+    run = {
+        "mlm_loss": round(float(intrinsic["mlm_loss"]), 4),
+        "mlm_accuracy": round(float(intrinsic["mlm_accuracy"]), 4),
+    }
+    if objective in SECOND_HEADS:
+        head = SECOND_HEADS[objective]
+        run[f"{head}_accuracy"] = round(float(own[f"{head}_accuracy"]), 4)
+    return run
+
+
+def fine_tune(weights, tokenizer, data, args, seeds):
+    """A new classifier on the encoder from `weights`, trained on `data = (train, test)`'s
+    first part with `seeds = (pretraining seed, fine-tuning seed)`; its test accuracy."""
+    (train, test), (pretraining_seed, seed) = data, seeds
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)  # the same new head for every encoder of this seed
+    encoder = pretraining_encoder(
+        "masked", model_settings(args, pretraining_seed), tokenizer.vocabulary_size()
+    )
+    encoder.set_weights(weights)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
+    settings = TrainingSettings(
+        epochs=args.epochs,
+        batch_size=args.fine_tune_batch_size,
+        learning_rate=args.learning_rate,
+        seed=seed,
+        verbose=args.verbose,
+    )
+    _, seconds = fine_tune_classifier(classifier, preprocessor, train, settings=settings)
+    accuracy = evaluate_classifier(classifier, preprocessor, test)["accuracy"]
+    return {"test_accuracy": round(accuracy, 4), "train_s": round(seconds, 1)}
+
+
+def run_task(task, encoders, tokenizer, args):
+    """Every (pretraining seed, fine-tuning seed) and encoder on one task; its part of the
+    record."""
+    pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
+    test = sample(
+        load_classification_task(task, "test", data_dir=args.data_dir),
+        args.eval_examples,
+        args.seed,
+    )
+    accuracies, runs = {objective: [] for objective in args.objectives}, []
+    for p_seed in range(args.seed, args.seed + args.pretraining_seeds):
+        for seed in range(args.seed, args.seed + args.seeds):
+            train = sample(pool, args.train_examples, 1000 * p_seed + seed)
+            for objective in args.objectives:
+                run = fine_tune(
+                    encoders[objective, p_seed], tokenizer, (train, test), args, (p_seed, seed)
+                )
+                accuracies[objective].append(run["test_accuracy"])
+                runs.append(
+                    {"objective": objective, "pretraining_seed": p_seed, "seed": seed, **run}
+                )
+                print(
+                    f"{task} seed {p_seed}/{seed}, {objective}: test "
+                    f"{run['test_accuracy']:.4f} ({run['train_s']:.0f} s)",
+                    flush=True,
+                )
+    majority = np.bincount(test.labels).max() / len(test)
+    return {
+        "train_examples": len(train),
+        "test_examples": len(test),
+        "majority_accuracy": round(float(majority), 4),
+        "objectives": summarize(accuracies),
+        "runs": runs,
+    }
+
+
+def summarize(accuracies):
+    """Each objective's mean ± sd, and its (pretraining, fine-tuning)-seed-paired difference
+    to MLM alone."""
+    rows = {}
+    for objective, values in accuracies.items():
+        mean, sd = mean_sd(values)
+        rows[objective] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
+        rows[objective]["runs"] = values
+        if objective != "masked" and "masked" in accuracies:
+            rows[objective]["vs_masked"] = paired_difference(values, accuracies["masked"])
+    return rows
+
+
+def print_tables(intrinsic, tasks, args):
+    print(
+        f"\n{args.num_layers} layers × {args.hidden_dim}, {args.steps} steps of "
+        f"{args.batch_size} × {args.block_length} tokens per objective, "
+        f"{args.pretraining_seeds} pretraining seed(s) × {args.seeds} fine-tuning seed(s)"
+    )
+    print("objective                             MLM loss  MLM acc  second head's accuracy")
+    for objective, row in intrinsic.items():
+        second = SECOND_HEADS.get(objective)
+        own = f"{second} {row[f'{second}_accuracy']:.4f}" if second else "–"
+        print(
+            f"{OBJECTIVES[objective]:36s}  {row['mlm_loss']:8.4f}  {row['mlm_accuracy']:7.4f}  "
+            f"{own}"
+        )
+    print("\ntask  objective                             test mean ± sd   vs MLM alone")
+    for task, study in tasks.items():
+        for objective, row in study["objectives"].items():
+            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            print(
+                f"{task:4s}  {OBJECTIVES[objective]:36s}  {row['mean']:.4f}{spread:9s}  "
+                f"{format_difference(row.get('vs_masked'))}"
+            )
+        print(
+            f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
+            f"{study['test_examples']} test examples; {study['train_examples']} training"
+        )
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--objectives",
+        default=",".join(OBJECTIVES),
+        help="comma-separated: masked, masked+nsp, masked+sop, span+sbo (masked first: the "
+        "baseline of every difference)",
+    )
+    parser.add_argument("--tasks", default=",".join(TASKS), help="mrpc and/or trec")
+    parser.add_argument(
+        "--corpus", choices=["pretrain_corpus", "wikitext2"], default="pretrain_corpus"
+    )
+    parser.add_argument("--max-documents", type=int, default=12, help="training books (0: all)")
+    parser.add_argument("--vocabulary-size", type=int, default=8000)
+    parser.add_argument("--num-layers", type=int, default=2)
+    parser.add_argument("--hidden-dim", type=int, default=128)
+    parser.add_argument("--num-heads", type=int, default=2)
+    parser.add_argument("--block-length", type=int, default=64, help="tokens per block or pair")
+    parser.add_argument("--batch-size", type=int, default=32, help="pretraining batch")
+    parser.add_argument("--steps", type=int, default=250, help="pretraining steps per objective")
+    parser.add_argument("--warmup-steps", type=int, default=25)
+    parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
+    parser.add_argument(
+        "--eval-batches", type=int, default=20, help="held-out batches scored per encoder"
+    )
+    parser.add_argument("--train-examples", type=int, default=800, help="per task (0: all)")
+    parser.add_argument("--eval-examples", type=int, default=400, help="test examples (0: all)")
+    parser.add_argument("--sequence-length", type=int, default=64, help="fine-tuning tokens")
+    parser.add_argument("--fine-tune-batch-size", type=int, default=16)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=3e-4,
+        help="fine-tuning peak (the lower rate benchmarks/transfer.py tries for lab01's encoders)",
+    )
+    parser.add_argument("--pooling", choices=["cls", "mean", "pooler"], default="cls")
+    parser.add_argument("--seeds", type=int, default=3, help="fine-tuning seeds per encoder")
+    parser.add_argument(
+        "--pretraining-seeds", type=int, default=1, help="pretraining runs per objective"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the first seed of each kind")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default="runs/lab26_bert_objectives")
+    parser.add_argument("--verbose", type=int, default=0)
+    add_record_argument(parser)
+    args = parser.parse_args()
+    args.objectives = [o.strip() for o in args.objectives.split(",") if o.strip()]
+    if not args.objectives or set(args.objectives) - set(COMBINED_OBJECTIVES):
+        parser.error(
+            f"--objectives must list some of {', '.join(COMBINED_OBJECTIVES)}; received "
+            f"{','.join(args.objectives)!r}"
+        )
+    args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    if not args.tasks or set(args.tasks) - set(TASKS):
+        parser.error(f"--tasks must list mrpc and/or trec; received {','.join(args.tasks)!r}")
+    positive = (
+        "num_layers", "hidden_dim", "num_heads", "batch_size", "steps", "eval_batches",
+        "fine_tune_batch_size", "epochs", "seeds", "pretraining_seeds",
+    )  # fmt: skip
+    for flag in positive:
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
+    for flag in ("max_documents", "train_examples", "eval_examples", "warmup_steps", "seed"):
+        if getattr(args, flag) < 0:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
+    if args.block_length < 8 or not 8 <= args.sequence_length <= args.block_length:
+        parser.error(
+            "--block-length must be >= 8 and --sequence-length in [8, --block-length] (the "
+            f"encoder's positions); received {args.block_length} and {args.sequence_length}"
+        )
+    for flag in ("peak_learning_rate", "learning_rate"):
+        if not getattr(args, flag) > 0:
+            parser.error(f"--{flag.replace('_', '-')} must be > 0; received {getattr(args, flag)}")
+    return args
+
+
+def main():
+    args = parse_arguments()
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    # %% The corpus and tokenizer (lab01's): books, the held-out ones by other authors.
+    documents = read_named_corpus(args.corpus, args.data_dir, args.max_documents)
+    tokenizer, _ = train_corpus_tokenizer(documents[0], "wordpiece", args.vocabulary_size, run_dir)
+    common = common_masked_set(documents[1], tokenizer, args)
+
+    # %% Pretraining: each objective, the same encoder size, steps, schedule and seed.
+    pretraining_seeds = range(args.seed, args.seed + args.pretraining_seeds)
+    encoders, pretraining = {}, {objective: [] for objective in args.objectives}
+    for p_seed in pretraining_seeds:
+        for objective in args.objectives:
+            model, valid, seconds = pretrain(objective, documents, tokenizer, args, p_seed)
+            run = {"pretraining_seed": p_seed, "train_s": round(seconds, 1)}
+            run.update(held_out_measures(model, objective, valid, common, args))
+            print(
+                f"{objective}: {args.steps} steps in {seconds:.0f} s; held-out "
+                + ", ".join(
+                    f"{k} {v:.3f}" for k, v in run.items() if k.endswith(("_loss", "_accuracy"))
+                ),
+                flush=True,
+            )
+            encoders[objective, p_seed] = model.encoder.get_weights()
+            pretraining[objective].append(run)
+
+    # %% Fine-tuning: per task and seed, one subset and one new head for every encoder.
+    tasks = {task: run_task(task, encoders, tokenizer, args) for task in args.tasks}
+
+    # %% Results: the intrinsic measure, then test accuracy, mean ± sd, paired differences.
+    intrinsic = {}
+    for objective, runs in pretraining.items():
+        intrinsic[objective] = {
+            key: round(float(np.mean([run[key] for run in runs])), 4)
+            for key in runs[0]
+            if key.endswith(("_loss", "_accuracy"))
+        }
+        intrinsic[objective]["train_s"] = round(float(np.mean([r["train_s"] for r in runs])), 1)
+    print_tables(intrinsic, tasks, args)
+    report = {
+        "pretraining": {"intrinsic": intrinsic, "runs": pretraining},
+        "tasks": tasks,
+        "settings": {
+            key: getattr(args, key)
+            for key in (
+                "corpus",
+                "max_documents",
+                "vocabulary_size",
+                "num_layers",
+                "hidden_dim",
+                "block_length",
+                "batch_size",
+                "steps",
+                "peak_learning_rate",
+                "sequence_length",
+                "epochs",
+                "learning_rate",
+                "pooling",
+                "seeds",
+                "pretraining_seeds",
+            )
+        },
+    }
+    atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
+    record_if_requested(args, report)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""lab26_bert_objectives as a user runs it: four tiny encoders pretrained, one task fine-tuned."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = "labs/lab26_bert_objectives.py"
+OBJECTIVES = ["masked", "masked+nsp", "masked+sop", "span+sbo"]
+
+
+def _run(arguments, data_root, timeout=900):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+    return subprocess.run(
+        [sys.executable, LAB, *arguments],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.slow
+def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, data_root):
+    record = tmp_path / "lab26.json"
+    # WikiText-2's short articles tokenize in a moment (the books take minutes); NSP needs two
+    # held-out documents, so 8 training articles (a quarter held out).
+    result = _run(
+        [
+            *("--corpus", "wikitext2", "--max-documents", "8", "--vocabulary-size", "600"),
+            *("--num-layers", "1", "--hidden-dim", "32", "--num-heads", "2"),
+            *("--block-length", "32", "--sequence-length", "32", "--batch-size", "8"),
+            *("--steps", "4", "--warmup-steps", "1", "--eval-batches", "2"),
+            *("--tasks", "trec", "--train-examples", "32", "--eval-examples", "40"),
+            *("--epochs", "1", "--seeds", "1", "--run-dir", str(tmp_path)),
+            *("--record", str(record)),
+        ],
+        data_root,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    stdout = result.stdout
+    report = json.loads(stdout.strip().splitlines()[-1])
+    assert json.loads(record.read_text())["results"] == report
+    # The technique's cell: each objective's batch, with its pair label or its spans.
+    assert stdout.count("MLM targets at") == 4
+    assert "label 0 (random B)" in stdout or "label 1 (B follows A)" in stdout
+    assert "label 0 (swapped)" in stdout or "label 1 (in order)" in stdout
+    assert "spans (boundary positions s-1, e+1" in stdout
+    intrinsic = report["pretraining"]["intrinsic"]
+    assert list(intrinsic) == OBJECTIVES
+    for objective, row in intrinsic.items():
+        assert 0 < row["mlm_loss"] < 20 and 0 <= row["mlm_accuracy"] <= 1
+        heads = {key for key in row if key.endswith("_accuracy")} - {"mlm_accuracy"}
+        expected = {"masked": set(), "masked+nsp": {"nsp_accuracy"}}.get(
+            objective, {"sop_accuracy"} if objective == "masked+sop" else {"sbo_accuracy"}
+        )
+        assert heads == expected, (objective, row)
+    # Four encoders, each its own pretraining: their held-out MLM losses are not all one number.
+    assert len({row["mlm_loss"] for row in intrinsic.values()}) > 1
+    trec = report["tasks"]["trec"]
+    assert set(report["tasks"]) == {"trec"} and trec["test_examples"] == 40
+    assert trec["train_examples"] == 32 and 0 < trec["majority_accuracy"] <= 1
+    assert list(trec["objectives"]) == OBJECTIVES
+    for objective, row in trec["objectives"].items():
+        assert len(row["runs"]) == 1 and row["sd"] is None
+        assert ("vs_masked" in row) == (objective != "masked")
+    assert [run["objective"] for run in trec["runs"]] == OBJECTIVES
+    from benchmarks.reports import lab26_bert_objectives
+
+    page = lab26_bert_objectives.render(report)
+    assert page.count("| trec |") == 4 and "| MLM + SOP (ALBERT) |" in page
+    assert lab26_bert_objectives.headline(report).count("TREC") == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (["--objectives", "masked,electra"], "--objectives must list some of"),
+        (["--tasks", "rte"], "--tasks must list mrpc and/or trec"),
+        (["--seeds", "0"], "--seeds must be >= 1"),
+        (["--sequence-length", "128"], "--sequence-length in [8, --block-length]"),
+        (["--learning-rate", "0"], "--learning-rate must be > 0"),
+    ],
+)
+def test_lab26_refuses_bad_settings(data_root, arguments, expected):
+    result = _run(arguments, data_root, timeout=300)
+    assert result.returncode == 2 and expected in result.stderr, result.stderr[-2000:]
