@@ -14,7 +14,7 @@ UDA's recipe, with its text settings (google-research/uda, `text/scripts/run_bas
 the values its re-implementations carry as defaults) (not-measured): KL(p(y|x) ‖ p(y|x̂)) with
 the target sharpened at softmax temperature τ = 0.85, confidence masking at β = 0.45 (only
 questions whose top probability exceeds it count), weight λ = 1 (not-measured). The
-perturbations act on wordpieces (`kbert.text.consistency_perturbation`): masking (`[MASK]`
+perturbations act on wordpieces (`kbert.text.token_perturbation`): masking (`[MASK]`
 for a share `--mask-rate`) and replacement by a whole-word wordpiece drawn *uniformly* from
 the vocabulary (`--replace-rate`; UDA draws by TF-IDF, which keeps a question's keywords more
 often, and back-translates). The rates are this lab's choice (BERT's masking share), not UDA's.
@@ -62,7 +62,7 @@ from kbert.models.consistency_trainer import ConsistencyTrainer
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
-from kbert.text.consistency_perturbation import perturb_token_ids
+from kbert.text.token_perturbation import TokenPerturbation
 from kbert.train import TrainingSettings, fine_tuning_optimizer
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
 from kbert.train.fine_tuning import unused_pooler_frozen
@@ -90,13 +90,24 @@ def packed(preprocessor, texts):
     return {key: value.numpy() for key, value in preprocessor(list(texts)).items()}
 
 
-def rates(perturbation, args):
-    """`(mask_rate, replace_rate)` of a named perturbation."""
-    used = PERTURBATIONS[perturbation]
-    return (
-        args.mask_rate if "mask_rate" in used else 0.0,
-        args.replace_rate if "replace_rate" in used else 0.0,
-    )
+def perturbations(tokenizer, args):
+    """Each arm's `TokenPerturbation`, by name: its rates from the flags, the rest shared."""
+    # Whole English words only (no "##" pieces, no [unused…] slots, no other scripts).
+    words = [
+        i
+        for i, token in enumerate(tokenizer.get_vocabulary())
+        if token.isascii() and token.isalpha()
+    ]
+    return {
+        name: TokenPerturbation(
+            tokenizer.mask_token_id,
+            words,
+            protected_ids=tokenizer.special_token_ids,
+            mask_rate=args.mask_rate if "mask_rate" in PERTURBATIONS[name] else 0.0,
+            replace_rate=args.replace_rate if "replace_rate" in PERTURBATIONS[name] else 0.0,
+        )
+        for name in args.perturbations
+    }
 
 
 def stream(count, needed, rng):
@@ -108,7 +119,7 @@ def stream(count, needed, rng):
 # %% The perturbations. Each unlabelled question gets a copy with some wordpieces masked and
 # some replaced by random whole words; special tokens and padding stay, so the copy lines up
 # with its original. This cell shows one question and its copies once.
-def show_perturbations(tokenizer, inputs, noise, args):
+def show_perturbations(tokenizer, inputs, perturbers, seed):
     """Prints one unlabelled question and its perturbed copy under each perturbation."""
 
     def text(ids):
@@ -117,35 +128,30 @@ def show_perturbations(tokenizer, inputs, noise, args):
     first = {key: value[:1] for key, value in inputs.items()}
     shown = {"original": text(first["token_ids"][0])}
     print("original:", shown["original"])
-    for perturbation in args.perturbations:
-        mask_rate, replace_rate = rates(perturbation, args)
-        copy = perturb_token_ids(
-            first["token_ids"], first["padding_mask"], mask_rate=mask_rate,
-            replace_rate=replace_rate, seed=args.seed, **noise,
-        )  # fmt: skip
-        shown[perturbation] = text(copy[0])
-        print(f"{perturbation:>8}: {shown[perturbation]}")
+    for name, perturb in perturbers.items():
+        shown[name] = text(perturb(first["token_ids"], first["padding_mask"], seed)[0])
+        print(f"{name:>8}: {shown[name]}")
     return shown
 
 
-def training_batches(labelled, labels, unlabelled, steps, perturbation, noise, args, seed):
-    """Per-step batches: `(x, y)`, x holding the labelled batch and, with a perturbation, the
-    unlabelled batch and its perturbed copy. The labelled stream depends only on `seed`, so
-    both arms see the same labelled batches in the same order."""
+def training_batches(split, perturb, steps, args, seed):
+    """Per-step batches: `(x, y)`, x holding the labelled batch and, with a perturbation
+    (`perturb`, None for supervised only), the unlabelled batch and its perturbed copy. The
+    labelled stream depends only on `seed`, so both arms see the same labelled batches in the
+    same order. `split` holds packed "labelled" and "unlabelled" inputs and the "labels"."""
+    labelled, labels, unlabelled = split["labelled"], split["labels"], split["unlabelled"]
     labelled_rows = stream(len(labels), steps * args.batch_size, np.random.default_rng([seed, 0]))
     shape = (steps, args.batch_size)
     x = {"labelled": {key: labelled[key][labelled_rows].reshape(*shape, -1) for key in KEYS}}
-    if perturbation is not None:
+    if perturb is not None:
         rng = np.random.default_rng([seed, 1])
         width = args.batch_size * args.unlabelled_ratio
         rows = stream(len(unlabelled["token_ids"]), steps * width, rng)
         original = {key: unlabelled[key][rows] for key in KEYS}
-        mask_rate, replace_rate = rates(perturbation, args)
-        copy = dict(original)
-        copy["token_ids"] = perturb_token_ids(
-            original["token_ids"], original["padding_mask"], mask_rate=mask_rate,
-            replace_rate=replace_rate, seed=rng, **noise,
-        )  # fmt: skip
+        copy = {
+            **original,
+            "token_ids": perturb(original["token_ids"], original["padding_mask"], rng),
+        }
         x["unlabelled"] = {key: value.reshape(steps, width, -1) for key, value in original.items()}
         x["perturbed"] = {key: value.reshape(steps, width, -1) for key, value in copy.items()}
     return tf.data.Dataset.from_tensor_slices((x, labels[labelled_rows].reshape(shape)))
@@ -154,7 +160,7 @@ def training_batches(labelled, labels, unlabelled, steps, perturbation, noise, a
 # %% The technique: one classifier, wrapped by `ConsistencyTrainer`, whose step adds
 # λ · masked KL(sharpened p(y|x) ‖ p(y|x̂)) on the unlabelled batch to the labelled batch's
 # cross-entropy. The supervised arm goes through the same trainer with labelled batches only.
-def train_run(args, data, inputs, noise, size, perturbation, seed):
+def train_run(args, data, split, perturb, seed):
     """One arm at one label count and seed; returns its test accuracy and how it trained."""
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for both arms of this seed
@@ -167,7 +173,7 @@ def train_run(args, data, inputs, noise, size, perturbation, seed):
         confidence_threshold=args.confidence_threshold,
         temperature=args.temperature,
     )
-    steps_per_epoch = math.ceil(size / args.batch_size)
+    steps_per_epoch = math.ceil(len(split["labels"]) / args.batch_size)
     # Few labels get more epochs (lab07): at least `--min-steps` steps, at least `--epochs`.
     epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
     settings = TrainingSettings(
@@ -183,10 +189,7 @@ def train_run(args, data, inputs, noise, size, perturbation, seed):
         ),
         verbose=args.verbose,
     )
-    batches = training_batches(
-        inputs["labelled"][size], inputs["labels"][size], inputs["unlabelled"][size],
-        steps_per_epoch * epochs, perturbation, noise, args, seed,
-    )  # fmt: skip
+    batches = training_batches(split, perturb, steps_per_epoch * epochs, args, seed)
     validation = data["validation"]
     with unused_pooler_frozen(classifier):  # mean pooling does not read the pooler
         trainer.compile(
@@ -203,6 +206,7 @@ def train_run(args, data, inputs, noise, size, perturbation, seed):
             batches,
             steps_per_epoch=steps_per_epoch,  # one iterator across epochs: new batches each
             epochs=epochs,
+            shuffle=False,  # each step's batch was drawn by the seed already
             validation_data=classification_dataset(
                 preprocessor, validation.texts, None, validation.labels, 64
             ),
@@ -235,6 +239,19 @@ def summarize(accuracies):
     return rows
 
 
+def labelled_split(pool, preprocessor, size, seed, args):
+    """`size` labelled questions drawn by `seed` and the rest of `pool` without labels, packed."""
+    rows = np.random.default_rng(1000 * size + seed).permutation(len(pool))
+    labelled = pool.subset(np.sort(rows[:size]))  # the same subset for both arms
+    # The rest of the training file, its labels dropped (`--unlabelled-examples` of it).
+    rest = rows[size:][: args.unlabelled_examples or None]
+    return {
+        "labelled": packed(preprocessor, labelled.texts),
+        "labels": np.asarray(labelled.labels, "int32"),
+        "unlabelled": packed(preprocessor, [pool.texts[row] for row in rest]),
+    }
+
+
 def run_lab(args):
     """Every label count, seed and arm; returns the record."""
     pool = load_classification_task("trec", "train", data_dir=args.data_dir, seed=args.seed)
@@ -252,34 +269,17 @@ def run_lab(args):
     }
     _, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    specials = set(tokenizer.special_token_ids)
-    noise = {
-        "mask_token_id": tokenizer.mask_token_id,
-        "protected_ids": sorted(specials),
-        # Whole words only (no "##" pieces, no [unused…] slots): what a word swap would bring.
-        "replacement_ids": [
-            i for i, token in enumerate(tokenizer.get_vocabulary()) if token.isalpha()
-        ],
-    }
+    perturbers = perturbations(tokenizer, args)
     arms = ["supervised", *args.perturbations]
     accuracies = {size: {arm: [] for arm in arms} for size in args.labels}
-    runs, shown, unlabelled_sizes = [], None, {}
+    runs, shown = [], None
     for seed in range(args.seed, args.seed + args.seeds):
-        inputs = {"labelled": {}, "labels": {}, "unlabelled": {}}
         for size in args.labels:
-            rows = np.random.default_rng(1000 * size + seed).permutation(len(pool))
-            labelled = pool.subset(np.sort(rows[:size]))  # the same subset for both arms
-            # The rest of the training file, its labels dropped (`--unlabelled-examples` of it).
-            rest = rows[size:][: args.unlabelled_examples or None]
-            inputs["labelled"][size] = packed(preprocessor, labelled.texts)
-            inputs["labels"][size] = np.asarray(labelled.labels, "int32")
-            inputs["unlabelled"][size] = packed(preprocessor, [pool.texts[r] for r in rest])
-            unlabelled_sizes[str(size)] = len(rest)
+            split = labelled_split(pool, preprocessor, size, seed, args)
             if shown is None:
-                shown = show_perturbations(tokenizer, inputs["unlabelled"][size], noise, args)
+                shown = show_perturbations(tokenizer, split["unlabelled"], perturbers, args.seed)
             for arm in arms:
-                perturbation = None if arm == "supervised" else arm
-                run = train_run(args, data, inputs, noise, size, perturbation, seed)
+                run = train_run(args, data, split, perturbers.get(arm), seed)
                 accuracies[size][arm].append(run["test_accuracy"])
                 runs.append({"labels": size, "seed": seed, "arm": arm, **run})
                 print(
@@ -292,7 +292,10 @@ def run_lab(args):
     return {
         "model": args.model,
         "sizes": {str(size): summarize(accuracies[size]) for size in args.labels},
-        "unlabelled_examples": unlabelled_sizes,
+        "unlabelled_examples": {
+            str(size): min(len(pool) - size, args.unlabelled_examples or len(pool))
+            for size in args.labels
+        },
         "validation_examples": len(data["validation"]),
         "test_examples": len(data["test"]),
         "majority_accuracy": round(float(majority), 4),
@@ -306,6 +309,26 @@ SETTINGS = (
     "min_steps", "mask_rate", "replace_rate", "consistency_weight", "confidence_threshold",
     "temperature", "seeds", "dtype",
 )  # fmt: skip
+
+
+# Each numeric flag: what it accepts, said the way its error says it.
+CHECKS = (
+    *(
+        (flag, lambda v: v >= 1, ">= 1")
+        for flag in ("seeds", "epochs", "batch_size", "sequence_length", "unlabelled_ratio")
+    ),
+    *(
+        (flag, lambda v: v >= 0, ">= 0")
+        for flag in ("unlabelled_examples", "validation_examples", "eval_examples", "min_steps")
+    ),
+    ("seed", lambda v: v >= 0, ">= 0"),
+    ("mask_rate", lambda v: 0 <= v <= 1, "in [0, 1]"),
+    ("replace_rate", lambda v: 0 <= v <= 1, "in [0, 1]"),
+    ("learning_rate", lambda v: v > 0, "> 0"),
+    ("temperature", lambda v: v > 0, "> 0"),
+    ("consistency_weight", lambda v: v >= 0, ">= 0"),
+    ("confidence_threshold", lambda v: -1 <= v < 1, "in [-1, 1) (negative: no masking)"),
+)
 
 
 def parse_arguments(argv=None):
@@ -371,36 +394,13 @@ def parse_arguments(argv=None):
         parser.error(
             f"--perturbations must list mask, replace and/or both; received {args.perturbations}"
         )
-    for flag in ("seeds", "epochs", "batch_size", "sequence_length", "unlabelled_ratio"):
-        if getattr(args, flag) < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
-    for flag in (
-        "unlabelled_examples",
-        "validation_examples",
-        "eval_examples",
-        "min_steps",
-        "seed",
-    ):
-        if getattr(args, flag) < 0:
-            parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
-    for flag in ("mask_rate", "replace_rate"):
-        if not 0 <= getattr(args, flag) <= 1:
+    for flag, accepts, expected in CHECKS:
+        if not accepts(getattr(args, flag)):
             parser.error(
-                f"--{flag.replace('_', '-')} must be in [0, 1]; received {getattr(args, flag)}"
+                f"--{flag.replace('_', '-')} must be {expected}; received {getattr(args, flag)}"
             )
     if args.mask_rate + args.replace_rate > 1:
         parser.error("--mask-rate + --replace-rate must be <= 1 (each wordpiece changes once)")
-    if not args.learning_rate > 0:
-        parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
-    if not args.temperature > 0:
-        parser.error(f"--temperature must be > 0; received {args.temperature}")
-    if not args.consistency_weight >= 0:
-        parser.error(f"--consistency-weight must be >= 0; received {args.consistency_weight}")
-    if not -1 <= args.confidence_threshold < 1:
-        parser.error(
-            f"--confidence-threshold must be in [-1, 1) (negative: no masking); received "
-            f"{args.confidence_threshold}"
-        )
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
         args.pooling = trained_pooling(args.model)

@@ -71,7 +71,7 @@ class ConsistencyTrainer(keras.Model):
 
     Training batches are `(x, y)` with `x` a dict of three encoder-input dicts: "labelled"
     (the batch `y` labels), "unlabelled" (texts without labels) and "perturbed" (the same
-    texts perturbed, row by row: `kbert.text.consistency_perturbation.perturb_token_ids`).
+    texts perturbed, row by row: `kbert.text.token_perturbation.TokenPerturbation`).
     With only "labelled" the step is plain supervised training, so a baseline can see the
     very same labelled batches. Any other `x` (the encoder's own input dict) goes straight to
     the classifier: `evaluate` and `predict` measure it, validation included. Each term is

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kbert.text.consistency_perturbation import perturb_token_ids
+from kbert.text.token_perturbation import TokenPerturbation
 
 SPECIALS = (2, 3)  # [CLS], [SEP]
 MASK = 4
@@ -16,20 +16,20 @@ def _batch(rows=200, length=12):
 
 def test_rates_of_zero_keep_the_ids_and_rate_one_masks_every_real_wordpiece():
     ids, mask = _batch()
-    kept = perturb_token_ids(ids, mask, MASK, [50], SPECIALS, mask_rate=0.0, replace_rate=0.0)
+    kept = TokenPerturbation(MASK, [50], SPECIALS, mask_rate=0.0, replace_rate=0.0)(ids, mask)
     np.testing.assert_array_equal(kept, ids)
-    masked = perturb_token_ids(ids, mask, MASK, [50], SPECIALS, mask_rate=1.0, replace_rate=0.0)
+    masked = TokenPerturbation(MASK, [50], SPECIALS, mask_rate=1.0, replace_rate=0.0)(ids, mask)
     open_positions = (mask == 1) & ~np.isin(ids, SPECIALS)
     assert np.all(masked[open_positions] == MASK)
     np.testing.assert_array_equal(masked[~open_positions], ids[~open_positions])
-    replaced = perturb_token_ids(ids, mask, MASK, [7, 8], SPECIALS, mask_rate=0, replace_rate=1)
+    replaced = TokenPerturbation(MASK, [7, 8], SPECIALS, mask_rate=0, replace_rate=1)(ids, mask)
     assert set(np.unique(replaced[open_positions])) == {7, 8}
     np.testing.assert_array_equal(replaced[~open_positions], ids[~open_positions])
 
 
 def test_the_shares_changed_follow_the_rates_within_a_stated_tolerance():
     ids, mask = _batch(rows=2000)
-    out = perturb_token_ids(ids, mask, MASK, [1000], SPECIALS, mask_rate=0.2, replace_rate=0.3)
+    out = TokenPerturbation(MASK, [1000], SPECIALS, mask_rate=0.2, replace_rate=0.3)(ids, mask)
     open_positions = (mask == 1) & ~np.isin(ids, SPECIALS)
     # 18,000 open positions: a binomial share's sd is under 0.004; allow 0.02.
     assert abs(np.mean(out[open_positions] == MASK) - 0.2) < 0.02
@@ -39,9 +39,8 @@ def test_the_shares_changed_follow_the_rates_within_a_stated_tolerance():
 def test_the_same_seed_gives_the_same_copy_and_the_input_is_not_changed():
     ids, mask = _batch()
     before = ids.copy()
-    first = perturb_token_ids(ids, mask, MASK, range(10, 20), SPECIALS, seed=3)
-    again = perturb_token_ids(ids, mask, MASK, range(10, 20), SPECIALS, seed=3)
-    other = perturb_token_ids(ids, mask, MASK, range(10, 20), SPECIALS, seed=4)
+    perturb = TokenPerturbation(MASK, range(10, 20), SPECIALS)
+    first, again, other = perturb(ids, mask, 3), perturb(ids, mask, 3), perturb(ids, mask, 4)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other)
     np.testing.assert_array_equal(ids, before)
@@ -58,13 +57,12 @@ def test_the_same_seed_gives_the_same_copy_and_the_input_is_not_changed():
     ],
 )
 def test_bad_settings_are_refused_by_name(changes, message):
-    ids, mask = _batch(rows=2)
     arguments = {"mask_token_id": MASK, "replacement_ids": [50], **changes}
     with pytest.raises(ValueError, match=message):
-        perturb_token_ids(ids, mask, **arguments)
+        TokenPerturbation(**arguments)
 
 
 def test_mismatched_shapes_are_refused():
     ids, mask = _batch(rows=2)
     with pytest.raises(ValueError, match="padding_mask the same shape"):
-        perturb_token_ids(ids, mask[:, :-1], MASK, [50])
+        TokenPerturbation(MASK, [50])(ids, mask[:, :-1])
