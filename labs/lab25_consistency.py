@@ -43,6 +43,7 @@ than 300). What the record found: docs/results.md#lab25_consistency.
 import argparse
 import json
 import math
+import time
 from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
@@ -202,6 +203,7 @@ def train_run(args, data, split, perturb, seed):
             metrics=["accuracy"],
             jit_compile=settings.jit_compile,
         )
+        start = time.perf_counter()
         history = trainer.fit(
             batches,
             steps_per_epoch=steps_per_epoch,  # one iterator across epochs: new batches each
@@ -213,6 +215,7 @@ def train_run(args, data, split, perturb, seed):
             callbacks=list(settings.callbacks),
             verbose=settings.verbose,
         )
+    seconds = time.perf_counter() - start
     logs = history.history
     accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
     best = int(np.argmax(logs["val_accuracy"]))
@@ -224,6 +227,7 @@ def train_run(args, data, split, perturb, seed):
         "val_accuracy": round(logs["val_accuracy"][best], 4),
         "consistency_loss": round(logs["consistency_loss"][best], 4),
         "confident_share": round(logs["confident_share"][best], 4),
+        "train_s": round(seconds, 1),
     }
 
 
@@ -285,7 +289,7 @@ def run_lab(args):
                 print(
                     f"{size} labels, seed {seed}, {arm}: test {run['test_accuracy']:.4f} "
                     f"(epoch {run['best_epoch']} of {run['epochs']} kept on validation, "
-                    f"confident share {run['confident_share']:.2f})",
+                    f"confident share {run['confident_share']:.2f}, {run['train_s']:.0f} s)",
                     flush=True,
                 )
     majority = np.bincount(data["test"].labels).max() / len(data["test"])
