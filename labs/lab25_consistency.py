@@ -10,18 +10,21 @@ et al. 2019, "Unsupervised Data Augmentation for Consistency Training", UDA). Wi
   dropped: the model's prediction on a question (sharpened, no gradient) is the target for its
   prediction on a perturbed copy (`kbert.models.consistency_trainer.ConsistencyTrainer`).
 
-UDA's recipe, with its text settings (google-research/uda, `text/scripts/run_base_uda.sh`;
-the values its re-implementations carry as defaults) (not-measured): KL(p(y|x) ‖ p(y|x̂)) with
-the target sharpened at softmax temperature τ = 0.85, confidence masking at β = 0.45 (only
-questions whose top probability exceeds it count), weight λ = 1 (not-measured). The
-perturbations act on wordpieces (`kbert.text.token_perturbation`): masking (`[MASK]`
-for a share `--mask-rate`) and replacement by a whole-word wordpiece drawn *uniformly* from
-the vocabulary (`--replace-rate`; UDA draws by TF-IDF, which keeps a question's keywords more
-often, and back-translates). The rates are this lab's choice (BERT's masking share), not UDA's.
-UDA feeds several unlabelled examples per labelled one; on 2 cores this lab feeds
-`--unlabelled-ratio` 3 per labelled one. Training-signal annealing (TSA) is left out: it
-guards against overfitting the labelled set over UDA's many thousands of steps; a few dozen
-steps here do not get there, and one ingredient fewer keeps the comparison about consistency.
+UDA's recipe, with its text settings (google-research/uda, the run scripts of its text
+experiments; the values its re-implementations carry as defaults) (not-measured): KL(p(y|x) ‖
+p(y|x̂)) with the target sharpened at softmax temperature τ = 0.85, confidence masking at
+β = 0.45 (only questions whose top probability exceeds it count), weight λ = 1 (not-measured).
+UDA set β for two-class IMDb, where a top probability is never below one half and β masks
+nothing; over TREC-6's six classes it does mask, and each run records the share it kept
+(`confident_share`). The perturbations act on wordpieces (`kbert.text.token_perturbation`):
+masking (`[MASK]` for a share `--mask-rate`) and replacement by a whole-word wordpiece drawn
+*uniformly* from the vocabulary (`--replace-rate`; UDA draws by TF-IDF, which keeps a
+question's keywords more often, and back-translates). The rates are this lab's choice (BERT's
+masking share), not UDA's. UDA feeds several unlabelled examples per labelled one; on 2 cores
+this lab feeds `--unlabelled-ratio` 3 per labelled one. Training-signal annealing (TSA) is
+left out: it guards against overfitting the labelled set over UDA's many thousands of steps; a
+few dozen steps here do not get there, and one ingredient fewer keeps the comparison about
+consistency.
 
 Both arms see the same labelled batches in the same order, from the same head, for the same
 steps at the same rate (`START_LEARNING_RATES["minilm_l6"]["full"]`, chosen on validation by
