@@ -91,7 +91,7 @@ def test_lab25_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     runs = {run["arm"]: run for run in report["runs"]}
     # 16 labels in batches of 8: 2 steps an epoch, --min-steps 4 gives 2 epochs.
     assert {(run["epochs"], run["steps"]) for run in runs.values()} == {(2, 4)}
-    assert all(1 <= run["best_epoch"] <= 2 for run in runs.values())
+    assert all(1 <= run["best_epoch"] <= 2 and run["train_s"] > 0 for run in runs.values())
     # The supervised arm has no consistency term; the consistency arm has one, on every
     # unlabelled question.
     assert runs["supervised"]["consistency_loss"] == runs["supervised"]["confident_share"] == 0
