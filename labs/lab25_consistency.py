@@ -1,0 +1,455 @@
+"""Lab 25: semi-supervised consistency training (UDA) on TREC-6 with few labels.
+
+Reproduces §4.3.B D of the NAACL 2019 tutorial "Transfer Learning in NLP" (semi-supervised
+learning: consistency training on unlabelled data; Clark et al. 2018, cross-view training; Xie
+et al. 2019, "Unsupervised Data Augmentation for Consistency Training", UDA). With
+`--labels` labelled TREC-6 questions (100 and 300), MiniLM-L6 is fine-tuned
+
+- on the labelled questions alone (supervised only), against
+- the same, plus UDA's consistency loss on the rest of TREC-6's training file with its labels
+  dropped: the model's prediction on a question (sharpened, no gradient) is the target for its
+  prediction on a perturbed copy (`kbert.models.consistency_trainer.ConsistencyTrainer`).
+
+UDA's recipe, with its text settings (google-research/uda, the run scripts of its text
+experiments; the values its re-implementations carry as defaults) (not-measured): KL(p(y|x) ‖
+p(y|x̂)) with the target sharpened at softmax temperature τ = 0.85, confidence masking at
+β = 0.45 (only questions whose top probability exceeds it count), weight λ = 1 (not-measured).
+UDA set β for two-class IMDb, where a top probability is never below one half and β masks
+nothing; over TREC-6's six classes it does mask, and each run records the share it kept
+(`confident_share`). The perturbations act on wordpieces (`kbert.text.token_perturbation`):
+masking (`[MASK]` for a share `--mask-rate`) and replacement by a whole-word wordpiece drawn
+*uniformly* from the vocabulary (`--replace-rate`; UDA draws by TF-IDF, which keeps a
+question's keywords more often, and back-translates). The rates are this lab's choice (BERT's
+masking share), not UDA's. UDA feeds several unlabelled examples per labelled one; on 2 cores
+this lab feeds `--unlabelled-ratio` 3 per labelled one. Training-signal annealing (TSA) is
+left out: it guards against overfitting the labelled set over UDA's many thousands of steps; a
+few dozen steps here do not get there, and one ingredient fewer keeps the comparison about
+consistency.
+
+Both arms see the same labelled batches in the same order, from the same head, for the same
+steps at the same rate (full fine-tuning's, chosen on validation by
+`benchmarks/adaptation_grid.py` and read from its record by `kbert.train.chosen_on_validation`); "few labels get more epochs" (`--min-steps`) is lab07's.
+The epoch kept is the one with the best accuracy on the 10% of the training file held out
+(lab12), never on test; the held-out questions are neither labelled nor unlabelled data. Each
+label count reports test accuracy, mean ± sd over `--seeds` seeds, and the seed-paired
+difference of consistency training to supervised only (`kbert.metrics.seed_comparison`).
+`--perturbations mask,replace,both` adds a row per perturbation; the default runs `both`
+alone, to keep the lab near a quarter of an hour on 2 cores.
+
+What UDA leads one to expect: unlabelled data helps most where labels are fewest (100 more
+than 300). What the record found: docs/results.md#lab25_consistency.
+
+    python labs/lab25_consistency.py [--record docs/results/lab25_consistency.json]
+    python labs/lab25_consistency.py --labels 100 --seeds 1   # a quick look
+"""
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.arguments import comma_separated
+from kbert.checkpoints import load_pretrained, trained_pooling
+from kbert.data import load_classification_task
+from kbert.data.classification_dataset import classification_dataset
+from kbert.files import atomic_write_text
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.models import SequenceClassifier
+from kbert.models.consistency_trainer import ConsistencyTrainer
+from kbert.run_records import add_record_argument, record_if_requested
+from kbert.tasks import evaluate_classifier
+from kbert.text import BertPreprocessor
+from kbert.text.token_perturbation import TokenPerturbation
+from kbert.train import TrainingSettings, fine_tuning_optimizer
+from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
+from kbert.train.fine_tuning import unused_pooler_frozen
+from kbert.train.precision import DTYPES, resolve_dtype
+
+# A perturbation's name → which of the two rates it uses.
+PERTURBATIONS = {
+    "mask": ("mask_rate",),
+    "replace": ("replace_rate",),
+    "both": ("mask_rate", "replace_rate"),
+}
+KEYS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def sample(examples, size, seed):
+    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
+    if not size or size >= len(examples):
+        return examples
+    rng = np.random.default_rng(seed)
+    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
+
+
+def packed(preprocessor, texts):
+    """Every text packed to `--sequence-length`: a dict of NumPy arrays (one shape, one trace)."""
+    return {key: value.numpy() for key, value in preprocessor(list(texts)).items()}
+
+
+def perturbations(tokenizer, args):
+    """Each arm's `TokenPerturbation`, by name: its rates from the flags, the rest shared."""
+    # Whole English words only (no "##" pieces, no [unused…] slots, no other scripts).
+    words = [
+        i
+        for i, token in enumerate(tokenizer.get_vocabulary())
+        if token.isascii() and token.isalpha()
+    ]
+    return {
+        name: TokenPerturbation(
+            tokenizer.mask_token_id,
+            words,
+            protected_ids=tokenizer.special_token_ids,
+            mask_rate=args.mask_rate if "mask_rate" in PERTURBATIONS[name] else 0.0,
+            replace_rate=args.replace_rate if "replace_rate" in PERTURBATIONS[name] else 0.0,
+        )
+        for name in args.perturbations
+    }
+
+
+def stream(count, needed, rng):
+    """`needed` row numbers of `count` rows: one shuffled pass after another."""
+    passes = math.ceil(needed / count)
+    return np.concatenate([rng.permutation(count) for _ in range(passes)])[:needed]
+
+
+# %% The perturbations. Each unlabelled question gets a copy with some wordpieces masked and
+# some replaced by random whole words; special tokens and padding stay, so the copy lines up
+# with its original. This cell shows one question and its copies once.
+def show_perturbations(tokenizer, inputs, perturbers, seed):
+    """Prints one unlabelled question and its perturbed copy under each perturbation."""
+
+    def text(ids):
+        return tokenizer.detokenize(ids).numpy().decode()
+
+    first = {key: value[:1] for key, value in inputs.items()}
+    shown = {"original": text(first["token_ids"][0])}
+    print("original:", shown["original"])
+    for name, perturb in perturbers.items():
+        shown[name] = text(perturb(first["token_ids"], first["padding_mask"], seed)[0])
+        print(f"{name:>8}: {shown[name]}")
+    return shown
+
+
+def training_batches(split, perturb, steps, args, seed):
+    """Per-step batches: `(x, y)`, x holding the labelled batch and, with a perturbation
+    (`perturb`, None for supervised only), the unlabelled batch and its perturbed copy. The
+    labelled stream depends only on `seed`, so both arms see the same labelled batches in the
+    same order. `split` holds packed "labelled" and "unlabelled" inputs and the "labels"."""
+    labelled, labels, unlabelled = split["labelled"], split["labels"], split["unlabelled"]
+    labelled_rows = stream(len(labels), steps * args.batch_size, np.random.default_rng([seed, 0]))
+    shape = (steps, args.batch_size)
+    x = {"labelled": {key: labelled[key][labelled_rows].reshape(*shape, -1) for key in KEYS}}
+    if perturb is not None:
+        rng = np.random.default_rng([seed, 1])
+        width = args.batch_size * args.unlabelled_ratio
+        rows = stream(len(unlabelled["token_ids"]), steps * width, rng)
+        original = {key: unlabelled[key][rows] for key in KEYS}
+        copy = {
+            **original,
+            "token_ids": perturb(original["token_ids"], original["padding_mask"], rng),
+        }
+        x["unlabelled"] = {key: value.reshape(steps, width, -1) for key, value in original.items()}
+        x["perturbed"] = {key: value.reshape(steps, width, -1) for key, value in copy.items()}
+    return tf.data.Dataset.from_tensor_slices((x, labels[labelled_rows].reshape(shape)))
+
+
+# %% The technique: one classifier, wrapped by `ConsistencyTrainer`, whose step adds
+# λ · masked KL(sharpened p(y|x) ‖ p(y|x̂)) on the unlabelled batch to the labelled batch's
+# cross-entropy. The supervised arm goes through the same trainer with labelled batches only.
+def train_run(args, data, split, perturb, seed):
+    """One arm at one label count and seed; returns its test accuracy and how it trained."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)  # the same new head for both arms of this seed
+    encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    classifier = SequenceClassifier(encoder, len(data["test"].label_names), pooling=args.pooling)
+    trainer = ConsistencyTrainer(
+        classifier,
+        consistency_weight=args.consistency_weight,
+        confidence_threshold=args.confidence_threshold,
+        temperature=args.temperature,
+    )
+    steps_per_epoch = math.ceil(len(split["labels"]) / args.batch_size)
+    # Few labels get more epochs (lab07): at least `--min-steps` steps, at least `--epochs`.
+    epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
+    settings = TrainingSettings(
+        epochs=epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=seed,
+        # The epoch kept is the one best on the held-out questions (lab12), never on test.
+        callbacks=(
+            keras.callbacks.EarlyStopping(
+                monitor="val_accuracy", mode="max", patience=epochs, restore_best_weights=True
+            ),
+        ),
+        verbose=args.verbose,
+    )
+    batches = training_batches(split, perturb, steps_per_epoch * epochs, args, seed)
+    validation = data["validation"]
+    with unused_pooler_frozen(classifier):  # mean pooling does not read the pooler
+        trainer.compile(
+            optimizer=fine_tuning_optimizer(
+                steps_per_epoch * epochs,
+                settings.learning_rate,
+                settings.warmup_fraction,
+                settings.weight_decay,
+            ),
+            metrics=["accuracy"],
+            jit_compile=settings.jit_compile,
+        )
+        start = time.perf_counter()
+        history = trainer.fit(
+            batches,
+            steps_per_epoch=steps_per_epoch,  # one iterator across epochs: new batches each
+            epochs=epochs,
+            shuffle=False,  # each step's batch was drawn by the seed already
+            validation_data=classification_dataset(
+                preprocessor, validation.texts, None, validation.labels, 64
+            ),
+            callbacks=list(settings.callbacks),
+            verbose=settings.verbose,
+        )
+    seconds = time.perf_counter() - start
+    logs = history.history
+    accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
+    best = int(np.argmax(logs["val_accuracy"]))
+    return {
+        "test_accuracy": round(accuracy, 4),
+        "epochs": epochs,
+        "steps": steps_per_epoch * epochs,
+        "best_epoch": best + 1,
+        "val_accuracy": round(logs["val_accuracy"][best], 4),
+        "consistency_loss": round(logs["consistency_loss"][best], 4),
+        "confident_share": round(logs["confident_share"][best], 4),
+        "train_s": round(seconds, 1),
+    }
+
+
+def summarize(accuracies):
+    """Each arm's mean ± sd, and its seed-paired difference to supervised only."""
+    rows = {}
+    for arm, values in accuracies.items():
+        mean, sd = mean_sd(values)
+        rows[arm] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
+        rows[arm]["runs"] = values
+        if arm != "supervised":
+            rows[arm]["vs_supervised"] = paired_difference(values, accuracies["supervised"])
+    return rows
+
+
+def labelled_split(pool, preprocessor, size, seed, args):
+    """`size` labelled questions drawn by `seed` and the rest of `pool` without labels, packed."""
+    rows = np.random.default_rng(1000 * size + seed).permutation(len(pool))
+    labelled = pool.subset(np.sort(rows[:size]))  # the same subset for both arms
+    # The rest of the training file, its labels dropped (`--unlabelled-examples` of it).
+    rest = rows[size:][: args.unlabelled_examples or None]
+    return {
+        "labelled": packed(preprocessor, labelled.texts),
+        "labels": np.asarray(labelled.labels, "int32"),
+        "unlabelled": packed(preprocessor, [pool.texts[row] for row in rest]),
+    }
+
+
+def run_lab(args):
+    """Every label count, seed and arm; returns the record."""
+    pool = load_classification_task("trec", "train", data_dir=args.data_dir, seed=args.seed)
+    data = {
+        "validation": sample(
+            load_classification_task("trec", "validation", data_dir=args.data_dir, seed=args.seed),
+            args.validation_examples,
+            args.seed,
+        ),
+        "test": sample(
+            load_classification_task("trec", "test", data_dir=args.data_dir),
+            args.eval_examples,
+            args.seed,
+        ),
+    }
+    _, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    perturbers = perturbations(tokenizer, args)
+    arms = ["supervised", *args.perturbations]
+    accuracies = {size: {arm: [] for arm in arms} for size in args.labels}
+    runs, shown = [], None
+    for seed in range(args.seed, args.seed + args.seeds):
+        for size in args.labels:
+            split = labelled_split(pool, preprocessor, size, seed, args)
+            if shown is None:
+                shown = show_perturbations(tokenizer, split["unlabelled"], perturbers, args.seed)
+            for arm in arms:
+                run = train_run(args, data, split, perturbers.get(arm), seed)
+                accuracies[size][arm].append(run["test_accuracy"])
+                runs.append({"labels": size, "seed": seed, "arm": arm, **run})
+                print(
+                    f"{size} labels, seed {seed}, {arm}: test {run['test_accuracy']:.4f} "
+                    f"(epoch {run['best_epoch']} of {run['epochs']} kept on validation, "
+                    f"confident share {run['confident_share']:.2f}, {run['train_s']:.0f} s)",
+                    flush=True,
+                )
+    majority = np.bincount(data["test"].labels).max() / len(data["test"])
+    return {
+        "model": args.model,
+        "sizes": {str(size): summarize(accuracies[size]) for size in args.labels},
+        "unlabelled_examples": {
+            str(size): min(len(pool) - size, args.unlabelled_examples or len(pool))
+            for size in args.labels
+        },
+        "validation_examples": len(data["validation"]),
+        "test_examples": len(data["test"]),
+        "majority_accuracy": round(float(majority), 4),
+        "perturbed_example": shown,
+        "runs": runs,
+    }
+
+
+SETTINGS = (
+    "pooling", "learning_rate", "batch_size", "unlabelled_ratio", "sequence_length", "epochs",
+    "min_steps", "mask_rate", "replace_rate", "consistency_weight", "confidence_threshold",
+    "temperature", "seeds", "dtype",
+)  # fmt: skip
+
+
+# Each numeric flag: what it accepts, said the way its error says it.
+CHECKS = (
+    *(
+        (flag, lambda v: v >= 1, ">= 1")
+        for flag in ("seeds", "epochs", "batch_size", "sequence_length", "unlabelled_ratio")
+    ),
+    *(
+        (flag, lambda v: v >= 0, ">= 0")
+        for flag in ("unlabelled_examples", "validation_examples", "eval_examples", "min_steps")
+    ),
+    ("seed", lambda v: v >= 0, ">= 0"),
+    ("mask_rate", lambda v: 0 <= v <= 1, "in [0, 1]"),
+    ("replace_rate", lambda v: 0 <= v <= 1, "in [0, 1]"),
+    ("learning_rate", lambda v: v > 0, "> 0"),
+    ("temperature", lambda v: v > 0, "> 0"),
+    ("consistency_weight", lambda v: v >= 0, ">= 0"),
+    ("confidence_threshold", lambda v: -1 <= v < 1, "in [-1, 1) (negative: no masking)"),
+)
+
+
+def parse_arguments(argv=None):
+    """The lab's settings (`--help` lists them), checked: a bad one exits naming it."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="minilm_l6", help="minilm_l6 or a checkpoint directory")
+    parser.add_argument(
+        "--pooling",
+        default="trained",
+        help="trained (kbert.checkpoints.trained_pooling), cls, mean",
+    )
+    parser.add_argument(
+        "--labels",
+        type=comma_separated(int, minimum=1),
+        default=[100, 300],
+        help="labelled TREC-6 questions per run, comma-separated counts",
+    )
+    parser.add_argument(
+        "--perturbations",
+        default="both",
+        help="comma-separated arms beside supervised only: mask, replace, both",
+    )
+    parser.add_argument(
+        "--unlabelled-examples",
+        type=int,
+        default=0,
+        help="unlabelled questions drawn from the rest of the training file (0: all of it)",
+    )
+    parser.add_argument("--unlabelled-ratio", type=int, default=3, help="unlabelled per labelled")
+    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of wordpieces masked")
+    parser.add_argument(
+        "--replace-rate", type=float, default=0.1, help="share of wordpieces replaced"
+    )
+    parser.add_argument("--consistency-weight", type=float, default=1.0, help="UDA's λ")
+    parser.add_argument("--confidence-threshold", type=float, default=0.45, help="UDA's β")
+    parser.add_argument("--temperature", type=float, default=0.85, help="UDA's τ (sharpening)")
+    parser.add_argument(
+        "--validation-examples", type=int, default=0, help="held-out questions (0: all)"
+    )
+    parser.add_argument("--eval-examples", type=int, default=0, help="test questions (0: all)")
+    parser.add_argument("--sequence-length", type=int, default=32, help="tokens per question")
+    parser.add_argument("--batch-size", type=int, default=16, help="labelled questions a step")
+    parser.add_argument("--epochs", type=int, default=3, help="least epochs of each run")
+    parser.add_argument("--min-steps", type=int, default=40, help="least steps of each run")
+    # Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
+    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=rates.value["full"],
+        help=f"peak rate (default: {rates.source})",
+    )
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPES,
+        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+    )
+    parser.add_argument("--seeds", type=int, default=3, help="runs per label count and arm")
+    parser.add_argument("--seed", type=int, default=0, help="the data splits' seed, first seed")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default="runs/lab25_consistency")
+    parser.add_argument("--verbose", type=int, default=0)
+    add_record_argument(parser)
+    args = parser.parse_args(argv)
+    args.perturbations = [name.strip() for name in args.perturbations.split(",") if name.strip()]
+    if not args.perturbations or set(args.perturbations) - set(PERTURBATIONS):
+        parser.error(
+            f"--perturbations must list mask, replace and/or both; received {args.perturbations}"
+        )
+    for flag, accepts, expected in CHECKS:
+        if not accepts(getattr(args, flag)):
+            parser.error(
+                f"--{flag.replace('_', '-')} must be {expected}; received {getattr(args, flag)}"
+            )
+    if args.mask_rate + args.replace_rate > 1:
+        parser.error("--mask-rate + --replace-rate must be <= 1 (each wordpiece changes once)")
+    args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
+    if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
+        args.pooling = trained_pooling(args.model)
+    return args
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    record = run_lab(args)
+    record["settings"] = {key: getattr(args, key) for key in SETTINGS}
+
+    # %% Results table: test accuracy, mean ± sd over seeds; differences in points, seed-paired.
+    print(
+        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"{args.batch_size} labelled + {args.batch_size * args.unlabelled_ratio} unlabelled, "
+        f"{args.sequence_length} tokens, {args.seeds} seed(s)"
+    )
+    print("labels  arm                        test mean ± sd   vs supervised only")
+    for size, rows in record["sizes"].items():
+        for arm, row in rows.items():
+            label = "supervised only" if arm == "supervised" else f"+ consistency ({arm})"
+            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            print(
+                f"{size:>6}  {label:25s}  {row['mean']:.4f}{spread:9s}  "
+                f"{format_difference(row.get('vs_supervised'))}"
+            )
+    print(
+        f"majority class {record['majority_accuracy']:.4f} on {record['test_examples']} test "
+        f"questions; epochs kept on {record['validation_examples']} held-out questions"
+    )
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "results.json", json.dumps(record, indent=1))
+    record_if_requested(args, record)
+    print(json.dumps(record))
+
+
+if __name__ == "__main__":
+    main()
