@@ -52,13 +52,12 @@ from kbert.data import load_classification_task
 from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import SequenceClassifier
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.adaptation_comparison import START_LEARNING_RATES
-from kbert.train.chosen_on_validation import chosen_rates
-from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.precision import resolve_dtype
 
 # Target → its intermediate task, and the flags that size each.
 STUDIES = {
@@ -290,26 +289,13 @@ parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--epochs", type=int, default=1, help="least epochs of each target run")
 parser.add_argument("--min-steps", type=int, default=24, help="least steps of each target run")
 parser.add_argument("--intermediate-epochs", type=int, default=1)
-# Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
-RATES = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
-parser.add_argument(
-    "--learning-rate",
-    type=float,
-    default=RATES.value["sequential"],
-    help=f"peak rate (default: {RATES.source})",
+add_lab_run_arguments(
+    parser,
+    "runs/lab21_sequential_adaptation",
+    "sequential",
+    seeds_help="runs per target, size and start",
+    seed_help="the data subsets' seed",
 )
-parser.add_argument(
-    "--dtype",
-    default="auto",
-    choices=DTYPES,
-    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
-)
-parser.add_argument("--seeds", type=int, default=3, help="runs per target, size and start")
-parser.add_argument("--seed", type=int, default=0, help="the data subsets' seed, first run's seed")
-parser.add_argument("--data-dir", default=None)
-parser.add_argument("--run-dir", default="runs/lab21_sequential_adaptation")
-parser.add_argument("--verbose", type=int, default=0)
-add_record_argument(parser)
 args = parser.parse_args()
 targets = [target.strip() for target in args.targets.split(",") if target.strip()]
 if not targets or set(targets) - set(STUDIES):

@@ -71,14 +71,13 @@ from kbert.metrics.classification_metrics import binary_f1
 from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import MultitaskModel, SequenceClassifier
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, count_batches, fine_tune_classifier
-from kbert.train.adaptation_comparison import START_LEARNING_RATES
-from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.fine_tuning import compile_and_fit
-from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.precision import resolve_dtype
 
 TASKS = ("rte", "mrpc")
 # Each row: the tasks it trains, and how a joint row draws a task per step.
@@ -360,26 +359,13 @@ def parse_arguments(argv=None):
     parser.add_argument("--sequence-length", type=int, default=128, help="tokens per packed pair")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=1, help="epochs of every run (fixed)")
-    # Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
-    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
-    parser.add_argument(
-        "--learning-rate",
-        type=float,
-        default=rates.value["multitask"],
-        help=f"peak rate (default: {rates.source})",
+    add_lab_run_arguments(
+        parser,
+        "runs/lab23_related_multitask",
+        "multitask",
+        seeds_help="runs per row",
+        seed_help="the held-out split",
     )
-    parser.add_argument(
-        "--dtype",
-        default="auto",
-        choices=DTYPES,
-        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
-    )
-    parser.add_argument("--seeds", type=int, default=3, help="runs per row")
-    parser.add_argument("--seed", type=int, default=0, help="the held-out split, first run's seed")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab23_related_multitask")
-    parser.add_argument("--verbose", type=int, default=0)
-    add_record_argument(parser)
     args = parser.parse_args(argv)
     for flag in ("seeds", "epochs", "batch_size", "sequence_length"):
         if getattr(args, flag) < 1:

@@ -64,13 +64,12 @@ from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.metrics.slice_accuracy import slice_accuracy
 from kbert.models import SequenceClassifier, SliceAwareClassifier
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import record_if_requested
 from kbert.tasks import classifier_logits, evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.adaptation_comparison import START_LEARNING_RATES
-from kbert.train.chosen_on_validation import chosen_rates
-from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.precision import resolve_dtype
 
 MODELS = {
     "baseline": "plain fine-tuning",
@@ -221,26 +220,13 @@ parser.add_argument(
 parser.add_argument("--sequence-length", type=int, default=32, help="tokens read per question")
 parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--epochs", type=int, default=1)
-# Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
-RATES = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
-parser.add_argument(
-    "--learning-rate",
-    type=float,
-    default=RATES.value["full"],
-    help=f"peak rate (default: {RATES.source})",
+add_lab_run_arguments(
+    parser,
+    "runs/lab24_slicing",
+    "full",
+    seeds_help="runs per model",
+    seed_help="the data sample's seed",
 )
-parser.add_argument(
-    "--dtype",
-    default="auto",
-    choices=DTYPES,
-    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
-)
-parser.add_argument("--seeds", type=int, default=3, help="runs per model")
-parser.add_argument("--seed", type=int, default=0, help="the data sample's seed, first run's seed")
-parser.add_argument("--data-dir", default=None)
-parser.add_argument("--run-dir", default="runs/lab24_slicing")
-parser.add_argument("--verbose", type=int, default=0)
-add_record_argument(parser)
 args = parser.parse_args()
 for flag in ("seeds", "epochs", "batch_size", "sequence_length", "slices", "min_slice_examples"):
     if getattr(args, flag) < 1:

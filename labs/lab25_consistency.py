@@ -63,15 +63,14 @@ from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import SequenceClassifier
 from kbert.models.consistency_trainer import ConsistencyTrainer
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.text.token_perturbation import TokenPerturbation
 from kbert.train import TrainingSettings, fine_tuning_optimizer
-from kbert.train.adaptation_comparison import START_LEARNING_RATES
-from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.fine_tuning import unused_pooler_frozen
-from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.precision import resolve_dtype
 
 # A perturbation's name → which of the two rates it uses.
 PERTURBATIONS = {
@@ -381,26 +380,13 @@ def parse_arguments(argv=None):
     parser.add_argument("--batch-size", type=int, default=16, help="labelled questions a step")
     parser.add_argument("--epochs", type=int, default=3, help="least epochs of each run")
     parser.add_argument("--min-steps", type=int, default=40, help="least steps of each run")
-    # Full fine-tuning's rate the grid chose on validation for MiniLM-L6, read from its record.
-    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
-    parser.add_argument(
-        "--learning-rate",
-        type=float,
-        default=rates.value["full"],
-        help=f"peak rate (default: {rates.source})",
+    add_lab_run_arguments(
+        parser,
+        "runs/lab25_consistency",
+        "full",
+        seeds_help="runs per label count and arm",
+        seed_help="the data splits' seed",
     )
-    parser.add_argument(
-        "--dtype",
-        default="auto",
-        choices=DTYPES,
-        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
-    )
-    parser.add_argument("--seeds", type=int, default=3, help="runs per label count and arm")
-    parser.add_argument("--seed", type=int, default=0, help="the data splits' seed, first seed")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--run-dir", default="runs/lab25_consistency")
-    parser.add_argument("--verbose", type=int, default=0)
-    add_record_argument(parser)
     args = parser.parse_args(argv)
     args.perturbations = [name.strip() for name in args.perturbations.split(",") if name.strip()]
     if not args.perturbations or set(args.perturbations) - set(PERTURBATIONS):

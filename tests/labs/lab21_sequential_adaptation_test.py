@@ -1,27 +1,18 @@
 """lab21_sequential_adaptation as a user runs it: its whole story on a tiny start and budget."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab21_sequential_adaptation.py"
 
 
 def _run(arguments, data_root, timeout=1800):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    return subprocess.run(
-        [sys.executable, LAB, *arguments],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_lab(LAB, arguments, data_root, timeout)
 
 
 @pytest.mark.slow

@@ -1,12 +1,11 @@
 """lab23_related_multitask as a user runs it: its whole story on a tiny start and budget."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab23_related_multitask.py"
@@ -14,15 +13,7 @@ ROWS = ("rte_alone", "mrpc_alone", "joint_proportional", "joint_temperature")
 
 
 def _run(arguments, data_root, timeout=600):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    return subprocess.run(
-        [sys.executable, LAB, *arguments],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_lab(LAB, arguments, data_root, timeout)
 
 
 @pytest.mark.slow

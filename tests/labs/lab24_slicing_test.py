@@ -1,29 +1,19 @@
 """lab24_slicing as a user runs it: its whole story on a tiny start, one seed, a few questions."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchmarks.reports import lab24_slicing
+from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab24_slicing.py"
 
 
 def _run(arguments, data_root, timeout=600):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    return subprocess.run(
-        [sys.executable, LAB, *arguments],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_lab(LAB, arguments, data_root, timeout)
 
 
 @pytest.mark.slow

@@ -1,12 +1,11 @@
 """lab26_bert_objectives as a user runs it: four tiny encoders pretrained, one task fine-tuned."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab26_bert_objectives.py"
@@ -14,15 +13,7 @@ OBJECTIVES = ["masked", "masked+nsp", "masked+sop", "span+sbo"]
 
 
 def _run(arguments, data_root, timeout=900):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
-    return subprocess.run(
-        [sys.executable, LAB, *arguments],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_lab(LAB, arguments, data_root, timeout)
 
 
 @pytest.mark.slow

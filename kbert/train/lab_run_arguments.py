@@ -1,0 +1,49 @@
+"""The flags every seeded MiniLM-L6 lab shares: its rate, dtype, seeds, data, run folder, record.
+
+Labs 21 and 23–25 fine-tune MiniLM-L6 several times per row and compare rows seed by seed;
+each reads the same settings the same way, so a student meets one set of flags across them.
+"""
+
+from kbert.run_records import add_record_argument
+from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
+from kbert.train.precision import DTYPES
+
+
+def add_lab_run_arguments(
+    parser, run_dir, method="full", seeds_help="runs per row", seed_help="the data's seed"
+):
+    """Adds `--learning-rate`, `--dtype`, `--seeds`, `--seed`, `--data-dir`, `--run-dir`,
+    `--verbose` and `--record` to `parser`.
+
+    The rate's default is the one `benchmarks/adaptation_grid.py` chose on validation for
+    MiniLM-L6, read from its record (`kbert.train.chosen_on_validation.chosen_rates`; `method`'s
+    rate, which is full fine-tuning's for every method that trains all weights at one rate);
+    `--help` names the record it came from.
+
+    Args:
+        parser: `argparse.ArgumentParser`.
+        run_dir: str. The default `--run-dir`.
+        method: str, default "full". A key of `START_LEARNING_RATES["minilm_l6"]`.
+        seeds_help: str. What one seed runs.
+        seed_help: str. What `--seed` seeds.
+    """
+    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=rates.value[method],
+        help=f"peak rate (default: {rates.source})",
+    )
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPES,
+        help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+    )
+    parser.add_argument("--seeds", type=int, default=3, help=seeds_help)
+    parser.add_argument("--seed", type=int, default=0, help=f"{seed_help}, first run's seed")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default=run_dir)
+    parser.add_argument("--verbose", type=int, default=0)
+    add_record_argument(parser)

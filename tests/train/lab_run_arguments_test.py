@@ -1,0 +1,24 @@
+import argparse
+
+import pytest
+
+from kbert.train.adaptation_comparison import START_LEARNING_RATES
+from kbert.train.chosen_on_validation import chosen_rates
+from kbert.train.lab_run_arguments import add_lab_run_arguments
+
+
+def test_the_shared_flags_and_the_chosen_rate_with_its_source(capsys):
+    parser = argparse.ArgumentParser()
+    add_lab_run_arguments(parser, "runs/labxx", "sequential", seeds_help="runs per row")
+    args = parser.parse_args([])
+    chosen = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
+    assert args.learning_rate == chosen.value["sequential"]
+    assert (args.seeds, args.seed, args.run_dir, args.dtype) == (3, 0, "runs/labxx", "auto")
+    assert args.data_dir is None and args.verbose == 0 and args.record is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    # --help says which record the rate came from (or why the fallback is used).
+    assert "adaptation_grid_minilm.json" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--dtype", "float16"])
+    assert "--dtype: invalid choice: 'float16'" in capsys.readouterr().err
