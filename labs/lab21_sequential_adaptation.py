@@ -37,9 +37,7 @@ the record found: docs/results.md#lab21_sequential_adaptation.
 
 import argparse
 import dataclasses
-import json
 import math
-from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -49,14 +47,12 @@ import numpy as np
 from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
-from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import SequenceClassifier
-from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
 
 # Target → its intermediate task, and the flags that size each.
@@ -358,8 +354,4 @@ report = {
         )
     },
 }
-run_dir = Path(args.run_dir)
-run_dir.mkdir(parents=True, exist_ok=True)
-atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
-record_if_requested(args, report)
-print(json.dumps(report))
+finish_lab(args, report)

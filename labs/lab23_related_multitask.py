@@ -51,8 +51,6 @@ proportional sampling. What the record found: docs/results.md#lab23_related_mult
 """
 
 import argparse
-import json
-from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -65,18 +63,16 @@ from kbert.data import CLASSIFICATION_TASKS, load_classification_task, multitask
 from kbert.data.classification_dataset import classification_dataset
 from kbert.data.multitask_batches import task_sampling_probabilities
 from kbert.data.token_classification_features import IGNORE_INDEX
-from kbert.files import atomic_write_text
 from kbert.layers import ClassificationHead
 from kbert.metrics.classification_metrics import binary_f1
 from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import MultitaskModel, SequenceClassifier
-from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, count_batches, fine_tune_classifier
 from kbert.train.fine_tuning import compile_and_fit
-from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
 
 TASKS = ("rte", "mrpc")
@@ -439,11 +435,7 @@ def main(argv=None):
             )
         },
     }
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
-    record_if_requested(args, report)
-    print(json.dumps(report))
+    finish_lab(args, report)
     return report
 
 

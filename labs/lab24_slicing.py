@@ -48,8 +48,6 @@ What the record found: docs/results.md#lab24_slicing.
 
 import argparse
 import dataclasses
-import json
-from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -60,15 +58,13 @@ from kbert.analysis.data_slices import data_slices
 from kbert.analysis.worst_slices import worst_slices
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
-from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.metrics.slice_accuracy import slice_accuracy
 from kbert.models import SequenceClassifier, SliceAwareClassifier
-from kbert.run_records import record_if_requested
 from kbert.tasks import classifier_logits, evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
 
 MODELS = {
@@ -408,8 +404,4 @@ report = {
         )
     },
 }
-run_dir = Path(args.run_dir)
-run_dir.mkdir(parents=True, exist_ok=True)
-atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
-record_if_requested(args, report)
-print(json.dumps(report))
+finish_lab(args, report)

@@ -44,10 +44,8 @@ than 300). What the record found: docs/results.md#lab25_consistency.
 """
 
 import argparse
-import json
 import math
 import time
-from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -59,17 +57,15 @@ from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.data.classification_dataset import classification_dataset
-from kbert.files import atomic_write_text
 from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import SequenceClassifier
 from kbert.models.consistency_trainer import ConsistencyTrainer
-from kbert.run_records import record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.text.token_perturbation import TokenPerturbation
 from kbert.train import TrainingSettings, fine_tuning_optimizer
 from kbert.train.fine_tuning import unused_pooler_frozen
-from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
 
 # A perturbation's name → which of the two rates it uses.
@@ -430,11 +426,7 @@ def main(argv=None):
         f"majority class {record['majority_accuracy']:.4f} on {record['test_examples']} test "
         f"questions; epochs kept on {record['validation_examples']} held-out questions"
     )
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "results.json", json.dumps(record, indent=1))
-    record_if_requested(args, record)
-    print(json.dumps(record))
+    finish_lab(args, record)
 
 
 if __name__ == "__main__":

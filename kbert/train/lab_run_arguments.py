@@ -1,10 +1,15 @@
-"""The flags every seeded MiniLM-L6 lab shares: its rate, dtype, seeds, data, run folder, record.
+"""The flags every seeded MiniLM-L6 lab shares (its rate, dtype, seeds, data, run folder,
+record), and how such a lab ends (`finish_lab`).
 
 Labs 21 and 23–25 fine-tune MiniLM-L6 several times per row and compare rows seed by seed;
 each reads the same settings the same way, so a student meets one set of flags across them.
 """
 
-from kbert.run_records import add_record_argument
+import json
+from pathlib import Path
+
+from kbert.files import atomic_write_text
+from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
 from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.precision import DTYPES
@@ -47,3 +52,13 @@ def add_lab_run_arguments(
     parser.add_argument("--run-dir", default=run_dir)
     parser.add_argument("--verbose", type=int, default=0)
     add_record_argument(parser)
+
+
+def finish_lab(args, report):
+    """Ends a lab run: `report` as `<--run-dir>/results.json`, as the record `--record` asks
+    for, and as the last line of stdout (JSON)."""
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))
+    record_if_requested(args, report)
+    print(json.dumps(report))

@@ -1,10 +1,11 @@
 import argparse
+import json
 
 import pytest
 
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
 from kbert.train.chosen_on_validation import chosen_rates
-from kbert.train.lab_run_arguments import add_lab_run_arguments
+from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 
 
 def test_the_shared_flags_and_the_chosen_rate_with_its_source(capsys):
@@ -22,3 +23,11 @@ def test_the_shared_flags_and_the_chosen_rate_with_its_source(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--dtype", "float16"])
     assert "--dtype: invalid choice: 'float16'" in capsys.readouterr().err
+
+
+def test_finish_lab_writes_the_run_folder_s_results_and_prints_them_last(tmp_path, capsys):
+    args = argparse.Namespace(run_dir=str(tmp_path / "runs" / "labxx"), record=None)
+    finish_lab(args, {"rows": [{"acc": 0.5}]})
+    written = json.loads((tmp_path / "runs" / "labxx" / "results.json").read_text())
+    assert written == {"rows": [{"acc": 0.5}]}
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == written
