@@ -10,7 +10,8 @@ TensorFlow jobs on two cores slow each other and spoil both wall times. This too
    this checkout; the caller's `PYTHONPATH` comes after it) and reading the data this checkout
    reads (`KBERT_DATA_DIR`);
 3. copies each record (and the figures its program wrote beside it, `docs/results/<name>*`)
-   into this checkout's `docs/results/` as soon as its program ends, with
+   into this checkout's `docs/results/` as soon as its program ends (where the programs after
+   it read the settings it chose on validation: `KBERT_CHOICES_DIR`), with
    a line per program (exit status, wall time) in `<worktree>/runs/record_labs/progress.txt`
    and its output in `<name>.log` beside it.
 
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 
 from benchmarks.course import course
+from kbert.train.chosen_on_validation import CHOICES_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,6 +174,10 @@ def run_all(programs, worktree, repo, log=print):
     data = data_dir()
     if data is not None:
         environment["KBERT_DATA_DIR"] = str(Path(data).resolve())
+    # A lab reads the grids' choices where this run copies the records it makes (the worktree's
+    # own go back to the committed ones after each program): so the labs of a course read what
+    # the course's grids chose at this commit (`kbert.train.chosen_on_validation`).
+    environment[CHOICES_VARIABLE] = str((Path(repo) / "docs" / "results").resolve())
     rows = []
     for item in programs:
         name, program, flags = _entry(item)

@@ -8,7 +8,10 @@ agree by construction: the grids run first (`benchmarks/course.py`), and a lab r
 them reads what they chose at the same commit. Each read file is pinned by its SHA-256 in the
 reading run's record (`kbert.run_inputs.note_input`).
 
-Where the record does not exist, or holds no choice for the start, the reader falls back to the
+The records are read from `docs/results/`, or from `$KBERT_CHOICES_DIR` (which
+`benchmarks/record_labs.py` sets to where it copies the records it makes); each choice's source
+names the record and the commit it was made at. Where the record does not exist, or holds no
+choice for the start, the reader falls back to the
 source's setting (or the repository's default) and says so in `Chosen.source`, which the labs
 print beside their table.
 
@@ -26,11 +29,15 @@ print beside their table.
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from kbert.run_inputs import note_input
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "results"
+# Where to read the records instead (set by `benchmarks/record_labs.py` to the checkout it
+# copies fresh records into, so a course's labs read what its grids chose).
+CHOICES_VARIABLE = "KBERT_CHOICES_DIR"
 RATES_RECORDS = {"lab01": "adaptation_grid", "minilm_l6": "adaptation_grid_minilm"}
 ADAPTERS_RECORD = "adaptation_grid_adapters"
 MULTITASK_RECORD = "adaptation_grid_multitask"
@@ -52,13 +59,21 @@ class Chosen:
     recorded: bool
 
 
-def read_results(name, results_dir=None):
-    """The `results` of record `name` (`<results_dir>/<name>.json`), or None when absent.
+def records_dir(given=None):
+    """Where the records are read: `given`, else `$KBERT_CHOICES_DIR`, else `docs/results/`."""
+    if given is not None:
+        return Path(given)
+    return Path(os.environ.get(CHOICES_VARIABLE) or RESULTS_DIR)
+
+
+def read_record(name, directory=None):
+    """Record `name` (`<directory>/<name>.json`, see `records_dir`) as a dict, or None when
+    absent; the file is pinned as an input of this run.
 
     Raises:
         ValueError: the file exists but is no record (not JSON, or without `results`).
     """
-    path = Path(RESULTS_DIR if results_dir is None else results_dir) / f"{name}.json"
+    path = records_dir(directory) / f"{name}.json"
     if not path.is_file():
         return None
     note_input(path)
@@ -68,7 +83,19 @@ def read_results(name, results_dir=None):
         raise ValueError(f"{path} is not a run record (not JSON: {error})") from None
     if not isinstance(record, dict) or not isinstance(record.get("results"), dict):
         raise ValueError(f"{path} is not a run record: it has no 'results' dict")
-    return record["results"]
+    return record
+
+
+def read_results(name, directory=None):
+    """The `results` of record `name` (`read_record`), or None when absent."""
+    record = read_record(name, directory)
+    return None if record is None else record["results"]
+
+
+def _made_at(name, directory):
+    """ "name.json (commit abc1234567)": which code made the record a choice was read from."""
+    commit = (read_record(name, directory) or {}).get("commit") or "commit unknown"
+    return f"{name}.json ({commit[:10]})"
 
 
 def _fallback(value, name, start, why):
@@ -87,7 +114,7 @@ def chosen_rates(start, fallback, results_dir=None):
         start: str. A start's name (`lab01`, `minilm_l6`).
         fallback: dict. Method → peak rate, used where the record has no choice; its
             "full" rate also stands for every method trained at full fine-tuning's rate.
-        results_dir: path, default `docs/results/`.
+        results_dir: path, default `records_dir()` (`$KBERT_CHOICES_DIR` or `docs/results/`).
 
     Returns:
         `Chosen`: `value` maps each method of `fallback` to its rate: "full" and
@@ -103,7 +130,7 @@ def chosen_rates(start, fallback, results_dir=None):
     discriminative = _chosen_row(outcome, "discriminative_lr")
     value = {method: full["learning_rate"] for method in fallback}
     value["discriminative_lr"] = discriminative["learning_rate"]
-    source = f"{name}.json: '{full['label']}', '{discriminative['label']}'"
+    source = f"{_made_at(name, results_dir)}: '{full['label']}', '{discriminative['label']}'"
     return Chosen(value, source, True)
 
 
@@ -125,7 +152,7 @@ def chosen_factor(start, fallback, results_dir=None):
     factor = row.get("options", {}).get("factor", row.get("factor"))
     if factor is None:
         return _fallback({"factor": fallback}, name, start, "its row has no factor")
-    return Chosen({"factor": factor}, f"{name}.json: '{row['label']}'", True)
+    return Chosen({"factor": factor}, f"{_made_at(name, results_dir)}: '{row['label']}'", True)
 
 
 def chosen_adapters(start, fallback, results_dir=None):
@@ -150,7 +177,7 @@ def chosen_adapters(start, fallback, results_dir=None):
         "bottleneck_dim": options["bottleneck_dim"],
         "rate_multiplier": round(options["learning_rate"] / outcome["full_rate"], 6),
     }
-    return Chosen(value, f"{ADAPTERS_RECORD}.json: '{best['label']}'", True)
+    return Chosen(value, f"{_made_at(ADAPTERS_RECORD, results_dir)}: '{best['label']}'", True)
 
 
 def chosen_multitask(start, train_examples, fallback, results_dir=None):
@@ -175,7 +202,11 @@ def chosen_multitask(start, train_examples, fallback, results_dir=None):
     }
     if "language_model_weight" not in value:
         return _fallback(fallback, MULTITASK_RECORD, start, "its row has no LM-loss weight")
-    return Chosen(value, f"{MULTITASK_RECORD}.json at {size} questions: '{row['label']}'", True)
+    return Chosen(
+        value,
+        f"{_made_at(MULTITASK_RECORD, results_dir)} at {size} questions: '{row['label']}'",
+        True,
+    )
 
 
 def chosen_distillation(start, fallback, results_dir=None):
@@ -191,7 +222,8 @@ def chosen_distillation(start, fallback, results_dir=None):
     value = {key: outcome["chosen"][key] for key in ("temperature", "soft_weight")}
     return Chosen(
         value,
-        f"{DISTILLATION_RECORD}.json: T={value['temperature']:g} α={value['soft_weight']:g}",
+        f"{_made_at(DISTILLATION_RECORD, results_dir)}: T={value['temperature']:g} "
+        f"α={value['soft_weight']:g}",
         True,
     )
 

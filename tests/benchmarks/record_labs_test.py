@@ -14,7 +14,7 @@ parser.add_argument("--record")
 args = parser.parse_args()
 open(args.record.replace(".json", "_curve.png"), "wb").write(b"png")
 with open(args.record, "w") as f:
-    json.dump({"date": "2026-11-26T00:00:00", "results": {"pythonpath": os.environ["PYTHONPATH"]}}, f)
+    json.dump({"date": "2026-11-26T00:00:00", "results": {"pythonpath": os.environ["PYTHONPATH"], "choices": os.environ["KBERT_CHOICES_DIR"]}}, f)
 """
 BAD = "import sys\nsys.exit(3)\n"
 
@@ -50,6 +50,8 @@ def test_each_program_runs_in_the_worktree_and_its_record_is_copied(repo, tmp_pa
     ]
     record = json.loads((repo / "docs" / "results" / "lab98_good.json").read_text())
     assert record["results"]["pythonpath"] == str(worktree.resolve())  # the worktree's code
+    # The grids' choices are read where the fresh records are copied, not the worktree's copy.
+    assert record["results"]["choices"] == str((repo / "docs" / "results").resolve())
     assert not (repo / "docs" / "results" / "lab99_bad.json").exists()
     assert not (worktree / "docs" / "results" / "lab98_good.json").exists()  # moved, not left
     # The figure the program wrote beside its record travels with it.

@@ -5,6 +5,7 @@ import pytest
 
 from kbert import run_inputs
 from kbert.train.chosen_on_validation import (
+    CHOICES_VARIABLE,
     chosen_adapters,
     chosen_distillation,
     chosen_factor,
@@ -12,6 +13,7 @@ from kbert.train.chosen_on_validation import (
     chosen_rates,
     chosen_variants,
     read_results,
+    records_dir,
 )
 
 FALLBACK_RATES = {"full": 3e-4, "discriminative_lr": 1e-3, "top_2": 3e-4}
@@ -19,7 +21,8 @@ FALLBACK_RATES = {"full": 3e-4, "discriminative_lr": 1e-3, "top_2": 3e-4}
 
 def _write(directory, name, results):
     path = directory / f"{name}.json"
-    path.write_text(json.dumps({"command": "python -m x", "results": results}))
+    record = {"command": "python -m x", "commit": "0123456789abcdef", "results": results}
+    path.write_text(json.dumps(record))
     return path
 
 
@@ -63,6 +66,8 @@ def test_rates_and_factor_come_from_the_chosen_rows(tmp_path):
     # full's chosen rate (best validation, not the last row), and every one-rate method at it.
     assert rates.value == {"full": 1e-4, "discriminative_lr": 3e-3, "top_2": 1e-4}
     assert rates.recorded and "'full lr=0.0001'" in rates.source
+    # The source names the record and the commit that made it.
+    assert rates.source.startswith("adaptation_grid_minilm.json (0123456789):")
     factor = chosen_factor("minilm_l6", 1.0, results_dir=tmp_path)
     assert factor.value == {"factor": 2.6} and factor.recorded
     # The record read is an input of the run reading it (pinned by hash in its record).
@@ -142,3 +147,13 @@ def test_chosen_variants_give_one_row_when_starts_agree_else_one_per_setting():
     assert sources["minilm_l6"] == "record for minilm_l6"
     same, _ = chosen_variants("adapters", recipe, starts[:1] + starts[2:], choose)
     assert same == [("adapters", recipe, {"t": 1})]
+
+
+def test_a_course_reads_the_records_where_record_labs_copies_them(tmp_path, monkeypatch):
+    _write(tmp_path, "adaptation_grid_minilm", _rates_study())
+    monkeypatch.setenv(CHOICES_VARIABLE, str(tmp_path))
+    assert records_dir() == tmp_path
+    assert chosen_rates("minilm_l6", FALLBACK_RATES).value["full"] == 1e-4
+    assert records_dir(tmp_path / "other") == tmp_path / "other"  # an explicit folder wins
+    monkeypatch.delenv(CHOICES_VARIABLE)
+    assert records_dir().parts[-2:] == ("docs", "results")
