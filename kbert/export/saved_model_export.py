@@ -52,16 +52,27 @@ to its longest real row, rounded up to a multiple of 8 (`padding="longest"`, the
 the whole window. Every output is read at real tokens or words, so none changes shape or value
 (up to float rounding); `padding="fixed"` keeps every row at `sequence_length`.
 
+Dtype: `ExportSettings(dtype="bfloat16")` exports a copy of the model that computes in bfloat16
+(float32 variables, Keras's "mixed_bfloat16" policy; `kbert.export.model_in_dtype`); the
+signatures and their float32 outputs stay the same. "auto" picks bfloat16 where the exporting
+machine computes it natively. The settings the export was written with, the resolved dtype
+among them, are in `<version>/assets.extra/kbert_export.json` (`SETTINGS_RECORD`), where a
+server operator can read them; TF Serving and the SavedModel loader ignore that file.
+
 What to export is an `ExportSettings` (`kbert.export.export_settings`); each signature is built by
 its task's module under `kbert.export.signatures`; `kbert.export.saved_model_files` numbers, writes
 and loads the version directories.
 """
 
+import dataclasses
+import json
+import os
 import tempfile
 
 import tensorflow as tf
 
 from kbert.export.export_settings import ExportSettings, check_fits, resolve_settings
+from kbert.export.model_in_dtype import model_in_dtype
 from kbert.export.saved_model_files import check_name, load_exported, write_new_version
 from kbert.export.signatures import classification, embedding, question_answering, tagging
 from kbert.export.signatures import token_ids as token_ids_signature
@@ -69,6 +80,8 @@ from kbert.export.signatures.serving_graph import ServingGraph
 
 _STRING = tf.TensorSpec([None], tf.string)
 _IDS = tf.TensorSpec([None, None], tf.int32)
+# The export's settings, beside the SavedModel (TF Serving reads only its warm-up file there).
+SETTINGS_RECORD = os.path.join("assets.extra", "kbert_export.json")
 
 
 def _task_signature(graph):
@@ -147,11 +160,20 @@ def _verify(path, signature_names, settings):
                 )
 
 
+def _write_settings_record(path, resolved, requested_dtype):
+    """Writes the resolved settings (and the dtype asked for) to `<path>/SETTINGS_RECORD`."""
+    record = {**dataclasses.asdict(resolved), "requested_dtype": requested_dtype}
+    os.makedirs(os.path.dirname(os.path.join(path, SETTINGS_RECORD)), exist_ok=True)
+    with open(os.path.join(path, SETTINGS_RECORD), "w", encoding="utf-8") as file:
+        json.dump(record, file, indent=2)
+
+
 def export_saved_model(model, tokenizer, export_dir, name, settings=None, version=None):
     """Writes a TF Serving SavedModel of a kbert model with its tokenizer in the graph.
 
     The result is `<export_dir>/<name>/<version>/` with `saved_model.pb`, `variables/` and
-    `assets/vocab.txt` (+ `assets/labels.txt` when there are label names). It is written into
+    `assets/vocab.txt` (+ `assets/labels.txt` when there are label names), and the settings
+    it was written with in `assets.extra/kbert_export.json`. It is written into
     a hidden sibling directory, loaded and run once, then renamed into place, so the version
     directory appears complete or not at all; on any failure the partial directory is removed
     and existing versions stay untouched. An existing version is never replaced.
@@ -164,7 +186,8 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
 
     Args:
         model: a `SequenceClassifier`, `TokenClassifier`, `QuestionAnswerer` or `Encoder`, any
-            dtype policy (outputs are cast to float32).
+            dtype policy (outputs are cast to float32); the export computes in
+            `settings.dtype`, on a copy when the model's policy computes in another dtype.
         tokenizer: `kbert.text.WordPieceTokenizer` or `SentencePieceTokenizer`, or a
             `BertPreprocessor` (a classification run's, `kbert.runs.read_run`), whose
             tokenizer, `sequence_length` and `truncation` are then used, or a
@@ -200,12 +223,14 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
     model, tokenizer, resolved = resolve_settings(model, tokenizer, settings, version)
     check_name(name)
     check_fits(model, resolved)
+    model = model_in_dtype(model, resolved.dtype)
 
     def write(temporary):
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
             graph = ServingGraph(model, tokenizer, resolved, asset_dir)
             signature_names = _add_signatures(graph)
             graph.archive.write_out(temporary, verbose=False)
+        _write_settings_record(temporary, resolved, settings.dtype)
         return signature_names
 
     return write_new_version(
