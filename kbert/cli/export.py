@@ -10,7 +10,6 @@ signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `e
 `token_ids`. See `kbert.export.export_saved_model`.
 """
 
-import json
 from pathlib import Path
 
 from kbert.cli import classification, token_tasks
@@ -92,9 +91,8 @@ def check_export_flags(args):
 
 def main_export(args):
     """Exports and returns a JSON-ready summary."""
-    from kbert.export import ExportSettings, export_saved_model
+    from kbert.export import ExportSettings, export_saved_model, read_export_settings
     from kbert.export.models_config import write_models_config
-    from kbert.export.saved_model_export import SETTINGS_RECORD
     from kbert.export.saved_model_files import check_export_dir
 
     check_export_flags(args)
@@ -181,12 +179,11 @@ def main_export(args):
             ),
             **common,
         )
-    record = json.loads((Path(path) / SETTINGS_RECORD).read_text(encoding="utf-8"))
     summary = {
         "path": str(path),
         "name": args.name,
         "version": int(Path(path).name),
-        "dtype": record["dtype"],  # what "auto" chose
+        "dtype": read_export_settings(path)["dtype"],  # what "auto" chose
     }
     if args.models_config:
         summary["models_config"] = str(write_models_config(args.export_dir))

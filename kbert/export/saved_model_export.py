@@ -56,8 +56,8 @@ Dtype: `ExportSettings(dtype="bfloat16")` exports a copy of the model that compu
 (float32 variables, Keras's "mixed_bfloat16" policy; `kbert.export.model_in_dtype`); the
 signatures and their float32 outputs stay the same. "auto" picks bfloat16 where the exporting
 machine computes it natively. The settings the export was written with, the resolved dtype
-among them, are in `<version>/assets.extra/kbert_export.json` (`SETTINGS_RECORD`), where a
-server operator can read them; TF Serving and the SavedModel loader ignore that file.
+among them, are in `<version>/assets.extra/kbert_export.json`, where a server operator can read
+them (`kbert.export.read_export_settings`); TF Serving and the SavedModel loader ignore it.
 
 What to export is an `ExportSettings` (`kbert.export.export_settings`); each signature is built by
 its task's module under `kbert.export.signatures`; `kbert.export.saved_model_files` numbers, writes
@@ -65,23 +65,24 @@ and loads the version directories.
 """
 
 import dataclasses
-import json
-import os
 import tempfile
 
 import tensorflow as tf
 
 from kbert.export.export_settings import ExportSettings, check_fits, resolve_settings
 from kbert.export.model_in_dtype import model_in_dtype
-from kbert.export.saved_model_files import check_name, load_exported, write_new_version
+from kbert.export.saved_model_files import (
+    check_name,
+    load_exported,
+    write_new_version,
+    write_settings_record,
+)
 from kbert.export.signatures import classification, embedding, question_answering, tagging
 from kbert.export.signatures import token_ids as token_ids_signature
 from kbert.export.signatures.serving_graph import ServingGraph
 
 _STRING = tf.TensorSpec([None], tf.string)
 _IDS = tf.TensorSpec([None, None], tf.int32)
-# The export's settings, beside the SavedModel (TF Serving reads only its warm-up file there).
-SETTINGS_RECORD = os.path.join("assets.extra", "kbert_export.json")
 
 
 def _task_signature(graph):
@@ -160,14 +161,6 @@ def _verify(path, signature_names, settings):
                 )
 
 
-def _write_settings_record(path, resolved, requested_dtype):
-    """Writes the resolved settings (and the dtype asked for) to `<path>/SETTINGS_RECORD`."""
-    record = {**dataclasses.asdict(resolved), "requested_dtype": requested_dtype}
-    os.makedirs(os.path.dirname(os.path.join(path, SETTINGS_RECORD)), exist_ok=True)
-    with open(os.path.join(path, SETTINGS_RECORD), "w", encoding="utf-8") as file:
-        json.dump(record, file, indent=2)
-
-
 def export_saved_model(model, tokenizer, export_dir, name, settings=None, version=None):
     """Writes a TF Serving SavedModel of a kbert model with its tokenizer in the graph.
 
@@ -230,7 +223,9 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
             graph = ServingGraph(model, tokenizer, resolved, asset_dir)
             signature_names = _add_signatures(graph)
             graph.archive.write_out(temporary, verbose=False)
-        _write_settings_record(temporary, resolved, settings.dtype)
+        write_settings_record(
+            temporary, {**dataclasses.asdict(resolved), "requested_dtype": settings.dtype}
+        )
         return signature_names
 
     return write_new_version(

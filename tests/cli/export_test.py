@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from kbert.cli.main import main
 from kbert.export import load_exported
-from kbert.export.saved_model_export import SETTINGS_RECORD
+from kbert.export.saved_model_files import SETTINGS_RECORD
 from tests.cli import token_tasks_test
 from tests.cli.toy_sentiment import save_tiny_model
 

@@ -15,8 +15,13 @@ import tensorflow as tf
 from tensorflow.core.framework import types_pb2
 from tensorflow.core.protobuf import saved_model_pb2
 
-from kbert.export import ExportSettings, export_saved_model, load_exported
-from kbert.export.saved_model_export import SETTINGS_RECORD
+from kbert.export import (
+    ExportSettings,
+    export_saved_model,
+    load_exported,
+    read_export_settings,
+)
+from kbert.export.saved_model_files import SETTINGS_RECORD
 from kbert.models import Encoder, SequenceClassifier
 from kbert.text import WordPieceTokenizer
 from tests.export.saved_model_export_test import signature_functions
@@ -107,12 +112,15 @@ def test_the_bfloat16_graph_computes_in_bfloat16(exports):
     assert matmul_dtypes(exports["float32"], "classify") == {"DT_FLOAT"}
 
 
-def test_the_settings_record_names_the_dtype(exports):
+def test_the_settings_record_names_the_dtype(exports, tmp_path):
     for dtype, path in exports.items():
-        record = json.loads((Path(path) / SETTINGS_RECORD).read_text())
+        record = read_export_settings(path)
+        assert record == json.loads((Path(path) / SETTINGS_RECORD).read_text())
         assert (record["dtype"], record["requested_dtype"]) == (dtype, dtype)
         assert (record["task"], record["sequence_length"]) == ("classify", 16)
         assert record["label_names"] == CLASSES
+    with pytest.raises(ValueError, match="has no assets.extra/kbert_export.json; expected a"):
+        read_export_settings(tmp_path)
 
 
 def test_auto_is_recorded_with_what_it_chose(tmp_path):
@@ -124,7 +132,7 @@ def test_auto_is_recorded_with_what_it_chose(tmp_path):
         "embedder",
         ExportSettings(sequence_length=8, dtype="auto"),
     )
-    record = json.loads((Path(path) / SETTINGS_RECORD).read_text())
+    record = read_export_settings(path)
     assert record["requested_dtype"] == "auto" and record["dtype"] in ("float32", "bfloat16")
     assert "DT_BFLOAT16" in matmul_dtypes(path, "embed") or record["dtype"] == "float32"
 
