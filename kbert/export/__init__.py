@@ -5,6 +5,8 @@
   built under `signatures/`, in-graph input checks are in `graph_inputs`, and
   `saved_model_files` writes and loads the version directories (and reads the settings an
   export records, `read_export_settings`).
+- `model_in_dtype`: the copy of a model that a bfloat16 export (`ExportSettings(dtype=...)`)
+  runs, its weights unchanged.
 - `text_to_text_export`: the `generate` signature of an encoder-decoder.
 - `dynamic_padding`, `graph_decoding`: batches cut to their longest row; BIO and answer
   decoding in the graph.

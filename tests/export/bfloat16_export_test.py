@@ -22,7 +22,8 @@ from kbert.export import (
     read_export_settings,
 )
 from kbert.export.saved_model_files import SETTINGS_RECORD
-from kbert.models import Encoder, SequenceClassifier
+from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
+from kbert.models.token_classifier import TokenClassifier
 from kbert.text import WordPieceTokenizer
 from tests.export.saved_model_export_test import signature_functions
 from tests.text.text_test_case import TINY_VOCABULARY
@@ -121,6 +122,28 @@ def test_the_settings_record_names_the_dtype(exports, tmp_path):
         assert record["label_names"] == CLASSES
     with pytest.raises(ValueError, match="has no assets.extra/kbert_export.json; expected a"):
         read_export_settings(tmp_path)
+
+
+@pytest.mark.parametrize("task", ["tag", "answer"])
+def test_taggers_and_answerers_export_in_bfloat16(task, tmp_path):
+    encoder = Encoder.from_preset("tiny", vocabulary_size=len(TINY_VOCABULARY))
+    tags = ["O", "B-PER", "I-PER"]
+    model = TokenClassifier(encoder, num_tags=3, crf=True) if task == "tag" else None
+    model = model or QuestionAnswerer(encoder)
+    path = export_saved_model(  # the export runs every signature once before it is kept
+        model,
+        WordPieceTokenizer(TINY_VOCABULARY),
+        tmp_path,
+        task,
+        ExportSettings(
+            sequence_length=16, dtype="bfloat16", label_names=tags if task == "tag" else None
+        ),
+    )
+    assert "DT_BFLOAT16" in matmul_dtypes(path, task)
+    signature = load_exported(path).signatures[task]
+    texts = tf.constant(["hello world", "the cat sat"])
+    outputs = signature(text=texts) if task == "tag" else signature(question=texts, context=texts)
+    assert {value.dtype for value in outputs.values()} <= {tf.float32, tf.int32, tf.string}
 
 
 def test_auto_is_recorded_with_what_it_chose(tmp_path):
