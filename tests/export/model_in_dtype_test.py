@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kbert.export.model_in_dtype import model_in_dtype
-from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
+from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier, peft
 from kbert.models.token_classifier import TokenClassifier
 from tests.text.text_test_case import TINY_VOCABULARY
 
@@ -37,8 +37,11 @@ def test_the_model_in_its_own_dtype_is_returned_as_is():
         lambda encoder: TokenClassifier(encoder, num_tags=5, crf=True),
         lambda encoder: QuestionAnswerer(encoder),
         lambda encoder: encoder,
+        lambda encoder: SequenceClassifier(
+            peft.add_lora(encoder, targets=("query", "value"), rank=2), num_classes=3
+        ),
     ],
-    ids=["classifier", "tagger", "answerer", "encoder"],
+    ids=["classifier", "tagger", "answerer", "encoder", "lora_classifier"],
 )
 def test_a_bfloat16_copy_keeps_float32_weights_and_leaves_the_model_alone(build):
     model = build(tiny_encoder())
