@@ -7,6 +7,10 @@ Both sides serve one classifier: MiniLM-L6-H384-uncased with BERT's pooler and a
   is loaded as TF Serving's C++ server loads it: the TF1 session loader, fed and fetched by
   tensor name (`session.make_callable`). `--padding fixed` also measures the export that packs
   every row to `sequence_length` (the behaviour before exports padded to the batch's longest).
+  `kbert_bf16` exports the same model with `ExportSettings(dtype="bfloat16")` (matmuls in
+  bfloat16, outputs float32) and is timed the same way; beside `kbert` it reports
+  `label_agreement_kbert_bf16`, the share of texts given the float32 export's label (the
+  weights are random, so there is no accuracy to compare), and its largest |Δ| log-probability.
 - peer: Hugging Face `BertForSequenceClassification` built from the same checkpoint with the
   same head weights, exported with `torch.onnx.export` and run by ONNX Runtime, plain and after
   `onnxruntime.transformers.optimizer` (fused attention, LayerNorm and GELU); texts tokenized by
@@ -50,6 +54,13 @@ from kbert.runs import software_versions
 
 NUM_CLASSES = 6
 DATASETS = ("trec", "imdb")
+SIDES = ("kbert", "kbert_fixed", "kbert_bf16", "ort", "ort_optimized")
+# The kbert sides: (padding, dtype) of each export.
+KBERT_EXPORTS = {
+    "kbert": ("longest", "float32"),
+    "kbert_fixed": ("fixed", "float32"),
+    "kbert_bf16": ("longest", "bfloat16"),
+}
 
 
 # ------------------------------------------------------------------ data and model
@@ -236,6 +247,33 @@ def max_abs_diff(first, second, texts, batch_size):
     )
 
 
+def label_agreement(first, second, texts, batch_size):
+    """The share of `texts` to which both classifiers give the same label (argmax)."""
+    same = [
+        first.log_probabilities(b).argmax(-1) == second.log_probabilities(b).argmax(-1)
+        for b in batches(texts, batch_size)
+    ]
+    return round(float(np.concatenate(same).mean()), 4)
+
+
+def compare_with_kbert(entry, sides, texts, batch_size):
+    """Adds each other side's largest |Δ| log-probability and speed ratio against `kbert`."""
+    for peer in ("kbert_fixed", "kbert_bf16", "ort", "ort_optimized"):
+        if peer not in sides:
+            continue
+        entry[f"max_abs_diff_{peer}"] = max_abs_diff(sides["kbert"], sides[peer], texts, batch_size)
+        if peer == "kbert_bf16":
+            entry[f"label_agreement_{peer}"] = label_agreement(
+                sides["kbert"], sides[peer], texts, batch_size
+            )
+        entry[f"ratio_kbert_over_{peer}"] = {
+            "batch": round(
+                entry["kbert"]["batch_sentences_per_s"] / entry[peer]["batch_sentences_per_s"], 3
+            ),
+            "batch1_p50": round(entry[peer]["batch1_p50_ms"] / entry["kbert"]["batch1_p50_ms"], 3),
+        }
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -245,8 +283,8 @@ def parse_arguments(argv=None):
     parser.add_argument(
         "--sides",
         default="kbert,ort,ort_optimized",
-        help="comma-separated: kbert, kbert_fixed (rows packed to --sequence-length), ort, "
-        "ort_optimized",
+        help="comma-separated: kbert, kbert_fixed (rows packed to --sequence-length), "
+        "kbert_bf16 (the export computing in bfloat16), ort, ort_optimized",
     )
     parser.add_argument("--max-examples", type=int, default=500, help="texts per dataset")
     parser.add_argument(
@@ -268,8 +306,8 @@ def parse_arguments(argv=None):
         if name not in DATASETS:
             parser.error(f"--datasets: {name!r} is not one of {DATASETS}")
     for side in args.sides:
-        if side not in ("kbert", "kbert_fixed", "ort", "ort_optimized"):
-            parser.error(f"--sides: {side!r} is not one of kbert, kbert_fixed, ort, ort_optimized")
+        if side not in SIDES:
+            parser.error(f"--sides: {side!r} is not one of {', '.join(SIDES)}")
     for flag in ("max_examples", "sequence_length", "batch_size", "passes"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1")
@@ -280,14 +318,14 @@ def build_sides(args, directory):
     """`{side: classifier}` for the requested sides, and the software versions they add."""
     model, tokenizer = build_classifier(args.seed)
     sides, versions = {}, {}
-    for side, padding in (("kbert", "longest"), ("kbert_fixed", "fixed")):
+    for side, (padding, dtype) in KBERT_EXPORTS.items():
         if side in args.sides:
             path = export_saved_model(
                 model,
                 tokenizer,
                 directory,
                 side,
-                ExportSettings(sequence_length=args.sequence_length, padding=padding),
+                ExportSettings(sequence_length=args.sequence_length, padding=padding, dtype=dtype),
             )
             sides[side] = SessionClassifier(path)
     peers = [side for side in args.sides if side.startswith("ort")]
@@ -333,22 +371,7 @@ def run(args):
                 )
                 print(f"{name} {side}: {entry[side]}", flush=True)
             if "kbert" in sides:
-                for peer in ("kbert_fixed", "ort", "ort_optimized"):
-                    if peer not in sides:
-                        continue
-                    entry[f"max_abs_diff_{peer}"] = max_abs_diff(
-                        sides["kbert"], sides[peer], texts, args.batch_size
-                    )
-                    entry[f"ratio_kbert_over_{peer}"] = {
-                        "batch": round(
-                            entry["kbert"]["batch_sentences_per_s"]
-                            / entry[peer]["batch_sentences_per_s"],
-                            3,
-                        ),
-                        "batch1_p50": round(
-                            entry[peer]["batch1_p50_ms"] / entry["kbert"]["batch1_p50_ms"], 3
-                        ),
-                    }
+                compare_with_kbert(entry, sides, texts, args.batch_size)
             result["datasets"][name] = entry
         for classify in sides.values():
             if hasattr(classify, "close"):

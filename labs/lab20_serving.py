@@ -12,8 +12,14 @@ What it should show: the export answers as the Keras model does, up to float rou
 largest difference of the probabilities is in docs/results.md#lab20_serving), and serving it is faster: `model.predict` pays for building a dataset
 and an iterator on every call, the exported concrete function does not.
 
+`--dtype bfloat16` exports the models computing in bfloat16 (float32 variables and outputs;
+faster on CPUs with AVX-512 BF16 or AMX, slower where bfloat16 is emulated), and the agreement
+line then measures what that costs against the float32 Keras model; `--dtype auto` picks
+bfloat16 where this machine computes it natively.
+
     python labs/lab20_serving.py
     python labs/lab20_serving.py --epochs 1 --max-train-examples 500 --skip-tagger
+    python labs/lab20_serving.py --dtype bfloat16
 """
 
 import argparse
@@ -32,7 +38,8 @@ import tensorflow as tf
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
-from kbert.export import ExportSettings, export_saved_model
+from kbert.export import ExportSettings, export_saved_model, read_export_settings
+from kbert.export.export_settings import DTYPES
 from kbert.export.models_config import write_models_config
 from kbert.models import SequenceClassifier
 from kbert.run_records import add_record_argument, record_if_requested
@@ -108,6 +115,12 @@ def main():
         help="CoNLL-2003 training sentences for the small tagger export",
     )
     parser.add_argument("--skip-tagger", action="store_true")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=DTYPES,
+        help="what the exports compute in (outputs float32 either way; default float32)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="passes over the timing batches")
     parser.add_argument("--seed", type=int, default=0)
     add_record_argument(parser)
@@ -148,10 +161,14 @@ def main():
         args.export_dir,
         args.name,
         ExportSettings(
-            task="classify", label_names=label_names, sequence_length=args.sequence_length
+            task="classify",
+            label_names=label_names,
+            sequence_length=args.sequence_length,
+            dtype=args.dtype,
         ),
     )
-    print(f"exported {path}")
+    dtype = read_export_settings(path)["dtype"]  # what --dtype auto chose
+    print(f"exported {path} (computes in {dtype})")
     exports = {"classify": path}
     if not args.skip_tagger:
         sentences = read_conll2003("train", args.data_dir, max_sentences=args.tagger_sentences)
@@ -170,7 +187,12 @@ def main():
             tag_tokenizer,
             args.export_dir,
             args.name.replace("trec", "conll") + "_tagger",
-            ExportSettings(task="tag", label_names=list(CONLL2003_TAGS), sequence_length=128),
+            ExportSettings(
+                task="tag",
+                label_names=list(CONLL2003_TAGS),
+                sequence_length=128,
+                dtype=args.dtype,
+            ),
         )
         print(f"exported {exports['tag']}")
     print(f"wrote {write_models_config(args.export_dir)}")
@@ -220,7 +242,8 @@ def main():
     accuracy = float((exported.argmax(1) == splits["test"].labels).mean())
     print(
         f"\nTREC-6 test accuracy {100 * accuracy:.2f}%; max |export - keras| = "
-        f"{max_abs_diff:.2e} over {len(test_texts)} questions"
+        f"{max_abs_diff:.2e} over {len(test_texts)} questions (export in {dtype}, Keras in "
+        "float32)"
     )
 
     print(f"\n{'':<34}{'batch':>6}{'p50 ms':>10}{'p95 ms':>10}{'sentences/s':>14}")
@@ -249,6 +272,7 @@ def main():
         "export_sentences_per_s": timings["export_batch32"]["sentences_per_s"],
         "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
         "max_abs_diff": max_abs_diff,
+        "dtype": dtype,
         "test_accuracy": round(accuracy, 4),
         "exports": {kind: str(p) for kind, p in exports.items()},
         "timings": timings,

@@ -8,6 +8,7 @@ STEMS = ("serving",)
 SERVING_SIDES = {
     "kbert": "kbert SavedModel (session loader)",
     "kbert_fixed": "kbert SavedModel, rows at sequence_length",
+    "kbert_bf16": "kbert SavedModel in bfloat16",
     "ort": "HF fast tokenizer + ONNX Runtime",
     "ort_optimized": "HF fast tokenizer + ONNX Runtime, optimized",
 }
@@ -23,6 +24,17 @@ def render(results):
         "speed over each side's (above 1: kbert is faster); the difference is the largest "
         "absolute difference of log-probabilities from kbert's.",
     ]
+    agreements = [
+        f"{name} {entry['label_agreement_kbert_bf16']:.1%}"
+        for name, entry in results["datasets"].items()
+        if "label_agreement_kbert_bf16" in entry
+    ]
+    if agreements:
+        lines[0] += (
+            " The bfloat16 export gives the float32 export's label to "
+            + ", ".join(agreements)
+            + " of the texts."
+        )
     for name, entry in results["datasets"].items():
         rows = []
         for side, label in SERVING_SIDES.items():

@@ -33,3 +33,5 @@ ENCODER_DECODER_PRESETS = ("t5_small", "tiny")
 # kbert.train.precision.DTYPES and kbert.train.distribute.STRATEGIES.
 PRETRAINING_DTYPES = ("auto", "float32", "mixed_bfloat16")
 STRATEGIES = ("default", "mirrored", "multi_worker")
+# kbert.export.export_settings.DTYPES.
+EXPORT_DTYPES = ("float32", "bfloat16", "auto")

@@ -3,7 +3,10 @@
 - `saved_model_export`: `export_saved_model`, a TF Serving SavedModel with the tokenizer in the
   graph; what to export is an `ExportSettings` (`export_settings`), each task's signature is
   built under `signatures/`, in-graph input checks are in `graph_inputs`, and
-  `saved_model_files` writes and loads the version directories.
+  `saved_model_files` writes and loads the version directories (and reads the settings an
+  export records, `read_export_settings`).
+- `model_in_dtype`: the copy of a model that a bfloat16 export (`ExportSettings(dtype=...)`)
+  runs, its weights unchanged.
 - `text_to_text_export`: the `generate` signature of an encoder-decoder.
 - `dynamic_padding`, `graph_decoding`: batches cut to their longest row; BIO and answer
   decoding in the graph.
@@ -15,7 +18,7 @@ The TF Serving client is `kbert.serving`; TF Hub modules as Keras 3 layers are `
 
 from kbert.export.export_settings import TASKS, ExportSettings, infer_task
 from kbert.export.saved_model_export import export_saved_model
-from kbert.export.saved_model_files import load_exported, next_version
+from kbert.export.saved_model_files import load_exported, next_version, read_export_settings
 
 __all__ = [
     "TASKS",
@@ -24,4 +27,5 @@ __all__ = [
     "infer_task",
     "load_exported",
     "next_version",
+    "read_export_settings",
 ]

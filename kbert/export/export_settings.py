@@ -11,11 +11,14 @@ import dataclasses
 from kbert.checks import check_int
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
+from kbert.train.precision import resolve_dtype
 
 TASKS = ("classify", "tag", "answer", "embed")
 # "longest": each batch runs at its longest real row (rounded up to a multiple of 8);
 # "fixed": every row at `sequence_length` (the behaviour before, kept to measure against).
 PADDINGS = ("longest", "fixed")
+# What the exported graph computes in; "auto" is bfloat16 where the hardware computes it natively.
+DTYPES = ("float32", "bfloat16", "auto")
 
 # Characters kept per input for each token of `sequence_length`: English WordPiece tokens
 # average about 4 characters, and 8x headroom keeps every input that could fill the window.
@@ -53,6 +56,15 @@ class ExportSettings:
             and at most `sequence_length` (`kbert.export.dynamic_padding`): the outputs are
             the same up to float rounding, and short texts cost far less. "fixed" runs every
             row at `sequence_length`.
+        dtype: "float32" (default), "bfloat16" or "auto". What the exported model computes
+            in; every signature's outputs are float32 either way. "bfloat16" runs the encoder
+            under Keras's "mixed_bfloat16" policy (float32 variables, bfloat16 matmuls; see
+            `kbert.export.model_in_dtype`): faster on CPUs with AVX-512 BF16 or AMX and on
+            GPUs with bfloat16 units, slower where bfloat16 is emulated. "auto" picks bfloat16
+            by the exporting machine's features (a GPU of compute capability 8.0 or later, or
+            a CPU flag of `kbert.train.precision.BF16_CPU_FLAGS`), not by a timed run: export
+            on a machine of the serving machine's kind. A model built under another policy is
+            rebuilt in the chosen one with the same weights; the model passed in is unchanged.
 
     Example:
     >>> ExportSettings(label_names=["NEG", "POS"], sequence_length=64).padding
@@ -66,6 +78,11 @@ class ExportSettings:
     max_answer_length: int = 30
     pair: bool = False
     padding: str = "longest"
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}; received {self.dtype!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +91,8 @@ class SignatureSettings:
 
     `truncation` and `long_inputs` come from the tokenizer argument: a `BertPreprocessor`'s
     truncation, a `LongTextPreprocessor`'s strategy (a dict of its `strategy`, `head_tokens`,
-    `stride` and `max_windows`), else "longest_first" and None.
+    `stride` and `max_windows`), else "longest_first" and None. `dtype` is what the model
+    computes in, "float32" or "bfloat16" ("auto" resolved by `resolve_export_dtype`).
     """
 
     task: str
@@ -86,6 +104,34 @@ class SignatureSettings:
     padding: str
     truncation: str = "longest_first"
     long_inputs: dict | None = None
+    dtype: str = "float32"
+
+
+def resolve_export_dtype(dtype, cpuinfo="/proc/cpuinfo"):
+    """What an export computes in: `dtype` itself, or for "auto" bfloat16 where it is native.
+
+    "auto" asks `kbert.train.precision.resolve_dtype` (a GPU of compute capability 8.0 or later,
+    or a CPU flag of `BF16_CPU_FLAGS` in `cpuinfo`): by features, not by timing.
+
+    Args:
+        dtype: str, one of `DTYPES`.
+        cpuinfo: str, default "/proc/cpuinfo". Where the CPU flags are read (tests pass a file).
+
+    Returns:
+        "float32" or "bfloat16".
+
+    Raises:
+        ValueError: an unknown dtype.
+
+    Example:
+    >>> resolve_export_dtype("bfloat16")
+    'bfloat16'
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}; received {dtype!r}")
+    if dtype != "auto":
+        return dtype
+    return "bfloat16" if resolve_dtype("auto", cpuinfo) == "mixed_bfloat16" else "float32"
 
 
 def infer_task(model):
@@ -317,5 +363,6 @@ def resolve_settings(model, tokenizer, settings, version=None):
         padding=settings.padding,
         truncation=truncation,
         long_inputs=long_inputs,
+        dtype=resolve_export_dtype(settings.dtype),
     )
     return model, tokenizer, resolved

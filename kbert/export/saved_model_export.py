@@ -52,17 +52,31 @@ to its longest real row, rounded up to a multiple of 8 (`padding="longest"`, the
 the whole window. Every output is read at real tokens or words, so none changes shape or value
 (up to float rounding); `padding="fixed"` keeps every row at `sequence_length`.
 
+Dtype: `ExportSettings(dtype="bfloat16")` exports a copy of the model that computes in bfloat16
+(float32 variables, Keras's "mixed_bfloat16" policy; `kbert.export.model_in_dtype`); the
+signatures and their float32 outputs stay the same. "auto" picks bfloat16 where the exporting
+machine computes it natively. The settings the export was written with, the resolved dtype
+among them, are in `<version>/assets.extra/kbert_export.json`, where a server operator can read
+them (`kbert.export.read_export_settings`); TF Serving and the SavedModel loader ignore it.
+
 What to export is an `ExportSettings` (`kbert.export.export_settings`); each signature is built by
 its task's module under `kbert.export.signatures`; `kbert.export.saved_model_files` numbers, writes
 and loads the version directories.
 """
 
+import dataclasses
 import tempfile
 
 import tensorflow as tf
 
 from kbert.export.export_settings import ExportSettings, check_fits, resolve_settings
-from kbert.export.saved_model_files import check_name, load_exported, write_new_version
+from kbert.export.model_in_dtype import model_in_dtype
+from kbert.export.saved_model_files import (
+    check_name,
+    load_exported,
+    write_new_version,
+    write_settings_record,
+)
 from kbert.export.signatures import classification, embedding, question_answering, tagging
 from kbert.export.signatures import token_ids as token_ids_signature
 from kbert.export.signatures.serving_graph import ServingGraph
@@ -151,7 +165,8 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
     """Writes a TF Serving SavedModel of a kbert model with its tokenizer in the graph.
 
     The result is `<export_dir>/<name>/<version>/` with `saved_model.pb`, `variables/` and
-    `assets/vocab.txt` (+ `assets/labels.txt` when there are label names). It is written into
+    `assets/vocab.txt` (+ `assets/labels.txt` when there are label names), and the settings
+    it was written with in `assets.extra/kbert_export.json`. It is written into
     a hidden sibling directory, loaded and run once, then renamed into place, so the version
     directory appears complete or not at all; on any failure the partial directory is removed
     and existing versions stay untouched. An existing version is never replaced.
@@ -164,7 +179,8 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
 
     Args:
         model: a `SequenceClassifier`, `TokenClassifier`, `QuestionAnswerer` or `Encoder`, any
-            dtype policy (outputs are cast to float32).
+            dtype policy (outputs are cast to float32); the export computes in
+            `settings.dtype`, on a copy when the model's policy computes in another dtype.
         tokenizer: `kbert.text.WordPieceTokenizer` or `SentencePieceTokenizer`, or a
             `BertPreprocessor` (a classification run's, `kbert.runs.read_run`), whose
             tokenizer, `sequence_length` and `truncation` are then used, or a
@@ -200,12 +216,16 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
     model, tokenizer, resolved = resolve_settings(model, tokenizer, settings, version)
     check_name(name)
     check_fits(model, resolved)
+    model = model_in_dtype(model, resolved.dtype)
 
     def write(temporary):
         with tempfile.TemporaryDirectory(prefix="kbert-assets-") as asset_dir:
             graph = ServingGraph(model, tokenizer, resolved, asset_dir)
             signature_names = _add_signatures(graph)
             graph.archive.write_out(temporary, verbose=False)
+        write_settings_record(
+            temporary, {**dataclasses.asdict(resolved), "requested_dtype": settings.dtype}
+        )
         return signature_names
 
     return write_new_version(

@@ -2,9 +2,11 @@
 
 `write_new_version` writes `<export_dir>/<name>/<version>/` into a hidden sibling directory,
 verifies it and only then renames it into place, so a version appears complete or not at all and
-an existing one is never replaced.
+an existing one is never replaced. Beside the SavedModel, `assets.extra/kbert_export.json`
+records the settings the export was written with (`read_export_settings`).
 """
 
+import json
 import os
 import re
 
@@ -12,6 +14,10 @@ import tensorflow as tf
 
 from kbert.checks import check_int
 from kbert.files import new_directory
+
+# The export's settings beside the SavedModel: TF Serving reads only its warm-up requests from
+# `assets.extra/`, and the SavedModel loader nothing.
+SETTINGS_RECORD = os.path.join("assets.extra", "kbert_export.json")
 
 
 def load_exported(path):
@@ -30,6 +36,42 @@ def load_exported(path):
     import tensorflow_text  # noqa: F401  (registers RegexSplitWithOffsets and friends)
 
     return tf.saved_model.load(os.fspath(path))
+
+
+def write_settings_record(path, record):
+    """Writes `record` (a JSON-ready dict) to `<path>/SETTINGS_RECORD`."""
+    target = os.path.join(os.fspath(path), SETTINGS_RECORD)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as file:
+        json.dump(record, file, indent=2)
+
+
+def read_export_settings(path):
+    """The settings an export was written with, from its `assets.extra/kbert_export.json`.
+
+    Args:
+        path: str or `os.PathLike`, a version directory written by `export_saved_model`.
+
+    Returns:
+        dict: the resolved `SignatureSettings` fields (`task`, `sequence_length`, `dtype` as
+        computed, ...) and `requested_dtype` (what `ExportSettings.dtype` asked, e.g. "auto").
+
+    Raises:
+        ValueError: `path` holds no settings record (not a kbert export, or one written before
+            kbert recorded its settings).
+
+    Example:
+    >>> read_export_settings("saved_models/trec/1")["dtype"]  # doctest: +SKIP
+    'bfloat16'
+    """
+    target = os.path.join(os.fspath(path), SETTINGS_RECORD)
+    if not os.path.isfile(target):
+        raise ValueError(
+            f"path {os.fspath(path)!r} has no {SETTINGS_RECORD}; expected a version directory "
+            "written by kbert.export.export_saved_model"
+        )
+    with open(target, encoding="utf-8") as file:
+        return json.load(file)
 
 
 def check_export_dir(export_dir, what="export_dir"):

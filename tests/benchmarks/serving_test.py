@@ -1,8 +1,9 @@
 """benchmarks/serving.py on a few TREC-6 questions and IMDb reviews: every side runs and agrees.
 
-The kbert side (the export padded to the longest row against the one packed to sequence_length,
-both through the session loader) always runs; the ONNX Runtime side only where onnxruntime,
-torch and transformers are installed (benchmark-only peers, benchmarks/requirements-peer.txt).
+The kbert side (the export padded to the longest row against the one packed to sequence_length
+and the one computing in bfloat16, all through the session loader) always runs; the ONNX Runtime
+side only where onnxruntime, torch and transformers are installed (benchmark-only peers,
+benchmarks/requirements-peer.txt).
 """
 
 import importlib.util
@@ -51,12 +52,15 @@ def check_timings(entry, sides):
 
 @pytest.mark.slow
 def test_the_kbert_side_pads_to_the_longest_with_the_same_outputs(minilm_dir, data_root, tmp_path):
-    sides = ("kbert", "kbert_fixed")
+    sides = ("kbert", "kbert_fixed", "kbert_bf16")
     result = run_benchmark(sides, data_root, tmp_path)
     assert sorted(result["datasets"]) == ["imdb", "trec"]
     for entry in result["datasets"].values():
         check_timings(entry, sides)
         assert entry["max_abs_diff_kbert_fixed"] < 1e-4
+        # Measured, not bounded here: random head weights leave the classes close together.
+        assert 0.0 <= entry["label_agreement_kbert_bf16"] <= 1.0
+        assert 0.0 < entry["max_abs_diff_kbert_bf16"] < 1.0
     text = serving_report.render(result)
     assert "kbert SavedModel, rows at sequence_length" in text
 

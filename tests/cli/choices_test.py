@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_each_choice_equals_the_library_constant_it_copies():
     from kbert.data import CLASSIFICATION_TASKS
+    from kbert.export import export_settings
     from kbert.models import CLASSIFIER_POOLING
     from kbert.text import LONG_INPUT_STRATEGIES
     from kbert.train.token_task_fine_tuning import NER_METHODS
@@ -20,6 +21,7 @@ def test_each_choice_equals_the_library_constant_it_copies():
     assert choices.CLASSIFIER_POOLING == tuple(CLASSIFIER_POOLING)
     assert choices.LONG_INPUT_STRATEGIES == tuple(LONG_INPUT_STRATEGIES)
     assert choices.NER_METHODS == tuple(NER_METHODS)
+    assert choices.EXPORT_DTYPES == export_settings.DTYPES
     assert not set(choices.TOKEN_TASKS) & set(CLASSIFICATION_TASKS)
 
 

@@ -3,6 +3,7 @@ Serving SavedModels; bad requests are refused before anything is written (fast t
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import tensorflow as tf
 
 from kbert.cli.main import main
 from kbert.export import load_exported
+from kbert.export.saved_model_files import SETTINGS_RECORD
 from tests.cli import token_tasks_test
 from tests.cli.toy_sentiment import save_tiny_model
 
@@ -176,3 +178,34 @@ def test_bad_sequence_length_and_export_dir_are_refused_before_writing(
         "writable" in export(target=read_only / "models")
     )
     assert list(read_only.iterdir()) == [] and a_file.read_text() == "not a directory"
+
+
+def test_dtype_bfloat16_is_exported_recorded_and_a_bad_dtype_refused(trained_run, tmp_path, capsys):
+    export_dir = tmp_path / "saved_models"
+    flags = ["export", str(trained_run), "--export-dir", str(export_dir)]
+    assert main([*flags, "--name", "full"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert main([*flags, "--name", "half", "--dtype", "bfloat16"]) == 0
+    half = json.loads(capsys.readouterr().out)
+    assert (full["dtype"], half["dtype"]) == ("float32", "bfloat16")
+    record = json.loads((Path(half["path"]) / SETTINGS_RECORD).read_text())
+    assert (record["dtype"], record["requested_dtype"], record["task"]) == (
+        "bfloat16",
+        "bfloat16",
+        "classify",
+    )
+    texts = tf.constant(["the movie was good", "bad", ""])
+    outputs = {
+        name: load_exported(summary["path"]).signatures["classify"](text=texts)
+        for name, summary in (("full", full), ("half", half))
+    }
+    assert outputs["half"]["probabilities"].dtype == tf.float32
+    np.testing.assert_allclose(
+        outputs["half"]["probabilities"], outputs["full"]["probabilities"], atol=2e-2
+    )
+
+    with pytest.raises(SystemExit) as stop:
+        main([*flags, "--name", "bad", "--dtype", "float16"])
+    assert stop.value.code == 2
+    assert "--dtype: invalid choice: 'float16'" in capsys.readouterr().err
+    assert sorted(p.name for p in export_dir.iterdir()) == ["full", "half"]

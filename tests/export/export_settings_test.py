@@ -7,12 +7,14 @@ end in `saved_model_export_test.py`; here only what needs no graph.
 import dataclasses
 
 import pytest
+import tensorflow as tf
 
 from kbert.export import ExportSettings
 from kbert.export.export_settings import (
     CHARS_PER_TOKEN,
     LONG_INPUT_CHARS,
     check_fits,
+    resolve_export_dtype,
     resolve_settings,
 )
 from kbert.models import Encoder, SequenceClassifier
@@ -47,6 +49,7 @@ def test_defaults_from_a_bare_tokenizer(classifier, tokenizer):
     assert resolved.max_input_chars == CHARS_PER_TOKEN * 128
     assert (resolved.max_answer_length, resolved.pair, resolved.padding) == (30, False, "longest")
     assert resolved.label_names is None and resolved.long_inputs is None
+    assert resolved.dtype == "float32"
 
 
 def test_a_preprocessor_brings_its_length_and_truncation(classifier, tokenizer):
@@ -87,3 +90,19 @@ def test_check_fits_refuses_a_window_beyond_the_position_table(classifier, token
         check_fits(model, resolved)
     with pytest.raises(ValueError, match="padding must be one of"):
         check_fits(model, dataclasses.replace(resolved, padding="max_length"))
+
+
+def test_dtype_is_checked_by_name_and_auto_resolved(classifier, tokenizer, tmp_path):
+    with pytest.raises(ValueError, match=r"dtype must be one of .*; received 'float16'"):
+        ExportSettings(dtype="float16")
+    with pytest.raises(ValueError, match=r"dtype must be one of .*; received 'mixed_bfloat16'"):
+        resolve_export_dtype("mixed_bfloat16")
+    _, _, resolved = resolve_settings(classifier, tokenizer, ExportSettings(dtype="bfloat16"))
+    assert resolved.dtype == "bfloat16"
+    # "auto" reads the CPU's flags (this machine's GPUs too, where there are any).
+    native, emulated = tmp_path / "native", tmp_path / "emulated"
+    native.write_text("processor : 0\nflags : fpu avx2 avx512f avx512_bf16\n")
+    emulated.write_text("processor : 0\nflags : fpu avx2\n")
+    assert resolve_export_dtype("auto", cpuinfo=str(native)) == "bfloat16"
+    if not tf.config.list_physical_devices("GPU"):
+        assert resolve_export_dtype("auto", cpuinfo=str(emulated)) == "float32"

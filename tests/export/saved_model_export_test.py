@@ -177,7 +177,8 @@ def pair_classifier(tokenizer, export_root):
         tokenizer,
         export_root,
         "pair_classifier",
-        ExportSettings(label_names=CLASSES, sequence_length=LENGTH, pair=True),
+        # A bfloat16 model exported in bfloat16 is exported as it is (float32 would rebuild it).
+        ExportSettings(label_names=CLASSES, sequence_length=LENGTH, pair=True, dtype="bfloat16"),
     )
     return model, path
 

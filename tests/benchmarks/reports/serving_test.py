@@ -37,3 +37,29 @@ def test_the_serving_speed_benchmark_renders_every_side_and_its_headline():
         "classify from raw text, batch 32 / 1: trec 300/s, p50 4 ms "
         "(ORT 150/s, 8 ms); imdb 300/s, p50 4 ms"
     )
+
+
+def test_the_bfloat16_side_renders_its_row_and_label_agreement():
+    timing = {"batch1_p50_ms": 4.0, "batch1_p95_ms": 6.5, "batch_sentences_per_s": 300.0}
+    results = {
+        "num_classes": 6,
+        "sequence_length": 128,
+        "batch_size": 32,
+        "passes": 3,
+        "cpu_count": 2,
+        "datasets": {
+            "trec": {
+                "examples": 500,
+                "kbert": timing,
+                "kbert_bf16": {**timing, "batch_sentences_per_s": 600.0},
+                "max_abs_diff_kbert_bf16": 0.03,
+                "label_agreement_kbert_bf16": 0.994,
+                "ratio_kbert_over_kbert_bf16": {"batch": 0.5, "batch1_p50": 1.0},
+            },
+        },
+    }
+    text = serving.render(results)
+    assert (
+        "| kbert SavedModel in bfloat16 | 4.00 | 6.50 | 600.0 | 1.00× / 0.50× | 3.0e-02 |" in text
+    )
+    assert "gives the float32 export's label to trec 99.4% of the texts" in text
