@@ -17,11 +17,16 @@ TensorFlow jobs on two cores slow each other and spoil both wall times. This too
 
     nohup python -m benchmarks.record_labs lab13_ner lab14_qa > /dev/null 2>&1 &
     nohup python -m benchmarks.record_labs --course --resume > /dev/null 2>&1 &   # everything
+    python -m benchmarks.record_labs --course --stale    # which records no longer stand, and why
     python -m benchmarks.record_labs --list      # every lab and benchmark, and its record's date
 
 `--course` runs the plan in `benchmarks/course.py` (every record of `docs/results/`, with its
-flags, writers of saved models before their readers); `--resume` skips what the worktree's
-`progress.txt` says was recorded at the same commit, so a course cut off by a reboot goes on.
+flags, writers of saved models before their readers). `--resume` keeps each record that still
+stands for the code and inputs it would be made from now (`benchmarks.record_freshness`: its
+commit's code on the program's import path is HEAD's, its pinned inputs read the same), judged
+just before the entry's turn, and runs the rest: a course cut off by the end of a session goes
+on in the next one, even at a later commit, and a program after a re-run of the model or grid
+it reads is re-run too. `--stale` lists the stale records and why, running nothing.
 
 A program is a lab's name (`labs/<name>.py`) or `benchmarks.<name>` (run as a module). A
 program that fails leaves no record and the next one runs. Render the copied records with
@@ -38,6 +43,7 @@ import time
 from pathlib import Path
 
 from benchmarks.course import course
+from benchmarks.record_freshness import stale_reasons
 from kbert.train.chosen_on_validation import CHOICES_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,25 +143,14 @@ def _entry(item):
     return name, program, tuple(flags)
 
 
-def recorded_at(worktree, commit):
-    """The record names `progress.txt` in `worktree` says were recorded at `commit`."""
-    progress = Path(worktree) / "runs" / "record_labs" / "progress.txt"
-    if not progress.is_file():
-        return set()
-    rows = [json.loads(line) for line in progress.read_text().splitlines() if line.strip()]
-    return {
-        row.get("record", record_name(row["program"]))
-        for row in rows
-        if row.get("recorded") and row.get("commit") == commit
-    }
-
-
-def run_all(programs, worktree, repo, log=print):
+def run_all(programs, worktree, repo, log=print, keep=None):
     """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows.
 
     Args:
         programs: list of program names (run at their defaults, recorded under their own
             name) or `(record name, program, flags)` entries (`benchmarks.course`).
+        keep: callable or None. Asked `keep((name, program, flags))` just before an entry's
+            turn; an entry it answers true for is not run (its record stands: `--resume`).
     """
     commit = _git("rev-parse", "HEAD", cwd=worktree)
     logs = Path(worktree) / "runs" / "record_labs"
@@ -181,6 +176,9 @@ def run_all(programs, worktree, repo, log=print):
     rows = []
     for item in programs:
         name, program, flags = _entry(item)
+        if keep is not None and keep((name, program, flags)):
+            log(json.dumps({"record": name, "kept": True}))
+            continue
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
         # The committed record stays where it is while the program runs: deleting it would
         # make the worktree's tracked files differ from the commit, and the run's record would
@@ -226,6 +224,37 @@ def run_all(programs, worktree, repo, log=print):
     return rows
 
 
+def standing(repo, worktree):
+    """`keep` for `run_all`: whether an entry's record in `repo` stands for the worktree's code
+    (its HEAD) and the inputs under the worktree and the data directory."""
+    from kbert.data.data_dir import data_dir
+
+    data, digests = data_dir(), {}
+
+    def keep(entry):
+        record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
+        return not stale_reasons(entry, record, worktree, worktree, data, digests)
+
+    return keep
+
+
+def print_stale(entries, repo, worktree):
+    """Prints each entry's record as standing or stale (with why) for `repo`'s HEAD. Returns 0."""
+    from kbert.data.data_dir import data_dir
+
+    data, digests, stale = data_dir(), {}, 0
+    for item in entries:
+        entry = _entry(item)
+        record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
+        reasons = stale_reasons(entry, record, repo, worktree, data, digests)
+        stale += bool(reasons)
+        print(f"{entry[0]:<45} {'stale' if reasons else 'stands'}")
+        for reason in reasons:
+            print(f"    {reason}")
+    print(f"{stale} of {len(entries)} record(s) stale")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("programs", nargs="*", help="lab names, or benchmarks.<name>")
@@ -239,7 +268,12 @@ def main(argv=None):
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="skip what this worktree already recorded at the same commit (progress.txt)",
+        help="keep the records that still stand for their code and inputs; run the rest",
+    )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="list the records that no longer stand, and why; run nothing",
     )
     args = parser.parse_args(argv)
     if args.list:
@@ -252,15 +286,17 @@ def main(argv=None):
         entries = course(args.programs or None) if args.course else list(args.programs)
         for item in entries:
             command(_entry(item)[1], ROOT)  # every name checked before anything runs
+        if args.stale:
+            return print_stale(entries, ROOT, args.worktree)
         commit = prepare_worktree(ROOT, args.worktree)
     except ValueError as error:
         parser.error(str(error))
+    keep = None
     if args.resume:
-        done = recorded_at(args.worktree, commit)
-        entries = [item for item in entries if _entry(item)[0] not in done]
-        print(f"resuming: {len(done)} record(s) already made at {commit[:10]}")
-    print(f"recording {len(entries)} program(s) at {commit[:10]} in {args.worktree}")
-    rows = run_all(entries, args.worktree, ROOT)
+        keep = standing(ROOT, args.worktree)
+        print("resuming: records that still stand are kept (benchmarks.record_freshness)")
+    print(f"recording up to {len(entries)} program(s) at {commit[:10]} in {args.worktree}")
+    rows = run_all(entries, args.worktree, ROOT, keep=keep)
     return 0 if all(row["recorded"] for row in rows) else 1
 
 

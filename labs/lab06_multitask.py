@@ -161,7 +161,7 @@ multitask_chosen, sources = chosen_variants(
     "multitask_chosen",
     recipes.multitask,
     starts,
-    lambda name: chosen_multitask(name, args.train_examples or 10**9, MULTITASK_FALLBACK),
+    lambda name: chosen_multitask(name, args.train_examples or None, MULTITASK_FALLBACK),
 )
 for name, source in sources.items():
     print(f"multitask setting chosen on validation for {name}: {source}")

@@ -67,14 +67,6 @@ STARTS = {
 }
 
 
-def sample(examples, size, seed):
-    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
-    if not size or size >= len(examples):
-        return examples
-    rng = np.random.default_rng(seed)
-    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
-
-
 # %% The control. An intermediate step on *any* data gives the encoder more updates, and moves
 # its weights away from the pretrained ones, before the target; a gain over "target alone" may
 # come from that alone. The same intermediate texts with their labels permuted keep everything
@@ -202,18 +194,12 @@ def run_study(target, args, show):
     study = STUDIES[target]
     sizes = getattr(args, study["sizes"])
     pool = load_classification_task(target, "train", data_dir=args.data_dir, seed=args.seed)
-    test = sample(
-        load_classification_task(target, "test", data_dir=args.data_dir),
-        args.eval_examples,
-        args.seed,
+    test = load_classification_task(target, "test", data_dir=args.data_dir).sample(
+        args.eval_examples, args.seed
     )
-    intermediate = sample(
-        load_classification_task(
-            study["intermediate"], "train", data_dir=args.data_dir, seed=args.seed
-        ),
-        getattr(args, study["budget"]),
-        args.seed,
-    )
+    intermediate = load_classification_task(
+        study["intermediate"], "train", data_dir=args.data_dir, seed=args.seed
+    ).sample(getattr(args, study["budget"]), args.seed)
     accuracies = {size: {start: [] for start in STARTS} for size in sizes}
     runs, intermediate_runs, carry_over = [], {"sequential": [], "shuffled": []}, None
     for seed in range(args.seed, args.seed + args.seeds):
@@ -225,7 +211,7 @@ def run_study(target, args, show):
             carry_over = run.pop("carry_over", carry_over)
             intermediate_runs[start].append(run)
         for size in sizes:
-            train = sample(pool, size, 1000 * size + seed)  # the same subset for every start
+            train = pool.sample(size, 1000 * size + seed)  # the same subset for every start
             for start in STARTS:
                 run = target_run(args, weights[start], train, test, seed)
                 accuracies[size][start].append(run["test_accuracy"])

@@ -91,14 +91,6 @@ def metrics_of(task):
     return ("accuracy", "f1") if CLASSIFICATION_TASKS[task].metric == "f1" else ("accuracy",)
 
 
-def sample(examples, size, seed):
-    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
-    if not size or size >= len(examples):
-        return examples
-    rng = np.random.default_rng(seed)
-    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
-
-
 def training(args, seed):
     return TrainingSettings(
         epochs=args.epochs,
@@ -388,10 +380,8 @@ def main(argv=None):
         for task in TASKS
     }
     tests = {
-        task: sample(
-            load_classification_task(task, "test", data_dir=args.data_dir),
-            args.eval_examples,
-            args.seed,
+        task: load_classification_task(task, "test", data_dir=args.data_dir).sample(
+            args.eval_examples, args.seed
         )
         for task in TASKS
     }
@@ -404,7 +394,7 @@ def main(argv=None):
     }
     runs, plans = [], {}
     for seed in range(args.seed, args.seed + args.seeds):
-        train = {task: sample(pools[task], sizes[task], 1000 + seed) for task in TASKS}
+        train = {task: pools[task].sample(sizes[task], 1000 + seed) for task in TASKS}
         for row, run in seed_runs(args, {"train": train, "test": tests}, seed, plans):
             for task in ROWS[row]["tasks"]:
                 for key, value in run[task].items():

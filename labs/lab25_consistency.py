@@ -77,14 +77,6 @@ PERTURBATIONS = {
 KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
-def sample(examples, size, seed):
-    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
-    if not size or size >= len(examples):
-        return examples
-    rng = np.random.default_rng(seed)
-    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
-
-
 def packed(preprocessor, texts):
     """Every text packed to `--sequence-length`: a dict of NumPy arrays (one shape, one trace)."""
     return {key: value.numpy() for key, value in preprocessor(list(texts)).items()}
@@ -259,15 +251,11 @@ def run_lab(args):
     """Every label count, seed and arm; returns the record."""
     pool = load_classification_task("trec", "train", data_dir=args.data_dir, seed=args.seed)
     data = {
-        "validation": sample(
-            load_classification_task("trec", "validation", data_dir=args.data_dir, seed=args.seed),
-            args.validation_examples,
-            args.seed,
-        ),
-        "test": sample(
-            load_classification_task("trec", "test", data_dir=args.data_dir),
-            args.eval_examples,
-            args.seed,
+        "validation": load_classification_task(
+            "trec", "validation", data_dir=args.data_dir, seed=args.seed
+        ).sample(args.validation_examples, args.seed),
+        "test": load_classification_task("trec", "test", data_dir=args.data_dir).sample(
+            args.eval_examples, args.seed
         ),
     }
     _, tokenizer = load_pretrained(args.model, dtype=args.dtype)

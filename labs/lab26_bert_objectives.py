@@ -83,14 +83,6 @@ TASKS = ("mrpc", "trec")
 SECOND_HEADS = {"masked+nsp": "nsp", "masked+sop": "sop", "span+sbo": "sbo"}
 
 
-def sample(examples, size, seed):
-    """`size` of `examples` drawn by `seed`, in file order (all of them when `size` is 0)."""
-    if not size or size >= len(examples):
-        return examples
-    rng = np.random.default_rng(seed)
-    return examples.subset(np.sort(rng.permutation(len(examples))[:size]))
-
-
 def model_settings(args, seed):
     return PretrainingModelSettings(
         num_layers=args.num_layers,
@@ -210,15 +202,13 @@ def run_task(task, encoders, tokenizer, args):
     """Every (pretraining seed, fine-tuning seed) and encoder on one task; its part of the
     record."""
     pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
-    test = sample(
-        load_classification_task(task, "test", data_dir=args.data_dir),
-        args.eval_examples,
-        args.seed,
+    test = load_classification_task(task, "test", data_dir=args.data_dir).sample(
+        args.eval_examples, args.seed
     )
     accuracies, runs = {objective: [] for objective in args.objectives}, []
     for p_seed in range(args.seed, args.seed + args.pretraining_seeds):
         for seed in range(args.seed, args.seed + args.seeds):
-            train = sample(pool, args.train_examples, 1000 * p_seed + seed)
+            train = pool.sample(args.train_examples, 1000 * p_seed + seed)
             for objective in args.objectives:
                 run = fine_tune(
                     encoders[objective, p_seed], tokenizer, (train, test), args, (p_seed, seed)

@@ -178,6 +178,20 @@ class Examples:
             source=f"{self.source} (subset of {len(rows)})",
         )
 
+    def sample(self, size, seed):
+        """`size` of the examples drawn by `seed`, kept in file order, as a new `Examples`
+        (these examples themselves when `size` is 0 or None, or not smaller than their count).
+
+        Raises:
+            ValueError: `size` is negative.
+        """
+        if size is not None and size < 0:
+            raise ValueError(f"sample size must be 0 (all) or more, got {size}")
+        if not size or size >= len(self):
+            return self
+        rng = np.random.default_rng(seed)
+        return self.subset(np.sort(rng.permutation(len(self))[:size]))
+
 
 # The readers give 0/1 for these; tasks name the classes (class id = the reader's int).
 _BINARY_SENTIMENT = ("negative", "positive")

@@ -92,9 +92,9 @@ def read_results(name, directory=None):
     return None if record is None else record["results"]
 
 
-def _made_at(name, directory):
-    """ "name.json (commit abc1234567)": which code made the record a choice was read from."""
-    commit = (read_record(name, directory) or {}).get("commit") or "commit unknown"
+def _made_at(name, record):
+    """ "name.json (commit abc1234567)": which code made `record`, the one a choice was read from."""
+    commit = record.get("commit") or "commit unknown"
     return f"{name}.json ({commit[:10]})"
 
 
@@ -122,7 +122,8 @@ def chosen_rates(start, fallback, results_dir=None):
         one rate) at full's rate, as in the grid.
     """
     name = RATES_RECORDS.get(start)
-    results = None if name is None else read_results(name, results_dir)
+    record = {} if name is None else read_record(name, results_dir) or {}
+    results = record.get("results")
     outcome = ((results or {}).get("studies") or {}).get("rates", {}).get(start)
     if outcome is None:
         return _fallback(fallback, name or "adaptation_grid", start, "not recorded")
@@ -130,7 +131,7 @@ def chosen_rates(start, fallback, results_dir=None):
     discriminative = _chosen_row(outcome, "discriminative_lr")
     value = {method: full["learning_rate"] for method in fallback}
     value["discriminative_lr"] = discriminative["learning_rate"]
-    source = f"{_made_at(name, results_dir)}: '{full['label']}', '{discriminative['label']}'"
+    source = f"{_made_at(name, record)}: '{full['label']}', '{discriminative['label']}'"
     return Chosen(value, source, True)
 
 
@@ -144,7 +145,8 @@ def chosen_factor(start, fallback, results_dir=None):
         `Chosen`: `value` has `factor`.
     """
     name = RATES_RECORDS.get(start)
-    results = None if name is None else read_results(name, results_dir)
+    record = {} if name is None else read_record(name, results_dir) or {}
+    results = record.get("results")
     outcome = ((results or {}).get("studies") or {}).get("rates", {}).get(start)
     if outcome is None:
         return _fallback({"factor": fallback}, name or "adaptation_grid", start, "not recorded")
@@ -152,7 +154,7 @@ def chosen_factor(start, fallback, results_dir=None):
     factor = row.get("options", {}).get("factor", row.get("factor"))
     if factor is None:
         return _fallback({"factor": fallback}, name, start, "its row has no factor")
-    return Chosen({"factor": factor}, f"{_made_at(name, results_dir)}: '{row['label']}'", True)
+    return Chosen({"factor": factor}, f"{_made_at(name, record)}: '{row['label']}'", True)
 
 
 def chosen_adapters(start, fallback, results_dir=None):
@@ -163,7 +165,8 @@ def chosen_adapters(start, fallback, results_dir=None):
         `Chosen`: `value` has `trainable`, `bottleneck_dim` and `rate_multiplier` (over the
         start's full fine-tuning rate in the study).
     """
-    results = read_results(ADAPTERS_RECORD, results_dir)
+    record = read_record(ADAPTERS_RECORD, results_dir) or {}
+    results = record.get("results")
     outcome = ((results or {}).get("studies") or {}).get("adapters", {}).get(start)
     if outcome is None:
         return _fallback(fallback, ADAPTERS_RECORD, start, "not recorded")
@@ -177,22 +180,26 @@ def chosen_adapters(start, fallback, results_dir=None):
         "bottleneck_dim": options["bottleneck_dim"],
         "rate_multiplier": round(options["learning_rate"] / outcome["full_rate"], 6),
     }
-    return Chosen(value, f"{_made_at(ADAPTERS_RECORD, results_dir)}: '{best['label']}'", True)
+    return Chosen(value, f"{_made_at(ADAPTERS_RECORD, record)}: '{best['label']}'", True)
 
 
 def chosen_multitask(start, train_examples, fallback, results_dir=None):
     """The multitask LM-loss weights validation chose for `start`, at the study's labelled
-    size nearest `train_examples`.
+    size nearest `train_examples` (its largest size when `train_examples` is None: all of them).
 
     Returns:
         `Chosen`: `value` has `language_model_weight` (and `language_model_final_weight` when
         the chosen row anneals it).
     """
-    results = read_results(MULTITASK_RECORD, results_dir)
+    record = read_record(MULTITASK_RECORD, results_dir) or {}
+    results = record.get("results")
     sizes = ((results or {}).get("studies") or {}).get("multitask", {}).get(start)
     if not sizes:
         return _fallback(fallback, MULTITASK_RECORD, start, "not recorded")
-    size = min(sizes, key=lambda each: (abs(int(each) - train_examples), -int(each)))
+    if train_examples is None:
+        size = max(sizes, key=int)
+    else:
+        size = min(sizes, key=lambda each: (abs(int(each) - train_examples), -int(each)))
     row = _chosen_row(sizes[size], "multitask")
     options = row.get("options") or {}
     value = {
@@ -204,7 +211,7 @@ def chosen_multitask(start, train_examples, fallback, results_dir=None):
         return _fallback(fallback, MULTITASK_RECORD, start, "its row has no LM-loss weight")
     return Chosen(
         value,
-        f"{_made_at(MULTITASK_RECORD, results_dir)} at {size} questions: '{row['label']}'",
+        f"{_made_at(MULTITASK_RECORD, record)} at {size} questions: '{row['label']}'",
         True,
     )
 
@@ -215,14 +222,15 @@ def chosen_distillation(start, fallback, results_dir=None):
     Returns:
         `Chosen`: `value` has `temperature` and `soft_weight`.
     """
-    results = read_results(DISTILLATION_RECORD, results_dir)
+    record = read_record(DISTILLATION_RECORD, results_dir) or {}
+    results = record.get("results")
     outcome = ((results or {}).get("starts") or {}).get(start)
     if outcome is None:
         return _fallback(fallback, DISTILLATION_RECORD, start, "not recorded")
     value = {key: outcome["chosen"][key] for key in ("temperature", "soft_weight")}
     return Chosen(
         value,
-        f"{_made_at(DISTILLATION_RECORD, results_dir)}: T={value['temperature']:g} "
+        f"{_made_at(DISTILLATION_RECORD, record)}: T={value['temperature']:g} "
         f"α={value['soft_weight']:g}",
         True,
     )

@@ -156,9 +156,7 @@ with open(args.record, "w") as f:
 """
 
 
-def test_a_plan_entry_runs_with_its_flags_and_resume_skips_what_this_commit_recorded(
-    repo, tmp_path
-):
+def test_a_plan_entry_runs_with_its_flags_and_keep_skips_what_still_stands(repo, tmp_path):
     (repo / "labs" / "lab97_flagged.py").write_text(FLAGGED)
     _git("add", ".", cwd=repo)
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "flags", cwd=repo)
@@ -172,9 +170,19 @@ def test_a_plan_entry_runs_with_its_flags_and_resume_skips_what_this_commit_reco
     ]
     record = json.loads((repo / "docs" / "results" / "lab97_small.json").read_text())
     assert record["results"] == {"size": "3"}
-    # Only what was recorded at this commit counts as done.
-    assert record_labs.recorded_at(worktree, commit) == {"lab97_small"}
-    assert record_labs.recorded_at(worktree, "0" * 40) == set()
+    # `keep` is asked just before each entry's turn; a kept entry is not run again.
+    asked, lines = [], []
+    rows = record_labs.run_all(
+        plan, worktree, repo, log=lines.append, keep=lambda entry: asked.append(entry) or True
+    )
+    assert rows == [] and asked == plan
+    progress = worktree / "runs" / "record_labs" / "progress.txt"
+    assert len(progress.read_text().splitlines()) == 2  # the first run's rows only
+    assert [json.loads(line) for line in lines] == [
+        {"record": "lab97_small", "kept": True},
+        {"record": "lab99_bad", "kept": True},
+    ]
+    assert len(commit) == 40
 
 
 def test_the_course_plan_makes_every_committed_record_once(tmp_path):

@@ -1,3 +1,4 @@
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -265,6 +266,23 @@ def test_fraction_zero_trains_on_the_whole_file_and_subset_selects_rows(data_roo
     assert part.texts == [train.texts[3], train.texts[1]]
     assert part.text_pairs == [train.text_pairs[3], train.text_pairs[1]]
     assert part.labels.tolist() == [train.labels[3], train.labels[1]]
+
+
+def test_sample_draws_a_seeded_subset_in_file_order_and_keeps_small_sets_whole(data_root):
+    rte = load_classification_task("rte", "train", data_dir=data_root, validation_fraction=0)
+    # Texts made unique, so each sampled text names its row.
+    train = dataclasses.replace(rte, texts=[f"{row}: {text}" for row, text in enumerate(rte.texts)])
+    part = train.sample(50, seed=7)
+    rows = [train.texts.index(text) for text in part.texts]
+    assert len(part) == 50 and rows == sorted(rows) and len(set(rows)) == 50
+    assert part.labels.tolist() == [train.labels[row] for row in rows]
+    assert part.texts == train.sample(50, seed=7).texts  # the seed fixes the draw
+    assert part.texts != train.sample(50, seed=8).texts
+    # 0 (or None) means all of them, and so does a size at or over their count.
+    for size in (0, None, len(train), len(train) + 1):
+        assert train.sample(size, seed=7) is train
+    with pytest.raises(ValueError, match="sample size must be 0 .all. or more, got -1"):
+        train.sample(-1, seed=7)
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,8 @@ def test_the_multitask_weight_at_the_nearest_size_and_the_distillation_setting(t
         "language_model_weight": 0.25
     }
     assert chosen_multitask("minilm_l6", 1000, fallback, tmp_path).value == fallback
+    # None: all the labelled examples, so the study's largest size.
+    assert "at 300 questions" in chosen_multitask("lab01", None, fallback, tmp_path).source
     starts = {"lab01": {"chosen": {"temperature": 4.0, "soft_weight": 0.9}, "rows": []}}
     _write(tmp_path, "distillation_grid", {"starts": starts})
     chosen = chosen_distillation("lab01", {"temperature": 2.0, "soft_weight": 0.5}, tmp_path)

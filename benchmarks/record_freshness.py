@@ -1,0 +1,216 @@
+"""Whether a record in `docs/results/` still stands for what its program would run now.
+
+A record is evidence for the code it was made at (its `commit`) and for the files it read (its
+`inputs`, each pinned by SHA-256: `kbert.run_inputs`). It still stands, *fresh*, when all of
+these hold:
+
+- it was made from a clean checkout (`dirty` false), by the command the course runs now (the
+  same program, flags and record path);
+- the program's code did not change since that commit: its own file and every module of this
+  checkout it imports, followed import by import (`code_files`), read the same at HEAD;
+- every input it pinned has the same content now: a data file, a saved model that a re-run of
+  its writer has rebuilt, a grid record whose choice the program read.
+
+Otherwise it is *stale*, and `stale_reasons` says why. `benchmarks.record_labs --resume` asks
+this just before each entry's turn and re-runs only stale records (so a program after a re-run
+of the model or grid it reads is re-run too), and `--stale` lists them. A course that takes
+longer than a working session can then be recorded over several, and a change to code no
+program imports (a test, the report, the command line) keeps the records already made.
+
+What the rule cannot see: a file that TensorFlow's own file system opens and no reader names
+with `note_input` is not pinned, so a change to it alone does not make a record stale.
+"""
+
+import ast
+import hashlib
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+DATA_LABEL = "$KBERT_DATA_DIR/"
+
+
+def program_file(program, root):
+    """The file that runs `program` (a lab's name or `benchmarks.<name>`) in checkout `root`."""
+    if program.startswith("benchmarks."):
+        return Path(root) / "benchmarks" / f"{program.removeprefix('benchmarks.')}.py"
+    return Path(root) / "labs" / f"{program}.py"
+
+
+def expected_command(name, program, flags):
+    """The `command` a record of plan entry `(name, program, flags)` holds (`kbert.run_records`)."""
+    start = ["-m", program] if program.startswith("benchmarks.") else [f"labs/{program}.py"]
+    return "python " + shlex.join([*start, *flags, "--record", f"docs/results/{name}.json"])
+
+
+def _module_file(root, module):
+    """`root`'s file for dotted `module` (its `.py`, or its package's `__init__.py`), or None."""
+    base = Path(root).joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _lazy_homes(tree):
+    """A package's `_HOMES = {name: module}` (names imported on first use, PEP 562), or {}."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "_HOMES" for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _imported_modules(tree, module, is_package):
+    """The dotted names `tree` (the code of `module`) imports: each module and its parents, and
+    for `from X import y`, `X.y` as well (a submodule, when there is one)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                package = parts if is_package else parts[:-1]
+                parent = package[: len(package) - (node.level - 1)]
+                base = ".".join([*parent, base] if base else parent)
+            names += [base] + [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            names.append(f"{node.value.id}.{node.attr}")  # `kbert.Encoder` after `import kbert`
+    expanded = set()
+    for name in names:
+        parts = name.split(".")
+        expanded.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+    return expanded
+
+
+def code_files(program, root):
+    """The files of checkout `root` that `program` runs: its own file and every module of the
+    checkout it imports, transitively (found by reading the imports, not by running them;
+    names a package imports lazily through `_HOMES` count as imports of their modules).
+
+    Returns:
+        sorted list of paths relative to `root`, in POSIX form.
+    """
+    root = Path(root)
+    start = program_file(program, root)
+    if not start.is_file():
+        raise ValueError(f"no program {program!r} in {root}: expected {start}")
+    seen = {start: start.relative_to(root).with_suffix("").as_posix().replace("/", ".")}
+    pending = [start]
+    while pending:
+        path = pending.pop()
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        module = seen[path]
+        is_package = path.name == "__init__.py"
+        for name in _imported_modules(tree, module, is_package):
+            found = _module_file(root, name)
+            if found is None and "." in name:
+                # A name its package imports on first use: `from kbert import Encoder`.
+                parent, _, attribute = name.rpartition(".")
+                package = _module_file(root, parent)
+                if package is not None and package.name == "__init__.py":
+                    home = _lazy_homes(ast.parse(package.read_text(encoding="utf-8"))).get(
+                        attribute
+                    )
+                    found = None if home is None else _module_file(root, home)
+                    name = home or name
+            if found is not None and found not in seen:
+                dotted = name.removesuffix(".__init__")
+                seen[found] = dotted
+                pending.append(found)
+    return sorted(path.relative_to(root).as_posix() for path in seen)
+
+
+def _git(root, *arguments):
+    return subprocess.run(
+        ["git", *arguments], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def changed_files(root, commit, files):
+    """Which of `files` (relative to `root`) differ between `commit` and HEAD.
+
+    Raises:
+        ValueError: `commit` is not in the checkout's history.
+    """
+    try:
+        _git(root, "cat-file", "-e", f"{commit}^{{commit}}")
+    except subprocess.CalledProcessError:
+        raise ValueError(f"commit {commit[:10]} is not in this checkout's history") from None
+    changed = _git(root, "diff", "--name-only", commit, "HEAD", "--", *files)
+    return changed.splitlines()
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def input_path(label, worktree, data):
+    """Where a record's pinned input `label` is now: under the data directory for
+    `$KBERT_DATA_DIR/...`, as written when absolute, else under `worktree` (the checkout the
+    record was made in). None for a data file when no data directory is set."""
+    if label.startswith(DATA_LABEL):
+        return None if data is None else Path(data) / label.removeprefix(DATA_LABEL)
+    path = Path(label)
+    return path if path.is_absolute() else Path(worktree) / path
+
+
+def stale_reasons(entry, record_path, root, worktree, data, digests=None):
+    """Why the record of plan entry `(name, program, flags)` at `record_path` no longer stands
+    for checkout `root` (HEAD) with its inputs under `worktree` and `data`; [] when it does.
+
+    Args:
+        digests: dict or None. A cache of SHA-256s by (path, size, mtime) shared across calls.
+    """
+    name, program, flags = entry
+    record_path = Path(record_path)
+    if not record_path.is_file():
+        return ["no record"]
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        return [f"{record_path.name} is not JSON ({error})"]
+    if not isinstance(record, dict):
+        return [f"{record_path.name} is not a run record"]
+    reasons = []
+    if record.get("dirty", True):
+        reasons.append("made with uncommitted changes (or does not say)")
+    command = expected_command(name, program, flags)
+    if record.get("command") != command:
+        reasons.append(f"made by another command: {record.get('command')!r}, now {command!r}")
+    commit = record.get("commit")
+    if not commit:
+        reasons.append("names no commit")
+    else:
+        try:
+            changed = changed_files(root, commit, code_files(program, root))
+        except ValueError as error:
+            changed, reasons = [], [*reasons, str(error)]
+        if changed:
+            reasons.append(f"code changed since {commit[:10]}: {', '.join(changed)}")
+    if "inputs" not in record:
+        reasons.append("pins no inputs (made before inputs were recorded)")
+    digests = {} if digests is None else digests
+    for label, pinned in (record.get("inputs") or {}).items():
+        path = input_path(label, worktree, data)
+        if path is None or not path.is_file():
+            reasons.append(f"input missing: {label}")
+            continue
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in digests:
+            digests[key] = _sha256(path)
+        if digests[key] != pinned:
+            reasons.append(f"input changed: {label}")
+    return reasons
+
+
+__all__ = ["changed_files", "code_files", "expected_command", "input_path", "stale_reasons"]

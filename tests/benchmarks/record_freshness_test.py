@@ -1,0 +1,137 @@
+"""benchmarks/record_freshness on a throw-away repository: a lab, the package module it imports,
+a module it does not, and a data file it reads."""
+
+import hashlib
+import json
+import subprocess
+
+import pytest
+
+from benchmarks.record_freshness import code_files, expected_command, stale_reasons
+
+LAB = "from pkg import helper\nfrom pkg.lazy import Thing\nimport pkg\nprint(pkg.Lazy)\n"
+INIT = '_HOMES = {"Lazy": "pkg.far", "Other": "pkg.unused_lazy"}\n'
+ENTRY = ("lab50_small", "lab50_demo", ("--size", "3"))
+
+
+def _git(*arguments, cwd):
+    return subprocess.run(
+        ["git", *arguments], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _commit(root, message):
+    _git("add", ".", cwd=root)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message, cwd=root)
+    return _git("rev-parse", "HEAD", cwd=root)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    for folder in ("labs", "pkg", "docs/results", "data"):
+        (root / folder).mkdir(parents=True)
+    (root / "labs" / "lab50_demo.py").write_text(LAB)
+    (root / "pkg" / "__init__.py").write_text(INIT)
+    (root / "pkg" / "helper.py").write_text("from .deep import VALUE\n")
+    (root / "pkg" / "deep.py").write_text("VALUE = 1\n")
+    (root / "pkg" / "lazy.py").write_text("Thing = 1\n")
+    (root / "pkg" / "far.py").write_text("Lazy = 1\n")
+    (root / "pkg" / "unused_lazy.py").write_text("Other = 1\n")
+    (root / "pkg" / "unused.py").write_text("X = 1\n")
+    _git("init", "-q", cwd=root)
+    return root
+
+
+def _record(root, commit, data, **changes):
+    digest = hashlib.sha256((data / "train.txt").read_bytes()).hexdigest()
+    record = {
+        "command": expected_command(*ENTRY),
+        "commit": commit,
+        "dirty": False,
+        "results": {},
+        "inputs": {"$KBERT_DATA_DIR/train.txt": digest},
+        **changes,
+    }
+    path = root / "docs" / "results" / f"{ENTRY[0]}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_the_code_of_a_program_is_what_it_imports_followed_through(repo):
+    assert code_files("lab50_demo", repo) == [
+        "labs/lab50_demo.py",
+        "pkg/__init__.py",
+        "pkg/deep.py",  # through a relative import in pkg/helper.py
+        "pkg/far.py",  # `pkg.Lazy`, a name the package imports on first use
+        "pkg/helper.py",
+        "pkg/lazy.py",
+    ]
+    with pytest.raises(ValueError, match="no program 'lab51_none'"):
+        code_files("lab51_none", repo)
+    assert expected_command(*ENTRY) == (
+        "python labs/lab50_demo.py --size 3 --record docs/results/lab50_small.json"
+    )
+    assert expected_command("serving", "benchmarks.serving", ()) == (
+        "python -m benchmarks.serving --record docs/results/serving.json"
+    )
+
+
+def test_a_record_stands_until_its_code_its_inputs_or_its_command_change(repo, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text("a\nb\n")
+    made_at = _commit(repo, "labs")
+    record = _record(repo, made_at, data)
+
+    def reasons():
+        return stale_reasons(ENTRY, record, repo, repo, data)
+
+    assert reasons() == []
+    # Code the lab does not import changes: the record still stands.
+    (repo / "pkg" / "unused.py").write_text("X = 2\n")
+    (repo / "pkg" / "unused_lazy.py").write_text("Other = 2\n")
+    _commit(repo, "unrelated")
+    assert reasons() == []
+    # A module two imports away changes: stale, and the reason names it.
+    (repo / "pkg" / "deep.py").write_text("VALUE = 2\n")
+    _commit(repo, "deep")
+    assert reasons() == [f"code changed since {made_at[:10]}: pkg/deep.py"]
+    record = _record(repo, _git("rev-parse", "HEAD", cwd=repo), data)
+    assert reasons() == []
+    # A pinned input with other content, or gone.
+    (data / "train.txt").write_text("a\nc\n")
+    assert reasons() == ["input changed: $KBERT_DATA_DIR/train.txt"]
+    (data / "train.txt").unlink()
+    assert reasons() == ["input missing: $KBERT_DATA_DIR/train.txt"]
+    assert stale_reasons(ENTRY, record, repo, repo, None) == [
+        "input missing: $KBERT_DATA_DIR/train.txt"
+    ]
+
+
+def test_each_way_a_record_falls_short_is_named(repo, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text("a\n")
+    commit = _commit(repo, "labs")
+    entry_path = repo / "docs" / "results" / f"{ENTRY[0]}.json"
+    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == ["no record"]
+    entry_path.write_text("{not json")
+    assert "is not JSON" in stale_reasons(ENTRY, entry_path, repo, repo, data)[0]
+    _record(repo, commit, data, dirty=True, command="python labs/lab50_demo.py")
+    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+        "made with uncommitted changes (or does not say)",
+        "made by another command: 'python labs/lab50_demo.py', now "
+        "'python labs/lab50_demo.py --size 3 --record docs/results/lab50_small.json'",
+    ]
+    _record(repo, "f" * 40, data)
+    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+        "commit ffffffffff is not in this checkout's history"
+    ]
+    record = json.loads(entry_path.read_text())
+    del record["inputs"]
+    record["commit"] = commit
+    entry_path.write_text(json.dumps(record))
+    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+        "pins no inputs (made before inputs were recorded)"
+    ]
