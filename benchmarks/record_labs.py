@@ -28,6 +28,13 @@ just before the entry's turn, and runs the rest: a course cut off by the end of 
 on in the next one, even at a later commit, and a program after a re-run of the model or grid
 it reads is re-run too. `--stale` lists the stale records and why, running nothing.
 
+`--at REV` records at an earlier commit instead of HEAD, refused when any program's code differs
+between the two: a course longer than a session, begun at REV, goes on there after commits of
+its records (or of anything no program imports), so every record names one commit and the
+grids reuse the rows the interrupted run saved at that commit:
+
+    nohup python -m benchmarks.record_labs --course --resume --at 58394e9 > /dev/null 2>&1 &
+
 A program is a lab's name (`labs/<name>.py`) or `benchmarks.<name>` (run as a module). A
 program that fails leaves no record and the next one runs. Render the copied records with
 `python -m benchmarks.report` and commit them.
@@ -43,7 +50,7 @@ import time
 from pathlib import Path
 
 from benchmarks.course import course
-from benchmarks.record_freshness import stale_reasons
+from benchmarks.record_freshness import changed_files, code_files, stale_reasons
 from kbert.train.chosen_on_validation import CHOICES_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,13 +86,17 @@ def _git(*arguments, cwd):
     ).stdout.strip()
 
 
-def prepare_worktree(repo, path):
-    """A worktree at `path` holding `repo`'s HEAD commit; returns that commit.
+def prepare_worktree(repo, path, revision="HEAD"):
+    """A worktree at `path` holding `repo`'s commit `revision` (HEAD); returns that commit.
 
     Raises:
-        ValueError: `path` exists and is not a clean worktree of `repo` (nothing is touched).
+        ValueError: `revision` names no commit of `repo`, or `path` exists and is not a clean
+            worktree of `repo` (nothing is touched).
     """
-    commit = _git("rev-parse", "HEAD", cwd=repo)
+    try:
+        commit = _git("rev-parse", "--verify", f"{revision}^{{commit}}", cwd=repo)
+    except subprocess.CalledProcessError:
+        raise ValueError(f"--at {revision!r} names no commit of {repo}") from None
     path = Path(path)
     if not path.exists():
         _git("worktree", "add", "--detach", str(path), commit, cwd=repo)
@@ -224,6 +235,18 @@ def run_all(programs, worktree, repo, log=print, keep=None):
     return rows
 
 
+def code_moved(entries, repo, commit):
+    """The entries whose program's code (`record_freshness.code_files` at HEAD) differs between
+    `commit` and `repo`'s HEAD, with the files: records made at `commit` would be stale."""
+    moved = {}
+    for item in entries:
+        name, program, _ = _entry(item)
+        changed = changed_files(repo, commit, code_files(program, repo))
+        if changed:
+            moved[name] = changed
+    return moved
+
+
 def standing(repo, worktree):
     """`keep` for `run_all`: whether an entry's record in `repo` stands for the worktree's code
     (its HEAD) and the inputs under the worktree and the data directory."""
@@ -271,6 +294,14 @@ def main(argv=None):
         help="keep the records that still stand for their code and inputs; run the rest",
     )
     parser.add_argument(
+        "--at",
+        default="HEAD",
+        metavar="REV",
+        help="record at this earlier commit instead of HEAD (a course begun there goes on at "
+        "one commit while only records were committed since); refused when a program's code "
+        "differs between REV and HEAD",
+    )
+    parser.add_argument(
         "--stale",
         action="store_true",
         help="list the records that no longer stand, and why; run nothing",
@@ -288,7 +319,15 @@ def main(argv=None):
             command(_entry(item)[1], ROOT)  # every name checked before anything runs
         if args.stale:
             return print_stale(entries, ROOT, args.worktree)
-        commit = prepare_worktree(ROOT, args.worktree)
+        commit = prepare_worktree(ROOT, args.worktree, args.at)
+        moved = code_moved(entries, ROOT, commit)
+        if moved:
+            lines = [f"  {name}: {', '.join(files)}" for name, files in moved.items()]
+            raise ValueError(
+                f"the code of {len(moved)} program(s) changed between {commit[:10]} and HEAD, "
+                "so records made there would be stale; record at HEAD (no --at):\n"
+                + "\n".join(lines)
+            )
     except ValueError as error:
         parser.error(str(error))
     keep = None

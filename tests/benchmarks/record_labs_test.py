@@ -235,3 +235,24 @@ def test_the_course_plan_makes_every_committed_record_once(tmp_path):
         "lab01_pretraining",
         "lab13_ner",
     ]
+
+
+def test_at_records_at_an_earlier_commit_unless_a_program_s_code_moved_since(repo, tmp_path):
+    first = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "docs" / "results" / "lab98_good.json").write_text("{}")
+    _git("add", ".", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a record", cwd=repo)
+    worktree = tmp_path / "records"
+    assert record_labs.prepare_worktree(repo, worktree, first) == first
+    assert not (worktree / "docs" / "results" / "lab98_good.json").exists()  # at `first`
+    # Only a record was committed since: no program's code moved.
+    assert record_labs.code_moved(["lab98_good", "lab99_bad"], repo, first) == {}
+    (repo / "labs" / "lab99_bad.py").write_text("import sys\nsys.exit(4)\n")
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "lab99", cwd=repo)
+    assert record_labs.code_moved(["lab98_good", "lab99_bad"], repo, first) == {
+        "lab99_bad": ["labs/lab99_bad.py"]
+    }
+    with pytest.raises(ValueError, match="--at 'nothing' names no commit"):
+        record_labs.prepare_worktree(repo, worktree, "nothing")
