@@ -174,7 +174,7 @@ def run_all(programs, worktree, repo, log=print, keep=None):
     from kbert.data.data_dir import data_dir
 
     # The worktree's code first; what the caller's PYTHONPATH held after it (e.g. a folder of
-    # benchmark-only peers, `pip install --target DIR -r benchmarks/requirements-peer.txt`).
+    # benchmark-only peers, `bash benchmarks/install_peers.sh DIR`).
     paths = [str(Path(worktree).resolve()), os.environ.get("PYTHONPATH", "")]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in paths if path)}
     data = data_dir()

@@ -25,9 +25,9 @@ logits (the signature returns probabilities; log-softmax is the logits up to a p
 `ratio_kbert_over_*` is kbert's speed over the peer's (sentences/s at the batch size, and
 latency ratio peer/kbert at batch 1: above 1 means kbert is faster).
 
-    pip install -r benchmarks/requirements-peer.txt onnxruntime onnx
-    python -m benchmarks.serving --max-examples 100
-    python -m benchmarks.serving --record docs/results/serving.json
+    bash benchmarks/install_peers.sh          # torch, transformers, ONNX Runtime into ../kbert-peers
+    PYTHONPATH=../kbert-peers python -m benchmarks.serving --max-examples 100
+    PYTHONPATH=../kbert-peers python -m benchmarks.serving --record docs/results/serving.json
 
 The last line is JSON with, per dataset, each side's `batch1_p50_ms`, `batch1_p95_ms` and
 `batch_sentences_per_s`, the agreement and the ratios.

@@ -71,7 +71,7 @@ def test_the_onnx_runtime_side_agrees_with_kbert(minilm_dir, data_root, tmp_path
     if missing:
         pytest.skip(
             f"the ONNX Runtime side needs the benchmark-only peers {missing} "
-            "(pip install -r benchmarks/requirements-peer.txt onnxruntime onnx)"
+            "(bash benchmarks/install_peers.sh, then PYTHONPATH=../kbert-peers)"
         )
     sides = ("kbert", "ort", "ort_optimized")
     result = run_benchmark(sides, data_root, tmp_path)

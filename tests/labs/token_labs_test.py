@@ -137,7 +137,7 @@ def test_token_task_benchmark_kbert_side(data_root, tmp_path):
 @pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None or importlib.util.find_spec("torch") is None,
     reason="the peer (transformers + torch) is installed only in the benchmark "
-    "environment: pip install -r benchmarks/requirements-peer.txt",
+    "environment: bash benchmarks/install_peers.sh, then PYTHONPATH=../kbert-peers",
 )
 def test_token_task_benchmark_peer_side(data_root):
     _, report = _run(
