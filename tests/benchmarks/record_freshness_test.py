@@ -77,10 +77,16 @@ def test_the_code_of_a_program_is_what_it_imports_followed_through(repo):
     )
 
 
-def test_a_record_stands_until_its_code_its_inputs_or_its_command_change(repo, tmp_path):
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "train.txt").write_text("a\nb\n")
+@pytest.fixture
+def data(tmp_path):
+    """A data directory with the one file the record pins."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "train.txt").write_text("a\nb\n")
+    return folder
+
+
+def test_a_record_stands_until_its_code_or_its_inputs_change(repo, data):
     made_at = _commit(repo, "labs")
     record = _record(repo, made_at, data)
 
@@ -109,10 +115,7 @@ def test_a_record_stands_until_its_code_its_inputs_or_its_command_change(repo, t
     ]
 
 
-def test_each_way_a_record_falls_short_is_named(repo, tmp_path):
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "train.txt").write_text("a\n")
+def test_each_way_a_record_falls_short_is_named(repo, data):
     commit = _commit(repo, "labs")
     entry_path = repo / "docs" / "results" / f"{ENTRY[0]}.json"
     assert stale_reasons(ENTRY, entry_path, repo, repo, data) == ["no record"]
