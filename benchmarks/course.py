@@ -143,6 +143,22 @@ FOLLOW = (
             ("span_prior_4_epochs", "span", ("--epochs", "4")),
         )
     ),
+    # lab20's classifier exported in bfloat16 beside the same weights in float32: the accuracy
+    # each gives through `classify`, their paired difference, and their speed, on TREC-6 and on
+    # SST-2 (GLUE dev; its training file cut to about TREC-6's cost in training time). Each
+    # exports to its own folder, so `saved_models/trec_minilm` stays the default run's.
+    *(
+        (
+            f"lab20_serving{suffix}_bf16",
+            "lab20_serving",
+            (*flags, "--dtype", "bfloat16", "--skip-tagger")
+            + ("--export-dir", f"runs/lab20_serving{suffix}_bf16/exports"),
+        )
+        for suffix, flags in (
+            ("", ()),
+            ("_sst2", ("--task", "sst2", "--max-train-examples", "8000")),
+        )
+    ),
     (
         "lab17_distillation_lab01_6_epochs",
         "lab17_distillation",

@@ -12,14 +12,23 @@ What it should show: the export answers as the Keras model does, up to float rou
 largest difference of the probabilities is in docs/results.md#lab20_serving), and serving it is faster: `model.predict` pays for building a dataset
 and an iterator on every call, the exported concrete function does not.
 
-`--dtype bfloat16` exports the models computing in bfloat16 (float32 variables and outputs;
-faster on CPUs with AVX-512 BF16 or AMX, slower where bfloat16 is emulated), and the agreement
-line then measures what that costs against the float32 Keras model; `--dtype auto` picks
-bfloat16 where this machine computes it natively.
+`--task sst2` runs the same steps on SST-2 (sentiment); SST-2's GLUE test labels are not public,
+so it is evaluated on GLUE dev (kbert's "test" split of SST-2, as in the other labs).
+
+`--dtype bfloat16` exports the classifier computing in bfloat16 (float32 variables and outputs;
+faster on CPUs with AVX-512 BF16 or AMX, slower where bfloat16 is emulated) and, beside it, the
+same fine-tuned classifier in float32 (`<name>_float32`): both are loaded with
+`tf.saved_model.load` and called through `classify`, and the lab reports each one's test
+accuracy, sentences/s at batch 32 and p50/p95 latency at batch 1, and the paired difference
+(bfloat16 - float32 accuracy, the share of texts given the same label, the largest change of a
+probability). The measured change is in docs/results.md#lab20_serving_bf16 (TREC-6) and
+#lab20_serving_sst2_bf16 (SST-2). `--dtype auto` picks bfloat16 where this machine computes it
+natively (by CPU features, not by timing it) and then compares the same way.
 
     python labs/lab20_serving.py
     python labs/lab20_serving.py --epochs 1 --max-train-examples 500 --skip-tagger
-    python labs/lab20_serving.py --dtype bfloat16
+    python labs/lab20_serving.py --dtype bfloat16 --skip-tagger
+    python labs/lab20_serving.py --task sst2 --dtype bfloat16 --max-train-examples 8000 --skip-tagger
 """
 
 import argparse
@@ -94,19 +103,60 @@ def latency_row(name, batch_size, latencies):
     }
 
 
+def exported_probabilities(classify, texts, batch_size=32):
+    """The `classify` signature's probabilities for `texts`, called in batches of raw text."""
+    return np.concatenate(
+        [
+            classify(text=tf.constant(texts[i : i + batch_size]))["probabilities"].numpy()
+            for i in range(0, len(texts), batch_size)
+        ]
+    )
+
+
+def paired_difference(float32, bfloat16, labels):
+    """What computing in bfloat16 changed, on the same texts: accuracy, labels, probabilities.
+
+    Args:
+        float32: array (texts, classes), the float32 export's probabilities.
+        bfloat16: array (texts, classes), the bfloat16 export's probabilities.
+        labels: array (texts,), the gold labels.
+
+    Returns:
+        dict: both accuracies, `accuracy_difference` (bfloat16 - float32), `label_agreement`
+        (the share of texts given the same label) and `max_abs_probability_difference`.
+    """
+    accuracies = {
+        dtype: float((probabilities.argmax(1) == labels).mean())
+        for dtype, probabilities in (("float32", float32), ("bfloat16", bfloat16))
+    }
+    return {
+        "float32_accuracy": accuracies["float32"],
+        "bfloat16_accuracy": accuracies["bfloat16"],
+        "accuracy_difference": accuracies["bfloat16"] - accuracies["float32"],
+        "label_agreement": float((float32.argmax(1) == bfloat16.argmax(1)).mean()),
+        "max_abs_probability_difference": float(np.abs(bfloat16 - float32).max()),
+    }
+
+
+# The split each task is evaluated on: SST-2's GLUE test labels are not public, so kbert's "test"
+# split of SST-2 is GLUE dev (as in lab18 and lab19).
+TASKS = {"trec": ("TREC-6", "TREC-6 test"), "sst2": ("SST-2", "SST-2 GLUE dev")}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="minilm_l6")
+    parser.add_argument("--task", default="trec", choices=tuple(TASKS))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument("--name", default="trec_minilm")
+    parser.add_argument("--name", default=None, help="the export's name (default <task>_minilm)")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument(
         "--sequence-length",
         type=int,
         default=64,
-        help="tokens per question (TREC questions are short)",
+        help="tokens per text (TREC questions and SST-2 sentences are short)",
     )
     parser.add_argument(
         "--tagger-sentences",
@@ -119,18 +169,21 @@ def main():
         "--dtype",
         default="float32",
         choices=DTYPES,
-        help="what the exports compute in (outputs float32 either way; default float32)",
+        help="what the exports compute in (outputs float32 either way; default float32); "
+        "bfloat16 also exports the classifier in float32 and compares the two",
     )
     parser.add_argument("--repeats", type=int, default=3, help="passes over the timing batches")
     parser.add_argument("--seed", type=int, default=0)
     add_record_argument(parser)
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
+    name = args.name or f"{args.task}_minilm"
+    title, evaluation = TASKS[args.task]
 
-    # %% Fine-tune MiniLM-L6 on TREC-6 (the lab02 recipe, a linear layer on [CLS]).
+    # %% Fine-tune MiniLM-L6 (the lab02 recipe, a linear layer on [CLS]).
     splits = {
         split: load_classification_task(
-            "trec",
+            args.task,
             split,
             data_dir=args.data_dir,
             seed=args.seed,
@@ -152,24 +205,26 @@ def main():
             epochs=args.epochs, learning_rate=1e-4, seed=args.seed, verbose=0
         ),
     )
-    print(f"fine-tuned on {len(splits['train'])} TREC-6 questions in {seconds:.0f} s")
+    print(f"fine-tuned on {len(splits['train'])} {title} examples in {seconds:.0f} s")
 
     # %% Export: saved_models/<name>/<version>/, the tokenizer in the graph; never overwrites.
-    path = export_saved_model(
-        classifier,
-        tokenizer,
-        args.export_dir,
-        args.name,
-        ExportSettings(
+    def export_classifier(export_name, dtype):
+        settings = ExportSettings(
             task="classify",
             label_names=label_names,
             sequence_length=args.sequence_length,
-            dtype=args.dtype,
-        ),
-    )
+            dtype=dtype,
+        )
+        return export_saved_model(classifier, tokenizer, args.export_dir, export_name, settings)
+
+    path = export_classifier(name, args.dtype)
     dtype = read_export_settings(path)["dtype"]  # what --dtype auto chose
     print(f"exported {path} (computes in {dtype})")
     exports = {"classify": path}
+    if dtype == "bfloat16":
+        # The same fine-tuned weights in float32, to measure what bfloat16 changes.
+        exports["classify_float32"] = export_classifier(f"{name}_float32", "float32")
+        print(f"exported {exports['classify_float32']} (computes in float32)")
     if not args.skip_tagger:
         sentences = read_conll2003("train", args.data_dir, max_sentences=args.tagger_sentences)
         tag_encoder, tag_tokenizer = load_pretrained(args.model)
@@ -186,7 +241,7 @@ def main():
             tagger,
             tag_tokenizer,
             args.export_dir,
-            args.name.replace("trec", "conll") + "_tagger",
+            name.replace(args.task, "conll") + "_tagger",
             ExportSettings(
                 task="tag",
                 label_names=list(CONLL2003_TAGS),
@@ -198,13 +253,16 @@ def main():
     print(f"wrote {write_models_config(args.export_dir)}")
 
     # %% Reload in a fresh process (TensorFlow + tf-text only) and call every signature.
-    texts = [
-        "How far is it from Denver to Aspen?",
-        "Who wrote Hamlet?",
-        "What is the capital of Peru?",
-    ]
+    texts = {
+        "trec": [
+            "How far is it from Denver to Aspen?",
+            "Who wrote Hamlet?",
+            "What is the capital of Peru?",
+        ],
+        "sst2": ["a charming and funny movie .", "a dull , lifeless mess ."],
+    }[args.task]
     for kind, export_path in exports.items():
-        probe = texts if kind == "classify" else ["Peter Blackburn flew to Brussels on Monday ."]
+        probe = texts if kind != "tag" else ["Peter Blackburn flew to Brussels on Monday ."]
         result = subprocess.run(
             [sys.executable, "-c", FRESH_PROCESS, str(export_path), json.dumps(probe)],
             capture_output=True,
@@ -216,46 +274,51 @@ def main():
             raise RuntimeError(f"reloading {export_path} failed:\n{result.stderr[-2000:]}")
         outputs = json.loads(result.stdout.strip().splitlines()[-1])
         print(f"\n{export_path} in a fresh process:")
-        for name, values in outputs.items():
+        for signature, values in outputs.items():
             shown = {
                 key: value
                 for key, value in values.items()
                 if key in ("labels", "tags", "entity_types", "entity_texts", "entity_starts")
             }
             shapes = {key: np.shape(value) for key, value in values.items()}
-            print(f"  {name}: {json.dumps(shown) if shown else shapes}")
+            print(f"  {signature}: {json.dumps(shown) if shown else shapes}")
 
     # %% Agreement and speed: the export against the in-memory model.
-    loaded = tf.saved_model.load(str(path))
-    classify = loaded.signatures["classify"]
+    # Kept alive: a signature whose loaded object is collected loses its variables.
+    loaded = {kind: tf.saved_model.load(str(p)) for kind, p in exports.items() if kind != "tag"}
+    signatures = {kind: model.signatures["classify"] for kind, model in loaded.items()}
+    classify = signatures["classify"]
     test_texts = splits["test"].texts
-    exported = np.concatenate(
-        [
-            classify(text=tf.constant(test_texts[i : i + 32]))["probabilities"].numpy()
-            for i in range(0, len(test_texts), 32)
-        ]
-    )
+    exported = exported_probabilities(classify, test_texts)
     in_memory = keras.ops.convert_to_numpy(
         keras.ops.softmax(classifier.predict(preprocessor(test_texts), batch_size=32, verbose=0))
     )
     max_abs_diff = float(np.abs(exported - in_memory).max())
     accuracy = float((exported.argmax(1) == splits["test"].labels).mean())
     print(
-        f"\nTREC-6 test accuracy {100 * accuracy:.2f}%; max |export - keras| = "
-        f"{max_abs_diff:.2e} over {len(test_texts)} questions (export in {dtype}, Keras in "
+        f"\n{evaluation} accuracy {100 * accuracy:.2f}%; max |export - keras| = "
+        f"{max_abs_diff:.2e} over {len(test_texts)} texts (export in {dtype}, Keras in "
         "float32)"
     )
 
     print(f"\n{'':<34}{'batch':>6}{'p50 ms':>10}{'p95 ms':>10}{'sentences/s':>14}")
-    timings = {}
+    timings, float32_timings = {}, {}
+    reference = signatures.get("classify_float32")  # the float32 twin of a bfloat16 export
+    label = "exported `classify` " + (f"({dtype})" if reference is not None else "(raw text)")
     for batch_size in (1, 32):
         batches = [test_texts[i : i + batch_size] for i in range(0, len(test_texts), batch_size)]
         batches = [batch for batch in batches if len(batch) == batch_size][: 100 // batch_size + 10]
         timings[f"export_batch{batch_size}"] = latency_row(
-            "exported `classify` (raw text)",
+            label,
             batch_size,
             timed_calls(lambda b: classify(text=tf.constant(b)), batches, args.repeats),
         )
+        if reference is not None:
+            float32_timings[f"batch{batch_size}"] = latency_row(
+                "exported `classify` (float32)",
+                batch_size,
+                timed_calls(lambda b: reference(text=tf.constant(b)), batches, args.repeats),
+            )
         tokenized = [preprocessor(batch) for batch in batches]  # Python-side, outside the timing
         timings[f"keras_batch{batch_size}"] = latency_row(
             "keras model.predict (tokenized)",
@@ -277,6 +340,37 @@ def main():
         "exports": {kind: str(p) for kind, p in exports.items()},
         "timings": timings,
     }
+    if args.task != "trec":
+        summary["task"] = args.task
+    if reference is not None:
+        # %% bfloat16 against float32: the same weights, the same texts, the same signature.
+        comparison = paired_difference(
+            exported_probabilities(reference, test_texts),
+            exported,
+            splits["test"].labels,
+        )
+        comparison.update(
+            evaluation=evaluation,
+            examples=len(test_texts),
+            float32_timings=float32_timings,
+            bfloat16_timings={
+                key[len("export_") :]: timings[key] for key in timings if key.startswith("export_")
+            },
+        )
+        summary["dtype_comparison"] = comparison
+        speedup = (
+            timings["export_batch32"]["sentences_per_s"]
+            / float32_timings["batch32"]["sentences_per_s"]
+        )
+        print(
+            f"\n{evaluation}: bfloat16 - float32 accuracy "
+            f"{100 * comparison['accuracy_difference']:+.2f} points "
+            f"({100 * comparison['float32_accuracy']:.2f}% -> "
+            f"{100 * comparison['bfloat16_accuracy']:.2f}%); same label on "
+            f"{100 * comparison['label_agreement']:.2f}% of {len(test_texts)} texts; largest "
+            f"|probability change| {comparison['max_abs_probability_difference']:.2e}; "
+            f"batch-32 throughput bfloat16 / float32: {speedup:.2f}x"
+        )
     record_if_requested(args, summary)
     print(json.dumps(summary))
 

@@ -68,6 +68,60 @@ def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_ro
 
 
 @pytest.mark.slow
+def test_lab_serving_in_bfloat16_measures_both_exports_of_one_classifier(
+    tmp_path, data_root, minilm_dir
+):
+    from kbert.export import read_export_settings
+
+    export_dir = tmp_path / "saved_models"
+    stdout, summary = _run(
+        "labs/lab20_serving.py",
+        "--model",
+        str(minilm_dir),
+        "--task",
+        "sst2",
+        "--dtype",
+        "bfloat16",
+        "--epochs",
+        "1",
+        "--max-train-examples",
+        "64",
+        "--skip-tagger",
+        "--repeats",
+        "1",
+        "--export-dir",
+        str(export_dir),
+        data_root=data_root,
+    )
+    assert summary["dtype"] == "bfloat16" and summary["task"] == "sst2"
+    assert summary["exports"] == {
+        "classify": str(export_dir / "sst2_minilm" / "1"),
+        "classify_float32": str(export_dir / "sst2_minilm_float32" / "1"),
+    }
+    for kind, dtype in (("classify", "bfloat16"), ("classify_float32", "float32")):
+        assert read_export_settings(summary["exports"][kind])["dtype"] == dtype
+    comparison = summary["dtype_comparison"]
+    float32, bfloat16 = comparison["float32_accuracy"], comparison["bfloat16_accuracy"]
+    assert 0 <= float32 <= 1 and 0 <= bfloat16 <= 1
+    assert comparison["accuracy_difference"] == pytest.approx(bfloat16 - float32, abs=1e-12)
+    assert bfloat16 == pytest.approx(summary["test_accuracy"], abs=5e-5)
+    # Accuracy can only move on texts whose label moved.
+    agreement = comparison["label_agreement"]
+    assert 0 <= agreement <= 1
+    assert abs(comparison["accuracy_difference"]) <= 1 - agreement + 1e-9
+    assert 0 <= comparison["max_abs_probability_difference"] <= 1
+    assert comparison["evaluation"] == "SST-2 GLUE dev" and comparison["examples"] > 0
+    for dtype in ("float32", "bfloat16"):
+        timings = comparison[f"{dtype}_timings"]
+        assert set(timings) == {"batch1", "batch32"}
+        assert all(row["sentences_per_s"] > 0 for row in timings.values())
+    # The bfloat16 export's rows are the ones the lab's timing table holds.
+    assert comparison["bfloat16_timings"]["batch32"] == summary["timings"]["export_batch32"]
+    assert "bfloat16 - float32 accuracy" in stdout
+    assert "exported `classify` (float32)" in stdout
+
+
+@pytest.mark.slow
 def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
     tmp_path, data_root, minilm_dir
 ):
