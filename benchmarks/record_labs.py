@@ -28,10 +28,11 @@ just before the entry's turn, and runs the rest: a course cut off by the end of 
 on in the next one, even at a later commit, and a program after a re-run of the model or grid
 it reads is re-run too. `--stale` lists the stale records and why, running nothing.
 
-`--at REV` records at an earlier commit instead of HEAD, refused when any program's code differs
-between the two: a course longer than a session, begun at REV, goes on there after commits of
-its records (or of anything no program imports), so every record names one commit and the
-grids reuse the rows the interrupted run saved at that commit:
+`--at REV` records at an earlier commit instead of HEAD: a course longer than a session, begun
+at REV, goes on there after commits of its records (or of code no program imports), so its
+records name one commit and the grids reuse the rows the interrupted run saved at that commit.
+A program whose code changed between REV and HEAD is left out (listed): made at REV, its record
+would be stale on arrival, so a run at HEAD makes it:
 
     nohup python -m benchmarks.record_labs --course --resume --at 58394e9 > /dev/null 2>&1 &
 
@@ -298,8 +299,8 @@ def main(argv=None):
         default="HEAD",
         metavar="REV",
         help="record at this earlier commit instead of HEAD (a course begun there goes on at "
-        "one commit while only records were committed since); refused when a program's code "
-        "differs between REV and HEAD",
+        "one commit); the programs whose code differs between REV and HEAD are left out, for a "
+        "run at HEAD",
     )
     parser.add_argument(
         "--stale",
@@ -320,16 +321,18 @@ def main(argv=None):
         if args.stale:
             return print_stale(entries, ROOT, args.worktree)
         commit = prepare_worktree(ROOT, args.worktree, args.at)
-        moved = code_moved(entries, ROOT, commit)
-        if moved:
-            lines = [f"  {name}: {', '.join(files)}" for name, files in moved.items()]
-            raise ValueError(
-                f"the code of {len(moved)} program(s) changed between {commit[:10]} and HEAD, "
-                "so records made there would be stale; record at HEAD (no --at):\n"
-                + "\n".join(lines)
-            )
     except ValueError as error:
         parser.error(str(error))
+    moved = code_moved(entries, ROOT, commit)
+    if moved:
+        # Made at `commit`, their records would be stale on arrival: a run at HEAD makes them.
+        print(
+            f"left for a run at HEAD: {len(moved)} program(s) whose code changed since "
+            f"{commit[:10]}:"
+        )
+        for name, files in moved.items():
+            print(f"  {name}: {', '.join(files)}")
+        entries = [item for item in entries if _entry(item)[0] not in moved]
     keep = None
     if args.resume:
         keep = standing(ROOT, args.worktree)
