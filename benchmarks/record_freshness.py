@@ -22,6 +22,7 @@ with `note_input` is not pinned, so a change to it alone does not make a record 
 """
 
 import ast
+import dataclasses
 import hashlib
 import json
 import shlex
@@ -153,64 +154,89 @@ def _sha256(path):
     return digest.hexdigest()
 
 
-def input_path(label, worktree, data):
-    """Where a record's pinned input `label` is now: under the data directory for
-    `$KBERT_DATA_DIR/...`, as written when absolute, else under `worktree` (the checkout the
-    record was made in). None for a data file when no data directory is set."""
-    if label.startswith(DATA_LABEL):
-        return None if data is None else Path(data) / label.removeprefix(DATA_LABEL)
-    path = Path(label)
-    return path if path.is_absolute() else Path(worktree) / path
+@dataclasses.dataclass
+class InputPlaces:
+    """Where a record's pinned inputs are now, and a cache of their SHA-256s.
 
-
-def stale_reasons(entry, record_path, root, worktree, data, digests=None):
-    """Why the record of plan entry `(name, program, flags)` at `record_path` no longer stands
-    for checkout `root` (HEAD) with its inputs under `worktree` and `data`; [] when it does.
-
-    Args:
-        digests: dict or None. A cache of SHA-256s by (path, size, mtime) shared across calls.
+    Attributes:
+        worktree: the checkout the records were made in (checkout-relative inputs).
+        data: the data directory (`$KBERT_DATA_DIR/...` inputs), or None when none is set.
+        digests: SHA-256s by (path, size, mtime), shared by every record checked.
     """
-    name, program, flags = entry
-    record_path = Path(record_path)
+
+    worktree: Path
+    data: Path | None
+    digests: dict = dataclasses.field(default_factory=dict)
+
+    def path(self, label):
+        """Where input `label` is now (None for a data file when no data directory is set)."""
+        if label.startswith(DATA_LABEL):
+            if self.data is None:
+                return None
+            return Path(self.data) / label.removeprefix(DATA_LABEL)
+        path = Path(label)
+        return path if path.is_absolute() else Path(self.worktree) / path
+
+    def reasons(self, inputs):
+        """Why `inputs` (`{label: sha256}`) no longer read the same: one line per input."""
+        reasons = []
+        for label, pinned in inputs.items():
+            path = self.path(label)
+            if path is None or not path.is_file():
+                reasons.append(f"input missing: {label}")
+                continue
+            stat = path.stat()
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+            if key not in self.digests:
+                self.digests[key] = _sha256(path)
+            if self.digests[key] != pinned:
+                reasons.append(f"input changed: {label}")
+        return reasons
+
+
+def _read(record_path):
+    """The record at `record_path` as a dict, or the reason it cannot stand as one."""
     if not record_path.is_file():
-        return ["no record"]
+        return None, "no record"
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        return [f"{record_path.name} is not JSON ({error})"]
+        return None, f"{record_path.name} is not JSON ({error})"
     if not isinstance(record, dict):
-        return [f"{record_path.name} is not a run record"]
+        return None, f"{record_path.name} is not a run record"
+    return record, None
+
+
+def _code_reasons(record, program, root):
+    """Why the code `record` was made from is not `root`'s HEAD code for `program`."""
+    commit = record.get("commit")
+    if not commit:
+        return ["names no commit"]
+    try:
+        changed = changed_files(root, commit, code_files(program, root))
+    except ValueError as error:
+        return [str(error)]
+    return [f"code changed since {commit[:10]}: {', '.join(changed)}"] if changed else []
+
+
+def stale_reasons(entry, record_path, root, places):
+    """Why the record of plan entry `(name, program, flags)` at `record_path` no longer stands
+    for checkout `root` (its HEAD) with its inputs where `places` (`InputPlaces`) says; [] when
+    it does."""
+    name, program, flags = entry
+    record, unreadable = _read(Path(record_path))
+    if record is None:
+        return [unreadable]
     reasons = []
     if record.get("dirty", True):
         reasons.append("made with uncommitted changes (or does not say)")
     command = expected_command(name, program, flags)
     if record.get("command") != command:
         reasons.append(f"made by another command: {record.get('command')!r}, now {command!r}")
-    commit = record.get("commit")
-    if not commit:
-        reasons.append("names no commit")
-    else:
-        try:
-            changed = changed_files(root, commit, code_files(program, root))
-        except ValueError as error:
-            changed, reasons = [], [*reasons, str(error)]
-        if changed:
-            reasons.append(f"code changed since {commit[:10]}: {', '.join(changed)}")
+    reasons += _code_reasons(record, program, root)
     if "inputs" not in record:
         reasons.append("pins no inputs (made before inputs were recorded)")
-    digests = {} if digests is None else digests
-    for label, pinned in (record.get("inputs") or {}).items():
-        path = input_path(label, worktree, data)
-        if path is None or not path.is_file():
-            reasons.append(f"input missing: {label}")
-            continue
-        stat = path.stat()
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-        if key not in digests:
-            digests[key] = _sha256(path)
-        if digests[key] != pinned:
-            reasons.append(f"input changed: {label}")
-    return reasons
+    return reasons + places.reasons(record.get("inputs") or {})
 
 
-__all__ = ["changed_files", "code_files", "expected_command", "input_path", "stale_reasons"]
+__all__ = ["InputPlaces", "changed_files", "code_files", "expected_command", "stale_reasons"]

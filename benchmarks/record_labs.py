@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 from benchmarks.course import course
-from benchmarks.record_freshness import changed_files, code_files, stale_reasons
+from benchmarks.record_freshness import InputPlaces, changed_files, code_files, stale_reasons
 from kbert.train.chosen_on_validation import CHOICES_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,11 +253,11 @@ def standing(repo, worktree):
     (its HEAD) and the inputs under the worktree and the data directory."""
     from kbert.data.data_dir import data_dir
 
-    data, digests = data_dir(), {}
+    places = InputPlaces(Path(worktree), data_dir())
 
     def keep(entry):
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
-        return not stale_reasons(entry, record, worktree, worktree, data, digests)
+        return not stale_reasons(entry, record, worktree, places)
 
     return keep
 
@@ -266,11 +266,11 @@ def print_stale(entries, repo, worktree):
     """Prints each entry's record as standing or stale (with why) for `repo`'s HEAD. Returns 0."""
     from kbert.data.data_dir import data_dir
 
-    data, digests, stale = data_dir(), {}, 0
+    places, stale = InputPlaces(Path(worktree), data_dir()), 0
     for item in entries:
         entry = _entry(item)
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
-        reasons = stale_reasons(entry, record, repo, worktree, data, digests)
+        reasons = stale_reasons(entry, record, repo, places)
         stale += bool(reasons)
         print(f"{entry[0]:<45} {'stale' if reasons else 'stands'}")
         for reason in reasons:

@@ -143,6 +143,51 @@ def paired_difference(float32, bfloat16, labels):
 TASKS = {"trec": ("TREC-6", "TREC-6 test"), "sst2": ("SST-2", "SST-2 GLUE dev")}
 
 
+def reload_in_fresh_processes(exports, texts):
+    """Loads each export in a fresh process (TensorFlow and tf-text only, as a server would)
+    and prints what every signature returns for `texts` (a sentence for the tagger)."""
+    for kind, export_path in exports.items():
+        probe = texts if kind != "tag" else ["Peter Blackburn flew to Brussels on Monday ."]
+        result = subprocess.run(
+            [sys.executable, "-c", FRESH_PROCESS, str(export_path), json.dumps(probe)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+            timeout=600,
+        )
+        if result.returncode:
+            raise RuntimeError(f"reloading {export_path} failed:\n{result.stderr[-2000:]}")
+        outputs = json.loads(result.stdout.strip().splitlines()[-1])
+        print(f"\n{export_path} in a fresh process:")
+        for signature, values in outputs.items():
+            shown = {
+                key: value
+                for key, value in values.items()
+                if key in ("labels", "tags", "entity_types", "entity_texts", "entity_starts")
+            }
+            shapes = {key: np.shape(value) for key, value in values.items()}
+            print(f"  {signature}: {json.dumps(shown) if shown else shapes}")
+
+
+def export_tagger(args, export_name):
+    """A small CRF tagger fine-tuned on CoNLL-2003, exported as the `tag` signature."""
+    sentences = read_conll2003("train", args.data_dir, max_sentences=args.tagger_sentences)
+    encoder, tokenizer = load_pretrained(args.model)
+    tagger = build_ner_model("crf", encoder, CONLL2003_TAGS)
+    fine_tune_ner(
+        tagger,
+        tokenizer,
+        [s.words for s in sentences],
+        [s.tags for s in sentences],
+        CONLL2003_TAGS,
+        settings=NER_TRAINING.replace(epochs=1, seed=args.seed, verbose=0),
+    )
+    settings = ExportSettings(
+        task="tag", label_names=list(CONLL2003_TAGS), sequence_length=128, dtype=args.dtype
+    )
+    return export_saved_model(tagger, tokenizer, args.export_dir, export_name, settings)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="minilm_l6")
@@ -226,29 +271,7 @@ def main():
         exports["classify_float32"] = export_classifier(f"{name}_float32", "float32")
         print(f"exported {exports['classify_float32']} (computes in float32)")
     if not args.skip_tagger:
-        sentences = read_conll2003("train", args.data_dir, max_sentences=args.tagger_sentences)
-        tag_encoder, tag_tokenizer = load_pretrained(args.model)
-        tagger = build_ner_model("crf", tag_encoder, CONLL2003_TAGS)
-        fine_tune_ner(
-            tagger,
-            tag_tokenizer,
-            [s.words for s in sentences],
-            [s.tags for s in sentences],
-            CONLL2003_TAGS,
-            settings=NER_TRAINING.replace(epochs=1, seed=args.seed, verbose=0),
-        )
-        exports["tag"] = export_saved_model(
-            tagger,
-            tag_tokenizer,
-            args.export_dir,
-            name.replace(args.task, "conll") + "_tagger",
-            ExportSettings(
-                task="tag",
-                label_names=list(CONLL2003_TAGS),
-                sequence_length=128,
-                dtype=args.dtype,
-            ),
-        )
+        exports["tag"] = export_tagger(args, name.replace(args.task, "conll") + "_tagger")
         print(f"exported {exports['tag']}")
     print(f"wrote {write_models_config(args.export_dir)}")
 
@@ -261,27 +284,7 @@ def main():
         ],
         "sst2": ["a charming and funny movie .", "a dull , lifeless mess ."],
     }[args.task]
-    for kind, export_path in exports.items():
-        probe = texts if kind != "tag" else ["Peter Blackburn flew to Brussels on Monday ."]
-        result = subprocess.run(
-            [sys.executable, "-c", FRESH_PROCESS, str(export_path), json.dumps(probe)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-            timeout=600,
-        )
-        if result.returncode:
-            raise RuntimeError(f"reloading {export_path} failed:\n{result.stderr[-2000:]}")
-        outputs = json.loads(result.stdout.strip().splitlines()[-1])
-        print(f"\n{export_path} in a fresh process:")
-        for signature, values in outputs.items():
-            shown = {
-                key: value
-                for key, value in values.items()
-                if key in ("labels", "tags", "entity_types", "entity_texts", "entity_starts")
-            }
-            shapes = {key: np.shape(value) for key, value in values.items()}
-            print(f"  {signature}: {json.dumps(shown) if shown else shapes}")
+    reload_in_fresh_processes(exports, texts)
 
     # %% Agreement and speed: the export against the in-memory model.
     # Kept alive: a signature whose loaded object is collected loses its variables.

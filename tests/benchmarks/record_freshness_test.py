@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from benchmarks.record_freshness import code_files, expected_command, stale_reasons
+from benchmarks.record_freshness import InputPlaces, code_files, expected_command, stale_reasons
 
 LAB = "from pkg import helper\nfrom pkg.lazy import Thing\nimport pkg\nprint(pkg.Lazy)\n"
 INIT = '_HOMES = {"Lazy": "pkg.far", "Other": "pkg.unused_lazy"}\n'
@@ -91,7 +91,7 @@ def test_a_record_stands_until_its_code_or_its_inputs_change(repo, data):
     record = _record(repo, made_at, data)
 
     def reasons():
-        return stale_reasons(ENTRY, record, repo, repo, data)
+        return stale_reasons(ENTRY, record, repo, InputPlaces(repo, data))
 
     assert reasons() == []
     # Code the lab does not import changes: the record still stands.
@@ -110,7 +110,7 @@ def test_a_record_stands_until_its_code_or_its_inputs_change(repo, data):
     assert reasons() == ["input changed: $KBERT_DATA_DIR/train.txt"]
     (data / "train.txt").unlink()
     assert reasons() == ["input missing: $KBERT_DATA_DIR/train.txt"]
-    assert stale_reasons(ENTRY, record, repo, repo, None) == [
+    assert stale_reasons(ENTRY, record, repo, InputPlaces(repo, None)) == [
         "input missing: $KBERT_DATA_DIR/train.txt"
     ]
 
@@ -118,23 +118,23 @@ def test_a_record_stands_until_its_code_or_its_inputs_change(repo, data):
 def test_each_way_a_record_falls_short_is_named(repo, data):
     commit = _commit(repo, "labs")
     entry_path = repo / "docs" / "results" / f"{ENTRY[0]}.json"
-    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == ["no record"]
+    assert stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data)) == ["no record"]
     entry_path.write_text("{not json")
-    assert "is not JSON" in stale_reasons(ENTRY, entry_path, repo, repo, data)[0]
+    assert "is not JSON" in stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data))[0]
     _record(repo, commit, data, dirty=True, command="python labs/lab50_demo.py")
-    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+    assert stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data)) == [
         "made with uncommitted changes (or does not say)",
         "made by another command: 'python labs/lab50_demo.py', now "
         "'python labs/lab50_demo.py --size 3 --record docs/results/lab50_small.json'",
     ]
     _record(repo, "f" * 40, data)
-    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+    assert stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data)) == [
         "commit ffffffffff is not in this checkout's history"
     ]
     record = json.loads(entry_path.read_text())
     del record["inputs"]
     record["commit"] = commit
     entry_path.write_text(json.dumps(record))
-    assert stale_reasons(ENTRY, entry_path, repo, repo, data) == [
+    assert stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data)) == [
         "pins no inputs (made before inputs were recorded)"
     ]
