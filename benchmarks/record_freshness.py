@@ -216,7 +216,10 @@ def _code_reasons(record, program, root):
         changed = changed_files(root, commit, code_files(program, root))
     except ValueError as error:
         return [str(error)]
-    return [f"code changed since {commit[:10]}: {', '.join(changed)}"] if changed else []
+    if not changed:
+        return []
+    more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+    return [f"code changed since {commit[:10]}: {', '.join(changed[:6])}{more}"]
 
 
 def stale_reasons(entry, record_path, root, places):
