@@ -162,7 +162,9 @@ def main(argv=None):
     if torch_peer.NAME in args.peers:
         dtypes = args.dtypes.split(",")
         seconds, summary["torch_peer"] = torch_peer.measure(
-            "causal_lm", {"config": config}, {"ids": ids}, dtypes, args.steps, args.warmup
+            "causal_lm",
+            {"config": config, "dtypes": dtypes, "steps": args.steps, "warmup": args.warmup},
+            {"ids": ids},
         )
         speeds = {
             dtype: {

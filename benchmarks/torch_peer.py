@@ -118,7 +118,7 @@ def autocast(dtype):
 
 
 def adamw(parameters, learning_rate):
-    """torch's AdamW with Keras AdamW's defaults (weight decay 0.004, epsilon 1e-7)."""
+    """torch's AdamW with Keras AdamW's default weight decay and epsilon (torch's differ)."""
     import torch
 
     return torch.optim.AdamW(parameters, lr=learning_rate, weight_decay=0.004, eps=1e-7)
@@ -259,14 +259,16 @@ def causal_lm_step(config, ids, dtype):
 STEPS = {"classifier": classifier_step, "causal_lm": causal_lm_step}
 
 
-def measure(task, spec, arrays, dtypes, steps, warmup):
-    """Times the peer's `task` step per dtype in a child process; returns (speeds, facts).
+def measure(task, spec, arrays):
+    """Times the peer's `task` step per dtype in a child process; returns (seconds, facts).
 
     Args:
-        task: "classifier" (`spec`: {"checkpoint"}; `arrays`: token_ids, segment_ids,
-            padding_mask, labels) or "causal_lm" (`spec`: {"config"}, an `EncoderConfig`;
+        task: "classifier" (`spec` names the "checkpoint"; `arrays`: token_ids, segment_ids,
+            padding_mask, labels) or "causal_lm" (`spec` holds the "config", an `EncoderConfig`;
             `arrays`: ids).
-        dtypes: list of Keras dtype policy names (keys of `AUTOCAST`).
+        spec: dict, also with "dtypes" (Keras dtype policy names, keys of `AUTOCAST`), "steps"
+            (timed, median reported) and "warmup" (untimed steps first).
+        arrays: dict of name → numpy array, the batch.
 
     Returns:
         ({dtype: median seconds per step}, the record's peer facts from `set_up`).
@@ -274,8 +276,7 @@ def measure(task, spec, arrays, dtypes, steps, warmup):
     threads, setting = tensorflow_threads()
     if "config" in spec:
         spec = {**spec, "config": dataclasses.asdict(spec["config"])}
-    spec = {**spec, "dtypes": list(dtypes), "steps": steps, "warmup": warmup}
-    spec |= {"threads": threads, "tensorflow_intra_op_setting": setting}
+    spec = {**spec, "threads": threads, "tensorflow_intra_op_setting": setting}
     with tempfile.TemporaryDirectory(prefix="kbert-torch-peer-") as directory:
         np.savez(Path(directory) / "arrays.npz", **arrays)
         (Path(directory) / "spec.json").write_text(json.dumps(spec, default=str))

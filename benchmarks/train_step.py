@@ -213,11 +213,13 @@ def run_workload(args, checkpoint, workload, peaks):
         dtypes = args.dtypes.split(",")
         seconds, facts = torch_peer.measure(
             "classifier",
-            {"checkpoint": str(checkpoint)},
+            {
+                "checkpoint": str(checkpoint),
+                "dtypes": dtypes,
+                "steps": args.steps,
+                "warmup": args.warmup,
+            },
             {**inputs, "labels": labels},
-            dtypes,
-            args.steps,
-            args.warmup,
         )
         speeds = {
             dtype: {
