@@ -288,7 +288,9 @@ def measure(task, spec, arrays):
         )
     if child.returncode != 0:
         raise RuntimeError(f"the PyTorch peer's process failed (exit {child.returncode})")
-    answer = json.loads(child.stdout.strip().splitlines()[-1])
+    *lines, last = child.stdout.strip().splitlines()
+    print("\n".join(lines), flush=True)
+    answer = json.loads(last)
     return answer["seconds"], answer["facts"]
 
 
