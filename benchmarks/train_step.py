@@ -1,23 +1,35 @@
-"""Training-step speed: kbert's Encoder vs keras-hub's BertBackbone, same MiniLM-L6 weights.
+"""Training-step speed: kbert's Encoder vs keras-hub's BertBackbone and Hugging Face PyTorch.
 
-Times forward + backward + AdamW update of a classifier (mean-pooled encoder → Dense) at batch 32,
-sequence length 128 on CPU, in float32 and bfloat16 (Keras mixed precision), with and without
-XLA (`jit_compile=True`), one process, same inputs. Prints tokens/s (batch × sequence length per
-second), the kbert/keras-hub ratio and model-FLOPs utilization (MFU) against this machine's matmul
-peak, measured here first. Two workloads:
+Times forward + backward + AdamW update of a classifier (mean-pooled encoder → Dense(2)) on the
+same MiniLM-L6 weights at batch 32, sequence length 128 on CPU, in float32 and bfloat16, same
+inputs. kbert and keras-hub run in this process with Keras mixed precision, with and without
+XLA (`jit_compile=True`). The PyTorch peer is transformers' `BertModel` from the same checkpoint
+directory (SDPA attention, the attention mask passed, tanh GELU like the Keras sides) under the
+same head and loss, trained in float32 and under `torch.autocast("cpu", dtype=torch.bfloat16)`,
+in a child process of its own with TensorFlow's intra-op thread count (see
+`benchmarks/torch_peer.py` for why). Prints tokens/s (batch × sequence length per second),
+kbert/peer ratios and model-FLOPs utilization (MFU) against this machine's matmul peak, measured
+here first and used for every side. Two workloads:
 
 - `full`: every one of the 32 × 128 positions is a real token (no padding), the usual synthetic
-  benchmark; both implementations do the same arithmetic.
+  benchmark; all implementations do the same arithmetic.
 - `sst2`: 32 SST-2 dev sentences padded to 128, as fine-tuning sees them; kbert's encoder skips
-  padded positions in its position-wise matmuls, keras-hub computes them.
+  padded positions in its position-wise matmuls, keras-hub and PyTorch compute them.
 
-MFU counts the useful FLOPs, those of real tokens (see `benchmarks/flops.py`), for both: on
+MFU counts the useful FLOPs, those of real tokens (see `benchmarks/flops.py`), for every side: on
 `sst2` it shows how much of the machine goes into work the batch needs.
 
-    python -m benchmarks.train_step --checkpoint minilm_l6
+    python -m benchmarks.train_step --checkpoint minilm_l6                     # without PyTorch
+    PYTHONPATH=../kbert-peers python -m benchmarks.train_step                  # with it
+    PYTHONPATH=../kbert-peers python -m benchmarks.train_step --peers torch    # kbert vs PyTorch
+
+torch and transformers are optional (`bash benchmarks/install_peers.sh` puts them in
+../kbert-peers); without them the PyTorch side is skipped and the record says why.
 
 The last line is JSON for the best kbert configuration on `full`, with `sst2` nested:
-    {"kbert_tokens_per_s", "keras_hub_tokens_per_s", "ratio", "mfu", ..., "sst2": {...}}
+    {"kbert_tokens_per_s", "keras_hub_tokens_per_s", "ratio", "mfu", ...,
+     "torch": {dtype: {"torch_tokens_per_s", "torch_mfu", "kbert_tokens_per_s", "ratio",
+     "goal_met"}}, "sst2": {...}, "torch_peer": {versions, threads, or "skipped"}}
 """
 
 import argparse
@@ -30,8 +42,10 @@ import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 import keras
 import numpy as np
 
+from benchmarks import torch_peer
 from benchmarks.flops import encoder_training_flops, measure_matmul_peak
 from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint
+from kbert.checkpoints.hf_bert import encoder_config_from_hf
 from kbert.run_records import add_record_argument, record_if_requested
 
 
@@ -103,7 +117,7 @@ def build(kind, checkpoint, dtype):
     return keras_hub.models.BertBackbone.from_preset(str(checkpoint), dtype=dtype)
 
 
-def main():
+def parse_arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--checkpoint",
@@ -118,10 +132,20 @@ def main():
     parser.add_argument("--jit", default="false,true", help="jit_compile values to try")
     parser.add_argument("--workloads", default="full,sst2")
     parser.add_argument("--data-dir", default=None, help="for the sst2 workload")
+    torch_peer.add_peers_argument(parser, others=("keras_hub",))
     add_record_argument(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    args.peers, args.torch_skipped = torch_peer.chosen_peers(parser, args, others=("keras_hub",))
+    for dtype in args.dtypes.split(","):
+        if dtype not in torch_peer.AUTOCAST:
+            parser.error(f"--dtypes: {dtype!r} is not one of {', '.join(torch_peer.AUTOCAST)}")
+    return args
 
+
+def main(argv=None):
+    args = parse_arguments(argv)
     checkpoint = resolve_checkpoint(args.checkpoint)
+    peer_facts = {"skipped": args.torch_skipped}
     peaks = {
         "float32": measure_matmul_peak("float32"),
         "mixed_bfloat16": measure_matmul_peak("bfloat16"),
@@ -130,57 +154,93 @@ def main():
         f"measured matmul peak: float32 {peaks['float32']:.0f} GFLOP/s, "
         f"bfloat16 {peaks['mixed_bfloat16']:.0f} GFLOP/s"
     )
-    tokens = args.batch_size * args.sequence_length
     summaries = {}
     for workload in args.workloads.split(","):
-        inputs, labels = make_batch(
-            workload, args.batch_size, args.sequence_length, checkpoint, args.data_dir
-        )
-        real = int(inputs["padding_mask"].sum())
-        print(
-            f"workload {workload}: {real} real tokens of {tokens} positions ({real / tokens:.0%})"
-        )
-        rows = run_configurations(args, checkpoint, inputs, labels, peaks)
-        best = max(rows, key=lambda r: r["kbert_tokens_per_s"])
-        summaries[workload] = {
-            "kbert_tokens_per_s": round(best["kbert_tokens_per_s"], 1),
-            "keras_hub_tokens_per_s": round(best["keras_hub_tokens_per_s"], 1),
-            "ratio": round(best["ratio"], 3),
-            "mfu": round(best["kbert_mfu"], 4),
-            "keras_hub_mfu": round(best["keras_hub_mfu"], 4),
-            "real_token_fraction": round(real / tokens, 3),
-            "configuration": {
-                "dtype": best["dtype"],
-                "jit_compile": best["jit_compile"],
-                "batch_size": args.batch_size,
-                "sequence_length": args.sequence_length,
-            },
-            "configurations": [
-                {
-                    key: round(value, 4) if isinstance(value, float) else value
-                    for key, value in row.items()
-                }
-                for row in rows
-            ],
-        }
+        summaries[workload], facts = run_workload(args, checkpoint, workload, peaks)
+        peer_facts = facts or peer_facts
     first, *others = summaries
     result = {
         **summaries[first],
         "workload": first,
         **{name: summaries[name] for name in others},
         "peak_gflops": {k: round(v, 1) for k, v in peaks.items()},
+        "torch_peer": peer_facts,
     }
     record_if_requested(args, result)
     print(json.dumps(result))
+    return result
+
+
+def run_workload(args, checkpoint, workload, peaks):
+    """Every side on one workload; returns its summary (the best kbert configuration first) and
+    the PyTorch peer's facts (None without the peer)."""
+    tokens = args.batch_size * args.sequence_length
+    inputs, labels = make_batch(
+        workload, args.batch_size, args.sequence_length, checkpoint, args.data_dir
+    )
+    real = int(inputs["padding_mask"].sum())
+    print(f"workload {workload}: {real} real tokens of {tokens} positions ({real / tokens:.0%})")
+    rows = run_configurations(args, checkpoint, inputs, labels, peaks)
+    best = max(rows, key=lambda r: r["kbert_tokens_per_s"])
+    summary = {"kbert_tokens_per_s": round(best["kbert_tokens_per_s"], 1)}
+    if "keras_hub" in args.peers:
+        summary |= {
+            "keras_hub_tokens_per_s": round(best["keras_hub_tokens_per_s"], 1),
+            "ratio": round(best["ratio"], 3),
+        }
+    summary["mfu"] = round(best["kbert_mfu"], 4)
+    if "keras_hub" in args.peers:
+        summary["keras_hub_mfu"] = round(best["keras_hub_mfu"], 4)
+    summary |= {
+        "real_token_fraction": round(real / tokens, 3),
+        "configuration": {
+            "dtype": best["dtype"],
+            "jit_compile": best["jit_compile"],
+            "batch_size": args.batch_size,
+            "sequence_length": args.sequence_length,
+        },
+        "configurations": [
+            {
+                key: round(value, 4) if isinstance(value, float) else value
+                for key, value in r.items()
+            }
+            for r in rows
+        ],
+    }
+    if torch_peer.NAME in args.peers:
+        config = encoder_config_from_hf(json.loads((checkpoint / "config.json").read_text()))
+        flops = encoder_training_flops(config, inputs["padding_mask"].sum(axis=1).tolist())
+        dtypes = args.dtypes.split(",")
+        seconds, facts = torch_peer.measure(
+            "classifier",
+            {
+                "checkpoint": str(checkpoint),
+                "dtypes": dtypes,
+                "steps": args.steps,
+                "warmup": args.warmup,
+            },
+            {**inputs, "labels": labels},
+        )
+        speeds = {
+            dtype: {
+                "tokens_per_s": tokens / seconds[dtype],
+                "mfu": flops / seconds[dtype] / 1e9 / peaks[dtype],
+            }
+            for dtype in dtypes
+        }
+        summary["torch"] = torch_peer.compare(rows, speeds)
+        return summary, facts
+    return summary, None
 
 
 def run_configurations(args, checkpoint, inputs, labels, peaks):
     tokens = args.batch_size * args.sequence_length
+    kinds = ("kbert", *(["keras_hub"] if "keras_hub" in args.peers else []))
     rows = []
     for dtype in args.dtypes.split(","):
         for jit in [value == "true" for value in args.jit.split(",")]:
             result = {"dtype": dtype, "jit_compile": jit}
-            for kind in ("kbert", "keras_hub"):
+            for kind in kinds:
                 keras.backend.clear_session()
                 gc.collect()
                 backbone = build(kind, checkpoint, dtype)
@@ -191,15 +251,18 @@ def run_configurations(args, checkpoint, inputs, labels, peaks):
                 )
                 result[f"{kind}_tokens_per_s"] = tokens / seconds
                 result[f"{kind}_mfu"] = flops / seconds / 1e9 / peaks[dtype]
-            result["ratio"] = result["kbert_tokens_per_s"] / result["keras_hub_tokens_per_s"]
-            rows.append(result)
-            print(
+            line = (
                 f"{dtype:15s} jit={jit!s:5s}  kbert {result['kbert_tokens_per_s']:7.0f} tok/s "
-                f"(MFU {result['kbert_mfu']:.1%})  keras-hub "
-                f"{result['keras_hub_tokens_per_s']:7.0f} tok/s "
-                f"(MFU {result['keras_hub_mfu']:.1%})  ratio {result['ratio']:.2f}",
-                flush=True,
+                f"(MFU {result['kbert_mfu']:.1%})"
             )
+            if "keras_hub" in kinds:
+                result["ratio"] = result["kbert_tokens_per_s"] / result["keras_hub_tokens_per_s"]
+                line += (
+                    f"  keras-hub {result['keras_hub_tokens_per_s']:7.0f} tok/s "
+                    f"(MFU {result['keras_hub_mfu']:.1%})  ratio {result['ratio']:.2f}"
+                )
+            rows.append(result)
+            print(line, flush=True)
     return rows
 
 

@@ -22,3 +22,44 @@ def provenance(record):
         f"{dirty}; {record['date']}; wall time {record['wall_seconds']:,.0f} s; "
         f"{machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB."
     )
+
+
+def torch_peer_section(comparison, peer_facts, model):
+    """The PyTorch peer's table for a speed record (`benchmarks/torch_peer.py` wrote it).
+
+    Args:
+        comparison: dict, dtype → the peer's tokens/s and MFU, kbert's best, ratio, goal_met;
+            None where the record has no peer side.
+        peer_facts: dict, the record's `torch_peer` (versions and threads, or `skipped`); None
+            in records made before the peer existed.
+        model: str, what the peer runs, for the caption.
+    """
+    if not peer_facts:
+        return []
+    if "skipped" in peer_facts or comparison is None:
+        return ["", f"PyTorch peer skipped: {peer_facts.get('skipped', 'no peer side')}."]
+    versions, threads = peer_facts["versions"], peer_facts["threads"]
+    rows = [
+        [
+            dtype,
+            f"{peer['torch_tokens_per_s']:,.0f}",
+            f"{peer['torch_mfu']:.1%}",
+            f"{peer['kbert_tokens_per_s']:,.0f}",
+            f"{peer['ratio']:.2f}",
+            "yes" if peer["goal_met"] else "no",
+        ]
+        for dtype, peer in comparison.items()
+    ]
+    return [
+        "",
+        f"PyTorch peer: {model}, torch {versions['torch']}, transformers "
+        f"{versions['transformers']}, {threads['torch_intra_op']} intra-op threads (as "
+        "TensorFlow) in a process of its own; bfloat16 under torch.autocast; MFU against the "
+        "same measured peak. Goal: "
+        f"kbert's best configuration of each dtype at least {peer_facts['goal_ratio']}x PyTorch.",
+        "",
+        markdown_table(
+            ["dtype", "PyTorch tok/s", "PyTorch MFU", "kbert tok/s", "kbert/PyTorch", "goal met"],
+            rows,
+        ),
+    ]

@@ -1,7 +1,7 @@
 """The records of `benchmarks/pretrain_speed.py`: their section of docs/results.md and README
 headline."""
 
-from benchmarks.reports._common import markdown_table
+from benchmarks.reports._common import markdown_table, torch_peer_section
 
 STEMS = ("pretrain_speed",)
 
@@ -15,7 +15,8 @@ def _speed_rows(results):
 
 
 def render(results):
-    """Table of `benchmarks/pretrain_speed.py`: causal-LM training tokens/s and MFU."""
+    """Tables of `benchmarks/pretrain_speed.py`: causal-LM training tokens/s and MFU, and kbert vs
+    the PyTorch peer per dtype where the record has it."""
     rows = [
         [name, f"{value['tokens_per_s']:,.0f}", f"{value['mfu']:.1%}"]
         for name, value in _speed_rows(results).items()
@@ -29,13 +30,23 @@ def render(results):
             f"bfloat16 {results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s.",
             "",
             markdown_table(["configuration", "tokens/s", "MFU"], rows),
+            *torch_peer_section(
+                results.get("torch"),
+                results.get("torch_peer"),
+                "transformers' GPT2LMHeadModel of the same sizes (random weights, tied output "
+                "without a bias, SDPA attention), same batch of random tokens",
+            ),
         ]
     )
 
 
 def headline(results):
     name, best = max(_speed_rows(results).items(), key=lambda item: item[1]["tokens_per_s"])
-    return (
+    text = (
         f"`{results['preset']}` causal-LM pretraining: {best['tokens_per_s']:,.0f} tokens/s "
         f"({name}, MFU {best['mfu']:.1%})"
     )
+    dtype = name.removesuffix("+xla")
+    if dtype in results.get("torch", {}):
+        text += f", {results['torch'][dtype]['ratio']:.2f}x PyTorch in {dtype}"
+    return text

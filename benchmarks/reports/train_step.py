@@ -1,13 +1,14 @@
 """The records of `benchmarks/train_step.py`: their section of docs/results.md and README
 headline."""
 
-from benchmarks.reports._common import markdown_table
+from benchmarks.reports._common import markdown_table, torch_peer_section
 
 STEMS = ("train_step",)
 
 
 def render(results):
-    """Table of `benchmarks/train_step.py`: kbert vs keras-hub tokens/s and MFU per setting."""
+    """Tables of `benchmarks/train_step.py`: kbert vs keras-hub tokens/s and MFU per setting, and
+    kbert vs the PyTorch peer per dtype where the record has it."""
     parts = [
         f"One training step (forward, backward, AdamW) of MiniLM-L6 + a classifier, batch "
         f"{results['configuration']['batch_size']} × {results['configuration']['sequence_length']}"
@@ -27,9 +28,9 @@ def render(results):
                 "yes" if row["jit_compile"] else "no",
                 f"{row['kbert_tokens_per_s']:,.0f}",
                 f"{row['kbert_mfu']:.1%}",
-                f"{row['keras_hub_tokens_per_s']:,.0f}",
-                f"{row['keras_hub_mfu']:.1%}",
-                f"{row['ratio']:.2f}",
+                f"{row['keras_hub_tokens_per_s']:,.0f}" if "ratio" in row else "—",
+                f"{row['keras_hub_mfu']:.1%}" if "ratio" in row else "—",
+                f"{row['ratio']:.2f}" if "ratio" in row else "—",
             ]
             for row in workload.get("configurations", [])
         ]
@@ -51,13 +52,24 @@ def render(results):
                 rows,
             ),
         ]
+        parts += torch_peer_section(
+            workload.get("torch"),
+            results.get("torch_peer"),
+            "transformers' BertModel (SDPA attention) from the same checkpoint, same head, "
+            "inputs and AdamW",
+        )
     return "\n".join(parts)
 
 
 def headline(results):
     best = results["configuration"]
-    return (
+    text = (
         f"MiniLM-L6 training step: kbert {results['kbert_tokens_per_s']:,.0f} tokens/s "
         f"({best['dtype']}{', XLA' if best['jit_compile'] else ''}; MFU "
-        f"{results['mfu']:.1%}), {results['ratio']:.2f}x keras-hub in the same setting"
+        f"{results['mfu']:.1%})"
     )
+    if "ratio" in results:
+        text += f", {results['ratio']:.2f}x keras-hub in the same setting"
+    if best["dtype"] in results.get("torch", {}):
+        text += f", {results['torch'][best['dtype']]['ratio']:.2f}x PyTorch in {best['dtype']}"
+    return text

@@ -14,3 +14,36 @@ def test_the_pretrain_speed_benchmark_renders_its_table_and_headline():
     text = pretrain_speed.render(pretrain)
     assert "| mixed_bfloat16+xla | 1,500 | 17.0% |" in text and "51.0M parameters" in text
     assert "(mixed_bfloat16+xla, MFU 17.0%)" in pretrain_speed.headline(pretrain)
+
+
+def test_the_pretrain_speed_report_shows_the_pytorch_peer_per_dtype():
+    pretrain = {
+        "float32": {"tokens_per_s": 900.0, "mfu": 0.2},
+        "peak_gflops": {"float32": 450.0, "mixed_bfloat16": 870.0},
+        "preset": "tutorial_50m",
+        "batch_size": 8,
+        "sequence_length": 256,
+        "torch_peer": {
+            "goal_ratio": 1.25,
+            "versions": {"torch": "2.x", "transformers": "5.x"},
+            "threads": {"torch_intra_op": 2, "tensorflow_intra_op_setting": 0, "rule": "as TF"},
+        },
+        "torch": {
+            "float32": {
+                "torch_tokens_per_s": 600.0,
+                "torch_mfu": 0.133,
+                "kbert_tokens_per_s": 900.0,
+                "ratio": 1.5,
+                "goal_met": True,
+            }
+        },
+    }
+    text = pretrain_speed.render(pretrain)
+    assert "| float32 | 600 | 13.3% | 900 | 1.50 | yes |" in text and "GPT2LMHeadModel" in text
+    assert "| torch |" not in text and "| torch_peer |" not in text
+    assert pretrain_speed.headline(pretrain).endswith(
+        "(float32, MFU 20.0%), 1.50x PyTorch in float32"
+    )
+    pretrain["torch_peer"] = {"skipped": "GPT-2 is pre-LN"}
+    del pretrain["torch"]
+    assert "PyTorch peer skipped: GPT-2 is pre-LN." in pretrain_speed.render(pretrain)

@@ -38,3 +38,64 @@ def test_the_train_step_benchmark_renders_every_workload_and_its_headline():
     assert "| mixed_bfloat16 | no | 5,000 | 31.0% | 4,000 | 25.0% | 2.50 |" in text
     assert "Workload `sst2` (20% of the positions" in text and "bfloat16 870 GFLOP/s" in text
     assert train_step.headline(results).endswith("1.25x keras-hub in the same setting")
+
+
+PEER_FACTS = {
+    "goal_ratio": 1.25,
+    "versions": {"torch": "2.x", "transformers": "5.x"},
+    "threads": {"torch_intra_op": 2, "tensorflow_intra_op_setting": 0, "rule": "as TF"},
+}
+TORCH = {
+    "float32": {
+        "torch_tokens_per_s": 3000.0,
+        "torch_mfu": 0.2,
+        "kbert_tokens_per_s": 4500.0,
+        "ratio": 1.5,
+        "goal_met": True,
+    },
+    "mixed_bfloat16": {
+        "torch_tokens_per_s": 6000.0,
+        "torch_mfu": 0.15,
+        "kbert_tokens_per_s": 6600.0,
+        "ratio": 1.1,
+        "goal_met": False,
+    },
+}
+
+
+def test_the_train_step_report_shows_the_pytorch_peer_per_dtype_or_why_it_was_skipped():
+    workload = {
+        "kbert_tokens_per_s": 5000.0,
+        "mfu": 0.31,
+        "real_token_fraction": 1.0,
+        "configuration": {
+            "dtype": "float32",
+            "jit_compile": False,
+            "batch_size": 32,
+            "sequence_length": 128,
+        },
+        "configurations": [
+            {
+                "dtype": "float32",
+                "jit_compile": False,
+                "kbert_tokens_per_s": 5000.0,
+                "kbert_mfu": 0.31,
+            }
+        ],
+        "torch": TORCH,
+    }
+    results = {
+        **workload,
+        "workload": "full",
+        "peak_gflops": {"float32": 450.0, "mixed_bfloat16": 870.0},
+        "torch_peer": PEER_FACTS,
+    }
+    text = train_step.render(results)
+    assert "| float32 | no | 5,000 | 31.0% | — | — | — |" in text
+    assert "| float32 | 3,000 | 20.0% | 4,500 | 1.50 | yes |" in text
+    assert "| mixed_bfloat16 | 6,000 | 15.0% | 6,600 | 1.10 | no |" in text
+    assert "torch 2.x, transformers 5.x, 2 intra-op threads" in text and "1.25x PyTorch" in text
+    assert train_step.headline(results).endswith("(float32; MFU 31.0%), 1.50x PyTorch in float32")
+    skipped = {**results, "torch_peer": {"skipped": "torch not importable"}}
+    del skipped["torch"]
+    assert "PyTorch peer skipped: torch not importable." in train_step.render(skipped)
