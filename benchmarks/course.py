@@ -172,7 +172,11 @@ FOLLOW = (
     ("long_inputs", "benchmarks.long_inputs", ()),
     ("parity", "benchmarks.parity", ()),
     ("pretrain_speed", "benchmarks.pretrain_speed", ()),
-    ("serving", "benchmarks.serving", ("--sides", "kbert,kbert_fixed,ort,ort_optimized")),
+    (
+        "serving",
+        "benchmarks.serving",
+        ("--sides", "kbert,kbert_fixed,kbert_bf16,ort,ort_optimized"),
+    ),
     ("text_to_text_start", "benchmarks.text_to_text_start", ()),
     ("token_tasks", "benchmarks.token_tasks", ()),
     ("tokenizer_parity", "benchmarks.tokenizer_parity", ()),
