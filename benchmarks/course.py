@@ -171,7 +171,9 @@ FOLLOW = (
     ("classification", "benchmarks.classification", ()),
     ("long_inputs", "benchmarks.long_inputs", ()),
     ("parity", "benchmarks.parity", ()),
-    ("pretrain_speed", "benchmarks.pretrain_speed", ()),
+    # The peers named, so a run without them fails rather than recording kbert alone
+    # (`bash benchmarks/install_peers.sh`, then PYTHONPATH=../kbert-peers).
+    ("pretrain_speed", "benchmarks.pretrain_speed", ("--peers", "torch")),
     (
         "serving",
         "benchmarks.serving",
@@ -180,7 +182,7 @@ FOLLOW = (
     ("text_to_text_start", "benchmarks.text_to_text_start", ()),
     ("token_tasks", "benchmarks.token_tasks", ()),
     ("tokenizer_parity", "benchmarks.tokenizer_parity", ()),
-    ("train_step", "benchmarks.train_step", ()),
+    ("train_step", "benchmarks.train_step", ("--peers", "keras_hub,torch")),
     ("step_profile", "benchmarks.step_profile", ()),
 )
 

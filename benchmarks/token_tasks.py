@@ -16,8 +16,8 @@ Scores use one implementation for both (kbert's CoNLL entity F1 and the official
 normalisation). Throughput is training examples (NER sentences, QA windows) per second over the
 whole training run, tracing included. transformers and torch are benchmark-only dependencies:
 
-    bash benchmarks/install_peers.sh                      # into ../kbert-peers
-    PYTHONPATH=../kbert-peers python -m benchmarks.token_tasks                      # both tasks, defaults (~45 min here)
+    bash benchmarks/install_peers.sh  # into ../kbert-peers
+    PYTHONPATH=../kbert-peers python -m benchmarks.token_tasks  # both tasks, defaults (~45 min here)
     python -m benchmarks.token_tasks --tasks ner --ner-epochs 1 --max-train 2000
 
 The last line is JSON with `kbert_ner_f1`, `peer_ner_f1`, `kbert_qa_f1`, `peer_qa_f1`,
