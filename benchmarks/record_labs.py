@@ -248,15 +248,30 @@ def code_moved(entries, repo, commit):
     return moved
 
 
+def saves_missing(entry, worktree):
+    """Whether plan entry `(name, program, flags)` pretrains models (lab01) whose save folder
+    (`--save-dir`, default `saved_models/`) holds none in `worktree`: the record may stand, but
+    the runs after it read those models, so it is made again (a worktree laid anew)."""
+    _, program, flags = entry
+    if program != "lab01_pretraining":
+        return False
+    flags = list(flags)
+    folder = flags[flags.index("--save-dir") + 1] if "--save-dir" in flags else "saved_models"
+    return not any((Path(worktree) / folder).glob("lab01_*"))
+
+
 def standing(repo, worktree):
     """`keep` for `run_all`: whether an entry's record in `repo` stands for the worktree's code
-    (its HEAD) and the inputs under the worktree and the data directory."""
+    (its HEAD) and the inputs under the worktree and the data directory, and the models it
+    saves for later runs are there (`saves_missing`)."""
     from kbert.data.data_dir import data_dir
 
     places = InputPlaces(Path(worktree), data_dir())
 
     def keep(entry):
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
+        if saves_missing(entry, worktree):
+            return False
         return not stale_reasons(entry, record, worktree, places)
 
     return keep
