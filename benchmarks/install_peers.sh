@@ -13,38 +13,44 @@
 #   triton, and importing triton in a process that has already loaded TensorFlow segfaults on
 #   these machines: triton is removed (torch runs on a CPU without it).
 set -euo pipefail
+target="$(realpath -m "${1:-$(dirname "$0")/../../kbert-peers}")"  # FOLDER from the caller's folder
 cd "$(dirname "$0")/.."
-target="${1:-../kbert-peers}"
 python="${PYTHON:-.venv/bin/python}"
 constraints="$(mktemp)"
 trap 'rm -f "$constraints"' EXIT
 "$python" -m pip freeze --exclude-editable | grep -v "^-e " > "$constraints"
-"$python" -m pip install --quiet --disable-pip-version-check --target "$target" \
+"$python" -m pip install --quiet --disable-pip-version-check --upgrade --target "$target" \
     -c "$constraints" -r benchmarks/requirements-peer.txt
 "$python" - "$target" <<'PYTHON'
-"""Removes from the overlay what kbert's environment already has, and triton."""
-import shutil
+"""Removes from the overlay what kbert's environment already has, and triton: each such
+distribution's files as its RECORD lists them (a package without top_level.txt, or one sharing
+a namespace folder such as google/ or nvidia/, is removed exactly), then the folders left empty."""
 import sys
 import sysconfig
 from importlib import metadata
 from pathlib import Path
 
-target = Path(sys.argv[1])
-have = {dist.metadata["Name"].lower().replace("-", "_") for dist in metadata.distributions(
+
+def key(name):
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+target = Path(sys.argv[1]).resolve()
+have = {key(dist.metadata["Name"]) for dist in metadata.distributions(
     path=[sysconfig.get_paths()["purelib"]])}
-removed = []
-for info in sorted(target.glob("*.dist-info")):
-    name = info.name.split("-")[0].lower().replace("-", "_")
+removed, folders = [], set()
+for dist in metadata.distributions(path=[str(target)]):
+    name = key(dist.metadata["Name"])
     if name not in have and name != "triton":
         continue
-    tops = (info / "top_level.txt").read_text().split() if (info / "top_level.txt").is_file() else [name]
-    for top in tops:
-        for path in (target / top, target / f"{top}.py"):
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-    shutil.rmtree(info)
+    for listed in dist.files or []:  # its RECORD, the .dist-info folder's own files included
+        path = Path(dist.locate_file(listed)).resolve()
+        if path.is_relative_to(target) and path.is_file():
+            path.unlink()
+            folders.update(parent for parent in path.parents if parent.is_relative_to(target))
     removed.append(name)
+for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):
+    if folder != target and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
 print(f"{target}: peers installed; left to kbert's environment or removed: {', '.join(removed)}")
 PYTHON

@@ -93,6 +93,7 @@ def parse_arguments(argv=None):
     torch_peer.add_peers_argument(parser)
     add_record_argument(parser)
     args = parser.parse_args(argv)
+    args.peers_requested = args.peers is not None  # named peers must run, not be skipped
     args.peers, args.torch_skipped = torch_peer.chosen_peers(parser, args)
     config = EncoderConfig.preset(args.preset, causal=True)
     if args.sequence_length > config.max_sequence_length:
@@ -105,6 +106,8 @@ def parse_arguments(argv=None):
             parser.error(f"--dtypes: {dtype!r} is not one of {', '.join(torch_peer.AUTOCAST)}")
     mismatch = gpt2_mismatch(config)
     if torch_peer.NAME in args.peers and mismatch:
+        if args.peers_requested:
+            parser.error(f"--peers {torch_peer.NAME}: {mismatch}")
         print(f"PyTorch peer skipped: {mismatch}", flush=True)
         args.peers, args.torch_skipped = [], mismatch
     return args, config

@@ -167,14 +167,22 @@ class InputPlaces:
     worktree: Path
     data: Path | None
     digests: dict = dataclasses.field(default_factory=dict)
+    choices: Path | None = None
+    choice_records: tuple = ()
 
     def path(self, label):
-        """Where input `label` is now (None for a data file when no data directory is set)."""
+        """Where input `label` is now (None for a data file when no data directory is set).
+
+        A record under a `docs/results/` folder (a grid's choice, read by
+        `kbert.train.chosen_on_validation`) is judged where the next run reads the choices,
+        `choices`, whichever checkout it was read from then."""
         if label.startswith(DATA_LABEL):
             if self.data is None:
                 return None
             return Path(self.data) / label.removeprefix(DATA_LABEL)
         path = Path(label)
+        if self.choices is not None and path.parent.parts[-2:] == ("docs", "results"):
+            return Path(self.choices) / path.name
         return path if path.is_absolute() else Path(self.worktree) / path
 
     def reasons(self, inputs):
@@ -193,6 +201,22 @@ class InputPlaces:
                 reasons.append(f"input changed: {label}")
         return reasons
 
+    def missed_choices(self, record, files):
+        """The grid records whose choice a program of code `files` (one that reads choices,
+        through `kbert/train/chosen_on_validation.py`) may read now but did not pin: recorded
+        after `record`, so it fell back to the source's setting then, or read none."""
+        if self.choices is None or "kbert/train/chosen_on_validation.py" not in files:
+            return []
+        pinned = {Path(label).name for label in record.get("inputs") or {}}
+        reasons = []
+        for name in self.choice_records:
+            grid, _ = _read(Path(self.choices) / f"{name}.json")
+            if grid is None or f"{name}.json" in pinned:
+                continue
+            if str(grid.get("date", "")) > str(record.get("date", "")):
+                reasons.append(f"{name}.json was recorded after it (its choice not read then)")
+        return reasons
+
 
 def _read(record_path):
     """The record at `record_path` as a dict, or the reason it cannot stand as one."""
@@ -207,13 +231,13 @@ def _read(record_path):
     return record, None
 
 
-def _code_reasons(record, program, root):
-    """Why the code `record` was made from is not `root`'s HEAD code for `program`."""
+def _code_reasons(record, files, root):
+    """Why the code `record` was made from is not `root`'s HEAD code (`files`, the program's)."""
     commit = record.get("commit")
     if not commit:
         return ["names no commit"]
     try:
-        changed = changed_files(root, commit, code_files(program, root))
+        changed = changed_files(root, commit, files)
     except ValueError as error:
         return [str(error)]
     if not changed:
@@ -236,10 +260,35 @@ def stale_reasons(entry, record_path, root, places):
     command = expected_command(name, program, flags)
     if record.get("command") != command:
         reasons.append(f"made by another command: {record.get('command')!r}, now {command!r}")
-    reasons += _code_reasons(record, program, root)
+    files = code_files(program, root)
+    reasons += _code_reasons(record, files, root)
     if "inputs" not in record:
         reasons.append("pins no inputs (made before inputs were recorded)")
-    return reasons + places.reasons(record.get("inputs") or {})
+    reasons += places.reasons(record.get("inputs") or {})
+    return reasons + places.missed_choices(record, files)
 
 
-__all__ = ["InputPlaces", "changed_files", "code_files", "expected_command", "stale_reasons"]
+def saves_missing(record_path, worktree):
+    """The models `record` says its run saved for later runs (every `saved_to` in its results)
+    that are not in `worktree`: a worktree laid anew has lost them, so the run is made again
+    even though its record stands. [] without a record."""
+    record, _ = _read(Path(record_path))
+    saved, pending = [], [(record or {}).get("results")]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            saved += [value["saved_to"]] if isinstance(value.get("saved_to"), str) else []
+            pending += list(value.values())
+        elif isinstance(value, list):
+            pending += value
+    return sorted(path for path in set(saved) if not (Path(worktree) / path).exists())
+
+
+__all__ = [
+    "InputPlaces",
+    "changed_files",
+    "code_files",
+    "expected_command",
+    "saves_missing",
+    "stale_reasons",
+]

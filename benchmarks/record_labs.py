@@ -51,8 +51,20 @@ import time
 from pathlib import Path
 
 from benchmarks.course import course
-from benchmarks.record_freshness import InputPlaces, changed_files, code_files, stale_reasons
-from kbert.train.chosen_on_validation import CHOICES_VARIABLE
+from benchmarks.record_freshness import (
+    InputPlaces,
+    changed_files,
+    code_files,
+    saves_missing,
+    stale_reasons,
+)
+from kbert.train.chosen_on_validation import (
+    ADAPTERS_RECORD,
+    CHOICES_VARIABLE,
+    DISTILLATION_RECORD,
+    MULTITASK_RECORD,
+    RATES_RECORDS,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -248,29 +260,33 @@ def code_moved(entries, repo, commit):
     return moved
 
 
-def saves_missing(entry, worktree):
-    """Whether plan entry `(name, program, flags)` pretrains models (lab01) whose save folder
-    (`--save-dir`, default `saved_models/`) holds none in `worktree`: the record may stand, but
-    the runs after it read those models, so it is made again (a worktree laid anew)."""
-    _, program, flags = entry
-    if program != "lab01_pretraining":
-        return False
-    flags = list(flags)
-    folder = flags[flags.index("--save-dir") + 1] if "--save-dir" in flags else "saved_models"
-    return not any((Path(worktree) / folder).glob("lab01_*"))
+def input_places(repo, worktree):
+    """Where the records' inputs are judged: data under the data directory, saved models under
+    the worktree, the grids' choices in `repo`'s `docs/results/` (where the course reads them)."""
+    from kbert.data.data_dir import data_dir
+
+    return InputPlaces(
+        Path(worktree),
+        data_dir(),
+        choices=Path(repo) / "docs" / "results",
+        choice_records=(
+            *RATES_RECORDS.values(),
+            ADAPTERS_RECORD,
+            MULTITASK_RECORD,
+            DISTILLATION_RECORD,
+        ),
+    )
 
 
 def standing(repo, worktree):
     """`keep` for `run_all`: whether an entry's record in `repo` stands for the worktree's code
-    (its HEAD) and the inputs under the worktree and the data directory, and the models it
-    saves for later runs are there (`saves_missing`)."""
-    from kbert.data.data_dir import data_dir
-
-    places = InputPlaces(Path(worktree), data_dir())
+    (its HEAD) and the inputs where `input_places` says, and the models its run saved for later
+    runs are in the worktree (`record_freshness.saves_missing`)."""
+    places = input_places(repo, worktree)
 
     def keep(entry):
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
-        if saves_missing(entry, worktree):
+        if saves_missing(record, worktree):
             return False
         return not stale_reasons(entry, record, worktree, places)
 
@@ -279,13 +295,12 @@ def standing(repo, worktree):
 
 def print_stale(entries, repo, worktree):
     """Prints each entry's record as standing or stale (with why) for `repo`'s HEAD. Returns 0."""
-    from kbert.data.data_dir import data_dir
-
-    places, stale = InputPlaces(Path(worktree), data_dir()), 0
+    places, stale = input_places(repo, worktree), 0
     for item in entries:
         entry = _entry(item)
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
         reasons = stale_reasons(entry, record, repo, places)
+        reasons += [f"saved model gone: {path}" for path in saves_missing(record, worktree)]
         stale += bool(reasons)
         print(f"{entry[0]:<45} {'stale' if reasons else 'stands'}")
         for reason in reasons:

@@ -49,3 +49,8 @@ def test_a_post_ln_preset_has_no_gpt2_peer():
     args, config = pretrain_speed.parse_arguments(["--preset", "tiny", "--sequence-length", "8"])
     assert not config.norm_first and args.peers == []
     assert args.torch_skipped.startswith("GPT-2 is pre-LN; this preset is post-LN")
+    # Named, the peer must run: a run that cannot have it fails instead of recording kbert alone.
+    with pytest.raises(SystemExit):
+        pretrain_speed.parse_arguments(
+            ["--preset", "tiny", "--sequence-length", "8", "--peers", "torch"]
+        )

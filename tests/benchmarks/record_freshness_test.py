@@ -7,7 +7,13 @@ import subprocess
 
 import pytest
 
-from benchmarks.record_freshness import InputPlaces, code_files, expected_command, stale_reasons
+from benchmarks.record_freshness import (
+    InputPlaces,
+    code_files,
+    expected_command,
+    saves_missing,
+    stale_reasons,
+)
 
 LAB = "from pkg import helper\nfrom pkg.lazy import Thing\nimport pkg\nprint(pkg.Lazy)\n"
 INIT = '_HOMES = {"Lazy": "pkg.far", "Other": "pkg.unused_lazy"}\n'
@@ -138,3 +144,47 @@ def test_each_way_a_record_falls_short_is_named(repo, data):
     assert stale_reasons(ENTRY, entry_path, repo, InputPlaces(repo, data)) == [
         "pins no inputs (made before inputs were recorded)"
     ]
+
+
+def test_a_grid_s_choice_is_judged_where_the_next_run_reads_it(repo, data, tmp_path):
+    """A choice record pinned in one checkout (relative or absolute) is checked in `choices`;
+    a reader stands no longer once a grid it did not read is recorded after it."""
+    (repo / "labs" / "lab50_demo.py").write_text(LAB + "import kbert.train.chosen_on_validation\n")
+    (repo / "kbert" / "train").mkdir(parents=True)
+    (repo / "kbert" / "__init__.py").write_text("")
+    (repo / "kbert" / "train" / "__init__.py").write_text("")
+    (repo / "kbert" / "train" / "chosen_on_validation.py").write_text("")
+    record = _record(repo, _commit(repo, "labs"), data, date="2026-11-28T10:00:00")
+    choices = tmp_path / "choices"
+    choices.mkdir()
+    places = InputPlaces(repo, data, choices=choices, choice_records=("grid_a", "grid_b"))
+    grid_a = {"date": "2026-11-28T09:00:00", "results": {}}
+    (choices / "grid_a.json").write_text(json.dumps(grid_a))
+    digest = hashlib.sha256((choices / "grid_a.json").read_bytes()).hexdigest()
+    for label in ("docs/results/grid_a.json", "/elsewhere/docs/results/grid_a.json"):
+        pinned = json.loads(record.read_text())
+        pinned["inputs"] = {**pinned["inputs"], label: digest}
+        record.write_text(json.dumps(pinned))
+        assert stale_reasons(ENTRY, record, repo, places) == []
+        (choices / "grid_a.json").write_text(json.dumps({**grid_a, "results": {"x": 1}}))
+        assert stale_reasons(ENTRY, record, repo, places) == [f"input changed: {label}"]
+        (choices / "grid_a.json").write_text(json.dumps(grid_a))
+        del pinned["inputs"][label]
+        record.write_text(json.dumps(pinned))
+    # grid_b did not exist when the record was made (the reader fell back); now it does.
+    (choices / "grid_b.json").write_text(json.dumps({"date": "2026-11-28T11:00:00"}))
+    assert stale_reasons(ENTRY, record, repo, places)[-1] == (
+        "grid_b.json was recorded after it (its choice not read then)"
+    )
+
+
+def test_saved_models_a_record_names_must_still_be_there(tmp_path):
+    record = tmp_path / "lab01.json"
+    results = {"causal": {"saved_to": "saved/lab01_causal"}, "masked": {"saved_to": "saved/m"}}
+    record.write_text(json.dumps({"results": results}))
+    assert saves_missing(record, tmp_path) == ["saved/lab01_causal", "saved/m"]
+    (tmp_path / "saved" / "lab01_causal").mkdir(parents=True)
+    assert saves_missing(record, tmp_path) == ["saved/m"]  # one of two is not enough
+    (tmp_path / "saved" / "m").mkdir()
+    assert saves_missing(record, tmp_path) == []
+    assert saves_missing(tmp_path / "absent.json", tmp_path) == []

@@ -256,14 +256,3 @@ def test_at_records_at_an_earlier_commit_unless_a_program_s_code_moved_since(rep
     }
     with pytest.raises(ValueError, match="--at 'nothing' names no commit"):
         record_labs.prepare_worktree(repo, worktree, "nothing")
-
-
-def test_a_pretraining_whose_saved_models_are_gone_is_made_again(tmp_path):
-    default = ("lab01_pretraining", "lab01_pretraining", ("--overwrite",))
-    budget = ("lab01_budget", "lab01_pretraining", ("--save-dir", "runs/b/saved", "--overwrite"))
-    assert record_labs.saves_missing(default, tmp_path)
-    assert record_labs.saves_missing(budget, tmp_path)
-    (tmp_path / "saved_models" / "lab01_causal").mkdir(parents=True)
-    assert not record_labs.saves_missing(default, tmp_path)
-    assert record_labs.saves_missing(budget, tmp_path)  # its own folder is still empty
-    assert not record_labs.saves_missing(("lab02_finetuning", "lab02_finetuning", ()), tmp_path)
