@@ -30,7 +30,7 @@ import numpy as np
 from kbert.checkpoints import load_pretrained
 from kbert.data import load_classification_task
 from kbert.models import SequenceClassifier
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, write_run_record
 from kbert.tasks import classifier_logits
 from kbert.text import BertPreprocessor, LongTextPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
@@ -63,7 +63,7 @@ def main():
     parser.add_argument(
         "--training", nargs="+", default=["head", "head_tail"], choices=list(TRAINING)
     )
-    parser.add_argument("--record", default=None)
+    add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
     started = time.perf_counter()
 

@@ -262,8 +262,8 @@ def stale_reasons(entry, record_path, root, places):
         reasons.append(f"made by another command: {record.get('command')!r}, now {command!r}")
     files = code_files(program, root)
     reasons += _code_reasons(record, files, root)
-    if "inputs" not in record:
-        reasons.append("pins no inputs (made before inputs were recorded)")
+    # A record without `inputs` (its program does not watch what it reads) stands on its code
+    # alone: `record_labs --stale` says so beside it.
     reasons += places.reasons(record.get("inputs") or {})
     return reasons + places.missed_choices(record, files)
 

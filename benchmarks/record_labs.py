@@ -294,18 +294,35 @@ def standing(repo, worktree):
 
 
 def print_stale(entries, repo, worktree):
-    """Prints each entry's record as standing or stale (with why) for `repo`'s HEAD. Returns 0."""
-    places, stale = input_places(repo, worktree), 0
+    """Prints each entry's record as standing or stale (with why) for `repo`'s HEAD, and the
+    wall time the stale ones' last records took (a floor for re-making them: defaults that grew
+    since take longer). Returns 0."""
+    places, stale, seconds, unrecorded = input_places(repo, worktree), 0, 0.0, 0
     for item in entries:
         entry = _entry(item)
         record = Path(repo) / "docs" / "results" / f"{entry[0]}.json"
         reasons = stale_reasons(entry, record, repo, places)
         reasons += [f"saved model gone: {path}" for path in saves_missing(record, worktree)]
-        stale += bool(reasons)
-        print(f"{entry[0]:<45} {'stale' if reasons else 'stands'}")
+        made = json.loads(record.read_text()) if record.is_file() else {}
+        last = made.get("wall_seconds")
+        if made and "inputs" not in made:
+            note = "    note: pins no inputs, so only its code and command are checked"
+        else:
+            note = None
+        took = f"last took {last / 60:.0f} min" if isinstance(last, (int, float)) else ""
+        print(f"{entry[0]:<45} {'stale' if reasons else 'stands'}  {took if reasons else ''}")
         for reason in reasons:
             print(f"    {reason}")
-    print(f"{stale} of {len(entries)} record(s) stale")
+        if note:
+            print(note)
+        if reasons:
+            stale += 1
+            seconds += last if isinstance(last, (int, float)) else 0.0
+            unrecorded += not isinstance(last, (int, float))
+    print(
+        f"{stale} of {len(entries)} record(s) stale; their last records took "
+        f"{seconds / 3600:.1f} h, and {unrecorded} have no timed record"
+    )
     return 0
 
 

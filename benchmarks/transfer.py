@@ -56,7 +56,7 @@ from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
 from kbert.metrics import data_size_curve_png
 from kbert.models import Encoder
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 from kbert.train import BuildBeforeTracing, LearningRateSchedule
 
@@ -224,7 +224,7 @@ def main():
     parser.add_argument("--min-epochs", type=int, default=2)
     parser.add_argument("--sequence-length", type=int, default=40)
     parser.add_argument("--figure", default="docs/results/transfer_curve.png")
-    parser.add_argument("--record", default=None, help="write the recorded run to this JSON")
+    add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1; received {args.seeds}")

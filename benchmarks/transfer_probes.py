@@ -34,7 +34,7 @@ from kbert.analysis.probing import layerwise_probe_accuracy, majority_accuracy
 from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
 from kbert.models import Encoder, extract_layer_features
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 
 
@@ -80,7 +80,7 @@ def main():
     )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--figure", default="docs/results/transfer_probes.png")
-    parser.add_argument("--record", default=None)
+    add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
     if args.train_size < 10 or args.control_seeds < 1:
         parser.error("--train-size must be >= 10 and --control-seeds >= 1")

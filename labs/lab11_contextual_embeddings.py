@@ -96,7 +96,7 @@ from kbert.data.data_dir import data_dir
 from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores
 from kbert.data.semcor import load_semcor
 from kbert.data.wordnet import load_wordnet
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor
 
 ATTENTION_SENTENCE = "The fishermen sat on the bank of the river and watched the boats."
@@ -562,13 +562,7 @@ def main():
     parser.add_argument("--probe-train-sentences", type=int, default=3000)
     parser.add_argument("--probe-test-sentences", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--record",
-        default=None,
-        help="also write the results with the command, commit, date, wall time "
-        "and machine to this JSON file (the published numbers: "
-        "docs/results/lab11_contextual_embeddings.json)",
-    )
+    add_record_argument(parser)  # also pins the files the run reads
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     args.run_dir = Path(args.run_dir)
