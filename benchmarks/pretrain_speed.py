@@ -169,13 +169,7 @@ def main(argv=None):
             {"config": config, "dtypes": dtypes, "steps": args.steps, "warmup": args.warmup},
             {"ids": ids},
         )
-        speeds = {
-            dtype: {
-                "tokens_per_s": tokens / seconds[dtype],
-                "mfu": flops / seconds[dtype] / 1e9 / peaks[dtype],
-            }
-            for dtype in dtypes
-        }
+        speeds = torch_peer.speeds(seconds, tokens, flops, peaks)
         summary["torch"] = torch_peer.compare(rows, speeds)
     record_if_requested(args, summary)
     print(json.dumps(summary))

@@ -138,6 +138,18 @@ def time_steps(step, steps, warmup):
     return float(np.median(times))
 
 
+def speeds(seconds, tokens, flops, peaks):
+    """The peer's tokens/s and MFU per dtype, from its seconds per step (`measure`), the tokens
+    and useful FLOPs of one step, and the matmul peaks (GFLOP/s) the kbert side is judged by."""
+    return {
+        dtype: {
+            "tokens_per_s": tokens / step,
+            "mfu": flops / step / 1e9 / peaks[dtype],
+        }
+        for dtype, step in seconds.items()
+    }
+
+
 def compare(kbert_rows, peer_speeds):
     """Per dtype: kbert's best tokens/s in it, the peer's, and their ratio against the goal.
 

@@ -221,13 +221,7 @@ def run_workload(args, checkpoint, workload, peaks):
             },
             {**inputs, "labels": labels},
         )
-        speeds = {
-            dtype: {
-                "tokens_per_s": tokens / seconds[dtype],
-                "mfu": flops / seconds[dtype] / 1e9 / peaks[dtype],
-            }
-            for dtype in dtypes
-        }
+        speeds = torch_peer.speeds(seconds, tokens, flops, peaks)
         summary["torch"] = torch_peer.compare(rows, speeds)
         return summary, facts
     return summary, None
