@@ -218,6 +218,12 @@ class InputPlaces:
         return reasons
 
 
+def _names_record(label, name):
+    """Whether input `label` is the record of entry `name` (`.../docs/results/<name>.json`)."""
+    path = Path(label)
+    return path.name == f"{name}.json" and path.parent.parts[-2:] == ("docs", "results")
+
+
 def _read(record_path):
     """The record at `record_path` as a dict, or the reason it cannot stand as one."""
     if not record_path.is_file():
@@ -264,7 +270,14 @@ def stale_reasons(entry, record_path, root, places):
     reasons += _code_reasons(record, files, root)
     # A record without `inputs` (its program does not watch what it reads) stands on its code
     # alone: `record_labs --stale` says so beside it.
-    reasons += places.reasons(record.get("inputs") or {})
+    # A grid that reads its own earlier record (a starting point's chosen rates, printed beside
+    # the run) pinned the version it overwrote: no record can pin itself, so that one is skipped.
+    inputs = {
+        label: digest
+        for label, digest in (record.get("inputs") or {}).items()
+        if not _names_record(label, name)
+    }
+    reasons += places.reasons(inputs)
     return reasons + places.missed_choices(record, files)
 
 

@@ -170,6 +170,11 @@ def test_a_grid_s_choice_is_judged_where_the_next_run_reads_it(repo, data, tmp_p
         (choices / "grid_a.json").write_text(json.dumps(grid_a))
         del pinned["inputs"][label]
         record.write_text(json.dumps(pinned))
+    # A grid that read its own earlier record pinned the version it overwrote: not an input.
+    pinned = json.loads(record.read_text())
+    pinned["inputs"] = {**pinned["inputs"], f"/elsewhere/docs/results/{ENTRY[0]}.json": "0" * 64}
+    record.write_text(json.dumps(pinned))
+    assert stale_reasons(ENTRY, record, repo, places) == []
     # grid_b did not exist when the record was made (the reader fell back); now it does.
     (choices / "grid_b.json").write_text(json.dumps({"date": "2026-11-28T11:00:00"}))
     assert stale_reasons(ENTRY, record, repo, places)[-1] == (
