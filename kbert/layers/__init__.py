@@ -5,6 +5,7 @@ from kbert.layers.adapter import AdaptedSublayer, Adapter
 from kbert.layers.block_adaptation import ADAPTER_PLACEMENTS, BlockAdaptation
 from kbert.layers.classification_head import ClassificationHead
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
+from kbert.layers.dropout import Dropout
 from kbert.layers.embeddings import Embeddings
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.lora import LoRADense
@@ -23,6 +24,7 @@ from kbert.layers.tagging_head import TaggingHead
 from kbert.layers.transformer_block import TransformerBlock
 
 __all__ = [
+    "Dropout",
     "Embeddings",
     "FeedForward",
     "MultiHeadAttention",

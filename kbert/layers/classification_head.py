@@ -3,6 +3,7 @@
 import keras
 
 from kbert.checks import check_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 
 HEAD_POOLING = ("pooler",) + POOLING_MODES
@@ -59,9 +60,7 @@ class ClassificationHead(keras.layers.Layer):
         self.pooling_layer = None
         if pooling != "pooler":
             self.pooling_layer = SequencePooling(pooling, dtype=self.dtype_policy, name="pooling")
-        self.dropout_layer = keras.layers.Dropout(
-            self.dropout, dtype=self.dtype_policy, name="dropout"
-        )
+        self.dropout_layer = Dropout(self.dropout, dtype=self.dtype_policy, name="dropout")
         self.logits_layer = keras.layers.Dense(
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),

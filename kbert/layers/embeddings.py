@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kbert.layers.dropout import Dropout
 from kbert.layers.initializers import clone_initializer
 
 
@@ -95,7 +96,7 @@ class Embeddings(keras.layers.Layer):
                 dtype=policy,
                 name="projection",
             )
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.dropout_layer = Dropout(dropout, dtype=policy)
 
     def build(self, token_ids_shape, segment_ids_shape=None):
         width = self.embedding_dim or self.hidden_dim

@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from kbert.layers.dropout import Dropout
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class LoRADense(keras.layers.Layer):
@@ -45,7 +47,7 @@ class LoRADense(keras.layers.Layer):
         self.alpha = alpha
         self.dropout = dropout
         self.scale = alpha / rank
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy)
 
     def build(self, input_shape):
         if not self.dense.built:

@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from kbert.layers.dropout import Dropout
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.masks import MASK_VALUE, attention_bias
 from kbert.layers.unpadding import apply_to_real_tokens
@@ -86,7 +87,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.key = dense("key")
         self.value = dense("value")
         self.output_dense = dense("output")
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy)
 
     def build(self, input_shape):
         for layer in (self.query, self.key, self.value, self.output_dense):

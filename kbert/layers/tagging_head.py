@@ -3,6 +3,7 @@
 import keras
 
 from kbert.checks import check_int
+from kbert.layers.dropout import Dropout
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -45,9 +46,7 @@ class TaggingHead(keras.layers.Layer):
             raise ValueError(f"dropout must be a float in [0, 1); received {dropout!r}")
         self.num_tags = num_tags
         self.dropout = float(dropout)
-        self.dropout_layer = keras.layers.Dropout(
-            self.dropout, dtype=self.dtype_policy, name="dropout"
-        )
+        self.dropout_layer = Dropout(self.dropout, dtype=self.dtype_policy, name="dropout")
         self.logits_layer = keras.layers.Dense(
             num_tags,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),

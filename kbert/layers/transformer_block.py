@@ -8,6 +8,7 @@ from kbert.layers.block_adaptation import (
     build_wrapped_sublayers,
     wrap_sublayers,
 )
+from kbert.layers.dropout import Dropout
 from kbert.layers.feed_forward import FeedForward
 from kbert.layers.multi_head_attention import MultiHeadAttention
 from kbert.layers.unpadding import apply_to_real_tokens
@@ -101,7 +102,7 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="attention_norm"
         )
-        self.attention_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.attention_dropout_layer = Dropout(dropout, dtype=policy)
         self.feed_forward = FeedForward(
             hidden_dim,
             intermediate_dim,
@@ -113,7 +114,7 @@ class TransformerBlock(keras.layers.Layer):
         self.feed_forward_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="feed_forward_norm"
         )
-        self.feed_forward_dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.feed_forward_dropout_layer = Dropout(dropout, dtype=policy)
         self.adaptation = BlockAdaptation.from_dict(adaptation) or None
         if self.adaptation is not None:
             wrap_sublayers(self, self.adaptation)

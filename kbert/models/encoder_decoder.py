@@ -22,6 +22,7 @@ import numpy as np
 from keras import ops
 
 from kbert.checks import check_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.masks import attention_bias
 from kbert.layers.relative_position_bias import RelativePositionBias
 from kbert.layers.rms_norm import RMSNorm
@@ -88,7 +89,7 @@ class T5Attention(keras.layers.Layer):
         self.key = _dense(hidden_dim, scale, "key", policy)
         self.value = _dense(hidden_dim, scale, "value", policy)
         self.output_dense = _dense(hidden_dim, hidden_dim**-0.5, "output", policy)
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy)
+        self.dropout_layer = Dropout(dropout, dtype=policy)
 
     def build(self, x_shape, context_shape=None):
         for dense in (self.query, self.key, self.value, self.output_dense):
@@ -216,7 +217,7 @@ class EncoderDecoder(keras.Model):
         ]
         self.encoder_norm = RMSNorm(name="encoder_final_norm")
         self.decoder_norm = RMSNorm(name="decoder_final_norm")
-        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.dropout_layer = Dropout(dropout)
         self.output_dense = (
             None if self.tie_embeddings else _dense(vocabulary_size, hidden_dim**-0.5, "output")
         )

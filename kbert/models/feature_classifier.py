@@ -5,6 +5,7 @@ import numpy as np
 from keras import ops
 
 from kbert.checks import check_int, check_positive_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.scalar_mix import ScalarMix
 from kbert.models.layer_features import pool_hidden_states
 from kbert.models.sequence_classifier import classification_loss
@@ -91,7 +92,7 @@ class FeatureClassifier(keras.Model):
             x = ops.mean(features[:, -4:, :], axis=1)  # (batch, hidden)
         else:
             x = ScalarMix(num_features_layers, name="scalar_mix")(features)  # (batch, hidden)
-        x = keras.layers.Dropout(dropout, name="dropout")(x)
+        x = Dropout(dropout, name="dropout")(x)
         for index, units in enumerate(hidden_units):
             x = keras.layers.Dense(units, activation="relu", name=f"hidden_{index}")(x)
         logits = keras.layers.Dense(num_classes, name="logits")(x)

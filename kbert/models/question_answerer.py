@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kbert.layers.dropout import Dropout
 from kbert.models.pretraining_utils import encoder_dtype_policy, symbolic_encoder_inputs
 from kbert.models.task_model import TaskModel
 
@@ -56,7 +57,7 @@ class QuestionAnswerer(TaskModel):
         # === Functional model ===
         inputs = symbolic_encoder_inputs()
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
-        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
+        x = Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Logits in float32 whatever the encoder's policy: softmax and loss need the range.
         logits = keras.layers.Dense(
             2,

@@ -3,6 +3,7 @@
 import keras
 
 from kbert.checks import check_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 from kbert.models.pretraining_utils import encoder_dtype_policy, symbolic_encoder_inputs
 from kbert.models.task_model import TaskModel
@@ -95,7 +96,7 @@ class SequenceClassifier(TaskModel):
         for index, units in enumerate(hidden_units + (num_classes,)):
             if batch_norm:
                 x = keras.layers.BatchNormalization(dtype=policy, name=f"head_norm_{index}")(x)
-            x = keras.layers.Dropout(dropout, dtype=policy, name=f"head_dropout_{index}")(x)
+            x = Dropout(dropout, dtype=policy, name=f"head_dropout_{index}")(x)
             last = index == len(hidden_units)
             # Logits in float32 whatever the encoder's policy: softmax and loss need the range.
             x = keras.layers.Dense(

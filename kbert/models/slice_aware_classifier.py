@@ -5,6 +5,7 @@ import numpy as np
 from keras import ops
 
 from kbert.checks import check_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.sequence_pooling import POOLING_MODES, SequencePooling
 from kbert.models.pretraining_utils import encoder_dtype_policy, symbolic_encoder_inputs
 from kbert.models.slice_aware_loss import SliceAwareLoss
@@ -73,7 +74,7 @@ class SliceAwareClassifier(TaskModel):
         x = SequencePooling(pooling, dtype=policy, name="pooling")(
             outputs["sequence_output"], padding_mask=inputs["padding_mask"]
         )
-        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
+        x = Dropout(dropout, dtype=policy, name="head_dropout")(x)
 
         def dense(units, name):  # logits in float32 whatever the encoder's policy
             initializer = keras.initializers.TruncatedNormal(stddev=0.02)

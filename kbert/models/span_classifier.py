@@ -5,6 +5,7 @@ import math
 import keras
 
 from kbert.checks import check_int, check_positive_int
+from kbert.layers.dropout import Dropout
 from kbert.layers.initializers import clone_initializer
 from kbert.layers.span_representation import SPAN_POOLING, SpanRepresentation
 from kbert.models.pretraining_utils import (
@@ -95,7 +96,7 @@ class SpanClassifier(TaskModel):
         x = SpanRepresentation(
             projection_dim, pooling=pooling, dtype=policy, name="span_representation"
         )(hidden, inputs["span_starts"], inputs["span_ends"])  # (batch, spans, width)
-        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_0")(x)
+        x = Dropout(dropout, dtype=policy, name="head_dropout_0")(x)
         x = keras.layers.Dense(
             hidden_units,
             activation="gelu",
@@ -103,7 +104,7 @@ class SpanClassifier(TaskModel):
             dtype=policy,
             name="head_dense",
         )(x)
-        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout_1")(x)
+        x = Dropout(dropout, dtype=policy, name="head_dropout_1")(x)
         x = keras.layers.Dense(
             1 + num_types,
             kernel_initializer=clone_initializer(initializer),

@@ -6,6 +6,7 @@ from keras import ops
 
 from kbert.checks import check_int
 from kbert.layers.crf import CRF, CRFLoss, bio_constraints
+from kbert.layers.dropout import Dropout
 from kbert.models.pretraining_utils import (
     IGNORE_INDEX,
     encoder_dtype_policy,
@@ -56,7 +57,7 @@ class TokenClassifier(TaskModel):
         # === Functional model ===
         inputs = symbolic_encoder_inputs()
         x = encoder(inputs)["sequence_output"]  # (batch, seq, hidden)
-        x = keras.layers.Dropout(dropout, dtype=policy, name="head_dropout")(x)
+        x = Dropout(dropout, dtype=policy, name="head_dropout")(x)
         # Float32 logits whatever the encoder's policy: softmax, CRF and loss need the range.
         x = keras.layers.Dense(
             num_tags,

@@ -1,5 +1,6 @@
 import math
 
+import keras
 import numpy as np
 import pytest
 
@@ -30,3 +31,38 @@ def test_exact_gelu_is_the_erf_form():
 def test_unknown_activation_is_an_error():
     with pytest.raises(ValueError, match="unknown activation 'gelu_fast'"):
         FeedForward(hidden_dim=4, intermediate_dim=8, activation="gelu_fast")
+
+
+@pytest.mark.parametrize(("name", "approximate"), [("gelu", False), ("gelu_approximate", True)])
+def test_gelus_hand_written_gradient_is_the_derivative(name, approximate):
+    """The float32 forward pass and hand-written derivative equal Keras's GELU and its autodiff
+    gradient; under bfloat16 the output is the float32 value rounded once."""
+    import tensorflow as tf
+
+    x = tf.constant(np.linspace(-8, 8, 4001, dtype="float32"))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        ours = get_activation(name)(x)
+        reference = keras.activations.gelu(x, approximate=approximate)
+        ours_total, reference_total = tf.reduce_sum(ours), tf.reduce_sum(reference)
+    np.testing.assert_allclose(ours, reference, atol=2e-6)
+    # Against the float64 derivative, the hand-written one is as close as autodiff's.
+    x64 = x.numpy().astype("float64")
+    if approximate:
+        inner = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)
+        t = np.tanh(inner)
+        slope = 0.5 * (1 + t) + 0.5 * x64 * (1 - t**2) * math.sqrt(2 / math.pi) * (
+            1 + 3 * 0.044715 * x64**2
+        )
+    else:
+        cdf = 0.5 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+        slope = cdf + x64 * np.exp(-0.5 * x64**2) / math.sqrt(2 * math.pi)
+    ours_error = np.abs(tape.gradient(ours_total, x).numpy() - slope).max()
+    reference_error = np.abs(tape.gradient(reference_total, x).numpy() - slope).max()
+    assert ours_error <= max(reference_error, 1e-6)
+    rounded = get_activation(name)(tf.cast(x, "bfloat16"))
+    assert rounded.dtype == tf.bfloat16
+    exact = keras.activations.gelu(tf.cast(tf.cast(x, "bfloat16"), "float32"), approximate)
+    # Rounded once: at most one bfloat16 step (2**-8 relative) from the float32 value (in the tanh
+    # form's left tail, 1 + tanh cancels in float32 too: both sides are within 1e-6 of zero there).
+    np.testing.assert_allclose(tf.cast(rounded, "float32"), exact, rtol=2**-8, atol=1e-6)
