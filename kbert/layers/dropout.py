@@ -2,11 +2,11 @@
 
 `keras.layers.Dropout` on TensorFlow calls `tf.nn.experimental.stateless_dropout`: a uniform
 float per element in the input's dtype, a comparison, a scaling and a select, and a select and a
-scaling again on the way back. Measured on a 2-core CPU (`step_profile`), dropout took a large share of
-MiniLM-L6's mixed-bfloat16 training step (docs/results.md#step_profile). This layer draws one 32-bit word per two elements
-(`tf.random.stateless_uniform` over the full uint32 range, read as two uint16), keeps an element
-when its 16 bits reach `round(rate · 65536)`, and multiplies by one mask that holds the scaling:
-the backward pass is that one multiplication.
+scaling again on the way back. On a 2-core CPU, dropout took a large share of MiniLM-L6's
+mixed-bfloat16 training step (docs/results.md#step_profile). This layer draws one 32-bit word per
+two elements (`tf.random.stateless_uniform` over the full uint32 range, read as two uint16), keeps
+an element when its 16 bits reach `round(rate · 65536)`, and multiplies by one mask that holds the
+scaling: the backward pass is that one multiplication.
 
 The dropped share is `round(rate · 65536) / 65536`, within 2^-17 of `rate`, and the kept values are
 scaled by the inverse of the kept share, so the expectation of every activation is unchanged, as
