@@ -45,6 +45,7 @@ from benchmarks import torch_peer
 from benchmarks.flops import encoder_training_flops, measure_matmul_peak
 from kbert.models import CausalLanguageModel, Encoder, EncoderConfig
 from kbert.run_records import add_record_argument, record_if_requested
+from kbert.train.fused_adamw import FusedAdamW
 
 
 def causal_lm_training_flops(config, batch_size, sequence_length):
@@ -137,9 +138,7 @@ def main(argv=None):
             encoder = Encoder.from_preset(args.preset, causal=True, skip_padding=False, dtype=dtype)
             x = {"token_ids": ids, "padding_mask": np.ones_like(ids)}
             model = CausalLanguageModel(encoder)
-            model.compile(
-                optimizer=keras.optimizers.AdamW(1e-4, global_clipnorm=1.0), jit_compile=jit
-            )
+            model.compile(optimizer=FusedAdamW(1e-4, global_clipnorm=1.0), jit_compile=jit)
             seconds = time_steps(model, x, args.steps, args.warmup)
             name = f"{dtype}{'+xla' if jit else ''}"
             results[name] = {

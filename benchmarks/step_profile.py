@@ -46,6 +46,7 @@ from benchmarks.train_step import classifier
 from kbert.checkpoints import load_hf_bert_encoder, resolve_checkpoint
 from kbert.models import CausalLanguageModel, Encoder
 from kbert.run_records import add_record_argument, record_if_requested
+from kbert.train.fused_adamw import FusedAdamW
 
 MODELS = ("lab01", "tutorial_50m", "minilm_l6")
 # Checked in order: the first kind whose rule matches an op (its type, its name scope) wins.
@@ -120,7 +121,7 @@ def build_step(model_name, dtype, batch_size, sequence_length, rng):
         encoder = load_hf_bert_encoder(resolve_checkpoint("minilm_l6"), dtype=dtype)
         model = classifier(encoder)
         model.compile(
-            optimizer=keras.optimizers.AdamW(1e-4),
+            optimizer=FusedAdamW(1e-4),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         )
         ids = rng.integers(1000, 30000, (batch_size, sequence_length)).astype("int32")
@@ -142,7 +143,7 @@ def build_step(model_name, dtype, batch_size, sequence_length, rng):
     preset = "tiny" if model_name == "lab01" else model_name
     encoder = Encoder.from_preset(preset, causal=True, skip_padding=False, dtype=dtype, **changes)
     model = CausalLanguageModel(encoder)
-    model.compile(optimizer=keras.optimizers.AdamW(1e-4, global_clipnorm=1.0))
+    model.compile(optimizer=FusedAdamW(1e-4, global_clipnorm=1.0))
     vocabulary = encoder.config.vocabulary_size
     ids = rng.integers(5, vocabulary, (batch_size, sequence_length)).astype("int32")
     x = {"token_ids": ids, "padding_mask": np.ones_like(ids)}

@@ -54,6 +54,7 @@ from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import corpus_tokenizer
 from kbert.text.seq2seq_noising import sentinel_tokens
 from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer
+from kbert.train.fused_adamw import FusedAdamW
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
@@ -150,9 +151,7 @@ if not all(checkpoint_path(step).exists() for step in args.checkpoints):
         total_steps=args.steps,
         warmup_steps=min(200, args.steps),
     )
-    model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0)
-    )
+    model.compile(optimizer=FusedAdamW(schedule, weight_decay=0.01, global_clipnorm=1.0))
     start = time.perf_counter()
     if args.steps:
         model.fit(

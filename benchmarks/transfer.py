@@ -59,6 +59,7 @@ from kbert.models import Encoder
 from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 from kbert.train import BuildBeforeTracing, LearningRateSchedule
+from kbert.train.fused_adamw import FusedAdamW
 
 OBJECTIVES = ("causal", "masked", "electra")
 VALIDATION_SIZE = 500  # held out of TREC-6 train for choosing the learning rate
@@ -117,7 +118,7 @@ def fine_tune(encoder, train, evaluation, learning_rate, seed, args):
         warmup_steps=max(1, total // 10),
     )
     model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01),
+        optimizer=FusedAdamW(schedule, weight_decay=0.01),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )

@@ -66,6 +66,7 @@ from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor, corpus_tokenizer
 from kbert.train import LearningRateSchedule, TrainingSettings, fine_tune_classifier
+from kbert.train.fused_adamw import FusedAdamW
 
 # %% Settings (`--help` lists them).
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -237,9 +238,7 @@ def pretrain(model, corpus, steps, seed):
     schedule = LearningRateSchedule(
         "warmup_cosine_decay", peak_learning_rate=1e-3, total_steps=steps, warmup_steps=steps // 10
     )
-    model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0)
-    )
+    model.compile(optimizer=FusedAdamW(schedule, weight_decay=0.01, global_clipnorm=1.0))
     blocks = causal_lm_blocks(
         corpus, tokenizer, args.block_length, args.batch_size, seed=seed, drop_remainder=True
     )

@@ -87,6 +87,7 @@ from kbert.train import (
     fine_tuning_optimizer,
     plan_time_budget,
 )
+from kbert.train.fused_adamw import FusedAdamW
 
 # %% Settings (`--help` lists them).
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -224,9 +225,7 @@ def compile_for(model, total_steps):
         total_steps=total_steps,
         warmup_steps=min(200, total_steps),
     )
-    model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01, global_clipnorm=1.0)
-    )
+    model.compile(optimizer=FusedAdamW(schedule, weight_decay=0.01, global_clipnorm=1.0))
     return model
 
 

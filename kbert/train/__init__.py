@@ -22,6 +22,7 @@ from kbert.train.freezing import (
     trainable_report,
     unfreeze,
 )
+from kbert.train.fused_adamw import FusedAdamW
 from kbert.train.loss_weight_annealing import LossWeightAnnealing, linear_annealing
 from kbert.train.pretrained_anchor import (
     PretrainedAnchor,
@@ -43,6 +44,7 @@ from kbert.train.training_settings import TrainingSettings
 from kbert.train.unfreezing import ChainThaw, GradualUnfreezing
 
 __all__ = [
+    "FusedAdamW",
     "BestCheckpoint",
     "BuildBeforeTracing",
     "LearningRateSchedule",

@@ -124,7 +124,7 @@ class DiscriminativeOptimizer(keras.optimizers.Optimizer):
             list of layers.
         base_optimizer_factory: callable taking a learning rate (float or a no-argument
             callable) and returning a fresh `keras.optimizers.Optimizer`, e.g.
-            `lambda lr: keras.optimizers.AdamW(lr, weight_decay=0.01)`.
+            `lambda lr: FusedAdamW(lr, weight_decay=0.01)` (`kbert.train.FusedAdamW`).
         learning_rates: dict group name → float or `LearningRateSchedule`, one per group
             (see `layerwise_learning_rates`, `layerwise_schedules`).
         clipnorm: float or None. Per-variable clipping, before routing.

@@ -14,6 +14,7 @@ from kbert.models.slice_aware_classifier import SliceAwareClassifier
 from kbert.models.span_classifier import SpanClassifier
 from kbert.models.token_classifier import TokenClassifier
 from kbert.train.build_before_tracing import BuildBeforeTracing
+from kbert.train.fused_adamw import FusedAdamW
 from kbert.train.schedules import LearningRateSchedule
 
 # BERT excludes biases and LayerNorm parameters from weight decay.
@@ -182,10 +183,10 @@ def decoupled_adamw(
             `LearningRateSchedule(steps_per_update=...)`.
 
     Returns:
-        A `keras.optimizers.AdamW`.
+        A `FusedAdamW` (`keras.optimizers.AdamW` with a fused update, `kbert.train.fused_adamw`).
     """
     accumulation = check_accumulation_steps(gradient_accumulation_steps)
-    optimizer = keras.optimizers.AdamW(
+    optimizer = FusedAdamW(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
         global_clipnorm=global_clipnorm,

@@ -5,9 +5,8 @@ lab01 and `kbert pretrain` compile every objective's model the same way: AdamW (
 global norm of 1, and optional gradient accumulation (the update then averages N batches).
 """
 
-import keras
-
 from kbert.checks import check_int
+from kbert.train.fused_adamw import FusedAdamW
 from kbert.train.schedules import LearningRateSchedule
 
 
@@ -52,7 +51,7 @@ def compile_for_pretraining(
         steps_per_update=gradient_accumulation,
     )
     model.compile(
-        optimizer=keras.optimizers.AdamW(
+        optimizer=FusedAdamW(
             schedule,
             weight_decay=0.01,
             global_clipnorm=1.0,
