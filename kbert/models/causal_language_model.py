@@ -93,13 +93,19 @@ class CausalLanguageModel(PretrainingObjective):
             logits: `(batch, seq, vocabulary_size)` from `call`.
 
         Returns:
-            dict with float32 `(batch, seq - 1)` tensors: `nll` (of token t+1 at position t),
-            `weights` (1 where both t and t+1 are real tokens), `correct` (arg-max right).
+            dict with float32 `(batch, seq)` tensors: `nll` (of token t+1 at position t),
+            `weights` (1 where both t and t+1 are real tokens; 0 at the last position, which
+            predicts nothing), `correct` (arg-max right).
         """
-        targets = x["token_ids"][:, 1:]  # (batch, seq - 1)
+        # The targets are shifted rather than the logits sliced: the gradient of a slice of the
+        # (batch, seq, vocabulary) logits writes a tensor that size again (a tenth of lab01's
+        # mixed-bfloat16 step, `benchmarks/step_profile.py`); the last position scores a dummy
+        # target at weight 0.
+        token_ids = x["token_ids"]
+        targets = ops.concatenate([token_ids[:, 1:], ops.zeros_like(token_ids[:, :1])], axis=1)
         mask = ops.cast(x["padding_mask"], "float32")
-        weights = mask[:, 1:] * mask[:, :-1]  # (batch, seq - 1)
-        logits = logits[:, :-1, :]  # (batch, seq - 1, vocab)
+        following = ops.concatenate([mask[:, 1:], ops.zeros_like(mask[:, :1])], axis=1)
+        weights = mask * following  # (batch, seq)
         return {
             "nll": pretraining_utils.sparse_cross_entropy(targets, logits),
             "weights": weights,
