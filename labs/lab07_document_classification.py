@@ -305,7 +305,7 @@ parser.add_argument(
     "--dtype",
     default="auto",
     choices=DTYPES,
-    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16, else float32",
+    help="auto: mixed_bfloat16 where the CPU/GPU computes bfloat16 and trains faster here",
 )
 parser.add_argument(
     "--skip-baseline", action="store_true", help="do not train the classifier without stage 1"

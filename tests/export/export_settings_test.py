@@ -19,6 +19,7 @@ from kbert.export.export_settings import (
 )
 from kbert.models import Encoder, SequenceClassifier
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
+from kbert.train import precision
 from tests.text.text_test_case import TINY_VOCABULARY
 
 
@@ -92,17 +93,34 @@ def test_check_fits_refuses_a_window_beyond_the_position_table(classifier, token
         check_fits(model, dataclasses.replace(resolved, padding="max_length"))
 
 
-def test_dtype_is_checked_by_name_and_auto_resolved(classifier, tokenizer, tmp_path):
+def test_dtype_is_checked_by_name_and_auto_resolved(classifier, tokenizer, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"dtype must be one of .*; received 'float16'"):
         ExportSettings(dtype="float16")
     with pytest.raises(ValueError, match=r"dtype must be one of .*; received 'mixed_bfloat16'"):
         resolve_export_dtype("mixed_bfloat16")
     _, _, resolved = resolve_settings(classifier, tokenizer, ExportSettings(dtype="bfloat16"))
     assert resolved.dtype == "bfloat16"
-    # "auto" reads the CPU's flags (this machine's GPUs too, where there are any).
+    # "auto" reads the CPU's flags (this machine's GPUs too, where there are any), then times
+    # a forward pass in both policies (stubbed here: a faster and a slower bfloat16).
     native, emulated = tmp_path / "native", tmp_path / "emulated"
     native.write_text("processor : 0\nflags : fpu avx2 avx512f avx512_bf16\n")
     emulated.write_text("processor : 0\nflags : fpu avx2\n")
+    timed = []
+
+    def probe_with(bfloat16):
+        def probe():
+            timed.append(bfloat16)
+            return {"float32": 100.0, "mixed_bfloat16": bfloat16}
+
+        return probe
+
+    monkeypatch.setitem(precision.PROBES, "inference", probe_with(150.0))
+    monkeypatch.setenv("KBERT_CACHE_DIR", str(tmp_path / "faster"))
     assert resolve_export_dtype("auto", cpuinfo=str(native)) == "bfloat16"
-    if not tf.config.list_physical_devices("GPU"):
+    monkeypatch.setitem(precision.PROBES, "inference", probe_with(90.0))
+    monkeypatch.setenv("KBERT_CACHE_DIR", str(tmp_path / "slower"))
+    gpus = tf.config.list_physical_devices("GPU")
+    assert resolve_export_dtype("auto", cpuinfo=str(native)) == ("bfloat16" if gpus else "float32")
+    if not gpus:
+        assert timed == [150.0, 90.0]  # the inference probe, once per cache
         assert resolve_export_dtype("auto", cpuinfo=str(emulated)) == "float32"
