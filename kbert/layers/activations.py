@@ -4,54 +4,31 @@ import math
 
 import keras
 
-# Both GELUs compute in float32 with a hand-written derivative: under mixed_bfloat16 TensorFlow
-# runs the error function and each elementwise step of its gradient in bfloat16, one pass over the
-# (batch, length, intermediate) tensor each, rounding at every step. Here the forward pass is one
-# float32 expression rounded once, and the backward pass one expression of the saved inputs;
-# `step_profile` measures the activation's share of a training step.
+# Both GELUs compute in float32 whatever the input's dtype, rounded once at the end: under
+# mixed_bfloat16 TensorFlow runs each elementwise step of Keras's GELU (and of its gradient) in
+# bfloat16, converting every element at every step and rounding each time; in float32 both passes
+# ran faster on the course's CPUs (`benchmarks/step_profile.py` shows the share left). Plain ops,
+# no custom gradient: TensorFlow could not take the gradient of a custom gradient inside a
+# SavedModel fine-tuned after `hub.load` (`tests/hub/hub_test.py`).
 _SQRT_HALF = math.sqrt(0.5)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_SCALE = math.sqrt(2.0 / math.pi)
 _TANH_CUBIC = 0.044715
-
-
-@keras.ops.custom_gradient
-def _gelu_exact(x):
-    x32 = keras.ops.cast(x, "float32")
-    cdf = 0.5 * keras.ops.erfc(-x32 * _SQRT_HALF)  # Φ(x), accurate in the left tail
-
-    def grad(*args, upstream=None):
-        upstream = args[0] if upstream is None else upstream
-        pdf = keras.ops.exp(-0.5 * keras.ops.square(x32)) * _INV_SQRT_2PI  # φ(x)
-        return upstream * keras.ops.cast(cdf + x32 * pdf, upstream.dtype)
-
-    return keras.ops.cast(x32 * cdf, x.dtype), grad
-
-
-@keras.ops.custom_gradient
-def _gelu_tanh(x):
-    x32 = keras.ops.cast(x, "float32")
-    t = keras.ops.tanh(_TANH_SCALE * (x32 + _TANH_CUBIC * x32 * x32 * x32))
-
-    def grad(*args, upstream=None):
-        upstream = args[0] if upstream is None else upstream
-        inner = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * keras.ops.square(x32))
-        slope = 0.5 * (1.0 + t) + 0.5 * x32 * (1.0 - keras.ops.square(t)) * inner
-        return upstream * keras.ops.cast(slope, upstream.dtype)
-
-    return keras.ops.cast(0.5 * x32 * (1.0 + t), x.dtype), grad
 
 
 def gelu_exact(x):
     """GELU with the error function: what BERT's "gelu" means (Hendrycks & Gimpel 2016),
     x · Φ(x), computed in float32 whatever the input's dtype."""
-    return _gelu_exact(x)
+    x32 = keras.ops.cast(x, "float32")
+    cdf = 0.5 * keras.ops.erfc(-x32 * _SQRT_HALF)  # Φ(x), accurate in the left tail
+    return keras.ops.cast(x32 * cdf, x.dtype)
 
 
 def gelu_approximate(x):
     """GELU with the tanh approximation: GPT-2's "gelu_new", and keras-hub's BERT,
     0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))) (a formula, not-measured), in float32."""
-    return _gelu_tanh(x)
+    x32 = keras.ops.cast(x, "float32")
+    t = keras.ops.tanh(_TANH_SCALE * (x32 + _TANH_CUBIC * x32 * x32 * x32))
+    return keras.ops.cast(0.5 * x32 * (1.0 + t), x.dtype)
 
 
 _BY_NAME = {

@@ -34,9 +34,9 @@ def test_unknown_activation_is_an_error():
 
 
 @pytest.mark.parametrize(("name", "approximate"), [("gelu", False), ("gelu_approximate", True)])
-def test_gelus_hand_written_gradient_is_the_derivative(name, approximate):
-    """The float32 forward pass and hand-written derivative equal Keras's GELU and its autodiff
-    gradient; under bfloat16 the output is the float32 value rounded once."""
+def test_gelus_in_float32_and_their_gradients(name, approximate):
+    """The float32 forward pass equals Keras's GELU, its gradient is as close to the float64
+    derivative as Keras's; under bfloat16 the output is the float32 value rounded once."""
     import tensorflow as tf
 
     x = tf.constant(np.linspace(-8, 8, 4001, dtype="float32"))
@@ -46,7 +46,7 @@ def test_gelus_hand_written_gradient_is_the_derivative(name, approximate):
         reference = keras.activations.gelu(x, approximate=approximate)
         ours_total, reference_total = tf.reduce_sum(ours), tf.reduce_sum(reference)
     np.testing.assert_allclose(ours, reference, atol=2e-6)
-    # Against the float64 derivative, the hand-written one is as close as autodiff's.
+    # Against the float64 derivative, ours is as close as Keras's.
     x64 = x.numpy().astype("float64")
     if approximate:
         inner = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)
