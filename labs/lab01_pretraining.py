@@ -65,7 +65,8 @@ from kbert.run_records import write_run_record
 from kbert.text import WordPieceTokenizer
 from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer
 from kbert.train import ResumableBackup, make_strategy, plan_time_budget
-from kbert.train.pretraining_optimizer import compile_for_pretraining
+from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.pretraining_optimizer import SCHEDULES, compile_for_pretraining
 
 PROMPTS = [
     "It was a dark and stormy night, and",
@@ -117,6 +118,9 @@ def model_settings(args):
         block_length=args.block_length,
         dtype=args.dtype,
         seed=args.seed,
+        generator_width_factor=args.generator_width_factor,
+        discriminator_weight=args.discriminator_weight,
+        tie_embeddings=args.tie_embeddings,
     )
 
 
@@ -132,6 +136,7 @@ def compile_model(model, args, total_steps):
         args.warmup_steps,
         args.gradient_accumulation,
         jit_compile=args.jit,
+        schedule=args.schedule,
     )
 
 
@@ -241,6 +246,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         args.block_length,
         args.batch_size,
         seed=args.seed,
+        mask_rate=args.mask_rate,
     )
 
     # %% Model and optimizer under the strategy's scope; an equal time budget sets the steps.
@@ -321,6 +327,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         "steps": total_steps,
         "budget_minutes": args.budget_minutes or None,
         "layer_norm": "pre" if pre_layer_norm(part, args.layer_norm) else "post",
+        "dtype": args.dtype,
         "parameters": pretrained_encoder(model).count_params(),
         "train_examples_per_s": round(examples / train_seconds, 1),
         "pipeline_examples_per_s": round(pipeline_examples_per_s, 1),
@@ -423,6 +430,27 @@ def main():
         "(GPT-2), post for masked and ELECTRA (BERT)",
     )
     parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument(
+        "--mask-rate",
+        type=float,
+        default=0.15,
+        help="share of tokens masked and predicted by the masked and ELECTRA parts (BERT: 0.15)",
+    )
+    parser.add_argument(
+        "--generator-width-factor",
+        type=int,
+        default=4,
+        help="ELECTRA's generator is this many times narrower than the discriminator",
+    )
+    parser.add_argument(
+        "--discriminator-weight", type=float, default=50.0, help="ELECTRA's λ on the RTD loss"
+    )
+    parser.add_argument(
+        "--tie-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="ELECTRA's generator reads the discriminator's embedding tables",
+    )
     parser.add_argument("--block-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
@@ -433,6 +461,12 @@ def main():
     )
     parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
     parser.add_argument("--warmup-steps", type=int, default=200)
+    parser.add_argument(
+        "--schedule",
+        choices=sorted(SCHEDULES),
+        default="cosine",
+        help="decay after warmup: cosine (the tutorial's) or linear (BERT's)",
+    )
     parser.add_argument(
         "--epochs",
         type=int,
@@ -459,7 +493,12 @@ def main():
         default=0,
         help="held-out batches in the final evaluation (0 = all, which word perplexity needs)",
     )
-    parser.add_argument("--dtype", default="float32", help="or mixed_bfloat16")
+    parser.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default="auto",
+        help="auto = mixed_bfloat16 where this machine trains faster in it (timed once, cached)",
+    )
     parser.add_argument("--jit", action="store_true", help="XLA (jit_compile=True)")
     parser.add_argument(
         "--strategy", default="default", choices=["default", "mirrored", "multi_worker"]
@@ -482,8 +521,19 @@ def main():
         parser.error(
             f"--gradient-accumulation must be an int >= 1; received {args.gradient_accumulation}"
         )
+    if args.generator_width_factor < 1:
+        parser.error(
+            f"--generator-width-factor must be an int >= 1; received {args.generator_width_factor}"
+        )
+    if not args.discriminator_weight > 0:
+        parser.error(
+            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
+        )
+    if not 0 < args.mask_rate < 1:
+        parser.error(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
+    args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine trains fastest
 
     started = time.perf_counter()
     keras.utils.set_random_seed(args.seed)

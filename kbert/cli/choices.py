@@ -20,6 +20,8 @@ NER_METHODS = ("softmax", "crf", "span")
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
 # kbert.models.pretraining_models.OBJECTIVES.
 PRETRAINING_OBJECTIVES = ("causal", "masked", "electra", "span_corruption")
+# kbert.train.pretraining_optimizer.SCHEDULES (keys).
+PRETRAINING_SCHEDULES = ("cosine", "linear")
 # kbert.text.corpus_tokenizers.TOKENIZER_KINDS.
 TOKENIZER_KINDS = ("wordpiece", "bpe", "byte_level_bpe", "unigram")
 # kbert.data.text_corpus.NAMED_CORPORA.

@@ -20,6 +20,7 @@ is moved into place at the end (`kbert.runs.ResumableRunDirectory`); a run kille
 keeps its checkpoints there, and the same command with `--resume` continues it.
 """
 
+import argparse
 import json
 import math
 import os
@@ -37,6 +38,7 @@ from kbert.cli.choices import (
     NAMED_CORPORA,
     PRETRAINING_DTYPES,
     PRETRAINING_OBJECTIVES,
+    PRETRAINING_SCHEDULES,
     STRATEGIES,
     TOKENIZER_KINDS,
 )
@@ -160,6 +162,30 @@ def add_pretrain_arguments(parser):
     )
     model.add_argument("--dropout", type=float, default=0.1)
     model.add_argument("--block-length", type=int, default=128, help="tokens per training sequence")
+    model.add_argument(
+        "--mask-rate",
+        type=float,
+        default=0.15,
+        help="masked and electra: share of tokens masked and predicted (BERT: 0.15)",
+    )
+    model.add_argument(
+        "--generator-width-factor",
+        type=int,
+        default=4,
+        help="electra: the generator is this many times narrower than the discriminator",
+    )
+    model.add_argument(
+        "--discriminator-weight",
+        type=float,
+        default=50.0,
+        help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
+    )
+    model.add_argument(
+        "--tie-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
+    )
     train = parser.add_argument_group("budget and training")
     budget = train.add_mutually_exclusive_group(required=True)
     budget.add_argument("--budget-steps", type=int, help="train this many batches")
@@ -184,6 +210,12 @@ def add_pretrain_arguments(parser):
     )
     train.add_argument("--learning-rate", type=float, default=1e-3, help="peak AdamW rate")
     train.add_argument("--warmup-steps", type=int, default=200, help="updates of warmup")
+    train.add_argument(
+        "--schedule",
+        choices=PRETRAINING_SCHEDULES,
+        default="cosine",
+        help="decay to 0 after warmup: cosine (the tutorial's) or linear (BERT's)",
+    )
     train.add_argument(
         "--validation-steps",
         type=int,
@@ -252,6 +284,7 @@ def check_pretrain_flags(args):
         ("--num-layers", args.num_layers, 1),
         ("--hidden-dim", args.hidden_dim, 1),
         ("--num-heads", args.num_heads, 1),
+        ("--generator-width-factor", args.generator_width_factor, 1),
     )
     for flag, value, minimum in positive:
         if value is not None and value < minimum:
@@ -264,6 +297,12 @@ def check_pretrain_flags(args):
         )
     if not 0 <= args.dropout < 1:
         raise ValueError(f"--dropout must be in [0, 1); received {args.dropout}")
+    if not 0 < args.mask_rate < 1:
+        raise ValueError(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
+    if not args.discriminator_weight > 0:
+        raise ValueError(
+            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
+        )
     _check_model_flags(args)
     _check_tokenizer_flags(args)
     for flag, paths in (("--corpus", args.corpus), ("--validation-corpus", args.validation_corpus)):
@@ -308,13 +347,15 @@ def _check_model_flags(args):
         raise ValueError(
             f"--hidden-dim {args.hidden_dim} must be a multiple of --num-heads {args.num_heads}"
         )
-    if args.objective == "electra":  # the generator is a quarter as wide
-        heads = max(1, args.num_heads // 4)
-        if args.hidden_dim // 4 < 1 or (args.hidden_dim // 4) % heads:
+    if args.objective == "electra":  # the generator is --generator-width-factor times narrower
+        factor = args.generator_width_factor
+        heads = max(1, args.num_heads // factor)
+        if args.hidden_dim // factor < 1 or (args.hidden_dim // factor) % heads:
             raise ValueError(
-                f"--objective electra trains a generator a quarter as wide: --hidden-dim "
-                f"{args.hidden_dim} / 4 must be a multiple of --num-heads {args.num_heads} / 4 "
-                f"(at least 1); received {args.hidden_dim // 4} and {heads}"
+                f"--objective electra trains a generator {factor} times narrower: --hidden-dim "
+                f"{args.hidden_dim} / {factor} must be a multiple of --num-heads "
+                f"{args.num_heads} / {factor} (at least 1); received "
+                f"{args.hidden_dim // factor} and {heads}"
             )
 
 
@@ -468,6 +509,7 @@ def pretrain(args):
             args.batch_size,
             seed=args.seed,
             sentinel_ids=sentinel_ids,
+            mask_rate=args.mask_rate,
         )
         settings = PretrainingModelSettings(
             preset=args.preset or SIZED_PRESET,
@@ -479,6 +521,9 @@ def pretrain(args):
             block_length=args.block_length,
             dtype=resolve_dtype(args.dtype),
             seed=args.seed,
+            generator_width_factor=args.generator_width_factor,
+            discriminator_weight=args.discriminator_weight,
+            tie_embeddings=args.tie_embeddings,
         )
         vocabulary_size = tokenizer.vocabulary_size()
         strategy = make_strategy(args.strategy)
@@ -493,6 +538,7 @@ def pretrain(args):
                     args.warmup_steps,
                     args.gradient_accumulation,
                     jit_compile=args.jit,
+                    schedule=args.schedule,
                 )
             return model
 

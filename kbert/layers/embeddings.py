@@ -29,6 +29,10 @@ class Embeddings(keras.layers.Layer):
         layer_norm_epsilon: float, default 1e-12.
         normalize: bool, default True. BERT normalizes embeddings; pre-LN GPT-2 does not.
         embeddings_initializer: initializer, default TruncatedNormal(stddev=0.02).
+        shared_tables: `Embeddings` or None (default). Another layer whose token, position and
+            segment tables this one uses instead of its own (ELECTRA ties its generator's
+            embeddings to the discriminator's); they must have the same shapes. Not part of
+            `get_config`: the model that shares them ties them again when rebuilt.
 
     Call args:
         token_ids: int tensor `(batch, seq)`.
@@ -54,6 +58,7 @@ class Embeddings(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         normalize=True,
         embeddings_initializer=None,
+        shared_tables=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -80,9 +85,19 @@ class Embeddings(keras.layers.Layer):
                 name=name,
             )
 
-        self.token_embedding = table(vocabulary_size, "token_embedding")
-        self.position_embedding = table(max_sequence_length, "position_embedding")
-        self.segment_embedding = table(num_segments, "segment_embedding") if num_segments else None
+        if shared_tables is None:
+            self.token_embedding = table(vocabulary_size, "token_embedding")
+            self.position_embedding = table(max_sequence_length, "position_embedding")
+            self.segment_embedding = (
+                table(num_segments, "segment_embedding") if num_segments else None
+            )
+        else:
+            _check_shared_tables(
+                shared_tables, vocabulary_size, width, max_sequence_length, num_segments
+            )
+            self.token_embedding = shared_tables.token_embedding
+            self.position_embedding = shared_tables.position_embedding
+            self.segment_embedding = shared_tables.segment_embedding if num_segments else None
         self.norm = (
             keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm")
             if normalize
@@ -100,9 +115,11 @@ class Embeddings(keras.layers.Layer):
 
     def build(self, token_ids_shape, segment_ids_shape=None):
         width = self.embedding_dim or self.hidden_dim
-        self.token_embedding.build(token_ids_shape)
-        self.position_embedding.build((None,))
-        if self.segment_embedding is not None:
+        if not self.token_embedding.built:  # shared tables are built by their owner
+            self.token_embedding.build(token_ids_shape)
+        if not self.position_embedding.built:
+            self.position_embedding.build((None,))
+        if self.segment_embedding is not None and not self.segment_embedding.built:
             self.segment_embedding.build(token_ids_shape)
         if self.norm is not None:
             self.norm.build(tuple(token_ids_shape) + (width,))
@@ -177,3 +194,26 @@ class Embeddings(keras.layers.Layer):
             }
         )
         return config
+
+
+def _check_shared_tables(shared, vocabulary_size, width, max_sequence_length, num_segments):
+    if not isinstance(shared, Embeddings):
+        raise ValueError(
+            f"shared_tables must be a kbert Embeddings layer; received {type(shared).__name__}"
+        )
+    theirs = (
+        shared.vocabulary_size,
+        shared.embedding_dim or shared.hidden_dim,
+        shared.max_sequence_length,
+    )
+    if theirs != (vocabulary_size, width, max_sequence_length):
+        raise ValueError(
+            f"shared_tables must match this layer's (vocabulary_size, embedding width, "
+            f"max_sequence_length) = {(vocabulary_size, width, max_sequence_length)}; "
+            f"received a layer with {theirs}"
+        )
+    if num_segments and shared.num_segments != num_segments:
+        raise ValueError(
+            f"shared_tables must have num_segments={num_segments}; received a layer with "
+            f"{shared.num_segments}"
+        )

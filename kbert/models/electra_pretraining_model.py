@@ -1,10 +1,38 @@
 """ELECTRA: a small MLM generator corrupts the input, a discriminator spots the replacements."""
 
+import dataclasses
+
 import keras
 from keras import ops
 
 from kbert.models import pretraining_utils
+from kbert.models.encoder import Encoder
 from kbert.models.masked_language_model import MaskedLanguageModel
+
+
+def tied_generator(generator_encoder, discriminator_encoder):
+    """`generator_encoder`'s architecture, rebuilt to read `discriminator_encoder`'s embedding
+    tables (at their width, projected down to the generator's when it is narrower)."""
+    tables = discriminator_encoder.embeddings
+    width = tables.embedding_dim or tables.hidden_dim
+    config = generator_encoder.config
+    if config.num_segments and config.num_segments != discriminator_encoder.config.num_segments:
+        raise ValueError(
+            f"tie_embeddings needs the same num_segments in generator and discriminator; "
+            f"received {config.num_segments} and {discriminator_encoder.config.num_segments}"
+        )
+    config = dataclasses.replace(
+        config,
+        embedding_dim=None if width == config.hidden_dim else width,
+        max_sequence_length=discriminator_encoder.config.max_sequence_length,
+    )
+    return Encoder(
+        config,
+        skip_padding=generator_encoder.skip_padding,
+        dtype=generator_encoder.layer_dtype,
+        shared_embedding_tables=tables,
+        name=generator_encoder.name,
+    )
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -26,12 +54,15 @@ class ElectraPretrainingModel(keras.Model):
     cross-entropy over real tokens (`padding_mask`). Metrics: `generator_loss`,
     `generator_accuracy`, `generator_perplexity`, `rtd_loss`, `rtd_accuracy`.
 
-    Embeddings are not tied between generator and discriminator: an `Encoder` owns its
-    embedding layer and Keras has no supported way to share one variable between two
-    functional models that survives `.keras` save/load. (ELECTRA ties them; its ablation
-    reports about 0.7 GLUE points from tying.) Within the generator, the MLM decoder is tied
-    to the generator's own token table as in BERT. After training, `discriminator_encoder`
-    is an ordinary `Encoder` for any task head.
+    With `tie_embeddings=True` (ELECTRA's choice; its ablation reports about 0.7 GLUE points
+    from tying) the generator reads the discriminator's token, position and segment tables:
+    the generator's MLM softmax then trains every row of the table the discriminator reads,
+    where the discriminator's own loss reaches only the tokens in its input. A narrower
+    generator reads them at the discriminator's width and projects down (ALBERT's factorized
+    embedding, `embedding_dim`). The generator is rebuilt from its config for this, so its
+    given weights are not kept; `get_config` records the flag and loading ties again. Within
+    the generator, the MLM decoder is tied to the token table it reads, as in BERT. After
+    training, `discriminator_encoder` is an ordinary `Encoder` for any task head.
 
     Input `x`: the encoder inputs (`segment_ids` optional; `token_ids` as masked by the
     masker) and `mask_positions`, `mask_ids`, `mask_weights` `(batch, max_selections)`.
@@ -41,6 +72,8 @@ class ElectraPretrainingModel(keras.Model):
             discriminator's width).
         discriminator_encoder: `kbert.models.Encoder` with the same vocabulary.
         discriminator_weight: float, default 50.0 (ELECTRA's λ).
+        tie_embeddings: bool, default False. The generator reads the discriminator's
+            embedding tables (see above).
         seed: int, default None. Seed of the replacement sampler.
         dtype: dtype policy, default None (the discriminator encoder's).
         **kwargs: `name`, `trainable`.
@@ -68,6 +101,7 @@ class ElectraPretrainingModel(keras.Model):
         discriminator_weight=50.0,
         seed=None,
         dtype=None,
+        tie_embeddings=False,
         **kwargs,
     ):
         generator_vocabulary = generator_encoder.config.vocabulary_size
@@ -77,9 +111,14 @@ class ElectraPretrainingModel(keras.Model):
                 f"generator_encoder and discriminator_encoder must share a vocabulary; "
                 f"received vocabulary_size {generator_vocabulary} and {discriminator_vocabulary}"
             )
+        if not isinstance(tie_embeddings, bool):
+            raise ValueError(f"tie_embeddings must be a bool; received {tie_embeddings!r}")
+        if tie_embeddings:
+            generator_encoder = tied_generator(generator_encoder, discriminator_encoder)
         if dtype is None:
             dtype = pretraining_utils.encoder_dtype_policy(discriminator_encoder)
         super().__init__(dtype=dtype, **kwargs)
+        self.tie_embeddings = tie_embeddings
         self.generator = MaskedLanguageModel(
             generator_encoder, metric_prefix="generator", name="generator"
         )
@@ -195,6 +234,7 @@ class ElectraPretrainingModel(keras.Model):
                 self.discriminator_encoder
             ),
             "discriminator_weight": self.discriminator_weight,
+            "tie_embeddings": self.tie_embeddings,
             "seed": self.seed,
             "name": self.name,
             "trainable": self.trainable,

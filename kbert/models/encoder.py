@@ -43,6 +43,9 @@ class Encoder(keras.Model):
         dtype: Keras dtype policy or its name, default None (the global policy), e.g.
             "mixed_bfloat16": its layers' policy, kept as `layer_dtype` (the Model's own
             `dtype_policy` reads float32 whatever its layers compute in).
+        shared_embedding_tables: `kbert.layers.Embeddings` or None (default): another
+            encoder's embeddings whose token, position and segment tables this encoder reads
+            (ELECTRA's tied generator). Not saved in `get_config`.
         **kwargs: Keras `name`, `trainable`.
 
     `get_config()` is flat: the `EncoderConfig` fields beside `skip_padding`, `dtype`, `name`
@@ -58,7 +61,15 @@ class Encoder(keras.Model):
     True
     """
 
-    def __init__(self, config, skip_padding=True, adaptation=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        config,
+        skip_padding=True,
+        adaptation=None,
+        dtype=None,
+        shared_embedding_tables=None,
+        **kwargs,
+    ):
         if not isinstance(config, EncoderConfig):
             raise ValueError(
                 f"config must be a kbert.models.EncoderConfig (Encoder.from_config reads a "
@@ -79,6 +90,7 @@ class Encoder(keras.Model):
             normalize=not config.norm_first,
             embeddings_initializer=initializer,
             dtype=dtype,
+            shared_tables=shared_embedding_tables,
             name="embeddings",
         )
 

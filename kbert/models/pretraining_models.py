@@ -1,9 +1,9 @@
 """The model each pretraining objective trains, from one set of sizes.
 
 lab01 and `kbert pretrain` pretrain from scratch with four objectives: `causal` (GPT's next-token
-prediction, pre-LN by default), `masked` (BERT's MLM), `electra` (replaced-token detection; the
-generator a quarter of the discriminator's width, ELECTRA's best ratio) and `span_corruption`
-(T5's; an encoder-decoder). The first three train a kbert `Encoder` that fine-tuning starts
+prediction, pre-LN by default), `masked` (BERT's MLM), `electra` (replaced-token detection; by
+default the generator a quarter of the discriminator's width, ELECTRA's best ratio) and
+`span_corruption` (T5's; an encoder-decoder). The first three train a kbert `Encoder` that fine-tuning starts
 from; the last trains an `EncoderDecoder`.
 """
 
@@ -40,6 +40,11 @@ class PretrainingModelSettings:
         block_length: int, default 128. The position table's length (encoders).
         dtype: str, default "float32". A Keras dtype policy, e.g. "mixed_bfloat16".
         seed: int, default 0. ELECTRA's sampling seed.
+        generator_width_factor: int, default 4. ELECTRA's generator is this many times
+            narrower than the discriminator (Clark et al. 2020: 1/4 to 1/2 works best).
+        discriminator_weight: float, default 50.0. ELECTRA's λ on the replaced-token loss.
+        tie_embeddings: bool, default False. ELECTRA's generator reads the discriminator's
+            embedding tables (ELECTRA's choice).
     """
 
     preset: str = SIZED_PRESET
@@ -51,6 +56,19 @@ class PretrainingModelSettings:
     block_length: int = 128
     dtype: str = "float32"
     seed: int = 0
+    generator_width_factor: int = 4
+    discriminator_weight: float = 50.0
+    tie_embeddings: bool = False
+
+    def __post_init__(self):
+        factor = self.generator_width_factor
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"generator_width_factor must be an int >= 1; received {factor!r}")
+        weight = self.discriminator_weight
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+            raise ValueError(f"discriminator_weight must be a number > 0; received {weight!r}")
+        if not isinstance(self.tie_embeddings, bool):
+            raise ValueError(f"tie_embeddings must be a bool; received {self.tie_embeddings!r}")
 
 
 def check_preset(objective, preset):
@@ -147,10 +165,11 @@ def build_pretraining_model(objective, settings, vocabulary_size):
     if objective == "electra":
         return ElectraPretrainingModel(
             generator_encoder=pretraining_encoder(
-                objective, settings, vocabulary_size, width_factor=4
+                objective, settings, vocabulary_size, width_factor=settings.generator_width_factor
             ),
             discriminator_encoder=pretraining_encoder(objective, settings, vocabulary_size),
-            discriminator_weight=50.0,
+            discriminator_weight=settings.discriminator_weight,
+            tie_embeddings=settings.tie_embeddings,
             seed=settings.seed,
         )
     if settings.preset == SIZED_PRESET:

@@ -1,13 +1,16 @@
-"""The optimizer of pretraining from scratch: AdamW, warmup then cosine decay, clipping.
+"""The optimizer of pretraining from scratch: AdamW, warmup then decay, clipping.
 
 lab01 and `kbert pretrain` compile every objective's model the same way: AdamW (weight decay
-0.01) on a warmup + cosine schedule that counts optimizer updates, gradients clipped to a
-global norm of 1, and optional gradient accumulation (the update then averages N batches).
+0.01) on a warmup + cosine (the tutorial's) or linear (BERT's; with a long warmup, Cramming's
+one-cycle) schedule that counts optimizer updates, gradients clipped to a global norm of 1, and
+optional gradient accumulation (the update then averages N batches).
 """
 
 from kbert.checks import check_int
 from kbert.train.fused_adamw import FusedAdamW
 from kbert.train.schedules import LearningRateSchedule
+
+SCHEDULES = {"cosine": "warmup_cosine_decay", "linear": "warmup_linear_decay"}
 
 
 def compile_for_pretraining(
@@ -17,8 +20,9 @@ def compile_for_pretraining(
     warmup_steps,
     gradient_accumulation=1,
     jit_compile=False,
+    schedule="cosine",
 ):
-    """Compiles `model` with AdamW on a warmup + cosine decay schedule.
+    """Compiles `model` with AdamW on a warmup + cosine or linear decay schedule.
 
     Args:
         model: a kbert pretraining model (it computes its own loss).
@@ -27,6 +31,7 @@ def compile_for_pretraining(
         warmup_steps: int >= 0. Updates of linear warmup (capped at the updates there are).
         gradient_accumulation: int, default 1. Batches averaged per update.
         jit_compile: bool, default False. XLA.
+        schedule: str, default "cosine". "cosine" or "linear": the decay to 0 after warmup.
 
     Example:
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
@@ -41,10 +46,12 @@ def compile_for_pretraining(
     check_int("total_steps", total_steps, minimum=1, expected="an int >= 1")
     check_int("warmup_steps", warmup_steps, minimum=0, expected="an int >= 0")
     check_int("gradient_accumulation", gradient_accumulation, minimum=1, expected="an int >= 1")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}; received {schedule!r}")
     # Keras calls the schedule with the batch count; steps_per_update makes it count updates.
     updates = max(total_steps // gradient_accumulation, 1)
     schedule = LearningRateSchedule(
-        "warmup_cosine_decay",
+        SCHEDULES[schedule],
         peak_learning_rate=peak_learning_rate,
         total_steps=updates,
         warmup_steps=min(warmup_steps, updates),
@@ -63,4 +70,4 @@ def compile_for_pretraining(
     )
 
 
-__all__ = ["compile_for_pretraining"]
+__all__ = ["SCHEDULES", "compile_for_pretraining"]

@@ -31,8 +31,10 @@ def test_each_pretrain_choice_equals_the_library_constant_it_copies():
     from kbert.models.pretraining_models import OBJECTIVES
     from kbert.text.corpus_tokenizers import TOKENIZER_KINDS
     from kbert.train import distribute, precision
+    from kbert.train.pretraining_optimizer import SCHEDULES
 
     assert choices.PRETRAINING_OBJECTIVES == OBJECTIVES
+    assert choices.PRETRAINING_SCHEDULES == tuple(SCHEDULES)
     assert choices.TOKENIZER_KINDS == TOKENIZER_KINDS
     assert choices.NAMED_CORPORA == text_corpus.NAMED_CORPORA
     assert choices.CORPUS_FORMATS == text_corpus.FORMATS

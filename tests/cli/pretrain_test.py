@@ -74,6 +74,13 @@ def _entries(tmp_path):
         (["--budget-minutes", "-1"], "--budget-minutes must be a number > 0; received -1"),
         (["--block-length", "4"], "--block-length must be an int >= 8; received 4"),
         (["--learning-rate", "0"], "--learning-rate must be a positive number"),
+        (["--mask-rate", "1.5"], "--mask-rate must be a number in (0, 1); received 1.5"),
+        (["--discriminator-weight", "0"], "--discriminator-weight must be a number > 0"),
+        (["--generator-width-factor", "0"], "--generator-width-factor must be an int >= 1"),
+        (
+            ["--objective", "electra", "--generator-width-factor", "3", "--num-heads", "8"],
+            "--hidden-dim 16 / 3 must be a multiple of --num-heads 8 / 3",
+        ),
         (["--preset", "bert_base"], "--preset bert_base fixes the sizes; drop --num-layers"),
         (["--hidden-dim", "18", "--num-heads", "4"], "must be a multiple of --num-heads 4"),
         (["--tokenizer", "bpe", "--tokenizer-file", "x"], "not both"),
@@ -137,6 +144,31 @@ def test_an_existing_directory_is_kept_unless_overwrite_and_ours(tmp_path, capsy
     assert _pretrain(tmp_path, "--overwrite") == 2
     assert "holds files kbert did not write (notes.txt)" in capsys.readouterr().err
     assert (mine / "notes.txt").read_text() == "mine"
+
+
+def test_the_recipe_flags_reach_the_model_and_its_record(tmp_path, monkeypatch):
+    from kbert.models import pretraining_models
+
+    built = []
+    build = pretraining_models.build_pretraining_model
+
+    def spy(objective, settings, vocabulary_size):
+        built.append(build(objective, settings, vocabulary_size))
+        return built[-1]
+
+    monkeypatch.setattr(pretraining_models, "build_pretraining_model", spy)
+    flags = ["--objective", "electra", "--mask-rate", "0.4", "--schedule", "linear"]
+    flags += ["--generator-width-factor", "2", "--discriminator-weight", "20", "--tie-embeddings"]
+    assert _pretrain(tmp_path, *flags) == 0
+    model = built[-1]
+    assert model.generator_encoder.config.hidden_dim == 8 and model.discriminator_weight == 20
+    assert model.generator_encoder.embeddings.token_embedding is (
+        model.discriminator_encoder.embeddings.token_embedding
+    )
+    learning_rate = model.optimizer.get_config()["learning_rate"]["config"]
+    assert learning_rate["name"] == "warmup_linear_decay"
+    settings = json.loads((tmp_path / "out" / "pretrain.json").read_text())["settings"]
+    assert (settings["mask_rate"], settings["tie_embeddings"]) == (0.4, True)
 
 
 @pytest.mark.parametrize("objective", ["causal", "masked", "electra", "span_corruption"])

@@ -67,3 +67,22 @@ def test_span_corruption_needs_sentinels_and_gives_encoder_decoder_batches():
 def test_an_unknown_objective_is_refused():
     with pytest.raises(ValueError, match="objective must be one of"):
         pretraining_datasets("nsp", DOCUMENTS, None, TOKENIZER, 8, 2)
+
+
+def test_mask_rate_sets_the_share_of_masked_tokens_and_their_slots():
+    from kbert.data.pretraining_inputs import mask_capacity
+
+    assert mask_capacity(128, 0.15) == 32 and mask_capacity(128, 0.4) == 68
+    assert mask_capacity(4, 0.9) == 4  # never more slots than tokens
+    for rate in (0.15, 0.4):
+        train, _ = pretraining_datasets("masked", DOCUMENTS, None, TOKENIZER, 12, 4, mask_rate=rate)
+        batches = list(train.take(60))
+        assert batches[0]["mask_positions"].shape == (4, mask_capacity(12, rate))
+        selected = sum(float(b["mask_weights"].numpy().sum()) for b in batches)
+        eligible = sum(
+            float(np.isin(b["token_ids"].numpy(), special_token_ids(TOKENIZER), invert=True).sum())
+            for b in batches
+        )  # [MASK] replaced a selected token: it counts as eligible, as the token it hides
+        assert abs(selected / eligible - rate) < 0.05, (rate, selected / eligible)
+    with pytest.raises(ValueError, match=r"mask_rate must be a number in \(0, 1\); received 1.5"):
+        pretraining_datasets("masked", ["a b"], None, None, 8, 2, mask_rate=1.5)

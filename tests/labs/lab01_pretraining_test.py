@@ -78,7 +78,12 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     # ELECTRA at a time budget: the plan (timed steps → intervals) is written and reused.
     electra = subprocess.run(
         _command(
-            tmp_path, "--part", "electra", "--budget-minutes", "0.02", "--steps-per-epoch", "2"
+            tmp_path,
+            *("--part", "electra", "--budget-minutes", "0.02", "--steps-per-epoch", "2"),
+            # ELECTRA's own choices (`--tie-embeddings`, a generator half as wide) and the
+            # recipe's flags reach the run.
+            *("--tie-embeddings", "--generator-width-factor", "2", "--mask-rate", "0.3"),
+            *("--schedule", "linear", "--dtype", "float32"),
         ),
         cwd=ROOT,
         env=_env(data_root),

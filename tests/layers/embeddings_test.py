@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -62,3 +63,28 @@ def test_dynamic_sequence_longer_than_position_table_fails_when_run():
     function = tf.function(layer, input_signature=[tf.TensorSpec((None, None), tf.int32)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="max_sequence_length=4"):
         function(tf.zeros((1, 6), tf.int32))
+
+
+def test_shared_tables_are_read_not_copied_and_must_match():
+    owner = Embeddings(vocabulary_size=50, hidden_dim=16, max_sequence_length=8)
+    owner.build((None, None))
+    narrow = Embeddings(
+        vocabulary_size=50,
+        hidden_dim=8,
+        max_sequence_length=8,
+        embedding_dim=16,
+        shared_tables=owner,
+    )
+    ids = keras.ops.array([[2, 7, 3]])
+    assert tuple(narrow(ids).shape) == (1, 3, 8)
+    assert narrow.token_embedding is owner.token_embedding
+    owned = {id(v) for v in owner.weights}
+    assert {id(v) for v in narrow.weights} - owned == {
+        id(v) for v in narrow.norm.weights + narrow.projection.weights
+    }
+    with pytest.raises(ValueError, match=r"must match .* = \(50, 8, 8\); received a layer with"):
+        Embeddings(vocabulary_size=50, hidden_dim=8, max_sequence_length=8, shared_tables=owner)
+    with pytest.raises(ValueError, match="shared_tables must have num_segments=3"):
+        Embeddings(50, 16, 8, num_segments=3, shared_tables=owner)
+    with pytest.raises(ValueError, match="must be a kbert Embeddings layer; received Dense"):
+        Embeddings(50, 16, 8, shared_tables=keras.layers.Dense(2))

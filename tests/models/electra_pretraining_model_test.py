@@ -152,3 +152,38 @@ def test_bad_encoders_and_inputs_are_errors():
     del x["mask_positions"]
     with pytest.raises(ValueError, match=r"needs x\['mask_positions'\], which is missing"):
         model(x)
+
+
+def test_tied_embeddings_share_the_discriminators_tables_and_survive_saving(tmp_path):
+    model = _electra(tie_embeddings=True)
+    generator, discriminator = model.generator_encoder, model.discriminator_encoder
+    for table in ("token_embedding", "position_embedding", "segment_embedding"):
+        assert getattr(generator.embeddings, table) is getattr(discriminator.embeddings, table)
+    # The narrower generator reads the tables at the discriminator's width and projects down.
+    assert generator.config.embedding_dim == discriminator.config.hidden_dim
+    assert generator.config.hidden_dim == 8 and generator.embeddings.projection is not None
+    assert len(model.weights) == len({id(v) for v in model.weights})
+    # One update moves the one table both read; no copy is left behind untrained.
+    untied_count = len(_electra().trainable_weights)
+    assert len(model.trainable_weights) == untied_count - 3 + 2  # 3 tables shared, +projection
+    history = fit_losses(model, masked_batch())
+    assert history["loss"][-1] < history["loss"][0]
+    _pin_generator(model, 30)
+    restored = save_and_load(model, tmp_path)
+    assert restored.tie_embeddings is True
+    restored_generator = restored.generator_encoder.embeddings
+    assert (
+        restored_generator.token_embedding
+        is restored.discriminator_encoder.embeddings.token_embedding
+    )
+    x = masked_batch()
+    for key in ("discriminator_logits", "corrupted_token_ids"):
+        np.testing.assert_allclose(as_numpy(restored(x)[key]), as_numpy(model(x)[key]), atol=1e-5)
+
+
+def test_tied_embeddings_need_matching_segments_and_a_bool():
+    with pytest.raises(ValueError, match="tie_embeddings must be a bool; received 1"):
+        _electra(tie_embeddings=1)
+    generator = tiny_encoder(hidden_dim=8, intermediate_dim=16, num_segments=3)
+    with pytest.raises(ValueError, match="same num_segments in generator and discriminator"):
+        ElectraPretrainingModel(generator, tiny_encoder(), tie_embeddings=True)

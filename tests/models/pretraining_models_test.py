@@ -63,3 +63,27 @@ def test_presets_of_the_other_family_and_unknown_objectives_are_refused():
         check_preset("masked", "t5_small")
     with pytest.raises(ValueError, match="objective must be one of"):
         build_pretraining_model("denoising", SETTINGS, 60)
+
+
+def test_electra_generator_width_loss_weight_and_tying_are_settings():
+    settings = PretrainingModelSettings(
+        **{
+            **SETTINGS.__dict__,
+            "generator_width_factor": 2,
+            "discriminator_weight": 20.0,
+            "tie_embeddings": True,
+        }
+    )
+    model = build_pretraining_model("electra", settings, vocabulary_size=60)
+    assert model.generator_encoder.config.hidden_dim == 16
+    assert model.discriminator_weight == 20.0 and model.tie_embeddings
+    token_table = model.discriminator_encoder.embeddings.token_embedding
+    assert model.generator_encoder.embeddings.token_embedding is token_table
+    for field, value, expected in (
+        ("generator_width_factor", 0, "an int >= 1; received 0"),
+        ("generator_width_factor", 2.0, "an int >= 1; received 2.0"),
+        ("discriminator_weight", 0, "a number > 0; received 0"),
+        ("tie_embeddings", "yes", "a bool; received 'yes'"),
+    ):
+        with pytest.raises(ValueError, match=f"{field} must be {expected}"):
+            PretrainingModelSettings(**{field: value})

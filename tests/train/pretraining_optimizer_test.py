@@ -51,3 +51,14 @@ def test_bad_values_are_refused(kwargs, message):
     arguments = {"peak_learning_rate": 1e-3, "total_steps": 10, "warmup_steps": 0, **kwargs}
     with pytest.raises(ValueError, match=message):
         compile_for_pretraining(_model(), **arguments)
+
+
+def test_linear_decay_halves_the_rate_halfway_and_unknown_schedules_are_refused():
+    model = _model()
+    compile_for_pretraining(model, 1e-3, total_steps=110, warmup_steps=10, schedule="linear")
+    assert np.isclose(_rate(model.optimizer, 60), 5e-4)
+    cosine = _model()
+    compile_for_pretraining(cosine, 1e-3, total_steps=110, warmup_steps=10)
+    assert np.isclose(_rate(cosine.optimizer, 35), 1e-3 * 0.5 * (1 + np.cos(np.pi / 4)))
+    with pytest.raises(ValueError, match=r"schedule must be one of \['cosine', 'linear'\]"):
+        compile_for_pretraining(_model(), 1e-3, 10, 0, schedule="one_cycle")
