@@ -1,0 +1,342 @@
+"""Which pretraining choices pay off in a CPU hour? lab01's recipe, one choice changed at a time.
+
+Issue #37's recipe for pretraining on a CPU hour collects choices from papers that trained small
+budgets (Geiping & Goldstein 2022, "Cramming"; Wettig et al. 2023; Clark et al. 2020 for
+ELECTRA-small). Each is checked here by an ablation: lab01 pretrains the masked LM (or ELECTRA)
+for the same `--budget-minutes` with the recipe's flags (`RECIPE`), and with one of them set back
+to BERT's choice (`ARMS`); the recipe itself also runs at `--seeds` seeds, which measures how far
+two pretrainings at the same settings land apart.
+
+The measure is what the encoder holds, read the way the lab's later users read it: every layer's
+mean-pooled vector of a TREC-6 question feeds a linear probe (`kbert.analysis.probing`, trained on
+`--train-size` questions). The layer is chosen on 500 held-out training questions and its test
+accuracy reported; random weights of the same architecture (3 seeds) are the floor (Hewitt &
+Liang 2019). Held-out masked-token accuracy is printed too, but does not compare arms with
+different mask rates (a 40%-masked sentence is a harder task).
+
+A change whose validation difference to the recipe lies within twice the recipe's seed sd is
+reported as no difference; the recipe keeps a choice unless an arm beats it beyond that.
+
+    python -m benchmarks.pretraining_recipe [--budget-minutes 6] [--seeds 3] \\
+        [--arms recipe,mask_rate_0.15,...] [--record docs/results/pretraining_recipe.json]
+
+Each run is kept under `--run-dir/<arm>_seed<N>/` with its flags; a rerun with the same flags
+skips it, so an interrupted benchmark resumes. The last line is JSON: per arm the flags, the
+source of the choice it reverts, steps trained, held-out objective scores, the probe's chosen
+layer with validation and test accuracy, and its difference to the recipe.
+"""
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
+
+import keras
+import numpy as np
+
+from kbert.analysis.probing import layerwise_probe_accuracy, majority_accuracy
+from kbert.data import read_named_corpus, read_trec
+from kbert.data.trec import COARSE_LABELS
+from kbert.models import Encoder, extract_layer_features
+from kbert.run_records import add_record_argument, write_run_record
+from kbert.text import BertPreprocessor, WordPieceTokenizer
+from kbert.text.corpus_tokenizers import train_corpus_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+VALIDATION_SIZE = 500
+# The recipe, as lab01 flags (lab01's own defaults for its masked and ELECTRA parts must equal
+# these: tests/benchmarks/pretraining_recipe_test.py).
+RECIPE = {
+    "--layer-norm": "pre",  # Xiong et al. 2020; Cramming: stable at high rates, no long warmup
+    "--dropout": "0.0",  # Cramming: a single pass over the data needs no regularizer
+    "--mask-rate": "0.4",  # Wettig et al. 2023: 40% beats BERT's 15% at small compute
+    "--schedule": "linear",  # Cramming's one-cycle (linear up, linear down to 0)
+    "--block-length": "128",  # Cramming: 128 tokens
+}
+ELECTRA_RECIPE = {
+    "--generator-width-factor": "4",  # Clark et al. 2020: 1/4 to 1/2 of the discriminator
+    "--discriminator-weight": "50",  # Clark et al. 2020: λ = 50
+    "--tie-embeddings": None,  # Clark et al. 2020: generator and discriminator share embeddings
+}
+# name → (part, flags changed from the recipe, what is changed back and its source); each arm
+# is compared with `BASELINE.get(name, "recipe")`.
+ARMS = {
+    "recipe": ("masked", {}, "the recipe"),
+    "mask_rate_0.15": ("masked", {"--mask-rate": "0.15"}, "BERT's 15% masking"),
+    "post_ln": ("masked", {"--layer-norm": "post"}, "BERT's post-LN"),
+    "dropout_0.1": ("masked", {"--dropout": "0.1"}, "BERT's dropout 0.1"),
+    "cosine": ("masked", {"--schedule": "cosine"}, "the tutorial's cosine decay"),
+    "accumulation_4": (
+        "masked",
+        {"--gradient-accumulation": "4", "--warmup-steps": "50"},
+        "Cramming's large batches (4 × 32 sequences per update)",
+    ),
+    "electra": ("electra", {}, "ELECTRA's objective (its own recipe flags)"),
+    "electra_untied": ("electra", {"--tie-embeddings": False}, "untied embeddings"),
+    "electra_generator_half": (
+        "electra",
+        {"--generator-width-factor": "2"},
+        "a generator half as wide",
+    ),
+}
+
+
+BASELINE = {"electra_untied": "electra", "electra_generator_half": "electra"}
+
+
+def arm_flags(name):
+    """The lab01 flags of arm `name`: the recipe, with the arm's changes."""
+    part, changes, _ = ARMS[name]
+    flags = {**RECIPE, **(ELECTRA_RECIPE if part == "electra" else {}), **changes}
+    argv = ["--part", part]
+    for flag, value in flags.items():
+        if value is None:
+            argv.append(flag)
+        elif value is False:
+            argv.append("--no-" + flag[2:])
+        else:
+            argv += [flag, value]
+    return argv
+
+
+def pretrain(name, seed, args, vocabulary):
+    """Runs lab01 for arm `name` at `seed` (or reuses a finished run with the same flags);
+    returns (the lab's results for the part, the saved encoder's directory)."""
+    directory = Path(args.run_dir) / f"{name}_seed{seed}"
+    command = [
+        sys.executable,
+        str(ROOT / "labs" / "lab01_pretraining.py"),
+        *arm_flags(name),
+        *("--budget-minutes", str(args.budget_minutes), "--seed", str(seed)),
+        *("--steps-per-epoch", "100", "--validation-steps", "10", "--eval-steps", "20"),
+        *("--dtype", args.dtype, "--verbose", "0", "--overwrite"),
+        *("--run-dir", str(directory), "--save-dir", str(directory / "saved")),
+    ]
+    if args.data_dir:
+        command += ["--data-dir", args.data_dir]
+    if args.max_documents:
+        command += ["--max-documents", str(args.max_documents)]
+    command += shlex.split(args.lab_flags)
+    done = directory / "done.json"
+    part = ARMS[name][0]
+    if done.is_file() and json.loads(done.read_text())["command"] == command[1:]:
+        return json.loads(done.read_text())["results"], directory / "saved" / f"lab01_{part}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    shutil.copy(vocabulary, directory / "vocab.txt")  # every arm reads the same tokenizer
+    print(f"{name} seed {seed}: pretraining {args.budget_minutes} min …", flush=True)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"lab01 failed for arm {name}:\n{result.stderr[-3000:]}")
+    results = json.loads(result.stdout.strip().splitlines()[-1])[part]
+    done.write_text(json.dumps({"command": command[1:], "results": results}))
+    return results, directory / "saved" / f"lab01_{part}"
+
+
+def trec_splits(data_dir, train_size):
+    """Probe data: `train_size` labelled questions, 500 validation questions (both from TREC's
+    training split, disjoint) and the 500 test questions, as (texts, label ids)."""
+    index = {name: i for i, name in enumerate(COARSE_LABELS)}
+    texts, names = read_trec("train", data_dir=data_dir)
+    rows = np.random.default_rng(12345).permutation(len(texts))
+    if len(rows) < train_size + VALIDATION_SIZE:
+        raise ValueError(
+            f"--train-size {train_size} + {VALIDATION_SIZE} validation questions exceed the "
+            f"{len(rows)} TREC-6 training questions"
+        )
+
+    def take(selected):
+        return [texts[i] for i in selected], np.array([index[names[i]] for i in selected])
+
+    test_texts, test_names = read_trec("test", data_dir=data_dir)
+    return {
+        "train": take(rows[:train_size]),
+        "validation": take(rows[train_size : train_size + VALIDATION_SIZE]),
+        "test": (test_texts, np.array([index[name] for name in test_names])),
+    }
+
+
+def probe(encoder, preprocessor, splits):
+    """Per layer, the validation and test accuracy of a linear probe on mean-pooled vectors."""
+    features = {
+        split: extract_layer_features(encoder, preprocessor, texts, pooling="mean")
+        for split, (texts, _) in splits.items()
+    }
+    train_labels = splits["train"][1]
+    return {
+        split: layerwise_probe_accuracy(
+            features["train"], train_labels, features[split], splits[split][1], len(COARSE_LABELS)
+        )
+        for split in ("validation", "test")
+    }
+
+
+def chosen_layer(accuracy):
+    """The layer validation chose, with its validation and test accuracy."""
+    layer = int(np.argmax(accuracy["validation"]))
+    return {
+        "layer": layer,
+        "validation": round(float(accuracy["validation"][layer]), 4),
+        "test": round(float(accuracy["test"][layer]), 4),
+    }
+
+
+def summarize(runs, controls):
+    """Per arm: mean ± sd over seeds, and the difference to its baseline paired by seed (an arm
+    run at seed 0 is compared with its baseline's seed-0 run), judged against the recipe's
+    seed sd."""
+    values = [run["probe"]["validation"] for run in runs["recipe"]]
+    spread = float(np.std(values, ddof=1)) if len(values) > 1 else None
+    table = {}
+    for name, arm_runs in runs.items():
+        baseline = {run["seed"]: run["probe"] for run in runs[BASELINE.get(name, "recipe")]}
+        row = {
+            "changes": ARMS[name][1],
+            "reverts": ARMS[name][2],
+            "baseline": BASELINE.get(name, "recipe"),
+            "seeds": len(arm_runs),
+            "steps": [run["steps"] for run in arm_runs],
+        }
+        for split in ("validation", "test"):
+            scores = [run["probe"][split] for run in arm_runs]
+            row[f"probe_{split}"] = round(float(np.mean(scores)), 4)
+            row[f"probe_{split}_sd"] = (
+                round(float(np.std(scores, ddof=1)), 4) if len(scores) > 1 else None
+            )
+            paired = [run["probe"][split] - baseline[run["seed"]][split] for run in arm_runs]
+            row[f"{split}_minus_baseline"] = round(float(np.mean(paired)), 4)
+        control = controls["pre" if arm_runs[0]["layer_norm"] == "pre" else "post"]
+        row["control_test"] = control["test"]
+        row["objective"] = {k: v for k, v in arm_runs[0].items() if k.endswith("_accuracy")}
+        if name != "recipe":  # the recipe's own seeds are the yardstick
+            row["verdict"] = verdict(row["validation_minus_baseline"], spread)
+        table[name] = row
+    return table, spread
+
+
+def verdict(difference, spread):
+    """No difference within twice the recipe's seed sd (or without one), else the sign.
+
+    >>> verdict(0.01, 0.01), verdict(-0.03, 0.01), verdict(0.05, None)
+    ('no difference', 'worse', 'no difference')
+    """
+    if spread is None or abs(difference) <= 2 * spread:
+        return "no difference"
+    return "better" if difference > 0 else "worse"
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--budget-minutes", type=float, default=6.0)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds of the recipe arm")
+    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated, from ARMS")
+    parser.add_argument("--train-size", type=int, default=1000)
+    parser.add_argument("--sequence-length", type=int, default=40)
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--vocabulary-size", type=int, default=8000)
+    parser.add_argument("--max-documents", type=int, default=0, help="0 = all (tests: a few)")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default="runs/pretraining_recipe")
+    parser.add_argument(
+        "--lab-flags", default="", help="more lab01 flags for every arm (tests: a tiny model)"
+    )
+    add_record_argument(parser)
+    args = parser.parse_args()
+    arms = [name.strip() for name in args.arms.split(",") if name.strip()]
+    unknown = sorted(set(arms) - set(ARMS))
+    # Each arm's baseline runs, and the recipe always (its seeds are the yardstick).
+    missing = sorted({"recipe", *(BASELINE.get(name, "recipe") for name in arms)} - set(arms))
+    if unknown or missing:
+        parser.error(
+            f"--arms must name arms of {list(ARMS)} and each one's baseline; received {arms}"
+            + (f" (missing {', '.join(missing)})" if missing else "")
+        )
+    if args.seeds < 2:
+        parser.error("--seeds must be >= 2: the recipe's seed spread is the yardstick")
+    if args.seeds < 1 or not args.budget_minutes > 0:
+        parser.error("--seeds must be >= 1 and --budget-minutes > 0")
+    started = time.perf_counter()
+
+    # One tokenizer for every arm (lab01's: WordPiece trained on the training books).
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    documents, _ = read_named_corpus("pretrain_corpus", args.data_dir, args.max_documents)
+    train_corpus_tokenizer(documents, "wordpiece", args.vocabulary_size, run_dir)
+    vocabulary = run_dir / "vocab.txt"
+    tokenizer = WordPieceTokenizer(str(vocabulary))
+
+    def preprocessor(encoder):  # questions cut to the encoder's position table at most
+        length = min(args.sequence_length, encoder.config.max_sequence_length)
+        return BertPreprocessor(tokenizer, sequence_length=length)
+
+    splits = trec_splits(args.data_dir, args.train_size)
+
+    runs = {}
+    for name in arms:
+        seeds = range(args.seeds) if name == "recipe" else range(1)
+        for seed in seeds:
+            results, saved = pretrain(name, seed, args, vocabulary)
+            encoder = keras.models.load_model(saved / "encoder.keras")
+            accuracy = probe(encoder, preprocessor(encoder), splits)
+            chosen = chosen_layer(accuracy)
+            runs.setdefault(name, []).append(
+                {
+                    "seed": seed,
+                    "steps": results["steps"],
+                    "layer_norm": results["layer_norm"],
+                    "probe": chosen,
+                    **{k: v for k, v in results.items() if k.endswith("_accuracy")},
+                }
+            )
+            print(f"{name} seed {seed}: probe {chosen}", flush=True)
+
+    # The floor: random weights of each layer-norm placement, 3 seeds, chosen the same way.
+    controls = {}
+    config = encoder.get_config()
+    for norm in ("pre", "post"):
+        chosen_runs = []
+        for seed in range(3):
+            keras.utils.set_random_seed(1000 + seed)
+            random_encoder = Encoder.from_config({**config, "norm_first": norm == "pre"})
+            chosen_runs.append(
+                chosen_layer(probe(random_encoder, preprocessor(random_encoder), splits))
+            )
+        controls[norm] = {
+            split: round(float(np.mean([c[split] for c in chosen_runs])), 4)
+            for split in ("validation", "test")
+        }
+
+    table, spread = summarize(runs, controls)
+    print(f"\n{'arm':24s} {'reverts':44s} {'val':>6s} {'test':>6s} {'Δval':>6s}  vs")
+    for name, row in table.items():
+        print(
+            f"{name:24s} {row['reverts'][:44]:44s} {row['probe_validation']:6.3f} "
+            f"{row['probe_test']:6.3f} {row['validation_minus_baseline']:+6.3f}  "
+            f"{row['baseline']}: {row.get('verdict', '')}"
+        )
+    summary = {
+        "arms": table,
+        "recipe_flags": RECIPE,
+        "electra_recipe_flags": ELECTRA_RECIPE,
+        "recipe_validation_sd": None if spread is None else round(spread, 4),
+        "random_controls": controls,
+        "majority_class_acc": round(majority_accuracy(splits["train"][1], splits["test"][1]), 4),
+        "budget_minutes": args.budget_minutes,
+        "train_size": args.train_size,
+        "pooling": "mean",
+    }
+    if args.record:
+        write_run_record(args.record, summary, time.perf_counter() - started)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
