@@ -57,6 +57,7 @@ from kbert.metrics import learning_curve_png
 from kbert.models.pretraining_models import (
     PretrainingModelSettings,
     build_pretraining_model,
+    encoder_for_fine_tuning,
     pre_layer_norm,
     pretrained_encoder,
 )
@@ -158,16 +159,18 @@ def plan_epochs(part, args, vocabulary_size, train, part_dir):
 class EncoderSnapshots(keras.callbacks.Callback):
     """Saves the encoder after checkpoint intervals 1, 2, 4, 8, … (for the transfer benchmark)."""
 
-    def __init__(self, directory, steps_per_epoch):
+    def __init__(self, directory, steps_per_epoch, fine_tuning_dropout):
         super().__init__()
         self.directory = Path(directory)
         self.steps_per_epoch = steps_per_epoch
+        self.fine_tuning_dropout = fine_tuning_dropout
 
     def on_epoch_end(self, epoch, logs=None):
         done = epoch + 1
         if done & (done - 1) == 0:  # a power of two
             self.directory.mkdir(parents=True, exist_ok=True)
-            pretrained_encoder(self.model).save(
+            encoder = pretrained_encoder(self.model)
+            encoder_for_fine_tuning(encoder, self.fine_tuning_dropout).save(
                 self.directory / f"step_{done * self.steps_per_epoch}.keras"
             )
 
@@ -273,7 +276,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         ResumableBackup(part_dir / "backup"),
         keras.callbacks.TensorBoard(str(part_dir / "tensorboard")),
         keras.callbacks.CSVLogger(str(part_dir / "history.csv"), append=True),
-        EncoderSnapshots(part_dir / "snapshots", args.steps_per_epoch),
+        EncoderSnapshots(part_dir / "snapshots", args.steps_per_epoch, args.fine_tuning_dropout),
     ]
     # The input pipeline must outpace training: compare its examples/s with the step's below.
     pipeline_examples_per_s = measure_pipeline_throughput(train, steps=20)
@@ -371,7 +374,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     # models are saved beside them under their own names, never over them.
     suffix = "" if args.tokenizer == "wordpiece" else f"_{args.tokenizer}"
     saved = save_for_later_labs(
-        pretrained_encoder(model),
+        encoder_for_fine_tuning(pretrained_encoder(model), args.fine_tuning_dropout),
         run_dir / ("vocab.txt" if args.tokenizer == "wordpiece" else "tokenizer.json"),
         args.save_dir,
         f"lab01_{part}{suffix}",
@@ -429,7 +432,13 @@ def main():
         help="layer norm before (pre) or after (post) each sublayer; auto = pre for causal "
         "(GPT-2), post for masked and ELECTRA (BERT)",
     )
-    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--dropout", type=float, default=0.1, help="while pretraining")
+    parser.add_argument(
+        "--fine-tuning-dropout",
+        type=float,
+        default=0.1,
+        help="the dropout the saved encoder carries into the later labs' fine-tuning",
+    )
     parser.add_argument(
         "--mask-rate",
         type=float,
@@ -529,6 +538,11 @@ def main():
         parser.error(
             f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
         )
+    for flag in ("dropout", "fine_tuning_dropout"):
+        if not 0 <= getattr(args, flag) < 1:
+            parser.error(
+                f"--{flag.replace('_', '-')} must be in [0, 1); received {getattr(args, flag)}"
+            )
     if not 0 < args.mask_rate < 1:
         parser.error(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
     args.validation_steps = args.validation_steps or None

@@ -160,7 +160,13 @@ def add_pretrain_arguments(parser):
         default="auto",
         help="auto = pre for causal (GPT-2), post for masked and electra (BERT)",
     )
-    model.add_argument("--dropout", type=float, default=0.1)
+    model.add_argument("--dropout", type=float, default=0.1, help="while pretraining")
+    model.add_argument(
+        "--fine-tuning-dropout",
+        type=float,
+        default=0.1,
+        help="the dropout the saved encoder carries into fine-tuning (kbert finetune --model)",
+    )
     model.add_argument("--block-length", type=int, default=128, help="tokens per training sequence")
     model.add_argument(
         "--mask-rate",
@@ -295,8 +301,12 @@ def check_pretrain_flags(args):
         raise ValueError(
             f"--learning-rate must be a positive number; received {args.learning_rate}"
         )
-    if not 0 <= args.dropout < 1:
-        raise ValueError(f"--dropout must be in [0, 1); received {args.dropout}")
+    for flag, value in (
+        ("--dropout", args.dropout),
+        ("--fine-tuning-dropout", args.fine_tuning_dropout),
+    ):
+        if not 0 <= value < 1:
+            raise ValueError(f"{flag} must be in [0, 1); received {value}")
     if not 0 < args.mask_rate < 1:
         raise ValueError(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
     if not args.discriminator_weight > 0:
@@ -472,6 +482,7 @@ def pretrain(args):
         SIZED_PRESET,
         PretrainingModelSettings,
         build_pretraining_model,
+        encoder_for_fine_tuning,
         pretrained_encoder,
     )
     from kbert.runs import software_versions
@@ -601,6 +612,8 @@ def pretrain(args):
                 )
                 metrics = {key: round(float(value), 4) for key, value in scores.items()}
             encoder = pretrained_encoder(model)
+            if encoder is not None:
+                encoder = encoder_for_fine_tuning(encoder, args.fine_tuning_dropout)
             saved = ENCODER_FILE if encoder is not None else MODEL_FILE
             (encoder if encoder is not None else model).save(run_dir / saved)
             learning_curve_png(

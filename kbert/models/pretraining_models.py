@@ -188,6 +188,38 @@ def build_pretraining_model(objective, settings, vocabulary_size):
     return model
 
 
+def encoder_for_fine_tuning(encoder, dropout=0.1):
+    """`encoder` with the dropout its fine-tuning will use, for saving after pretraining.
+
+    Pretraining on a small budget runs without dropout (Cramming: one pass over the data needs
+    no regularizer); fine-tuning on few labels wants it back (BERT's 0.1, which Cramming keeps
+    for fine-tuning). The returned encoder has the same weights under a config whose `dropout`
+    and `attention_dropout` are `dropout`; `encoder` itself is returned when it has them already.
+
+    Args:
+        encoder: `kbert.models.Encoder`.
+        dropout: float in [0, 1), default 0.1.
+
+    Returns:
+        `kbert.models.Encoder`.
+
+    Example:
+    >>> settings = PretrainingModelSettings(num_layers=1, hidden_dim=16, num_heads=2,
+    ...                                     block_length=8, dropout=0.0)
+    >>> model = build_pretraining_model("masked", settings, 50)
+    >>> encoder_for_fine_tuning(pretrained_encoder(model)).config.dropout
+    0.1
+    """
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise ValueError(f"dropout must be a number in [0, 1); received {dropout!r}")
+    config = encoder.get_config()
+    if config["dropout"] == dropout and config["attention_dropout"] == dropout:
+        return encoder
+    copy = Encoder.from_config({**config, "dropout": dropout, "attention_dropout": dropout})
+    copy.set_weights(encoder.get_weights())
+    return copy
+
+
 def pretrained_encoder(model):
     """The encoder a pretraining model leaves for fine-tuning (ELECTRA's discriminator), or
     None for an encoder-decoder (it is kept whole)."""
@@ -204,6 +236,7 @@ __all__ = [
     "PretrainingModelSettings",
     "build_pretraining_model",
     "check_preset",
+    "encoder_for_fine_tuning",
     "pretrained_encoder",
     "pretraining_encoder",
 ]

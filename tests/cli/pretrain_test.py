@@ -75,6 +75,7 @@ def _entries(tmp_path):
         (["--block-length", "4"], "--block-length must be an int >= 8; received 4"),
         (["--learning-rate", "0"], "--learning-rate must be a positive number"),
         (["--mask-rate", "1.5"], "--mask-rate must be a number in (0, 1); received 1.5"),
+        (["--fine-tuning-dropout", "1"], "--fine-tuning-dropout must be in [0, 1); received 1"),
         (["--discriminator-weight", "0"], "--discriminator-weight must be a number > 0"),
         (["--generator-width-factor", "0"], "--generator-width-factor must be an int >= 1"),
         (
@@ -159,6 +160,7 @@ def test_the_recipe_flags_reach_the_model_and_its_record(tmp_path, monkeypatch):
     monkeypatch.setattr(pretraining_models, "build_pretraining_model", spy)
     flags = ["--objective", "electra", "--mask-rate", "0.4", "--schedule", "linear"]
     flags += ["--generator-width-factor", "2", "--discriminator-weight", "20", "--tie-embeddings"]
+    flags += ["--dropout", "0", "--fine-tuning-dropout", "0.15"]
     assert _pretrain(tmp_path, *flags) == 0
     model = built[-1]
     assert model.generator_encoder.config.hidden_dim == 8 and model.discriminator_weight == 20
@@ -169,6 +171,12 @@ def test_the_recipe_flags_reach_the_model_and_its_record(tmp_path, monkeypatch):
     assert learning_rate["name"] == "warmup_linear_decay"
     settings = json.loads((tmp_path / "out" / "pretrain.json").read_text())["settings"]
     assert (settings["mask_rate"], settings["tie_embeddings"]) == (0.4, True)
+    import keras
+
+    # Pretrained without dropout, saved with the dropout its fine-tuning uses.
+    assert model.discriminator_encoder.config.dropout == 0.0
+    saved = keras.models.load_model(tmp_path / "out" / "encoder.keras")
+    assert (saved.config.dropout, saved.config.attention_dropout) == (0.15, 0.15)
 
 
 @pytest.mark.parametrize("objective", ["causal", "masked", "electra", "span_corruption"])

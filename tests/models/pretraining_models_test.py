@@ -87,3 +87,24 @@ def test_electra_generator_width_loss_weight_and_tying_are_settings():
     ):
         with pytest.raises(ValueError, match=f"{field} must be {expected}"):
             PretrainingModelSettings(**{field: value})
+
+
+def test_the_encoder_is_saved_with_the_dropout_fine_tuning_uses():
+    import numpy as np
+
+    from kbert.models.pretraining_models import encoder_for_fine_tuning
+
+    settings = PretrainingModelSettings(**{**SETTINGS.__dict__, "dropout": 0.0})
+    encoder = pretrained_encoder(build_pretraining_model("masked", settings, 60))
+    tuned = encoder_for_fine_tuning(encoder, 0.2)
+    assert (tuned.config.dropout, tuned.config.attention_dropout) == (0.2, 0.2)
+    assert encoder.config.dropout == 0.0  # the pretrained one is not changed
+    for mine, theirs in zip(tuned.get_weights(), encoder.get_weights(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    x = encoder.dummy_inputs(2, 6)
+    np.testing.assert_allclose(
+        np.asarray(tuned(x)["sequence_output"]), np.asarray(encoder(x)["sequence_output"])
+    )  # same outputs at inference
+    assert encoder_for_fine_tuning(tuned, 0.2) is tuned
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\); received 1"):
+        encoder_for_fine_tuning(encoder, 1)
