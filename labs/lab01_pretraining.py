@@ -2,11 +2,21 @@
 
 Reproduces hands-on #1 of the NAACL 2019 tutorial "Transfer Learning in NLP" (pretraining a
 transformer language model) and the two objectives of Jurafsky & Martin ch. 11: (a) a causal
-language model, as in the tutorial, and (b) a masked language model of the same size (BERT's MLM:
-15% of tokens, 80/10/10, masks re-drawn every epoch); plus (c) ELECTRA's replaced-token
-detection (Clark et al. 2020; the textbook's ELECTRA section): a generator a quarter as wide
-fills 15% masked positions with samples and the discriminator, the encoder kept, labels every
-token original or replaced, so it learns from all tokens rather than 15%.
+language model, as in the tutorial, and (b) a masked language model of the same size (BERT's
+MLM: masks re-drawn every epoch, 80% [MASK], 10% a random token, 10% kept); plus (c) ELECTRA's
+replaced-token detection (Clark et al. 2020; the textbook's ELECTRA section): a generator a
+quarter as wide fills the masked positions with samples and the discriminator, the encoder
+kept, labels every token original or replaced, so it learns from all tokens.
+
+The defaults are a recipe for pretraining on a CPU in minutes rather than days
+(`kbert.models.pretraining_models.RECIPE`, each choice with its source): pre-LN blocks
+(Xiong et al. 2020), no dropout while pretraining and BERT's 0.1 saved for fine-tuning, and a
+linear decay (Geiping & Goldstein 2022, "Cramming"), 40% of tokens masked for the MLM (Wettig
+et al. 2023; BERT masked 15%, ELECTRA keeps its 15%), ELECTRA's generator tied to the
+discriminator's embeddings (Clark et al. 2020). `--layer-norm auto --dropout 0.1 --mask-rate
+0.15 --schedule cosine` gives the sources' own settings. `benchmarks/pretraining_recipe.py`
+sets each choice back at equal minutes and measures what the start is worth fine-tuned
+(its record: docs/results.md).
 
 `--budget-minutes M` gives every part the same CPU budget: the lab times a few training steps
 of the part's model on this machine, then trains for as many steps as fit in M minutes (the
@@ -15,16 +25,18 @@ how `benchmarks/transfer.py` compares the objectives at equal compute.
 
 What it should show: the losses fall; the causal model's word-level perplexity on held-out books
 (by other authors) drops far below the vocabulary size, and its greedy/nucleus continuations
-become locally fluent. The bidirectional objectives learn more slowly per CPU minute: the MLM
-predicts only 15% of the tokens, and at 10 minutes neither it nor ELECTRA's discriminator has
-left the unigram phase (recorded in docs/results.md, with pre-LN runs showing the layer-norm
-placement is not the cause); `benchmarks/transfer.py` measures what each start is worth
-downstream. The encoders are saved under `saved_models/` for the later labs.
+become locally fluent. The causal LM learns from every token, the MLM from the masked share:
+per CPU minute the causal model learns fastest, and the masked one leaves its first phase
+(predicting frequent words, whatever the context) only with the recipe's settings. What each
+start is worth downstream is `benchmarks/transfer.py`'s record. The encoders are saved under
+`saved_models/` for the later labs. On GPUs the tutorial's own size (`--preset tutorial_50m`,
+WikiText-103, `--block-length 256`) trains in the same code; see the command below.
 
-The training loop is plain `model.fit`: warmup + cosine decay, AdamW, gradient clipping,
-gradient accumulation, bfloat16 and XLA by flag, a `tf.distribute` strategy by flag, TensorBoard
-logs, a learning-curve PNG, and checkpoints every `--steps-per-epoch` steps from which a run
-killed with `kill -9` continues when started again with the same arguments.
+The training loop is plain `model.fit`: warmup + linear or cosine decay, AdamW, gradient
+clipping, gradient accumulation, bfloat16 where this CPU trains faster in it (`--dtype auto`,
+timed once and cached) and XLA by flag, a `tf.distribute` strategy by flag, TensorBoard logs,
+a learning-curve PNG, and checkpoints every `--steps-per-epoch` steps from which a run killed
+with `kill -9` continues when started again with the same arguments.
 
     python labs/lab01_pretraining.py                      # causal + masked, defaults (CPU-sized)
     python labs/lab01_pretraining.py --part all --budget-minutes 20   # three objectives, equal budget
@@ -55,11 +67,13 @@ from kbert.files import replace_directory, restore_interrupted_directory
 from kbert.layers import attention_bias
 from kbert.metrics import learning_curve_png
 from kbert.models.pretraining_models import (
+    RECIPE,
     PretrainingModelSettings,
     build_pretraining_model,
     encoder_for_fine_tuning,
     pre_layer_norm,
     pretrained_encoder,
+    recipe_mask_rate,
 )
 from kbert.models.text_generator import TextGenerator
 from kbert.run_records import write_run_record
@@ -123,6 +137,11 @@ def model_settings(args):
         discriminator_weight=args.discriminator_weight,
         tie_embeddings=args.tie_embeddings,
     )
+
+
+def mask_rate(part, args):
+    """`--mask-rate`, or the recipe's for the part (masked 40%, ELECTRA 15%)."""
+    return args.mask_rate or recipe_mask_rate(part) or 0.15  # causal masks nothing
 
 
 def build_model(part, args, vocabulary_size):
@@ -249,7 +268,7 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         args.block_length,
         args.batch_size,
         seed=args.seed,
-        mask_rate=args.mask_rate,
+        mask_rate=mask_rate(part, args),
     )
 
     # %% Model and optimizer under the strategy's scope; an equal time budget sets the steps.
@@ -330,6 +349,9 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
         "steps": total_steps,
         "budget_minutes": args.budget_minutes or None,
         "layer_norm": "pre" if pre_layer_norm(part, args.layer_norm) else "post",
+        "dropout": args.dropout,
+        "mask_rate": None if part == "causal" else mask_rate(part, args),
+        "schedule": args.schedule,
         "dtype": args.dtype,
         "parameters": pretrained_encoder(model).count_params(),
         "train_examples_per_s": round(examples / train_seconds, 1),
@@ -425,42 +447,50 @@ def main():
     parser.add_argument("--num-layers", type=int, default=4)
     parser.add_argument("--hidden-dim", type=int, default=256)
     parser.add_argument("--num-heads", type=int, default=4)
+    # The defaults are the CPU-hour recipe (`kbert.models.pretraining_models.RECIPE`, each
+    # choice with its source; benchmarks/pretraining_recipe.py sets each back to BERT's).
     parser.add_argument(
         "--layer-norm",
         choices=["auto", "pre", "post"],
-        default="auto",
-        help="layer norm before (pre) or after (post) each sublayer; auto = pre for causal "
-        "(GPT-2), post for masked and ELECTRA (BERT)",
+        default=RECIPE["layer_norm"],
+        help="layer norm before (pre) or after (post) each sublayer; auto = each objective's "
+        "source: pre for causal (GPT-2), post for masked and ELECTRA (BERT)",
     )
-    parser.add_argument("--dropout", type=float, default=0.1, help="while pretraining")
+    parser.add_argument(
+        "--dropout", type=float, default=RECIPE["dropout"], help="while pretraining"
+    )
     parser.add_argument(
         "--fine-tuning-dropout",
         type=float,
-        default=0.1,
+        default=RECIPE["fine_tuning_dropout"],
         help="the dropout the saved encoder carries into the later labs' fine-tuning",
     )
     parser.add_argument(
         "--mask-rate",
         type=float,
-        default=0.15,
-        help="share of tokens masked and predicted by the masked and ELECTRA parts (BERT: 0.15)",
+        default=None,
+        help="share of tokens masked and predicted (BERT: 0.15); default: the recipe's, "
+        f"{RECIPE['masked_mask_rate']} for masked, {RECIPE['electra_mask_rate']} for ELECTRA",
     )
     parser.add_argument(
         "--generator-width-factor",
         type=int,
-        default=4,
+        default=RECIPE["generator_width_factor"],
         help="ELECTRA's generator is this many times narrower than the discriminator",
     )
     parser.add_argument(
-        "--discriminator-weight", type=float, default=50.0, help="ELECTRA's λ on the RTD loss"
+        "--discriminator-weight",
+        type=float,
+        default=RECIPE["discriminator_weight"],
+        help="ELECTRA's λ on the RTD loss",
     )
     parser.add_argument(
         "--tie-embeddings",
         action=argparse.BooleanOptionalAction,
-        default=False,
+        default=RECIPE["tie_embeddings"],
         help="ELECTRA's generator reads the discriminator's embedding tables",
     )
-    parser.add_argument("--block-length", type=int, default=128)
+    parser.add_argument("--block-length", type=int, default=RECIPE["block_length"])
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
         "--gradient-accumulation",
@@ -473,8 +503,8 @@ def main():
     parser.add_argument(
         "--schedule",
         choices=sorted(SCHEDULES),
-        default="cosine",
-        help="decay after warmup: cosine (the tutorial's) or linear (BERT's)",
+        default=RECIPE["schedule"],
+        help="decay after warmup: cosine (the tutorial's) or linear (BERT's, Cramming's)",
     )
     parser.add_argument(
         "--epochs",
@@ -543,7 +573,7 @@ def main():
             parser.error(
                 f"--{flag.replace('_', '-')} must be in [0, 1); received {getattr(args, flag)}"
             )
-    if not 0 < args.mask_rate < 1:
+    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
         parser.error(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None

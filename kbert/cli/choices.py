@@ -20,6 +20,19 @@ NER_METHODS = ("softmax", "crf", "span")
 LONG_INPUT_STRATEGIES = ("head", "head_tail", "window_mean", "window_max")
 # kbert.models.pretraining_models.OBJECTIVES.
 PRETRAINING_OBJECTIVES = ("causal", "masked", "electra", "span_corruption")
+# kbert.models.pretraining_models.RECIPE: `kbert pretrain`'s defaults.
+PRETRAINING_RECIPE = {
+    "layer_norm": "pre",
+    "dropout": 0.0,
+    "fine_tuning_dropout": 0.1,
+    "masked_mask_rate": 0.4,
+    "electra_mask_rate": 0.15,
+    "schedule": "linear",
+    "block_length": 128,
+    "generator_width_factor": 4,
+    "discriminator_weight": 50.0,
+    "tie_embeddings": True,
+}
 # kbert.train.pretraining_optimizer.SCHEDULES (keys).
 PRETRAINING_SCHEDULES = ("cosine", "linear")
 # kbert.text.corpus_tokenizers.TOKENIZER_KINDS.

@@ -38,6 +38,7 @@ from kbert.cli.choices import (
     NAMED_CORPORA,
     PRETRAINING_DTYPES,
     PRETRAINING_OBJECTIVES,
+    PRETRAINING_RECIPE,
     PRETRAINING_SCHEDULES,
     STRATEGIES,
     TOKENIZER_KINDS,
@@ -154,42 +155,51 @@ def add_pretrain_arguments(parser):
     model.add_argument("--num-layers", type=int, help="blocks (default 4; span_corruption: each)")
     model.add_argument("--hidden-dim", type=int, help="width (default 256)")
     model.add_argument("--num-heads", type=int, help="attention heads (default 4)")
+    # The defaults are the CPU-hour recipe (kbert.models.pretraining_models.RECIPE).
+    recipe = PRETRAINING_RECIPE
     model.add_argument(
         "--layer-norm",
         choices=("auto", "pre", "post"),
-        default="auto",
-        help="auto = pre for causal (GPT-2), post for masked and electra (BERT)",
+        default=recipe["layer_norm"],
+        help="pre (the recipe's) or post; auto = each objective's source: pre for causal "
+        "(GPT-2), post for masked and electra (BERT)",
     )
-    model.add_argument("--dropout", type=float, default=0.1, help="while pretraining")
+    model.add_argument("--dropout", type=float, default=recipe["dropout"], help="while pretraining")
     model.add_argument(
         "--fine-tuning-dropout",
         type=float,
-        default=0.1,
+        default=recipe["fine_tuning_dropout"],
         help="the dropout the saved encoder carries into fine-tuning (kbert finetune --model)",
     )
-    model.add_argument("--block-length", type=int, default=128, help="tokens per training sequence")
+    model.add_argument(
+        "--block-length",
+        type=int,
+        default=recipe["block_length"],
+        help="tokens per training sequence",
+    )
     model.add_argument(
         "--mask-rate",
         type=float,
-        default=0.15,
-        help="masked and electra: share of tokens masked and predicted (BERT: 0.15)",
+        default=None,
+        help="masked and electra: share of tokens masked and predicted (BERT: 0.15); default "
+        f"{recipe['masked_mask_rate']} for masked, {recipe['electra_mask_rate']} for electra",
     )
     model.add_argument(
         "--generator-width-factor",
         type=int,
-        default=4,
+        default=recipe["generator_width_factor"],
         help="electra: the generator is this many times narrower than the discriminator",
     )
     model.add_argument(
         "--discriminator-weight",
         type=float,
-        default=50.0,
+        default=recipe["discriminator_weight"],
         help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
     )
     model.add_argument(
         "--tie-embeddings",
         action=argparse.BooleanOptionalAction,
-        default=False,
+        default=recipe["tie_embeddings"],
         help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
     )
     train = parser.add_argument_group("budget and training")
@@ -219,8 +229,8 @@ def add_pretrain_arguments(parser):
     train.add_argument(
         "--schedule",
         choices=PRETRAINING_SCHEDULES,
-        default="cosine",
-        help="decay to 0 after warmup: cosine (the tutorial's) or linear (BERT's)",
+        default=PRETRAINING_RECIPE["schedule"],
+        help="decay to 0 after warmup: linear (BERT's, Cramming's) or cosine (the tutorial's)",
     )
     train.add_argument(
         "--validation-steps",
@@ -307,7 +317,9 @@ def check_pretrain_flags(args):
     ):
         if not 0 <= value < 1:
             raise ValueError(f"{flag} must be in [0, 1); received {value}")
-    if not 0 < args.mask_rate < 1:
+    if args.mask_rate is None and args.objective in ("masked", "electra"):
+        args.mask_rate = PRETRAINING_RECIPE[f"{args.objective}_mask_rate"]
+    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
         raise ValueError(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
     if not args.discriminator_weight > 0:
         raise ValueError(
@@ -520,7 +532,7 @@ def pretrain(args):
             args.batch_size,
             seed=args.seed,
             sentinel_ids=sentinel_ids,
-            mask_rate=args.mask_rate,
+            mask_rate=args.mask_rate or 0.15,  # causal and span corruption mask nothing
         )
         settings = PretrainingModelSettings(
             preset=args.preset or SIZED_PRESET,

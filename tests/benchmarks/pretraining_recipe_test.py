@@ -35,8 +35,8 @@ def test_each_arm_is_the_recipe_with_its_changes():
 
 
 def _run(seed, validation, test, layer_norm="pre"):
-    probe = {"layer": 1, "validation": validation, "test": test}
-    return {"seed": seed, "steps": 10, "layer_norm": layer_norm, "probe": probe}
+    scores = {"learning_rate": 1e-3, "validation": validation, "test": test}
+    return {"seed": seed, "steps": 10, "layer_norm": layer_norm, "transfer": scores}
 
 
 def test_arms_are_paired_with_their_baseline_by_seed_and_judged_by_the_recipe_spread():
@@ -57,7 +57,8 @@ def test_arms_are_paired_with_their_baseline_by_seed_and_judged_by_the_recipe_sp
     untied = table["electra_untied"]
     assert untied["baseline"] == "electra" and untied["test_minus_baseline"] == pytest.approx(-0.06)
     assert untied["verdict"] == "no difference"  # -1 point on validation, spread 1 point
-    assert table["recipe"]["probe_validation_sd"] == pytest.approx(0.01)
+    assert table["recipe"]["validation_sd"] == pytest.approx(0.01)
+    assert table["recipe"]["learning_rates"] == [1e-3] * 3
     assert "verdict" not in table["recipe"]
 
 
@@ -84,7 +85,8 @@ def test_a_tiny_ablation_pretrains_probes_and_resumes(tmp_path, data_root):
     tiny = "--num-layers 1 --hidden-dim 32 --num-heads 2 --block-length 32 --batch-size 8"
     flags = [
         *("--budget-minutes", "0.03", "--seeds", "2", "--arms", "recipe,post_ln,electra"),
-        *("--max-documents", "4", "--vocabulary-size", "600", "--train-size", "60"),
+        *("--max-documents", "4", "--vocabulary-size", "600", "--labelled", "30"),
+        *("--fine-tune-seeds", "2", "--min-steps", "2", "--learning-rates", "1e-3", "3e-3"),
         *("--dtype", "float32", "--run-dir", str(tmp_path / "runs"), "--lab-flags", tiny),
     ]
     result = _bench(tmp_path, data_root, *flags, "--record", str(tmp_path / "record.json"))
@@ -93,7 +95,8 @@ def test_a_tiny_ablation_pretrains_probes_and_resumes(tmp_path, data_root):
     assert set(summary["arms"]) == {"recipe", "post_ln", "electra"}
     recipe = summary["arms"]["recipe"]
     assert recipe["seeds"] == 2 and all(steps >= 1 for steps in recipe["steps"])
-    assert 0 <= recipe["probe_test"] <= 1 and recipe["objective"]["mlm_accuracy"] >= 0
+    assert 0 <= recipe["test"] <= 1 and recipe["objective"]["mlm_accuracy"] >= 0
+    assert set(recipe["learning_rates"]) <= {1e-3, 3e-3}
     assert summary["arms"]["post_ln"]["verdict"] in ("no difference", "better", "worse")
     assert "rtd_accuracy" in summary["arms"]["electra"]["objective"]
     assert set(summary["random_controls"]) == {"pre", "post"}

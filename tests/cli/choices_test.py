@@ -27,7 +27,7 @@ def test_each_choice_equals_the_library_constant_it_copies():
 
 def test_each_pretrain_choice_equals_the_library_constant_it_copies():
     from kbert.data import text_corpus
-    from kbert.models import encoder_config, encoder_decoder
+    from kbert.models import encoder_config, encoder_decoder, pretraining_models
     from kbert.models.pretraining_models import OBJECTIVES
     from kbert.text.corpus_tokenizers import TOKENIZER_KINDS
     from kbert.train import distribute, precision
@@ -35,6 +35,7 @@ def test_each_pretrain_choice_equals_the_library_constant_it_copies():
 
     assert choices.PRETRAINING_OBJECTIVES == OBJECTIVES
     assert choices.PRETRAINING_SCHEDULES == tuple(SCHEDULES)
+    assert choices.PRETRAINING_RECIPE == pretraining_models.RECIPE
     assert choices.TOKENIZER_KINDS == TOKENIZER_KINDS
     assert choices.NAMED_CORPORA == text_corpus.NAMED_CORPORA
     assert choices.CORPUS_FORMATS == text_corpus.FORMATS
