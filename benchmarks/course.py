@@ -5,9 +5,9 @@ that make it, in an order that respects what each run reads.
 (`--resume` continues it after an interruption), so every record names the same code. A record
 that reads a saved model runs after the run that writes it, and each saved model has one
 writer: lab01 at its defaults writes `saved_models/lab01_causal` (read by lab07, lab09, lab17,
-the adaptation grids and the distillation grid); the 10-minute run of all three objectives
-writes its own `runs/lab01_budget_10min/saved_models/` (read by `benchmarks.transfer` and
-`benchmarks.transfer_probes`); the pre-LN runs write `runs/lab01_pre_ln/saved_models/`.
+the adaptation grids and the distillation grid); the 60-minute run of all three objectives
+(issue #37's budget) writes its own `runs/lab01_budget_60min/saved_models/` (read by
+`benchmarks.transfer` and `benchmarks.transfer_probes`).
 
 An entry is `(record name, program, flags)`: the program is a lab (`labs/<program>.py`) or
 `benchmarks.<name>`; `--record docs/results/<record name>.json` is added when it runs. A lab the
@@ -17,9 +17,8 @@ shared file; a lab with variants or a saved model to read is named here.
 
 from pathlib import Path
 
-BUDGET_10 = "runs/lab01_budget_10min/saved_models"
-PRE_LN = "runs/lab01_pre_ln/saved_models"
-_BUDGET_FLAGS = ("--budget-minutes", "10", "--steps-per-epoch", "100", "--validation-steps", "10")
+BUDGET_60 = "runs/lab01_budget_60min/saved_models"
+_BUDGET_FLAGS = ("--budget-minutes", "60", "--steps-per-epoch", "200", "--validation-steps", "10")
 
 # First: lab01's model (every later lab01 start reads it), then the grids whose choices on
 # validation the labs read (`kbert.train.chosen_on_validation`); then the labs the plan does not
@@ -83,35 +82,25 @@ FOLLOW = (
         ("--starts", "lab01,minilm_l6", "--lab01-model", "saved_models/lab01_causal")
         + ("--studies", "peft", "--run-dir", "runs/adaptation_grid_peft"),
     ),
-    # Pretraining's other budgets: later runs read what these save.
+    # The CPU-hour recipe, one choice set back at a time (lab01 runs of its own).
+    ("pretraining_recipe", "benchmarks.pretraining_recipe", ()),
+    # Pretraining at issue #37's budget, an hour per objective: later runs read what it saves.
     (
-        "lab01_pretraining_budget_10min",
+        "lab01_pretraining_budget_60min",
         "lab01_pretraining",
-        ("--part", "all", *_BUDGET_FLAGS, "--run-dir", "runs/transfer_lab01")
-        + ("--save-dir", BUDGET_10, "--overwrite", "--verbose", "2"),
+        ("--part", "all", *_BUDGET_FLAGS, "--run-dir", "runs/transfer_lab01_60min")
+        + ("--save-dir", BUDGET_60, "--overwrite", "--verbose", "2"),
     ),
-    *(
-        (
-            f"lab01_pretraining_pre_ln_{part}",
-            "lab01_pretraining",
-            ("--part", part, "--layer-norm", "pre", *_BUDGET_FLAGS)
-            + ("--run-dir", f"runs/preln_lab01_{part}", "--save-dir", PRE_LN)
-            + ("--overwrite", "--verbose", "2"),
-        )
-        for part in ("masked", "electra")
-    ),
-    ("transfer", "benchmarks.transfer", ("--pretrained-dir", BUDGET_10)),
+    ("transfer", "benchmarks.transfer", ("--pretrained-dir", BUDGET_60)),
     (
         "transfer_probes",
         "benchmarks.transfer_probes",
         tuple(
             flag
             for name, path in (
-                ("causal", f"{BUDGET_10}/lab01_causal"),
-                ("masked", f"{BUDGET_10}/lab01_masked"),
-                ("electra", f"{BUDGET_10}/lab01_electra"),
-                ("masked_pre_ln", f"{PRE_LN}/lab01_masked"),
-                ("electra_pre_ln", f"{PRE_LN}/lab01_electra"),
+                ("causal", f"{BUDGET_60}/lab01_causal"),
+                ("masked", f"{BUDGET_60}/lab01_masked"),
+                ("electra", f"{BUDGET_60}/lab01_electra"),
             )
             for flag in ("--start", f"{name}={path}")
         ),
@@ -201,6 +190,11 @@ RETIRED = {
     # Every method of labs 3–6, 16 and 17 on both starts in one run (92 min): the labs' own
     # records hold those rows at 3 seeds, and the grids hold each method's rates.
     "adaptation": "adaptation_grid",
+    # Issue #37: pretraining at an hour per objective with the CPU-hour recipe, whose pre-LN
+    # choice the recipe's ablation (its `post_ln` arm) now checks.
+    "lab01_pretraining_budget_10min": "lab01_pretraining_budget_60min",
+    "lab01_pretraining_pre_ln_masked": "pretraining_recipe",
+    "lab01_pretraining_pre_ln_electra": "pretraining_recipe",
 }
 
 

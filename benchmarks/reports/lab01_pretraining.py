@@ -20,9 +20,15 @@ def render(results):
         perplexity = r.get(f"{prefix}_perplexity")
         # Records before the --layer-norm flag: causal pre-LN, the others post-LN (BERT).
         layer_norm = r.get("layer_norm") or ("pre" if part == "causal" else "post")
+        settings = [f"{layer_norm}-LN"]  # the recipe's other settings, where recorded
+        if r.get("mask_rate"):
+            settings.append(f"{r['mask_rate']:.0%} masked")
+        if "dropout" in r:
+            settings.append(f"dropout {r['dropout']:g}")
+        settings += [r[key] for key in ("schedule", "dtype") if key in r]
         rows.append(
             [
-                f"{part} ({layer_norm}-LN)",
+                f"{part} ({', '.join(settings)})",
                 f"{r['parameters'] / 1e6:.1f}M",
                 f"{r['steps']:,}",
                 r.get("budget_minutes") or "-",

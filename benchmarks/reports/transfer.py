@@ -17,7 +17,9 @@ def render(results):
         for name, by_size in curve.items()
     ]
     parts = []
-    if results.get("objective"):
+    if results.get("gaps"):
+        parts += [f"**{_gaps_sentence(results)}**", ""]
+    elif results.get("objective"):  # records made before the headline size was declared
         parts += [
             f"**Best gap at ≤ 1,000 labels:** {results['objective']} "
             f"{results['pretrained_acc']:.3f} vs {results['control']} "
@@ -66,7 +68,21 @@ def render(results):
     return "\n".join(parts)
 
 
+def _gaps_sentence(results):
+    gaps = "; ".join(
+        f"{name} {gap['pretrained_acc']:.3f} vs {gap['random_acc']:.3f} "
+        f"({gap['gap_points']:+.1f} points)"
+        for name, gap in results["gaps"].items()
+    )
+    return (
+        f"TREC-6 with {results['headline_size']:,} labels, each start vs the random init of "
+        f"its architecture: {gaps}; mean of {results['seeds']} seeds"
+    )
+
+
 def headline(results):
+    if "gaps" in results:
+        return _gaps_sentence(results) if results["gaps"] else "no pretrained start measured"
     if not results.get("objective"):
         return "no pretrained start measured"
     return (

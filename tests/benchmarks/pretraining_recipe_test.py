@@ -106,3 +106,31 @@ def test_a_tiny_ablation_pretrains_probes_and_resumes(tmp_path, data_root):
     assert again.returncode == 0, again.stderr[-3000:]
     assert "pretraining" not in again.stdout
     assert json.loads(again.stdout.strip().splitlines()[-1])["arms"]["recipe"] == recipe
+
+
+def test_the_report_renders_each_arm_with_its_verdict():
+    from benchmarks.reports import pretraining_recipe as page
+
+    runs = {
+        "recipe": [_run(0, 0.60, 0.58), _run(1, 0.62, 0.60)],
+        "post_ln": [_run(0, 0.50, 0.49, layer_norm="post")],
+    }
+    controls = {"pre": {"validation": 0.4, "test": 0.39}, "post": {"validation": 0.3, "test": 0.3}}
+    table, spread = pretraining_recipe.summarize(runs, controls)
+    for row in table.values():
+        row["objective"] = {"mlm_accuracy": 0.2}
+    results = {
+        "arms": table,
+        "recipe_flags": pretraining_recipe.RECIPE,
+        "recipe_validation_sd": round(spread, 4),
+        "random_controls": controls,
+        "majority_class_acc": 0.188,
+        "budget_minutes": 6.0,
+        "labelled": 300,
+        "fine_tune_seeds": 3,
+    }
+    text = page.render(results)
+    assert "| post_ln | BERT's post-LN | 10 | mlm_accuracy 0.200 | 0.500 | 0.490 |" in text
+    assert "-9.0 vs recipe | worse |" in text and "--mask-rate 0.4" in text
+    assert "pre-LN 0.390; post-LN 0.300" in text
+    assert page.headline(results).endswith("each choice set back: post_ln worse")

@@ -186,7 +186,7 @@ def test_a_plan_entry_runs_with_its_flags_and_keep_skips_what_still_stands(repo,
 
 
 def test_the_course_plan_makes_every_committed_record_once(tmp_path):
-    from benchmarks.course import BUDGET_10, COURSE, FOLLOW, LEAD, PRE_LN, RETIRED, course
+    from benchmarks.course import BUDGET_60, COURSE, FOLLOW, LEAD, RETIRED, course
 
     names = [name for name, _, _ in course()]
     assert len(names) == len(set(names))
@@ -204,7 +204,7 @@ def test_the_course_plan_makes_every_committed_record_once(tmp_path):
         return flags[flags.index("--save-dir") + 1] if "--save-dir" in flags else "saved_models"
 
     saves = {save_dir(flags) for _, program, flags in COURSE if program == "lab01_pretraining"}
-    assert saves == {"saved_models", BUDGET_10, PRE_LN}
+    assert saves == {"saved_models", BUDGET_60}
     written = set()
     for name, program, flags in COURSE:
         if program == "lab01_pretraining":  # a writer

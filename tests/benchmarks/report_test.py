@@ -80,13 +80,16 @@ def test_the_page_is_made_from_the_records_and_checked(tmp_path, capsys):
 
 
 TRANSFER = {
-    "labelled": 300,
-    "pretrained_acc": 0.71,
-    "random_acc": 0.6,
+    "headline_size": 300,
+    "gaps": {
+        "masked": {
+            "control": "random_bidirectional",
+            "pretrained_acc": 0.71,
+            "random_acc": 0.6,
+            "gap_points": 11.0,
+        }
+    },
     "seeds": 3,
-    "objective": "masked",
-    "control": "random_bidirectional",
-    "gap_points": 11.0,
     "majority_class_acc": 0.188,
     "learning_rates": {"masked": {"3e-04": 0.8}},
     "chosen_learning_rate": {"masked": "3e-04"},
@@ -104,8 +107,9 @@ def test_the_readme_summary_is_made_from_the_records(tmp_path):
     text = readme.read_text()
     assert "old" not in text and text.endswith(f"{report.README_END}\n\nmore\n")
     assert (
-        "| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels: masked start 0.710 "
-        "vs random init 0.600 (+11.0 points, 3 seeds) |"
+        "| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels, each start vs the "
+        "random init of its architecture: masked 0.710 vs 0.600 (+11.0 points); mean of 3 "
+        "seeds |"
     ) in text
     assert "| masked | 3e-04 | 0.710 ± 0.020 |" in page.read_text()
     assert report.main(arguments + ["--check"]) == 0
@@ -128,7 +132,7 @@ def test_a_second_run_of_a_program_is_rendered_as_the_first(tmp_path):
     write_run_record(tmp_path / "transfer_pre_ln.json", TRANSFER, 9.0, argv=["-m", "x"])
     text = report.render(tmp_path)
     assert "## transfer_pre_ln" in text and "| masked | 3e-04 | 0.710 ± 0.020 |" in text
-    assert "masked start 0.710 vs random init 0.600" in report.readme_summary(tmp_path)
+    assert "masked 0.710 vs 0.600 (+11.0 points)" in report.readme_summary(tmp_path)
     assert report.for_record(report.RENDERERS, "transfers") is None  # a name, not a prefix
 
 
@@ -195,7 +199,7 @@ def test_the_readme_names_its_chosen_runs_and_the_page_sums_up_every_run(tmp_pat
     assert "transfer" not in report.readme_summary(tmp_path).split("All 1 runs")[0]
     page = report.render(tmp_path)
     summary = page.split("## Summary\n\n", 1)[1].split("\n\n", 1)[0]
-    assert "| [transfer](#transfer) | TREC-6 with 300 labels: masked start 0.710" in summary
+    assert "| [transfer](#transfer) | TREC-6 with 300 labels, each start vs the random" in summary
 
 
 def test_the_driver_finds_every_family_module_of_the_package():

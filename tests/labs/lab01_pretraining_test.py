@@ -110,6 +110,8 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
             "2",
             "--sizes",
             "24",
+            "--headline-size",
+            "24",
             "--learning-rates",
             "1e-3",
             "--min-steps",
@@ -129,7 +131,7 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     )
     assert transfer.returncode == 0, transfer.stderr[-3000:]
     summary = json.loads(transfer.stdout.strip().splitlines()[-1])
-    assert summary["seeds"] == 2 and summary["labelled"] == 24
+    assert summary["seeds"] == 2 and summary["headline_size"] == 24
     assert set(summary["curve"]) == {
         "causal",
         "masked",
@@ -138,9 +140,15 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         "random_bidirectional",
     }
     assert len(summary["curve"]["masked"]["24"]["runs"]) == 2
-    assert 0.0 <= summary["pretrained_acc"] <= 1.0 and 0.0 <= summary["random_acc"] <= 1.0
+    gaps = summary["gaps"]  # each start against its own control, at the declared size
+    assert set(gaps) == {"causal", "masked", "electra"}
+    assert gaps["causal"]["control"] == "random_causal"
+    for gap in gaps.values():
+        assert 0.0 <= gap["pretrained_acc"] <= 1.0 and 0.0 <= gap["random_acc"] <= 1.0
+        expected = 100 * (gap["pretrained_acc"] - gap["random_acc"])
+        assert gap["gap_points"] == pytest.approx(expected, abs=0.051)
     assert (tmp_path / "curve.png").stat().st_size > 1000
-    assert json.loads(record.read_text())["results"]["objective"] == summary["objective"]
+    assert json.loads(record.read_text())["results"]["gaps"] == gaps
     # Linear probes per layer on the frozen starts, each beside random weights of its own shape.
     saved = tmp_path / "saved"
     probes = subprocess.run(
