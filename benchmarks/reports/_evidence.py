@@ -14,10 +14,11 @@ def _duration(seconds):
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
-def evidence_summary(records):
+def evidence_summary(records, benchmarks=frozenset()):
     """A paragraph about `records` (`{name: record}`): the commit most of them were made at and
     its machine, every record made at another commit, on another machine, on a dirty tree or
-    without pinned inputs, and the summed wall time of them all.
+    without pinned inputs, and the summed wall time of the course (the records not named in
+    `benchmarks`) and of the benchmarks beyond it.
 
     Returns:
         str (empty without records).
@@ -28,11 +29,19 @@ def evidence_summary(records):
     machines = Counter(_machine(record) for record in records.values())
     commit, made_here = commits.most_common(1)[0]
     machine = machines.most_common(1)[0][0]
-    total = sum(float(record["wall_seconds"]) for record in records.values())
+    seconds = {True: 0.0, False: 0.0}
+    for name, record in records.items():
+        seconds[name in benchmarks] += float(record["wall_seconds"])
+    course, beyond = seconds[False], seconds[True]
+    time = (
+        f"The course's total wall time, summed over its records: {_duration(course)} "
+        f"({course:,.0f} s)"
+    )
+    if beyond:
+        time += f"; the benchmarks beyond it: {_duration(beyond)} ({beyond:,.0f} s)"
     lines = [
         f"These pages describe commit `{commit[:10]}` on {machine}: {made_here} of "
-        f"{len(records)} records were made there. The course's total wall time, summed over "
-        f"every record: {_duration(total)} ({total:,.0f} s)."
+        f"{len(records)} records were made there. {time}."
     ]
     flagged = {
         "made at another commit": [

@@ -186,7 +186,16 @@ def test_a_plan_entry_runs_with_its_flags_and_keep_skips_what_still_stands(repo,
 
 
 def test_the_course_plan_makes_every_committed_record_once(tmp_path):
-    from benchmarks.course import BUDGET_60, COURSE, FOLLOW, LEAD, RETIRED, course
+    from benchmarks.course import (
+        BENCHMARK_NAMES,
+        BENCHMARKS,
+        BUDGET_60,
+        COURSE,
+        FOLLOW,
+        LEAD,
+        RETIRED,
+        course,
+    )
 
     names = [name for name, _, _ in course()]
     assert len(names) == len(set(names))
@@ -222,7 +231,10 @@ def test_the_course_plan_makes_every_committed_record_once(tmp_path):
     (tmp_path / "labs").mkdir()
     (tmp_path / "labs" / "lab99_new.py").write_text("")
     entries = course(root=tmp_path)
-    assert entries == [*LEAD, ("lab99_new", "lab99_new", ()), *FOLLOW]
+    assert entries == [*LEAD, ("lab99_new", "lab99_new", ()), *FOLLOW, *BENCHMARKS]
+    # The benchmarks beyond the course are named, and every name is an entry.
+    assert {name for name, _, _ in BENCHMARKS} == BENCHMARK_NAMES
+    assert not BENCHMARK_NAMES & {name for name, _, _ in (*LEAD, *FOLLOW)}
     assert LEAD[0][0] == "lab01_pretraining" and "distillation_grid" in {e[0] for e in LEAD}
     # Every grid a lab reads a choice from is recorded before the labs.
     from kbert.train import chosen_on_validation as chosen

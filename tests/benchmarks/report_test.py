@@ -260,8 +260,14 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
     text = evidence_summary(records)
     assert text.startswith(
         "These pages describe commit `aaaaaaaaaa` on AMD EPYC, 2 cores: 3 of 4 records were made "
-        "there. The course's total wall time, summed over every record: 1 h 30 min (5,400 s)."
+        "there. The course's total wall time, summed over its records: 1 h 30 min (5,400 s)."
     )
+    split = evidence_summary(records, benchmarks={"lab01"})
+    assert "over its records: 30 min (1,800 s); the benchmarks beyond it: 1 h 00 min" in split
+    from benchmarks.course import RETIRED
+
+    retired = next(name for name, now in RETIRED.items() if now == "transfer" or "60min" in now)
+    assert report.benchmark_records({retired: {}, "lab02_finetuning": {}}) == {retired}
     assert "**1 made at another commit:** lab03 (`bbbbbbbbbb`)." in text
     assert "**1 made on another machine:** lab03 (Intel Xeon, 2 cores)." in text
     assert "**1 made with uncommitted changes:** lab03." in text
