@@ -25,17 +25,25 @@ BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 MIN_SPEEDUP = 1.05
 
 
-def cpu_has_bfloat16(cpuinfo="/proc/cpuinfo"):
-    """Whether the CPU computes bfloat16 natively (a flag of `BF16_CPU_FLAGS` in `cpuinfo`)."""
+def cpu_description(cpuinfo="/proc/cpuinfo"):
+    """`(model name, set of flags)` read from `cpuinfo`; an unreadable file gives the platform's
+    processor name and no flags."""
+    model, flags = platform.processor() or "unknown CPU", set()
     try:
         text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
-    flags = set()
+        return model, flags
     for line in text.splitlines():
-        if line.startswith("flags"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[-1].strip()
+        elif line.startswith("flags"):
             flags.update(line.split(":", 1)[-1].split())
-    return any(flag in flags for flag in BF16_CPU_FLAGS)
+    return model, flags
+
+
+def cpu_has_bfloat16(cpuinfo="/proc/cpuinfo"):
+    """Whether the CPU computes bfloat16 natively (a flag of `BF16_CPU_FLAGS` in `cpuinfo`)."""
+    return any(flag in cpu_description(cpuinfo)[1] for flag in BF16_CPU_FLAGS)
 
 
 def resolve_dtype(dtype="auto", cpuinfo="/proc/cpuinfo", probe=None, cache=None, task="training"):
@@ -92,16 +100,7 @@ def machine_key(cpuinfo="/proc/cpuinfo"):
     """What a probe's result holds for: CPU model, its bfloat16 flags, threads, TensorFlow."""
     import tensorflow as tf
 
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    for line in text.splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[-1].strip()
-        elif line.startswith("flags"):
-            flags.update(line.split(":", 1)[-1].split())
+    model, flags = cpu_description(cpuinfo)
     bf16 = "+".join(sorted(flag for flag in BF16_CPU_FLAGS if flag in flags)) or "no-bf16"
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{model} | {bf16} | {threads} threads | tensorflow {tf.__version__}"
