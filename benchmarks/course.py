@@ -183,7 +183,7 @@ _FOLLOW = (
 # Beyond the course: runs that are the project's evidence rather than a lab's lesson (speed
 # against peers, diagnoses of a lab's result, issue #37's hour per objective and the recipe's
 # ablation). They run after the course, in the same command; the course's own time (issue #36's
-# goal: 8 hours on 2 cores) is the time of the rest, which the report gives apart.
+# goal, not-measured: 8 hours on 2 cores) is the time of the rest, which the report gives apart.
 BENCHMARK_NAMES = frozenset(
     {
         "pretraining_recipe",
