@@ -210,7 +210,8 @@ def verdict(difference, spread):
     return "better" if difference > 0 else "worse"
 
 
-def main():
+def parse_arguments(argv=None):
+    """The benchmark's flags, checked: arms with their baselines, at least 2 recipe seeds."""
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -235,40 +236,38 @@ def main():
         "--lab-flags", default="", help="more lab01 flags for every arm (tests: a tiny model)"
     )
     add_record_argument(parser)
-    args = parser.parse_args()
-    arms = [name.strip() for name in args.arms.split(",") if name.strip()]
-    unknown = sorted(set(arms) - set(ARMS))
+    args = parser.parse_args(argv)
+    args.arms = [name.strip() for name in args.arms.split(",") if name.strip()]
+    unknown = sorted(set(args.arms) - set(ARMS))
     # Each arm's baseline runs, and the recipe always (its seeds are the yardstick).
-    missing = sorted({"recipe", *(BASELINE.get(name, "recipe") for name in arms)} - set(arms))
+    missing = sorted({"recipe", *(BASELINE.get(name, "recipe") for name in args.arms)})
+    missing = sorted(set(missing) - set(args.arms))
     if unknown or missing:
         parser.error(
-            f"--arms must name arms of {list(ARMS)} and each one's baseline; received {arms}"
-            + (f" (missing {', '.join(missing)})" if missing else "")
+            f"--arms must name arms of {list(ARMS)} and each one's baseline; received "
+            f"{args.arms}" + (f" (missing {', '.join(missing)})" if missing else "")
         )
     if args.seeds < 2:
         parser.error("--seeds must be >= 2: the recipe's seed spread is the yardstick")
-    if args.seeds < 1 or not args.budget_minutes > 0:
-        parser.error("--seeds must be >= 1 and --budget-minutes > 0")
-    started = time.perf_counter()
+    if not args.budget_minutes > 0 or args.fine_tune_seeds < 1:
+        parser.error("--budget-minutes must be > 0 and --fine-tune-seeds >= 1")
+    return args
 
-    # One tokenizer for every arm (lab01's: WordPiece trained on the training books).
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    documents, _ = read_named_corpus("pretrain_corpus", args.data_dir, args.max_documents)
-    train_corpus_tokenizer(documents, "wordpiece", args.vocabulary_size, run_dir)
-    vocabulary = run_dir / "vocab.txt"
+
+def run_arms(args, vocabulary):
+    """Pretrains and fine-tunes every arm; returns (arm → runs, the TREC-6 arrays, the last
+    encoder's directory)."""
     tokenizer = WordPieceTokenizer(str(vocabulary))
     runs, data = {}, None
-    for name in arms:
-        seeds = range(args.seeds) if name == "recipe" else range(1)
-        for seed in seeds:
+    for name in args.arms:
+        for seed in range(args.seeds) if name == "recipe" else range(1):
             results, saved = pretrain(name, seed, args, vocabulary)
             if data is None:  # questions cut to the encoders' position table at most
                 table = keras.models.load_model(saved / "encoder.keras").config.max_sequence_length
-                length = min(args.sequence_length, table)
-                data = trec_arrays(
-                    BertPreprocessor(tokenizer, sequence_length=length), args.data_dir
+                preprocessor = BertPreprocessor(
+                    tokenizer, sequence_length=min(args.sequence_length, table)
                 )
+                data = trec_arrays(preprocessor, args.data_dir)
             scores = transfer_scores(
                 lambda _, path=saved: keras.models.load_model(path / "encoder.keras"), data, args
             )
@@ -282,10 +281,13 @@ def main():
                 }
             )
             print(f"{name} seed {seed}: {scores}", flush=True)
+    return runs, data, saved
 
-    # The floor: random weights of each layer-norm placement, fine-tuned the same way.
-    controls = {}
+
+def random_controls(saved, data, args):
+    """The floor: random weights of each layer-norm placement, fine-tuned the same way."""
     config = keras.models.load_model(saved / "encoder.keras").get_config()
+    controls = {}
     for norm in ("pre", "post"):
 
         def random_init(seed, norm=norm):
@@ -294,6 +296,19 @@ def main():
 
         controls[norm] = transfer_scores(random_init, data, args)
         print(f"random {norm}-LN: {controls[norm]}", flush=True)
+    return controls
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    started = time.perf_counter()
+    # One tokenizer for every arm (lab01's: WordPiece trained on the training books).
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    documents, _ = read_named_corpus("pretrain_corpus", args.data_dir, args.max_documents)
+    train_corpus_tokenizer(documents, "wordpiece", args.vocabulary_size, run_dir)
+    runs, data, saved = run_arms(args, run_dir / "vocab.txt")
+    controls = random_controls(saved, data, args)
 
     table, spread = summarize(runs, controls)
     print(f"\n{'arm':24s} {'reverts':44s} {'val':>6s} {'test':>6s} {'Δval':>6s}  vs")

@@ -199,6 +199,16 @@ def gaps_at(curve, starts, size):
     return gaps
 
 
+def check_arguments(parser, args):
+    """Exits with a usage error for seeds < 1, negative sizes or a headline size not run."""
+    if args.seeds < 1:
+        parser.error(f"--seeds must be >= 1; received {args.seeds}")
+    if args.headline_size not in args.sizes:
+        parser.error(f"--headline-size {args.headline_size} must be one of --sizes {args.sizes}")
+    if any(size < 0 for size in args.sizes):
+        parser.error(f"--sizes must be >= 0; received {args.sizes}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -231,12 +241,7 @@ def main():
     parser.add_argument("--figure", default="docs/results/transfer_curve.png")
     add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
-    if args.seeds < 1:
-        parser.error(f"--seeds must be >= 1; received {args.seeds}")
-    if args.headline_size not in args.sizes:
-        parser.error(f"--headline-size {args.headline_size} must be one of --sizes {args.sizes}")
-    if any(size < 0 for size in args.sizes):
-        parser.error(f"--sizes must be >= 0; received {args.sizes}")
+    check_arguments(parser, args)
     started = time.perf_counter()
 
     starts = load_starts(args)

@@ -408,6 +408,27 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     return results
 
 
+def check_arguments(parser, args):
+    """Exits with a usage error naming the first flag out of its range."""
+    for flag, minimum in (("gradient_accumulation", 1), ("generator_width_factor", 1)):
+        if getattr(args, flag) < minimum:
+            parser.error(
+                f"--{flag.replace('_', '-')} must be an int >= {minimum}; received "
+                f"{getattr(args, flag)}"
+            )
+    if not args.discriminator_weight > 0:
+        parser.error(
+            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
+        )
+    for flag in ("dropout", "fine_tuning_dropout"):
+        if not 0 <= getattr(args, flag) < 1:
+            parser.error(
+                f"--{flag.replace('_', '-')} must be in [0, 1); received {getattr(args, flag)}"
+            )
+    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
+        parser.error(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -556,25 +577,7 @@ def main():
         help="write the recorded run (numbers, command, commit) to this JSON",
     )
     args = parser.parse_args()
-    if args.gradient_accumulation < 1:
-        parser.error(
-            f"--gradient-accumulation must be an int >= 1; received {args.gradient_accumulation}"
-        )
-    if args.generator_width_factor < 1:
-        parser.error(
-            f"--generator-width-factor must be an int >= 1; received {args.generator_width_factor}"
-        )
-    if not args.discriminator_weight > 0:
-        parser.error(
-            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
-        )
-    for flag in ("dropout", "fine_tuning_dropout"):
-        if not 0 <= getattr(args, flag) < 1:
-            parser.error(
-                f"--{flag.replace('_', '-')} must be in [0, 1); received {getattr(args, flag)}"
-            )
-    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
-        parser.error(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
+    check_arguments(parser, args)
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine trains fastest

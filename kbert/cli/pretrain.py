@@ -311,20 +311,7 @@ def check_pretrain_flags(args):
         raise ValueError(
             f"--learning-rate must be a positive number; received {args.learning_rate}"
         )
-    for flag, value in (
-        ("--dropout", args.dropout),
-        ("--fine-tuning-dropout", args.fine_tuning_dropout),
-    ):
-        if not 0 <= value < 1:
-            raise ValueError(f"{flag} must be in [0, 1); received {value}")
-    if args.mask_rate is None and args.objective in ("masked", "electra"):
-        args.mask_rate = PRETRAINING_RECIPE[f"{args.objective}_mask_rate"]
-    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
-        raise ValueError(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
-    if not args.discriminator_weight > 0:
-        raise ValueError(
-            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
-        )
+    _check_recipe_flags(args)
     _check_model_flags(args)
     _check_tokenizer_flags(args)
     for flag, paths in (("--corpus", args.corpus), ("--validation-corpus", args.validation_corpus)):
@@ -344,6 +331,24 @@ def check_pretrain_flags(args):
         is_run=is_pretrain_dir,
         description=f"a `kbert pretrain` directory (no {PRETRAIN_FILE} with {PRETRAIN_MARKER!r})",
     )
+
+
+def _check_recipe_flags(args):
+    """Dropouts, the mask rate (the recipe's for the objective when not given) and λ."""
+    for flag, value in (
+        ("--dropout", args.dropout),
+        ("--fine-tuning-dropout", args.fine_tuning_dropout),
+    ):
+        if not 0 <= value < 1:
+            raise ValueError(f"{flag} must be in [0, 1); received {value}")
+    if args.mask_rate is None and args.objective in ("masked", "electra"):
+        args.mask_rate = PRETRAINING_RECIPE[f"{args.objective}_mask_rate"]
+    if args.mask_rate is not None and not 0 < args.mask_rate < 1:
+        raise ValueError(f"--mask-rate must be a number in (0, 1); received {args.mask_rate}")
+    if not args.discriminator_weight > 0:
+        raise ValueError(
+            f"--discriminator-weight must be a number > 0; received {args.discriminator_weight}"
+        )
 
 
 def _check_model_flags(args):

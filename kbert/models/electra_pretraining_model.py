@@ -75,7 +75,7 @@ class ElectraPretrainingModel(keras.Model):
         tie_embeddings: bool, default False. The generator reads the discriminator's
             embedding tables (see above).
         seed: int, default None. Seed of the replacement sampler.
-        dtype: dtype policy, default None (the discriminator encoder's).
+        dtype: dtype policy (keyword), default None (the discriminator encoder's).
         **kwargs: `name`, `trainable`.
 
     Returns (from `call`):
@@ -100,7 +100,6 @@ class ElectraPretrainingModel(keras.Model):
         discriminator_encoder,
         discriminator_weight=50.0,
         seed=None,
-        dtype=None,
         tie_embeddings=False,
         **kwargs,
     ):
@@ -115,6 +114,7 @@ class ElectraPretrainingModel(keras.Model):
             raise ValueError(f"tie_embeddings must be a bool; received {tie_embeddings!r}")
         if tie_embeddings:
             generator_encoder = tied_generator(generator_encoder, discriminator_encoder)
+        dtype = kwargs.pop("dtype", None)
         if dtype is None:
             dtype = pretraining_utils.encoder_dtype_policy(discriminator_encoder)
         super().__init__(dtype=dtype, **kwargs)
