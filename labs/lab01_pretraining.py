@@ -56,6 +56,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.cli.pretrain import add_recipe_arguments
 from kbert.data import (
     count_whitespace_words,
     measure_pipeline_throughput,
@@ -470,47 +471,7 @@ def main():
     parser.add_argument("--num-heads", type=int, default=4)
     # The defaults are the CPU-hour recipe (`kbert.models.pretraining_models.RECIPE`, each
     # choice with its source; benchmarks/pretraining_recipe.py sets each back to BERT's).
-    parser.add_argument(
-        "--layer-norm",
-        choices=["auto", "pre", "post"],
-        default=RECIPE["layer_norm"],
-        help="layer norm before (pre) or after (post) each sublayer; auto = each objective's "
-        "source: pre for causal (GPT-2), post for masked and ELECTRA (BERT)",
-    )
-    parser.add_argument(
-        "--dropout", type=float, default=RECIPE["dropout"], help="while pretraining"
-    )
-    parser.add_argument(
-        "--fine-tuning-dropout",
-        type=float,
-        default=RECIPE["fine_tuning_dropout"],
-        help="the dropout the saved encoder carries into the later labs' fine-tuning",
-    )
-    parser.add_argument(
-        "--mask-rate",
-        type=float,
-        default=None,
-        help="share of tokens masked and predicted (BERT: 0.15); default: the recipe's, "
-        f"{RECIPE['masked_mask_rate']} for masked, {RECIPE['electra_mask_rate']} for ELECTRA",
-    )
-    parser.add_argument(
-        "--generator-width-factor",
-        type=int,
-        default=RECIPE["generator_width_factor"],
-        help="ELECTRA's generator is this many times narrower than the discriminator",
-    )
-    parser.add_argument(
-        "--discriminator-weight",
-        type=float,
-        default=RECIPE["discriminator_weight"],
-        help="ELECTRA's λ on the RTD loss",
-    )
-    parser.add_argument(
-        "--tie-embeddings",
-        action=argparse.BooleanOptionalAction,
-        default=RECIPE["tie_embeddings"],
-        help="ELECTRA's generator reads the discriminator's embedding tables",
-    )
+    add_recipe_arguments(parser)
     parser.add_argument("--block-length", type=int, default=RECIPE["block_length"])
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(

@@ -79,6 +79,54 @@ SIZE_DEFAULTS = {"num_layers": 4, "hidden_dim": 256, "num_heads": 4}
 NOT_RESUME_SETTINGS = ("resume", "overwrite", "verbose")
 
 
+def add_recipe_arguments(parser):
+    """The flags of the CPU-hour recipe, with its values as defaults
+    (`kbert.models.pretraining_models.RECIPE`, each choice with its source); `kbert pretrain`
+    and lab01 share them."""
+    recipe = PRETRAINING_RECIPE
+    parser.add_argument(
+        "--layer-norm",
+        choices=("auto", "pre", "post"),
+        default=recipe["layer_norm"],
+        help="layer norm before (pre, the recipe's) or after (post) each sublayer; auto = each "
+        "objective's source: pre for causal (GPT-2), post for masked and electra (BERT)",
+    )
+    parser.add_argument(
+        "--dropout", type=float, default=recipe["dropout"], help="while pretraining"
+    )
+    parser.add_argument(
+        "--fine-tuning-dropout",
+        type=float,
+        default=recipe["fine_tuning_dropout"],
+        help="the dropout the saved encoder carries into fine-tuning",
+    )
+    parser.add_argument(
+        "--mask-rate",
+        type=float,
+        default=None,
+        help="masked and electra: share of tokens masked and predicted (BERT: 0.15); default "
+        f"{recipe['masked_mask_rate']} for masked, {recipe['electra_mask_rate']} for electra",
+    )
+    parser.add_argument(
+        "--generator-width-factor",
+        type=int,
+        default=recipe["generator_width_factor"],
+        help="electra: the generator is this many times narrower than the discriminator",
+    )
+    parser.add_argument(
+        "--discriminator-weight",
+        type=float,
+        default=recipe["discriminator_weight"],
+        help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
+    )
+    parser.add_argument(
+        "--tie-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=recipe["tie_embeddings"],
+        help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
+    )
+
+
 def add_pretrain_arguments(parser):
     """The flags of `kbert pretrain`."""
     corpus = parser.add_argument_group("corpus (one of --corpus and --corpus-name)")
@@ -155,52 +203,12 @@ def add_pretrain_arguments(parser):
     model.add_argument("--num-layers", type=int, help="blocks (default 4; span_corruption: each)")
     model.add_argument("--hidden-dim", type=int, help="width (default 256)")
     model.add_argument("--num-heads", type=int, help="attention heads (default 4)")
-    # The defaults are the CPU-hour recipe (kbert.models.pretraining_models.RECIPE).
-    recipe = PRETRAINING_RECIPE
-    model.add_argument(
-        "--layer-norm",
-        choices=("auto", "pre", "post"),
-        default=recipe["layer_norm"],
-        help="pre (the recipe's) or post; auto = each objective's source: pre for causal "
-        "(GPT-2), post for masked and electra (BERT)",
-    )
-    model.add_argument("--dropout", type=float, default=recipe["dropout"], help="while pretraining")
-    model.add_argument(
-        "--fine-tuning-dropout",
-        type=float,
-        default=recipe["fine_tuning_dropout"],
-        help="the dropout the saved encoder carries into fine-tuning (kbert finetune --model)",
-    )
+    add_recipe_arguments(model)
     model.add_argument(
         "--block-length",
         type=int,
-        default=recipe["block_length"],
+        default=PRETRAINING_RECIPE["block_length"],
         help="tokens per training sequence",
-    )
-    model.add_argument(
-        "--mask-rate",
-        type=float,
-        default=None,
-        help="masked and electra: share of tokens masked and predicted (BERT: 0.15); default "
-        f"{recipe['masked_mask_rate']} for masked, {recipe['electra_mask_rate']} for electra",
-    )
-    model.add_argument(
-        "--generator-width-factor",
-        type=int,
-        default=recipe["generator_width_factor"],
-        help="electra: the generator is this many times narrower than the discriminator",
-    )
-    model.add_argument(
-        "--discriminator-weight",
-        type=float,
-        default=recipe["discriminator_weight"],
-        help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
-    )
-    model.add_argument(
-        "--tie-embeddings",
-        action=argparse.BooleanOptionalAction,
-        default=recipe["tie_embeddings"],
-        help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
     )
     train = parser.add_argument_group("budget and training")
     budget = train.add_mutually_exclusive_group(required=True)
