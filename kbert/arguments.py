@@ -1,4 +1,4 @@
-"""Argument types shared by the labs, benchmarks and CLI: one place for "must be …" checks.
+"""Argument types and flags shared by the labs, benchmarks and CLI: one place for "must be …" checks.
 
 Each factory returns a callable for `argparse`'s `type=`, so a bad value is refused when the
 arguments are parsed, before any work, with a message that names the flag, what was expected
@@ -6,6 +6,8 @@ and what was received.
 """
 
 import argparse
+
+from kbert.cli.choices import PRETRAINING_RECIPE
 
 
 def comma_separated(kind=int, minimum=None, strictly_greater=False):
@@ -46,3 +48,51 @@ def comma_separated(kind=int, minimum=None, strictly_greater=False):
         return values
 
     return parse
+
+
+def add_recipe_arguments(parser):
+    """The flags of the CPU-hour recipe, with its values as defaults
+    (`kbert.models.pretraining_models.RECIPE`, each choice with its source); `kbert pretrain`
+    and lab01 share them."""
+    recipe = PRETRAINING_RECIPE
+    parser.add_argument(
+        "--layer-norm",
+        choices=("auto", "pre", "post"),
+        default=recipe["layer_norm"],
+        help="layer norm before (pre, the recipe's) or after (post) each sublayer; auto = each "
+        "objective's source: pre for causal (GPT-2), post for masked and electra (BERT)",
+    )
+    parser.add_argument(
+        "--dropout", type=float, default=recipe["dropout"], help="while pretraining"
+    )
+    parser.add_argument(
+        "--fine-tuning-dropout",
+        type=float,
+        default=recipe["fine_tuning_dropout"],
+        help="the dropout the saved encoder carries into fine-tuning",
+    )
+    parser.add_argument(
+        "--mask-rate",
+        type=float,
+        default=None,
+        help="masked and electra: share of tokens masked and predicted (BERT: 0.15); default "
+        f"{recipe['masked_mask_rate']} for masked, {recipe['electra_mask_rate']} for electra",
+    )
+    parser.add_argument(
+        "--generator-width-factor",
+        type=int,
+        default=recipe["generator_width_factor"],
+        help="electra: the generator is this many times narrower than the discriminator",
+    )
+    parser.add_argument(
+        "--discriminator-weight",
+        type=float,
+        default=recipe["discriminator_weight"],
+        help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
+    )
+    parser.add_argument(
+        "--tie-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=recipe["tie_embeddings"],
+        help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
+    )

@@ -56,7 +56,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.cli.pretrain import add_recipe_arguments
+from kbert.arguments import add_recipe_arguments
 from kbert.data import (
     count_whitespace_words,
     measure_pipeline_throughput,

@@ -20,7 +20,6 @@ is moved into place at the end (`kbert.runs.ResumableRunDirectory`); a run kille
 keeps its checkpoints there, and the same command with `--resume` continues it.
 """
 
-import argparse
 import json
 import math
 import os
@@ -30,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kbert.arguments import add_recipe_arguments
 from kbert.cli.choices import (
     CORPUS_FORMATS,
     DOCUMENT_SEPARATORS,
@@ -77,54 +77,6 @@ SIZE_FLAGS = ("num_layers", "hidden_dim", "num_heads")
 SIZE_DEFAULTS = {"num_layers": 4, "hidden_dim": 256, "num_heads": 4}
 # Flags that change neither the model nor its training: a resumed run may differ in them.
 NOT_RESUME_SETTINGS = ("resume", "overwrite", "verbose")
-
-
-def add_recipe_arguments(parser):
-    """The flags of the CPU-hour recipe, with its values as defaults
-    (`kbert.models.pretraining_models.RECIPE`, each choice with its source); `kbert pretrain`
-    and lab01 share them."""
-    recipe = PRETRAINING_RECIPE
-    parser.add_argument(
-        "--layer-norm",
-        choices=("auto", "pre", "post"),
-        default=recipe["layer_norm"],
-        help="layer norm before (pre, the recipe's) or after (post) each sublayer; auto = each "
-        "objective's source: pre for causal (GPT-2), post for masked and electra (BERT)",
-    )
-    parser.add_argument(
-        "--dropout", type=float, default=recipe["dropout"], help="while pretraining"
-    )
-    parser.add_argument(
-        "--fine-tuning-dropout",
-        type=float,
-        default=recipe["fine_tuning_dropout"],
-        help="the dropout the saved encoder carries into fine-tuning",
-    )
-    parser.add_argument(
-        "--mask-rate",
-        type=float,
-        default=None,
-        help="masked and electra: share of tokens masked and predicted (BERT: 0.15); default "
-        f"{recipe['masked_mask_rate']} for masked, {recipe['electra_mask_rate']} for electra",
-    )
-    parser.add_argument(
-        "--generator-width-factor",
-        type=int,
-        default=recipe["generator_width_factor"],
-        help="electra: the generator is this many times narrower than the discriminator",
-    )
-    parser.add_argument(
-        "--discriminator-weight",
-        type=float,
-        default=recipe["discriminator_weight"],
-        help="electra: λ, the weight of the replaced-token loss beside the generator's MLM loss",
-    )
-    parser.add_argument(
-        "--tie-embeddings",
-        action=argparse.BooleanOptionalAction,
-        default=recipe["tie_embeddings"],
-        help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
-    )
 
 
 def add_pretrain_arguments(parser):
