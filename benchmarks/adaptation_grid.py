@@ -104,12 +104,13 @@ MULTITASK_RATES = (1e-4, 3e-4)
 LM_WEIGHTS = (0.1, 0.5, 1.0)  # the multitask study's LM-loss weights (the tutorial's: 0.5)
 # Peak rates for the methods that train a few new weights from scratch (their papers: LoRA
 # 4e-4…5e-4 for 30+ epochs, prefix tuning 5e-5…8e-5 with a reparametrisation, prompt tuning 0.3
-# with Adafactor; here 3 epochs with AdamW). The record of 6284ddd chose prefix tuning's top
-# rate on both starts and prompt tuning's on MiniLM-L6, so each grid goes one step higher.
+# with Adafactor; here 3 epochs with AdamW). The records of 6284ddd and a528d52 chose prefix
+# tuning's top rate on both starts and prompt tuning's on MiniLM-L6, each time: both grids go
+# one step higher again, and their bottom rates, which no start chose, go.
 PEFT_RATES = {
     "lora": (1e-3, 3e-3, 1e-2),
-    "prefix_tuning": (1e-3, 5e-3, 2e-2, 5e-2),
-    "prompt_tuning": (3e-3, 1e-2, 3e-2, 1e-1),
+    "prefix_tuning": (5e-3, 2e-2, 5e-2, 1e-1),
+    "prompt_tuning": (1e-2, 3e-2, 1e-1, 3e-1),
 }
 STUDIES = ("rates", "anchors", "multitask", "peft", "adapters")
 DEFAULT_STUDIES = ("rates", "anchors", "multitask")  # peft and adapters are asked for by name

@@ -234,6 +234,16 @@ def benchmark_records(records):
     }
 
 
+def lab_records(records):
+    """The names among `records` that are a lab at its defaults: named as its file
+    (`labs/<name>.py`; a variant's record carries a suffix), a retired record counted where its
+    successor is."""
+    from benchmarks.course import RETIRED
+
+    labs = {path.stem for path in (ROOT / "labs").glob("lab*.py")}
+    return {name for name in records if name in labs or RETIRED.get(name) in labs}
+
+
 def render(results_dir):
     """Returns the Markdown page for every record in `results_dir`, sorted by name."""
     records = {path.stem: _read_record(path) for path in sorted(Path(results_dir).glob("*.json"))}
@@ -247,7 +257,7 @@ def render(results_dir):
     ]
     if records:
         parts += [
-            evidence_summary(records, benchmark_records(records)),
+            evidence_summary(records, benchmark_records(records), lab_records(records)),
             "",
             "## Summary",
             "",
@@ -324,7 +334,11 @@ def main(argv=None):
     print(f"wrote {', '.join(map(str, outputs))} from {len(records)} record(s)")
     if records:
         # The commit, and the time of the course and of the benchmarks beyond it.
-        print(evidence_summary(records, benchmark_records(records)).split("\n\n")[0])
+        print(
+            evidence_summary(records, benchmark_records(records), lab_records(records)).split(
+                "\n\n"
+            )[0]
+        )
     return 0
 
 

@@ -101,13 +101,15 @@ class SessionClassifier:
     Args:
         path: str, a version directory written by `export_saved_model`.
         signature: str, default "classify".
+        config: `tf.compat.v1.ConfigProto` or None. The session's settings (TF Serving builds
+            one from `--tensorflow_intra_op_parallelism` and `--tensorflow_inter_op_parallelism`).
     """
 
-    def __init__(self, path, signature="classify"):
+    def __init__(self, path, signature="classify", config=None):
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
         graph = tf.Graph()
-        self.session = tf.compat.v1.Session(graph=graph)
+        self.session = tf.compat.v1.Session(graph=graph, config=config)
         meta = tf.compat.v1.saved_model.loader.load(self.session, ["serve"], path)
         definition = meta.signature_def[signature]
         self.names = sorted(definition.outputs)

@@ -12,19 +12,24 @@ segment (speaker) embeddings added to the encoder (`add_segment_embeddings`, zer
 `kbert.models.DialogModel` trains two heads on it: the LM loss on the gold reply's tokens (×2)
 and a next-utterance classifier that must pick the gold reply among a distractor drawn from
 another dialog (×1). The same recipe runs from lab01's pretrained causal model and from a
-randomly initialised copy of it: transfer, shown again on generation.
+randomly initialised copy of it, at three seeds each (`--seeds`; a seed draws the random start's
+weights, the heads' and the data order): transfer, shown again on generation, as the
+seed-paired difference of the two starts (`kbert.metrics.seed_comparison`).
 
 Data: the ConvAI2 validation split of PERSONA-CHAT (`../shared/data/personachat/`, 1,000
 dialogs; the training split cannot be had here), split by persona: 90% to train, 10% held out,
-so held-out personas were never seen. Measured on the held-out dialogs: perplexity of the gold
+so held-out personas were never seen. By default a third of the training dialogs train
+(`--train-dialogs 300`; 0 takes all of them), which keeps three seeds of both starts within
+the course's time. Measured on the held-out dialogs: perplexity of the gold
 replies' tokens, and Hits@1 — how often the gold reply scores highest among 20 candidates (19
 distractors, as ConvAI2 ranks). Then replies sampled with nucleus sampling (top-p 0.9) for
 held-out personas; `--chat` talks with the trained model in the terminal.
 
 What it should show: the pretrained start reaches lower held-out perplexity and higher Hits@1
 than random init under the same recipe and budget (lab01's model was pretrained on the course's
-books, not dialog, so expect a modest gap; chance Hits@1 is 1 in 20). The record:
-docs/results.md#lab09_dialog. Report what you see.
+books, not dialog, so expect a modest gap; chance Hits@1 is 1 in 20), each beyond the spread
+over seeds; a gap inside it is "no difference". The record: docs/results.md#lab09_dialog.
+Report what you see.
 
     python labs/lab09_dialog.py --lab01-model runs/transfer_starts/causal [--record docs/results/lab09_dialog.json]
     python labs/lab09_dialog.py --chat
@@ -32,6 +37,7 @@ docs/results.md#lab09_dialog. Report what you see.
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
@@ -43,6 +49,7 @@ import tensorflow as tf
 from kbert.checkpoints import load_pretrained
 from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs
 from kbert.data.personachat import SPECIAL_TOKENS
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import (
     DialogModel,
     Encoder,
@@ -60,9 +67,16 @@ parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, .
 parser.add_argument("--max-history", type=int, default=2, help="utterances before the reply")
 parser.add_argument("--sequence-length", type=int, default=128)
 parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per start")
 parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--learning-rate", type=float, default=3e-4)
-parser.add_argument("--train-dialogs", type=int, default=0, help="0: all training dialogs")
+parser.add_argument(
+    "--train-dialogs",
+    type=int,
+    default=300,
+    help="training dialogs (0: all of the split's; 300 keeps three seeds of both starts within "
+    "the course's time)",
+)
 parser.add_argument("--eval-examples", type=int, default=500, help="held-out replies scored")
 parser.add_argument("--candidates", type=int, default=20, help="for Hits@1 (ConvAI2: 20)")
 parser.add_argument("--samples", type=int, default=3, help="held-out personas to reply for")
@@ -82,6 +96,11 @@ if not (Path(args.lab01_model) / "encoder.keras").is_file():
     )
 if args.candidates < 2 or args.sequence_length < 16 or args.max_history < 1:
     parser.error("--candidates must be >= 2, --sequence-length >= 16, --max-history >= 1")
+if args.seeds < 1 or args.epochs < 1 or args.train_dialogs < 0:
+    parser.error(
+        "--seeds and --epochs must be positive integers and --train-dialogs >= 0; received "
+        f"{args.seeds}, {args.epochs}, {args.train_dialogs}"
+    )
 dialogs = read_personachat(data_dir=args.data_dir)
 train_dialogs, held_out_dialogs = split_dialogs(dialogs, held_out=0.1, seed=args.seed)
 if args.train_dialogs:
@@ -165,12 +184,13 @@ train_x, train_y = arrays(train_examples, rng)
 eval_x, eval_y = arrays(held_out, rng)
 
 
-# %% Train both starts with the same recipe; score perplexity and Hits@1 on held-out personas.
-def fresh_encoder(name):
+# %% Train both starts with the same recipe, at --seeds seeds (seed s: the random start's
+# weights, the head's, the data order); score perplexity and Hits@1 on held-out personas.
+def fresh_encoder(name, seed):
     """lab01's encoder, or one of its shape with random weights, plus speaker embeddings."""
     if name == "pretrained":
         return add_segment_embeddings(pretrained)  # a copy: `pretrained` stays as loaded
-    keras.utils.set_random_seed(args.seed)
+    keras.utils.set_random_seed(seed)
     return add_segment_embeddings(Encoder.from_config(pretrained.get_config()))
 
 
@@ -189,31 +209,78 @@ def evaluate(model):
     return {"perplexity": float(np.exp(nll / tokens)), "hits_at_1": correct / len(held_out)}
 
 
-models, results = {}, {}
-for name in starts:
-    keras.utils.set_random_seed(args.seed)
-    model = DialogModel(fresh_encoder(name))
+def train(name, seed, score_before):
+    """One start fine-tuned at one seed: its scores (and those before, when asked) and model."""
+    keras.utils.set_random_seed(seed)
+    model = DialogModel(fresh_encoder(name, seed))
     batches = (
         tf.data.Dataset.from_tensor_slices((train_x, train_y))
-        .shuffle(len(train_examples), seed=args.seed)
+        .shuffle(len(train_examples), seed=seed)
         .batch(args.batch_size)
     )
     steps = count_batches(batches) * args.epochs
     model.compile(optimizer=fine_tuning_optimizer(steps, args.learning_rate))
-    before = evaluate(model)
+    before = evaluate(model) if score_before else None
     history = model.fit(batches, epochs=args.epochs, verbose=args.verbose).history
-    results[name] = {
-        "before": before,
+    run = {
+        "seed": seed,
         **evaluate(model),
         "train_choice_accuracy": round(history["choice_accuracy"][-1], 4),
         "train_lm_loss": round(history["lm_loss"][-1], 4),
     }
-    models[name] = model
     print(
-        f"{name}: held-out perplexity {results[name]['perplexity']:.1f} (before "
-        f"{before['perplexity']:.1f}), Hits@1 {results[name]['hits_at_1']:.3f} of "
-        f"{args.candidates} (chance {1 / args.candidates:.3f})",
+        f"{name} seed {seed}: held-out perplexity {run['perplexity']:.1f}"
+        + (f" (before {before['perplexity']:.1f})" if before else "")
+        + f", Hits@1 {run['hits_at_1']:.3f} of {args.candidates} (chance "
+        f"{1 / args.candidates:.3f})",
         flush=True,
+    )
+    return run, before, model
+
+
+models, runs, results = {}, {name: [] for name in starts}, {}
+seeds = [args.seed + offset for offset in range(args.seeds)]
+for seed in seeds:
+    for name in starts:
+        first = seed == seeds[0]
+        run, before, model = train(name, seed, score_before=first)
+        runs[name].append(run)
+        if first:  # the first seed's models write the samples below; the others are dropped
+            models[name], results[name] = model, {"before": before}
+        del model
+for name in starts:
+    for metric in ("perplexity", "hits_at_1"):
+        mean, sd = mean_sd([run[metric] for run in runs[name]])
+        results[name] |= {metric: mean, f"{metric}_sd": sd}
+    for metric in ("train_choice_accuracy", "train_lm_loss"):
+        results[name][metric] = round(mean_sd([run[metric] for run in runs[name]])[0], 4)
+    results[name]["runs"] = runs[name]
+    print(
+        f"{name}: held-out perplexity {results[name]['perplexity']:.1f} ± "
+        f"{results[name]['perplexity_sd'] or 0:.1f}, Hits@1 {results[name]['hits_at_1']:.3f} ± "
+        f"{results[name]['hits_at_1_sd'] or 0:.3f} over {len(seeds)} seed(s)"
+    )
+
+# What pretraining buys, seed by seed: Hits@1 gained, log-perplexity lost (a ratio of
+# perplexities, so one bad seed's large perplexity does not dominate); "no difference" when the
+# mean lies inside the spread (`kbert.metrics.seed_comparison`).
+differences = {}
+if {"pretrained", "random"} <= set(starts):
+    differences = {
+        "hits_at_1": paired_difference(
+            [run["hits_at_1"] for run in runs["pretrained"]],
+            [run["hits_at_1"] for run in runs["random"]],
+        ),
+        "log_perplexity_reduction": paired_difference(
+            [math.log(run["perplexity"]) for run in runs["random"]],
+            [math.log(run["perplexity"]) for run in runs["pretrained"]],
+        ),
+    }
+    print(
+        "pretrained − random, paired by seed: Hits@1 "
+        f"{format_difference(differences['hits_at_1'])}; perplexity ÷ "
+        f"{math.exp(differences['log_perplexity_reduction']['mean']):.2f} (log "
+        f"{format_difference(differences['log_perplexity_reduction'], scale=1.0)})"
     )
 
 
@@ -272,9 +339,10 @@ report = {
     "candidates": args.candidates,
     "train_replies": len(train_examples),
     "held_out_replies": len(held_out),
+    "differences": differences,
     "settings": {
         key: getattr(args, key)
-        for key in ("epochs", "batch_size", "learning_rate", "max_history", "seed")
+        for key in ("epochs", "batch_size", "learning_rate", "max_history", "seed", "seeds")
     }
     | {"sequence_length": length, "lab01_model": args.lab01_model},
     "samples": samples,

@@ -5,7 +5,9 @@ at the first subword of each word) and §11.5.2 (span-based NER: every span of u
 classified as an entity type or NULL from `[s_i; e_j; g_ij]`), plus the classic CRF on top of
 the emissions (Lample et al. 2016). All three start from the same pretrained MiniLM-L6 (uncased,
 6 layers, hidden 384) and are scored the CoNLL way: an entity counts only when its span and its
-type are both exact.
+type are both exact. Each method runs at three seeds (`--seeds`); the table gives the mean ± sd
+and each method's seed-paired difference to the BIO softmax tagger (`kbert.metrics.seed_comparison`:
+"no difference" inside the spread).
 
 What it should show: the two BIO taggers land close together (a fine-tuned transformer already
 captures most of what a CRF adds), the CRF never produces invalid BIO, and the uncased small
@@ -39,6 +41,7 @@ from kbert.data.token_classification_features import (
 )
 from kbert.layers import CRF
 from kbert.metrics.entity_metrics import entity_report
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_ner
 from kbert.train import TrainingSettings
@@ -127,9 +130,10 @@ def check_viterbi_by_hand(num_tags=5, length=6, seed=0):
     return path
 
 
-def run_method(method, data, args):
-    # %% A fresh copy of the pretrained encoder for every method, so they start equal.
-    keras.utils.set_random_seed(args.seed)
+def run_method(method, data, args, seed):
+    # %% A fresh copy of the pretrained encoder for every method and seed, so they start equal;
+    # the seed draws the new head's weights and the order of the training sentences.
+    keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     model = build_ner_model(method, encoder, CONLL2003_TAGS)
     train = data["train"]
@@ -143,7 +147,7 @@ def run_method(method, data, args):
             epochs=args.epochs,
             batch_size=args.batch_size,
             learning_rate=args.learning_rate,
-            seed=args.seed,
+            seed=seed,
             verbose=args.verbose,
         ),
         max_span_length=args.max_span_length,
@@ -163,9 +167,10 @@ def run_method(method, data, args):
             combine=args.combine,
         )
     test = scores["test"]
-    print(f"\n{method}: test entities\n{entity_report(test['entity'])}")
+    print(f"\n{method}, seed {seed}: test entities\n{entity_report(test['entity'])}")
     return {
         "method": method,
+        "seed": seed,
         "train_sentences": len(train),
         "train_seconds": round(seconds, 1),
         "train_sentences_per_s": round(len(train) * args.epochs / seconds, 1),
@@ -210,7 +215,8 @@ def main():
     parser.add_argument("--max-eval-sentences", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab13_ner")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the first run's seed")
+    parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per method")
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)
     args = parser.parse_args()
@@ -218,6 +224,10 @@ def main():
     unknown = [m for m in methods if m not in NER_METHODS]
     if unknown or not methods:
         parser.error(f"--methods must name some of {NER_METHODS}; received {args.methods!r}")
+    if args.seeds < 1 or args.epochs < 1:
+        parser.error(
+            f"--seeds and --epochs must be positive integers; received {args.seeds}, {args.epochs}"
+        )
 
     # %% CoNLL-2003: 14,041 training sentences, 3,250 validation, 3,453 test.
     data = {
@@ -228,24 +238,84 @@ def main():
     # %% The two techniques the taggers rest on, by hand and against kbert's (seconds).
     show_first_subword_alignment(load_pretrained(args.model)[1], data["train"])
     check_viterbi_by_hand()
-    rows = [run_method(method, data, args) for method in methods]
+    seeds = [args.seed + offset for offset in range(args.seeds)]
+    rows = [
+        summarize([run_method(method, data, args, seed) for seed in seeds]) for method in methods
+    ]
 
-    # %% One table: test F1 per entity type and overall.
-    header = f"{'method':<8} {'train s':>8} {'dev F1':>7} {'test F1':>8} " + " ".join(
+    # %% One table: test F1 per entity type and overall, mean over seeds (± sd), and each
+    # method's seed-paired difference to the BIO softmax tagger (J&M's), in F1 points.
+    header = f"{'method':<8} {'train s':>8} {'dev F1':>7} {'test F1':>14} " + " ".join(
         f"{kind:>6}" for kind in TYPES
     )
-    print("\nCoNLL-2003 test, entity F1 (%), exact span and type")
+    print(f"\nCoNLL-2003 test, entity F1 (%), exact span and type; {len(seeds)} seed(s)")
     print(header)
     for row in rows:
+        spread = "" if row["test_f1_sd"] is None else f" ± {row['test_f1_sd']:.2f}"
         print(
             f"{row['method']:<8} {row['train_seconds']:>8.0f} {row['validation_f1']:>7.2f} "
-            f"{row['test_f1']:>8.2f} " + " ".join(f"{row['per_type_f1'][k]:>6.2f}" for k in TYPES)
+            f"{row['test_f1']:>6.2f}{spread:>8} "
+            + " ".join(f"{row['per_type_f1'][k]:>6.2f}" for k in TYPES)
         )
+    differences = differences_to_softmax(rows)
+    for method, difference in differences.items():
+        print(f"{method} − softmax, test F1: {format_difference(difference, scale=1.0)}")
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
-    record_if_requested(args, {"methods": {row["method"]: row for row in rows}})
+    record_if_requested(
+        args,
+        {
+            "methods": {row["method"]: row for row in rows},
+            "differences": differences,
+            "settings": {"seeds": len(seeds), "seed": args.seed, "epochs": args.epochs},
+        },
+    )
     print(json.dumps({row["method"]: row["test_f1"] for row in rows}))
+
+
+def summarize(runs):
+    """One method's runs as one row: each score's mean over seeds (`<score>_sd` beside the F1s),
+    the runs themselves under "runs"."""
+    row = {"method": runs[0]["method"], "train_sentences": runs[0]["train_sentences"]}
+    for key in (
+        "train_seconds",
+        "train_sentences_per_s",
+        "final_loss",
+        "validation_f1",
+        "test_f1",
+        "test_precision",
+        "test_recall",
+        "test_token_accuracy",
+    ):
+        values = [run[key] for run in runs]
+        if all(np.isfinite(values)):
+            mean, sd = mean_sd(values)
+            row[key] = round(mean, 2) if key != "final_loss" else mean
+            if key in ("validation_f1", "test_f1"):
+                row[f"{key}_sd"] = None if sd is None else round(sd, 2)
+        else:  # token accuracy is not measured for span-based NER
+            row[key] = float("nan")
+    repaired = [run["repaired_tags"] for run in runs if run["repaired_tags"] is not None]
+    row["repaired_tags"] = sum(repaired) if repaired else None
+    row["per_type_f1"] = {
+        kind: round(float(np.mean([run["per_type_f1"][kind] for run in runs])), 2) for kind in TYPES
+    }
+    row["runs"] = runs
+    return row
+
+
+def differences_to_softmax(rows):
+    """Each method's seed-paired test-F1 difference to the BIO softmax tagger (F1 points)."""
+    by_method = {row["method"]: row for row in rows}
+    if "softmax" not in by_method:
+        return {}
+    baseline = [run["test_f1"] for run in by_method["softmax"]["runs"]]
+    return {
+        method: paired_difference([run["test_f1"] for run in row["runs"]], baseline)
+        for method, row in by_method.items()
+        if method != "softmax"
+    }
 
 
 if __name__ == "__main__":

@@ -1,18 +1,30 @@
 """The records of `labs/lab09_dialog.py`: their section of docs/results.md and README headline."""
 
+import math
+
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab09_dialog",)
 
 
+def _spread(mean, sd, digits):
+    return f"{mean:,.{digits}f}" + ("" if sd is None else f" ± {sd:,.{digits}f}")
+
+
 def render(results):
-    """Tables of `labs/lab09_dialog.py`: held-out perplexity and Hits@1 per start, samples."""
+    """Tables of `labs/lab09_dialog.py`: held-out perplexity and Hits@1 per start (mean ± sd
+    over seeds, with the first seed's before fine-tuning), the seed-paired difference of the
+    starts, samples. Records of one seed (before 3 seeds were the default) render without sd."""
     settings = results["settings"]
+    seeds = settings.get("seeds", 1)
     rows = [
         [
             name,
-            f"{r['before']['perplexity']:,.1f} → {r['perplexity']:,.1f}",
-            f"{r['before']['hits_at_1']:.3f} → {r['hits_at_1']:.3f}",
+            f"{r['before']['perplexity']:,.1f} → "
+            + _spread(r["perplexity"], r.get("perplexity_sd"), 1),
+            f"{r['before']['hits_at_1']:.3f} → "
+            + _spread(r["hits_at_1"], r.get("hits_at_1_sd"), 3),
             f"{r['train_choice_accuracy']:.3f}",
         ]
         for name, r in results["results"].items()
@@ -22,12 +34,22 @@ def render(results):
         f"training replies, {results['held_out_replies']:,} held-out replies of unseen personas; "
         f"{settings['epochs']} epochs, batch {settings['batch_size']}, lr "
         f"{settings['learning_rate']:g}, {settings['sequence_length']} tokens, history "
-        f"{settings['max_history']}; start `{settings['lab01_model']}`. Hits@1 among "
-        f"{results['candidates']} candidates (chance {1 / results['candidates']:.3f}); "
-        "before → after fine-tuning:",
+        f"{settings['max_history']}; start `{settings['lab01_model']}`; {seeds} seed(s). Hits@1 "
+        f"among {results['candidates']} candidates (chance {1 / results['candidates']:.3f}); "
+        "before fine-tuning (first seed) → after (mean ± sd over seeds):",
         "",
         markdown_table(["start", "held-out perplexity", "Hits@1", "train choice accuracy"], rows),
     ]
+    differences = results.get("differences") or {}
+    if differences:
+        ratio = math.exp(differences["log_perplexity_reduction"]["mean"])
+        parts += [
+            "",
+            "Pretrained − random, paired by seed: Hits@1 "
+            f"{format_difference(differences['hits_at_1'])}; held-out perplexity divided by "
+            f"{ratio:.2f} (log-perplexity reduction "
+            f"{format_difference(differences['log_perplexity_reduction'], scale=1.0)}).",
+        ]
     for sample in results.get("samples", []):
         replies = "; ".join(
             f"{name}: “{sample[name]}”" for name in results["results"] if name in sample
@@ -45,4 +67,12 @@ def headline(results):
         f"{results['perplexity'][name]:,.1f}"
         for name in results["hits_at_1"]
     )
-    return f"TransferTransfo on PERSONA-CHAT, held-out personas: {cells}"
+    differences = results.get("differences") or {}
+    verdict = (
+        f" (Hits@1 {differences['hits_at_1']['verdict']}, perplexity "
+        f"{differences['log_perplexity_reduction']['verdict']}, over "
+        f"{results['settings']['seeds']} seeds)"
+        if differences
+        else ""
+    )
+    return f"TransferTransfo on PERSONA-CHAT, held-out personas: {cells}{verdict}"

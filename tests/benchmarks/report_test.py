@@ -263,7 +263,17 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
         "there. The course's total wall time, summed over its records: 1 h 30 min (5,400 s)."
     )
     split = evidence_summary(records, benchmarks={"lab01"})
-    assert "over its records: 30 min (1,800 s); the benchmarks beyond it: 1 h 00 min" in split
+    assert "over its records: 30 min (1,800 s); the benchmarks beyond them: 1 h 00 min" in split
+    # The course is what a student runs (the labs at their defaults); the grids and diagnoses
+    # the labs read, and the benchmarks, are summed apart.
+    three = evidence_summary(records, benchmarks={"lab01"}, labs={"lab02", "lab03"})
+    assert (
+        "every lab at its defaults: 20 min (1,200 s); the grids and diagnoses the labs read and "
+        "cite: 10 min (600 s); the benchmarks beyond them: 1 h 00 min (3,600 s)."
+    ) in three
+    assert report.lab_records({"lab02_finetuning": {}, "lab02_finetuning_x": {}}) == {
+        "lab02_finetuning"
+    }
     from benchmarks.course import RETIRED
 
     retired = next(name for name, now in RETIRED.items() if now == "transfer" or "60min" in now)

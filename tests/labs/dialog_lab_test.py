@@ -38,6 +38,8 @@ def test_the_dialog_lab_trains_both_starts_and_scores_them(tmp_path, data_root, 
             "8",
             "--epochs",
             "1",
+            "--seeds",
+            "2",
             "--eval-examples",
             "12",
             "--candidates",
@@ -64,4 +66,15 @@ def test_the_dialog_lab_trains_both_starts_and_scores_them(tmp_path, data_root, 
     recorded = json.loads(record.read_text())["results"]
     assert recorded["held_out_replies"] == 12 and recorded["settings"]["sequence_length"] == 64
     assert set(recorded["samples"][0]) == {"persona", "partner", "pretrained", "random"}
+    # Two seeds per start, their mean ± sd, and the starts' seed-paired difference.
+    for name in ("pretrained", "random"):
+        runs = recorded["results"][name]["runs"]
+        assert [run["seed"] for run in runs] == [0, 1]
+        assert recorded["results"][name]["hits_at_1"] == pytest.approx(
+            sum(run["hits_at_1"] for run in runs) / 2
+        )
+        assert recorded["results"][name]["perplexity_sd"] is not None
+    differences = recorded["differences"]
+    assert differences["hits_at_1"]["n"] == 2 and differences["log_perplexity_reduction"]["n"] == 2
+    assert "paired by seed" in result.stdout
     assert "held-out perplexity" in result.stdout and "persona:" in result.stdout

@@ -52,6 +52,8 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
             "40",
             "--epochs",
             "1",
+            "--seeds",
+            "2",
             "--verbose",
             "0",
             "--run-dir",
@@ -66,6 +68,15 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
     assert [row["method"] for row in rows] == ["softmax", "crf", "span"]
     # The CRF decodes valid IOB2 paths only (bio_constraints): nothing is left to repair.
     assert rows[1]["repaired_tags"] == 0
+    # Two seeds per method: the row is their mean, with the sd and the runs beside it, and
+    # each method's seed-paired difference to the softmax tagger is printed.
+    for row in rows:
+        assert [run["seed"] for run in row["runs"]] == [0, 1]
+        assert row["test_f1"] == pytest.approx(
+            sum(run["test_f1"] for run in row["runs"]) / 2, abs=0.01
+        )
+        assert row["test_f1_sd"] is not None
+    assert "crf − softmax, test F1" in stdout and "span − softmax, test F1" in stdout
 
 
 @pytest.mark.slow

@@ -36,3 +36,23 @@ def test_the_dialog_lab_renders_its_tables_and_headline():
     assert "| pretrained | 900.0 → 40.0 | 0.050 → 0.300 | 0.700 |" in page
     assert "chance 0.050" in page and "“hello”" in page
     assert "pretrained Hits@1 0.300" in lab09_dialog.headline(DIALOG)
+
+
+def test_three_seeds_render_mean_sd_and_the_paired_difference():
+    three = {
+        **DIALOG,
+        "results": {
+            name: {**r, "perplexity_sd": 2.0, "hits_at_1_sd": 0.01}
+            for name, r in DIALOG["results"].items()
+        },
+        "settings": {**DIALOG["settings"], "seeds": 3},
+        "differences": {
+            "hits_at_1": {"mean": 0.2, "sd": 0.05, "n": 3, "verdict": "better"},
+            "log_perplexity_reduction": {"mean": 2.0, "sd": 0.1, "n": 3, "verdict": "better"},
+        },
+    }
+    page = lab09_dialog.render(three)
+    assert "| pretrained | 900.0 → 40.0 ± 2.0 | 0.050 → 0.300 ± 0.010 | 0.700 |" in page
+    assert "3 seed(s)" in page and "Hits@1 +20.00 ± 5.00 (better)" in page
+    assert "divided by 7.39 (log-perplexity reduction +2.00 ± 0.10 (better))" in page
+    assert lab09_dialog.headline(three).endswith("(Hits@1 better, perplexity better, over 3 seeds)")
