@@ -1,4 +1,4 @@
-"""Lab 6: more signal — multitask fine-tuning with an auxiliary LM loss, and sequential adaptation.
+"""Lab 6: more signal — multitask fine-tuning with an auxiliary LM loss.
 
 Reproduces hands-on #6 of the NAACL 2019 tutorial "Transfer Learning in NLP" (§4.3): the
 classifier and the language model share one encoder, and fine-tuning minimises
@@ -12,8 +12,8 @@ budget), and, at the lab's epochs, the LM weight and annealing that the multitas
 chose on validation (read from its record). For lab01's causal model the LM loss scores the same forward pass the
 classifier reads (the tutorial's setting). MiniLM-L6 is bidirectional: its auxiliary loss is
 masked LM on a second, masked pass (15%, 80/10/10), so the classifier never sees [MASK]; it
-ships no MLM head, so that head starts from scratch here. A last row adapts sequentially: one
-epoch on an intermediate task (SST-2 sentiment) before the target (Phang et al. 2018's STILTs).
+ships no MLM head, so that head starts from scratch here. Sequential adaptation (an
+intermediate task before the target, Phang et al. 2018's STILTs) is lab21's, with its control.
 
 `kbert.models.MultitaskModel` holds the heads and weights. The cells below build the
 tutorial's model by hand on the causal start (classification head + the causal LM head tied to
@@ -21,8 +21,8 @@ the embeddings, the two losses weighted 1.0 and 0.5), then two supervised tasks 
 with one task sampled per step (`kbert.data.multitask_dataset`, TREC-6 + SST-2), then compare
 the recipes over starting points and seeds.
 
-What it should show: whether the auxiliary LM loss and the intermediate task help on TREC-6
-over single-task fine-tuning, and how much of the tutorial's gain a single-task run given the
+What it should show: whether the auxiliary LM loss helps on TREC-6 over single-task
+fine-tuning, and how much of the tutorial's gain a single-task run given the
 same epochs also gets. Each row's paired difference is to full fine-tuning at its own epochs
 (the longer single-task run's, to the shorter one's).
 Report what you see, including no gain; the recorded runs are in
@@ -154,8 +154,8 @@ print(
     f"(temperature 2), one pass over both: {two_tasks}"
 )
 
-# %% The comparison: the tutorial's setting, single task at its epochs and at the lab's, the
-# LM weight chosen on validation, and an intermediate task.
+# %% The comparison: the tutorial's setting, single task at its epochs and at the lab's, and the
+# LM weight chosen on validation.
 longer = 2 * args.epochs  # the tutorial: 6 epochs instead of 3
 multitask_chosen, sources = chosen_variants(
     "multitask_chosen",
@@ -174,16 +174,10 @@ variants = [
         {"language_model_weight": args.language_model_weight, "epochs": longer},
     ),
     *multitask_chosen,
-    (
-        "sequential",
-        recipes.sequential_adaptation,
-        {"intermediate_task": "sst2", "data_dir": args.data_dir},
-    ),
 ]
 baselines = {
     "full_longer": "full",
     "multitask_tutorial": "full_longer",
     **{label: "full" for label, _, _ in multitask_chosen},
-    "sequential": "full",
 }
 compare_and_print(selected_variants(parser, args, variants), starts, data, args, baselines)

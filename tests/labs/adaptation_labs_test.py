@@ -155,7 +155,7 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
 @pytest.mark.slow
 def test_lab06_multitask(tmp_path, data_root, tiny_models):
     stdout, report = _run(["labs/lab06_multitask.py", *_starts(tiny_models)], data_root, tmp_path)
-    labels = ["full", "full_longer", "multitask_tutorial", "multitask_chosen", "sequential"]
+    labels = ["full", "full_longer", "multitask_tutorial", "multitask_chosen"]
     _check_report(report, tiny_models, labels)
     assert "trec_test_accuracy" in stdout
     # The tutorial's multitask is paired with single-task at its own (doubled) epochs.
