@@ -105,6 +105,14 @@ _FOLLOW = (
         + ("--save-dir", BUDGET_60, "--overwrite", "--verbose", "2"),
     ),
     ("transfer", "benchmarks.transfer", ("--pretrained-dir", BUDGET_60)),
+    # lab19 at the same hour per family (span corruption against the MLM encoder): does the
+    # text-to-text start beat its random init at issue #37's budget?
+    (
+        "lab19_text_to_text_budget_60min",
+        "lab19_text_to_text",
+        ("--budget-minutes", "60", "--run-dir", "runs/lab19_60min")
+        + ("--export-dir", "runs/lab19_60min/exports"),
+    ),
     (
         "transfer_probes",
         "benchmarks.transfer_probes",
@@ -205,6 +213,7 @@ BENCHMARK_NAMES = frozenset(
         "pretraining_recipe",
         "lab01_pretraining_budget_60min",
         "transfer",
+        "lab19_text_to_text_budget_60min",
         "transfer_probes",
         "lab07_document_classification_lab01_12000_lm_texts",
         "lab07_document_classification_minilm_l6",

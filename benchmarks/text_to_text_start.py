@@ -1,10 +1,11 @@
-"""Why does lab19's span-corruption start fine-tune worse than random init? Evidence per checkpoint.
+"""What does lab19's span-corruption pretraining give a fine-tuned model? Evidence per checkpoint.
 
-`labs/lab19_text_to_text.py` (recorded 2026-11-26) found the pretrained T5-style model at
-0.279 on TREC-6 with 1,000 labels, near the majority class, against 0.609 from a random init of
-the same shape — pretraining did not just fail to help, it hurt. This benchmark repeats lab19's
-pretraining recipe (same sizes, corpus, vocabulary rule, optimizer and schedule) and keeps
-checkpoints along the way; for each checkpoint (step 0 is the random init) it measures:
+`labs/lab19_text_to_text.py` compares its pretrained T5-style model on TREC-6 with a random init
+of the same shape; in its record of 2026-11-26 (before the CPU-hour recipe) pretraining did not
+just fail to help, it hurt. This benchmark repeats lab19's pretraining (same sizes, corpus,
+vocabulary rule, optimizer, and lab01's CPU-hour recipe: no dropout while pretraining, 0.1 for
+fine-tuning, linear decay) and keeps checkpoints along the way; for each checkpoint (step 0 is
+the random init) it measures:
 
 - **what span corruption has learnt**: held-out token accuracy split into the tokens the format
   gives away (sentinels, the end token) and the hidden content tokens, beside the content
@@ -50,6 +51,7 @@ from kbert.data.text_to_text import (
     text_to_text_dataset,
 )
 from kbert.models import EncoderDecoder
+from kbert.models.pretraining_models import RECIPE
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import corpus_tokenizer
 from kbert.text.seq2seq_noising import sentinel_tokens
@@ -116,7 +118,8 @@ batches = {
 }
 
 
-def new_model():
+def new_model(dropout=RECIPE["fine_tuning_dropout"]):
+    """lab19's encoder-decoder; fine-tuned at the recipe's fine-tuning dropout by default."""
     model = EncoderDecoder(
         vocabulary_size=tokenizer.vocabulary_size(),
         hidden_dim=args.hidden_dim,
@@ -124,6 +127,7 @@ def new_model():
         intermediate_dim=args.intermediate_dim,
         num_encoder_layers=args.layers,
         num_decoder_layers=args.layers,
+        dropout=dropout,
     )
     model.ensure_built()
     return model
@@ -143,10 +147,10 @@ class KeepCheckpoints(keras.callbacks.Callback):
 
 pretrain_seconds = None
 if not all(checkpoint_path(step).exists() for step in args.checkpoints):
-    model = new_model()
+    model = new_model(RECIPE["dropout"])  # pretraining without dropout, as lab19's
     model.save_weights(checkpoint_path(0))
     schedule = LearningRateSchedule(
-        "warmup_cosine_decay",
+        f"warmup_{RECIPE['schedule']}_decay",
         peak_learning_rate=args.peak_learning_rate,
         total_steps=args.steps,
         warmup_steps=min(200, args.steps),

@@ -9,11 +9,14 @@ pretrained by span corruption, then every task written as text in, text out —
 
 — scored with each task's own metric on the generated text (accuracy of label words, SQuAD
 exact match and F1). The comparison the issue asks for: on TREC-6, the text-to-text model
-against an encoder-only (BERT-style, MLM 15% 80/10/10) model with the same parameter count,
+against an encoder-only (BERT-style MLM, 80/10/10) model with the same parameter count,
 pretrained on the same books with the same vocabulary for the same CPU minutes
 (`kbert.train.plan_time_budget` times each on this machine), fine-tuned with a classification
 head; and each beside a random initialisation of its own architecture, so the lab also shows
-what pretraining is worth to each.
+what pretraining is worth to each. Both pretrain with lab01's CPU-hour recipe
+(`kbert.models.pretraining_models.RECIPE`): pre-LN blocks, no dropout while pretraining (T5.1.1
+turned it off as well) and 0.1 again for fine-tuning, linear decay, and 40% masking for the MLM
+(Wettig et al. 2023; `--mask-rate 0.15` is BERT's).
 
 Steps, as cells below: a WordPiece vocabulary with T5's sentinels; the span-corrupted batches
 (one printed); the two models sized to one parameter count; pretraining for the budget; what
@@ -26,15 +29,13 @@ What it should show: text-to-text fine-tuning works — the model writes valid l
 its TREC-6 accuracy is that of a classifier; what pretraining adds at this small budget is
 measured against the random starts, for both families. Report what you see.
 
-What it showed (docs/results.md): at 10 minutes the span-corruption start fine-tunes far worse
-than its random init (near the majority class). `python -m benchmarks.text_to_text_start`
-measures why, checkpoint by checkpoint: the decoder learns the output format (sentinels, end
-token) within a few hundred steps but not to read its source — its content predictions stay
-below the unigram baseline and barely change when the encoder input is swapped for another
-block's — and a model fine-tuned from it keeps leaning on its label prior instead of the
-question. Re-initialising the decoder recovers part of the loss, not all: the span-corrupted
-encoder and shared embedding are a worse start than random weights too. T5 pretrains for 2^19
-steps; this budget is about 1,500.
+Where the span-corruption start does not beat its random init (docs/results.md#lab19_text_to_text),
+`python -m benchmarks.text_to_text_start` measures why, checkpoint by checkpoint: whether the
+decoder has learned the output format (sentinels, end token), whether its content predictions
+beat the unigram baseline, whether they change when the encoder input is swapped for another
+block's (does it read its source?), and how a model fine-tuned from each checkpoint, or from it
+with the decoder re-initialised, does on TREC-6 (its section of docs/results.md). T5 pretrains
+for 2^19 steps (not-measured); this budget buys a few thousand.
 
     python labs/lab19_text_to_text.py [--budget-minutes 10] [--record docs/results/lab19_text_to_text.json]
 
@@ -61,6 +62,7 @@ from kbert.data import (
     read_pretraining_books,
     span_corruption_blocks,
 )
+from kbert.data.pretraining_inputs import mask_capacity
 from kbert.data.text_to_text import (
     LABEL_WORDS,
     classification_accuracy,
@@ -73,6 +75,7 @@ from kbert.data.text_to_text import (
 from kbert.export.saved_model_files import load_exported
 from kbert.export.text_to_text_export import export_text_to_text
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier
+from kbert.models.pretraining_models import RECIPE, encoder_for_fine_tuning
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer
@@ -106,6 +109,24 @@ parser.add_argument("--block-length", type=int, default=128)
 parser.add_argument("--batch-size", type=int, default=32)
 parser.add_argument("--steps-per-epoch", type=int, default=100, help="checkpoint interval")
 parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
+parser.add_argument(
+    "--pretraining-dropout",
+    type=float,
+    default=RECIPE["dropout"],
+    help="both families while pretraining (the CPU-hour recipe's; T5.1.1 turned it off too)",
+)
+parser.add_argument(
+    "--fine-tuning-dropout",
+    type=float,
+    default=RECIPE["fine_tuning_dropout"],
+    help="both families while fine-tuning, pretrained and random starts alike",
+)
+parser.add_argument(
+    "--mask-rate",
+    type=float,
+    default=RECIPE["masked_mask_rate"],
+    help="the encoder-only model's MLM: share of tokens masked (BERT: 0.15; the recipe's)",
+)
 parser.add_argument(
     "--sizes", type=comma_separated(int, minimum=1), default=[300, 1000], help="TREC-6 labels"
 )
@@ -176,7 +197,10 @@ print("decoder writes:", show(y[0]))
 
 
 # %% Two model families at one parameter count: T5's encoder-decoder and BERT's encoder.
-def encoder_only():
+# Both follow lab01's CPU-hour recipe (`kbert.models.pretraining_models.RECIPE`): pre-LN (T5's
+# blocks are pre-norm already), no dropout while pretraining, back to `--fine-tuning-dropout`
+# for fine-tuning.
+def encoder_only(dropout):
     return Encoder.from_preset(
         "tiny",
         vocabulary_size=vocabulary_size,
@@ -186,11 +210,14 @@ def encoder_only():
         intermediate_dim=4 * args.hidden_dim,
         max_sequence_length=args.block_length,
         num_segments=2,
+        norm_first=RECIPE["layer_norm"] == "pre",
+        dropout=dropout,
+        attention_dropout=dropout,
         skip_padding=False,
     )
 
 
-def encoder_decoder(intermediate_dim):
+def encoder_decoder(intermediate_dim, dropout):
     model = EncoderDecoder(
         vocabulary_size=vocabulary_size,
         hidden_dim=args.hidden_dim,
@@ -198,20 +225,28 @@ def encoder_decoder(intermediate_dim):
         intermediate_dim=intermediate_dim,
         num_encoder_layers=args.t5_layers,
         num_decoder_layers=args.t5_layers,
+        dropout=dropout,
     )
     model.ensure_built()  # weights exist before `fit` (checkpoints, parameter counts)
     return model
 
 
+def encoder_decoder_for_fine_tuning(model):
+    """The pretrained encoder-decoder with the fine-tuning dropout (same weights)."""
+    copy = encoder_decoder(t5_intermediate, args.fine_tuning_dropout)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
 # The encoder-decoder's size grows by 2 × hidden × layers weights per feed-forward unit: choose
 # the feed-forward width (a multiple of 64) that matches the encoder's parameter count.
-target = encoder_only().count_params()
-base = encoder_decoder(64).count_params()
+target = encoder_only(args.fine_tuning_dropout).count_params()
+base = encoder_decoder(64, args.fine_tuning_dropout).count_params()
 per_unit = 2 * args.hidden_dim * 2 * args.t5_layers
 t5_intermediate = max(64, 64 * round((64 + (target - base) / per_unit) / 64))
 parameters = {
     "encoder": target,
-    "encoder_decoder": encoder_decoder(t5_intermediate).count_params(),
+    "encoder_decoder": encoder_decoder(t5_intermediate, args.fine_tuning_dropout).count_params(),
     "encoder_decoder_intermediate_dim": t5_intermediate,
 }
 print(f"parameters: {parameters}")
@@ -220,7 +255,7 @@ print(f"parameters: {parameters}")
 # %% Pretraining for the same CPU minutes: plan (timed here), then fit with checkpoints.
 def compile_for(model, total_steps):
     schedule = LearningRateSchedule(
-        "warmup_cosine_decay",
+        f"warmup_{RECIPE['schedule']}_decay",
         peak_learning_rate=args.peak_learning_rate,
         total_steps=total_steps,
         warmup_steps=min(200, total_steps),
@@ -233,7 +268,8 @@ masker = MaskedLMMasker(
     vocabulary_size,
     tokenizer.mask_token_id,
     [tokenizer.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")] + sentinel_ids,
-    max_selections=int(args.block_length * 0.2) + 1,
+    max_selections=mask_capacity(args.block_length, args.mask_rate),
+    selection_rate=args.mask_rate,
     seed=args.seed,
 )
 mlm_batches = {
@@ -251,14 +287,14 @@ mlm_batches = {
 }
 families = {
     "encoder_decoder": (
-        lambda: encoder_decoder(t5_intermediate),
+        lambda: encoder_decoder(t5_intermediate, args.pretraining_dropout),
         span_batches,
-        lambda model: model,
+        encoder_decoder_for_fine_tuning,
     ),
     "encoder": (
-        lambda: MaskedLanguageModel(encoder_only()),
+        lambda: MaskedLanguageModel(encoder_only(args.pretraining_dropout)),
         mlm_batches,
-        lambda model: model.encoder,
+        lambda model: encoder_for_fine_tuning(model.encoder, args.fine_tuning_dropout),
     ),
 }
 pretrained, pretraining = {}, {}
@@ -296,9 +332,9 @@ for family, (build, batches, kept) in families.items():
         "seconds": round(seconds, 1),
         "held_out": {key: round(float(value), 4) for key, value in held_out.items()},
     }
-    kept(model).save(saved)
-    (family_dir / "pretraining.json").write_text(json.dumps(pretraining[family]))
     pretrained[family] = kept(model)
+    pretrained[family].save(saved)
+    (family_dir / "pretraining.json").write_text(json.dumps(pretraining[family]))
 print(json.dumps(pretraining))
 
 # %% What the pretrained encoder-decoder writes for held-out sentinels (greedy).
@@ -332,7 +368,9 @@ def fresh(family, start):
     if start == "pretrained":
         source = run_dir / family / "pretrained.keras"
         return keras.models.load_model(source)
-    return encoder_decoder(t5_intermediate) if family == "encoder_decoder" else encoder_only()
+    if family == "encoder_decoder":
+        return encoder_decoder(t5_intermediate, args.fine_tuning_dropout)
+    return encoder_only(args.fine_tuning_dropout)
 
 
 def fine_tune_text_to_text(model, inputs, targets, learning_rate, seed, target_length=8):
