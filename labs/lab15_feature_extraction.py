@@ -14,15 +14,18 @@ of a seeded permutation of train_5500), the validation split (the other 10%) and
 {top layer, mean of the last four, scalar mix of all seven} × {linear, MLP with one hidden
 layer}, with Adam and early stopping on validation accuracy (`kbert.models.FeatureClassifier`).
 
+Each head trains at three seeds (`--seeds`; the cached features are the same for all), and
+the lab prints, seed by seed, the differences its questions ask about: MLP − linear head, the
+last four layers or the learned mix − the top layer, mean − [CLS] pooling
+(`kbert.metrics.seed_comparison`: a difference inside the spread is "no difference").
+
 What it should show: every classifier far above the majority-class baseline, though short of
-fine-tuning the whole encoder (TREC-6 accuracy in the high 90s for BERT). What the record found
-(docs/results.md#lab15_feature_extraction; its wall time is in the syllabus): pooling matters
-more than the head. This checkpoint (all-MiniLM-L6-v2) was trained as a sentence embedder
-through mean pooling, so its mean-pooled features score far above its [CLS] vector, never
-trained as a sentence summary. An MLP beats a linear probe in every setting. Reading more than
-the top layer (the last four, or a learned mix) helps the linear probe on mean-pooled features
-by about a point, within the noise of a 500-question test set; the printed scalar-mix weights
-say which layers the task used.
+fine-tuning the whole encoder (TREC-6 accuracy in the high 90s for BERT). This checkpoint
+(all-MiniLM-L6-v2) was trained as a sentence embedder through mean pooling, so expect its
+mean-pooled features well above its [CLS] vector, never trained as a sentence summary; whether
+the head or the layers read matter as much, and whether reading more than the top layer beats
+the spread over seeds, is in the record (docs/results.md#lab15_feature_extraction; its wall
+time is in the syllabus); the printed scalar-mix weights say which layers the task used.
 
     python labs/lab15_feature_extraction.py                # defaults: a few minutes on a CPU
     python labs/lab15_feature_extraction.py --poolings mean --layers scalar_mix --heads mlp
@@ -42,6 +45,7 @@ import tensorflow as tf
 from kbert.checkpoints import load_hf_bert
 from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import FEATURE_LAYERS, FeatureClassifier, extract_layer_features
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import BertPreprocessor
@@ -92,8 +96,8 @@ def cache_features(encoder, preprocessor, splits, pooling, batch_size):
 
 
 # %% Classifiers: a layer selection or mix, then a linear or MLP head, early-stopped on validation.
-def train_classifier(features, splits, layers, head, args):
-    keras.utils.set_random_seed(args.seed)
+def train_classifier(features, splits, layers, head, args, seed):
+    keras.utils.set_random_seed(seed)
     train_x, validation_x, test_x = features["train"], features["validation"], features["test"]
     train_y, validation_y, test_y = (splits[name][1] for name in ("train", "validation", "test"))
     classifier = FeatureClassifier(
@@ -128,6 +132,7 @@ def train_classifier(features, splits, layers, head, args):
     result = {
         "layers": layers,
         "head": head,
+        "seed": seed,
         "validation_accuracy": float(validation_accuracy),
         "test_accuracy": float(test_accuracy),
         "train_seconds": seconds,
@@ -139,6 +144,49 @@ def train_classifier(features, splits, layers, head, args):
         result["mixing_weights"] = [round(float(w), 4) for w in mix.mixing_weights()]
         result["gamma"] = float(np.asarray(mix.gamma))
     return result
+
+
+def over_seeds(results):
+    """One setting's heads over seeds: mean accuracies (and their sd), epochs, summed train
+    seconds, the first seed's scalar-mix weights, each seed's accuracies under "seeds"."""
+    row = {key: results[0][key] for key in ("layers", "head", "parameters")}
+    for key in ("validation_accuracy", "test_accuracy"):
+        row[key], row[f"{key}_sd"] = mean_sd([result[key] for result in results])
+    row["epochs"] = round(float(np.mean([result["epochs"] for result in results])), 1)
+    row["train_seconds"] = sum(result["train_seconds"] for result in results)
+    row.update({key: results[0][key] for key in ("mixing_weights", "gamma") if key in results[0]})
+    row["seeds"] = [
+        {key: result[key] for key in ("seed", "validation_accuracy", "test_accuracy")}
+        for result in results
+    ]
+    return row
+
+
+def differences(runs):
+    """The docstring's comparisons, seed by seed on test accuracy: MLP − linear at each features
+    setting, each wider reading − the top layer at each head, mean − [CLS] pooling at each."""
+    by = {(r["pooling"], r["layers"], r["head"]): r for r in runs}
+
+    def tests(key):
+        return [seed["test_accuracy"] for seed in by[key]["seeds"]]
+
+    pairs = []
+    for (pooling, layers, head), run in by.items():
+        if head == "mlp" and (pooling, layers, "linear") in by:
+            pairs.append((f"{pooling} {layers}: mlp − linear", (pooling, layers, "linear"), run))
+        if layers != "top" and (pooling, "top", head) in by:
+            pairs.append((f"{pooling} {head}: {layers} − top", (pooling, "top", head), run))
+        if pooling == "mean" and ("cls", layers, head) in by:
+            pairs.append((f"{layers} {head}: mean − cls", ("cls", layers, head), run))
+    return [
+        {
+            "compared": label,
+            "difference": paired_difference(
+                [seed["test_accuracy"] for seed in run["seeds"]], tests(baseline)
+            ),
+        }
+        for label, baseline, run in pairs
+    ]
 
 
 def parse_list(value, choices, flag):
@@ -192,7 +240,8 @@ def main():
         default=0,
         help="cap on validation and test questions, 0 = all",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the split's, and the first head's")
+    parser.add_argument("--seeds", type=int, default=3, help="heads trained per setting")
     parser.add_argument("--output-dir", default="runs/lab15_feature_extraction")
     add_record_argument(parser)
     args = parser.parse_args()
@@ -201,6 +250,8 @@ def main():
     poolings = parse_list(args.poolings, ("cls", "mean"), "--poolings")
     layer_modes = parse_list(args.layers, FEATURE_LAYERS, "--layers")
     heads = parse_list(args.heads, HEADS, "--heads")
+    if args.seeds < 1:
+        parser.error(f"--seeds must be a positive integer; received {args.seeds}")
 
     start = time.perf_counter()
     splits = read_splits(
@@ -226,7 +277,12 @@ def main():
             for head in heads:
                 result = {
                     "pooling": pooling,
-                    **train_classifier(features, splits, layers, head, args),
+                    **over_seeds(
+                        [
+                            train_classifier(features, splits, layers, head, args, seed)
+                            for seed in range(args.seed, args.seed + args.seeds)
+                        ]
+                    ),
                 }
                 runs.append(result)
                 print(
@@ -241,12 +297,18 @@ def main():
         f"\nTREC-6 from frozen {args.checkpoint} features (majority-class test accuracy "
         f"{baseline:.3f}: {COARSE_LABELS[majority]})"
     )
-    print("features    pooling  head    val acc  test acc  epochs  train s")
+    print(
+        f"features    pooling  head    val acc  test acc (mean ± sd, {args.seeds} seeds)  train s"
+    )
     for r in runs:
+        spread = "" if r["test_accuracy_sd"] is None else f" ± {r['test_accuracy_sd']:.3f}"
         print(
             f"{r['layers']:11s} {r['pooling']:7s}  {r['head']:6s}  {r['validation_accuracy']:7.3f}"
-            f"  {r['test_accuracy']:8.3f}  {r['epochs']:6d}  {r['train_seconds']:7.1f}"
+            f"  {r['test_accuracy']:8.3f}{spread:8s}  {r['train_seconds']:7.1f}"
         )
+    print("\nseed-paired differences in test accuracy (points; inside the spread: no difference)")
+    for row in differences(runs):
+        print(f"  {row['compared']:<34s} {format_difference(row['difference'])}")
     for r in runs:
         if "mixing_weights" in r:
             mixes.append(r)
@@ -267,6 +329,7 @@ def main():
         "majority_baseline_test_accuracy": baseline,
         "extraction": extraction,
         "runs": runs,
+        "differences": differences(runs),
         "wall_seconds": total,
         "arguments": vars(args),
     }

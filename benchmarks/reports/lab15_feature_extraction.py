@@ -2,6 +2,7 @@
 headline."""
 
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab15_feature_extraction",)
 
@@ -14,23 +15,41 @@ def render(results):
             run["layers"],
             run["head"],
             f"{run['validation_accuracy']:.3f}",
-            f"{run['test_accuracy']:.3f}",
+            f"{run['test_accuracy']:.3f}"
+            + ("" if run.get("test_accuracy_sd") is None else f" ± {run['test_accuracy_sd']:.3f}"),
             f"{run['parameters']:,}",
             run["epochs"],
         ]
         for run in results["runs"]
     ]
+    seeds = len(results["runs"][0].get("seeds", [None])) if results["runs"] else 1
+    differences = results.get("differences") or []
+    compared = (
+        [
+            "",
+            "Seed-paired differences in test accuracy (points):",
+            "",
+            markdown_table(
+                ["compared", "difference"],
+                [[row["compared"], format_difference(row["difference"])] for row in differences],
+            ),
+        ]
+        if differences
+        else []
+    )
     return "\n".join(
         [
             f"{results['checkpoint']} frozen; features extracted once per pooling, a head trained "
             f"on {results['examples']['train']:,} TREC-6 questions (early stopping on "
             f"{results['examples']['validation']:,}), test on {results['examples']['test']:,} "
-            f"(training-majority baseline {results['majority_baseline_test_accuracy']:.3f}):",
+            f"(training-majority baseline {results['majority_baseline_test_accuracy']:.3f}); "
+            f"{seeds} seed(s) per head, mean ± sd:",
             "",
             markdown_table(
                 ["pooling", "layers", "head", "validation", "test", "head parameters", "epochs"],
                 rows,
             ),
+            *compared,
         ]
     )
 

@@ -28,13 +28,16 @@ def test_a_small_run_prints_the_table_and_writes_the_results(tmp_path, data_root
         "1",
         "--mlp-units",
         "8",
+        "--seeds",
+        "2",
         "--output-dir",
         str(tmp_path / "run"),
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "features    pooling  head    val acc  test acc" in result.stdout
+    assert "features    pooling  head    val acc  test acc (mean ± sd, 2 seeds)" in result.stdout
+    assert "top linear: mean − cls" in result.stdout and "cls top: mlp − linear" in result.stdout
     assert "learned scalar-mix weights" in result.stdout
 
     report = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -48,8 +51,16 @@ def test_a_small_run_prints_the_table_and_writes_the_results(tmp_path, data_root
         for head in ("linear", "mlp")
     }
     for run in runs:
-        assert 0.0 <= run["validation_accuracy"] <= 1.0 and 0.0 <= run["test_accuracy"] <= 1.0
+        # Two heads per setting, seeds 0 and 1; the row is their mean, with its sd.
+        assert [seed["seed"] for seed in run["seeds"]] == [0, 1]
+        tests = [seed["test_accuracy"] for seed in run["seeds"]]
+        assert run["test_accuracy"] == pytest.approx(sum(tests) / 2)
+        assert run["test_accuracy_sd"] is not None
         assert 1 <= run["epochs"] <= 2
         if run["layers"] == "scalar_mix":  # embeddings + 6 blocks of MiniLM-L6
             assert len(run["mixing_weights"]) == 7
             assert sum(run["mixing_weights"]) == pytest.approx(1.0, abs=1e-3)
+    # Per pooling: 3 mlp − linear, 4 wider − top; per layers × head: 6 mean − cls.
+    compared = [row["compared"] for row in report["differences"]]
+    assert len(compared) == 2 * 3 + 2 * 4 + 6
+    assert all(row["difference"]["n"] == 2 for row in report["differences"])

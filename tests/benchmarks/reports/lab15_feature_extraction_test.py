@@ -24,3 +24,32 @@ def test_feature_extraction_picks_on_validation():
         features
     )
     assert lab15_feature_extraction.headline(features).endswith("mean / top / mlp head, test 0.850")
+
+
+def test_three_seeds_render_mean_sd_and_the_differences():
+    run = {
+        "pooling": "mean",
+        "layers": "top",
+        "head": "mlp",
+        "validation_accuracy": 0.9,
+        "test_accuracy": 0.92,
+        "test_accuracy_sd": 0.004,
+        "parameters": 10,
+        "epochs": 7.3,
+        "seeds": [{"seed": s, "validation_accuracy": 0.9, "test_accuracy": 0.92} for s in range(3)],
+    }
+    features = {
+        "checkpoint": "m",
+        "examples": {"train": 9, "validation": 1, "test": 5},
+        "majority_baseline_test_accuracy": 0.2,
+        "runs": [run],
+        "differences": [
+            {
+                "compared": "top mlp: mean − cls",
+                "difference": {"mean": 0.3, "sd": 0.01, "n": 3, "verdict": "better"},
+            }
+        ],
+    }
+    page = lab15_feature_extraction.render(features)
+    assert "3 seed(s) per head" in page and "| mean | top | mlp | 0.900 | 0.920 ± 0.004 |" in page
+    assert "| top mlp: mean − cls | +30.00 ± 1.00 (better) |" in page
