@@ -96,8 +96,7 @@ def cache_features(encoder, preprocessor, splits, pooling, batch_size):
 
 
 # %% Classifiers: a layer selection or mix, then a linear or MLP head, early-stopped on validation.
-def train_classifier(features, splits, layers, head, args, seed):
-    keras.utils.set_random_seed(seed)
+def train_classifier(features, splits, layers, head, args):
     train_x, validation_x, test_x = features["train"], features["validation"], features["test"]
     train_y, validation_y, test_y = (splits[name][1] for name in ("train", "validation", "test"))
     classifier = FeatureClassifier(
@@ -132,7 +131,6 @@ def train_classifier(features, splits, layers, head, args, seed):
     result = {
         "layers": layers,
         "head": head,
-        "seed": seed,
         "validation_accuracy": float(validation_accuracy),
         "test_accuracy": float(test_accuracy),
         "train_seconds": seconds,
@@ -144,6 +142,15 @@ def train_classifier(features, splits, layers, head, args, seed):
         result["mixing_weights"] = [round(float(w), 4) for w in mix.mixing_weights()]
         result["gamma"] = float(np.asarray(mix.gamma))
     return result
+
+
+def heads_at_seeds(features, splits, layers, head, args):
+    """`train_classifier` at `--seeds` seeds from `--seed` (the head's weights, the batches)."""
+    results = []
+    for seed in range(args.seed, args.seed + args.seeds):
+        keras.utils.set_random_seed(seed)
+        results.append({**train_classifier(features, splits, layers, head, args), "seed": seed})
+    return results
 
 
 def over_seeds(results):
@@ -187,6 +194,12 @@ def differences(runs):
         }
         for label, baseline, run in pairs
     ]
+
+
+def parse_count(value, flag):
+    if value < 1:
+        raise SystemExit(f"{flag} must be a positive integer; received {value}")
+    return value
 
 
 def parse_list(value, choices, flag):
@@ -250,8 +263,7 @@ def main():
     poolings = parse_list(args.poolings, ("cls", "mean"), "--poolings")
     layer_modes = parse_list(args.layers, FEATURE_LAYERS, "--layers")
     heads = parse_list(args.heads, HEADS, "--heads")
-    if args.seeds < 1:
-        parser.error(f"--seeds must be a positive integer; received {args.seeds}")
+    parse_count(args.seeds, "--seeds")
 
     start = time.perf_counter()
     splits = read_splits(
@@ -277,12 +289,7 @@ def main():
             for head in heads:
                 result = {
                     "pooling": pooling,
-                    **over_seeds(
-                        [
-                            train_classifier(features, splits, layers, head, args, seed)
-                            for seed in range(args.seed, args.seed + args.seeds)
-                        ]
-                    ),
+                    **over_seeds(heads_at_seeds(features, splits, layers, head, args)),
                 }
                 runs.append(result)
                 print(
