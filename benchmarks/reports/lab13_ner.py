@@ -61,6 +61,9 @@ def render(results):
 
 
 def headline(results):
-    return "CoNLL-2003 test entity F1: " + ", ".join(
-        f"{name} {run['test_f1']:.2f}" for name, run in results["methods"].items()
+    scores = ", ".join(f"{name} {run['test_f1']:.2f}" for name, run in results["methods"].items())
+    differences = results.get("differences") or {}
+    verdicts = "; ".join(
+        f"{name} − softmax: {difference['verdict']}" for name, difference in differences.items()
     )
+    return f"CoNLL-2003 test entity F1: {scores}" + (f" ({verdicts})" if verdicts else "")

@@ -31,4 +31,7 @@ def test_one_seed_records_render_as_before_and_three_seeds_add_sd_and_the_differ
     page = lab13_ner.render(new)
     assert "3 seed(s)" in page
     assert "| crf | 14,041 | 300 | 89.50 | 88.50 ± 0.20 | +0.50 ± 0.60 (no difference) |" in page
-    assert lab13_ner.headline(new) == "CoNLL-2003 test entity F1: softmax 88.00, crf 88.50"
+    assert lab13_ner.headline(old) == "CoNLL-2003 test entity F1: softmax 88.00, crf 88.50"
+    assert lab13_ner.headline(new) == (
+        "CoNLL-2003 test entity F1: softmax 88.00, crf 88.50 (crf − softmax: no difference)"
+    )
