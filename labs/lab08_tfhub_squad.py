@@ -16,11 +16,12 @@ the Hub path like any downloaded module. Online, pass tfhub.dev / Kaggle handles
 TFHUB_CACHE_DIR).
 
 What it should show: the Hub-loaded encoder gives the same numbers as kbert's own (the largest
-difference in their outputs is printed), fine-tunes like it (the same recipe, seed and
+difference in their outputs is printed), fine-tunes like it (the same recipe, seeds and
 questions are then run on kbert's own encoder in the same process, `--skip-kbert-encoder` to
-leave it out: the two EM/F1 pairs should differ by no more than seed noise; at the defaults,
-3,000 questions and one epoch, both are far from converged, see lab14_qa for the full budget),
-and the export answers raw strings.
+leave it out; each of three seeds, `--seeds`, starts both from fresh weights, and the two
+encoders' EM and F1 should show "no difference" paired by seed, `kbert.metrics.seed_comparison`;
+at the defaults, 3,000 questions and one epoch, both are far from converged, see lab14_qa for
+the full budget), and the export (the first seed's model) answers raw strings.
 
     python labs/lab08_tfhub_squad.py
     python labs/lab08_tfhub_squad.py --max-train-examples 300 --max-eval-examples 50
@@ -44,6 +45,7 @@ from kbert.data.squad import load_squad
 from kbert.export import ExportSettings, export_saved_model
 from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor
 from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle
+from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
 from kbert.models import QuestionAnswerer
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_question_answerer
@@ -61,6 +63,68 @@ outputs = answer(question=tf.constant(questions), context=tf.constant(contexts))
 print(json.dumps({key: value.numpy().tolist() for key, value in outputs.items()},
                  default=lambda v: v.decode()))
 """
+
+
+def scores_of(scores, seconds):
+    return {
+        "exact_match": round(scores["exact_match"], 2),
+        "f1": round(scores["f1"], 2),
+        "train_seconds": round(seconds, 1),
+    }
+
+
+def over_seeds(runs):
+    """Mean EM, F1 and training seconds over seeds, each score's sd, and the runs."""
+    row = {}
+    for metric in ("exact_match", "f1", "train_seconds"):
+        mean, sd = mean_sd([run[metric] for run in runs])
+        row[metric] = round(mean, 2)
+        if metric != "train_seconds":
+            row[f"{metric}_sd"] = None if sd is None else round(sd, 2)
+    row["runs"] = runs
+    return row
+
+
+def spread(row, metric):
+    sd = row[f"{metric}_sd"]
+    return f"{row[metric]:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
+
+
+def run_seeds(seeds, first_encoders, encoder_handle, args, fine_tune_and_score):
+    """Both encoders fine-tuned at each seed: `(hub runs, kbert runs, (the first seed's Hub
+    model, its history, the training windows, whether `fit` moved every seed's Hub variables))`.
+    `first_encoders` are the loaded `(hub, kbert or None)` encoders the first seed trains; later
+    seeds load fresh ones (no kbert runs when it is None)."""
+    hub_runs, own_runs, first, moved = [], [], None, True
+    for seed in seeds:
+        encoder, own_encoder = first_encoders
+        if seed != seeds[0]:
+            encoder = hub_encoder_model(encoder_handle, trainable=True)
+            own_encoder = None if own_encoder is None else load_pretrained(args.model)[0]
+        before = [keras.ops.convert_to_numpy(v) for v in encoder.trainable_weights[:2]]
+        model, history, seconds, windows, scores = fine_tune_and_score(encoder, seed)
+        moved &= any(
+            not np.allclose(a, keras.ops.convert_to_numpy(b))
+            for a, b in zip(before, encoder.trainable_weights[:2], strict=True)
+        )
+        hub_runs.append({"seed": seed, **scores_of(scores, seconds)})
+        first = first or (model, history, windows)
+        print(
+            f"Hub path, seed {seed}:           EM {scores['exact_match']:.2f}  F1 "
+            f"{scores['f1']:.2f}  (training {seconds:.0f} s; Hub variables updated by fit: "
+            f"{moved})",
+            flush=True,
+        )
+        # %% The same recipe on kbert's own encoder of the same checkpoint, for comparison.
+        if own_encoder is not None:
+            _, _, own_seconds, _, own_scores = fine_tune_and_score(own_encoder, seed)
+            own_runs.append({"seed": seed, **scores_of(own_scores, own_seconds)})
+            print(
+                f"kbert's own encoder, seed {seed}: EM {own_scores['exact_match']:.2f}  F1 "
+                f"{own_scores['f1']:.2f}  (training {own_seconds:.0f} s)",
+                flush=True,
+            )
+    return hub_runs, own_runs, (*first, moved)
 
 
 def hub_modules(args):
@@ -102,7 +166,10 @@ def main():
     parser.add_argument("--run-dir", default="runs/lab08_tfhub_squad")
     parser.add_argument("--export-dir", default="saved_models")
     parser.add_argument("--name", default="squad_hub")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the first run's seed")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="fine-tuning runs per encoder (fresh weights each)"
+    )
     parser.add_argument(
         "--skip-kbert-encoder",
         action="store_true",
@@ -111,6 +178,8 @@ def main():
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)
     args = parser.parse_args()
+    if args.seeds < 1:
+        parser.error(f"--seeds must be a positive integer; received {args.seeds}")
     keras.utils.set_random_seed(args.seed)
 
     # %% The Hub modules, and a kbert tokenizer on the preprocessor's own vocabulary asset.
@@ -145,9 +214,9 @@ def main():
     evaluation, _ = load_squad("validation", args.data_dir)
     train, evaluation = train[: args.max_train_examples], evaluation[: args.max_eval_examples]
 
-    def fine_tune_and_score(encoder):
+    def fine_tune_and_score(encoder, seed):
         """One recipe for both encoders: the same seed, questions, windows and schedule."""
-        keras.utils.set_random_seed(args.seed)  # the same QA head initialisation
+        keras.utils.set_random_seed(seed)  # the same QA head initialisation
         model = QuestionAnswerer(encoder)
         history, seconds, windows = fine_tune_question_answerer(
             model,
@@ -157,7 +226,7 @@ def main():
                 epochs=args.epochs,
                 batch_size=args.batch_size,
                 learning_rate=args.learning_rate,
-                seed=args.seed,
+                seed=seed,
                 verbose=args.verbose,
             ),
             sequence_length=args.sequence_length,
@@ -169,34 +238,35 @@ def main():
         scores.pop("answers")
         return model, history, seconds, windows, scores
 
-    before = [keras.ops.convert_to_numpy(v) for v in encoder.trainable_weights[:2]]
-    model, history, seconds, windows, scores = fine_tune_and_score(encoder)
-    moved = any(
-        not np.allclose(a, keras.ops.convert_to_numpy(b))
-        for a, b in zip(before, encoder.trainable_weights[:2], strict=True)
+    # Each seed starts from fresh weights: the Hub module loaded again, kbert's checkpoint too.
+    seeds = [args.seed + offset for offset in range(args.seeds)]
+    with_own = not args.hub_encoder and not args.skip_kbert_encoder
+    hub_runs, own_runs, (model, history, windows, moved) = run_seeds(
+        seeds, (encoder, reference if with_own else None), encoder_handle, args, fine_tune_and_score
+    )
+    hub = over_seeds(hub_runs)
+    own = over_seeds(own_runs) if own_runs else None
+    differences = (
+        {
+            metric: paired_difference(
+                [run[metric] for run in hub_runs], [run[metric] for run in own_runs]
+            )
+            for metric in ("exact_match", "f1")
+        }
+        if own_runs
+        else {}
     )
     print(
         f"\nSQuAD v1.1 {source}: {len(train)} training questions ({windows} windows), "
-        f"{len(evaluation)} evaluation questions"
+        f"{len(evaluation)} evaluation questions; {len(seeds)} seed(s)"
     )
-    print(
-        f"Hub path:           EM {scores['exact_match']:.2f}  F1 {scores['f1']:.2f}  "
-        f"(training {seconds:.0f} s; Hub variables updated by fit: {moved})"
-    )
-
-    # %% The same recipe on kbert's own encoder of the same checkpoint, for comparison.
-    own = None
-    if not args.hub_encoder and not args.skip_kbert_encoder:
-        # `reference`, loaded for the check above, is still the untouched checkpoint.
-        _, _, own_seconds, _, own_scores = fine_tune_and_score(reference)
-        own = {
-            "exact_match": round(own_scores["exact_match"], 2),
-            "f1": round(own_scores["f1"], 2),
-            "train_seconds": round(own_seconds, 1),
-        }
+    print(f"Hub path:            EM {spread(hub, 'exact_match')}  F1 {spread(hub, 'f1')}")
+    if own:
+        print(f"kbert's own encoder: EM {spread(own, 'exact_match')}  F1 {spread(own, 'f1')}")
         print(
-            f"kbert's own encoder: EM {own['exact_match']:.2f}  F1 {own['f1']:.2f}  "
-            f"(training {own_seconds:.0f} s)"
+            "Hub − kbert, paired by seed (EM/F1 points; inside the spread: no difference): EM "
+            f"{format_difference(differences['exact_match'], scale=1.0)}, F1 "
+            f"{format_difference(differences['f1'], scale=1.0)}"
         )
 
     # %% Export with the `answer` signature; call it from a fresh process on raw strings.
@@ -238,9 +308,14 @@ def main():
         "train_questions": len(train),
         "train_windows": windows,
         "eval_questions": len(evaluation),
-        "train_seconds": round(seconds, 1),
-        "exact_match": round(scores["exact_match"], 2),
-        "f1": round(scores["f1"], 2),
+        "train_seconds": hub["train_seconds"],
+        "exact_match": hub["exact_match"],
+        "f1": hub["f1"],
+        "exact_match_sd": hub["exact_match_sd"],
+        "f1_sd": hub["f1_sd"],
+        "runs": hub_runs,
+        "seeds": len(seeds),
+        "differences": differences,
         "hub_variables_updated": moved,
         "same_preprocessing": same_ids,
         "max_abs_difference": difference,

@@ -2,17 +2,24 @@
 headline."""
 
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab08_tfhub_squad",)
 
 
+def _spread(row, metric):
+    sd = row.get(f"{metric}_sd")
+    return f"{row[metric]:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
+
+
 def render(results):
-    """Table of lab08: SQuAD through the TF Hub path, and kbert's own encoder beside it."""
+    """Table of lab08: SQuAD through the TF Hub path, and kbert's own encoder beside it (mean ±
+    sd over seeds, and their seed-paired difference, where the record holds seeds)."""
     rows = [
         [
             "TF Hub BERT format, loaded into Keras 3 (`kbert.hub`)",
-            f"{results['exact_match']:.2f}",
-            f"{results['f1']:.2f}",
+            _spread(results, "exact_match"),
+            _spread(results, "f1"),
             f"{results['train_seconds']:,.0f}",
         ]
     ]
@@ -21,9 +28,19 @@ def render(results):
         rows.append(
             [
                 "kbert's own encoder, same checkpoint and recipe",
-                f"{own['exact_match']:.2f}",
-                f"{own['f1']:.2f}",
+                _spread(own, "exact_match"),
+                _spread(own, "f1"),
                 f"{own['train_seconds']:,.0f}",
+            ]
+        )
+    differences = results.get("differences") or {}
+    if differences:
+        rows.append(
+            [
+                "Hub − kbert, paired by seed",
+                format_difference(differences["exact_match"], scale=1.0),
+                format_difference(differences["f1"], scale=1.0),
+                "",
             ]
         )
     difference = results.get("max_abs_difference")
@@ -31,7 +48,7 @@ def render(results):
         [
             f"SQuAD v1.1 ({results['source']}): {results['train_questions']:,} training "
             f"questions ({results['train_windows']:,} windows), {results['eval_questions']:,} "
-            f"held out. Hub preprocessing equals kbert's: {results['same_preprocessing']}; Hub "
+            f"held out; {results.get('seeds', 1)} seed(s). Hub preprocessing equals kbert's: {results['same_preprocessing']}; Hub "
             f"variables updated by `fit`: {results['hub_variables_updated']}"
             + (
                 f"; encoders' outputs differ by at most {difference:.1e}"
@@ -53,4 +70,7 @@ def headline(results):
     own = results.get("kbert_encoder")
     if own:
         text += f" vs {own['exact_match']:.2f} / {own['f1']:.2f} on kbert's own encoder"
+    differences = results.get("differences") or {}
+    if differences:
+        text += f" (F1: {differences['f1']['verdict']})"
     return text

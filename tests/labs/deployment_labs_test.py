@@ -137,6 +137,8 @@ def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
         "192",
         "--stride",
         "64",
+        "--seeds",
+        "2",
         "--run-dir",
         str(tmp_path / "run"),
         "--export-dir",
@@ -153,5 +155,9 @@ def test_lab_tfhub_squad_fine_tunes_through_the_hub_path_and_exports(
     assert stdout.count("     -> ") == 3  # the export answered three questions
     # The same recipe on kbert's own encoder ran beside it, in the same process.
     own = summary["kbert_encoder"]
-    assert set(own) == {"exact_match", "f1", "train_seconds"} and 0 <= own["f1"] <= 100
+    assert 0 <= own["f1"] <= 100 and own["f1_sd"] is not None
     assert "kbert's own encoder: EM " in stdout
+    # Two seeds of each, fresh weights each time, their mean and the paired difference.
+    assert [run["seed"] for run in summary["runs"]] == [0, 1] == [r["seed"] for r in own["runs"]]
+    assert summary["f1"] == pytest.approx(sum(run["f1"] for run in summary["runs"]) / 2, abs=0.01)
+    assert summary["differences"]["f1"]["n"] == 2 and "Hub − kbert, paired by seed" in stdout

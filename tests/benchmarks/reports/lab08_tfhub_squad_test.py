@@ -29,3 +29,21 @@ def test_the_hub_squad_lab_renders_both_encoders():
     assert lab08_tfhub_squad.headline(both).endswith(
         "EM 15.00 / F1 23.36 vs 14.80 / 22.86 on kbert's own encoder"
     )
+    seeded = {
+        **both,
+        "seeds": 3,
+        "exact_match_sd": 0.5,
+        "f1_sd": 0.7,
+        "kbert_encoder": {**both["kbert_encoder"], "exact_match_sd": 0.4, "f1_sd": 0.6},
+        "differences": {
+            "exact_match": {"mean": 0.2, "sd": 0.3, "n": 3, "verdict": "no difference"},
+            "f1": {"mean": 0.5, "sd": 0.4, "n": 3, "verdict": "better"},
+        },
+    }
+    text = lab08_tfhub_squad.render(seeded)
+    assert "3 seed(s)" in text and "| 15.00 ± 0.50 | 23.36 ± 0.70 | 175 |" in text
+    assert (
+        "| Hub − kbert, paired by seed | +0.20 ± 0.30 (no difference) | +0.50 ± 0.40 (better) |"
+        in text
+    )
+    assert lab08_tfhub_squad.headline(seeded).endswith("(F1: better)")
