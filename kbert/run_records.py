@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 from kbert import run_inputs
@@ -34,24 +35,54 @@ def _git(*arguments):
     return result.stdout.strip() if result.returncode == 0 else None
 
 
+# CPU flags that decide how fast a run is here: vector width, and bfloat16 arithmetic (a Xeon
+# with AMX and one without report the same model name).
+CPU_FEATURES = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
+# The packages a recorded number can depend on; the optional peers only where installed.
+PACKAGES = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "keras",
+    "keras-hub",
+    "tensorflow-text",
+    "numpy",
+    "torch",
+    "transformers",
+    "onnxruntime",
+)
+
+
+def cpu_description(cpuinfo="/proc/cpuinfo"):
+    """`(model name, set of flags)` read from `cpuinfo`; an unreadable file gives the platform's
+    processor name and no flags."""
+    model, flags = platform.processor() or platform.machine() or "unknown CPU", set()
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return model, flags
+    for line in text.splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[-1].strip()
+        elif line.startswith("flags"):
+            flags.update(line.split(":", 1)[-1].split())
+    return model, flags
+
+
 def machine_description():
-    """The machine a run happened on: CPU model, cores, memory, OS and Python.
+    """The machine a run happened on: CPU model and the features that set its speed, cores,
+    memory, OS and Python.
 
     Returns:
-        A dict with "cpu", "cores", "memory_gib", "platform" and "python".
+        A dict with "cpu", "cpu_features" (those of `CPU_FEATURES` it has), "cores",
+        "memory_gib", "platform" and "python".
 
     Example:
     >>> sorted(machine_description())
-    ['cores', 'cpu', 'memory_gib', 'platform', 'python']
+    ['cores', 'cpu', 'cpu_features', 'memory_gib', 'platform', 'python']
     """
-    cpu = platform.processor() or platform.machine()
+    cpu, flags = cpu_description()
     memory = None
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as lines:
-            cpu = next(
-                (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
-                cpu,
-            )
         with open("/proc/meminfo", encoding="utf-8") as lines:
             kib = next(
                 (int(line.split()[1]) for line in lines if line.startswith("MemTotal")), None
@@ -61,11 +92,24 @@ def machine_description():
         pass
     return {
         "cpu": cpu,
+        "cpu_features": [flag for flag in CPU_FEATURES if flag in flags],
         "cores": os.cpu_count(),
         "memory_gib": memory,
         "platform": platform.platform(),
         "python": platform.python_version(),
     }
+
+
+def package_versions():
+    """`{package: version}` of `PACKAGES` installed here (read from their metadata, so nothing
+    is imported)."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
 
 
 def _invocation():
@@ -110,7 +154,8 @@ def write_run_record(path, results, seconds, argv=None):
 
     The record holds the command (`python` + `argv`), the git commit of the code (with
     `"dirty": true` when tracked files had uncommitted changes; see `code_version`, taken when
-    the run started if it asked then), the UTC date, the wall time, the machine and, when the
+    the run started if it asked then), the UTC date, the wall time, the machine, the versions of
+    the packages its numbers depend on (`package_versions`) and, when the
     process watched what it read (`add_record_argument` starts that), `"inputs"`: the SHA-256
     of each data file and saved model it read (`kbert.run_inputs`); a killed run never leaves a
     half-written file.
@@ -139,6 +184,7 @@ def write_run_record(path, results, seconds, argv=None):
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(float(seconds), 1),
         "machine": machine_description(),
+        "software": package_versions(),
         "results": results,
     }
     if run_inputs.is_watching():

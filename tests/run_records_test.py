@@ -2,7 +2,14 @@ import json
 
 import pytest
 
-from kbert.run_records import machine_description, write_run_record
+from kbert.run_records import (
+    CPU_FEATURES,
+    PACKAGES,
+    cpu_description,
+    machine_description,
+    package_versions,
+    write_run_record,
+)
 
 
 def test_a_record_holds_the_results_and_how_they_were_made(tmp_path):
@@ -37,8 +44,25 @@ def test_bad_results_leave_the_previous_record(tmp_path):
 
 def test_machine_description_names_the_cpu_and_memory():
     machine = machine_description()
-    assert set(machine) == {"cpu", "cores", "memory_gib", "platform", "python"}
+    assert set(machine) == {"cpu", "cpu_features", "cores", "memory_gib", "platform", "python"}
     assert machine["memory_gib"] is None or machine["memory_gib"] > 0
+    assert set(machine["cpu_features"]) <= set(CPU_FEATURES)
+
+
+def test_the_cpu_features_come_from_its_flags_and_the_packages_from_their_metadata(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "model name\t: Some Xeon\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16\n"
+    )
+    assert cpu_description(cpuinfo) == (
+        "Some Xeon",
+        {"fpu", "avx2", "avx512f", "avx512_bf16", "amx_bf16"},
+    )
+    assert cpu_description(tmp_path / "missing")[1] == set()
+    versions = package_versions()
+    assert {"keras", "numpy"} <= set(versions) and set(versions) <= set(PACKAGES)
+    record = write_run_record(tmp_path / "record.json", {"accuracy": 0.5}, 1.0, argv=["x"])
+    assert record["software"] == versions
 
 
 def test_the_command_is_recorded_as_typed(tmp_path):

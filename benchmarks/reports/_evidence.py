@@ -5,8 +5,12 @@ from collections import Counter
 
 
 def _machine(record):
+    """The CPU, its bfloat16 features where the record names them (a Xeon with AMX and one
+    without share a model name), and the cores."""
     machine = record["machine"]
-    return f"{machine['cpu']}, {machine['cores']} cores"
+    bf16 = [flag for flag in machine.get("cpu_features", ()) if "bf16" in flag]
+    features = f" ({', '.join(bf16) or 'no bf16'})" if "cpu_features" in machine else ""
+    return f"{machine['cpu']}{features}, {machine['cores']} cores"
 
 
 def _duration(seconds):

@@ -14,31 +14,16 @@ TensorFlow version.
 
 import json
 import os
-import platform
 import time
 import warnings
 from pathlib import Path
+
+from kbert.run_records import cpu_description
 
 DTYPES = ("auto", "float32", "mixed_bfloat16")
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 # bfloat16 must beat float32 by this much in the probe: the probe's own noise is a few percent.
 MIN_SPEEDUP = 1.05
-
-
-def cpu_description(cpuinfo="/proc/cpuinfo"):
-    """`(model name, set of flags)` read from `cpuinfo`; an unreadable file gives the platform's
-    processor name and no flags."""
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return model, flags
-    for line in text.splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[-1].strip()
-        elif line.startswith("flags"):
-            flags.update(line.split(":", 1)[-1].split())
-    return model, flags
 
 
 def cpu_has_bfloat16(cpuinfo="/proc/cpuinfo"):

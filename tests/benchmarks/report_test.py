@@ -282,6 +282,14 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
     assert "**1 made on another machine:** lab03 (Intel Xeon, 2 cores)." in text
     assert "**1 made with uncommitted changes:** lab03." in text
     assert "**1 without pinned inputs" in text and text.endswith(":** lab04.")
+    # Records that name the CPU's features tell a Xeon with AMX from one without.
+    amx = record("a" * 40, cpu="Xeon", inputs={})
+    amx["machine"]["cpu_features"] = ["avx512f", "avx512_bf16", "amx_bf16"]
+    plain = record("a" * 40, cpu="Xeon", inputs={})
+    plain["machine"]["cpu_features"] = ["avx2"]
+    text = evidence_summary({"x": amx, "y": amx, "z": plain})
+    assert "on Xeon (avx512_bf16, amx_bf16), 2 cores" in text
+    assert "**1 made on another machine:** z (Xeon (no bf16), 2 cores)." in text
     same = {name: record("a" * 40, inputs={}) for name in ("x", "y")}
     assert "**" not in evidence_summary(same)  # nothing to flag
     assert evidence_summary({}) == ""
