@@ -62,15 +62,7 @@ def add_recipe_arguments(parser):
         help="layer norm before (pre, the recipe's) or after (post) each sublayer; auto = each "
         "objective's source: pre for causal (GPT-2), post for masked and electra (BERT)",
     )
-    parser.add_argument(
-        "--dropout", type=float, default=recipe["dropout"], help="while pretraining"
-    )
-    parser.add_argument(
-        "--fine-tuning-dropout",
-        type=float,
-        default=recipe["fine_tuning_dropout"],
-        help="the dropout the saved encoder carries into fine-tuning",
-    )
+    add_dropout_arguments(parser)
     parser.add_argument(
         "--mask-rate",
         type=float,
@@ -95,4 +87,19 @@ def add_recipe_arguments(parser):
         action=argparse.BooleanOptionalAction,
         default=recipe["tie_embeddings"],
         help="electra: the generator reads the discriminator's embedding tables (ELECTRA's)",
+    )
+
+
+def add_dropout_arguments(parser):
+    """`--dropout` (while pretraining) and `--fine-tuning-dropout` (what the saved model carries
+    into fine-tuning), at the CPU-hour recipe's values: none while pretraining on a small budget
+    (Cramming; T5.1.1), BERT's 0.1 for fine-tuning."""
+    parser.add_argument(
+        "--dropout", type=float, default=PRETRAINING_RECIPE["dropout"], help="while pretraining"
+    )
+    parser.add_argument(
+        "--fine-tuning-dropout",
+        type=float,
+        default=PRETRAINING_RECIPE["fine_tuning_dropout"],
+        help="the dropout the saved model carries into fine-tuning",
     )

@@ -54,7 +54,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.arguments import comma_separated
+from kbert.arguments import add_dropout_arguments, comma_separated
 from kbert.data import (
     full_sentences_blocks,
     load_classification_task,
@@ -109,18 +109,7 @@ parser.add_argument("--block-length", type=int, default=128)
 parser.add_argument("--batch-size", type=int, default=32)
 parser.add_argument("--steps-per-epoch", type=int, default=100, help="checkpoint interval")
 parser.add_argument("--peak-learning-rate", type=float, default=1e-3)
-parser.add_argument(
-    "--pretraining-dropout",
-    type=float,
-    default=RECIPE["dropout"],
-    help="both families while pretraining (the CPU-hour recipe's; T5.1.1 turned it off too)",
-)
-parser.add_argument(
-    "--fine-tuning-dropout",
-    type=float,
-    default=RECIPE["fine_tuning_dropout"],
-    help="both families while fine-tuning, pretrained and random starts alike",
-)
+add_dropout_arguments(parser)  # both families; random starts fine-tune at the same dropout
 parser.add_argument(
     "--mask-rate",
     type=float,
@@ -287,12 +276,12 @@ mlm_batches = {
 }
 families = {
     "encoder_decoder": (
-        lambda: encoder_decoder(t5_intermediate, args.pretraining_dropout),
+        lambda: encoder_decoder(t5_intermediate, args.dropout),
         span_batches,
         encoder_decoder_for_fine_tuning,
     ),
     "encoder": (
-        lambda: MaskedLanguageModel(encoder_only(args.pretraining_dropout)),
+        lambda: MaskedLanguageModel(encoder_only(args.dropout)),
         mlm_batches,
         lambda model: encoder_for_fine_tuning(model.encoder, args.fine_tuning_dropout),
     ),
