@@ -31,7 +31,17 @@ def render(results):
             ]
         )
     controls = "; ".join(
-        f"{norm}-LN {scores['test']:.3f}" for norm, scores in results["random_controls"].items()
+        f"{norm}-LN {scores['validation']:.3f} / {scores['test']:.3f}"
+        for norm, scores in results["random_controls"].items()
+    )
+    recipe = results["arms"]["recipe"]
+    control = results["random_controls"].get("pre")
+    against_control = (
+        f" The recipe against random weights of its own architecture (pre-LN), on validation: "
+        f"{recipe['validation'] - control['validation']:+.3f}, "
+        f"{_control_verdict(recipe, control, results)}."
+        if control
+        else ""
     )
     flags = " ".join(f"{flag} {value}" for flag, value in results["recipe_flags"].items())
     return "\n".join(
@@ -60,10 +70,19 @@ def render(results):
                 rows,
             ),
             "",
-            f"Random weights fine-tuned the same way (test): {controls}; majority class "
-            f"{results['majority_class_acc']:.3f}.",
+            f"Random weights fine-tuned the same way (validation / test): {controls}; majority "
+            f"class {results['majority_class_acc']:.3f}.{against_control}",
         ]
     )
+
+
+def _control_verdict(recipe, control, results):
+    """Pretraining's gain on validation over the random control, judged as the arms are: beyond
+    twice the recipe's pretraining-seed sd, or "no difference"."""
+    gain = recipe["validation"] - control["validation"]
+    if abs(gain) <= 2 * results["recipe_validation_sd"]:
+        return "no difference"
+    return "better" if gain > 0 else "worse"
 
 
 def headline(results):
@@ -75,4 +94,9 @@ def headline(results):
         f"CPU-hour pretraining recipe, {results['budget_minutes']:g} min per run: recipe "
         f"{recipe['test']:.3f}{_spread(recipe['test_sd'])} on TREC-6 ({results['labelled']} "
         f"labels); each choice set back: {verdicts}"
+        + (
+            f"; against random weights: {_control_verdict(recipe, results['random_controls']['pre'], results)}"
+            if "pre" in results.get("random_controls", {})
+            else ""
+        )
     )

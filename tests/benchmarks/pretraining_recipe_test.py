@@ -132,5 +132,11 @@ def test_the_report_renders_each_arm_with_its_verdict():
     text = page.render(results)
     assert "| post_ln | BERT's post-LN | 10 | mlm_accuracy 0.200 | 0.500 | 0.490 |" in text
     assert "-9.0 vs recipe | worse |" in text and "--mask-rate 0.4" in text
-    assert "pre-LN 0.390; post-LN 0.300" in text
-    assert page.headline(results).endswith("each choice set back: post_ln worse")
+    assert "pre-LN 0.400 / 0.390; post-LN 0.300 / 0.300" in text
+    # The recipe (validation 0.61) against its random pre-LN control (0.40), judged like an arm.
+    assert "on validation: +0.210, better." in text
+    assert page.headline(results).endswith(
+        "each choice set back: post_ln worse; against random weights: better"
+    )
+    even = {**results, "random_controls": {"pre": {"validation": 0.6, "test": 0.6}}}
+    assert "on validation: +0.010, no difference." in page.render(even)
