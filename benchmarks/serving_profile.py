@@ -36,7 +36,6 @@ import os
 import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -50,7 +49,7 @@ from benchmarks.serving import (
     measure,
     read_texts,
 )
-from benchmarks.step_profile import op_kind, op_times
+from benchmarks.step_profile import op_kind, trace
 from kbert.arguments import comma_separated
 from kbert.export import ExportSettings, export_saved_model
 from kbert.run_records import add_record_argument, record_if_requested
@@ -159,15 +158,8 @@ def profile_calls(classify, texts, batch_size, calls):
     for batch in chosen:
         classify(batch)
     wall_ms = (time.perf_counter() - start) * 1000.0 / calls
-    with tempfile.TemporaryDirectory() as logdir:
-        tf.profiler.experimental.start(logdir)
-        for batch in chosen:
-            classify(batch)
-        tf.profiler.experimental.stop()
-        paths = sorted(Path(logdir).rglob("*.xplane.pb"))
-        if not paths:
-            raise RuntimeError(f"the profiler wrote no trace under {logdir}")
-        times = op_times(paths[-1])
+    calls_left = iter(chosen)
+    times = trace(lambda: classify(next(calls_left)), calls)
     kinds, ops = Counter(), Counter()
     for (op_name, op_type), microseconds in times.items():
         kinds[serving_kind(op_name, op_type)] += microseconds / 1000.0 / calls

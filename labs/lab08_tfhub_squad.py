@@ -45,7 +45,7 @@ from kbert.data.squad import load_squad
 from kbert.export import ExportSettings, export_saved_model
 from kbert.export.hub_export import export_hub_encoder, export_hub_preprocessor
 from kbert.hub import HubPreprocessor, hub_encoder_model, resolve_handle
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, over_seeds, paired_difference
 from kbert.models import QuestionAnswerer
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_question_answerer
@@ -73,16 +73,12 @@ def scores_of(scores, seconds):
     }
 
 
-def over_seeds(runs):
+def seed_row(runs):
     """Mean EM, F1 and training seconds over seeds, each score's sd, and the runs."""
-    row = {}
-    for metric in ("exact_match", "f1", "train_seconds"):
-        mean, sd = mean_sd([run[metric] for run in runs])
-        row[metric] = round(mean, 2)
-        if metric != "train_seconds":
-            row[f"{metric}_sd"] = None if sd is None else round(sd, 2)
-    row["runs"] = runs
-    return row
+    row = over_seeds(
+        runs, ("exact_match", "f1", "train_seconds"), spread=("exact_match", "f1"), digits=2
+    )
+    return {**row, "runs": runs}
 
 
 def spread(row, metric):
@@ -244,8 +240,8 @@ def main():
     hub_runs, own_runs, (model, history, windows, moved) = run_seeds(
         seeds, (encoder, reference if with_own else None), encoder_handle, args, fine_tune_and_score
     )
-    hub = over_seeds(hub_runs)
-    own = over_seeds(own_runs) if own_runs else None
+    hub = seed_row(hub_runs)
+    own = seed_row(own_runs) if own_runs else None
     differences = (
         {
             metric: paired_difference(

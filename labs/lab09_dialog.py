@@ -49,7 +49,7 @@ import tensorflow as tf
 from kbert.checkpoints import load_pretrained
 from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs
 from kbert.data.personachat import SPECIAL_TOKENS
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, over_seeds, paired_difference
 from kbert.models import (
     DialogModel,
     Encoder,
@@ -249,11 +249,10 @@ for seed in seeds:
             models[name], results[name] = model, {"before": before}
         del model
 for name in starts:
-    for metric in ("perplexity", "hits_at_1"):
-        mean, sd = mean_sd([run[metric] for run in runs[name]])
-        results[name] |= {metric: mean, f"{metric}_sd": sd}
-    for metric in ("train_choice_accuracy", "train_lm_loss"):
-        results[name][metric] = round(mean_sd([run[metric] for run in runs[name]])[0], 4)
+    results[name] |= over_seeds(runs[name], ("perplexity", "hits_at_1"))
+    results[name] |= over_seeds(
+        runs[name], ("train_choice_accuracy", "train_lm_loss"), spread=(), digits=4
+    )
     results[name]["runs"] = runs[name]
     print(
         f"{name}: held-out perplexity {results[name]['perplexity']:.1f} ± "

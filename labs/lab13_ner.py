@@ -41,7 +41,7 @@ from kbert.data.token_classification_features import (
 )
 from kbert.layers import CRF
 from kbert.metrics.entity_metrics import entity_report
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, over_seeds, paired_difference
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_ner
 from kbert.train import TrainingSettings
@@ -278,24 +278,20 @@ def summarize(runs):
     """One method's runs as one row: each score's mean over seeds (`<score>_sd` beside the F1s),
     the runs themselves under "runs"."""
     row = {"method": runs[0]["method"], "train_sentences": runs[0]["train_sentences"]}
-    for key in (
+    scores = (
         "train_seconds",
         "train_sentences_per_s",
-        "final_loss",
         "validation_f1",
         "test_f1",
         "test_precision",
         "test_recall",
         "test_token_accuracy",
-    ):
-        values = [run[key] for run in runs]
-        if all(np.isfinite(values)):
-            mean, sd = mean_sd(values)
-            row[key] = round(mean, 2) if key != "final_loss" else mean
-            if key in ("validation_f1", "test_f1"):
-                row[f"{key}_sd"] = None if sd is None else round(sd, 2)
-        else:  # token accuracy is not measured for span-based NER
-            row[key] = float("nan")
+    )
+    measured = [key for key in scores if all(np.isfinite([run[key] for run in runs]))]
+    row |= over_seeds(runs, measured, spread=("validation_f1", "test_f1"), digits=2)
+    row |= over_seeds(runs, ["final_loss"], spread=())
+    # token accuracy is not measured for span-based NER
+    row |= {key: float("nan") for key in scores if key not in measured}
     repaired = [run["repaired_tags"] for run in runs if run["repaired_tags"] is not None]
     row["repaired_tags"] = sum(repaired) if repaired else None
     row["per_type_f1"] = {

@@ -45,7 +45,7 @@ import tensorflow as tf
 from kbert.checkpoints import load_hf_bert
 from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, over_seeds, paired_difference
 from kbert.models import FEATURE_LAYERS, FeatureClassifier, extract_layer_features
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import BertPreprocessor
@@ -153,12 +153,11 @@ def heads_at_seeds(features, splits, layers, head, args):
     return results
 
 
-def over_seeds(results):
+def seed_row(results):
     """One setting's heads over seeds: mean accuracies (and their sd), epochs, summed train
     seconds, the first seed's scalar-mix weights, each seed's accuracies under "seeds"."""
     row = {key: results[0][key] for key in ("layers", "head", "parameters")}
-    for key in ("validation_accuracy", "test_accuracy"):
-        row[key], row[f"{key}_sd"] = mean_sd([result[key] for result in results])
+    row |= over_seeds(results, ("validation_accuracy", "test_accuracy"))
     row["epochs"] = round(float(np.mean([result["epochs"] for result in results])), 1)
     row["train_seconds"] = sum(result["train_seconds"] for result in results)
     row.update({key: results[0][key] for key in ("mixing_weights", "gamma") if key in results[0]})
@@ -289,7 +288,7 @@ def main():
             for head in heads:
                 result = {
                     "pooling": pooling,
-                    **over_seeds(heads_at_seeds(features, splits, layers, head, args)),
+                    **seed_row(heads_at_seeds(features, splits, layers, head, args)),
                 }
                 runs.append(result)
                 print(

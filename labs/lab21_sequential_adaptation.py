@@ -47,7 +47,7 @@ import numpy as np
 from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, paired_difference, summarize_arms
 from kbert.models import SequenceClassifier
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
@@ -175,13 +175,7 @@ def target_run(args, weights, train, test, seed):
 
 def summarize(accuracies):
     """Each start's mean ± sd, and its seed-paired difference to the target alone."""
-    rows = {}
-    for start, values in accuracies.items():
-        mean, sd = mean_sd(values)
-        rows[start] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
-        rows[start]["runs"] = values
-        if start != "alone":
-            rows[start]["vs_alone"] = paired_difference(values, accuracies["alone"])
+    rows = summarize_arms(accuracies, "alone")
     # What the related task adds beyond the training the control also gets.
     rows["sequential"]["vs_shuffled"] = paired_difference(
         accuracies["sequential"], accuracies["shuffled"]

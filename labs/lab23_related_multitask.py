@@ -66,7 +66,7 @@ from kbert.data.token_classification_features import IGNORE_INDEX
 from kbert.layers import ClassificationHead
 from kbert.metrics.classification_metrics import binary_f1
 from kbert.metrics.majority_class import at_majority, majority_accuracy
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, paired_difference, seed_summary
 from kbert.models import MultitaskModel, SequenceClassifier
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
@@ -269,12 +269,7 @@ def summarize(results):
         for task, values in tasks.items():
             summary = {}
             for metric in metrics_of(task):
-                mean, sd = mean_sd(values[metric])
-                summary[metric] = {
-                    "mean": round(mean, 4),
-                    "sd": None if sd is None else round(sd, 4),
-                    "runs": values[metric],
-                }
+                summary[metric] = seed_summary(values[metric])
                 if row != ALONE[task]:
                     summary[metric]["vs_alone"] = paired_difference(
                         values[metric], results[ALONE[task]][task][metric]

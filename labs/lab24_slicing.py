@@ -58,7 +58,7 @@ from kbert.analysis.data_slices import data_slices
 from kbert.analysis.worst_slices import worst_slices
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, paired_difference, seed_summary
 from kbert.metrics.slice_accuracy import slice_accuracy
 from kbert.models import SequenceClassifier, SliceAwareClassifier
 from kbert.tasks import classifier_logits, evaluate_classifier
@@ -162,9 +162,7 @@ def summarize(runs, chosen):
                 run["overall"] if measure == "overall" else run["slices"][measure]
                 for run in runs[model]
             ]
-            mean, sd = mean_sd(values)
-            row = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
-            row["runs"] = values
+            row = seed_summary(values)
             if model != "baseline":
                 baseline = [
                     r["overall"] if measure == "overall" else r["slices"][measure]

@@ -57,7 +57,7 @@ from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.data.classification_dataset import classification_dataset
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, summarize_arms
 from kbert.models import SequenceClassifier
 from kbert.models.consistency_trainer import ConsistencyTrainer
 from kbert.tasks import evaluate_classifier
@@ -224,14 +224,7 @@ def train_run(args, data, split, perturb, seed):
 
 def summarize(accuracies):
     """Each arm's mean ± sd, and its seed-paired difference to supervised only."""
-    rows = {}
-    for arm, values in accuracies.items():
-        mean, sd = mean_sd(values)
-        rows[arm] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
-        rows[arm]["runs"] = values
-        if arm != "supervised":
-            rows[arm]["vs_supervised"] = paired_difference(values, accuracies["supervised"])
-    return rows
+    return summarize_arms(accuracies, "supervised")
 
 
 def labelled_split(pool, preprocessor, size, seed, args):

@@ -59,7 +59,7 @@ import tensorflow as tf
 from kbert.data import load_classification_task, read_named_corpus
 from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
 from kbert.files import atomic_write_text
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import format_difference, summarize_arms
 from kbert.models import SequenceClassifier
 from kbert.models.combined_pretraining_model import (
     COMBINED_OBJECTIVES,
@@ -235,14 +235,7 @@ def run_task(task, encoders, tokenizer, args):
 def summarize(accuracies):
     """Each objective's mean ± sd, and its (pretraining, fine-tuning)-seed-paired difference
     to MLM alone."""
-    rows = {}
-    for objective, values in accuracies.items():
-        mean, sd = mean_sd(values)
-        rows[objective] = {"mean": round(mean, 4), "sd": None if sd is None else round(sd, 4)}
-        rows[objective]["runs"] = values
-        if objective != "masked" and "masked" in accuracies:
-            rows[objective]["vs_masked"] = paired_difference(values, accuracies["masked"])
-    return rows
+    return summarize_arms(accuracies, "masked")
 
 
 def print_tables(intrinsic, tasks, args):

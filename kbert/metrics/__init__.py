@@ -32,7 +32,14 @@ from kbert.metrics.entity_metrics import (
 )
 from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.plots import confusion_matrix_png, data_size_curve_png, learning_curve_png
-from kbert.metrics.seed_comparison import format_difference, mean_sd, paired_difference
+from kbert.metrics.seed_comparison import (
+    format_difference,
+    mean_sd,
+    over_seeds,
+    paired_difference,
+    seed_summary,
+    summarize_arms,
+)
 from kbert.metrics.squad_metrics import (
     exact_match_score,
     f1_score,
@@ -65,6 +72,9 @@ __all__ = [
     "at_majority",
     "majority_accuracy",
     "mean_sd",
+    "over_seeds",
     "paired_difference",
+    "seed_summary",
+    "summarize_arms",
     "format_difference",
 ]

@@ -30,6 +30,80 @@ def mean_sd(values):
     return float(np.mean(values)), sd
 
 
+def over_seeds(runs, metrics, spread=None, digits=None):
+    """Each metric's mean over seeds, and its sd as `{metric}_sd`: one lab row from its runs.
+
+    Args:
+        runs: list of dict, one per seed, each holding every name in `metrics`.
+        metrics: names to average.
+        spread: names (among `metrics`) that also get `{metric}_sd`; default all of them.
+        digits: int or None. Round means and sds to this many decimals; None keeps them whole.
+
+    Returns:
+        dict: `metric` → mean and `{metric}_sd` → sample sd (None for one seed).
+
+    Raises:
+        ValueError: `runs` is empty, a run lacks a metric, or a value is not a finite number.
+
+        >>> over_seeds([{"f1": 90.0}, {"f1": 92.0}], ["f1"])
+        {'f1': 91.0, 'f1_sd': 1.4142135623730951}
+    """
+    if not runs:
+        raise ValueError("runs must hold at least one seed's results; received an empty list")
+    spread = metrics if spread is None else spread
+    row = {}
+    for metric in metrics:
+        missing = [index for index, run in enumerate(runs) if metric not in run]
+        if missing:
+            raise ValueError(
+                f"every run must hold {metric!r}; runs {missing[:3]} lack it "
+                f"(they hold {sorted(runs[missing[0]])})"
+            )
+        try:
+            mean, sd = mean_sd([run[metric] for run in runs])
+        except ValueError as error:
+            raise ValueError(f"{metric!r} over seeds: {error}") from None
+        row[metric] = _rounded(mean, digits)
+        if metric in spread:
+            row[f"{metric}_sd"] = _rounded(sd, digits)
+    return row
+
+
+def seed_summary(values, digits=4):
+    """One setting's per-seed values as a table cell: `{"mean", "sd", "runs"}` (sd None for
+    one seed), mean and sd rounded to `digits`.
+
+    Raises:
+        ValueError: `values` is empty or holds something that is not a finite number.
+    """
+    mean, sd = mean_sd(values)
+    return {"mean": _rounded(mean, digits), "sd": _rounded(sd, digits), "runs": list(values)}
+
+
+def summarize_arms(values_by_arm, baseline, digits=4):
+    """Each arm's `seed_summary`, and for every other arm its `paired_difference` to
+    `baseline` under `"vs_<baseline>"` (none when `baseline` is not among the arms).
+
+    Args:
+        values_by_arm: dict arm → list of float over seeds, every arm in the same seed order.
+        baseline: str, the arm the others are compared with.
+
+        >>> rows = summarize_arms({"alone": [0.8, 0.82], "sequential": [0.85, 0.88]}, "alone")
+        >>> rows["sequential"]["vs_alone"]["verdict"]
+        'better'
+    """
+    rows = {}
+    for arm, values in values_by_arm.items():
+        rows[arm] = seed_summary(values, digits)
+        if arm != baseline and baseline in values_by_arm:
+            rows[arm][f"vs_{baseline}"] = paired_difference(values, values_by_arm[baseline])
+    return rows
+
+
+def _rounded(value, digits):
+    return value if value is None or digits is None else round(value, digits)
+
+
 def paired_difference(values, baseline):
     """The seed-paired difference `values − baseline` and what it says.
 

@@ -5,7 +5,10 @@ import pytest
 from kbert.metrics.seed_comparison import (
     format_difference,
     mean_sd,
+    over_seeds,
     paired_difference,
+    seed_summary,
+    summarize_arms,
     verdict,
 )
 
@@ -65,3 +68,41 @@ def test_format_difference_in_points():
     assert format_difference({"mean": -0.01, "sd": None, "n": 1, "verdict": "no difference"}) == (
         "-1.00 (no difference)"
     )
+
+
+def test_over_seeds_averages_each_metric_and_spreads_the_chosen():
+    runs = [{"f1": 90.0, "seconds": 10.0}, {"f1": 92.0, "seconds": 14.0}]
+    row = over_seeds(runs, ("f1", "seconds"), spread=("f1",), digits=2)
+    assert row == {"f1": 91.0, "f1_sd": 1.41, "seconds": 12.0}
+    whole = over_seeds(runs, ("f1",))
+    assert whole["f1_sd"] == pytest.approx(math.sqrt(2.0))
+    assert over_seeds(runs[:1], ("f1",)) == {"f1": 90.0, "f1_sd": None}
+
+
+@pytest.mark.parametrize(
+    "runs, message",
+    [
+        ([], "empty list"),
+        ([{"f1": 1.0}, {"em": 1.0}], r"every run must hold 'f1'; runs \[1\] lack it"),
+        ([{"f1": 1.0}, {"f1": float("nan")}], "'f1' over seeds: values must be finite"),
+    ],
+)
+def test_over_seeds_names_bad_runs(runs, message):
+    with pytest.raises(ValueError, match=message):
+        over_seeds(runs, ("f1",))
+
+
+def test_seed_summary_is_a_rounded_cell_with_its_runs():
+    cell = seed_summary([0.81234, 0.83456])
+    assert cell == {"mean": 0.8235, "sd": 0.0157, "runs": [0.81234, 0.83456]}
+    assert seed_summary([0.5])["sd"] is None
+
+
+def test_summarize_arms_pairs_every_arm_with_the_baseline():
+    rows = summarize_arms({"alone": [0.80, 0.82, 0.81], "twice": [0.85, 0.88, 0.86]}, "alone")
+    assert "vs_alone" not in rows["alone"]
+    assert rows["twice"]["vs_alone"]["verdict"] == "better"
+    assert rows["twice"]["vs_alone"]["mean"] == pytest.approx(0.0533, abs=1e-4)
+    assert rows["twice"]["mean"] == pytest.approx(0.8633, abs=1e-4)
+    # without the baseline among the arms there is nothing to pair with
+    assert "vs_masked" not in summarize_arms({"nsp": [0.6, 0.62]}, "masked")["nsp"]
