@@ -13,7 +13,9 @@ TREC-6 question classification (6 classes: ABBR, DESC, ENTY, HUM, LOC, NUM):
 
 Both use the tutorial's fine-tuning hyper-parameters: lr 6.5e-5 after 10 warmup steps, decaying
 linearly to 0, 3 epochs, batch 32, dropout 0.1, gradient clipping 1.0, 10% of train held out for
-validation (checked after every epoch); test (TREC_10, 500 questions) once at the end.
+validation (checked after every epoch); test (TREC_10, 500 questions) once at the end. Each
+part is fine-tuned at 3 seeds (same data split, fresh head and data order per seed): mean ± sd,
+and MiniLM-L6's seed-paired difference to lab01's model (`kbert.metrics.seed_comparison`).
 
 What it should show: the small model lab01 pretrained on a few million words learns the task
 but well below the real checkpoint; MiniLM-L6 reaches the mid-to-high 90s (the tutorial reports
@@ -35,7 +37,14 @@ import keras
 
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
-from kbert.metrics import confusion_matrix_png, learning_curve_png
+from kbert.metrics import (
+    confusion_matrix_png,
+    format_difference,
+    learning_curve_png,
+    majority_accuracy,
+    over_seeds,
+    paired_difference,
+)
 from kbert.models import SequenceClassifier, grow_vocabulary
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
@@ -86,8 +95,8 @@ def pretrained_bert(name, args):
     return encoder, preprocessor, trained_pooling(name)
 
 
-def run_part(part, args, data, run_dir):
-    keras.utils.set_random_seed(args.seed)
+def run_part(part, args, data, run_dir, seed):
+    keras.utils.set_random_seed(seed)
     if part == "i":
         encoder, preprocessor, pooling = causal_model_with_classification_token(
             args.lab01_model, args
@@ -99,7 +108,7 @@ def run_part(part, args, data, run_dir):
     classifier = SequenceClassifier(
         encoder, len(data["train"].label_names), pooling=pooling, dropout=args.dropout
     )
-    part_dir = run_dir / f"part_{part}"
+    part_dir = run_dir / f"part_{part}" / f"seed_{seed}"
     part_dir.mkdir(parents=True, exist_ok=True)
     history, seconds = fine_tune_classifier(
         classifier,
@@ -111,7 +120,7 @@ def run_part(part, args, data, run_dir):
             batch_size=args.batch_size,
             learning_rate=args.learning_rate,
             warmup_steps=args.warmup_steps,
-            seed=args.seed,
+            seed=seed,
             verbose=args.verbose,
             callbacks=[keras.callbacks.TensorBoard(str(part_dir / "tensorboard"))],
         ),
@@ -130,6 +139,7 @@ def run_part(part, args, data, run_dir):
     )
     return {
         "part": part,
+        "seed": seed,
         "model": model_name,
         "pooling": pooling,
         "parameters": classifier.count_params(),
@@ -139,6 +149,29 @@ def run_part(part, args, data, run_dir):
         "train_s": round(seconds, 1),
         "train_examples_per_s": round(len(data["train"]) * args.epochs / seconds, 1),
     }
+
+
+# %% Over seeds: each part's mean ± sd, and the real checkpoint's seed-paired lead.
+def seed_row(runs):
+    """One part's runs as one row: mean test accuracy and macro-F1 (and their sd), the mean
+    final validation accuracy, summed training seconds, the runs under "runs"."""
+    first = runs[0]
+    finals = [{"final_val_accuracy": run["val_accuracy_per_epoch"][-1]} for run in runs]
+    return {
+        **{key: first[key] for key in ("part", "model", "pooling", "parameters")},
+        **over_seeds(runs, ("test_accuracy", "test_macro_f1"), digits=4),
+        **over_seeds(finals, ("final_val_accuracy",), digits=4),
+        "train_s": round(sum(run["train_s"] for run in runs), 1),
+        "train_examples_per_s": over_seeds(runs, ("train_examples_per_s",), spread=(), digits=1)[
+            "train_examples_per_s"
+        ],
+        "runs": runs,
+    }
+
+
+def spread(row, key):
+    sd = row[f"{key}_sd"]
+    return f"{row[key]:.4f}" + ("" if sd is None else f" ± {sd:.4f}")
 
 
 def main():
@@ -173,13 +206,20 @@ def main():
     parser.add_argument("--max-train-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None, help="default: KBERT_DATA_DIR, ../shared/data")
     parser.add_argument("--run-dir", default="runs/lab02")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the data split's seed and the first training seed"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="training seeds per part (seed, seed + 1, ...)"
+    )
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)
     args = parser.parse_args()
     parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     if not parts or set(parts) - {"i", "ii"}:
         parser.error(f"--parts must list i and/or ii; received {args.parts!r}")
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1; received {args.seeds}")
     if "i" in parts and not (Path(args.lab01_model) / "encoder.keras").is_file():
         parser.error(
             f"part (i) needs lab01's causal model at {args.lab01_model}: run "
@@ -190,27 +230,52 @@ def main():
     data = load_data(args)
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    results = [run_part(part, args, data, run_dir) for part in parts]
+    seeds = range(args.seed, args.seed + args.seeds)
+    rows = {
+        part: seed_row([run_part(part, args, data, run_dir, seed) for seed in seeds])
+        for part in parts
+    }
+    majority = round(majority_accuracy(data["test"].labels), 4)
 
     # %% Results table.
     print(
         f"\nTREC-6: train {len(data['train'])}, validation {len(data['validation'])}, "
-        f"test {len(data['test'])}"
+        f"test {len(data['test'])} (majority class {majority:.4f}); {args.seeds} seed(s)"
     )
     print(
-        "part  model                                  params  val acc by epoch      test acc"
-        "  macro-F1  train s  ex/s"
+        "part  model                                  params  final val acc     test acc"
+        "          macro-F1          train s  ex/s"
     )
-    for r in results:
-        epochs = " ".join(f"{v:.3f}" for v in r["val_accuracy_per_epoch"])
+    for r in rows.values():
         print(
             f"({r['part']:2s}) {r['model'][:38]:38s} {r['parameters'] / 1e6:5.1f}M  "
-            f"{epochs:20s}  {r['test_accuracy']:8.4f}  {r['test_macro_f1']:8.4f}  "
-            f"{r['train_s']:7.0f}  {r['train_examples_per_s']:5.1f}"
+            f"{spread(r, 'final_val_accuracy'):16s}  {spread(r, 'test_accuracy'):16s}  "
+            f"{spread(r, 'test_macro_f1'):16s}  {r['train_s']:7.0f}  "
+            f"{r['train_examples_per_s']:5.1f}"
+        )
+    results = {**rows, "majority_accuracy": majority, "seeds": args.seeds}
+    if set(parts) == {"i", "ii"}:
+        # The lesson: the real checkpoint over lab01's small model, paired seed by seed.
+        results["difference"] = paired_difference(
+            [run["test_accuracy"] for run in rows["ii"]["runs"]],
+            [run["test_accuracy"] for run in rows["i"]["runs"]],
+        )
+        print(
+            f"{args.bert_model} − lab01 causal, test accuracy paired by seed (points): "
+            f"{format_difference(results['difference'])}"
         )
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
-    record_if_requested(args, {r["part"]: r for r in results})
-    print(json.dumps({r["part"]: r for r in results}))
+    record_if_requested(args, results)
+    print(
+        json.dumps(
+            {
+                part: {
+                    key: rows[part][key] for key in ("pooling", "test_accuracy", "test_accuracy_sd")
+                }
+                for part in parts
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

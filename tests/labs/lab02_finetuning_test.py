@@ -41,6 +41,8 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_models):
             "1",
             "--sequence-length",
             "24",
+            "--seeds",
+            "2",
             "--run-dir",
             str(tmp_path),
         ],
@@ -50,10 +52,26 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_models):
     # Part (i) reads the causal model's closing classification token; part (ii) reads MiniLM-L6
     # the way it was trained to be read, by the mean its 1_Pooling/config.json names.
     assert report["i"]["pooling"] == "last" and report["ii"]["pooling"] == "mean"
+    results = json.loads((tmp_path / "results.json").read_text())
     for part in ("i", "ii"):
-        assert 0.0 <= report[part]["test_accuracy"] <= 1.0
-        assert (tmp_path / f"part_{part}" / "confusion_matrix.png").stat().st_size > 1000
-    assert "val acc by epoch" in stdout
+        row = results[part]
+        assert [run["seed"] for run in row["runs"]] == [0, 1]
+        accuracies = [run["test_accuracy"] for run in row["runs"]]
+        assert row["test_accuracy"] == round(sum(accuracies) / 2, 4)
+        assert row["test_accuracy_sd"] is not None and report[part] == {
+            "pooling": row["pooling"],
+            "test_accuracy": row["test_accuracy"],
+            "test_accuracy_sd": row["test_accuracy_sd"],
+        }
+        for seed in (0, 1):
+            assert (
+                tmp_path / f"part_{part}" / f"seed_{seed}" / "confusion_matrix.png"
+            ).stat().st_size > 1000
+    difference = results["difference"]
+    assert difference["n"] == 2 and difference["verdict"] in ("better", "worse", "no difference")
+    assert 0.0 < results["majority_accuracy"] < 0.5  # TREC-6's test set: six classes
+    assert "minilm_l6 − lab01 causal, test accuracy paired by seed" in stdout
+    assert "final val acc" in stdout
 
 
 @pytest.mark.slow

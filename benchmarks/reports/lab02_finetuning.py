@@ -1,0 +1,87 @@
+"""The records of `labs/lab02_finetuning.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
+
+STEMS = ("lab02_finetuning",)
+PARTS = {"i": "lab01's causal model + [CLF] token", "ii": "{model}, a real pretrained BERT"}
+
+
+def _parts(results):
+    """`part → row`, whether the record is at several seeds or (older records) one."""
+    return {part: results[part] for part in PARTS if part in results}
+
+
+def _spread(row, key, digits=3):
+    value = row.get(key)
+    if value is None:
+        return "–"
+    sd = row.get(f"{key}_sd")
+    seeds = f" (n={len(row['runs'])})" if "runs" in row else " (n=1)"
+    return f"{value:.{digits}f}" + ("" if sd is None else f" ± {sd:.{digits}f}") + seeds
+
+
+def _final_validation(row):
+    if "final_val_accuracy" in row:
+        return _spread(row, "final_val_accuracy")
+    return f"{row['val_accuracy_per_epoch'][-1]:.3f} (n=1)"
+
+
+def render(results):
+    """Each part's validation and test scores over seeds, and the real checkpoint's lead."""
+    rows = [
+        [
+            f"({part}) {PARTS[part].format(model=row.get('model', 'minilm_l6'))}",
+            f"{row['pooling']} pooling",
+            f"{row['parameters'] / 1e6:.1f}M",
+            _final_validation(row),
+            _spread(row, "test_accuracy"),
+            _spread(row, "test_macro_f1"),
+            f"{row['train_s']:,.0f}",
+        ]
+        for part, row in _parts(results).items()
+    ]
+    lines = [
+        "TREC-6 with the tutorial's fine-tuning settings (rate 6.5e-5 after 10 warmup steps, "
+        "linear decay, 3 epochs, batch 32); validation accuracy after the last epoch, test "
+        "accuracy and macro-F1, mean ± sd over seeds.",
+        "",
+        markdown_table(
+            [
+                "part",
+                "read by",
+                "parameters",
+                "final validation accuracy",
+                "test accuracy",
+                "test macro-F1",
+                "train s (all seeds)",
+            ],
+            rows,
+        ),
+    ]
+    if "majority_accuracy" in results:
+        lines += ["", f"Majority class on test: {results['majority_accuracy']:.3f}."]
+    if "difference" in results:
+        lines += [
+            "",
+            f"{results['ii'].get('model', 'minilm_l6')} − lab01's model, test accuracy paired by "
+            "seed (points): "
+            f"{format_difference(results['difference'])}.",
+        ]
+    return "\n".join(lines)
+
+
+def headline(results):
+    parts = _parts(results)
+    text = "TREC-6 test accuracy, " + ", ".join(
+        f"{'lab01 causal' if part == 'i' else row.get('model', 'minilm_l6')} "
+        f"{_spread(row, 'test_accuracy')}"
+        for part, row in parts.items()
+    )
+    if "difference" in results:
+        text += (
+            f"; {results['ii'].get('model', 'minilm_l6')} "
+            f"{format_difference(results['difference'], digits=1)} points"
+        )
+    return text

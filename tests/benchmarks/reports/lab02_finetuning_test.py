@@ -1,0 +1,60 @@
+from benchmarks.reports import lab02_finetuning
+from kbert.metrics.seed_comparison import over_seeds, paired_difference
+
+
+def _part(part, pooling, accuracies):
+    runs = [
+        {"test_accuracy": a, "test_macro_f1": a - 0.1, "val_accuracy_per_epoch": [0.5, a]}
+        for a in accuracies
+    ]
+    finals = [{"final_val_accuracy": run["val_accuracy_per_epoch"][-1]} for run in runs]
+    return {
+        "part": part,
+        "model": part,
+        "pooling": pooling,
+        "parameters": 5_270_790,
+        **over_seeds(runs, ("test_accuracy", "test_macro_f1"), digits=4),
+        **over_seeds(finals, ("final_val_accuracy",), digits=4),
+        "train_s": 150.0,
+        "runs": runs,
+    }
+
+
+LAB01, MINILM = [0.76, 0.78, 0.77], [0.95, 0.96, 0.96]
+RESULTS = {
+    "i": _part("i", "last", LAB01),
+    "ii": _part("ii", "mean", MINILM) | {"model": "minilm_l6"},
+    "majority_accuracy": 0.276,
+    "seeds": 3,
+    "difference": paired_difference(MINILM, LAB01),
+}
+
+
+def test_both_parts_render_over_seeds_with_the_paired_lead():
+    text = lab02_finetuning.render(RESULTS)
+    assert "| (i) lab01's causal model + [CLF] token | last pooling | 5.3M |" in text
+    assert "0.770 ± 0.010 (n=3)" in text and "0.957 ± 0.006 (n=3)" in text
+    assert "Majority class on test: 0.276." in text
+    assert "| (ii) minilm_l6, a real pretrained BERT | mean pooling |" in text
+    assert "minilm_l6 − lab01's model, test accuracy paired by seed (points): +18.67 ± 0.58" in text
+    assert lab02_finetuning.headline(RESULTS) == (
+        "TREC-6 test accuracy, lab01 causal 0.770 ± 0.010 (n=3), minilm_l6 0.957 ± 0.006 "
+        "(n=3); minilm_l6 +18.7 ± 0.6 (better) points"
+    )
+
+
+def test_a_one_seed_record_still_renders():
+    old = {
+        "i": {
+            "part": "i",
+            "pooling": "last",
+            "parameters": 5_270_790,
+            "val_accuracy_per_epoch": [0.67, 0.74],
+            "test_accuracy": 0.778,
+            "test_macro_f1": 0.68,
+            "train_s": 51.1,
+        }
+    }
+    text = lab02_finetuning.render(old)
+    assert "| 0.740 (n=1) | 0.778 (n=1) | 0.680 (n=1) | 51 |" in text
+    assert "paired by seed" not in text
