@@ -25,22 +25,19 @@ MiniLM-L6 (a 6-layer uncased BERT):
    do two occurrences of a lemma with the same WordNet sense have a higher cosine than two with
    different senses (AUC), raw and z-scored.
 3. Probes: a linear classifier per layer on frozen word vectors (first subword) for POS and NER
-   tags of CoNLL-2003, against the same architecture with random weights (the control).
+   tags of CoNLL-2003, against the same architecture with random weights (the control); at 3
+   seeds (fresh probes and a fresh random control each), with the seed-paired difference per
+   layer (`kbert.metrics.seed_comparison`).
 4. Figures (PNG, under the run directory): a polysemous word's vectors coloured by sense (PCA and
    t-SNE), an attention grid (layers x heads) for one sentence, anisotropy per layer before and
    after z-scoring, probe accuracy per layer against the control.
 
 What the sources claim: contextual vectors are anisotropic, a few rogue dimensions carrying
 most of the expected cosine of random words (Ethayarajh 2019; Timkey & van Schijndel 2021), and
-z-scoring removes it. What the record found with MiniLM-L6
-(docs/results.md#lab11_contextual_embeddings): the embeddings and the hidden layers below the
-last are anisotropic, their top 3 dimensions carrying about half of the expected cosine or
-more, but the last layer is not (its expected cosine and top-3 share are the lowest of all);
-z-scoring removes the anisotropy and lifts the word-in-context AUC slightly; POS and NER are
-linearly decodable far above the random-weight control, best in the lower-middle layers. WSD:
-SemCor's sense embeddings beat MFS on ALL, z-scoring adds about a point, and the glosses (at
-half weight) add two more and put every set above MFS. `--max-train-sentences 2000` takes a
-quick look.
+z-scoring removes it; contextual vectors separate word senses (WSD above WordNet's first
+sense); POS and NER are linearly decodable from the hidden layers far above a random-weight
+control. What the record found with MiniLM-L6 is rendered from it at
+docs/results.md#lab11_contextual_embeddings. `--max-train-sentences 2000` takes a quick look.
 
     python labs/lab11_contextual_embeddings.py --record docs/results/lab11_contextual_embeddings.json
     python labs/lab11_contextual_embeddings.py --max-train-sentences 2000 --probe-train-sentences 500
@@ -96,6 +93,7 @@ from kbert.data.data_dir import data_dir
 from kbert.data.raganato import WSD_EVALUATION_SETS, load_wsd_set, wsd_scores
 from kbert.data.semcor import load_semcor
 from kbert.data.wordnet import load_wordnet
+from kbert.metrics.seed_comparison import mean_sd, paired_difference
 from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor
 
@@ -379,45 +377,87 @@ def anisotropy_section(encoder, tokenizer, wsd_corpus, wsd_vectors, args):
 
 
 # %% 3. Linear probes per layer for POS and NER, against a randomly initialised control.
+# Each seed trains fresh probes on the pretrained encoder's words and draws a fresh random
+# encoder to probe: mean ± sd per layer, and the seed-paired difference (pretrained − random).
+def probe_features(model, tokenizer, train, test, args):
+    return {
+        split: embed(model, tokenizer, [s.words for s in sentences], args, pooling="first").vectors
+        for split, sentences in (("train", train), ("test", test))
+    }
+
+
+def probe_runs(features, train, test, tasks, seed):
+    """`{task: per-layer test accuracy %}` of one seed's probes on `features`."""
+    runs = {}
+    for task, (names, field) in tasks.items():
+        index = {tag: i for i, tag in enumerate(names)}
+
+        def labels(sentences, field=field, index=index):
+            return np.array([index[tag] for s in sentences for tag in getattr(s, field)])
+
+        accuracy = layerwise_probe_accuracy(
+            features["train"], labels(train), features["test"], labels(test), len(names), seed=seed
+        )
+        runs[task] = [round(100 * a, 2) for a in accuracy]
+    return runs
+
+
+def probe_summary(runs, tasks):
+    """Per task and start: the per-layer mean and sd over seeds (`<task>_<start>`,
+    `<task>_<start>_sd`), the runs, and per layer the seed-paired pretrained − random
+    difference in points (`<task>_difference`)."""
+    results = {}
+    for task in tasks:
+        for name in ("pretrained", "random"):
+            seeds = [run[task] for run in runs[name]]
+            per_layer = [mean_sd(values) for values in zip(*seeds, strict=True)]
+            results[f"{task}_{name}"] = [round(mean, 2) for mean, _ in per_layer]
+            results[f"{task}_{name}_sd"] = [
+                None if sd is None else round(sd, 2) for _, sd in per_layer
+            ]
+            results[f"{task}_{name}_runs"] = seeds
+        results[f"{task}_difference"] = [
+            paired_difference(list(pretrained), list(random))
+            for pretrained, random in zip(
+                zip(*results[f"{task}_pretrained_runs"], strict=True),
+                zip(*results[f"{task}_random_runs"], strict=True),
+                strict=True,
+            )
+        ]
+    return results
+
+
 def probing_section(encoder, tokenizer, args):
     train = read_conll2003("train", args.data_dir, max_sentences=args.probe_train_sentences)
     test = read_conll2003("test", args.data_dir, max_sentences=args.probe_test_sentences)
     pos_names = sorted({tag for s in train + test for tag in s.pos_tags})
     tasks = {"pos": (pos_names, "pos_tags"), "ner": (list(CONLL2003_TAGS), "tags")}
-    control = random_encoder_like(encoder, seed=args.seed)
-    results = {}
-    for name, model in (("pretrained", encoder), ("random", control)):
-        features = {
-            split: embed(
-                model, tokenizer, [s.words for s in sentences], args, pooling="first"
-            ).vectors
-            for split, sentences in (("train", train), ("test", test))
-        }
-        for task, (names, field) in tasks.items():
-            index = {tag: i for i, tag in enumerate(names)}
-
-            def labels(sentences, field=field, index=index):
-                return np.array([index[tag] for s in sentences for tag in getattr(s, field)])
-
-            start = time.perf_counter()
-            accuracy = layerwise_probe_accuracy(
-                features["train"],
-                labels(train),
-                features["test"],
-                labels(test),
-                len(names),
-                seed=args.seed,
-            )
-            results[f"{task}_{name}"] = [round(100 * a, 2) for a in accuracy]
-            results[f"{task}_majority"] = round(
-                100 * majority_accuracy(labels(train), labels(test)), 2
-            )
-            if args.verbose:
-                print(f"probes {task}/{name}: {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    pretrained = probe_features(encoder, tokenizer, train, test, args)
+    seeds = range(args.seed, args.seed + args.probe_seeds)
+    runs = {"pretrained": [], "random": []}
+    for seed in seeds:
+        runs["pretrained"].append(probe_runs(pretrained, train, test, tasks, seed))
+        control = random_encoder_like(encoder, seed=seed)
+        random = probe_features(control, tokenizer, train, test, args)
+        runs["random"].append(probe_runs(random, train, test, tasks, seed))
+        del control, random
+    if args.verbose:
+        print(f"probes, {len(seeds)} seed(s): {time.perf_counter() - start:.1f} s")
+    results = probe_summary(runs, tasks)
+    for task, (names, field) in tasks.items():
+        index = {tag: i for i, tag in enumerate(names)}
+        train_ids, test_ids = (
+            [index[tag] for s in sentences for tag in getattr(s, field)]
+            for sentences in (train, test)
+        )
+        results[f"{task}_majority"] = round(100 * majority_accuracy(train_ids, test_ids), 2)
+    results["seeds"] = len(seeds)
     words = (sum(len(s.words) for s in train), sum(len(s.words) for s in test))
     print(
         f"\nLinear probes, test accuracy % per layer (CoNLL-2003: {words[0]} train words, "
-        f"{words[1]} test words; first subword)"
+        f"{words[1]} test words; first subword), mean over {len(seeds)} seed(s); the last row "
+        "of each task is pretrained − random, paired by seed"
     )
     layers = len(results["pos_pretrained"])
     print(f"{'probe':<16}" + "".join(f"{f'L{i}':>8}" for i in range(layers)) + f"{'majority':>10}")
@@ -429,6 +469,14 @@ def probing_section(encoder, tokenizer, args):
                 + "".join(f"{v:>8.2f}" for v in values)
                 + f"{results[f'{task}_majority']:>10.2f}"
             )
+        differences = results[f"{task}_difference"]
+        print(
+            f"{task + ' difference':<16}"
+            + "".join(f"{d['mean']:>+8.2f}" for d in differences)
+            + "  ("
+            + ", ".join(sorted({d["verdict"] for d in differences}))
+            + ")"
+        )
     return results
 
 
@@ -561,6 +609,12 @@ def main():
     parser.add_argument("--pairs", type=int, default=20000, help="random word pairs per layer")
     parser.add_argument("--probe-train-sentences", type=int, default=3000)
     parser.add_argument("--probe-test-sentences", type=int, default=1000)
+    parser.add_argument(
+        "--probe-seeds",
+        type=int,
+        default=3,
+        help="probe seeds (seed, seed + 1, ...): fresh probes and a fresh random control each",
+    )
     parser.add_argument("--seed", type=int, default=0)
     add_record_argument(parser)  # also pins the files the run reads
     parser.add_argument("--verbose", action="store_true")

@@ -23,13 +23,8 @@ by held-out perplexity on books by other authors and by TREC-6 accuracy after fi
 
 What the chapter claims: deduplication finds the repeats, the quality rules and the perplexity
 filter the junk, and a curated corpus pretrains a better model for the same tokens. What the
-record found (docs/results.md#lab18b_data_curation): exact dedup removes every exact copy and no
-original; MinHash finds most near copies but not all, and removes a few originals; the rules
-catch the noise they describe and pass word salad and gibberish, which the perplexity filter
-catches (word salad only in part); the rules and the perplexity filter also remove originals,
-the perplexity filter the most. At an equal token budget the curated corpus gives the lower
-held-out perplexity (about a fifth of the planted corpus's documents are junk or repeats).
-Report what you see.
+record found is rendered from it at docs/results.md#lab18b_data_curation: what each filter
+removed, planted and original, and the two corpora's perplexity and accuracy. Report what you see.
 
     python labs/lab18b_data_curation.py [--steps 300] [--record docs/results/lab18b_data_curation.json]
 

@@ -2,6 +2,7 @@
 headline."""
 
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab11_contextual_embeddings",)
 
@@ -75,17 +76,37 @@ def render(results):
     ]
     probes = results["probes"]
     layers = len(probes["pos_pretrained"])
-    probe_rows = [
-        [f"{task.upper()} {kind}"]
-        + [f"{value:.2f}" for value in probes[f"{task}_{kind}"]]
-        + [f"{probes[f'{task}_majority']:.2f}"]
-        for task in ("pos", "ner")
-        for kind in ("pretrained", "random")
-    ]
+    probe_rows = []
+    for task in ("pos", "ner"):
+        for kind in ("pretrained", "random"):
+            sds = probes.get(f"{task}_{kind}_sd") or [None] * layers
+            probe_rows.append(
+                [f"{task.upper()} {kind}"]
+                + [
+                    _spread(value, sd)
+                    for value, sd in zip(probes[f"{task}_{kind}"], sds, strict=True)
+                ]
+                + [f"{probes[f'{task}_majority']:.2f}"]
+            )
+        if f"{task}_difference" in probes:
+            probe_rows.append(
+                [f"{task.upper()} pretrained − random, paired by seed"]
+                + [format_difference(d, scale=1.0) for d in probes[f"{task}_difference"]]
+                + [""]
+            )
     parts.append(
         markdown_table(["probe"] + [f"L{i}" for i in range(layers)] + ["majority"], probe_rows)
     )
+    if "seeds" in probes:
+        parts += [
+            "",
+            f"Probes: mean ± sd over {probes['seeds']} seeds, a fresh random control each.",
+        ]
     return "\n".join(parts)
+
+
+def _spread(value, sd):
+    return f"{value:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
 
 
 def headline(results):

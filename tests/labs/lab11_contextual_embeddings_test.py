@@ -37,6 +37,8 @@ def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
         "150",
         "--probe-test-sentences",
         "60",
+        "--probe-seeds",
+        "2",
         "--run-dir",
         str(run_dir),
         "--record",
@@ -85,6 +87,15 @@ def test_a_small_run_prints_the_tables_writes_the_figures_and_ends_with_json(
     probes = summary["probes"]
     assert len(probes["pos_pretrained"]) == 7
     assert max(probes["pos_pretrained"]) > max(probes["pos_random"][1:])
+    # Two seeds: fresh probes and a fresh random control each, paired layer by layer.
+    assert probes["seeds"] == 2 and len(probes["pos_random_runs"]) == 2
+    assert probes["pos_random_runs"][0] != probes["pos_random_runs"][1]
+    best = max(range(7), key=lambda layer: probes["pos_pretrained"][layer])
+    difference = probes["pos_difference"][best]
+    assert difference["n"] == 2 and difference["mean"] == pytest.approx(
+        probes["pos_pretrained"][best] - probes["pos_random"][best], abs=0.02
+    )
+    assert all(sd is not None for sd in probes["ner_pretrained_sd"])
     for name in FIGURES:
         image = matplotlib.image.imread(run_dir / name)
         assert image.shape[0] > 200 and image.shape[1] > 200
