@@ -106,6 +106,25 @@ def pinned_inputs(data_directory=None):
     return dict(sorted(pinned.items()))
 
 
+def pin_outputs(directory):
+    """`{label: sha256}` of every file under `directory`, labelled as `pinned_inputs` labels
+    them: a run that writes a model records this, so a later record that read the model can be
+    matched to the run that wrote it (`benchmarks/reports/_evidence.py` flags a mismatch).
+
+    Raises:
+        ValueError: `directory` is not a directory.
+    """
+    directory = Path(directory).resolve()
+    if not directory.is_dir():
+        raise ValueError(f"directory must be a folder a run wrote; {directory} is not one")
+    pinned = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            label = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+            pinned[label] = _digest(path)
+    return pinned
+
+
 def forget_inputs():
     """Clears what was noted (a long-lived process that writes several records; tests)."""
     _OPENED.clear()
@@ -117,4 +136,11 @@ def is_watching():
     return bool(_WATCHING)
 
 
-__all__ = ["forget_inputs", "is_watching", "note_input", "pinned_inputs", "watch_inputs"]
+__all__ = [
+    "forget_inputs",
+    "is_watching",
+    "note_input",
+    "pin_outputs",
+    "pinned_inputs",
+    "watch_inputs",
+]

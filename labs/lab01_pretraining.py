@@ -77,6 +77,7 @@ from kbert.models.pretraining_models import (
     recipe_mask_rate,
 )
 from kbert.models.text_generator import TextGenerator
+from kbert.run_inputs import pin_outputs
 from kbert.run_records import write_run_record
 from kbert.text import WordPieceTokenizer
 from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer
@@ -406,6 +407,8 @@ def run_part(part, args, train_documents, valid_documents, tokenizer, run_dir, s
     results["tokenizer"] = args.tokenizer
     results["vocabulary_size"] = tokenizer.vocabulary_size()
     results["saved_to"] = str(saved)
+    # What it wrote, by content: a later lab's record pins the same hashes for what it read.
+    results["saved_files"] = pin_outputs(saved)
     return results
 
 

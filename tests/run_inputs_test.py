@@ -51,3 +51,25 @@ def test_inside_the_checkout_models_are_inputs_and_code_is_not():
     assert run_inputs._label(ROOT / ".venv/lib/x.json", None, False) is None
     assert run_inputs._label(ROOT / "docs/results/lab.json", None, False) is None
     assert run_inputs._label(ROOT.parent / "other/x.txt", None, False) is None
+
+
+def test_what_a_run_wrote_is_pinned_as_a_reader_of_it_pins_it(tmp_path):
+    model = tmp_path / "lab01_causal"
+    (model / "assets").mkdir(parents=True)
+    (model / "encoder.keras").write_bytes(b"weights")
+    (model / "assets" / "vocab.txt").write_text("[PAD]\n")
+    pinned = run_inputs.pin_outputs(model)
+    assert pinned == {
+        str(model / "assets" / "vocab.txt"): hashlib.sha256(b"[PAD]\n").hexdigest(),
+        str(model / "encoder.keras"): hashlib.sha256(b"weights").hexdigest(),
+    }
+    inside = run_inputs.ROOT / "saved_models"
+    if inside.is_dir():  # inside the checkout, labelled checkout-relative like an input
+        for label in run_inputs.pin_outputs(inside):
+            assert label.startswith("saved_models/")
+    try:
+        run_inputs.pin_outputs(tmp_path / "missing")
+    except ValueError as error:
+        assert "is not one" in str(error) and "missing" in str(error)
+    else:
+        raise AssertionError("a missing folder must be refused")

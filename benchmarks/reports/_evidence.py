@@ -18,6 +18,43 @@ def _duration(seconds):
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
+def _saved_files(value):
+    """Every `saved_files` mapping (label → sha256) anywhere in a record's results."""
+    if isinstance(value, dict):
+        found = dict(value.get("saved_files") or {})
+        for key, item in value.items():
+            if key != "saved_files":
+                found |= _saved_files(item)
+        return found
+    if isinstance(value, list):
+        found = {}
+        for item in value:
+            found |= _saved_files(item)
+        return found
+    return {}
+
+
+def foreign_models(records):
+    """`"<record> (<files>: not what <writer> wrote)"` for each record that read a file whose
+    hash differs from the one the record that wrote it (lab01 names its `saved_files`) holds."""
+    written = {}
+    for name, record in records.items():
+        for label, digest in _saved_files(record.get("results")).items():
+            written[label] = (name, digest)
+    foreign = []
+    for name, record in records.items():
+        by_writer = {}
+        for label, digest in (record.get("inputs") or {}).items():
+            writer = written.get(label)
+            if writer is not None and writer[0] != name and writer[1] != digest:
+                by_writer.setdefault(writer[0], []).append(label)
+        foreign += [
+            f"{name} ({', '.join(labels)}: not what {writer} wrote)"
+            for writer, labels in by_writer.items()
+        ]
+    return foreign
+
+
 def evidence_summary(records, benchmarks=frozenset(), labs=None):
     """A paragraph about `records` (`{name: record}`): the commit most of them were made at and
     its machine, every record made at another commit, on another machine, on a dirty tree or
@@ -78,6 +115,9 @@ def evidence_summary(records, benchmarks=frozenset(), labs=None):
         "without pinned inputs (made before records hashed what they read)": [
             name for name, record in records.items() if "inputs" not in record
         ],
+        "that read a saved model other than the one its writer's record wrote": (
+            foreign_models(records)
+        ),
     }
     for what, names in flagged.items():
         if names:

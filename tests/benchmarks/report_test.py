@@ -227,7 +227,7 @@ def test_each_committed_record_has_one_family_or_the_generic_table():
             results = json.loads(path.read_text(encoding="utf-8"))["results"]
             assert report._generic_section(results) in page, path.stem
     # The records listed by their numbers today; a new record gets its module in reports/.
-    assert generic == ["lab02_finetuning", "lab10_contextual_bank", "lab14_qa", "parity"]
+    assert generic == ["lab10_contextual_bank", "lab14_qa", "parity"]
 
 
 def test_two_modules_claiming_one_record_name_are_refused(tmp_path, monkeypatch):
@@ -271,6 +271,22 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
         "every lab at its defaults: 20 min (1,200 s); the grids and diagnoses the labs read and "
         "cite: 10 min (600 s); the benchmarks beyond them: 1 h 00 min (3,600 s)."
     ) in three
+    # lab01 names the files it wrote; a record that read other bytes under that name is flagged.
+    model = "saved_models/lab01_causal/encoder.keras"
+    writer = {
+        "part": {"saved_files": {model: "1" * 64, "saved_models/lab01_causal/vocab.txt": "2"}}
+    }
+    linked = {
+        "lab01": record("a" * 40, inputs={}, results=writer),
+        "lab02": record("a" * 40, inputs={model: "1" * 64}),
+        "lab07": record("a" * 40, inputs={model: "9" * 64, "$KBERT_DATA_DIR/x.txt": "3"}),
+    }
+    flagged = evidence_summary(linked)
+    assert (
+        "**1 that read a saved model other than the one its writer's record wrote:** lab07 "
+        f"({model}: not what lab01 wrote)."
+    ) in flagged
+    assert "lab02 (" not in flagged
     assert report.lab_records({"lab02_finetuning": {}, "lab02_finetuning_x": {}}) == {
         "lab02_finetuning"
     }

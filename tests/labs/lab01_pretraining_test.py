@@ -1,6 +1,7 @@
 """lab01 as a user runs it: a smoke run, and a run killed with kill -9 that resumes."""
 
 import csv
+import hashlib
 import json
 import os
 import signal
@@ -72,6 +73,12 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     for part in ("causal", "masked"):
         assert (tmp_path / "saved" / f"lab01_{part}" / "encoder.keras").is_file()
         assert (tmp_path / "saved" / f"lab01_{part}" / "vocab.txt").is_file()
+        # What it wrote, pinned by content: a later lab's record of reading it must match.
+        saved = tmp_path / "saved" / f"lab01_{part}"
+        assert report[part]["saved_files"] == {
+            str(path.resolve()): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in (saved / "encoder.keras", saved / "vocab.txt")
+        }
         assert (tmp_path / "run" / part / "learning_curve.png").stat().st_size > 1000
         assert any((tmp_path / "run" / part / "tensorboard").rglob("*tfevents*"))
     assert all(f"[{s}]" in result.stdout for s in ("greedy", "top_k ", "top_p "))
@@ -114,6 +121,7 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
             "24",
             "--learning-rates",
             "1e-3",
+            "3e-4",
             "--min-steps",
             "2",
             "--sequence-length",
@@ -140,6 +148,11 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         "random_bidirectional",
     }
     assert len(summary["curve"]["masked"]["24"]["runs"]) == 2
+    # The rate is chosen per start and size on validation, by seed 0's runs at each rate.
+    for name, by_size in summary["learning_rates"].items():
+        scores = by_size["24"]
+        assert set(scores) == {"1e-03", "3e-04"}
+        assert summary["chosen_learning_rate"][name]["24"] == max(scores, key=scores.get)
     gaps = summary["gaps"]  # each start against its own control, at the declared size
     assert set(gaps) == {"causal", "masked", "electra"}
     assert gaps["causal"]["control"] == "random_causal"
@@ -147,6 +160,8 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         assert 0.0 <= gap["pretrained_acc"] <= 1.0 and 0.0 <= gap["random_acc"] <= 1.0
         expected = 100 * (gap["pretrained_acc"] - gap["random_acc"])
         assert gap["gap_points"] == pytest.approx(expected, abs=0.051)
+        assert gap["difference"]["n"] == 2
+        assert gap["difference"]["mean"] == pytest.approx(expected / 100, abs=1e-3)
     assert (tmp_path / "curve.png").stat().st_size > 1000
     assert json.loads(record.read_text())["results"]["gaps"] == gaps
     # Linear probes per layer on the frozen starts, each beside random weights of its own shape.
