@@ -13,8 +13,10 @@ labelled questions × 3 seeds, with one recipe for every start:
   trained the pooler);
 - AdamW (weight decay 0.01), batch 32, 10% warmup then linear decay, at least 2 epochs and at
   least `--min-steps` steps (120: 100 questions get ~38 epochs, enough to fit them);
-- the peak rate is chosen per start from `--learning-rates` on 500 held-out training questions
-  (never the test set) at 1,000 labels, seed 0, and then used at every size and seed;
+- the peak rate is chosen per start and size from `--learning-rates` on 500 held-out training
+  questions (never the test set), by seed 0's run (its test score is that seed's point), and
+  used for the other seeds at that size: 100 questions at ~38 epochs may want another rate
+  than the whole pool at 2;
 - subsets: seed s draws the same s-th random subset for every start (a paired comparison).
 
 ULMFiT (Howard & Ruder 2018, fig. 3) shows the same shape on TREC-6: from scratch needs ~10×
@@ -32,8 +34,8 @@ its choices adds, and `benchmarks.transfer_probes` what the frozen layers hold.
 
 Writes the curve to `--figure` (PNG). The last line is JSON with `gaps` (each pretrained start
 against its own control at `--headline-size` labels, 300 by default, the size issue #37 names:
-means and the gap in points), `seeds`, the learning rates chosen on validation and `curve`
-(start → size → mean, sd, runs).
+means, the gap in points and its seed-paired difference), `seeds`, the learning rates chosen
+on validation per size and `curve` (start → size → mean, sd, runs).
 """
 
 import argparse
@@ -49,7 +51,7 @@ import tensorflow as tf
 
 from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
-from kbert.metrics import data_size_curve_png
+from kbert.metrics import data_size_curve_png, paired_difference
 from kbert.models import Encoder
 from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
@@ -174,6 +176,37 @@ def vocabulary_path(args):
     return paths[0]
 
 
+def runs_at_size(name, build, size, data, args):
+    """`(test accuracies over seeds, the chosen rate, {rate: validation accuracy})` of one
+    start at one size: seed 0 runs at every rate, scored on validation and test; the rate with
+    the best validation accuracy is chosen, its seed-0 test score kept, and seeds 1, 2, ... run
+    at it."""
+    first = {}
+    for rate in args.learning_rates:
+        first[rate] = fine_tune(
+            build(0),
+            subset(data["pool"], size, 0),
+            {"validation": data["validation"], "test": data["test"]},
+            rate,
+            0,
+            args,
+        )
+        print(
+            f"{name:22s} {size or 'all':>5} labelled, lr {rate:.0e}: validation accuracy "
+            f"{first[rate]['validation']:.4f}",
+            flush=True,
+        )
+    rate = max(first, key=lambda r: first[r]["validation"])
+    runs = [first[rate]["test"]] + [
+        fine_tune(
+            build(seed), subset(data["pool"], size, seed), {"test": data["test"]}, rate, seed, args
+        )["test"]
+        for seed in range(1, args.seeds)
+    ]
+    scores = {f"{r:.0e}": round(accuracy["validation"], 4) for r, accuracy in first.items()}
+    return runs, rate, scores
+
+
 def summarize(runs):
     return {
         "mean": round(float(np.mean(runs)), 4),
@@ -184,7 +217,8 @@ def summarize(runs):
 
 def gaps_at(curve, starts, size):
     """Each pretrained start against its own control at `size` labels (declared in advance:
-    no start or size is picked by its test score)."""
+    no start or size is picked by its test score), with the seed-paired difference (seed s
+    draws the same subset for both)."""
     gaps = {}
     for name, (_, control) in starts.items():
         if name == control or str(size) not in curve[name]:
@@ -195,6 +229,9 @@ def gaps_at(curve, starts, size):
             "pretrained_acc": pretrained,
             "random_acc": random,
             "gap_points": round(100 * (pretrained - random), 1),
+            "difference": paired_difference(
+                curve[name][str(size)]["runs"], curve[control][str(size)]["runs"]
+            ),
         }
     return gaps
 
@@ -256,43 +293,19 @@ def main():
         flush=True,
     )
 
-    # %% The learning rate per start, on validation (1,000 labels, seed 0).
-    chosen, selection = {}, {}
+    # %% The curve: every start × size × seed, test accuracy; the rate per start and size
+    # chosen on validation by seed 0's runs.
+    curve, chosen, selection = {}, {}, {}
     for name, (build, _) in starts.items():
-        scores = {}
-        for rate in args.learning_rates:
-            scores[rate] = fine_tune(
-                build(0),
-                subset(data["pool"], 1000, 0),
-                {"validation": data["validation"]},
-                rate,
-                0,
-                args,
-            )["validation"]
-            print(f"{name:22s} lr {rate:.0e}: validation accuracy {scores[rate]:.4f}", flush=True)
-        chosen[name] = max(scores, key=scores.get)
-        selection[name] = {f"{rate:.0e}": round(acc, 4) for rate, acc in scores.items()}
-
-    # %% The curve: every start × size × seed, test accuracy.
-    curve = {}
-    for name, (build, _) in starts.items():
-        curve[name] = {}
+        curve[name], chosen[name], selection[name] = {}, {}, {}
         for size in args.sizes:
-            runs = [
-                fine_tune(
-                    build(seed),
-                    subset(data["pool"], size, seed),
-                    {"test": data["test"]},
-                    chosen[name],
-                    seed,
-                    args,
-                )["test"]
-                for seed in range(args.seeds)
-            ]
             size_name = str(size or len(data["pool"][1]))
+            runs, rate, scores = runs_at_size(name, build, size, data, args)
             curve[name][size_name] = summarize(runs)
+            chosen[name][size_name] = f"{rate:.0e}"
+            selection[name][size_name] = scores
             print(
-                f"{name:22s} {size_name:>5s} labelled: test accuracy "
+                f"{name:22s} {size_name:>5s} labelled (lr {rate:.0e}): test accuracy "
                 f"{curve[name][size_name]['mean']:.4f} ± {curve[name][size_name]['sd']:.4f}",
                 flush=True,
             )
@@ -305,12 +318,14 @@ def main():
         title="TREC-6: lab01 starts vs random init (mean ± sd over seeds)",
         baseline=("majority class", majority),
     )
-    print(f"\n{'start':22s} lr     " + "".join(f"{s:>15d}" for s in sizes))
+    print(f"\n{'start':22s}" + "".join(f"{s:>22d}" for s in sizes))
     for name in curve:
         print(
-            f"{name:22s} {chosen[name]:.0e}"
+            f"{name:22s}"
             + "".join(
-                f"{curve[name][str(s)]['mean']:9.4f}±{curve[name][str(s)]['sd']:.3f}" for s in sizes
+                f"{curve[name][str(s)]['mean']:9.4f}±{curve[name][str(s)]['sd']:.3f} "
+                f"({chosen[name][str(s)]})"
+                for s in sizes
             )
         )
     gaps = gaps_at(curve, starts, args.headline_size)
@@ -320,7 +335,7 @@ def main():
         "seeds": args.seeds,
         "majority_class_acc": round(majority, 4),
         "learning_rates": selection,
-        "chosen_learning_rate": {k: f"{v:.0e}" for k, v in chosen.items()},
+        "chosen_learning_rate": chosen,
         "curve": curve,
     }
     for name, gap in gaps.items():

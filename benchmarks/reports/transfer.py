@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("transfer",)
 
@@ -11,9 +12,16 @@ def render(results):
     """Tables of `benchmarks/transfer.py`: the learning curve and the chosen learning rates."""
     curve = results["curve"]
     sizes = sorted({size for by_size in curve.values() for size in by_size}, key=int)
+    chosen = results["chosen_learning_rate"]
+    per_size = any(isinstance(rates, dict) for rates in chosen.values())
     rows = [
-        [name, results["chosen_learning_rate"][name]]
-        + [f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}" for size in sizes]
+        ([] if per_size else [name, chosen[name]])
+        + ([name] if per_size else [])
+        + [
+            f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}"
+            + (f" (lr {chosen[name][size]})" if per_size else "")
+            for size in sizes
+        ]
         for name, by_size in curve.items()
     ]
     parts = []
@@ -31,18 +39,11 @@ def render(results):
         f"TREC-6 test accuracy (mean ± sd over {results['seeds']} seeds; majority class "
         f"{results['majority_class_acc']:.3f}) by labelled training questions:",
         "",
-        markdown_table(["start", "lr"] + [f"{int(size):,}" for size in sizes], rows),
-        "",
-        "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
-        "labels (validation accuracy):",
-        "",
         markdown_table(
-            ["start"] + list(next(iter(results["learning_rates"].values()))),
-            [
-                [name] + [f"{value:.3f}" for value in rates.values()]
-                for name, rates in results["learning_rates"].items()
-            ],
+            ["start"] + ([] if per_size else ["lr"]) + [f"{int(size):,}" for size in sizes], rows
         ),
+        "",
+        *_selection(results["learning_rates"], per_size),
     ]
     controls = {
         name: ("random_causal" if name == "causal" else "random_bidirectional")
@@ -68,12 +69,52 @@ def render(results):
     return "\n".join(parts)
 
 
-def _gaps_sentence(results):
-    gaps = "; ".join(
-        f"{name} {gap['pretrained_acc']:.3f} vs {gap['random_acc']:.3f} "
-        f"({gap['gap_points']:+.1f} points)"
-        for name, gap in results["gaps"].items()
+def _selection(learning_rates, per_size):
+    """The validation accuracy of each rate: per start and size (seed 0's runs), or per start
+    at 1,000 labels (records made before the rate was chosen per size)."""
+    if not per_size:
+        return [
+            "Learning rate per start, chosen on 500 held-out training questions at 1,000 "
+            "labels (validation accuracy):",
+            "",
+            markdown_table(
+                ["start"] + list(next(iter(learning_rates.values()))),
+                [
+                    [name] + [f"{value:.3f}" for value in rates.values()]
+                    for name, rates in learning_rates.items()
+                ],
+            ),
+        ]
+    rates = sorted(
+        {rate for by_size in learning_rates.values() for s in by_size.values() for rate in s},
+        key=float,
     )
+    return [
+        "Learning rate per start and labelled size, chosen on 500 held-out training questions "
+        "by seed 0's run (validation accuracy):",
+        "",
+        markdown_table(
+            ["start", "labelled"] + rates,
+            [
+                [name, f"{int(size):,}"] + [f"{scores[rate]:.3f}" for rate in rates]
+                for name, by_size in learning_rates.items()
+                for size, scores in by_size.items()
+            ],
+        ),
+    ]
+
+
+def _gap(gap):
+    text = (
+        f"{gap['pretrained_acc']:.3f} vs {gap['random_acc']:.3f} ({gap['gap_points']:+.1f} points"
+    )
+    if gap.get("difference"):
+        text += f"; paired by seed {format_difference(gap['difference'], digits=1)}"
+    return text + ")"
+
+
+def _gaps_sentence(results):
+    gaps = "; ".join(f"{name} {_gap(gap)}" for name, gap in results["gaps"].items())
     return (
         f"TREC-6 with {results['headline_size']:,} labels, each start vs the random init of "
         f"its architecture: {gaps}; mean of {results['seeds']} seeds"
