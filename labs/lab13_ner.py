@@ -287,11 +287,15 @@ def summarize(runs):
         "test_recall",
         "test_token_accuracy",
     )
-    measured = [key for key in scores if all(np.isfinite([run[key] for run in runs]))]
+    finite = [
+        key for key in (*scores, "final_loss") if all(np.isfinite([run[key] for run in runs]))
+    ]
+    measured = [key for key in scores if key in finite]
     row |= over_seeds(runs, measured, spread=("validation_f1", "test_f1"), digits=2)
-    row |= over_seeds(runs, ["final_loss"], spread=())
-    # token accuracy is not measured for span-based NER
-    row |= {key: float("nan") for key in scores if key not in measured}
+    row |= over_seeds(runs, ["final_loss"], spread=()) if "final_loss" in finite else {}
+    # Token accuracy is not measured for span-based NER; a diverged run's loss is reported as
+    # NaN rather than lost with the rest of the row.
+    row |= {key: float("nan") for key in (*scores, "final_loss") if key not in finite}
     repaired = [run["repaired_tags"] for run in runs if run["repaired_tags"] is not None]
     row["repaired_tags"] = sum(repaired) if repaired else None
     row["per_type_f1"] = {
