@@ -78,7 +78,7 @@ from kbert.models.pretraining_models import (
 )
 from kbert.models.text_generator import TextGenerator
 from kbert.run_inputs import pin_outputs
-from kbert.run_records import write_run_record
+from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import WordPieceTokenizer
 from kbert.text.corpus_tokenizers import TOKENIZER_KINDS, train_corpus_tokenizer
 from kbert.train import ResumableBackup, make_strategy, plan_time_budget
@@ -535,18 +535,13 @@ def main():
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
-    parser.add_argument(
-        "--record",
-        default=None,
-        help="write the recorded run (numbers, command, commit) to this JSON",
-    )
+    add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
     check_arguments(parser, args)
     args.validation_steps = args.validation_steps or None
     args.eval_steps = args.eval_steps or None
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine trains fastest
 
-    started = time.perf_counter()
     keras.utils.set_random_seed(args.seed)
     run_dir = Path(args.run_dir)
     if args.tokenizer != "wordpiece":  # its own vocabulary, so its own checkpoints
@@ -585,10 +580,7 @@ def main():
         for prompt, strategy_name, text in r.get("samples", []):
             print(f"[{strategy_name:6s}] {prompt} … {text}")
     (run_dir / "results.json").write_text(json.dumps(results, indent=1))
-    if args.record:
-        write_run_record(
-            args.record, {r["part"]: r for r in results}, time.perf_counter() - started
-        )
+    record_if_requested(args, {r["part"]: r for r in results})
     print(json.dumps({r["part"]: {k: v for k, v in r.items() if k != "samples"} for r in results}))
 
 

@@ -60,7 +60,15 @@ def _env(data_root):
 @pytest.mark.slow
 def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     result = subprocess.run(
-        _command(tmp_path, "--epochs", "2", "--steps-per-epoch", "3"),
+        _command(
+            tmp_path,
+            "--epochs",
+            "2",
+            "--steps-per-epoch",
+            "3",
+            "--record",
+            str(tmp_path / "r.json"),
+        ),
         cwd=ROOT,
         env=_env(data_root),
         capture_output=True,
@@ -70,6 +78,11 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert set(report) == {"causal", "masked"}
+    # The record pins what the run read (the books, by content) beside what it wrote.
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["results"]["causal"]["saved_files"] == report["causal"]["saved_files"]
+    books = [label for label in record["inputs"] if label.startswith("$KBERT_DATA_DIR/")]
+    assert books and all(len(record["inputs"][label]) == 64 for label in books)
     for part in ("causal", "masked"):
         assert (tmp_path / "saved" / f"lab01_{part}" / "encoder.keras").is_file()
         assert (tmp_path / "saved" / f"lab01_{part}" / "vocab.txt").is_file()
