@@ -15,8 +15,8 @@ def render(results):
     chosen = results["chosen_learning_rate"]
     per_size = any(isinstance(rates, dict) for rates in chosen.values())
     rows = [
-        ([] if per_size else [name, chosen[name]])
-        + ([name] if per_size else [])
+        [name]
+        + ([] if per_size else [chosen[name]])
         + [
             f"{by_size[size]['mean']:.3f} ± {by_size[size]['sd']:.3f}"
             + (f" (lr {chosen[name][size]})" if per_size else "")
