@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import report, reports
+from benchmarks.reports import _families
+from benchmarks.reports import _pages as pages
 from kbert.run_records import write_run_record
 
 WSD = {
@@ -100,12 +102,12 @@ TRANSFER = {
 def test_the_readme_summary_is_made_from_the_records(tmp_path):
     records, page, readme = tmp_path / "results", tmp_path / "results.md", tmp_path / "README.md"
     write_run_record(records / "transfer.json", TRANSFER, 9.0, argv=["-m", "benchmarks.transfer"])
-    readme.write_text(f"# kbert\n\n{report.README_BEGIN}\nold\n{report.README_END}\n\nmore\n")
+    readme.write_text(f"# kbert\n\n{pages.README_BEGIN}\nold\n{pages.README_END}\n\nmore\n")
     arguments = ["--results-dir", str(records), "--output", str(page), "--readme", str(readme)]
     assert report.main(arguments + ["--check"]) == 1
     assert report.main(arguments) == 0
     text = readme.read_text()
-    assert "old" not in text and text.endswith(f"{report.README_END}\n\nmore\n")
+    assert "old" not in text and text.endswith(f"{pages.README_END}\n\nmore\n")
     assert (
         "| [transfer](docs/results.md#transfer) | TREC-6 with 300 labels, each start vs the "
         "random init of its architecture: masked 0.710 vs 0.600 (+11.0 points); mean of 3 "
@@ -132,8 +134,8 @@ def test_a_second_run_of_a_program_is_rendered_as_the_first(tmp_path):
     write_run_record(tmp_path / "transfer_pre_ln.json", TRANSFER, 9.0, argv=["-m", "x"])
     text = report.render(tmp_path)
     assert "## transfer_pre_ln" in text and "| masked | 3e-04 | 0.710 ± 0.020 |" in text
-    assert "masked 0.710 vs 0.600 (+11.0 points)" in report.readme_summary(tmp_path)
-    assert report.for_record(report.RENDERERS, "transfers") is None  # a name, not a prefix
+    assert "masked 0.710 vs 0.600 (+11.0 points)" in pages.readme_summary(tmp_path)
+    assert _families.for_record(_families.RENDERERS, "transfers") is None  # a name, not a prefix
 
 
 def test_a_record_without_a_renderer_lists_its_first_numbers(tmp_path):
@@ -183,20 +185,20 @@ def test_the_syllabus_time_column_comes_from_the_records(tmp_path):
 def test_the_readme_summary_keeps_a_program_s_own_run_and_the_grid_s_parts(tmp_path):
     write_run_record(tmp_path / "transfer.json", TRANSFER, 9.0, argv=["-m", "x"])
     write_run_record(tmp_path / "transfer_pre_ln.json", TRANSFER, 9.0, argv=["-m", "x"])
-    summary = report.readme_summary(tmp_path)
+    summary = pages.readme_summary(tmp_path)
     assert "[transfer](" in summary and "transfer_pre_ln" not in summary
     assert "transfer_pre_ln" in report.render(tmp_path)  # the page keeps every run
 
 
 def test_the_readme_names_its_chosen_runs_and_the_page_sums_up_every_run(tmp_path, monkeypatch):
     write_run_record(tmp_path / "transfer.json", TRANSFER, 9.0, argv=["-m", "x"])
-    readme = report.readme_summary(tmp_path)
+    readme = pages.readme_summary(tmp_path)
     assert "[transfer](docs/results.md#transfer)" in readme
     assert readme.endswith(
         "All 1 runs, a line each: [docs/results.md#summary](docs/results.md#summary)."
     )
-    monkeypatch.setattr(report, "README_RECORDS", ("lab01_pretraining",))
-    assert "transfer" not in report.readme_summary(tmp_path).split("All 1 runs")[0]
+    monkeypatch.setattr(pages, "README_RECORDS", ("lab01_pretraining",))
+    assert "transfer" not in pages.readme_summary(tmp_path).split("All 1 runs")[0]
     page = report.render(tmp_path)
     summary = page.split("## Summary\n\n", 1)[1].split("\n\n", 1)[0]
     assert "| [transfer](#transfer) | TREC-6 with 300 labels, each start vs the random" in summary
@@ -205,14 +207,14 @@ def test_the_readme_names_its_chosen_runs_and_the_page_sums_up_every_run(tmp_pat
 def test_the_driver_finds_every_family_module_of_the_package():
     package = Path(reports.__file__).parent
     modules = {path.stem for path in package.glob("*.py") if not path.stem.startswith("_")}
-    found = {module.__name__.rsplit(".", 1)[1] for module in report.FAMILIES.values()}
+    found = {module.__name__.rsplit(".", 1)[1] for module in _families.FAMILIES.values()}
     assert found == modules
     for name in sorted(modules):
         module = importlib.import_module(f"benchmarks.reports.{name}")
         assert module.STEMS, name
         assert hasattr(module, "render") or hasattr(module, "headline"), name
         for stem in module.STEMS:
-            assert report.FAMILIES[stem] is module, stem
+            assert _families.FAMILIES[stem] is module, stem
 
 
 def test_each_committed_record_has_one_family_or_the_generic_table():
@@ -221,7 +223,7 @@ def test_each_committed_record_has_one_family_or_the_generic_table():
     page = (report.ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     generic = []
     for path in sorted((report.ROOT / "docs" / "results").glob("*.json")):
-        family = report.for_record(report.FAMILIES, path.stem)
+        family = _families.for_record(_families.FAMILIES, path.stem)
         if family is None or not hasattr(family, "render"):
             generic.append(path.stem)
             results = json.loads(path.read_text(encoding="utf-8"))["results"]
@@ -241,7 +243,7 @@ def test_two_modules_claiming_one_record_name_are_refused(tmp_path, monkeypatch)
     with pytest.raises(
         ValueError, match="'lab99_thing' is claimed by claims.first and claims.second"
     ):
-        report.families(importlib.import_module("claims"))
+        _families.families(importlib.import_module("claims"))
 
 
 def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_time(tmp_path):
