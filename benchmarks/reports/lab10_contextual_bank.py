@@ -1,7 +1,33 @@
-"""The records of `labs/lab10_contextual_bank.py`: their README headline (docs/results.md lists
-their numbers)."""
+"""The records of `labs/lab10_contextual_bank.py`: their section of docs/results.md and README
+headline."""
+
+from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab10_contextual_bank",)
+
+
+def render(results):
+    """Mean cosine between the vectors of "bank" within a sense, across senses, and statically."""
+    gap = results["same_sense_cosine"] - results["different_sense_cosine"]
+    table = markdown_table(
+        ['pairs of "bank" vectors', "mean cosine"],
+        [
+            [
+                f"contextual ({results['layers']}), same sense",
+                f"{results['same_sense_cosine']:.4f}",
+            ],
+            [
+                f"contextual ({results['layers']}), different senses",
+                f"{results['different_sense_cosine']:.4f}",
+            ],
+            ["static (the input embedding), any two", f"{results['static_cosine']:.4f}"],
+        ],
+    )
+    verdict = "above" if gap > 0 else "no higher than"
+    return (
+        f"{table}\n\nSame-sense pairs sit {verdict} different-sense ones ({gap:+.4f}), while the "
+        "static embedding cannot tell the contexts apart."
+    )
 
 
 def headline(results):
