@@ -44,7 +44,8 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
 
 Both starts of the adaptation labs: lab01's causal model (`--lab01-model`; the recorded run uses
 `saved_models/lab01_causal`, the model of lab01's recorded run, which labs 3–6, 16 and 17 read)
-read at a new classification token, and MiniLM-L6 read at [CLS]. 1,000 training questions,
+read at a new classification token, and MiniLM-L6 read by the mean of its tokens (the pooling
+its sentence-transformers config names). 1,000 training questions,
 3 epochs, batch 32, length 64. Each record's section gives its training time summed over its
 runs (lab01's small model trains faster than MiniLM-L6); every run is appended to `<run-dir>/results.jsonl` as it
 finishes, so an interrupted call resumes, and `--starts lab01` then `--starts minilm_l6`
@@ -319,6 +320,14 @@ def parse_arguments(argv=None):
     return parser, args
 
 
+def settled(outcome, args):
+    """Whether a choice made on `outcome` (a study's summaries) is final, so the studies that
+    train at it may run: always in the parent; in a child of `--process-per-seed` only once
+    every seed's rows exist. A child chooses over the seeds finished so far, and a study run
+    at that choice would be run again by the parent if the three seeds choose otherwise."""
+    return args.only_seed is None or all(row["seeds"] == args.seeds for row in outcome["rows"])
+
+
 def set_aside(path):
     """Renames `path` (if it exists) with the time as its suffix, so no run reuses its rows."""
     if path.exists():
@@ -362,7 +371,7 @@ def main(argv=None):
         # embeddings, each block, and the groups above the last block (one depth).
         results["layer_groups"][start.name] = encoder.config.num_layers + 2
         del encoder
-        full_rate = None
+        full_rate, rates_settled = None, True
         if "rates" in args.studies:
             variants = rate_variants(args.full_rates, args.top_rates, args.factors)
             outcome = study(variants, start, data, args, Reading(baseline=same_top_rate))
@@ -372,7 +381,8 @@ def main(argv=None):
                 for row in outcome["rows"]
                 if row["label"] == outcome["chosen"]["full"]
             )
-        if "anchors" in args.studies:
+            rates_settled = settled(outcome, args)
+        if "anchors" in args.studies and rates_settled:
             rate = full_rate or 1e-4
             variants = anchor_variants(rate, start.objective is not None, args.strengths)
             outcome = study(variants, start, data, args)
@@ -382,7 +392,9 @@ def main(argv=None):
             variants = peft_variants(args.peft_methods)
             results["studies"]["peft"][start.name] = study(variants, start, data, args)
         if "adapters" in args.studies:
-            results["studies"]["adapters"][start.name] = adapters_study(start, data, args, study)
+            outcome = adapters_study(start, data, args, study, settled)
+            if outcome is not None:
+                results["studies"]["adapters"][start.name] = outcome
         if "multitask" in args.studies and start.objective == "causal":
             by_size = {}
             for size in args.multitask_sizes:

@@ -108,7 +108,7 @@ def source_label(full_rate, sizes, multipliers):
     return adapter_label(trainable, size, multiplier, multiplier * full_rate)
 
 
-def adapters_study(start, data, args, study):
+def adapters_study(start, data, args, study, settled=None):
     """Runs the adapters study from `start`; returns its outcome for the record.
 
     Args:
@@ -117,14 +117,20 @@ def adapters_study(start, data, args, study):
         args: the grid's arguments (`full_rates`, `top_rates`, `adapter_sizes`,
             `adapter_multipliers`, `feature_rates`).
         study: `benchmarks.adaptation_grid.study`: runs variants, summarizes and chooses.
+        settled: callable (outcome, args) → bool, default None (always settled). Whether full
+            fine-tuning's choice is final; the adapters, trained at multiples of its rate, wait
+            until it is (`benchmarks.adaptation_grid.settled`).
 
     Returns:
         dict: `full_rates` (full fine-tuning's rate grid, its own outcome), `rows` and
         `chosen` (the chosen full row, adapters and feature extraction, each family's choice),
         `baseline` (the chosen full label every row is paired with), `source` (the tutorial's
-        own row's label, or None), `full_rate` and `feature_layers`.
+        own row's label, or None), `full_rate` and `feature_layers`; None when full
+        fine-tuning's choice is not settled yet.
     """
     grid = study(full_variants(full_rate_grid(args.full_rates, args.top_rates)), start, data, args)
+    if settled is not None and not settled(grid, args):
+        return None
     baseline = grid["chosen"]["full"]
     rate = next(row["learning_rate"] for row in grid["rows"] if row["label"] == baseline)
     layers = start.feature_layers

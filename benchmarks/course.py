@@ -68,7 +68,11 @@ LEAD = (
                 "_adapters",
                 "lab01,minilm_l6",
                 ("--lab01-model", "saved_models/lab01_causal"),
-                ("--studies", "adapters", *_OWN_PROCESSES),
+                # Full fine-tuning's rates as the rates studies above run them (without 3e-5,
+                # ranked far below the chosen rates there; with 3e-3 above lab01's 1e-3), so
+                # each start's adapters are multiples of a rate chosen inside its grid.
+                ("--studies", "adapters", "--full-rates", "1e-4,3e-4")
+                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3", *_OWN_PROCESSES),
             ),
         )
     ),

@@ -11,9 +11,10 @@ fine-tuning (at the rate the grid chose for it):
   embeddings, the LayerNorms and the head trained (~25% of its small model), at ten times the
   fine-tuning rate;
 - adapters at the setting validation chose for each start ("adapters": trainable set, size and
-  rate multiplier, read from the record of `benchmarks/adaptation_grid.py --studies adapters` by
-  `kbert.train.chosen_on_validation.chosen_adapters`; the Houlsby set at size 32 and 10× until
-  that record exists; a row per distinct choice, named after the starts that chose it);
+  the peak rate that row trained at, read from the record of `benchmarks/adaptation_grid.py
+  --studies adapters` by `kbert.train.chosen_on_validation.chosen_adapters`; the Houlsby set at
+  size 32 and 10× until that record exists; a row per distinct choice, named after the starts
+  that chose it);
 - Pfeiffer et al.'s placement (after the feed-forward only), with `--methods all`.
 
 Then the point of adapters: the task lives in a small file apart from the base. The lab trains
@@ -192,7 +193,8 @@ for start in starts:
 
 # %% The comparison over starting points and seeds: which weights train, at which rate.
 # Feature extraction reads each start its best way (`StartingPoint.feature_layers`); the
-# adapters' rates are multiples of the start's full fine-tuning rate.
+# tutorial's adapters train at 10× the start's full fine-tuning rate, the chosen ones at the rate
+# their grid row trained at.
 tutorial = {"bottleneck_dim": args.bottleneck_dim, "trainable": "tutorial", "rate_multiplier": 10}
 # Each start's own choice (one row when they agree), Pfeiffer's placement at the same setting.
 choose = functools.partial(chosen_adapters, fallback=FALLBACK_ADAPTERS)

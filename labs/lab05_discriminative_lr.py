@@ -17,20 +17,22 @@ MiniLM-L6 ships no pretraining head, so it has no EWC row).
 
 The method needs its own top rate: reused with full fine-tuning's 1e-4 at factor 2.6, the
 lowest groups of a 6–8 group encoder train at ~1e-7 and the run is close to training the head
-alone (the 31–32% near the majority class of an earlier table). `--top-learning-rate` is the
-top group's peak; `benchmarks/adaptation_grid.py` chooses it with the factor on validation
-(see docs/results.md, `adaptation_grid`). The cells build the per-group optimizer by hand on
-the first starting point (its rate table, the STLR curve, one fit), then compare the recipes.
+alone (the 31–32% near the majority class of an earlier table). `benchmarks/adaptation_grid.py`
+chooses the top rate and the factor together on validation for each start (see
+docs/results.md, `adaptation_grid`). The cells build the per-group optimizer by hand on the
+first starting point (its rate table, the STLR curve, one fit), then compare the recipes.
 
-How to read the comparison: at equal top rates. Full fine-tuning runs at the same peak rate
-as the discriminative rows' top group (`--top-learning-rate`), so each row's paired difference
-to it (Δ, seed by seed over 3 seeds) measures what slowing the lower layers does, not a change
-of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at the
-factor the grid chose on validation for each start (read from the grid's record by
+How to read the comparison: at equal top rates. Every row of a start trains at one peak rate,
+the discriminative top rate the grid chose for that start (`chosen_rates`; 1e-3 where no grid
+record exists; `--top-learning-rate` sets one rate for every start instead): full fine-tuning
+at it, and each discriminative row's top group at it, so each row's paired difference to full
+fine-tuning (Δ, seed by seed over 3 seeds) measures what slowing the lower layers does, not a
+change of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at
+the factor the grid chose with that top rate for each start (read from the grid's record by
 `kbert.train.chosen_on_validation.chosen_factor`; a row per chosen factor, named after the start
-that chose it, run on every start), beside the layer-wise decay 0.9,
-L2-SP and EWC, all at that one top rate. The grid's rates study shows the same pairing at every top rate
-(docs/results.md#adaptation_grid, #adaptation_grid_minilm).
+that chose it, run on every start), beside the layer-wise decay 0.9, L2-SP and EWC. The grid's
+rates study shows the same pairing at every top rate (docs/results.md#adaptation_grid,
+#adaptation_grid_minilm).
 
 What it should show: the table of per-group rates and the schedule; on TREC-6, whether these
 help over plain full fine-tuning with warmup + linear decay at the same top rate. Report what
@@ -69,20 +71,30 @@ parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discrim
 parser.add_argument(
     "--top-learning-rate",
     type=float,
-    default=1e-3,
-    help="the top group's peak, and full fine-tuning's (equal top rates)",
+    default=None,
+    help="the top group's peak, and full fine-tuning's (equal top rates), for every start; "
+    "default: each start's discriminative top rate chosen on validation by the grid",
 )
 parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups (ULMFiT)")
 parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
 parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
 args = parser.parse_args()
 for name in ("top_learning_rate", "factor", "decay", "strength"):
+    if name == "top_learning_rate" and args.top_learning_rate is None:
+        continue
     if not getattr(args, name) > 0:
         parser.error(
             f"--{name.replace('_', '-')} must be a number > 0; received {getattr(args, name)}"
         )
 starts = starting_points(parser, args)
 data = trec_data(args)
+# One peak rate per start for every row (equal top rates): the top rate the grid chose for its
+# discriminative rows, which `starting_points` read with its other choices.
+METHODS = ("full", "discriminative_lr", "l2_sp", "ewc")
+for each in starts:
+    top_rate = args.top_learning_rate or each.learning_rate("discriminative_lr")
+    each.learning_rates = dict.fromkeys(METHODS, top_rate)
+    print(f"{each.name}: every row at top rate {top_rate:g}")
 
 # %% Per-group rates by hand: lr_l = lr_top / factor^(L − l), each on ULMFiT's STLR.
 start = starts[0]
@@ -91,14 +103,15 @@ classifier = SequenceClassifier(encoder, len(data["train"].label_names), pooling
 depths = recipes.depth_groups(classifier)  # group → depth; the groups above the blocks share one
 order = list(dict.fromkeys(depths.values()))  # embeddings, block_0 … block_N, top
 steps = recipes.schedule_spacing(preprocessor, data["train"], args.batch_size, args.epochs, 1)[0]
+top_rate = start.learning_rate("discriminative_lr")
 by_factor = layerwise_schedules(
-    order, "slanted_triangular", args.top_learning_rate, factor=args.factor, total_steps=steps
+    order, "slanted_triangular", top_rate, factor=args.factor, total_steps=steps
 )
 by_decay = layerwise_schedules(
-    order, "slanted_triangular", args.top_learning_rate, decay=args.decay, total_steps=steps
+    order, "slanted_triangular", top_rate, decay=args.decay, total_steps=steps
 )
 print(
-    f"{start.name}: peak learning rate per layer group: lr_top {args.top_learning_rate:g} / "
+    f"{start.name}: peak learning rate per layer group: lr_top {top_rate:g} / "
     f"{args.factor}^(L − l) | lr_top · {args.decay}^(L − l)"
 )
 for name, depth in depths.items():
@@ -126,8 +139,8 @@ accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy
 print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy:.4f}")
 
 # %% The comparison: how fast each layer moves, and how far from the pretrained weights.
-# Full fine-tuning at the discriminative rows' top rate: each Δ is then read at equal top rates.
-top = {"learning_rate": args.top_learning_rate}
+# Full fine-tuning at the discriminative rows' top rate (each start's, set above): each Δ is
+# then read at equal top rates.
 chosen_by = {}  # each factor the grid chose → the starts that chose it
 for each in starts:
     chosen = chosen_factor(each.name, FALLBACK_FACTOR)
@@ -135,18 +148,18 @@ for each in starts:
     if chosen.recorded and chosen.value["factor"] != args.factor:
         chosen_by.setdefault(chosen.value["factor"], []).append(each.name)
 variants = [
-    ("full", recipes.full_fine_tuning, top),
-    ("discriminative_lr", recipes.discriminative_learning_rates, {**top, "factor": args.factor}),
+    ("full", recipes.full_fine_tuning, {}),
+    ("discriminative_lr", recipes.discriminative_learning_rates, {"factor": args.factor}),
     *(
         (
             f"discriminative_lr factor={factor:g} (chosen: {'+'.join(names)})",
             recipes.discriminative_learning_rates,
-            {**top, "factor": factor},
+            {"factor": factor},
         )
         for factor, names in chosen_by.items()
     ),
-    ("layerwise_decay", recipes.discriminative_learning_rates, {**top, "decay": args.decay}),
-    ("l2_sp", recipes.l2_sp, {**top, "strength": args.strength}),
-    ("ewc", recipes.ewc, {**top, "strength": args.strength}),
+    ("layerwise_decay", recipes.discriminative_learning_rates, {"decay": args.decay}),
+    ("l2_sp", recipes.l2_sp, {"strength": args.strength}),
+    ("ewc", recipes.ewc, {"strength": args.strength}),
 ]
 compare_and_print(selected_variants(parser, args, variants), starts, data, args)

@@ -21,8 +21,12 @@ STEMS = (
 def render(results):
     """Table of an adaptation comparison (labs 3–6, 15, 16, `benchmarks/adaptation.py`)."""
     validation = any(row.get("val_mean") is not None for row in results["rows"])
-    # Records made since the paired difference was added carry it (a "difference" per row).
+    # Records made since the paired difference was added carry it (a "difference" per row), and
+    # since rows were paired with baselines of their own, the label each is paired with.
     paired = any("difference" in row for row in results["rows"])
+    named = any("baseline" in row for row in results["rows"])
+    # Each row's peak rate (its top group's, for discriminative rates), where the record has it.
+    rated = any(row.get("learning_rate") is not None for row in results["rows"])
     rows = []
     for row in results["rows"]:
         spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
@@ -30,10 +34,11 @@ def render(results):
             [
                 row["start"],
                 row["label"],
+                *([_rate(row.get("learning_rate"))] if rated else []),
                 f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
                 *([f"{row['val_mean']:.3f}"] if validation else []),
                 f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
-                *([format_difference(row.get("difference"))] if paired else []),
+                *([_difference_cell(row, named)] if paired else []),
                 f"{row['train_s']:.0f}",
             ]
         )
@@ -47,15 +52,33 @@ def render(results):
             f"Starts: {starts}.",
             "",
             markdown_table(
-                ["start", "method", "trainable"]
+                ["start", "method"]
+                + (["peak rate"] if rated else [])
+                + ["trainable"]
                 + (["validation"] if validation else [])
                 + ["test (mean ± sd)"]
-                + (["Δ to full, paired by seed (points)"] if paired else [])
+                + (
+                    [f"Δ to {'its baseline' if named else 'full'}, paired by seed (points)"]
+                    if paired
+                    else []
+                )
                 + ["train s per run"],
                 rows,
             ),
         ]
     )
+
+
+def _rate(rate):
+    return "–" if rate is None else f"{rate:g}"
+
+
+def _difference_cell(row, named):
+    """A row's paired difference, and with `named` the row it is paired with."""
+    text = format_difference(row.get("difference"))
+    if named and row.get("baseline"):
+        text += f" vs {row['baseline']}"
+    return text
 
 
 def headline(results):

@@ -16,6 +16,7 @@ printed table, so a lab's cells show its technique and end with one comparison c
 import argparse
 import gc
 import json
+import re
 import subprocess
 import sys
 import time
@@ -136,12 +137,12 @@ def comparison_parser(description, seeds=3, run_dir="runs/adaptation", process_p
 def selected_variants(parser, args, variants):
     """The `(label, method, options)` variants `--methods` names (all for "all"); a name also
     selects the rows `chosen_on_validation.chosen_variants` split by start ("adapters" selects
-    "adapters (chosen: lab01)" and "adapters (chosen: minilm_l6)")."""
+    "adapters (chosen: lab01)" and "adapters (fallback: minilm_l6)")."""
     if args.methods == "all":
         return list(variants)
     wanted = [label.strip() for label in args.methods.split(",") if label.strip()]
     labels = [label for label, _, _ in variants]
-    bases = {label: label.split(" (chosen: ")[0] for label in labels}
+    bases = {label: re.sub(r" \((chosen|fallback): .*\)$", "", label) for label in labels}
     unknown = [name for name in wanted if name not in labels and name not in bases.values()]
     if unknown or not wanted:
         parser.error(f"--methods must name labels among {labels}; received {args.methods!r}")

@@ -19,7 +19,7 @@ print beside their table.
   discriminative factor (`benchmarks/adaptation_grid.py --studies rates`; lab01 in
   `adaptation_grid.json`, MiniLM-L6 in `adaptation_grid_minilm.json`);
 - `chosen_factor(start)`: discriminative rates' factor (the same records);
-- `chosen_adapters(start)`: the adapters' trainable set, size and rate multiplier, the best on
+- `chosen_adapters(start)`: the adapters' trainable set, size and peak rate, the best on
   validation among the sets' choices (`--studies adapters`, `adaptation_grid_adapters.json`);
 - `chosen_multitask(start, train_examples)`: the LM-loss weights at the study's size nearest
   `train_examples` (`--studies multitask`, `adaptation_grid_multitask.json`);
@@ -162,8 +162,10 @@ def chosen_adapters(start, fallback, results_dir=None):
     trainable set's own choice (`benchmarks/adaptation_studies.py`).
 
     Returns:
-        `Chosen`: `value` has `trainable`, `bottleneck_dim` and `rate_multiplier` (over the
-        start's full fine-tuning rate in the study).
+        `Chosen`: `value` has `trainable`, `bottleneck_dim` and `learning_rate`, the peak rate
+        the chosen row trained at. The study's rates are multiples of the full fine-tuning
+        rate it chose itself, which need not be the rates study's choice that a lab's other
+        rows train at: the rate, not the multiple, is what validation saw.
     """
     record = read_record(ADAPTERS_RECORD, results_dir) or {}
     results = record.get("results")
@@ -174,11 +176,11 @@ def chosen_adapters(start, fallback, results_dir=None):
     if not families:
         return _fallback(fallback, ADAPTERS_RECORD, start, "no adapters row")
     best = max((_chosen_row(outcome, family) for family in families), key=lambda r: r["val_mean"])
-    options = best["options"]
+    options = best["options"]  # the recipe's options; the row's rate is `learning_rate`
     value = {
         "trainable": options["trainable"],
         "bottleneck_dim": options["bottleneck_dim"],
-        "rate_multiplier": round(options["learning_rate"] / outcome["full_rate"], 6),
+        "learning_rate": best["learning_rate"],
     }
     return Chosen(value, f"{_made_at(ADAPTERS_RECORD, record)}: '{best['label']}'", True)
 
@@ -239,7 +241,8 @@ def chosen_distillation(start, fallback, results_dir=None):
 def chosen_variants(label, recipe, starts, choose, extra=None):
     """Comparison variants running each start's chosen setting: one row when every start chose
     the same, else one row per distinct setting, labelled with the starts that chose it
-    (`"adapters (chosen: minilm_l6)"`); every row runs on every start (the harness runs each
+    (`"adapters (chosen: minilm_l6)"`, or `"(fallback: …)"` for starts whose grid holds no
+    choice); every row runs on every start (the harness runs each
     variant on each start), so a start's own row is the one its label names.
 
     Args:
@@ -258,13 +261,20 @@ def chosen_variants(label, recipe, starts, choose, extra=None):
         chosen = choose(start.name)
         sources[start.name] = chosen.source
         key = json.dumps(chosen.value, sort_keys=True)
-        groups.setdefault(key, (chosen.value, []))[1].append(start.name)
+        kind = "chosen" if chosen.recorded else "fallback"
+        groups.setdefault(key, (chosen.value, {}))[1].setdefault(kind, []).append(start.name)
     variants = [
         (
-            label if len(groups) == 1 else f"{label} (chosen: {'+'.join(names)})",
+            label if len(groups) == 1 else f"{label} ({_named_by(names)})",
             recipe,
             {**value, **(extra or {})},
         )
         for value, names in groups.values()
     ]
     return variants, sources
+
+
+def _named_by(names):
+    """`"chosen: lab01"`, `"fallback: minilm_l6"` (a start whose grid holds no choice runs the
+    fallback, and its row must not read as chosen), or both joined by "; "."""
+    return "; ".join(f"{kind}: {'+'.join(starts)}" for kind, starts in sorted(names.items()))

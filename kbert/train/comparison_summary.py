@@ -24,7 +24,7 @@ def summarize(rows, baseline=None):
     (mean seconds per run), and with `baseline` (a label; a dict label → its baseline's label,
     or a callable giving each summary's baseline label or None, for rows compared with
     different baselines) `difference`: the seed-paired test accuracy difference to the
-    baseline's row of the same start
+    baseline's row of the same start, and `baseline`, that row's label (None with no difference)
     (`kbert.metrics.seed_comparison.paired_difference`: mean, sd, n and "better", "worse" or
     "no difference"), None for the baseline itself, for a row without seeds in common with it
     (an ensemble) and for a start without the baseline.
@@ -53,16 +53,23 @@ def summarize(rows, baseline=None):
         )
     if baseline is not None:
         for summary in summaries:
-            summary["difference"] = _difference_to(groups, summary, baseline)
+            label = _baseline_of(summary, baseline)
+            summary["difference"] = _difference_to(groups, summary, label)
+            summary["baseline"] = None if summary["difference"] is None else label
     return summaries
+
+
+def _baseline_of(summary, baseline):
+    """The label `summary` is compared with: `baseline` itself, its entry, or its answer."""
+    if isinstance(baseline, dict):
+        return baseline.get(summary["label"])
+    if callable(baseline):
+        return baseline(summary)
+    return baseline
 
 
 def _difference_to(groups, summary, baseline):
     """The seed-paired difference of `summary`'s runs to the `baseline` label's (or None)."""
-    if isinstance(baseline, dict):
-        baseline = baseline.get(summary["label"])
-    elif callable(baseline):
-        baseline = baseline(summary)
     base = groups.get((summary["start"], baseline))
     if base is None or summary["label"] == baseline:
         return None

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from kbert.train.adaptation_comparison import FALLBACK_ADAPTERS
+from kbert.train.chosen_on_validation import chosen_adapters
+
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = [
     "--train-examples",
@@ -237,6 +240,24 @@ def test_the_adaptation_benchmark_runs_seeds_in_children_and_resumes(
 
 
 @pytest.mark.slow
+def test_a_grid_s_children_train_at_a_choice_only_once_every_seed_has_made_it(
+    tmp_path, data_root, tiny_models
+):
+    # With a process per seed, the child of seed 0 sees one seed's rates rows: the anchors
+    # study, trained at the rate chosen on them, waits until the last seed's child (or the
+    # parent's second round) sees every seed. So every anchors row comes after every rates row.
+    arguments = ["-m", "benchmarks.adaptation_grid", *_starts(tiny_models)]
+    arguments += ["--seeds", "2", "--process-per-seed", "--studies", "rates,anchors"]
+    arguments += ["--full-rates", "1e-3", "--top-rates", "1e-3", "--factors", "1"]
+    _, report = _run([*arguments, "--strengths", "0.1"], data_root, tmp_path / "grid")
+    rows = [json.loads(line) for line in (tmp_path / "grid" / "results.jsonl").open()]
+    studies = ["anchors" if row["method"] in ("l2_sp", "ewc") else "rates" for row in rows]
+    assert studies == sorted(studies, key=["rates", "anchors"].index), studies
+    assert studies.count("anchors") == 2 * 2  # L2-SP and EWC, each at 2 seeds, none twice
+    assert report["chosen"]["lab01/full"]["test_sd"] is not None
+
+
+@pytest.mark.slow
 def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_root, tiny_models):
     record = tmp_path / "adaptation_grid.json"
     arguments = [
@@ -330,6 +351,14 @@ def test_the_adaptation_grid_chooses_on_validation_and_records(tmp_path, data_ro
         assert all(row["difference"]["n"] == 1 for row in list(rows.values())[1:])
         shares = [row["trainable_pct"] for row in list(rows.values())[1:4]]
         assert shares[0] > shares[1] > shares[2]  # tutorial > houlsby > adapters alone
+        # What lab03 reads from this record (as the course's adapters grid writes it): the
+        # best set's own options and the rate its row trained at.
+        choices = tmp_path / "choices"
+        choices.mkdir(exist_ok=True)
+        (choices / "adaptation_grid_adapters.json").write_text(record.read_text())
+        chosen = chosen_adapters(start, FALLBACK_ADAPTERS, results_dir=choices)
+        assert chosen.recorded and chosen.value["learning_rate"] == pytest.approx(1e-2)
+        assert chosen.value["bottleneck_dim"] == 32
         peft = results["studies"]["peft"][start]
         assert [row["label"] for row in peft["rows"]] == [
             "lora lr=0.001",

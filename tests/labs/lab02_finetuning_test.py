@@ -170,6 +170,12 @@ def test_lab_document_classification(tmp_path, data_root, tiny_models, start):
             assert 0.0 <= row["test_mean"] <= 1.0 and 0.0 <= row["val_mean"] <= 1.0
         gain = 100 * (rows["ulmfit"]["test_mean"] - rows["plain"]["test_mean"])
         assert report["gain_points"][size] == pytest.approx(gain, abs=0.01)
+        # The same gain seed by seed: each seed's two runs share their labelled subset.
+        difference = report["difference"][size]
+        assert difference["n"] == 2 and difference["mean"] == pytest.approx(gain / 100, abs=1e-3)
+    # SST-2's test subset: the share of its most frequent label, stated beside the rows.
+    assert 0.5 <= report["majority_test_accuracy"] < 1.0
+    assert "stage 1's gain at 16 labels, seed by seed:" in stdout
     # 16 labels in batches of 16: 1 step per epoch, so 4 whole-model epochs (--min-steps 4).
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     assert runs["16"]["plain"][0]["epochs"] == [1, 4]

@@ -9,8 +9,10 @@ from kbert.train import adaptation_recipes as recipes_module
 from kbert.train.adaptation_comparison import (
     START_LEARNING_RATES,
     choose_on_validation,
+    comparison_parser,
     format_summary_table,
     reusable,
+    selected_variants,
     summarize,
     variant_key,
 )
@@ -240,9 +242,12 @@ def test_rows_can_each_have_their_own_baseline():
     assert summaries["full"]["difference"] is None
     assert summaries["full_ulmfit"]["difference"]["mean"] == pytest.approx(0.04)
     assert summaries["gradual"]["difference"]["mean"] == pytest.approx(-0.03)
+    # Each row names the row it is paired with, for a reader of the record.
+    assert summaries["gradual"]["baseline"] == "full_ulmfit"
+    assert summaries["full_ulmfit"]["baseline"] == "full" and summaries["full"]["baseline"] is None
     # A label the dict does not name, or whose baseline did not run, has none.
     summaries = summarize(rows, baseline={"gradual": "missing"})
-    assert all(row["difference"] is None for row in summaries)
+    assert all(row["difference"] is None and row["baseline"] is None for row in summaries)
 
 
 def test_a_variant_s_epochs_option_sets_its_run_s_epochs(monkeypatch):
@@ -285,3 +290,22 @@ def test_a_callable_baseline_pairs_each_row_with_its_own():
     assert summaries["discriminative_lr lr=0.003 factor=1"]["difference"]["mean"] == (
         pytest.approx(0.15)
     )
+
+
+def test_methods_select_rows_by_label_or_by_the_name_a_chosen_or_fallback_row_extends():
+    def recipe():
+        pass
+
+    variants = [
+        ("full", recipe, {}),
+        ("adapters (chosen: lab01)", recipe, {"t": 1}),
+        ("adapters (fallback: minilm_l6)", recipe, {"t": 2}),
+        ("adapters_pfeiffer (chosen: lab01)", recipe, {"t": 1}),
+    ]
+    parser = comparison_parser("test")
+    chosen = selected_variants(parser, parser.parse_args(["--methods", "adapters"]), variants)
+    assert [label for label, _, _ in chosen] == [variants[1][0], variants[2][0]]
+    one = selected_variants(parser, parser.parse_args(["--methods", "full"]), variants)
+    assert one == variants[:1]
+    with pytest.raises(SystemExit):
+        selected_variants(parser, parser.parse_args(["--methods", "adapter"]), variants)

@@ -26,17 +26,24 @@ def _write(directory, name, results):
     return path
 
 
-def _row(label, method, val_mean, **options):
-    return {"label": label, "method": method, "val_mean": val_mean, "options": options}
+def _row(label, method, val_mean, learning_rate=None, **options):
+    # As `benchmarks/adaptation_grid.study` writes a row: its rate beside the recipe's other
+    # options, never among them.
+    return {
+        "label": label,
+        "method": method,
+        "val_mean": val_mean,
+        "learning_rate": learning_rate,
+        "options": options,
+    }
 
 
 def _rates_study():
     rows = [
-        {**_row("full lr=0.0001", "full", 0.80), "learning_rate": 1e-4},
-        {**_row("full lr=0.0003", "full", 0.70), "learning_rate": 3e-4},
-        {**_row("discriminative_lr lr=0.003 factor=2.6", "discriminative_lr", 0.9, factor=2.6)},
+        _row("full lr=0.0001", "full", 0.80, 1e-4),
+        _row("full lr=0.0003", "full", 0.70, 3e-4),
+        _row("discriminative_lr lr=0.003 factor=2.6", "discriminative_lr", 0.9, 3e-3, factor=2.6),
     ]
-    rows[2]["learning_rate"] = 3e-3
     chosen = {"full": "full lr=0.0001", "discriminative_lr": rows[2]["label"]}
     return {"studies": {"rates": {"minilm_l6": {"rows": rows, "chosen": chosen}}}}
 
@@ -94,8 +101,9 @@ def test_the_adapters_choice_is_the_best_set_on_validation(tmp_path):
     study = {"rows": rows, "chosen": chosen, "full_rate": 3e-4}
     _write(tmp_path, "adaptation_grid_adapters", {"studies": {"adapters": {"lab01": study}}})
     result = chosen_adapters("lab01", {"trainable": "houlsby"}, results_dir=tmp_path)
-    # Feature extraction's higher validation score is not an adapters setting.
-    assert result.value == {"trainable": "houlsby", "bottleneck_dim": 32, "rate_multiplier": 30.0}
+    # Feature extraction's higher validation score is not an adapters setting; the rate is the
+    # row's own (what validation saw), not a multiple of another study's full rate.
+    assert result.value == {"trainable": "houlsby", "bottleneck_dim": 32, "learning_rate": 9e-3}
     assert "'adapters houlsby d=32 ×30 lr=0.009'" in result.source
     assert not chosen_adapters("minilm_l6", {"x": 1}, results_dir=tmp_path).recorded
 
@@ -137,18 +145,27 @@ def test_chosen_variants_give_one_row_when_starts_agree_else_one_per_setting():
         pass
 
     settings = {"lab01": {"t": 1}, "minilm_l6": {"t": 2}, "other": {"t": 1}}
+    recorded = {"lab01", "minilm_l6"}  # "other" has no grid record: it runs the fallback
 
     def choose(name):
-        return SimpleNamespace(value=settings[name], source=f"record for {name}")
+        return SimpleNamespace(
+            value=settings[name], source=f"record for {name}", recorded=name in recorded
+        )
 
     variants, sources = chosen_variants("adapters", recipe, starts, choose, {"placement": "p"})
     assert variants == [
-        ("adapters (chosen: lab01+other)", recipe, {"t": 1, "placement": "p"}),
+        ("adapters (chosen: lab01; fallback: other)", recipe, {"t": 1, "placement": "p"}),
         ("adapters (chosen: minilm_l6)", recipe, {"t": 2, "placement": "p"}),
     ]
     assert sources["minilm_l6"] == "record for minilm_l6"
     same, _ = chosen_variants("adapters", recipe, starts[:1] + starts[2:], choose)
     assert same == [("adapters", recipe, {"t": 1})]
+    recorded.clear()
+    fallback, _ = chosen_variants("adapters", recipe, starts[:2], choose)
+    assert [label for label, _, _ in fallback] == [
+        "adapters (fallback: lab01)",
+        "adapters (fallback: minilm_l6)",
+    ]
 
 
 def test_a_course_reads_the_records_where_record_labs_copies_them(tmp_path, monkeypatch):

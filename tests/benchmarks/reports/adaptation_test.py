@@ -165,6 +165,15 @@ def test_the_table_gives_each_row_its_paired_difference_to_full():
     text = adaptation.render(results)
     assert "Δ to full, paired by seed (points)" in text
     assert "-0.50 ± 1.00 (no difference)" in text
+    # Records whose rows name their own baseline (lab04's ULMFiT rows, lab06's tutorial row).
+    results["rows"][0]["baseline"], results["rows"][1]["baseline"] = None, "full_longer"
+    text = adaptation.render(results)
+    assert "Δ to its baseline, paired by seed (points)" in text
+    assert "| -0.50 ± 1.00 (no difference) vs full_longer |" in text
+    # And the rate each row trained at, where the record has it.
+    assert "| start | method | trainable |" in text
+    results["rows"][1]["learning_rate"] = 3e-3
+    assert "| minilm_l6 | adapters | 0.003 | 10 (1.00%) |" in adaptation.render(results)
     # A record made before the column existed renders without it.
     for each in results["rows"]:
         del each["difference"]
