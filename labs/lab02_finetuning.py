@@ -45,6 +45,7 @@ from kbert.metrics import (
     format_difference,
     learning_curve_png,
     majority_accuracy,
+    mean_sd,
     over_seeds,
     paired_difference,
 )
@@ -166,9 +167,7 @@ def seed_row(runs):
         **over_seeds(runs, ("test_accuracy", "test_macro_f1"), digits=4),
         **over_seeds(finals, ("final_val_accuracy",), digits=4),
         "train_s": round(sum(run["train_s"] for run in runs), 1),
-        "train_examples_per_s": over_seeds(runs, ("train_examples_per_s",), spread=(), digits=1)[
-            "train_examples_per_s"
-        ],
+        "train_examples_per_s": round(mean_sd([run["train_examples_per_s"] for run in runs])[0], 1),
         "runs": runs,
     }
 
