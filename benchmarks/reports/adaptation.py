@@ -4,6 +4,7 @@ of docs/results.md, README headline, and the notes under a row the grid explains
 import json
 from pathlib import Path
 
+from benchmarks.reports._claims import claim_paragraph
 from benchmarks.reports._common import NEAR_MAJORITY, UNEXPLAINED, markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
@@ -221,8 +222,13 @@ def near_majority_notes(results, results_dir):
 
 def notes(name, results, results_dir):
     """Notes under a comparison's own record (not another run of it, such as
-    `lab17_distillation_lab01_6_epochs`): its `full` row's rate and its rows near the majority
-    class, against what `adaptation_grid` measured."""
+    `lab17_distillation_lab01_6_epochs`): its source's claim against its paired differences
+    (`_claims`), its `full` row's rate and its rows near the majority class, against what
+    `adaptation_grid` measured."""
     if name not in STEMS:
         return []
-    return full_rate_notes(results, results_dir) + near_majority_notes(results, results_dir)
+    return (
+        claim_paragraph(name, results)
+        + full_rate_notes(results, results_dir)
+        + near_majority_notes(results, results_dir)
+    )
