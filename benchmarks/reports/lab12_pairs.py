@@ -51,6 +51,8 @@ def render(results):
                 ],
                 rows,
             ),
+            "",
+            majority_lines(results),
         ]
         + (
             [
@@ -64,6 +66,28 @@ def render(results):
             and results["rte"].get("settings", {}).get("pooling", "cls") != "mean"
             else []
         )
+    )
+
+
+def majority_lines(results):
+    """The lab's claim read from its record: each task's test accuracy against always answering
+    its majority class, beyond the seeds' spread or not (the majority is one number, so the
+    spread of the per-seed differences is the spread of the accuracies)."""
+    findings = []
+    for name, row in results.items():
+        gap, sd = row["test_accuracy"] - row["majority_accuracy"], row.get("test_accuracy_sd")
+        if sd is None:
+            reading = "one seed: no spread to read it against"
+        elif gap > sd:
+            reading = "above the majority class beyond the seeds' spread"
+        else:
+            reading = "not above the majority class beyond the seeds' spread"
+        spread = "" if sd is None else f" ± {100 * sd:.2f}"
+        findings.append(f"{name} {100 * gap:+.2f}{spread} points, {reading}")
+    return (
+        "What the lab claims (J&M §11.4.2, the tutorial's pair tasks): a fine-tuned encoder "
+        "does well above the majority class on sentence pairs. What this record shows, test "
+        f"accuracy minus the majority class's: {'; '.join(findings)}."
     )
 
 

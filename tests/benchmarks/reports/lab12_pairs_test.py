@@ -39,3 +39,16 @@ def test_pairs_flag_a_task_at_the_majority_class():
         "RTE accuracy 0.510 (majority 0.520), 1 of 2 runs at the majority class"
     )
     assert lab12_pairs.headline(older) == "RTE accuracy 0.510 (majority 0.520)"
+
+
+def test_the_claim_is_read_as_each_task_s_gap_to_the_majority_against_the_spread():
+    def task(accuracy, sd):
+        return {"test_accuracy": accuracy, "test_accuracy_sd": sd, "majority_accuracy": 0.5}
+
+    text = lab12_pairs.majority_lines({"rte": task(0.56, 0.05), "mrpc": task(0.8, 0.01)})
+    assert "rte +6.00 ± 5.00 points, above the majority class beyond the seeds' spread" in text
+    assert "mrpc +30.00 ± 1.00 points, above" in text
+    text = lab12_pairs.majority_lines({"rte": task(0.52, 0.05)})
+    assert "rte +2.00 ± 5.00 points, not above the majority class beyond the seeds' spread" in text
+    one = lab12_pairs.majority_lines({"rte": {**task(0.6, None)}})
+    assert "rte +10.00 points, one seed: no spread to read it against" in one
