@@ -52,6 +52,7 @@ def test_the_section_gives_stage_1_s_seed_paired_gain_and_the_test_majority():
     }
     page = lab07_document_classification.render(results)
     assert "1,000 test documents (majority class 0.507)." in page
+    assert "What ULMFiT claims: fine-tuning the LM" in page
     assert "seed by seed, by labelled documents: 100: +6.00 ± 1.00 (better)." in page
     # A record made before the paired difference: the difference of the means.
     del results["difference"], results["majority_test_accuracy"]

@@ -35,3 +35,21 @@ def test_the_text_to_text_lab_renders_both_families_and_its_headline():
     assert "equal the Keras model's: True" in page and "written “<extra_id_0> b”" in page
     headline = lab19_text_to_text.headline(TEXT_TO_TEXT)
     assert "text-to-text 0.500 vs encoder 0.600 (random init 0.400 / 0.550)" in headline
+
+
+def test_the_claim_pairs_each_family_s_pretrained_and_random_runs_seed_by_seed():
+    def cell(*runs):
+        return {"mean": sum(runs) / len(runs), "sd": 0.0, "runs": list(runs), "invalid": 0.0}
+
+    curve = {
+        "encoder_decoder_pretrained": {"300": cell(0.30, 0.40)},
+        "encoder_decoder_random": {"300": cell(0.50, 0.50)},
+        "encoder_pretrained": {"300": cell(0.62, 0.70)},
+        "encoder_random": {"300": cell(0.60, 0.60)},
+    }
+    text = lab19_text_to_text.pretraining_lines({"curve": curve})
+    assert "text-to-text at 300 labels -15.00 ± 7.07 (worse)" in text
+    assert text.endswith("encoder at 300 labels +6.00 ± 5.66 (better).")
+    # A record made before the runs were kept has no seeds to pair.
+    del curve["encoder_random"]["300"]["runs"]
+    assert lab19_text_to_text.pretraining_lines({"curve": curve}) == ""
