@@ -2,7 +2,7 @@
 headline."""
 
 from benchmarks.reports._common import markdown_table
-from kbert.metrics.seed_comparison import format_difference
+from kbert.metrics.seed_comparison import format_difference, mean_sd
 
 STEMS = ("lab02_finetuning",)
 PARTS = {"i": "lab01's causal model + [CLF] token", "ii": "{model}, a real pretrained BERT"}
@@ -69,7 +69,28 @@ def render(results):
             "seed (points): "
             f"{format_difference(results['difference'])}.",
         ]
+    claim = first_epoch_line(results)
+    if claim:
+        lines += ["", claim]
     return "\n".join(lines)
+
+
+def first_epoch_line(results):
+    """The tutorial's claim read from the record: each part's validation accuracy after the
+    first epoch, mean ± sd over its runs ("" for a record without per-seed runs)."""
+    findings = []
+    for part, row in _parts(results).items():
+        if "runs" not in row:
+            return ""
+        mean, sd = mean_sd([run["val_accuracy_per_epoch"][0] for run in row["runs"]])
+        spread = "" if sd is None else f" ± {sd:.3f}"
+        model = "lab01's model" if part == "i" else row.get("model", "minilm_l6")
+        findings.append(f"({part}) {model} {mean:.3f}{spread}")
+    return (
+        "What the tutorial claims (hands-on #2, its 50M-parameter model pretrained on "
+        "WikiText-103): “after one epoch we already have > 90% accuracy” on TREC-6. What this "
+        f"record shows, validation accuracy after the first epoch: {'; '.join(findings)}."
+    )
 
 
 def headline(results):

@@ -58,3 +58,13 @@ def test_a_one_seed_record_still_renders():
     text = lab02_finetuning.render(old)
     assert "| 0.740 (n=1) | 0.778 (n=1) | 0.680 (n=1) | 51 |" in text
     assert "paired by seed" not in text
+
+
+def test_the_tutorial_s_first_epoch_claim_is_read_from_each_part_s_runs():
+    text = lab02_finetuning.first_epoch_line(RESULTS)
+    assert "“after one epoch we already have > 90% accuracy”" in text
+    # Every run's first epoch is 0.5 here: the mean, and no spread.
+    assert text.endswith("(i) lab01's model 0.500 ± 0.000; (ii) minilm_l6 0.500 ± 0.000.")
+    assert text in lab02_finetuning.render(RESULTS)
+    one_seed = {"i": {key: v for key, v in RESULTS["i"].items() if key != "runs"}}
+    assert lab02_finetuning.first_epoch_line(one_seed) == ""
