@@ -108,11 +108,13 @@ def render(results_dir):
         ]
     for name, record in records.items():
         results = record["results"]
+        claim = getattr(for_record(FAMILIES, name), "CLAIM", None)
         parts += [
             f"## {name}",
             "",
             provenance(record),
             "",
+            *([f"What the source claims: {claim}.", ""] if claim else []),
             (for_record(RENDERERS, name) or _generic_section)(results),
             "",
         ]

@@ -11,6 +11,9 @@ touches no shared file. A module holds
 - `headline(results)`: the record's line of the README summary (optional);
 - `notes(name, results, results_dir)`: notes under the section, made from other records
   (optional);
+- `CLAIM`: what the lab's source claims, one sentence stated under the record's title, above
+  the tables that show what the run found (optional; the adaptation labs state theirs beside
+  each row's paired difference, `_claims.py`);
 - `SUMMARY_PARTS`: other runs' record names that hold part of the program's run at its defaults
   (split over runs), given a README line each beside the program's own (optional).
 

@@ -5,6 +5,9 @@ from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab01_pretraining",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "J&M ch. 10–11 and the tutorial §2: a transformer pretrained on raw text learns to predict held-out text far better than chance, with a causal (next-token) or a masked (fill-in) objective"
+
 
 def render(results):
     """Table of `labs/lab01_pretraining.py`: one row per objective."""

@@ -6,6 +6,9 @@ from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab08_tfhub_squad",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "the NAACL tutorial §5.B fine-tunes a BERT loaded from TF Hub for SQuAD inside Keras; the Hub-loaded encoder should give the numbers kbert's own encoder gives from the same weights, and fine-tune like it (EM and F1 with no difference, paired by seed)"
+
 
 def _spread(row, metric):
     sd = row.get(f"{metric}_sd")

@@ -7,6 +7,9 @@ from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab09_dialog",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "TransferTransfo (Wolf et al. 2019): a pretrained transformer LM fine-tuned on PERSONA-CHAT (LM + next-utterance classification) beats the same model from random weights, in held-out perplexity and Hits@1"
+
 
 def _spread(mean, sd, digits):
     return f"{mean:,.{digits}f}" + ("" if sd is None else f" ± {sd:,.{digits}f}")

@@ -5,6 +5,9 @@ from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab10_contextual_bank",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "J&M §11.3: a contextual embedding gives each occurrence of a word its own vector, closer within a sense than across senses, where a static embedding gives the word one vector"
+
 
 def render(results):
     """Mean cosine between the vectors of "bank" within a sense, across senses, and statically."""

@@ -6,6 +6,9 @@ from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab11_contextual_embeddings",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "contextual vectors are anisotropic, a few rogue dimensions carrying most of the cosine of random words, and z-scoring removes it (Ethayarajh 2019; Timkey & van Schijndel 2021); they separate word senses, WSD above WordNet's first sense (J&M §11.3); POS and NER are linearly decodable from hidden layers far above a random-weight control"
+
 
 SET_NAMES = {
     "senseval2": "Senseval-2",

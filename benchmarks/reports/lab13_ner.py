@@ -9,6 +9,9 @@ from kbert.metrics.seed_comparison import format_difference
 # default since).
 STEMS = ("lab13_ner",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "J&M §11.5: a BIO tagger on a fine-tuned encoder; a CRF over its emissions makes every tag sequence valid; span-based NER classifies spans instead of tokens; BERT-base reaches 92.4 F1 on CoNLL-2003 (Devlin et al. 2019)"
+
 
 def render(results):
     """Table of `labs/lab13_ner.py`: CoNLL-2003 entity F1 per method (BIO softmax, CRF, span),

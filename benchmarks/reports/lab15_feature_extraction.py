@@ -6,6 +6,9 @@ from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab15_feature_extraction",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "the textbook and BERT (Devlin et al. 2019, §5.3): a frozen encoder's features with a small head work well, below fine-tuning the whole encoder, and reading several top layers beats the top one alone"
+
 
 def render(results):
     """Table of `labs/lab15_feature_extraction.py`: frozen features × head, TREC-6 accuracy."""

@@ -7,6 +7,9 @@ from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab18_tokenizers",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "the textbook: subword tokenizers trade vocabulary size against sequence length (fertility falls as the vocabulary grows); byte-level BPE never needs an unknown token; unigram and BPE segment rare words differently"
+
 
 def render(results):
     """Table of `labs/lab18_tokenizers.py`: fertility and unknown share per tokenizer and size."""

@@ -5,6 +5,9 @@ from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab18b_data_curation",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "the textbook's data curation: deduplication finds the repeats, quality rules and a perplexity filter remove junk, and a curated corpus pretrains a better model for the same tokens"
+
 
 def render(results):
     """Tables of `labs/lab18b_data_curation.py`: each filter's removals, recall, the two corpora."""

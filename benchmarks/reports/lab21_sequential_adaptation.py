@@ -4,6 +4,10 @@ from benchmarks.reports._common import markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab21_sequential_adaptation",)
+
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "STILTs (Phang et al. 2018), the tutorial §4.3.B: training on a related data-rich task first helps the target, most where it has fewest labels, and more than a shuffled control"
+
 STARTS = {
     "alone": "target alone",
     "sequential": "intermediate task, then target",

@@ -3,6 +3,10 @@
 from benchmarks.reports._common import markdown_table
 
 STEMS = ("lab22_bias",)
+
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "SEAT (May et al. 2019) and WEAT (Caliskan et al. 2017): pretrained representations carry human-like association biases (weaker and less consistent in sentence encoders); counterfactual data augmentation during adaptation reduces the gender measures"
+
 # A SEAT effect counted as present in the headline (May et al. report p-values at this level).
 SIGNIFICANCE = 0.01
 

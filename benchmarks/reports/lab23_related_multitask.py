@@ -4,6 +4,10 @@ from benchmarks.reports._common import markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab23_related_multitask",)
+
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "MT-DNN (Liu et al. 2019), the tutorial §4.3.B: the small task gains from training with a related one (RTE with MRPC above RTE alone), the large one loses little, and temperature sampling helps the small task more than proportional sampling"
+
 ROWS = {
     "rte_alone": "RTE alone",
     "mrpc_alone": "MRPC alone",

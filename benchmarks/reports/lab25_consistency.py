@@ -5,6 +5,9 @@ from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab25_consistency",)
 
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "UDA (Xie et al. 2019), the tutorial §4.3.B: a consistency loss on unlabelled inputs and their perturbations helps, most where labels are fewest"
+
 
 def _arm(arm):
     return "supervised only" if arm == "supervised" else f"+ consistency ({arm})"

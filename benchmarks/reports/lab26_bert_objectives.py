@@ -4,6 +4,10 @@ from benchmarks.reports._common import markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab26_bert_objectives",)
+
+# What the lab's source claims: stated under the record's title, above what it found.
+CLAIM = "BERT (Devlin et al. 2019): NSP helps pair tasks; RoBERTa (Liu et al. 2019): it does not; ALBERT (Lan et al. 2020): SOP is harder and more useful than NSP; SpanBERT (Joshi et al. 2020): span masking with the span boundary objective helps span tasks"
+
 OBJECTIVES = {
     "masked": "MLM alone (RoBERTa)",
     "masked+nsp": "MLM + NSP (BERT)",

@@ -311,3 +311,22 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
     same = {name: record("a" * 40, inputs={}) for name in ("x", "y")}
     assert "**" not in evidence_summary(same)  # nothing to flag
     assert evidence_summary({}) == ""
+
+
+def test_every_lab_s_section_states_what_its_source_claims():
+    # A lab's record family states its source's claim: a `CLAIM` under the title, or (these
+    # families) a sentence beside the rows that test it, made from the record.
+    beside_the_rows = {
+        "adaptation",  # labs 3-6, 16, 17: benchmarks/reports/_claims.py
+        "lab02_finetuning",
+        "lab07_document_classification",
+        "lab12_pairs",
+        "lab19_text_to_text",
+    }
+    labs = {path.stem for path in (report.ROOT / "labs").glob("lab*.py")}
+    families = {module.__name__.rsplit(".", 1)[1]: module for module in _families.FAMILIES.values()}
+    for name, module in families.items():
+        if set(module.STEMS) & labs and name not in beside_the_rows:
+            assert getattr(module, "CLAIM", None), name
+    page = report.render(report.ROOT / "docs" / "results")
+    assert "What the source claims: TransferTransfo (Wolf et al. 2019)" in page
