@@ -9,7 +9,7 @@ two pretrainings at the same settings land apart.
 
 The measure is what the lessons ask of a start: fine-tuned on `--labelled` TREC-6 questions
 (300 by default, where issue #37 asks the causal start to lead its control by 10 points) with
-`benchmarks.transfer`'s recipe (mean-pooled top layer → Dense(6), AdamW, linear decay), at the
+`benchmarks.transfer`'s recipe (the top layer read as the start was trained → Dense(6), AdamW, linear decay), at the
 rate of `--learning-rates` that validation (500 held-out training questions) chooses at
 fine-tuning seed 0, then at `--fine-tune-seeds` seeds; test accuracy is reported. Random
 weights of each architecture, fine-tuned the same way, are the floor. Held-out masked-token
@@ -47,7 +47,7 @@ from benchmarks.transfer import fine_tune, subset, trec_arrays
 from kbert.data import read_named_corpus
 from kbert.models import Encoder
 from kbert.models.pretraining_models import RECIPE as PRETRAINING_RECIPE
-from kbert.run_records import add_record_argument, write_run_record
+from kbert.run_records import add_record_argument, code_version, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
 from kbert.text.corpus_tokenizers import train_corpus_tokenizer
 
@@ -128,8 +128,14 @@ def pretrain(name, seed, args, vocabulary):
     command += shlex.split(args.lab_flags)
     done = directory / "done.json"
     part = ARMS[name][0]
-    if done.is_file() and json.loads(done.read_text())["command"] == command[1:]:
-        return json.loads(done.read_text())["results"], directory / "saved" / f"lab01_{part}"
+    # An arm pretrained earlier is reused only by the same command at the same commit (a record
+    # names the code it ran; pretraining done by other code would not be that code's; a run on
+    # uncommitted changes makes no record that stands, whatever it reuses).
+    code = code_version()
+    if done.is_file() and code["commit"]:
+        saved = json.loads(done.read_text())
+        if saved["command"] == command[1:] and saved.get("code") == code:
+            return saved["results"], directory / "saved" / f"lab01_{part}"
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     shutil.copy(vocabulary, directory / "vocab.txt")  # every arm reads the same tokenizer
@@ -138,7 +144,7 @@ def pretrain(name, seed, args, vocabulary):
     if result.returncode != 0:
         raise RuntimeError(f"lab01 failed for arm {name}:\n{result.stderr[-3000:]}")
     results = json.loads(result.stdout.strip().splitlines()[-1])[part]
-    done.write_text(json.dumps({"command": command[1:], "results": results}))
+    done.write_text(json.dumps({"command": command[1:], "code": code, "results": results}))
     return results, directory / "saved" / f"lab01_{part}"
 
 

@@ -274,6 +274,7 @@ def input_places(repo, worktree):
             ADAPTERS_RECORD,
             MULTITASK_RECORD,
             DISTILLATION_RECORD,
+            "adaptation_grid_peft",  # lab16's PEFT rates (labs/lab16_peft.py, PEFT_RECORD)
         ),
     )
 

@@ -52,7 +52,7 @@ from kbert.data.text_to_text import (
 )
 from kbert.models import EncoderDecoder
 from kbert.models.pretraining_models import RECIPE
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.text import corpus_tokenizer
 from kbert.text.seq2seq_noising import sentinel_tokens
 from kbert.train import LearningRateSchedule, count_batches, fine_tuning_optimizer
@@ -89,7 +89,16 @@ args = parser.parse_args()
 if max(args.checkpoints) > args.steps:
     parser.error(f"--checkpoints must be <= --steps ({args.steps}); got {args.checkpoints}")
 run_dir = Path(args.run_dir)
+# Checkpoints and a tokenizer kept by this code (the same commit) are reused; any made by other
+# code are made anew, so the record names the code behind them.
+code, stamp = code_version(), run_dir / "code.json"
+same_code = code["commit"] and stamp.exists()
+if run_dir.exists() and not (same_code and json.loads(stamp.read_text()) == code):
+    for kept in [*run_dir.glob("step_*.weights.h5"), run_dir / "vocab.txt"]:
+        kept.unlink(missing_ok=True)
+    (run_dir / "pretraining.json").unlink(missing_ok=True)
 run_dir.mkdir(parents=True, exist_ok=True)
+stamp.write_text(json.dumps(code))
 keras.utils.set_random_seed(args.seed)
 started = time.perf_counter()
 

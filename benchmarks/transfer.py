@@ -9,8 +9,10 @@ labelled questions × 3 seeds, with one recipe for every start:
   budget by `labs/lab01_pretraining.py --part all --budget-minutes M`), and random
   initialisations of both architectures (bidirectional post-norm; causal pre-norm), so each
   pretrained start has its own control;
-- head: mean of the top layer over real tokens → dropout 0.1 → Dense(6) (no pretrained start
-  trained the pooler);
+- head: the top layer read the way each start was trained → dropout 0.1 → Dense(6): a causal
+  start (and its random control) at its last real token, the one position that sees the whole
+  question; a bidirectional one by the mean over its real tokens (no pretrained start trained
+  the pooler or a [CLS] summary);
 - AdamW (weight decay 0.01), batch 32, 10% warmup then linear decay, at least 2 epochs and at
   least `--min-steps` steps (120: 100 questions get ~38 epochs, enough to fit them);
 - the peak rate is chosen per start and size from `--learning-rates` on 500 held-out training
@@ -51,6 +53,7 @@ import tensorflow as tf
 
 from kbert.data import read_trec
 from kbert.data.trec import COARSE_LABELS
+from kbert.layers import SequencePooling
 from kbert.metrics import data_size_curve_png, paired_difference
 from kbert.models import Encoder
 from kbert.run_records import add_record_argument, write_run_record
@@ -62,12 +65,14 @@ OBJECTIVES = ("causal", "masked", "electra")
 VALIDATION_SIZE = 500  # held out of TREC-6 train for choosing the learning rate
 
 
-# %% The task head: mean-pooled top layer → Dense(6).
+# %% The task head: the top layer read the way the start was trained → Dense(6).
 def classifier(encoder, num_classes, dropout=0.1):
-    sequence = encoder.output["sequence_output"]  # (batch, seq, hidden)
-    mask = keras.ops.cast(encoder.input["padding_mask"], sequence.dtype)[:, :, None]
-    pooled = keras.ops.sum(sequence * mask, axis=1) / keras.ops.maximum(
-        keras.ops.sum(mask, axis=1), 1.0
+    """A causal encoder (and its random control) is read at its last real token, the only
+    position that sees the whole question, as a causal LM is trained to use; a bidirectional
+    one by the mean of its real tokens (neither MLM nor ELECTRA trains a [CLS] summary)."""
+    pooling = "last" if encoder.config.causal else "mean"
+    pooled = SequencePooling(pooling)(
+        encoder.output["sequence_output"], padding_mask=encoder.input["padding_mask"]
     )  # (batch, hidden)
     logits = keras.layers.Dense(num_classes)(keras.layers.Dropout(dropout)(pooled))
     return keras.Model(encoder.input, logits)

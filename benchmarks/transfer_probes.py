@@ -7,7 +7,11 @@ probe (`kbert.analysis.train_linear_probe`) trained on `--train-size` labelled T
 and scored on the 500 test questions. Each start is compared with random weights of its own
 architecture (one control per distinct config, seeds 0..`--control-seeds`-1, mean), the
 control of Hewitt & Liang (2019): random contextual features plus a trained probe already decode
-a lot, so what counts is the distance above that line.
+a lot, so what counts is the distance above that line. Each layer is read the way its encoder
+was trained: a causal one (and its control) at the last real token, the one position that sees
+the whole question; a bidirectional one by the mean over its real tokens. The layer a start is
+summed up by is chosen on `--validation-size` held-out training questions (never the test
+set); its test accuracy, and its control's at the same layer, are reported.
 
     python -m benchmarks.transfer_probes \\
         --start causal=saved_models/lab01_causal --start masked=saved_models/lab01_masked \\
@@ -15,7 +19,8 @@ a lot, so what counts is the distance above that line.
 
 Writes a PNG of accuracy per layer (`--figure`). The last line is JSON: `probe_accuracy`
 (start → per-layer accuracies, embeddings first), `control_of` (start → its control's name),
-`best_layer_gain` (start → best layer's accuracy minus its control's at that layer),
+`validation_accuracy` (the same per layer on the held-out questions), `best_layer_gain` (start →
+the layer validation chose, its test accuracy minus its control's at that layer),
 `majority_class_acc` and the settings.
 """
 
@@ -36,6 +41,12 @@ from kbert.data.trec import COARSE_LABELS
 from kbert.models import Encoder, extract_layer_features
 from kbert.run_records import add_record_argument, write_run_record
 from kbert.text import BertPreprocessor, WordPieceTokenizer
+
+
+def pooling_of(encoder):
+    """How a layer of `encoder` is read: a causal encoder at its last real token, the only one
+    that sees the whole text; a bidirectional one by the mean over real tokens."""
+    return "last" if encoder.config.causal else "mean"
 
 
 def parse_start(text):
@@ -74,6 +85,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", action="append", type=parse_start, required=True)
     parser.add_argument("--train-size", type=int, default=1000)
+    parser.add_argument(
+        "--validation-size",
+        type=int,
+        default=500,
+        help="held-out training questions (not among the probes' own) the reported layer is "
+        "chosen on",
+    )
     parser.add_argument("--control-seeds", type=int, default=3)
     parser.add_argument(
         "--sequence-length", type=int, default=40, help="at most the starts' position table"
@@ -82,8 +100,11 @@ def main():
     parser.add_argument("--figure", default="docs/results/transfer_probes.png")
     add_record_argument(parser)  # also pins the files the run reads
     args = parser.parse_args()
-    if args.train_size < 10 or args.control_seeds < 1:
-        parser.error("--train-size must be >= 10 and --control-seeds >= 1")
+    if args.train_size < 10 or args.control_seeds < 1 or args.validation_size < 10:
+        parser.error(
+            "--train-size and --validation-size must be >= 10 and --control-seeds >= 1; "
+            f"received {args.train_size}, {args.validation_size}, {args.control_seeds}"
+        )
     started = time.perf_counter()
 
     encoders, control_of, controls, vocabulary = load_starts(args.start)
@@ -91,39 +112,56 @@ def main():
     length = min([args.sequence_length] + [e.config.max_sequence_length for e in encoders.values()])
     preprocessor = BertPreprocessor(WordPieceTokenizer(str(vocabulary)), sequence_length=length)
     index = {name: i for i, name in enumerate(COARSE_LABELS)}
-    train_texts, train_names = read_trec("train", data_dir=args.data_dir)
-    rows = np.random.default_rng(12345).permutation(len(train_texts))[: args.train_size]
-    train_texts = [train_texts[i] for i in rows]
-    train_labels = np.array([index[train_names[i]] for i in rows])
+    all_texts, all_names = read_trec("train", data_dir=args.data_dir)
+    order = np.random.default_rng(12345).permutation(len(all_texts))
+    rows, held_out = order[: args.train_size], order[-args.validation_size :]
+    train_texts = [all_texts[i] for i in rows]
+    train_labels = np.array([index[all_names[i]] for i in rows])
+    validation_texts = [all_texts[i] for i in held_out]
+    validation_labels = np.array([index[all_names[i]] for i in held_out])
     test_texts, test_names = read_trec("test", data_dir=args.data_dir)
     test_labels = np.array([index[name] for name in test_names])
 
     def probe(encoder):
+        """Per layer: (validation accuracy, test accuracy) of one probe trained on the
+        training questions, the layer read at `pooling_of(encoder)`."""
+        pooling = pooling_of(encoder)
         features = {
-            split: extract_layer_features(encoder, preprocessor, texts, pooling="mean")
-            for split, texts in (("train", train_texts), ("test", test_texts))
+            split: extract_layer_features(encoder, preprocessor, texts, pooling=pooling)
+            for split, texts in (
+                ("train", train_texts),
+                ("validation", validation_texts),
+                ("test", test_texts),
+            )
         }
-        return layerwise_probe_accuracy(
-            features["train"], train_labels, features["test"], test_labels, len(COARSE_LABELS)
-        )
+        return [
+            layerwise_probe_accuracy(
+                features["train"], train_labels, features[split], labels, len(COARSE_LABELS)
+            )
+            for split, labels in (("validation", validation_labels), ("test", test_labels))
+        ]
 
-    accuracy = {}
+    accuracy, validation = {}, {}
     for name, encoder in encoders.items():
-        accuracy[name] = [round(a, 4) for a in probe(encoder)]
+        on_validation, on_test = probe(encoder)
+        accuracy[name] = [round(a, 4) for a in on_test]
+        validation[name] = [round(a, 4) for a in on_validation]
         print(f"{name:28s} " + " ".join(f"{a:.3f}" for a in accuracy[name]), flush=True)
     for control, config in controls:
         runs = []
         for seed in range(args.control_seeds):
             keras.utils.set_random_seed(1000 + seed)
             runs.append(probe(Encoder.from_config(config)))
-        accuracy[control] = [round(float(a), 4) for a in np.mean(runs, axis=0)]
+        validation[control] = [round(float(a), 4) for a in np.mean([r[0] for r in runs], axis=0)]
+        accuracy[control] = [round(float(a), 4) for a in np.mean([r[1] for r in runs], axis=0)]
         print(f"{control:28s} " + " ".join(f"{a:.3f}" for a in accuracy[control]), flush=True)
 
     gains = {}
     for name, control in control_of.items():
-        best = int(np.argmax(accuracy[name]))
+        best = int(np.argmax(validation[name]))  # chosen on held-out questions, not on test
         gains[name] = {
             "layer": best,
+            "chosen_on": "validation",
             "accuracy": accuracy[name][best],
             "control": accuracy[control][best],
             "gain_points": round(100 * (accuracy[name][best] - accuracy[control][best]), 1),
@@ -138,13 +176,15 @@ def main():
     )
     summary = {
         "probe_accuracy": accuracy,
+        "validation_accuracy": validation,
         "control_of": control_of,
         "best_layer_gain": gains,
         "majority_class_acc": round(majority_accuracy(train_labels, test_labels), 4),
         "train_size": len(train_labels),
         "test_size": len(test_labels),
         "control_seeds": args.control_seeds,
-        "pooling": "mean",
+        "pooling": {name: pooling_of(encoder) for name, encoder in encoders.items()},
+        "validation_size": len(validation_labels),
         "figure": args.figure,
     }
     if args.record:

@@ -11,7 +11,12 @@ inside the block:
   attention;
 - prompt tuning (Lester et al. 2021): 20 trainable input embeddings in front of the text.
 
-Compared with full fine-tuning (the head trains in every row). The cells first apply LoRA by
+Compared with full fine-tuning (the head trains in every row), each method at the peak rate
+`benchmarks/adaptation_grid.py --studies peft` chose for it on validation for that start (read
+from its record, `adaptation_grid_peft`, which the course makes before this lab; the library's
+`DEFAULT_LEARNING_RATES` where it holds no choice, printed beside the table): a method that
+trains new weights from zero or random values is sensitive to its rate, and one too low for
+3 epochs would read as the method falling behind. The cells first apply LoRA by
 hand on each starting point (what trains, one fit, then the update merged into W and the merged
 model's logits checked against the unmerged ones), then compare the recipes over seeds.
 
@@ -43,6 +48,25 @@ from kbert.train.adaptation_comparison import (
     starting_points,
     trec_data,
 )
+from kbert.train.chosen_on_validation import read_record
+
+PEFT_RECORD = "adaptation_grid_peft"
+METHODS = ("lora", "prefix_tuning", "prompt_tuning")
+
+
+def chosen_peft_rates(start_name):
+    """The peak rate the PEFT grid chose on validation per method for `start_name`, and where
+    it came from: `({method: rate}, source)`, ({}, why) when its record holds no choice."""
+    record = read_record(PEFT_RECORD) or {}
+    outcome = ((record.get("results") or {}).get("studies") or {}).get("peft", {}).get(start_name)
+    if not outcome:
+        return {}, f"no choice for {start_name!r} in {PEFT_RECORD}.json: the library's rates"
+    rows = {row["label"]: row for row in outcome["rows"]}
+    chosen = {m: label for m, label in outcome["chosen"].items() if m in METHODS}
+    rates = {method: rows[label]["learning_rate"] for method, label in chosen.items()}
+    made_at = f"{PEFT_RECORD}.json ({(record.get('commit') or 'commit unknown')[:10]})"
+    return rates, f"{made_at}: " + ", ".join(f"'{label}'" for label in chosen.values())
+
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab16_peft")
@@ -53,6 +77,10 @@ parser.add_argument("--prompt-tokens", type=int, default=20)
 args = parser.parse_args()
 starts = starting_points(parser, args)
 data = trec_data(args)
+for start in starts:  # each method at the rate validation chose for this start
+    rates, source = chosen_peft_rates(start.name)
+    start.learning_rates = {**(start.learning_rates or {}), **rates}
+    print(f"PEFT rates for {start.name}: {source}")
 
 # %% LoRA by hand on each starting point: train the low-rank updates, then merge them into W.
 for start in starts:

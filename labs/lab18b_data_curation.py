@@ -358,7 +358,8 @@ for name, corpus in corpora.items():
     model.encoder.save(run_dir / f"{name}_encoder.keras")
     print(f"{name}: {pretraining[name]}", flush=True)
 
-# %% TREC-6 transfer: 1,000 labelled questions × seeds, one recipe for both starts.
+# %% TREC-6 transfer: 1,000 labelled questions × seeds, one recipe for both starts, each causal
+# encoder read at its last real token (the one position that sees the whole question).
 trec_train = load_classification_task("trec", "train", data_dir=args.data_dir)
 trec_test = load_classification_task("trec", "test", data_dir=args.data_dir)
 preprocessor = BertPreprocessor(tokenizer, sequence_length=64)
@@ -369,7 +370,7 @@ for name in corpora:
         keras.utils.set_random_seed(seed)
         rows = np.random.default_rng(seed).permutation(len(trec_train))[: args.labelled]
         classifier = SequenceClassifier(
-            keras.models.load_model(run_dir / f"{name}_encoder.keras"), 6, pooling="mean"
+            keras.models.load_model(run_dir / f"{name}_encoder.keras"), 6, pooling="last"
         )
         steps_per_epoch = -(-args.labelled // args.batch_size)
         fine_tune_classifier(

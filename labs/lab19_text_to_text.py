@@ -45,6 +45,7 @@ seeds at the largest labelled size), `parameters`, `pretrain_seconds`, and the r
 
 import argparse
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -76,7 +77,7 @@ from kbert.export.saved_model_files import load_exported
 from kbert.export.text_to_text_export import export_text_to_text
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier
 from kbert.models.pretraining_models import RECIPE, encoder_for_fine_tuning
-from kbert.run_records import add_record_argument, record_if_requested
+from kbert.run_records import add_record_argument, code_version, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor, MaskedLMMasker, corpus_tokenizer
 from kbert.text.seq2seq_noising import sentinel_tokens
@@ -290,7 +291,16 @@ pretrained, pretraining = {}, {}
 for family, (build, batches, kept) in families.items():
     family_dir = run_dir / family
     saved = family_dir / "pretrained.keras"
-    if saved.exists():  # a finished family is not trained again
+    # A family begun by this code (the same commit) resumes, or is not trained again once
+    # finished; one begun by other code is trained anew, so the record's commit names the code
+    # that pretrained it.
+    code, stamp = code_version(), family_dir / "code.json"
+    same_code = code["commit"] and stamp.exists()
+    if family_dir.exists() and not (same_code and json.loads(stamp.read_text()) == code):
+        shutil.rmtree(family_dir)
+    family_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps(code))
+    if saved.exists():
         pretrained[family] = keras.models.load_model(saved)
         pretraining[family] = json.loads((family_dir / "pretraining.json").read_text())
         continue

@@ -15,7 +15,12 @@ peak rate with the same schedule recipe (`kbert.train.TrainingSettings`):
   mixing: all tasks' batches shuffled together), every batch of each task once per epoch;
 - `joint_temperature`: both heads, task t drawn with probability ∝ n_t^(1/T), T = 2 by default
   (`--temperature`; Raffel et al. 2020's temperature-scaled mixing, T5 §3.5.2), so the small
-  task (RTE) is drawn more often than its size alone would give.
+  task (RTE) is drawn more often than its size alone would give;
+- `joint_shuffled_mrpc`, the control: `joint_proportional` with MRPC's training labels shuffled
+  (the same pairs and steps, no paraphrase signal left). A joint run gives the shared encoder
+  MRPC's updates on top of RTE's; RTE in this row gets the same extra updates without the
+  related task's content, so RTE's gain in `joint_proportional` over this row is what the
+  related task teaches, not the extra steps (only its RTE scores are reported).
 
 The budget is the same total number of updates: a joint run makes exactly as many steps as the
 two single-task runs together (per epoch, RTE's batches plus MRPC's). That is the compute a user
@@ -43,14 +48,16 @@ mean) as lab21. Sizes are cut for a 2-core CPU: a seeded subsample of each train
 RTE smaller than MRPC (as in the full files) so the two mixings differ.
 
 What MT-DNN leads one to expect: the small task gains from the related one (RTE joint above RTE
-alone), the large task loses little, and temperature sampling helps the small task more than
-proportional sampling. What the record found: docs/results.md#lab23_related_multitask.
+alone, and above the shuffled-MRPC control), the large task loses little, and temperature
+sampling helps the small task more than proportional sampling. What the record found:
+docs/results.md#lab23_related_multitask.
 
     python labs/lab23_related_multitask.py [--record docs/results/lab23_related_multitask.json]
     python labs/lab23_related_multitask.py --seeds 1 --rte-examples 200 --mrpc-examples 600
 """
 
 import argparse
+import dataclasses
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
@@ -82,6 +89,8 @@ ROWS = {
     "mrpc_alone": {"tasks": ("mrpc",), "sampling": None},
     "joint_proportional": {"tasks": TASKS, "sampling": "proportional"},
     "joint_temperature": {"tasks": TASKS, "sampling": "temperature"},
+    # The control: MRPC's labels shuffled; trains both tasks, reports RTE only.
+    "joint_shuffled_mrpc": {"tasks": ("rte",), "sampling": "proportional", "shuffled": "mrpc"},
 }
 ALONE = {"rte": "rte_alone", "mrpc": "mrpc_alone"}
 
@@ -200,12 +209,22 @@ def alone_run(args, task, train, test, seed):
     return {task: score(classifier, preprocessor, test, task), "train_s": round(seconds, 1)}
 
 
-def joint_run(args, sampling, data, seed, show):
+def shuffled_labels(examples, seed):
+    """`examples` with their labels permuted by `seed`: the same texts and class counts, and
+    no relation left between a pair and its label."""
+    labels = np.random.default_rng(seed).permutation(examples.labels)
+    return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
+
+
+def joint_run(args, sampling, data, seed, show, shuffled=None):
     """Both tasks on one encoder, one task per step; each head scored on its task's test.
 
-    `data` maps "train" and "test" to a dict from task name to its `Examples`.
+    `data` maps "train" and "test" to a dict from task name to its `Examples`; `shuffled`
+    names a task whose training labels are shuffled (the control row).
     """
     train, tests = data["train"], data["test"]
+    if shuffled is not None:
+        train = {**train, shuffled: shuffled_labels(train[shuffled], 2000 + seed)}
     encoder, preprocessor = start(args, seed)
     heads = {
         task: ClassificationHead(len(train[task].label_names), pooling=args.pooling)
@@ -242,7 +261,9 @@ def seed_runs(args, data, seed, plans):
             (task,) = spec["tasks"]
             run = alone_run(args, task, data["train"][task], data["test"][task], seed)
         else:
-            run = joint_run(args, spec["sampling"], data, seed, show=row not in plans)
+            run = joint_run(
+                args, spec["sampling"], data, seed, row not in plans, spec.get("shuffled")
+            )
             plans[row] = run.pop("plan")
         print(
             f"seed {seed}, {row}: "

@@ -1,7 +1,7 @@
 """The records of `labs/lab23_related_multitask.py`: their section and README headline."""
 
 from benchmarks.reports._common import markdown_table
-from kbert.metrics.seed_comparison import format_difference
+from kbert.metrics.seed_comparison import format_difference, paired_difference
 
 STEMS = ("lab23_related_multitask",)
 
@@ -13,7 +13,28 @@ ROWS = {
     "mrpc_alone": "MRPC alone",
     "joint_proportional": "RTE + MRPC, proportional mixing",
     "joint_temperature": "RTE + MRPC, temperature mixing",
+    "joint_shuffled_mrpc": "RTE + MRPC with shuffled labels (control)",
 }
+
+
+def control_line(results):
+    """RTE with the real MRPC against RTE with MRPC's labels shuffled (the same steps), paired by
+    seed from the record's runs: what the related task's content adds beyond extra updates ("" in
+    records made before the control row)."""
+    by_row = {}
+    for run in results.get("runs", []):
+        if "rte" in run:
+            by_row.setdefault(run["row"], {})[run["seed"]] = run["rte"]["accuracy"]
+    joint, control = by_row.get("joint_proportional"), by_row.get("joint_shuffled_mrpc")
+    if not joint or not control:
+        return ""
+    seeds = sorted(set(joint) & set(control))
+    difference = paired_difference([joint[s] for s in seeds], [control[s] for s in seeds])
+    return (
+        "RTE with MRPC (proportional) against the same run with MRPC's labels shuffled, test "
+        f"accuracy paired by seed (points): {format_difference(difference)}: what the related "
+        "task's content adds beyond the extra updates it brings."
+    )
 
 
 def _score(entry):
@@ -70,6 +91,7 @@ def render(results):
                 table,
             ),
         ]
+        + (["", control_line(results)] if control_line(results) else [])
     )
 
 

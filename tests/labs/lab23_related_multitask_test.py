@@ -9,7 +9,7 @@ from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab23_related_multitask.py"
-ROWS = ("rte_alone", "mrpc_alone", "joint_proportional", "joint_temperature")
+ROWS = ("rte_alone", "mrpc_alone", "joint_proportional", "joint_temperature", "joint_shuffled_mrpc")
 
 
 def _run(arguments, data_root, timeout=600):
@@ -48,7 +48,9 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     assert json.loads(record.read_text())["results"] == report
     # Batches of 8: RTE 2 a epoch, MRPC 6; a joint run makes their sum.
     plans = report["plans"]
-    assert set(plans) == {"joint_proportional", "joint_temperature"}
+    assert set(plans) == {"joint_proportional", "joint_temperature", "joint_shuffled_mrpc"}
+    # The control mixes exactly as proportional does: only MRPC's labels differ.
+    assert plans["joint_shuffled_mrpc"] == plans["joint_proportional"]
     assert plans["joint_proportional"]["steps"] == plans["joint_temperature"]["steps"] == 8
     assert plans["joint_proportional"]["updates"] == {"rte": 2, "mrpc": 6}
     assert plans["joint_proportional"]["probability"] == {"rte": 0.25, "mrpc": 0.75}
@@ -58,7 +60,7 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     assert sum(plans["joint_temperature"]["updates"].values()) == pytest.approx(8)
     # The technique's cell: the first steps' tasks, each step one task's batch.
     draws = [line for line in stdout.splitlines() if "first 8 steps:" in line]
-    assert len(draws) == 2 and all(set(line.split(": ")[-1]) <= {"R", "M"} for line in draws)
+    assert len(draws) == 3 and all(set(line.split(": ")[-1]) <= {"R", "M"} for line in draws)
     assert draws[0].split(": ")[-1].count("R") == 2  # proportional: every batch once
     tasks = report["tasks"]
     assert tasks["rte"]["train_examples"] == 16 and tasks["mrpc"]["train_examples"] == 48
@@ -67,7 +69,8 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     rows = report["rows"]
     assert list(rows) == list(ROWS)
     assert set(rows["rte_alone"]) == {"rte"} and set(rows["mrpc_alone"]) == {"mrpc"}
-    for row in ROWS[2:]:
+    assert set(rows["joint_shuffled_mrpc"]) == {"rte"}  # the control reports RTE only
+    for row in ("joint_proportional", "joint_temperature"):
         assert set(rows[row]) == {"rte", "mrpc"}
         assert set(rows[row]["mrpc"]) == {"accuracy", "f1", "runs_at_majority"}
         for task, summary in rows[row].items():
@@ -78,7 +81,7 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
                 assert difference["n"] == 1 and difference["verdict"] == "no difference"
                 assert difference["mean"] == pytest.approx(entry["runs"][0] - alone["runs"][0])
     assert "vs_alone" not in rows["rte_alone"]["rte"]["accuracy"]
-    assert len(report["runs"]) == 4 and {run["row"] for run in report["runs"]} == set(ROWS)
+    assert len(report["runs"]) == 5 and {run["row"] for run in report["runs"]} == set(ROWS)
     assert "majority class accuracy" in stdout
     from benchmarks.reports import lab23_related_multitask
 

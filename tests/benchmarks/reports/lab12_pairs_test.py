@@ -52,3 +52,21 @@ def test_the_claim_is_read_as_each_task_s_gap_to_the_majority_against_the_spread
     assert "rte +2.00 ± 5.00 points, not above the majority class beyond the seeds' spread" in text
     one = lab12_pairs.majority_lines({"rte": {**task(0.6, None)}})
     assert "rte +10.00 points, one seed: no spread to read it against" in one
+
+
+def test_the_cls_note_is_given_only_to_an_rte_row_near_its_majority_class():
+    def rte(accuracy):
+        return {
+            "rte": {
+                "train": 100,
+                "test": 50,
+                "val_accuracy_per_epoch": [0.5],
+                "test_accuracy": accuracy,
+                "test_f1": None,
+                "majority_accuracy": 0.527,
+                "settings": {"pooling": "cls"},
+            }
+        }
+
+    assert "RTE sits near its majority class" in lab12_pairs.render(rte(0.55))
+    assert "RTE sits near its majority class" not in lab12_pairs.render(rte(0.70))

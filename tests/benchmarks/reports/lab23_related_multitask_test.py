@@ -74,3 +74,20 @@ def test_the_multitask_lab_renders_each_row_and_task_with_its_paired_difference(
     assert headline.startswith("RTE with MRPC vs alone (accuracy points): proportional +6.0 ± 1.7")
     assert "temperature +0.3 ± 0.6 (no difference)" in headline
     assert "MRPC with RTE" in headline and headline.endswith("(RTE majority 0.527)")
+
+
+def test_the_control_row_reads_rte_with_mrpc_against_mrpc_with_shuffled_labels():
+    def run(row, seed, accuracy):
+        return {"row": row, "seed": seed, "rte": {"accuracy": accuracy}}
+
+    runs = [{"row": "mrpc_alone", "seed": 0, "mrpc": {"accuracy": 0.8}}]  # no RTE in it
+    runs += [run("joint_proportional", s, a) for s, a in enumerate((0.60, 0.62, 0.58))]
+    runs += [run("joint_shuffled_mrpc", s, a) for s, a in enumerate((0.55, 0.56, 0.55))]
+    results = {**RESULTS, "runs": runs}
+    line = lab23_related_multitask.control_line(results)
+    assert (
+        "MRPC's labels shuffled, test accuracy paired by seed (points): +4.67 ± 1.53 (better)"
+        in (line)
+    )
+    assert line in lab23_related_multitask.render(results)
+    assert lab23_related_multitask.control_line(RESULTS) == ""  # a record before the control
