@@ -1,6 +1,9 @@
 """The records of `labs/lab15_feature_extraction.py`: their section of docs/results.md and README
 headline."""
 
+import json
+from pathlib import Path
+
 from benchmarks.reports._common import markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
@@ -63,3 +66,23 @@ def headline(results):
         f"frozen {results['checkpoint']} on TREC-6: best on validation {best['pooling']} / "
         f"{best['layers']} / {best['head']} head, test {best['test_accuracy']:.3f}"
     )
+
+
+def notes(name, results, results_dir):
+    """The claim's other side, from another record: the same checkpoint fine-tuned whole on
+    TREC-6 (lab02's part ii: the tutorial's settings, the same 500 test questions)."""
+    del name
+    path = Path(results_dir) / "lab02_finetuning.json"
+    if not path.is_file():
+        return ["Fine-tuning the whole encoder on the same task: no lab02_finetuning record yet."]
+    lab02 = json.loads(path.read_text(encoding="utf-8"))["results"].get("ii", {})
+    if lab02.get("model", results.get("checkpoint")) != results.get("checkpoint"):
+        return []
+    spread = "" if lab02.get("test_accuracy_sd") is None else f" ± {lab02['test_accuracy_sd']:.3f}"
+    seeds = f" over {len(lab02['runs'])} seeds" if "runs" in lab02 else ""
+    return [
+        f"Fine-tuning the whole encoder on the same task, for the claim's other side: "
+        f"{results.get('checkpoint')} in lab02 (part ii, the tutorial's settings: 3 epochs) "
+        f"scores {lab02['test_accuracy']:.3f}{spread} test accuracy{seeds} "
+        "(docs/results.md#lab02_finetuning)."
+    ]

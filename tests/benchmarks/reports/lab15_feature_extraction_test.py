@@ -53,3 +53,18 @@ def test_three_seeds_render_mean_sd_and_the_differences():
     page = lab15_feature_extraction.render(features)
     assert "3 seed(s) per head" in page and "| mean | top | mlp | 0.900 | 0.920 ± 0.004 |" in page
     assert "| top mlp: mean − cls | +30.00 ± 1.00 (better) |" in page
+
+
+def test_the_note_sets_beside_it_the_same_checkpoint_fine_tuned_whole(tmp_path):
+    import json
+
+    results = {"checkpoint": "minilm_l6"}
+    (note,) = lab15_feature_extraction.notes("lab15_feature_extraction", results, tmp_path)
+    assert note.endswith("no lab02_finetuning record yet.")
+    part = {"model": "minilm_l6", "test_accuracy": 0.956, "test_accuracy_sd": 0.004}
+    part["runs"] = [{}, {}, {}]
+    (tmp_path / "lab02_finetuning.json").write_text(json.dumps({"results": {"ii": part}}))
+    (note,) = lab15_feature_extraction.notes("lab15_feature_extraction", results, tmp_path)
+    assert "minilm_l6 in lab02 (part ii" in note and "0.956 ± 0.004 test accuracy over 3" in note
+    other = {"checkpoint": "another"}
+    assert lab15_feature_extraction.notes("lab15_feature_extraction", other, tmp_path) == []
