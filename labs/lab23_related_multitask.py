@@ -216,15 +216,16 @@ def shuffled_labels(examples, seed):
     return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
 
 
-def joint_run(args, sampling, data, seed, show, shuffled=None):
+def joint_run(args, spec, data, seed, show):
     """Both tasks on one encoder, one task per step; each head scored on its task's test.
 
-    `data` maps "train" and "test" to a dict from task name to its `Examples`; `shuffled`
-    names a task whose training labels are shuffled (the control row).
+    `spec` is the row's (`ROWS`): its `sampling`, and the task whose training labels are
+    `shuffled` in the control row. `data` maps "train" and "test" to a dict from task name to
+    its `Examples`.
     """
-    train, tests = data["train"], data["test"]
-    if shuffled is not None:
-        train = {**train, shuffled: shuffled_labels(train[shuffled], 2000 + seed)}
+    train, tests, sampling = data["train"], data["test"], spec["sampling"]
+    if spec.get("shuffled") is not None:
+        train = {**train, spec["shuffled"]: shuffled_labels(train[spec["shuffled"]], 2000 + seed)}
     encoder, preprocessor = start(args, seed)
     heads = {
         task: ClassificationHead(len(train[task].label_names), pooling=args.pooling)
@@ -261,9 +262,7 @@ def seed_runs(args, data, seed, plans):
             (task,) = spec["tasks"]
             run = alone_run(args, task, data["train"][task], data["test"][task], seed)
         else:
-            run = joint_run(
-                args, spec["sampling"], data, seed, row not in plans, spec.get("shuffled")
-            )
+            run = joint_run(args, spec, data, seed, show=row not in plans)
             plans[row] = run.pop("plan")
         print(
             f"seed {seed}, {row}: "
