@@ -113,6 +113,12 @@ def main():
     preprocessor = BertPreprocessor(WordPieceTokenizer(str(vocabulary)), sequence_length=length)
     index = {name: i for i, name in enumerate(COARSE_LABELS)}
     all_texts, all_names = read_trec("train", data_dir=args.data_dir)
+    if args.train_size + args.validation_size > len(all_texts):
+        parser.error(
+            f"--train-size plus --validation-size must fit in TREC-6's {len(all_texts)} training "
+            f"questions (the held-out ones are never trained on); received {args.train_size} + "
+            f"{args.validation_size}"
+        )
     order = np.random.default_rng(12345).permutation(len(all_texts))
     rows, held_out = order[: args.train_size], order[-args.validation_size :]
     train_texts = [all_texts[i] for i in rows]
