@@ -109,10 +109,16 @@ def _grid_results(results_dir):
     ]
 
 
-def full_rate_notes(results, results_dir):
+# Labs whose `full` row trains at another rate than full fine-tuning's own choice by design:
+# lab05 pairs it with the discriminative rows at their top rate (equal top rates).
+EQUAL_TOP_RATE = ("lab05_discriminative_lr",)
+
+
+def full_rate_notes(results, results_dir, equal_top_rate=False):
     """Notes under a comparison whose `full` row used another rate than `adaptation_grid`
     chose on validation for that start: the grid's measured rates, so a reader sees why that
-    row (and a teacher or ensemble built from it) may sit low."""
+    row (and a teacher or ensemble built from it) may sit low; with `equal_top_rate`, that the
+    row is the baseline at the discriminative rows' top rate, not full fine-tuning's best."""
     grids = {}  # start → (that start's rates study, its grid's settings)
     for grid in _grid_results(results_dir):
         for start, study in grid.get("studies", {}).get("rates", {}).items():
@@ -136,6 +142,19 @@ def full_rate_notes(results, results_dir):
             for rate, entry in sorted(measured.items())
         )
         checkpoint = settings.get(f"{row['start']}_model", row["start"])
+        top_rates = {
+            other.get("learning_rate")
+            for other in results["rows"]
+            if other["start"] == row["start"] and other["label"].startswith("discriminative_lr")
+        }
+        if equal_top_rate and row["learning_rate"] in top_rates:
+            notes.append(
+                f"Note ({row['start']}): its `full` row trains at {row['learning_rate']:g}, the "
+                "discriminative rows' top rate, so every difference is read at equal top rates; "
+                f"full fine-tuning's own rate, chosen on validation by `adaptation_grid`, is "
+                f"{best['learning_rate']:g} (test accuracy by rate: {rates})."
+            )
+            continue
         notes.append(
             f"Note ({row['start']}): its `full` row is fine-tuned at {row['learning_rate']:g}. "
             f"`adaptation_grid` measured full fine-tuning of "
@@ -229,6 +248,6 @@ def notes(name, results, results_dir):
         return []
     return (
         claim_paragraph(name, results)
-        + full_rate_notes(results, results_dir)
+        + full_rate_notes(results, results_dir, equal_top_rate=name in EQUAL_TOP_RATE)
         + near_majority_notes(results, results_dir)
     )

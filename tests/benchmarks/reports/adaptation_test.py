@@ -33,6 +33,14 @@ def test_a_full_row_at_another_rate_than_the_grid_chose_gets_a_note(tmp_path):
     (note,) = adaptation.full_rate_notes({"rows": rows}, tmp_path)
     assert "fine-tuned at 0.0001" in note and "chose 0.0003 on validation" in note
     assert "0.0001: 0.647 ± 0.010, 0.0003: 0.748 ± 0.010" in note and "`ckpt`" in note
+    # lab05's full row is the baseline at the discriminative top rate by design, not under-tuned
+    # (when the record's discriminative rows do train at its rate; an older one's did not).
+    (note,) = adaptation.full_rate_notes({"rows": rows}, tmp_path, equal_top_rate=True)
+    assert "under-tuned" in note
+    top = [*rows, {"start": "lab01", "label": "discriminative_lr", "learning_rate": 1e-4}]
+    (note,) = adaptation.full_rate_notes({"rows": top}, tmp_path, equal_top_rate=True)
+    assert "trains at 0.0001, the discriminative rows' top rate" in note
+    assert "under-tuned" not in note and "own rate, chosen on validation" in note
     rows[0]["learning_rate"] = 3e-4  # at the chosen rate: nothing to explain
     assert adaptation.full_rate_notes({"rows": rows}, tmp_path) == []
     assert adaptation.full_rate_notes({"rows": rows}, tmp_path / "elsewhere") == []
