@@ -1,6 +1,7 @@
 """The records of `labs/lab12_pairs.py`: their section of docs/results.md and README headline."""
 
 from benchmarks.reports._common import NEAR_MAJORITY, markdown_table
+from kbert.metrics.seed_comparison import verdict
 
 # `lab12_pairs_rte_cls_pooling` (the same seeds read at [CLS]) renders as the lab's own.
 STEMS = ("lab12_pairs",)
@@ -80,7 +81,7 @@ def majority_lines(results):
         gap, sd = row["test_accuracy"] - row["majority_accuracy"], row.get("test_accuracy_sd")
         if sd is None:
             reading = "one seed: no spread to read it against"
-        elif gap > sd:
+        elif verdict(gap, sd) == "better":
             reading = "above the majority class beyond the seeds' spread"
         else:
             reading = "not above the majority class beyond the seeds' spread"
