@@ -253,6 +253,62 @@ FOLLOW = tuple(entry for entry in _FOLLOW if entry[0] not in BENCHMARK_NAMES)
 BENCHMARKS = tuple(entry for entry in _FOLLOW if entry[0] in BENCHMARK_NAMES)
 COURSE = LEAD + FOLLOW + BENCHMARKS
 
+# What `record_labs --until` (a deadline: the end of a working session) knows of an entry.
+# The programs that keep their progress when cut off: a grid's or a comparison's rows, the
+# recipe's arms, lab01's checkpoints, lab19's families. A benchmark of theirs starts whatever
+# time is left: the next session goes on from where it stopped. A lab does not, though its
+# comparison keeps rows too: its wall time is the course's, and a lab resumed in a later
+# session would record only its last call's.
+KEEPS_PROGRESS = frozenset(
+    {
+        "benchmarks.adaptation_grid",
+        "benchmarks.distillation_grid",
+        "benchmarks.unfreezing_regime",
+        "benchmarks.pretraining_recipe",
+        "lab01_pretraining",
+        "lab19_text_to_text",
+    }
+)
+# The entries whose outputs later entries read: lab01's model, the grids' choices on validation,
+# the hour-per-objective models. Where one of them cannot start before the deadline, the run
+# stops there rather than going on to its readers.
+PROVIDERS = frozenset(
+    {name for name, _, _ in LEAD if name != "lab07_document_classification"}
+    | {name for name, _, _ in _FOLLOW if name.startswith("lab01_pretraining_budget_60min_")}
+)
+# Expected wall seconds of the entries whose last record is no guide to their run now: defaults
+# that grew since (labs 3-6, 16 and 17 went from 1-2 seeds to 3; lab07's default start became
+# lab01's causal model) or no record yet. Guesses from the old records scaled to today's
+# defaults on 2 cores; a record made at the course's commit replaces them (its entry is kept).
+EXPECTED_SECONDS = {
+    "lab03_adapters": 750,
+    "lab04_gradual_unfreezing": 2750,
+    "lab05_discriminative_lr": 1580,
+    "lab06_multitask": 2100,
+    "lab07_document_classification": 1050,
+    "lab12_pairs": 2400,
+    "lab16_peft": 710,
+    "lab17_distillation": 1000,
+    "lab21_sequential_adaptation": 1500,
+    "lab22_bias": 600,
+    "lab23_related_multitask": 1050,
+    "lab24_slicing": 300,
+    "lab25_consistency": 900,
+    "lab26_bert_objectives": 750,
+    "pair_stability": 6800,
+}
+
+
+def resumes(entry):
+    """Whether `(name, program, flags)` loses nothing when cut off: its program keeps its
+    progress, and it is not one of the course's labs (whose record's wall time must be a
+    whole run's)."""
+    name, program, _ = entry
+    return program in KEEPS_PROGRESS and (
+        program.startswith("benchmarks.") or name in BENCHMARK_NAMES
+    )
+
+
 # Records the plan no longer makes, each with the record that now holds its run: kept until the
 # next recording of the course replaces them (then their files are deleted, and the entry here).
 RETIRED = {

@@ -36,12 +36,21 @@ would be stale on arrival, so a run at HEAD makes it:
 
     nohup python -m benchmarks.record_labs --course --resume --at 58394e9 > /dev/null 2>&1 &
 
+`--until TIME` (HH:MM UTC, or an ISO date-time: the working session's end) starts only what can
+end by then. A session's end kills the job, and a lab cut off there runs again from its start
+in the next session (its record must time a whole run), so the time it ran is lost: a lab whose
+expected time (its last record's, or the plan's guess where defaults grew since) does not fit is
+left for the next run and the entries after it still run, unless later entries read it
+(`course.PROVIDERS`: then the run stops there). A grid, or another benchmark that keeps its
+progress, starts whatever time is left.
+
 A program is a lab's name (`labs/<name>.py`) or `benchmarks.<name>` (run as a module). A
 program that fails leaves no record and the next one runs. Render the copied records with
 `python -m benchmarks.report` and commit them.
 """
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -50,7 +59,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.course import course
+from benchmarks.course import EXPECTED_SECONDS, PROVIDERS, course, resumes
 from benchmarks.record_freshness import (
     InputPlaces,
     changed_files,
@@ -167,7 +176,7 @@ def _entry(item):
     return name, program, tuple(flags)
 
 
-def run_all(programs, worktree, repo, log=print, keep=None):
+def run_all(programs, worktree, repo, log=print, keep=None, defer=None):
     """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows.
 
     Args:
@@ -175,6 +184,10 @@ def run_all(programs, worktree, repo, log=print, keep=None):
             name) or `(record name, program, flags)` entries (`benchmarks.course`).
         keep: callable or None. Asked `keep((name, program, flags))` just before an entry's
             turn; an entry it answers true for is not run (its record stands: `--resume`).
+        defer: callable or None. Asked `defer((name, program, flags))` next (`until_rule`): an
+            entry it answers with `(reason, final)` is left for a later run, and where `final`
+            is true or that entry is one later entries read (`course.PROVIDERS`), nothing
+            after it runs either.
     """
     commit = _git("rev-parse", "HEAD", cwd=worktree)
     logs = Path(worktree) / "runs" / "record_labs"
@@ -202,6 +215,14 @@ def run_all(programs, worktree, repo, log=print, keep=None):
         name, program, flags = _entry(item)
         if keep is not None and keep((name, program, flags)):
             log(json.dumps({"record": name, "kept": True}))
+            continue
+        verdict = defer((name, program, flags)) if defer is not None else None
+        if verdict:
+            reason, final = verdict
+            stop = final or name in PROVIDERS
+            log(json.dumps({"record": name, "deferred": reason, "stops_the_run": stop}))
+            if stop:
+                break
             continue
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
         # The committed record stays where it is while the program runs: deleting it would
@@ -246,6 +267,82 @@ def run_all(programs, worktree, repo, log=print, keep=None):
         log(json.dumps(row))
         rows.append(row)
     return rows
+
+
+def expected_seconds(name, repo):
+    """An entry's expected wall seconds: the plan's guess where its last record is no guide
+    (`course.EXPECTED_SECONDS`), else that record's `wall_seconds`; None without either."""
+    if name in EXPECTED_SECONDS:
+        return float(EXPECTED_SECONDS[name])
+    path = Path(repo) / "docs" / "results" / f"{name}.json"
+    try:
+        seconds = json.loads(path.read_text()).get("wall_seconds")
+    except (OSError, ValueError):
+        return None
+    return float(seconds) if isinstance(seconds, (int, float)) else None
+
+
+def until_rule(deadline, repo, clock=time.time, margin=1.2):
+    """`defer` for `run_all` with a deadline (`--until`, epoch seconds): a session's end kills
+    the job, and an entry cut off there is run again from its start (a lab's record must time
+    a whole run), so the time it ran is lost. Past the deadline every entry is deferred; before
+    it, an entry that keeps its progress (`course.resumes`) starts whatever time is left, and
+    any other starts only when its expected time (`expected_seconds`, × `margin`) fits, or is
+    unknown. Returns a callable giving `(reason, final)` (final: past the deadline, so
+    nothing more starts) or None."""
+
+    def defer(entry):
+        left = deadline - clock()
+        if left <= 0:
+            return f"the deadline ({_clock_time(deadline)}) has passed", True
+        if resumes(entry):
+            return None
+        expected = expected_seconds(entry[0], repo)
+        if expected is None or expected * margin <= left:
+            return None
+        reason = (
+            f"expected to take about {expected * margin / 60:.0f} min ({expected / 60:.0f} "
+            f"× {margin:g}), {left / 60:.0f} min left before {_clock_time(deadline)}"
+        )
+        return reason, False
+
+    return defer
+
+
+def _clock_time(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC"
+    )
+
+
+def parse_until(text, now=None):
+    """`--until`'s deadline as epoch seconds: `HH:MM` (UTC: the next such time from `now`)
+    or an ISO date-time (UTC unless it names its zone).
+
+    Raises:
+        ValueError: neither form, or a date-time already past.
+    """
+    now = datetime.datetime.now(datetime.timezone.utc) if now is None else now
+    try:
+        clock = datetime.datetime.strptime(text, "%H:%M")
+    except ValueError:
+        clock = None
+    if clock is not None:
+        moment = now.replace(hour=clock.hour, minute=clock.minute, second=0, microsecond=0)
+        if moment <= now:
+            moment += datetime.timedelta(days=1)
+        return moment.timestamp()
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"--until must be HH:MM (UTC) or an ISO date-time; received {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    if moment <= now:
+        raise ValueError(f"--until {text!r} has passed (now {now:%Y-%m-%d %H:%M} UTC)")
+    return moment.timestamp()
 
 
 def code_moved(entries, repo, commit):
@@ -351,6 +448,13 @@ def main(argv=None):
         "run at HEAD",
     )
     parser.add_argument(
+        "--until",
+        metavar="TIME",
+        help="a deadline (HH:MM UTC, or an ISO date-time), e.g. the working session's end: "
+        "an entry whose run would not end by then is left for the next run, and one that keeps "
+        "its progress (a grid) still starts",
+    )
+    parser.add_argument(
         "--stale",
         action="store_true",
         help="list the records that no longer stand, and why; run nothing",
@@ -368,6 +472,7 @@ def main(argv=None):
             command(_entry(item)[1], ROOT)  # every name checked before anything runs
         if args.stale:
             return print_stale(entries, ROOT, args.worktree)
+        deadline = parse_until(args.until) if args.until else None
         commit = prepare_worktree(ROOT, args.worktree, args.at)
     except ValueError as error:
         parser.error(str(error))
@@ -386,7 +491,11 @@ def main(argv=None):
         keep = standing(ROOT, args.worktree)
         print("resuming: records that still stand are kept (benchmarks.record_freshness)")
     print(f"recording up to {len(entries)} program(s) at {commit[:10]} in {args.worktree}")
-    rows = run_all(entries, args.worktree, ROOT, keep=keep)
+    defer = None
+    if deadline is not None:
+        defer = until_rule(deadline, ROOT)
+        print(f"entries that would not end by {_clock_time(deadline)} are left for the next run")
+    rows = run_all(entries, args.worktree, ROOT, keep=keep, defer=defer)
     return 0 if all(row["recorded"] for row in rows) else 1
 
 

@@ -268,3 +268,90 @@ def test_at_records_at_an_earlier_commit_unless_a_program_s_code_moved_since(rep
     }
     with pytest.raises(ValueError, match="--at 'nothing' names no commit"):
         record_labs.prepare_worktree(repo, worktree, "nothing")
+
+
+def test_until_defers_what_would_not_end_by_the_deadline_and_starts_what_keeps_progress(
+    tmp_path,
+):
+    from benchmarks.course import EXPECTED_SECONDS
+
+    repo = tmp_path
+    (repo / "docs" / "results").mkdir(parents=True)
+    (repo / "docs" / "results" / "lab98_good.json").write_text('{"wall_seconds": 1000}')
+    now = [0.0]
+    rule = record_labs.until_rule(3600.0, repo, clock=lambda: now[0])
+    lab = ("lab98_good", "lab98_good", ())
+    grid = ("adaptation_grid_x", "benchmarks.adaptation_grid", ("--run-dir", "runs/x"))
+    unknown = ("lab97_new", "lab97_new", ())
+    guessed = ("pair_stability", "benchmarks.pair_stability", ())
+    now[0] = 3600.0 - 1300  # 1,000 s × 1.2 fits in 1,300 s
+    assert rule(lab) is None and rule(grid) is None and rule(unknown) is None
+    now[0] = 3600.0 - 1100  # it does not fit in 1,100 s
+    reason, final = rule(lab)
+    assert not final and "about 20 min" in reason and "18 min left" in reason
+    assert rule(grid) is None  # a grid keeps its rows: it starts with whatever time is left
+    assert rule(unknown) is None  # no record, no guess: nothing to judge it by
+    # The plan's guess, not the old record, where defaults grew since.
+    assert EXPECTED_SECONDS["pair_stability"] * 1.2 > 1100
+    assert rule(guessed)[1] is False
+    # lab19 keeps its pretraining between calls, but as a lab of the course it is judged whole
+    # (its record's wall time is the course's); at the hour budget it is a benchmark that resumes.
+    (repo / "docs" / "results" / "lab19_text_to_text.json").write_text('{"wall_seconds": 3000}')
+    assert rule(("lab19_text_to_text", "lab19_text_to_text", ()))[1] is False
+    assert rule(("lab19_text_to_text_budget_60min", "lab19_text_to_text", ())) is None
+    now[0] = 3600.0
+    reason, final = rule(grid)
+    assert final and "has passed" in reason
+
+
+def test_a_deferred_entry_is_skipped_and_a_deferred_provider_stops_the_run(repo, tmp_path):
+    worktree = tmp_path / "records"
+    record_labs.prepare_worktree(repo, worktree)
+    plan = [
+        ("lab98_first", "lab98_good", ()),
+        ("lab98_second", "lab98_good", ()),
+        ("lab01_pretraining", "lab98_good", ()),  # a provider: later entries read it
+        ("lab98_last", "lab98_good", ()),
+    ]
+    lines = []
+    deferred = {
+        "lab98_first": ("needs 20 min", False),
+        "lab01_pretraining": ("needs 40 min", False),
+    }
+    rows = record_labs.run_all(
+        plan, worktree, repo, log=lines.append, defer=lambda entry: deferred.get(entry[0])
+    )
+    assert [row["record"] for row in rows] == ["lab98_second"]
+    logged = [json.loads(line) for line in lines]
+    assert logged[0] == {
+        "record": "lab98_first",
+        "deferred": "needs 20 min",
+        "stops_the_run": False,
+    }
+    assert logged[-1] == {
+        "record": "lab01_pretraining",
+        "deferred": "needs 40 min",
+        "stops_the_run": True,
+    }
+    assert not (repo / "docs" / "results" / "lab98_last.json").exists()
+    # Past the deadline (final), nothing more starts.
+    rows = record_labs.run_all(
+        plan, worktree, repo, log=lambda _: None, defer=lambda entry: ("passed", True)
+    )
+    assert rows == []
+
+
+def test_until_reads_a_clock_time_or_a_date_time_and_refuses_the_rest():
+    import datetime
+
+    now = datetime.datetime(2026, 11, 29, 23, 55, tzinfo=datetime.timezone.utc)
+    tomorrow = datetime.datetime(2026, 11, 30, 1, 50, tzinfo=datetime.timezone.utc)
+    assert record_labs.parse_until("01:50", now) == tomorrow.timestamp()
+    later = datetime.datetime(2026, 11, 29, 23, 58, tzinfo=datetime.timezone.utc)
+    assert record_labs.parse_until("23:58", now) == later.timestamp()
+    assert record_labs.parse_until("2026-11-30T01:50", now) == tomorrow.timestamp()
+    assert record_labs.parse_until("2026-11-30T02:50+01:00", now) == tomorrow.timestamp()
+    with pytest.raises(ValueError, match="--until '2026-11-29T12:00' has passed"):
+        record_labs.parse_until("2026-11-29T12:00", now)
+    with pytest.raises(ValueError, match="--until must be HH:MM .* received 'soon'"):
+        record_labs.parse_until("soon", now)
