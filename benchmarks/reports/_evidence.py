@@ -1,5 +1,6 @@
 """What the records say as a whole: the commit and machine they describe, the ones from
-elsewhere, and the course's total wall time (the paragraph under docs/results.md's title)."""
+elsewhere or resumed, and the course's total wall time (the paragraph under docs/results.md's
+title)."""
 
 from collections import Counter
 
@@ -55,6 +56,21 @@ def foreign_models(records):
     return foreign
 
 
+def trained_seconds(record):
+    """The training seconds a comparison record's rows add up to (each row's mean `train_s`
+    times its `seeds`), 0.0 for a record without such rows. A comparison resumed after an
+    interruption reuses the rows it saved and times only its last call, so its training can
+    exceed its wall time: the rows' sum is then the floor of what the whole run took."""
+    results = record.get("results")
+    rows = results.get("rows") if isinstance(results, dict) else None
+    total = 0.0
+    for row in rows if isinstance(rows, list) else ():
+        seconds = row.get("train_s") if isinstance(row, dict) else None
+        if isinstance(seconds, (int, float)):
+            total += float(seconds) * (row.get("seeds") or 1)
+    return total
+
+
 def evidence_summary(records, benchmarks=frozenset(), labs=None):
     """A paragraph about `records` (`{name: record}`): the commit most of them were made at and
     its machine, every record made at another commit, on another machine, on a dirty tree or
@@ -84,7 +100,7 @@ def evidence_summary(records, benchmarks=frozenset(), labs=None):
             part = "benchmarks"
         else:
             part = "course" if labs is None or name in labs else "evidence"
-        seconds[part] += float(record["wall_seconds"])
+        seconds[part] += max(float(record["wall_seconds"]), trained_seconds(record))
     course = seconds["course"]
     what = "summed over its records" if labs is None else "every lab at its defaults"
     time = f"The course's total wall time, {what}: {_duration(course)} ({course:,.0f} s)"
@@ -118,6 +134,13 @@ def evidence_summary(records, benchmarks=frozenset(), labs=None):
         "that read a saved model other than the one its writer's record wrote": (
             foreign_models(records)
         ),
+        "resumed after an interruption (their rows' training exceeds their wall time, which "
+        "counts only the last call; the totals above count the training instead)": [
+            f"{name} ({record['wall_seconds']:,.0f} s wall, {trained_seconds(record):,.0f} s "
+            "of training)"
+            for name, record in records.items()
+            if trained_seconds(record) > float(record["wall_seconds"])
+        ],
     }
     for what, names in flagged.items():
         if names:

@@ -310,6 +310,18 @@ def test_the_page_says_which_commit_it_describes_flags_the_others_and_sums_the_t
     assert "**1 made on another machine:** z (Xeon (no bf16), 2 cores)." in text
     same = {name: record("a" * 40, inputs={}) for name in ("x", "y")}
     assert "**" not in evidence_summary(same)  # nothing to flag
+    # A comparison resumed after an interruption times only its last call: its rows' training
+    # (mean seconds × seeds) is the floor the totals count, and the record is named.
+    rows = [{"train_s": 100.0, "seeds": 3}, {"train_s": 50.0, "seeds": 2}, {"label": "x"}]
+    resumed = record("a" * 40, seconds=120.0, inputs={}, results={"rows": rows})
+    whole = record("a" * 40, seconds=500.0, inputs={}, results={"rows": rows})
+    text = evidence_summary({"lab03": resumed, "lab04": whole}, labs={"lab03", "lab04"})
+    assert "every lab at its defaults: 15 min (900 s)" in text  # 400 + 500
+    assert (
+        "**1 resumed after an interruption (their rows' training exceeds their wall time, which "
+        "counts only the last call; the totals above count the training instead):** lab03 "
+        "(120 s wall, 400 s of training)."
+    ) in text
     assert evidence_summary({}) == ""
 
 
