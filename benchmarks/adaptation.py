@@ -5,10 +5,10 @@ The NAACL 2019 tutorial compares ways to adapt a pretrained transformer on TREC-
 fine-tuning"), gradual unfreezing, discriminative learning rates, and multitask training with
 an auxiliary LM loss ("improving over single-task"); the textbook adds LoRA, prefix and prompt
 tuning and distillation; Houlsby et al. report GLUE within 0.4% of full fine-tuning at 3.6% of
-the parameters. This runs every method of labs 3–6, lab16_peft and lab17_distillation
-(`kbert.train.adaptation_recipes`) with 3 seeds from both starting points, and prints one
-table: method, trainable parameters (count and %), TREC-6 test accuracy (TREC_10, 500
-questions) as mean ± sd over seeds, and training seconds per run.
+the parameters (their paper's figures: not-measured). This runs every method of labs 3–6,
+lab16_peft and lab17_distillation (`kbert.train.adaptation_recipes`) with 3 seeds from both
+starting points, and prints one table: method, trainable parameters (count and %), TREC-6
+test accuracy (TREC_10, 500 questions) as mean ± sd over seeds, and training seconds per run.
 
 Defaults (the record's wall time: docs/results.md#adaptation): 1,000 training questions (a seeded slice of
 TREC-6 train after holding out 10% for validation), 3 epochs, batch 32, length 64. EWC runs
