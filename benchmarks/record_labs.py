@@ -176,18 +176,15 @@ def _entry(item):
     return name, program, tuple(flags)
 
 
-def run_all(programs, worktree, repo, log=print, keep=None, defer=None):
+def run_all(programs, worktree, repo, log=print, turn=None):
     """Runs each program in `worktree` in turn; copies each record into `repo`. Returns rows.
 
     Args:
         programs: list of program names (run at their defaults, recorded under their own
             name) or `(record name, program, flags)` entries (`benchmarks.course`).
-        keep: callable or None. Asked `keep((name, program, flags))` just before an entry's
-            turn; an entry it answers true for is not run (its record stands: `--resume`).
-        defer: callable or None. Asked `defer((name, program, flags))` next (`until_rule`): an
-            entry it answers with `(reason, final)` is left for a later run, and where `final`
-            is true or that entry is one later entries read (`course.PROVIDERS`), nothing
-            after it runs either.
+        turn: callable or None (`entry_turn`). Asked `turn((name, program, flags))` just
+            before an entry's turn: None runs it; a dict is logged instead, and with
+            `"stops_the_run"` true nothing after it runs either.
     """
     commit = _git("rev-parse", "HEAD", cwd=worktree)
     logs = Path(worktree) / "runs" / "record_labs"
@@ -213,15 +210,10 @@ def run_all(programs, worktree, repo, log=print, keep=None, defer=None):
     rows = []
     for item in programs:
         name, program, flags = _entry(item)
-        if keep is not None and keep((name, program, flags)):
-            log(json.dumps({"record": name, "kept": True}))
-            continue
-        verdict = defer((name, program, flags)) if defer is not None else None
-        if verdict:
-            reason, final = verdict
-            stop = final or name in PROVIDERS
-            log(json.dumps({"record": name, "deferred": reason, "stops_the_run": stop}))
-            if stop:
+        skipped = turn((name, program, flags)) if turn is not None else None
+        if skipped is not None:
+            log(json.dumps(skipped))
+            if skipped.get("stops_the_run"):
                 break
             continue
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
@@ -345,6 +337,28 @@ def parse_until(text, now=None):
     return moment.timestamp()
 
 
+def entry_turn(keep=None, defer=None):
+    """`turn` for `run_all`. `keep(entry)` true: its record stands (`--resume`), logged as
+    kept. Else `defer(entry)` (`until_rule`) giving `(reason, final)`: left for a later run,
+    and where `final` is true or later entries read it (`course.PROVIDERS`), nothing after it
+    runs either."""
+
+    def turn(entry):
+        if keep is not None and keep(entry):
+            return {"record": entry[0], "kept": True}
+        verdict = defer(entry) if defer is not None else None
+        if not verdict:
+            return None
+        reason, final = verdict
+        return {
+            "record": entry[0],
+            "deferred": reason,
+            "stops_the_run": bool(final) or entry[0] in PROVIDERS,
+        }
+
+    return turn
+
+
 def code_moved(entries, repo, commit):
     """The entries whose program's code (`record_freshness.code_files` at HEAD) differs between
     `commit` and `repo`'s HEAD, with the files: records made at `commit` would be stale."""
@@ -424,6 +438,18 @@ def print_stale(entries, repo, worktree):
     return 0
 
 
+def _turn(args, deadline):
+    """`run_all`'s `turn` for `--resume` and `--until`, saying what each will do."""
+    keep = defer = None
+    if args.resume:
+        keep = standing(ROOT, args.worktree)
+        print("resuming: records that still stand are kept (benchmarks.record_freshness)")
+    if deadline is not None:
+        defer = until_rule(deadline, ROOT)
+        print(f"entries that would not end by {_clock_time(deadline)} are left for the next run")
+    return entry_turn(keep, defer)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("programs", nargs="*", help="lab names, or benchmarks.<name>")
@@ -486,16 +512,9 @@ def main(argv=None):
         for name, files in moved.items():
             print(f"  {name}: {', '.join(files)}")
         entries = [item for item in entries if _entry(item)[0] not in moved]
-    keep = None
-    if args.resume:
-        keep = standing(ROOT, args.worktree)
-        print("resuming: records that still stand are kept (benchmarks.record_freshness)")
+    turn = _turn(args, deadline)
     print(f"recording up to {len(entries)} program(s) at {commit[:10]} in {args.worktree}")
-    defer = None
-    if deadline is not None:
-        defer = until_rule(deadline, ROOT)
-        print(f"entries that would not end by {_clock_time(deadline)} are left for the next run")
-    rows = run_all(entries, args.worktree, ROOT, keep=keep, defer=defer)
+    rows = run_all(entries, args.worktree, ROOT, turn=turn)
     return 0 if all(row["recorded"] for row in rows) else 1
 
 

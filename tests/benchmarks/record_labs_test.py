@@ -172,9 +172,8 @@ def test_a_plan_entry_runs_with_its_flags_and_keep_skips_what_still_stands(repo,
     assert record["results"] == {"size": "3"}
     # `keep` is asked just before each entry's turn; a kept entry is not run again.
     asked, lines = [], []
-    rows = record_labs.run_all(
-        plan, worktree, repo, log=lines.append, keep=lambda entry: asked.append(entry) or True
-    )
+    keep = record_labs.entry_turn(keep=lambda entry: asked.append(entry) or True)
+    rows = record_labs.run_all(plan, worktree, repo, log=lines.append, turn=keep)
     assert rows == [] and asked == plan
     progress = worktree / "runs" / "record_labs" / "progress.txt"
     assert len(progress.read_text().splitlines()) == 2  # the first run's rows only
@@ -318,9 +317,8 @@ def test_a_deferred_entry_is_skipped_and_a_deferred_provider_stops_the_run(repo,
         "lab98_first": ("needs 20 min", False),
         "lab01_pretraining": ("needs 40 min", False),
     }
-    rows = record_labs.run_all(
-        plan, worktree, repo, log=lines.append, defer=lambda entry: deferred.get(entry[0])
-    )
+    turn = record_labs.entry_turn(defer=lambda entry: deferred.get(entry[0]))
+    rows = record_labs.run_all(plan, worktree, repo, log=lines.append, turn=turn)
     assert [row["record"] for row in rows] == ["lab98_second"]
     logged = [json.loads(line) for line in lines]
     assert logged[0] == {
@@ -335,9 +333,8 @@ def test_a_deferred_entry_is_skipped_and_a_deferred_provider_stops_the_run(repo,
     }
     assert not (repo / "docs" / "results" / "lab98_last.json").exists()
     # Past the deadline (final), nothing more starts.
-    rows = record_labs.run_all(
-        plan, worktree, repo, log=lambda _: None, defer=lambda entry: ("passed", True)
-    )
+    turn = record_labs.entry_turn(defer=lambda entry: ("passed", True))
+    rows = record_labs.run_all(plan, worktree, repo, log=lambda _: None, turn=turn)
     assert rows == []
 
 
