@@ -201,17 +201,23 @@ class InputPlaces:
                 reasons.append(f"input changed: {label}")
         return reasons
 
-    def missed_choices(self, record, files):
+    def missed_choices(self, record, files, own=None):
         """The grid records whose choice a program of code `files` (one that reads choices,
         through `kbert/train/chosen_on_validation.py`) may read now but did not pin: recorded
-        after `record`, so it fell back to the source's setting then, or read none."""
+        after `record`, so it fell back to the source's setting then, or read none.
+
+        `own`: the record's name. A grid's record (one of `choice_records`, which are in the
+        course's order) reads only the choices of the grids before it, never of those after:
+        a grid recorded after it does not make it stale."""
         if self.choices is None or "kbert/train/chosen_on_validation.py" not in files:
             return []
         pinned = {Path(label).name for label in record.get("inputs") or {}}
+        order = list(self.choice_records)
+        later = set(order[order.index(own) + 1 :]) if own in order else set()
         reasons = []
         for name in self.choice_records:
             grid, _ = _read(Path(self.choices) / f"{name}.json")
-            if grid is None or f"{name}.json" in pinned:
+            if grid is None or f"{name}.json" in pinned or name in later:
                 continue
             if str(grid.get("date", "")) > str(record.get("date", "")):
                 reasons.append(f"{name}.json was recorded after it (its choice not read then)")
@@ -278,7 +284,7 @@ def stale_reasons(entry, record_path, root, places):
         if not _names_record(label, name)
     }
     reasons += places.reasons(inputs)
-    return reasons + places.missed_choices(record, files)
+    return reasons + places.missed_choices(record, files, own=name)
 
 
 def saves_missing(record_path, worktree):

@@ -380,10 +380,11 @@ def input_places(repo, worktree):
         Path(worktree),
         data_dir(),
         choices=Path(repo) / "docs" / "results",
+        # In the course's order (`course.LEAD`): a grid reads only the choices before it.
         choice_records=(
             *RATES_RECORDS.values(),
-            ADAPTERS_RECORD,
             MULTITASK_RECORD,
+            ADAPTERS_RECORD,
             DISTILLATION_RECORD,
             "adaptation_grid_peft",  # lab16's PEFT rates (labs/lab16_peft.py, PEFT_RECORD)
         ),

@@ -180,6 +180,12 @@ def test_a_grid_s_choice_is_judged_where_the_next_run_reads_it(repo, data, tmp_p
     assert stale_reasons(ENTRY, record, repo, places)[-1] == (
         "grid_b.json was recorded after it (its choice not read then)"
     )
+    # A grid's own record (a choice record itself, in the course's order) reads only the grids
+    # before it: grid_b, after it in that order, recorded later, does not make it stale.
+    in_order = InputPlaces(repo, data, choices=choices, choice_records=(ENTRY[0], "grid_b"))
+    assert stale_reasons(ENTRY, record, repo, in_order) == []
+    before = InputPlaces(repo, data, choices=choices, choice_records=("grid_b", ENTRY[0]))
+    assert stale_reasons(ENTRY, record, repo, before)[-1].startswith("grid_b.json was recorded")
 
 
 def test_saved_models_a_record_names_must_still_be_there(tmp_path):
