@@ -59,7 +59,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.course import EXPECTED_SECONDS, PROVIDERS, course, resumes
+from benchmarks.course import EXPECTED_SECONDS, LEAD, PROVIDERS, course, resumes
 from benchmarks.record_freshness import (
     InputPlaces,
     changed_files,
@@ -76,6 +76,17 @@ from kbert.train.chosen_on_validation import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+# The records whose choices on validation later programs read (lab16 reads the PEFT rates:
+# labs/lab16_peft.py, PEFT_RECORD).
+CHOICE_RECORDS = frozenset(
+    {
+        *RATES_RECORDS.values(),
+        ADAPTERS_RECORD,
+        MULTITASK_RECORD,
+        DISTILLATION_RECORD,
+        "adaptation_grid_peft",
+    }
+)
 
 
 def record_name(program):
@@ -380,14 +391,8 @@ def input_places(repo, worktree):
         Path(worktree),
         data_dir(),
         choices=Path(repo) / "docs" / "results",
-        # In the course's order (`course.LEAD`): a grid reads only the choices before it.
-        choice_records=(
-            *RATES_RECORDS.values(),
-            MULTITASK_RECORD,
-            ADAPTERS_RECORD,
-            DISTILLATION_RECORD,
-            "adaptation_grid_peft",  # lab16's PEFT rates (labs/lab16_peft.py, PEFT_RECORD)
-        ),
+        # In the course's order: a grid reads only the choices of the grids before it.
+        choice_records=tuple(name for name, _, _ in LEAD if name in CHOICE_RECORDS),
     )
 
 
