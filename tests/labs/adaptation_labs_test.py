@@ -479,14 +479,15 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
     record = tmp_path / "anchor_strength.json"
     arguments = ["--start", str(tiny_models[1]), "--strengths", "0.01,10", "--clipnorms", "1,none"]
     arguments += ["--train-examples", "64", "--eval-examples", "32", "--epochs", "2"]
-    arguments += ["--batch-size", "16", "--sequence-length", "24", "--record", str(record)]
+    arguments += ["--batch-size", "16", "--sequence-length", "24", "--seeds", "2"]
+    arguments += ["--record", str(record)]
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.anchor_strength", *arguments],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(result.stdout.strip().splitlines()[-1])
@@ -499,29 +500,43 @@ def test_the_anchor_strength_diagnosis_measures_the_weights_paths(tmp_path, data
     ]
     *anchored, frozen = rows
     for row in rows:
-        # Shares of the 32 questions evaluated (32 divides 192).
-        assert _is_share(row["test_accuracy"]) and _is_share(row["validation_accuracy"]), row
-        assert row["head_parameters"] > 0 and row["head_displacement_rms"] > 0
+        assert row["seeds"] == 2 and [run["seed"] for run in row["runs"]] == [0, 1]
+        accuracies = [run["test_accuracy"] for run in row["runs"]]
+        assert row["test_accuracy"] == pytest.approx(sum(accuracies) / 2)
+        for run in row["runs"]:
+            # Shares of the 32 questions evaluated (32 divides 192).
+            assert _is_share(run["test_accuracy"]) and _is_share(run["validation_accuracy"]), run
+            assert run["head_parameters"] > 0 and run["head_displacement_rms"] > 0
     assert frozen["encoder"] == "frozen" and frozen["anchored_parameters"] == 0
     assert frozen["displacement_rms"] == 0 and frozen["path_over_displacement"] is None
-    assert frozen["final_penalty"] == 0
+    assert frozen["final_penalty"] == 0 and "vs_frozen" not in frozen
     for row in anchored:
-        assert row["encoder"] == "anchored"
+        assert row["encoder"] == "anchored" and row["vs_frozen"]["n"] == 2
         assert len(row["displacement_by_epoch"]) == 2 and row["displacement_rms"] > 0
         assert row["step_rms_last_epoch"] > 0 and row["final_penalty"] > 0
-        # The penalty is λ/2 · Σ (w − w₀)² over the same weights the path is measured on.
-        squared_sum = row["anchored_parameters"] * row["displacement_rms"] ** 2
-        assert row["final_penalty"] == pytest.approx(row["strength"] / 2 * squared_sum, rel=1e-3)
+        differences = [
+            mine["test_accuracy"] - control["test_accuracy"]
+            for mine, control in zip(row["runs"], frozen["runs"], strict=True)
+        ]
+        assert row["vs_frozen"]["mean"] == pytest.approx(sum(differences) / 2)
+        for run in row["runs"]:
+            # The penalty is λ/2 · Σ (w − w₀)² over the same weights the path is measured on.
+            squared_sum = run["anchored_parameters"] * run["displacement_rms"] ** 2
+            assert run["final_penalty"] == pytest.approx(
+                row["strength"] / 2 * squared_sum, rel=1e-3
+            )
+    # A start the grid never studied trains at the fallback rate, and the record says so.
+    results = json.loads(record.read_text())["results"]
+    assert results["learning_rate"] == 3e-4 and "fallback" in results["learning_rate_source"]
 
     from benchmarks.reports import anchor_strength
 
-    results = json.loads(record.read_text())["results"]
     page = anchor_strength.render(results)
     assert "| 10 | none |" in page and "path ÷ displacement" in page
     assert "| — (encoder frozen) | 1 |" in page and "head RMS change" in page
-    # A λ that scores as the frozen control is named under the table; one that does not is not.
-    frozen = rows[-1]
-    near = [row for row in rows[:-1] if abs(row["test_accuracy"] - frozen["test_accuracy"]) <= 0.02]
+    assert "2 seeds from 0" in page
+    # A λ that scores as the frozen control (paired difference inside its spread) is named.
+    near = [row for row in anchored if row["vs_frozen"]["verdict"] == "no difference"]
     assert page.count("scores as the encoder-frozen control") == len(near)
 
 
