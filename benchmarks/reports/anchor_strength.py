@@ -94,8 +94,12 @@ def render(results):
             "update, averaged over the last epoch; path ÷ displacement is the last epoch's "
             "summed steps over the final RMS(w − w₀) (large: the weights go back and forth); "
             "the head's RMS change is from its initial weights (it carries no anchor). The "
-            "encoder-frozen row is the control: no anchor, the same rate and clipping; each "
-            "anchored row's test difference to it is paired by seed, in points.",
+            "encoder-frozen row is the control: no anchor, the same rate and clipping"
+            + (
+                "; each anchored row's test difference to it is paired by seed, in points."
+                if any("vs_frozen" in row for row in results["rows"])
+                else "."
+            ),
             "",
             markdown_table(
                 [
