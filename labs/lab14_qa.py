@@ -11,17 +11,24 @@ its first 40 articles (8,981 questions) and evaluates on the other 8 (1,589) —
 not the official dev score. With `train-v1.1.json` present (or downloadable) it uses the standard
 train/dev split. Scores use the official v1.1 normalisation, max over the gold answers.
 
+Each of `--seeds` runs (three by default; seeds `--seed`, `--seed` + 1, ...) fine-tunes a fresh
+copy of the pretrained encoder with a new head on the same questions; the seed draws the head's
+weights and the order of the training windows. The lab reports EM and F1 as mean ± sd over the
+runs (`kbert.metrics.seed_comparison`), each run beside them, and writes the first seed's
+predictions.
+
 What it should show: a small pretrained encoder learns to point at answer spans from a few
 thousand questions (the record: docs/results.md#lab14_qa). Published anchors on the official
 split, cited (not-measured): BERT-base 80.8 EM / 88.5 F1 and MiniLM-L6-H384 (distilled
 original, cased) about 73 EM / 82 F1 with 88k training questions (not-measured).
 
     python labs/lab14_qa.py
-    python labs/lab14_qa.py --epochs 1 --max-train-examples 500 --max-eval-examples 200
+    python labs/lab14_qa.py --seeds 1 --epochs 1 --max-train-examples 500 --max-eval-examples 200
 """
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
@@ -30,6 +37,7 @@ import keras
 
 from kbert.checkpoints import load_pretrained
 from kbert.data.squad import load_squad
+from kbert.metrics.seed_comparison import over_seeds
 from kbert.models import QuestionAnswerer
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_question_answerer
@@ -37,7 +45,7 @@ from kbert.train import TrainingSettings
 from kbert.train.token_task_fine_tuning import fine_tune_question_answerer
 
 
-def main():
+def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--model",
@@ -58,20 +66,24 @@ def main():
     parser.add_argument("--max-eval-examples", type=int, default=None, help="(smoke tests)")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab14_qa")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the first run's seed")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="fine-tuning runs (fresh encoder and head each)"
+    )
     parser.add_argument("--verbose", type=int, default=2)
     add_record_argument(parser)
     args = parser.parse_args()
+    if args.seeds < 1:
+        parser.error(f"--seeds must be >= 1 (fine-tuning runs); received {args.seeds}")
+    return args
 
-    # %% Data: the official split when available, else SQuAD dev split by article.
-    train, source = load_squad("train", args.data_dir, args.train_articles)
-    evaluation, _ = load_squad("validation", args.data_dir, args.train_articles)
-    train = train[: args.max_train_examples]
-    evaluation = evaluation[: args.max_eval_examples]
-    print(f"SQuAD v1.1 {source}: {len(train)} training, {len(evaluation)} evaluation questions")
 
-    # %% Start/end pointers on the pretrained encoder.
-    keras.utils.set_random_seed(args.seed)
+# %% One run: start/end pointers on a fresh copy of the pretrained encoder, fine-tuned, then
+# evaluated (windows merged back, best span per question, official EM/F1).
+def run_seed(seed, train, evaluation, args):
+    """One seed's fine-tuning and scores: `(run, training windows, answers by question id)`."""
+    keras.backend.clear_session()  # each run builds a new model: free the last run's graphs
+    keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     model = QuestionAnswerer(encoder)
     history, seconds, windows = fine_tune_question_answerer(
@@ -82,14 +94,12 @@ def main():
             epochs=args.epochs,
             batch_size=args.batch_size,
             learning_rate=args.learning_rate,
-            seed=args.seed,
+            seed=seed,
             verbose=args.verbose,
         ),
         sequence_length=args.sequence_length,
         stride=args.stride,
     )
-
-    # %% Evaluate: windows merged back, best span per question, official EM/F1.
     scores = evaluate_question_answerer(
         model,
         tokenizer,
@@ -98,7 +108,45 @@ def main():
         args.stride,
         max_answer_length=args.max_answer_length,
     )
-    answers = scores.pop("answers")
+    run = {
+        "seed": seed,
+        "exact_match": round(scores["exact_match"], 2),
+        "f1": round(scores["f1"], 2),
+        "final_loss": float(history.history["loss"][-1]),
+        "train_seconds": round(seconds, 1),
+        "train_windows_per_s": round(windows * args.epochs / seconds, 1),
+        "eval_seconds": round(scores["seconds"], 1),
+    }
+    print(
+        f"seed {seed}: EM {run['exact_match']:.2f}  F1 {run['f1']:.2f}  final loss "
+        f"{run['final_loss']:.3f}  (training {run['train_seconds']:.0f} s)",
+        flush=True,
+    )
+    return run, windows, scores["answers"]
+
+
+def summarize(runs):
+    """EM and F1 mean ± sd over the runs (sd None at one seed); the timings' means and totals,
+    the mean final loss (NaN if a run diverged, rather than no summary), and the runs."""
+    row = over_seeds(runs, ("exact_match", "f1"), digits=2)
+    row |= over_seeds(
+        runs, ("train_seconds", "train_windows_per_s", "eval_seconds"), spread=(), digits=1
+    )
+    return row | {
+        "train_seconds_total": round(sum(run["train_seconds"] for run in runs), 1),
+        "eval_seconds_total": round(sum(run["eval_seconds"] for run in runs), 1),
+        "final_loss": statistics.fmean(run["final_loss"] for run in runs),
+        "runs": runs,
+    }
+
+
+def spread(result, metric):
+    sd = result[f"{metric}_sd"]
+    return f"{result[metric]:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
+
+
+def show_answers(evaluation, answers, seed):
+    print(f"\nThe first questions, as seed {seed}'s model answers them:")
     for example in evaluation[:3]:
         answer = answers[example.id]
         print(
@@ -106,23 +154,40 @@ def main():
             f"{answer['end']}] p={answer['probability']:.2f}   gold: "
             f"{[text for text, _ in example.answers][:2]}"
         )
+
+
+def main():
+    args = parse_arguments()
+
+    # %% Data: the official split when available, else SQuAD dev split by article.
+    train, source = load_squad("train", args.data_dir, args.train_articles)
+    evaluation, _ = load_squad("validation", args.data_dir, args.train_articles)
+    train = train[: args.max_train_examples]
+    evaluation = evaluation[: args.max_eval_examples]
+    print(f"SQuAD v1.1 {source}: {len(train)} training, {len(evaluation)} evaluation questions")
+
+    # %% Fine-tune at each seed, from fresh weights on the same data; keep the first's answers.
+    seeds = [args.seed + offset for offset in range(args.seeds)]
+    first, windows, answers = run_seed(seeds[0], train, evaluation, args)
+    runs = [first] + [run_seed(seed, train, evaluation, args)[0] for seed in seeds[1:]]
+    show_answers(evaluation, answers, seeds[0])
+
+    # %% One table: EM and F1, mean ± sd over the seeds.
     result = {
         "source": source,
         "train_questions": len(train),
         "train_windows": windows,
         "eval_questions": len(evaluation),
         "epochs": args.epochs,
-        "train_seconds": round(seconds, 1),
-        "train_windows_per_s": round(windows * args.epochs / seconds, 1),
-        "final_loss": float(history.history["loss"][-1]),
-        "exact_match": round(scores["exact_match"], 2),
-        "f1": round(scores["f1"], 2),
-        "eval_seconds": round(scores["seconds"], 1),
+        "seeds": len(seeds),
+        "first_seed": seeds[0],
+        **summarize(runs),
     }
-    print(f"\n{'split':<44} {'EM':>6} {'F1':>6} {'train s':>8}")
+    print(f"\nSQuAD v1.1, EM and F1 mean ± sd over {len(seeds)} seed(s)")
+    print(f"{'split':<44} {'EM':>14} {'F1':>14} {'train s (all)':>14}")
     print(
-        f"{source:<44} {result['exact_match']:>6.2f} {result['f1']:>6.2f} "
-        f"{result['train_seconds']:>8.0f}"
+        f"{source:<44} {spread(result, 'exact_match'):>14} {spread(result, 'f1'):>14} "
+        f"{result['train_seconds_total']:>14.0f}"
     )
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -130,6 +195,7 @@ def main():
     (run_dir / "predictions.json").write_text(
         json.dumps({key: value["text"] for key, value in answers.items()}, indent=1) + "\n"
     )
+    print(f"wrote {run_dir / 'predictions.json'}: the first seed's ({seeds[0]}) answers only")
     record_if_requested(args, result)
     print(json.dumps({"exact_match": result["exact_match"], "f1": result["f1"]}))
 

@@ -1,5 +1,8 @@
 """The records of `labs/lab14_qa.py` (extractive QA on SQuAD v1.1): their section of
-docs/results.md and README headline."""
+docs/results.md and README headline.
+
+A record holds EM and F1 as the mean over seeds with their sd and each seed's run (`runs`), or,
+made before the lab ran several seeds, one run's scores; both render."""
 
 from benchmarks.reports._common import markdown_table
 
@@ -9,34 +12,78 @@ STEMS = ("lab14_qa",)
 CLAIM = "J&M §11.4.4 and the tutorial §5.B: a pretrained encoder fine-tuned with start and end pointers answers SQuAD questions by pointing at a span; BERT-base reaches 80.8 EM / 88.5 F1 on the official split (Devlin et al. 2019)"
 
 
+def _spread(results, metric):
+    """`mean ± sd` over the record's seeds (the mean alone at one seed, or in a one-run record)."""
+    sd = results.get(f"{metric}_sd")
+    return f"{results[metric]:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
+
+
+def _cell(results, metric):
+    runs = results.get("runs")
+    return _spread(results, metric) + (f" (n={len(runs)})" if runs else "")
+
+
 def render(results):
-    """The run's split, sizes, training cost and official-normalisation EM/F1."""
-    extra = results["train_windows"] - results["train_questions"]
+    """The split, sizes, training cost and official-normalisation EM/F1: mean ± sd over seeds
+    with each seed's scores, or (records before seeds) the one run's."""
+    seeds = "runs" in results
     table = markdown_table(
-        ["split", "train questions (windows)", "eval questions", "epochs", "EM", "F1", "train s"],
+        [
+            "split",
+            "train questions (windows)",
+            "eval questions",
+            "epochs",
+            "EM",
+            "F1",
+            "train s per seed" if seeds else "train s",
+        ],
         [
             [
                 results["source"],
                 f"{results['train_questions']:,} ({results['train_windows']:,})",
                 f"{results['eval_questions']:,}",
                 results["epochs"],
-                f"{results['exact_match']:.2f}",
-                f"{results['f1']:.2f}",
+                _cell(results, "exact_match"),
+                _cell(results, "f1"),
                 f"{results['train_seconds']:,.0f}",
             ]
         ],
     )
+    return f"{table}\n\n{_training_note(results)}{_seeds_note(results)}"
+
+
+def _training_note(results):
+    extra = results["train_windows"] - results["train_questions"]
+    means = " (means over the seeds)" if "runs" in results else ""
     return (
-        f"{table}\n\nEM and F1 use SQuAD v1.1's official normalisation, the best over the gold "
+        "EM and F1 use SQuAD v1.1's official normalisation, the best over the gold "
         f"answers. The {results['train_questions']:,} training questions make {extra:,} more "
-        f"windows than questions (paragraphs longer than the input, cut with overlap); training ran at {results['train_windows_per_s']:.1f} windows/s and "
-        f"ended at loss {results['final_loss']:.3f}. A `dev-split` source trains on the first "
+        "windows than questions (paragraphs longer than the input, cut with overlap); training "
+        f"ran at {results['train_windows_per_s']:.1f} windows/s and ended at loss "
+        f"{results['final_loss']:.3f}{means}. A `dev-split` source trains on the first "
         "articles of the dev file and scores the rest: not the official dev score."
     )
 
 
-def headline(results):
+def _seeds_note(results):
+    """Each seed's EM / F1 and the training time in all ("" for a one-run record)."""
+    runs = results.get("runs")
+    if not runs:
+        return ""
+    each = "; ".join(
+        f"seed {run['seed']} {run['exact_match']:.2f} / {run['f1']:.2f}" for run in runs
+    )
     return (
-        f"SQuAD v1.1 ({results['source']}): EM {results['exact_match']:.2f}, "
-        f"F1 {results['f1']:.2f} on {results['eval_questions']:,} questions"
+        f"\n\n{len(runs)} seed(s), each fine-tuning a fresh copy of the pretrained encoder with a "
+        f"new head on the same questions; EM and F1 are mean ± sd over them. Per seed, EM / F1: "
+        f"{each}. Training took {results['train_seconds_total']:,.0f} s in all."
+    )
+
+
+def headline(results):
+    runs = results.get("runs")
+    seeds = "" if not runs else f" ({len(runs)} seed{'s' if len(runs) > 1 else ''})"
+    return (
+        f"SQuAD v1.1 ({results['source']}): EM {_spread(results, 'exact_match')}, "
+        f"F1 {_spread(results, 'f1')} on {results['eval_questions']:,} questions{seeds}"
     )

@@ -81,6 +81,8 @@ def test_lab_ner_prints_one_table_for_the_three_methods(tmp_path, data_root, tin
 
 @pytest.mark.slow
 def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny_bert):
+    from benchmarks.reports import lab14_qa
+
     stdout, report = _run(
         [
             "labs/lab14_qa.py",
@@ -98,16 +100,80 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
             "32",
             "--verbose",
             "0",
+            "--seed",
+            "3",
+            "--seeds",
+            "2",
             "--run-dir",
             str(tmp_path),
         ],
         data_root,
     )
-    assert set(report) == {"exact_match", "f1"}
-    assert 0.0 <= report["exact_match"] <= report["f1"] <= 100.0
     assert "dev-split" in stdout
+    result = json.loads((tmp_path / "results.json").read_text())
+    # Two seeds from --seed on, each its own run; EM and F1 are their mean, the sd beside it.
+    runs = result["runs"]
+    assert result["seeds"] == 2 and [run["seed"] for run in runs] == [3, 4]
+    assert "seed 3: EM" in stdout and "seed 4: EM" in stdout
+    for metric in ("exact_match", "f1"):
+        assert result[metric] == pytest.approx(sum(run[metric] for run in runs) / 2, abs=0.01)
+        assert result[f"{metric}_sd"] is not None
+    assert result["train_seconds_total"] == pytest.approx(
+        sum(run["train_seconds"] for run in runs), abs=0.11
+    )
+    assert result["train_questions"] == 48 and result["eval_questions"] == 24
+    assert result["train_windows"] >= 48
+    assert report == {"exact_match": result["exact_match"], "f1": result["f1"]}
+    assert "mean ± sd over 2 seed(s)" in stdout
+    # The first seed's answers only, one per evaluation question.
     predictions = json.loads((tmp_path / "predictions.json").read_text())
     assert len(predictions) == 24
+    assert "the first seed's (3) answers only" in stdout
+    # The renderer reads the lab's own record.
+    page = lab14_qa.render(result)
+    assert "(n=2)" in page and "seed 3 " in page and "seed 4 " in page
+    assert lab14_qa.headline(result).endswith("on 24 questions (2 seeds)")
+
+
+@pytest.mark.slow
+def test_lab_qa_refuses_fewer_than_one_seed(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "labs/lab14_qa.py", "--seeds", "0", "--run-dir", str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2 and "--seeds must be >= 1" in result.stderr, result.stderr
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_lab_qa_summary_is_the_mean_and_sd_of_its_runs():
+    """lab14's summary over seeds, without training: the lab's own `summarize`."""
+    spec = importlib.util.spec_from_file_location("lab14_qa", ROOT / "labs" / "lab14_qa.py")
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+    runs = [
+        {
+            "seed": seed,
+            "exact_match": em,
+            "f1": f1,
+            "final_loss": loss,
+            "train_seconds": 100.0 + seed,
+            "train_windows_per_s": 10.0,
+            "eval_seconds": 5.0,
+        }
+        for seed, em, f1, loss in [(0, 50.0, 60.0, 2.0), (1, 52.0, 61.0, 3.0), (2, 54.0, 65.0, 4.0)]
+    ]
+    row = lab.summarize(runs)
+    assert (row["exact_match"], row["exact_match_sd"]) == (52.0, 2.0)
+    assert (row["f1"], row["f1_sd"]) == (62.0, 2.65)  # sample sd of 60, 61, 65
+    assert row["train_seconds"] == 101.0 and row["train_seconds_total"] == 303.0
+    assert row["eval_seconds_total"] == 15.0 and row["final_loss"] == 3.0
+    assert row["runs"] == runs
+    one = lab.summarize(runs[:1])
+    assert one["exact_match"] == 50.0 and one["exact_match_sd"] is None and one["f1_sd"] is None
 
 
 @pytest.mark.slow
