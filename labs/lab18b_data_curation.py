@@ -19,7 +19,17 @@ knows every planted document, so each filter's recall and its false removals are
 Then the point of curating: the same causal transformer as lab01, pretrained for the same number
 of steps (so the same number of tokens) on the planted corpus and on the curated one, compared
 by held-out perplexity on books by other authors and by TREC-6 accuracy after fine-tuning
-(1,000 labelled questions, 3 seeds, one recipe).
+(1,000 labelled questions, one recipe).
+
+Three seeds, each a whole pipeline: each corpus is pretrained with the seeds `--seed`,
+`--seed`+1, `--seed`+2 (`--pretraining-seeds 3`), and each pretrained encoder fine-tuned once
+(`--seeds 1` per encoder), so the spread holds pretraining noise as well as fine-tuning's (the
+claim is about the corpus, not one pretraining of it). The perplexity gap is paired by
+pretraining seed, and the TREC-6 runs pair across the corpora by (pretraining seed,
+fine-tuning seed): the same questions, order and head initialization; the record holds each
+paired difference, curated against planted ("no difference" when it is inside the spread).
+`--pretraining-seeds 1 --seeds 3` is the cheaper reading, with the perplexity gap's spread
+unmeasured (the rendered record says so).
 
 What the chapter claims: deduplication finds the repeats, the quality rules and the perplexity
 filter the junk, and a curated corpus pretrains a better model for the same tokens. What the
@@ -29,8 +39,10 @@ removed, planted and original, and the two corpora's perplexity and accuracy. Re
     python labs/lab18b_data_curation.py [--steps 300] [--record docs/results/lab18b_data_curation.json]
 
 The last line is JSON: `filters` (per step: removed counts by reason, planted recall, originals
-removed), `recall` per planted kind, `held_out_perplexity` and `trec_acc` per corpus, and the
-settings.
+removed), `recall` per planted kind, `held_out_perplexity` and `trec_acc` per corpus (means),
+`pretraining` per corpus (its runs, one per pretraining seed), `perplexity_reduction` (planted
+minus curated, paired by pretraining seed), `trec` per corpus (mean, sd, runs in the order of
+`trec_run_seeds`; the curated row's `vs_planted` is the paired difference), and the settings.
 """
 
 import argparse
@@ -55,6 +67,12 @@ from kbert.data.curation import (
     near_duplicates,
     perplexity_filter,
     quality_filter,
+)
+from kbert.metrics.seed_comparison import (
+    format_difference,
+    mean_sd,
+    paired_difference,
+    summarize_arms,
 )
 from kbert.models import CausalLanguageModel, Encoder, SequenceClassifier
 from kbert.run_records import add_record_argument, record_if_requested
@@ -82,7 +100,14 @@ parser.add_argument("--block-length", type=int, default=128)
 parser.add_argument("--batch-size", type=int, default=32)
 parser.add_argument("--eval-batches", type=int, default=60, help="held-out batches scored")
 parser.add_argument("--labelled", type=int, default=1000, help="TREC-6 training questions")
-parser.add_argument("--seeds", type=int, default=3)
+parser.add_argument("--seeds", type=int, default=1, help="fine-tuning seeds per encoder")
+parser.add_argument(
+    "--pretraining-seeds",
+    type=int,
+    default=3,
+    help="pretrainings per corpus (seeds --seed, --seed+1, ...); 1 leaves the perplexity "
+    "gap's spread unmeasured",
+)
 parser.add_argument("--min-steps", type=int, default=150, help="fine-tuning steps at least")
 parser.add_argument("--fine-tuning-rate", type=float, default=1e-3)
 parser.add_argument("--seed", type=int, default=0)
@@ -94,6 +119,8 @@ for name in ("duplicate_share", "noise_share"):
         parser.error(f"--{name.replace('_', '-')} must be in [0, 0.5); got {getattr(args, name)}")
 if args.steps < 1 or args.reference_steps < 1 or args.seeds < 1:
     parser.error("--steps, --reference-steps and --seeds must be >= 1")
+if args.pretraining_seeds < 1:
+    parser.error(f"--pretraining-seeds must be >= 1; received {args.pretraining_seeds}")
 run_dir = Path(args.run_dir)
 run_dir.mkdir(parents=True, exist_ok=True)
 keras.utils.set_random_seed(args.seed)
@@ -338,74 +365,149 @@ originals_kept = sum(1 for i in kept if kinds[i] is None)
 print(f"recall per planted kind: {recall}")
 print(f"curated: {len(kept)} documents, {originals_kept} of {len(originals)} originals kept")
 
-# %% Pretraining on each corpus for the same steps (the same tokens), then held-out perplexity.
+# %% Pretraining on each corpus for the same steps (the same tokens), then held-out perplexity:
+# once per pretraining seed (`--pretraining-seeds`).
 corpora = {"planted": documents, "curated": [documents[i] for i in kept]}
 held_out = causal_lm_blocks(
     held_out_books, tokenizer, args.block_length, args.batch_size, last_block="pad", shuffle=False
 ).take(args.eval_batches)
-pretraining, encoders = {}, {}
-for name, corpus in corpora.items():
+pretraining_seeds = [args.seed + offset for offset in range(args.pretraining_seeds)]
+
+
+def encoder_path(name, pretraining_seed):
+    return run_dir / f"{name}_encoder_seed{pretraining_seed}.keras"
+
+
+def pretrain_and_score(name, pretraining_seed):
+    """One pretraining of the causal model on corpus `name`: its encoder is saved for TREC-6,
+    its held-out loss and perplexity returned as a run."""
     model = causal_model()
-    seconds = pretrain(model, corpus, args.steps, args.seed)
-    scores = model.evaluate(held_out, return_dict=True, verbose=0)
-    pretraining[name] = {
-        "documents": len(corpus),
+    seconds = pretrain(model, corpora[name], args.steps, pretraining_seed)
+    loss = float(model.evaluate(held_out, return_dict=True, verbose=0)["clm_loss"])
+    model.encoder.save(encoder_path(name, pretraining_seed))
+    run = {
+        "seed": pretraining_seed,
         "train_seconds": seconds,
-        "held_out_loss": round(float(scores["clm_loss"]), 4),
-        "held_out_perplexity": round(float(np.exp(scores["clm_loss"])), 2),
+        "held_out_loss": round(loss, 4),
+        "held_out_perplexity": round(float(np.exp(loss)), 2),
     }
-    encoders[name] = model.encoder
-    model.encoder.save(run_dir / f"{name}_encoder.keras")
-    print(f"{name}: {pretraining[name]}", flush=True)
+    print(f"{name}, pretraining seed {pretraining_seed}: {run}", flush=True)
+    return run
+
+
+def pretraining_row(name, runs):
+    """A corpus's row: means over its pretraining runs (one run's own values when there is one,
+    as in records made before `--pretraining-seeds`), the perplexity's sd, and the runs."""
+    perplexity, perplexity_sd = mean_sd([run["held_out_perplexity"] for run in runs])
+    return {
+        "documents": len(corpora[name]),
+        "train_seconds": round(float(np.mean([run["train_seconds"] for run in runs])), 1),
+        "held_out_loss": round(float(np.mean([run["held_out_loss"] for run in runs])), 4),
+        "held_out_perplexity": round(perplexity, 2),
+        "held_out_perplexity_sd": None if perplexity_sd is None else round(perplexity_sd, 2),
+        "runs": runs,
+    }
+
+
+pretraining = {
+    name: pretraining_row(name, [pretrain_and_score(name, seed) for seed in pretraining_seeds])
+    for name in corpora
+}
+# Planted minus curated perplexity, paired by pretraining seed: positive ("better" beyond the
+# spread) when curating lowered it. With one pretraining per corpus there is no spread, and the
+# verdict is "no difference" by the project's rule.
+perplexity_reduction = paired_difference(
+    [run["held_out_perplexity"] for run in pretraining["planted"]["runs"]],
+    [run["held_out_perplexity"] for run in pretraining["curated"]["runs"]],
+)
 
 # %% TREC-6 transfer: 1,000 labelled questions × seeds, one recipe for both starts, each causal
 # encoder read at its last real token (the one position that sees the whole question).
 trec_train = load_classification_task("trec", "train", data_dir=args.data_dir)
 trec_test = load_classification_task("trec", "test", data_dir=args.data_dir)
 preprocessor = BertPreprocessor(tokenizer, sequence_length=64)
-trec = {}
-for name in corpora:
-    runs = []
-    for seed in range(args.seeds):
-        keras.utils.set_random_seed(seed)
-        rows = np.random.default_rng(seed).permutation(len(trec_train))[: args.labelled]
-        classifier = SequenceClassifier(
-            keras.models.load_model(run_dir / f"{name}_encoder.keras"), 6, pooling="last"
-        )
-        steps_per_epoch = -(-args.labelled // args.batch_size)
-        fine_tune_classifier(
-            classifier,
-            preprocessor,
-            trec_train.subset(rows),
-            settings=TrainingSettings(
-                epochs=max(3, -(-args.min_steps // steps_per_epoch)),
-                batch_size=args.batch_size,
-                learning_rate=args.fine_tuning_rate,
-                seed=seed,
-                verbose=0,
-            ),
-        )
-        runs.append(evaluate_classifier(classifier, preprocessor, trec_test)["accuracy"])
-    trec[name] = {
-        "mean": round(float(np.mean(runs)), 4),
-        "sd": round(float(np.std(runs, ddof=1)), 4) if len(runs) > 1 else 0.0,
-        "runs": [round(r, 4) for r in runs],
-    }
-    print(f"TREC-6 from the {name} corpus: {trec[name]}", flush=True)
 
-# %% Results: the tables, then the last line.
+
+def fine_tune_trec(name, pretraining_seed, seed):
+    """TREC-6 test accuracy of corpus `name`'s encoder from `pretraining_seed`, fine-tuned on the
+    `args.labelled` questions that `seed` draws (and in its order, its head initialized by it)."""
+    keras.utils.set_random_seed(seed)
+    rows = np.random.default_rng(seed).permutation(len(trec_train))[: args.labelled]
+    classifier = SequenceClassifier(
+        keras.models.load_model(encoder_path(name, pretraining_seed)), 6, pooling="last"
+    )
+    steps_per_epoch = -(-args.labelled // args.batch_size)
+    fine_tune_classifier(
+        classifier,
+        preprocessor,
+        trec_train.subset(rows),
+        settings=TrainingSettings(
+            epochs=max(3, -(-args.min_steps // steps_per_epoch)),
+            batch_size=args.batch_size,
+            learning_rate=args.fine_tuning_rate,
+            seed=seed,
+            verbose=0,
+        ),
+    )
+    return round(float(evaluate_classifier(classifier, preprocessor, trec_test)["accuracy"]), 4)
+
+
+# Runs pair across the corpora by (pretraining seed, fine-tuning seed), in this order; the curated
+# row's `vs_planted` is the paired difference, curated minus planted.
+# Each pair gets its own fine-tuning seed (its questions, order and head).
+trec_run_seeds = [
+    [p, offset * args.seeds + s]
+    for offset, p in enumerate(pretraining_seeds)
+    for s in range(args.seeds)
+]
+accuracies = {name: [fine_tune_trec(name, p, s) for p, s in trec_run_seeds] for name in corpora}
+trec = summarize_arms(accuracies, baseline="planted")
+for name, row in trec.items():
+    print(f"TREC-6 from the {name} corpus: {row}", flush=True)
+
+
+# %% Results: the tables, the paired differences, then the last line.
+def spread(sd, digits):
+    return "" if sd is None else f" ± {sd:.{digits}f}"
+
+
+def print_corpora():
+    """Each corpus's documents, held-out perplexity and TREC-6 accuracy (mean ± sd)."""
+    print("\ncorpus     documents  held-out perplexity  TREC-6 (mean ± sd)")
+    for name in corpora:
+        p, t = pretraining[name], trec[name]
+        perplexity = f"{p['held_out_perplexity']:.2f}{spread(p['held_out_perplexity_sd'], 2)}"
+        accuracy = f"{t['mean']:.3f}{spread(t['sd'], 3)}"
+        print(f"{name:<10} {p['documents']:>9}  {perplexity:>19}  {accuracy}")
+
+
+def print_differences():
+    """The paired differences, each with its verdict ("no difference" inside the spread)."""
+    pairing = "(pretraining seed, fine-tuning seed)" if args.pretraining_seeds > 1 else "seed"
+    print(
+        f"\nTREC-6 curated − planted, points, paired by {pairing} ({len(trec_run_seeds)} pairs): "
+        f"{format_difference(trec['curated']['vs_planted'])}"
+    )
+    gap = format_difference(perplexity_reduction, scale=1.0, digits=2)
+    if args.pretraining_seeds == 1:
+        print(
+            f"held-out perplexity planted − curated: {gap}; one pretraining per corpus, so the "
+            "gap's spread is unmeasured (--pretraining-seeds 3 measures it)"
+        )
+    else:
+        print(
+            f"held-out perplexity planted − curated, paired by pretraining seed "
+            f"({args.pretraining_seeds} pairs): {gap}"
+        )
+
+
 print("\nfilter               removed  planted removed                          originals removed")
 for step, row in filters.items():
     print(
         f"{step:<20} {row['removed']:>7}  {json.dumps(row['planted_removed']):<40} {row['originals_removed']:>6}"
     )
-print("\ncorpus     documents  held-out perplexity  TREC-6 (mean ± sd)")
-for name in corpora:
-    p, t = pretraining[name], trec[name]
-    print(
-        f"{name:<10} {p['documents']:>9}  {p['held_out_perplexity']:>19.2f}  "
-        f"{t['mean']:.3f} ± {t['sd']:.3f}"
-    )
+print_corpora()
+print_differences()
 report = {
     "documents": {"originals": len(originals), "copies": copies, "noise": noise},
     "filters": filters,
@@ -415,7 +517,9 @@ report = {
     "held_out_perplexity": {name: p["held_out_perplexity"] for name, p in pretraining.items()},
     "trec_acc": {name: t["mean"] for name, t in trec.items()},
     "pretraining": pretraining,
+    "perplexity_reduction": perplexity_reduction,
     "trec": trec,
+    "trec_run_seeds": trec_run_seeds,
     "steps": args.steps,
     "tokens_per_corpus": args.steps * args.batch_size * args.block_length,
     "reference_lm": {
@@ -426,6 +530,7 @@ report = {
     "dedup_and_rules_seconds": dedup_and_rules_seconds,
     "labelled": args.labelled,
     "seeds": args.seeds,
+    "pretraining_seeds": args.pretraining_seeds,
     "wall_seconds": round(time.perf_counter() - started, 1),
 }
 record_if_requested(args, report)
