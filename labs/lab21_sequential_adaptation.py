@@ -7,8 +7,14 @@ target with the encoder's weights as they left the intermediate task.
 
 - IMDb (movie reviews, 2 classes) after SST-2 (movie-review sentences, the same two classes),
   at `--imdb-examples` labelled reviews (100 and 500), against IMDb alone;
-- RTE (entailment pairs) after MRPC (paraphrase pairs), against RTE alone; RTE is reported
-  beside its majority class (fine-tuning on so few pairs can end there: Mosbach et al. 2021).
+- RTE (entailment pairs) after MRPC (paraphrase pairs), against RTE alone.
+
+Fine-tuning on so few labels can end predicting the majority class (Mosbach et al. 2021), RTE's
+pairs and IMDb's 100 reviews alike, so every row is reported beside its majority class and the
+count of its runs that landed there (`kbert.metrics.majority_class.at_majority`: predictions
+all one class, or accuracy within a point of the majority's), and a difference between rows
+with runs there is read with those counts beside it (STILTs also reports fewer degenerate runs:
+Phang et al. 2018).
 
 A control separates "more training" from "a related task": the same intermediate texts with
 their labels shuffled (see `shuffled_labels`). Every target run, with or without an
@@ -47,6 +53,7 @@ import numpy as np
 from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
+from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.seed_comparison import format_difference, paired_difference, summarize_arms
 from kbert.models import SequenceClassifier
 from kbert.tasks import evaluate_classifier
@@ -156,7 +163,8 @@ def adapted_encoder(args, intermediate, seed, target_classes=None):
 
 
 def target_run(args, weights, train, test, seed):
-    """The target from `weights` (None: the pretrained encoder) with a new head; test accuracy."""
+    """The target from `weights` (None: the pretrained encoder) with a new head: its test
+    accuracy, and whether it landed at the majority class."""
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for every start of this seed
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -169,24 +177,36 @@ def target_run(args, weights, train, test, seed):
     _, seconds = fine_tune_classifier(
         classifier, preprocessor, train, settings=training(args, seed, epochs)
     )
-    accuracy = evaluate_classifier(classifier, preprocessor, test)["accuracy"]
-    return {"test_accuracy": round(accuracy, 4), "epochs": epochs, "train_s": round(seconds, 1)}
+    report = evaluate_classifier(classifier, preprocessor, test)
+    return {
+        "test_accuracy": round(float(report["accuracy"]), 4),
+        "at_majority": at_majority(report["predictions"], test.labels),
+        "epochs": epochs,
+        "train_s": round(seconds, 1),
+    }
 
 
-def summarize(accuracies):
-    """Each start's mean ± sd, and its seed-paired difference to the target alone."""
+def summarize(accuracies, landed):
+    """Each start's mean ± sd, its seed-paired difference to the target alone, and how many of
+    its runs landed at the majority class.
+
+    Args:
+        accuracies: dict start → list of test accuracies over seeds (same seed order).
+        landed: dict start → list of bool over seeds, each run's `at_majority`.
+    """
     rows = summarize_arms(accuracies, "alone")
     # What the related task adds beyond the training the control also gets.
     rows["sequential"]["vs_shuffled"] = paired_difference(
         accuracies["sequential"], accuracies["shuffled"]
     )
+    for start, flags in landed.items():
+        rows[start]["runs_at_majority"] = int(sum(flags))
     return rows
 
 
-def run_study(target, args, show):
-    """Every seed and start of one target; returns its part of the record."""
+def study_data(target, args):
+    """One target's training pool, its scored test subset and its intermediate task's examples."""
     study = STUDIES[target]
-    sizes = getattr(args, study["sizes"])
     pool = load_classification_task(target, "train", data_dir=args.data_dir, seed=args.seed)
     test = load_classification_task(target, "test", data_dir=args.data_dir).sample(
         args.eval_examples, args.seed
@@ -194,44 +214,115 @@ def run_study(target, args, show):
     intermediate = load_classification_task(
         study["intermediate"], "train", data_dir=args.data_dir, seed=args.seed
     ).sample(getattr(args, study["budget"]), args.seed)
+    return pool, test, intermediate
+
+
+def seed_starts(args, intermediate, seed, target_classes, intermediate_runs):
+    """One seed's three starts: the encoder's weights by start (None: the pretrained ones).
+
+    Each intermediate run (the related task, then its shuffled control) goes into
+    `intermediate_runs`; with `target_classes`, the first one's carry-over is shown.
+
+    Returns:
+        `(weights, carry_over)`: carry_over is `show_carry_over`'s dict, or None if not shown.
+    """
+    weights, carry_over = {"alone": None}, None
+    for start in ("sequential", "shuffled"):
+        data = intermediate if start == "sequential" else shuffled_labels(intermediate, seed)
+        classes = target_classes if carry_over is None else None
+        weights[start], run = adapted_encoder(args, data, seed, classes)
+        carry_over = run.pop("carry_over", carry_over)
+        intermediate_runs[start].append(run)
+    return weights, carry_over
+
+
+def size_runs(args, target, weights, data, seed):
+    """One seed's target runs on one training subset, from each start: yields `(start, run)`,
+    printing each. `data` maps "train" and "test" to the target's `Examples`."""
+    train, test = data["train"], data["test"]
+    for start in STARTS:
+        run = target_run(args, weights[start], train, test, seed)
+        majority = ", at the majority class" if run["at_majority"] else ""
+        print(
+            f"{target} {len(train)} labelled, seed {seed}, {start}: test "
+            f"{run['test_accuracy']:.4f}{majority} ({run['epochs']} epochs, "
+            f"{run['train_s']:.0f} s)",
+            flush=True,
+        )
+        yield start, run
+
+
+def run_study(target, args, show):
+    """Every seed and start of one target; returns its part of the record."""
+    sizes = getattr(args, STUDIES[target]["sizes"])
+    pool, test, intermediate = study_data(target, args)
     accuracies = {size: {start: [] for start in STARTS} for size in sizes}
+    landed = {size: {start: [] for start in STARTS} for size in sizes}
     runs, intermediate_runs, carry_over = [], {"sequential": [], "shuffled": []}, None
     for seed in range(args.seed, args.seed + args.seeds):
-        weights = {"alone": None}
-        for start in ("sequential", "shuffled"):
-            data = intermediate if start == "sequential" else shuffled_labels(intermediate, seed)
-            classes = len(pool.label_names) if show and carry_over is None else None
-            weights[start], run = adapted_encoder(args, data, seed, classes)
-            carry_over = run.pop("carry_over", carry_over)
-            intermediate_runs[start].append(run)
+        classes = len(pool.label_names) if show and carry_over is None else None
+        weights, shown = seed_starts(args, intermediate, seed, classes, intermediate_runs)
+        carry_over = carry_over or shown
         for size in sizes:
             train = pool.sample(size, 1000 * size + seed)  # the same subset for every start
-            for start in STARTS:
-                run = target_run(args, weights[start], train, test, seed)
+            for start, run in size_runs(
+                args, target, weights, {"train": train, "test": test}, seed
+            ):
                 accuracies[size][start].append(run["test_accuracy"])
+                landed[size][start].append(run["at_majority"])
                 runs.append({"size": len(train), "seed": seed, "start": start, **run})
-                print(
-                    f"{target} {len(train)} labelled, seed {seed}, {start}: test "
-                    f"{run['test_accuracy']:.4f} ({run['epochs']} epochs, {run['train_s']:.0f} s)",
-                    flush=True,
-                )
-    majority = np.bincount(test.labels).max() / len(test)
     return {
-        "intermediate": study["intermediate"],
+        "intermediate": STUDIES[target]["intermediate"],
         "intermediate_examples": len(intermediate),
         "intermediate_train_accuracy": {
             start: round(float(np.mean([r["train_accuracy"] for r in rs])), 4)
             for start, rs in intermediate_runs.items()
         },
         "test_examples": len(test),
-        "majority_accuracy": round(float(majority), 4),
+        "majority_accuracy": round(majority_accuracy(test.labels), 4),
         "sizes": {
-            str(min(size, len(pool)) if size else len(pool)): summarize(accuracies[size])
+            str(min(size, len(pool)) if size else len(pool)): summarize(
+                accuracies[size], landed[size]
+            )
             for size in sizes
         },
         "runs": runs,
         "carry_over": carry_over,
     }
+
+
+def print_table(studies, args):
+    """The results table: per target, size and start, test accuracy (mean ± sd), its paired
+    difference to the target alone, the majority class and the runs that landed there."""
+    print(
+        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"{args.batch_size}, {args.sequence_length} tokens, {args.seeds} seed(s)"
+    )
+    print(
+        "target  labelled  start                                 test mean ± sd   majority  "
+        "at majority  vs alone"
+    )
+    for target, study in studies.items():
+        for size, rows in study["sizes"].items():
+            for start, label in STARTS.items():
+                row = rows[start]
+                spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+                print(
+                    f"{target:6s}  {size:>8s}  {label:36s}  {row['mean']:.4f}{spread:9s}  "
+                    f"{study['majority_accuracy']:.4f}    "
+                    f"{row['runs_at_majority']} of {len(row['runs']):<6d}  "
+                    f"{format_difference(row.get('vs_alone'))}"
+                )
+            print(
+                f"{target:6s}  {size:>8s}  intermediate task vs its shuffled control: "
+                f"{format_difference(rows['sequential']['vs_shuffled'])}"
+            )
+        print(
+            f"{target:6s}  majority class {study['majority_accuracy']:.4f} on "
+            f"{study['test_examples']} test examples; {study['intermediate']} training accuracy "
+            "after its epoch(s): "
+            + ", ".join(f"{k} {v:.4f}" for k, v in study["intermediate_train_accuracy"].items())
+        )
 
 
 # %% Settings (`--help` lists them).
@@ -292,30 +383,9 @@ if args.pooling == "trained":  # how the checkpoint was trained to be read (Mini
 # from the three starts.
 studies = {target: run_study(target, args, show=index == 0) for index, target in enumerate(targets)}
 
-# %% Results table: test accuracy, mean ± sd over seeds; differences in points, seed-paired.
-print(
-    f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch {args.batch_size}, "
-    f"{args.sequence_length} tokens, {args.seeds} seed(s)"
-)
-print("target  labelled  start                                 test mean ± sd   vs alone")
-for target, study in studies.items():
-    for size, rows in study["sizes"].items():
-        for start, label in STARTS.items():
-            row = rows[start]
-            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
-            print(
-                f"{target:6s}  {size:>8s}  {label:36s}  {row['mean']:.4f}{spread:9s}  "
-                f"{format_difference(row.get('vs_alone'))}"
-            )
-        print(
-            f"{target:6s}  {size:>8s}  intermediate task vs its shuffled control: "
-            f"{format_difference(rows['sequential']['vs_shuffled'])}"
-        )
-    print(
-        f"{target:6s}  majority class {study['majority_accuracy']:.4f} on {study['test_examples']} "
-        f"test examples; {study['intermediate']} training accuracy after its epoch(s): "
-        + ", ".join(f"{k} {v:.4f}" for k, v in study["intermediate_train_accuracy"].items())
-    )
+# %% Results table: test accuracy, mean ± sd over seeds, beside the majority class and the runs
+# that landed there; differences in points, seed-paired.
+print_table(studies, args)
 report = {
     "model": args.model,
     "targets": studies,

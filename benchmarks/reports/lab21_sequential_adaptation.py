@@ -13,6 +13,9 @@ STARTS = {
     "sequential": "intermediate task, then target",
     "shuffled": "shuffled-label control, then target",
 }
+# Each start as the reading of a difference names its runs: "2 of 3 after mrpc".
+WHERE = {"alone": "alone", "sequential": "after {intermediate}", "shuffled": "after the control"}
+AGAINST = {"alone": "the target alone", "shuffled": "its shuffled control"}
 
 
 def _accuracy(row):
@@ -20,8 +23,54 @@ def _accuracy(row):
     return f"{row['mean']:.3f}{spread} (n={len(row['runs'])})"
 
 
+def _landed(starts, compared, intermediate):
+    """How many runs of each of the `compared` starts landed at the majority class ("" when none
+    did): "runs at the majority class 2 of 3 after mrpc, 0 of 3 alone"."""
+    if not any(starts[start]["runs_at_majority"] for start in compared):
+        return ""
+    return "runs at the majority class " + ", ".join(
+        f"{starts[start]['runs_at_majority']} of {len(starts[start]['runs'])} "
+        + WHERE[start].format(intermediate=intermediate)
+        for start in compared
+    )
+
+
+def compared(starts, other, intermediate, digits=2):
+    """The related task's start against `other` ("alone" or "shuffled"), paired by seed, in
+    points, with its verdict; where either row has runs at the majority class, how many landed
+    there beside it (STILTs also claims fewer degenerate runs: a gain may be exactly that)."""
+    difference = format_difference(starts["sequential"][f"vs_{other}"], digits=digits)
+    landed = _landed(starts, ("sequential", other), intermediate)
+    return f"{difference}; {landed}" if landed else difference
+
+
+def reading_lines(results):
+    """What the record shows per target and size: the related task first, against the target
+    alone and against its shuffled control, each difference read only where no run it compares
+    landed at the majority class."""
+    lines = [
+        "What the differences show, the related task first against the target alone and "
+        "against its shuffled control (test accuracy points, paired by seed; where a compared "
+        "row has runs at the majority class, how many landed there):",
+        "",
+    ]
+    for target, study in results["targets"].items():
+        intermediate = study["intermediate"]
+        for size, starts in study["sizes"].items():
+            readings = "; ".join(
+                f"against {AGAINST[other]} {compared(starts, other, intermediate)}"
+                for other in ("alone", "shuffled")
+            )
+            lines.append(
+                f"- {target} at {size} labelled, {intermediate} first (majority class "
+                f"{study['majority_accuracy']:.3f}): {readings}."
+            )
+    return lines
+
+
 def render(results):
-    """Test accuracy per target, labelled size and start, with the seed-paired differences."""
+    """Test accuracy per target, labelled size and start, with the seed-paired differences,
+    the majority class and the runs that landed there, and what the differences show."""
     rows = []
     for target, study in results["targets"].items():
         for size, starts in study["sizes"].items():
@@ -36,6 +85,7 @@ def render(results):
                         format_difference(row.get("vs_alone")),
                         format_difference(row.get("vs_shuffled")),
                         f"{study['majority_accuracy']:.3f}",
+                        f"{row['runs_at_majority']} of {len(row['runs'])}",
                     ]
                 )
     settings = results.get("settings", {})
@@ -51,7 +101,8 @@ def render(results):
         [
             f"{results['model']} ({described}). Intermediate tasks: {intermediates}. Test "
             "accuracy, mean ± sd over seeds; differences in points, paired by seed ('no "
-            "difference' when the mean is inside the sd):",
+            "difference' when the mean is inside the sd); runs at the majority class (all one "
+            "class, or accuracy within a point of it):",
             "",
             markdown_table(
                 [
@@ -62,9 +113,12 @@ def render(results):
                     "vs target alone",
                     "vs shuffled control",
                     "majority",
+                    "at majority",
                 ],
                 rows,
             ),
+            "",
+            *reading_lines(results),
         ]
     )
 
@@ -73,9 +127,15 @@ def headline(results):
     parts = []
     for target, study in results["targets"].items():
         for size, starts in study["sizes"].items():
+            name = study["intermediate"].upper()
+            landed = _landed(starts, ("sequential", "alone"), name)
             parts.append(
-                f"{target.upper()} at {size}: {study['intermediate'].upper()} first "
-                f"{format_difference(starts['sequential']['vs_alone'], digits=1)} points"
-                + (f" (majority {study['majority_accuracy']:.3f})" if target == "rte" else "")
+                f"{target.upper()} at {size}, {name} first vs alone (points): "
+                + compared(starts, "alone", name, digits=1)
+                + (
+                    f" (majority {study['majority_accuracy']:.3f})"
+                    if target == "rte" or landed
+                    else ""
+                )
             )
     return "; ".join(parts)

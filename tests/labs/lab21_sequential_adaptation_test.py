@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from kbert.metrics.majority_class import NEAR_MAJORITY
 from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,12 +69,24 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     for study in (imdb, rte):
         assert 0.5 <= study["majority_accuracy"] <= 1.0
         assert set(study["intermediate_train_accuracy"]) == {"sequential", "shuffled"}
-        for rows in study["sizes"].values():
+        for run in study["runs"]:
+            assert isinstance(run["at_majority"], bool)
+            # At or below the majority class (within a point) is always counted as there.
+            if run["test_accuracy"] <= study["majority_accuracy"] + NEAR_MAJORITY - 1e-4:
+                assert run["at_majority"], run
+        for size, rows in study["sizes"].items():
             assert set(rows) == {"alone", "sequential", "shuffled"}
             for start, row in rows.items():
                 assert len(row["runs"]) == 2 and row["sd"] is not None
                 assert row["mean"] == pytest.approx(sum(row["runs"]) / 2, abs=1e-4)
                 assert ("vs_alone" in row) == (start != "alone")
+                # Each row counts the seeds whose run of this size and start landed there.
+                flags = [
+                    run["at_majority"]
+                    for run in study["runs"]
+                    if str(run["size"]) == size and run["start"] == start
+                ]
+                assert len(flags) == 2 and row["runs_at_majority"] == sum(flags)
             difference = rows["sequential"]["vs_alone"]
             runs, alone = rows["sequential"]["runs"], rows["alone"]["runs"]
             expected = sum(a - b for a, b in zip(runs, alone, strict=True)) / 2
@@ -87,11 +100,24 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     assert {run["epochs"] for run in imdb["runs"]} == {2}
     assert len(imdb["runs"]) == len(rte["runs"]) == 2 * 3  # seeds × starts
     assert "majority class" in stdout and "vs its shuffled control" in stdout
+    assert "majority  at majority  vs alone" in stdout
+    alone = imdb["sizes"]["16"]["alone"]
+    assert f"{imdb['majority_accuracy']:.4f}    {alone['runs_at_majority']} of 2 " in stdout
     from benchmarks.reports import lab21_sequential_adaptation
 
     page = lab21_sequential_adaptation.render(report)
     assert page.count("| imdb | 16 |") == 3
-    assert lab21_sequential_adaptation.headline(report)
+    for target, study in report["targets"].items():
+        for start, row in study["sizes"]["16"].items():
+            label = lab21_sequential_adaptation.STARTS[start].replace(
+                "intermediate task", study["intermediate"]
+            )
+            line = page.split(f"| {target} | 16 | {label} |")[1].split("\n")[0]
+            assert line.endswith(
+                f"| {study['majority_accuracy']:.3f} | {row['runs_at_majority']} of 2 |"
+            )
+        assert f"- {target} at 16 labelled, {study['intermediate']} first" in page
+    assert lab21_sequential_adaptation.headline(report).startswith("IMDB at 16, SST2 first")
 
 
 @pytest.mark.slow
