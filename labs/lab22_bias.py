@@ -7,8 +7,10 @@ open problems on MiniLM-L6, in three parts:
     (SEAT, May et al. NAACL 2019), which puts the WEAT word lists of Caliskan et al. (Science
     2017) into bleached sentences ("This is Katie."). The effect size d is written out in NumPy,
     checked against `kbert.analysis.association_tests`, then measured on six tests (below) with
-    the one-sided permutation p-value, beside the control: an encoder of the same shape with
-    random weights, which shows what d looks like when nothing was learnt.
+    the one-sided permutation p-value, beside the control: encoders of the same shape with
+    random weights, one drawn per seed (`--seeds`), which show what d looks like when nothing
+    was learnt; their d is reported as mean ± sd over the draws, so a pretrained d is read
+    against the spread that the draw of random weights alone gives.
 (b) Behaviour of a classifier fine-tuned on SST-2: the probability of "positive" for template
     sentences that differ only in a name or a gendered word (the Equity Evaluation Corpus's
     design, Kiritchenko & Mohammad 2018; the templates are this lab's own). The gap is the mean
@@ -18,6 +20,14 @@ open problems on MiniLM-L6, in three parts:
     word swapped (he ↔ she, man ↔ woman, ...). SEAT on the fine-tuned encoder, the behavioural
     gaps and SST-2 accuracy (GLUE dev) before and after, each as the seed-paired difference
     (`kbert.metrics.seed_comparison`), "no difference" when inside the spread over seeds.
+    Both arms take the same number of optimizer steps: the plain arm's (`--epochs` passes over
+    its sentences). The augmented set is larger, so the CDA arm's learning-rate schedule spans
+    those steps and it stops there, part-way through a pass if need be; otherwise CDA would
+    also train longer, and a difference would mix "counterfactual data" with "more training".
+    The budget is the plain arm's rather than CDA's so that the baseline stays ordinary
+    fine-tuning with the recipe's epochs, and only the arm under test changes. The record's
+    `settings.arms` holds each arm's batches per pass, passes started and steps; each run's
+    `steps` is read from its optimizer.
 
 The SEAT tests, chosen to cover both groups and both kinds of target: sent-weat3 (European vs
 African American names, pleasant vs unpleasant), sent-weat6 (male vs female names, career vs
@@ -28,10 +38,10 @@ new tests. Files: `seat/` in the data directory (CC BY-NC 4.0; SOURCE.md).
 What it should show: pretrained sentence vectors carry associations the random encoder does not
 (May et al. found them weaker and less consistent in sentence encoders than in word vectors). A
 d the random encoder shows too is not learnt: random weights still tell sentences apart by their
-surface (how a name splits into word pieces), so read each test's d beside its control;
-the fine-tuned classifier scores otherwise identical sentences differently by group; CDA, which
-only touches gendered words, can move the gender measures but not the name-based race measures,
-which serve as its control. What the record found: docs/results.md#lab22_bias.
+surface (how a name splits into word pieces), so read each test's d beside the control's mean ±
+sd; the fine-tuned classifier scores otherwise identical sentences differently by group; CDA,
+which only touches gendered words, can move the gender measures but not the name-based race
+measures, which serve as its control. What the record found: docs/results.md#lab22_bias.
 
     python labs/lab22_bias.py                 # defaults (its recorded time: labs/README.md)
     python labs/lab22_bias.py --seeds 1 --max-train-examples 200 --epochs 1   # a smoke run
@@ -51,7 +61,7 @@ import numpy as np
 from kbert.analysis.association_tests import association_test, effect_size
 from kbert.analysis.probing import random_encoder_like
 from kbert.checkpoints import load_pretrained, trained_pooling
-from kbert.data import load_classification_task
+from kbert.data import classification_dataset, load_classification_task
 from kbert.data.classification_tasks import Examples
 from kbert.data.seat import read_association_test
 from kbert.metrics.seed_comparison import mean_sd, paired_difference
@@ -59,7 +69,12 @@ from kbert.models import SequenceClassifier, extract_layer_features
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import classifier_logits, evaluate_classifier
 from kbert.text import BertPreprocessor
-from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train import (
+    TrainingSettings,
+    count_batches,
+    fine_tune_classifier,
+    fine_tuning_optimizer,
+)
 from kbert.train.precision import DTYPES, resolve_dtype
 
 SEAT_TESTS = (
@@ -122,16 +137,52 @@ def seat(encoder, preprocessor, tests, args):
     return results
 
 
+def control_summary(seeds, draws):
+    """The random-weights control: its `seeds`, each draw's SEAT, and d's mean ± sd per test."""
+    effect_sizes = {
+        name: list(mean_sd([draw[name]["effect_size"] for draw in draws])) for name in draws[0]
+    }
+    return {"seeds": list(seeds), "draws": draws, "effect_size": effect_sizes}
+
+
+def random_control(encoder, preprocessor, tests, args):
+    """SEAT on a random-weights encoder of `encoder`'s shape, one drawn per seed of the lab."""
+    seeds = range(args.seed, args.seed + args.seeds)
+    draws = []
+    for seed in seeds:
+        control = random_encoder_like(encoder, seed=seed)
+        draws.append(seat(control, preprocessor, tests, args))
+        del control
+    return control_summary(seeds, draws)
+
+
+def seat_cells(results):
+    """`{test: "d (p)"}` for one encoder's SEAT results."""
+    return {
+        name: f"{result['effect_size']:+.3f} (p {result['p_value']:.4f})"
+        for name, result in results.items()
+    }
+
+
+def control_cells(control):
+    """`{test: "d mean ± sd (p of each draw)"}` for the random-weights control."""
+    cells = {}
+    for name, (mean, sd) in control["effect_size"].items():
+        spread = "" if sd is None else f" ± {sd:.3f}"
+        p_values = ", ".join(f"{draw[name]['p_value']:.4f}" for draw in control["draws"])
+        cells[name] = f"{mean:+.3f}{spread} (p {p_values})"
+    return cells
+
+
 def print_seat(columns):
-    """One row per test: d (and p) under each encoder named in `columns`."""
-    names = list(next(iter(columns.values())))
-    print(f"{'SEAT test':45s}" + "".join(f"{label:>25s}" for label in columns))
-    for name in names:
-        cells = "".join(
-            f"{results[name]['effect_size']:+10.3f} (p {results[name]['p_value']:.4f})"
-            for results in columns.values()
-        )
-        print(f"{name:45s}{cells}")
+    """One row per test, its cell under each column: `columns` is `{label: {test: text}}`."""
+    widths = {
+        label: 3 + max(len(label), *map(len, cells.values())) for label, cells in columns.items()
+    }
+    print(f"{'SEAT test':45s}" + "".join(f"{label:>{widths[label]}s}" for label in columns))
+    for name in next(iter(columns.values())):
+        cells = (f"{cells[name]:>{widths[label]}s}" for label, cells in columns.items())
+        print(f"{name:45s}" + "".join(cells))
 
 
 # %% (b) Behavioural test: templates that differ only in who they name. The names are WEAT's
@@ -258,30 +309,83 @@ def augment(examples):
     )
 
 
-def fine_tune(train, probes, seed, args):
+# %% The same optimizer steps for both arms: the plain arm's. Length bucketing makes a pass's
+# batches more than len / batch_size, so they are counted; the CDA arm starts enough passes to
+# cover the steps, its schedule spans exactly them, and a callback ends `fit` there.
+def batches_per_epoch(preprocessor, train, batch_size):
+    """Training batches in one pass over `train`, batched as `fine_tune_classifier` does."""
+    batches = classification_dataset(
+        preprocessor, train.texts, train.text_pairs, train.labels, batch_size, training=True
+    )
+    return count_batches(batches)
+
+
+def epochs_to_cover(steps, batches):
+    """Passes of `batches` batches needed for `steps` steps: ceil(steps / batches)."""
+    return -(-steps // batches)
+
+
+def arm_plans(batches, epochs):
+    """Per arm (`batches`: `{arm: batches per epoch}`): its passes and the shared steps, which
+    are `epochs` passes of the plain ("fine_tuned") arm's batches."""
+    steps = epochs * batches["fine_tuned"]
+    return {
+        arm: {"batches_per_epoch": count, "epochs": epochs_to_cover(steps, count), "steps": steps}
+        for arm, count in batches.items()
+    }
+
+
+class StopAfterSteps(keras.callbacks.Callback):
+    """Ends `fit` once `steps` batches have trained, part-way through an epoch if need be."""
+
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+        self.seen = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seen += 1
+        if self.seen >= self.steps:
+            self.model.stop_training = True
+
+
+def train_on_budget(classifier, preprocessor, plan, seed, args):
+    """Fine-tunes for exactly `plan["steps"]` optimizer steps; returns `(steps, seconds)`."""
+    settings = TrainingSettings(
+        epochs=plan["epochs"],
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=seed,
+        callbacks=(StopAfterSteps(plan["steps"]),),
+        verbose=0,
+    )
+    _, seconds = fine_tune_classifier(
+        classifier,
+        preprocessor,
+        plan["train"],
+        settings=settings,
+        optimizer=lambda _: fine_tuning_optimizer(  # over the budget, not the passes started
+            plan["steps"], settings.learning_rate, settings.warmup_fraction, settings.weight_decay
+        ),
+    )
+    return int(keras.ops.convert_to_numpy(classifier.optimizer.iterations)), seconds
+
+
+def fine_tune(plan, probes, seed, args):
     """One SST-2 fine-tuning run; returns accuracy, the gaps and SEAT on the tuned encoder.
 
-    `probes`: the SST-2 `test` examples, the SEAT `tests` and the behavioural `groups`.
+    `plan`: the arm's `train` examples, `epochs` to start and `steps` to take. `probes`: the
+    SST-2 `test` examples, the SEAT `tests` and the behavioural `groups`.
     """
     keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, 2, pooling=args.pooling)
-    _, seconds = fine_tune_classifier(
-        classifier,
-        preprocessor,
-        train,
-        settings=TrainingSettings(
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            seed=seed,
-            verbose=0,
-        ),
-    )
+    steps, seconds = train_on_budget(classifier, preprocessor, plan, seed, args)
     accuracy = evaluate_classifier(classifier, preprocessor, probes["test"])["accuracy"]
     return {
         "seed": seed,
+        "steps": steps,  # optimizer updates taken, read from the optimizer
         "accuracy": round(float(accuracy), 4),
         "gaps": behavioural_gaps(classifier, preprocessor, probes["groups"], args.batch_size),
         "seat": seat(
@@ -382,21 +486,54 @@ def parse_arguments(argv=None):
     return args
 
 
+def print_plans(plans):
+    """Each arm's passes and batches, and the optimizer steps both take."""
+    passes = "; ".join(
+        f"{arm} {plan['epochs']} pass(es) of {plan['batches_per_epoch']} batches"
+        for arm, plan in plans.items()
+    )
+    print(f"both arms take {plans['fine_tuned']['steps']} optimizer steps ({passes})")
+
+
+def fine_tune_arms(plans, probes, args):
+    """Both arms on the same seeds; `{arm: [run per seed]}`."""
+    runs = {arm: [] for arm in plans}
+    for k in range(args.seeds):
+        for arm, plan in plans.items():
+            run = fine_tune(plan, probes, args.seed + k, args)
+            runs[arm].append(run)
+            gaps = ", ".join(f"{g} {v['gap']:+.4f}" for g, v in run["gaps"].items())
+            print(
+                f"seed {run['seed']} {arm:10s} accuracy {run['accuracy']:.4f}; "
+                f"gaps {gaps}; {run['steps']} steps ({run['train_s']:.0f} s)",
+                flush=True,
+            )
+    return runs
+
+
+SETTINGS = ("epochs", "batch_size", "learning_rate", "sequence_length", "permutations", "seed")
+
+
 def main():
     args = parse_arguments()
     tests = args.association_tests
     start = time.perf_counter()
 
-    # %% (a) d by hand, then SEAT on the pretrained encoder beside a random one of its shape.
+    # %% (a) d by hand, then SEAT on the pretrained encoder beside random ones of its shape.
     assert check_effect_size_by_hand() < 1e-9
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     pretrained = seat(encoder, preprocessor, tests, args)
-    control = seat(random_encoder_like(encoder, seed=args.seed + 1), preprocessor, tests, args)
+    control = random_control(encoder, preprocessor, tests, args)
     print(f"\nSEAT on {args.model} ({args.pooling} pooling of the top layer): d (one-sided p)")
-    print_seat({"pretrained": pretrained, "random weights": control})
+    print_seat(
+        {
+            "pretrained": seat_cells(pretrained),
+            f"random weights, {args.seeds} draw(s): mean ± sd": control_cells(control),
+        }
+    )
 
-    # %% (b) and (c): fine-tune on SST-2 with and without CDA, the same seeds.
+    # %% (b) and (c): fine-tune on SST-2 with and without CDA, the same seeds and steps.
     data = {
         split: load_classification_task(
             "sst2",
@@ -413,21 +550,24 @@ def main():
         f"hold a gendered word, each added swapped; e.g. {swapped!r} → "
         f"{swapped and counterfactual(swapped)!r}"
     )
+    trains = {"fine_tuned": data["train"], "cda": augmented}
+    batches = {
+        arm: batches_per_epoch(preprocessor, t, args.batch_size) for arm, t in trains.items()
+    }
+    plans = {
+        arm: {**plan, "train": trains[arm]} for arm, plan in arm_plans(batches, args.epochs).items()
+    }
+    print_plans(plans)
     groups = behavioural_groups(args.data_dir)
     probes = {"test": data["test"], "tests": tests, "groups": groups}
-    runs = {"fine_tuned": [], "cda": []}
-    for k in range(args.seeds):
-        for method, train in (("fine_tuned", data["train"]), ("cda", augmented)):
-            run = fine_tune(train, probes, args.seed + k, args)
-            runs[method].append(run)
-            gaps = ", ".join(f"{g} {v['gap']:+.4f}" for g, v in run["gaps"].items())
-            print(
-                f"seed {run['seed']} {method:10s} accuracy {run['accuracy']:.4f}; "
-                f"gaps {gaps} ({run['train_s']:.0f} s)",
-                flush=True,
-            )
+    runs = fine_tune_arms(plans, probes, args)
     print("\nSEAT after fine-tuning (first seed)")
-    print_seat({"fine-tuned": runs["fine_tuned"][0]["seat"], "with CDA": runs["cda"][0]["seat"]})
+    print_seat(
+        {
+            "fine-tuned": seat_cells(runs["fine_tuned"][0]["seat"]),
+            "with CDA": seat_cells(runs["cda"][0]["seat"]),
+        }
+    )
     summary = summarize(runs, tests, groups)
     print_summary(summary)
     total = time.perf_counter() - start
@@ -440,6 +580,16 @@ def main():
         "train_examples": len(data["train"]),
         "augmented_examples": len(augmented),
         "test_examples": len(data["test"]),
+        "settings": {
+            **{key: getattr(args, key) for key in SETTINGS},
+            "dtype": args.dtype,
+            # Both arms take the plain arm's optimizer steps (see the module docstring).
+            "steps_matched_to": "fine_tuned",
+            "arms": {
+                arm: {key: value for key, value in plan.items() if key != "train"}
+                for arm, plan in plans.items()
+            },
+        },
         "templates": list(TEMPLATES),
         "groups": {g: {"first": v[0], "second": v[2]} for g, v in groups.items()},
         "tests": {test.name: list(test.categories) for test in tests},

@@ -10,6 +10,8 @@ CLAIM = "SEAT (May et al. 2019) and WEAT (Caliskan et al. 2017): pretrained repr
 # A SEAT effect counted as present in the headline (May et al. report p-values at this level).
 SIGNIFICANCE = 0.01
 
+ARM_NAMES = {"fine_tuned": "fine-tuned", "cda": "with CDA"}
+
 
 def _mean_sd(pair):
     mean, sd = pair
@@ -26,27 +28,64 @@ def _seat_cell(result):
     return f"{result['effect_size']:+.3f} (p {result['p_value']:.4f})"
 
 
-def render(results):
-    """SEAT before and after fine-tuning, and CDA's change of each measure over the seeds."""
+def _control_counts(control):
+    """Per random draw: how many tests reach p < SIGNIFICANCE."""
+    return [sum(r["p_value"] < SIGNIFICANCE for r in draw.values()) for draw in control["draws"]]
+
+
+def _control_cell(control, name):
+    """d as mean ± sd over the random draws, and how many draws reach the level."""
+    mean, sd = control["effect_size"][name]
+    spread = "" if sd is None else f" ± {sd:.3f}"
+    found = sum(draw[name]["p_value"] < SIGNIFICANCE for draw in control["draws"])
+    return f"{mean:+.3f}{spread} (p < {SIGNIFICANCE} in {found} of {len(control['draws'])})"
+
+
+def _seat_rows(results):
     seat, summary = results["seat"], results["summary"]
-    seat_rows = []
+    rows = []
     for name, (x, y, a, b) in results["tests"].items():
         tuned = summary.get(f"abs d {name}")
-        seat_rows.append(
+        rows.append(
             [
                 name,
                 f"{x} vs {y}",
                 f"{a} vs {b}",
                 _seat_cell(seat["pretrained"][name]),
-                _seat_cell(seat["random_weights"][name]),
+                _control_cell(seat["random_weights"], name),
                 _mean_sd(tuned["fine_tuned"]) if tuned else "–",
                 _mean_sd(tuned["cda"]) if tuned else "–",
             ]
         )
+    return rows
+
+
+def _steps_sentence(results):
+    """How long each arm trained: the planned passes, and the optimizer steps the runs took."""
+    arms = results["settings"]["arms"]
+    passes = "; ".join(
+        f"{ARM_NAMES[arm]} {plan['epochs']} pass(es) of {plan['batches_per_epoch']:,} batches"
+        for arm, plan in arms.items()
+    )
+    taken = sorted({run["steps"] for runs in results["runs"].values() for run in runs})
+    if len(taken) == 1:
+        took = f"every run took {taken[0]:,} optimizer steps"
+    else:
+        took = f"the runs took {', '.join(map(str, taken))} optimizer steps (not equal)"
+    return (
+        f"Both arms train for the plain arm's optimizer steps ({passes}; the CDA arm's schedule "
+        f"spans the same steps and it stops there): {took}."
+    )
+
+
+def render(results):
+    """SEAT before and after fine-tuning, and CDA's change of each measure over the seeds."""
+    summary = results["summary"]
     rows = [
         [name, _mean_sd(row["fine_tuned"]), _mean_sd(row["cda"]), _difference(row["difference"])]
         for name, row in summary.items()
     ]
+    draws = len(results["seat"]["random_weights"]["draws"])
     added = results["augmented_examples"] - results["train_examples"]
     groups = "; ".join(
         f"{name}: {group['first']} minus {group['second']}"
@@ -55,8 +94,10 @@ def render(results):
     return "\n".join(
         [
             f"SEAT effect sizes d (one-sided permutation p) on {results['model']}'s "
-            f"{results['pooling']}-pooled top layer, beside an encoder of the same shape with "
-            "random weights; after fine-tuning, the absolute d as mean ± sd over the seeds:",
+            f"{results['pooling']}-pooled top layer, beside {draws} encoder(s) of the same shape "
+            f"with random weights, one per seed (d as mean ± sd over the draws, and in how many "
+            f"draws p < {SIGNIFICANCE}); after fine-tuning, the absolute d as mean ± sd over the "
+            "seeds:",
             "",
             markdown_table(
                 [
@@ -68,16 +109,16 @@ def render(results):
                     "fine-tuned abs d",
                     "with CDA abs d",
                 ],
-                seat_rows,
+                _seat_rows(results),
             ),
             "",
             f"SST-2 fine-tuning on {results['train_examples']:,} sentences, {results['seeds']} "
             f"seed(s), accuracy on GLUE dev ({results['test_examples']:,}); CDA added "
             f"{added:,} gender-swapped copies ({added / results['train_examples']:.1%} of the "
-            f"training sentences hold a gendered word). Gaps are P(positive) over "
-            f"{len(results['templates'])} templates, {groups}; the last column is the "
-            "seed-paired difference (for a bias measure: smaller, larger, or no difference when "
-            "inside the spread):",
+            f"training sentences hold a gendered word). {_steps_sentence(results)} Gaps are "
+            f"P(positive) over {len(results['templates'])} templates, {groups}; the last column "
+            "is the seed-paired difference (for a bias measure: smaller, larger, or no "
+            "difference when inside the spread):",
             "",
             markdown_table(["measure", "fine-tuned", "with CDA", "CDA − fine-tuned"], rows),
         ]
@@ -87,12 +128,12 @@ def render(results):
 def headline(results):
     pretrained, control = results["seat"]["pretrained"], results["seat"]["random_weights"]
     found = sum(r["p_value"] < SIGNIFICANCE for r in pretrained.values())
-    found_control = sum(r["p_value"] < SIGNIFICANCE for r in control.values())
+    counts = ", ".join(map(str, _control_counts(control)))
     accuracy = results["summary"]["accuracy"]["difference"]
     terms = results["summary"].get("abs gap gender_terms")
     gap = f"; gender-term abs gap {_difference(terms['difference'])}" if terms else ""
     return (
         f"SEAT p < {SIGNIFICANCE} on {found} of {len(pretrained)} tests for {results['model']} "
-        f"({found_control} with random weights); CDA's accuracy cost "
-        f"{_difference(accuracy)}{gap}"
+        f"(random weights: {counts} in {len(control['draws'])} draw(s)); CDA's accuracy cost "
+        f"at equal steps {_difference(accuracy)}{gap}"
     )

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import keras
 import numpy as np
 import pytest
 
@@ -43,6 +44,39 @@ def test_counterfactual_swaps_the_labs_gendered_words_both_ways(lab):
     augmented = lab["augment"](examples)
     assert augmented.texts == ["he won", "a film", "she won"]
     assert augmented.labels.tolist() == [1, 0, 1]
+
+
+def test_both_arms_plan_the_plain_arms_steps_and_enough_passes_to_take_them(lab):
+    plans = lab["arm_plans"]({"fine_tuned": 10, "cda": 13}, epochs=3)
+    assert plans["fine_tuned"] == {"batches_per_epoch": 10, "epochs": 3, "steps": 30}
+    assert plans["cda"] == {"batches_per_epoch": 13, "epochs": 3, "steps": 30}  # 39 ≥ 30
+    plans = lab["arm_plans"]({"fine_tuned": 10, "cda": 25}, epochs=2)
+    assert plans["cda"] == {"batches_per_epoch": 25, "epochs": 1, "steps": 20}
+    assert [lab["epochs_to_cover"](steps, 10) for steps in (1, 10, 11, 20, 21)] == [1, 1, 2, 2, 3]
+
+
+def test_stop_after_steps_ends_fit_part_way_through_an_epoch(lab):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((40, 2), "float32"), np.zeros((40, 1), "float32")
+    stop = lab["StopAfterSteps"](13)
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0, callbacks=[stop])  # 10 batches a pass
+    assert int(model.optimizer.iterations) == 13  # not 20 (end of the pass) nor 30 (all)
+
+
+def test_the_random_control_is_summarized_as_mean_and_sd_over_its_draws(lab):
+    draws = [
+        {"t": {"effect_size": d, "p_value": 0.5}, "u": {"effect_size": -2 * d, "p_value": 0.5}}
+        for d in (0.1, 0.3, 0.2)
+    ]
+    control = lab["control_summary"](range(4, 7), draws)
+    assert control["seeds"] == [4, 5, 6] and control["draws"] is draws
+    assert control["effect_size"]["t"] == pytest.approx([0.2, 0.1])
+    assert control["effect_size"]["u"] == pytest.approx([-0.4, 0.2])
+    assert lab["control_summary"]([0], draws[:1])["effect_size"]["t"] == [0.1, None]  # no spread
+    cells = lab["control_cells"](control)
+    assert cells["t"] == "+0.200 ± 0.100 (p 0.5000, 0.5000, 0.5000)"
 
 
 @pytest.mark.parametrize(
@@ -84,7 +118,7 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         "--epochs",
         "1",
         "--seeds",
-        "1",
+        "2",
         "--sequence-length",
         "32",
         "--dtype",
@@ -102,8 +136,9 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         "SEAT on",
         "random weights",
         "CDA:",
+        "both arms take",
         "seed 0 fine_tuned accuracy",
-        "seed 0 cda",
+        "seed 1 cda",
         "SEAT after fine-tuning",
         "CDA − fine-tuned",
     ):
@@ -114,14 +149,29 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
     assert results["augmented_examples"] > results["train_examples"]
     assert set(results["seat"]["pretrained"]) == {"sent-weat6", "sent-weat7"}
     assert results["tests"]["sent-weat6"] == ["MaleNames", "FemaleNames", "Career", "Family"]
-    weat6 = results["seat"]["random_weights"]["sent-weat6"]
-    assert 0.0 < weat6["p_value"] <= 1.0 and weat6["exact"] is False
+    control = results["seat"]["random_weights"]  # one random encoder per seed
+    assert control["seeds"] == [0, 1] and len(control["draws"]) == 2
+    weat6 = [draw["sent-weat6"] for draw in control["draws"]]
+    assert all(0.0 < d["p_value"] <= 1.0 and d["exact"] is False for d in weat6)
+    assert weat6[0]["effect_size"] != weat6[1]["effect_size"]  # different weights, different d
+    mean, sd = control["effect_size"]["sent-weat6"]
+    assert mean == pytest.approx(np.mean([d["effect_size"] for d in weat6]))
+    assert sd == pytest.approx(np.std([d["effect_size"] for d in weat6], ddof=1))
     assert set(results["groups"]) == {"race_names", "gender_names", "gender_terms"}
+
+    arms = results["settings"]["arms"]  # both arms: the plain arm's optimizer steps
+    steps = arms["fine_tuned"]["steps"]
+    assert steps == arms["fine_tuned"]["batches_per_epoch"] and arms["fine_tuned"]["epochs"] == 1
+    assert arms["cda"]["steps"] == steps
+    assert arms["cda"]["batches_per_epoch"] >= arms["fine_tuned"]["batches_per_epoch"]
     for method in ("fine_tuned", "cda"):
-        (run,) = results["runs"][method]
-        assert 0.0 <= run["accuracy"] <= 1.0
-        assert abs(run["gaps"]["gender_terms"]["gap"]) <= 1.0
+        runs = results["runs"][method]
+        assert [run["seed"] for run in runs] == [0, 1]
+        assert [run["steps"] for run in runs] == [steps, steps]  # read from the optimizers
+        for run in runs:
+            terms = run["gaps"]["gender_terms"]
+            assert terms["gap"] == pytest.approx(terms["p_first"] - terms["p_second"])
     summary = results["summary"]
-    assert summary["accuracy"]["difference"]["verdict"] == "no difference"  # one seed
-    assert summary["abs gap gender_terms"]["difference"]["change"] == "no difference"
+    assert summary["accuracy"]["difference"]["n"] == 2
+    assert summary["accuracy"]["difference"]["sd"] is not None  # two seeds: a spread
     assert {"abs d sent-weat6", "abs d sent-weat7", "gap race_names"} <= set(summary)

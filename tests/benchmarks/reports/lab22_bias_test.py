@@ -1,14 +1,16 @@
 from benchmarks.reports import lab22_bias
 
 
-def _record():
-    def seat(d, p):
-        return {"t1": {"effect_size": d, "p_value": p}, "t2": {"effect_size": -d, "p_value": 0.5}}
+def _seat(d, p):
+    return {"t1": {"effect_size": d, "p_value": p}, "t2": {"effect_size": -d, "p_value": 0.5}}
 
+
+def _record(steps=(130, 130)):
     def row(plain, cda, mean, sd, change):
         difference = {"mean": mean, "sd": sd, "n": 3, "verdict": "no difference"}
         return {"fine_tuned": plain, "cda": cda, "difference": {**difference, "change": change}}
 
+    plain_steps, cda_steps = steps
     return {
         "model": "m",
         "pooling": "mean",
@@ -16,10 +18,28 @@ def _record():
         "train_examples": 200,
         "augmented_examples": 210,
         "test_examples": 872,
+        "settings": {
+            "steps_matched_to": "fine_tuned",
+            "arms": {
+                "fine_tuned": {"batches_per_epoch": 65, "epochs": 2, "steps": 130},
+                "cda": {"batches_per_epoch": 68, "epochs": 2, "steps": 130},
+            },
+        },
         "templates": ["{} is here."] * 8,
         "groups": {"gender_terms": {"first": "male", "second": "female"}},
         "tests": {"t1": ["X", "Y", "A", "B"], "t2": ["P", "Q", "R", "S"]},
-        "seat": {"pretrained": seat(0.8, 0.001), "random_weights": seat(0.1, 0.3)},
+        "seat": {
+            "pretrained": _seat(0.8, 0.001),
+            "random_weights": {  # three draws: t1's d 0.1, 0.3, 0.2; p < 0.01 in the second
+                "seeds": [0, 1, 2],
+                "draws": [_seat(0.1, 0.3), _seat(0.3, 0.005), _seat(0.2, 0.2)],
+                "effect_size": {"t1": [0.2, 0.1], "t2": [-0.2, 0.1]},
+            },
+        },
+        "runs": {
+            "fine_tuned": [{"seed": s, "steps": plain_steps} for s in range(3)],
+            "cda": [{"seed": s, "steps": cda_steps} for s in range(3)],
+        },
         "summary": {
             "accuracy": {
                 "fine_tuned": [0.85, 0.01],
@@ -32,12 +52,17 @@ def _record():
     }
 
 
-def test_render_shows_seat_beside_the_control_and_cda_paired():
+def test_render_shows_seat_beside_the_controls_spread_and_cda_paired():
     page = lab22_bias.render(_record())
     assert (
-        "| t1 | X vs Y | A vs B | +0.800 (p 0.0010) | +0.100 (p 0.3000) | 0.7000 ± 0.1000 |" in page
+        "| t1 | X vs Y | A vs B | +0.800 (p 0.0010) | +0.200 ± 0.100 (p < 0.01 in 1 of 3) "
+        "| 0.7000 ± 0.1000 |" in page
     )
-    assert "| t2 | P vs Q | R vs S | -0.800 (p 0.5000) | -0.100 (p 0.5000) | – | – |" in page
+    assert (
+        "| t2 | P vs Q | R vs S | -0.800 (p 0.5000) | -0.200 ± 0.100 (p < 0.01 in 0 of 3) | – | – |"
+        in page
+    )
+    assert "beside 3 encoder(s) of the same shape with random weights, one per seed" in page
     assert (
         "| abs gap gender_terms | 0.0300 ± 0.0100 | 0.0100 ± 0.0050 | -0.0200 ± 0.0040 (smaller) |"
         in page
@@ -49,9 +74,32 @@ def test_render_shows_seat_beside_the_control_and_cda_paired():
         assert len({row.count("|") for row in rows}) <= 1, table
 
 
-def test_headline_counts_the_tests_below_the_level_and_names_the_cost():
+def test_render_states_each_arms_passes_and_the_steps_the_runs_took():
+    page = lab22_bias.render(_record())
+    assert "fine-tuned 2 pass(es) of 65 batches; with CDA 2 pass(es) of 68 batches" in page
+    assert "every run took 130 optimizer steps." in page
+    unequal = lab22_bias.render(_record(steps=(130, 136)))
+    assert "the runs took 130, 136 optimizer steps (not equal)" in unequal
+    assert "every run took" not in unequal
+
+
+def test_a_single_random_draw_shows_no_spread():
+    record = _record()
+    record["seat"]["random_weights"] = {
+        "seeds": [0],
+        "draws": [_seat(0.1, 0.3)],
+        "effect_size": {"t1": [0.1, None], "t2": [-0.1, None]},
+    }
+    page = lab22_bias.render(record)
+    assert "| +0.800 (p 0.0010) | +0.100 (p < 0.01 in 0 of 1) |" in page
+    assert "(random weights: 0 in 1 draw(s))" in lab22_bias.headline(record)
+
+
+def test_headline_counts_the_tests_below_the_level_per_draw_and_names_the_cost():
     line = lab22_bias.headline(_record())
     assert "|" not in line  # it sits in a cell of the README's table
-    assert line.startswith("SEAT p < 0.01 on 1 of 2 tests for m (0 with random weights)")
-    assert "accuracy cost -0.0100 ± 0.0050 (worse)" in line
+    assert line.startswith(
+        "SEAT p < 0.01 on 1 of 2 tests for m (random weights: 0, 1, 0 in 3 draw(s))"
+    )
+    assert "accuracy cost at equal steps -0.0100 ± 0.0050 (worse)" in line
     assert line.endswith("gender-term abs gap -0.0200 ± 0.0040 (smaller)")
