@@ -20,11 +20,25 @@ updates, so equal steps isolates what the objective teaches). The library pieces
 Each encoder is then measured three ways: (1) its MLM head's loss and accuracy on one common set
 of masked held-out blocks (other authors' books; the same masks for all four, drawn once), an
 intrinsic measure; (2) each second head's accuracy on its own held-out batches (SOP is expected
-harder than NSP, whose negatives change topic); (3) fine-tuning a new classifier on the [CLS]
-vector for MRPC (paraphrase pairs: a pair task) and TREC-6 (question types: single sentences),
-`--seeds` fine-tuning seeds per encoder, mean ± sd of test accuracy and the seed-paired
-difference of each objective to MLM alone (`kbert.metrics.seed_comparison`). Every encoder sees
-the same seeded training subset and the same new head for a given seed.
+harder than NSP, whose negatives change topic); (3) fine-tuning a new classifier for MRPC
+(paraphrase pairs: a pair task) and TREC-6 (question types: single sentences), `--seeds`
+fine-tuning seeds per encoder, mean ± sd of test accuracy, the seed-paired difference of each
+objective to MLM alone (`kbert.metrics.seed_comparison`), and the runs that landed at the
+majority class counted beside the majority's accuracy (`kbert.metrics.majority_class`: all one
+class, or within a point of it). Every encoder, under every pooling, sees the same seeded
+training subset and the same new head for a given seed.
+
+Why two readings (`--pooling cls,mean` by default). BERT, RoBERTa, ALBERT and SpanBERT all
+fine-tune on the [CLS] vector, so that reading is kept: it is the sources' comparison. But the
+[CLS] output is not neutral ground here: only NSP and SOP put a loss on it while pretraining
+(their head reads the pooler on [CLS]). MLM never predicts at [CLS], and SBO reads it at most as
+the left boundary of a span that opens a block, so for MLM alone and span + SBO the [CLS] vector
+is whatever the layers below make of it, and a new head on it starts behind for a reason that
+is the reading, not what the objective taught the encoder. Mean pooling averages every
+token's vector, and every position but [CLS] and [SEP] is one that all four MLM losses are put
+on some of the time, so it treats the four alike. An objective ahead at [CLS] and not under
+mean pooling has trained the [CLS] vector; one ahead under both has trained the encoder. Each
+pooling's differences to MLM alone are paired within that pooling.
 
 The pretraining seed is fixed (`--pretraining-seeds 1` by default): four pretrainings fit the
 CPU budget, four per extra seed do not. With one pretraining run per objective the sd measures
@@ -42,10 +56,11 @@ effect at a tiny scale, with its spread. What the record found:
 docs/results.md#lab26_bert_objectives.
 
     python labs/lab26_bert_objectives.py [--record docs/results/lab26_bert_objectives.json]
-    python labs/lab26_bert_objectives.py --objectives masked,masked+sop --seeds 1  # a quick look
+    python labs/lab26_bert_objectives.py --objectives masked,masked+sop --seeds 1 --pooling mean
 """
 
 import argparse
+import itertools
 import json
 import time
 from pathlib import Path
@@ -59,6 +74,7 @@ import tensorflow as tf
 from kbert.data import load_classification_task, read_named_corpus
 from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
 from kbert.files import atomic_write_text
+from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.seed_comparison import format_difference, summarize_arms
 from kbert.models import SequenceClassifier
 from kbert.models.combined_pretraining_model import (
@@ -80,6 +96,9 @@ OBJECTIVES = {
     "span+sbo": "span masking, MLM + SBO (SpanBERT)",
 }
 TASKS = ("mrpc", "trec")
+# How the classifier reads the encoder: the sources' [CLS] vector (trained only by NSP and SOP),
+# the mean of the token vectors (trained alike by every objective), or BERT's pooler on [CLS].
+POOLINGS = ("cls", "mean", "pooler")
 SECOND_HEADS = {"masked+nsp": "nsp", "masked+sop": "sop", "span+sbo": "sbo"}
 
 
@@ -174,71 +193,101 @@ def held_out_measures(model, objective, valid, common, args):
     return run
 
 
-def fine_tune(weights, tokenizer, data, args, seeds):
-    """A new classifier on the encoder from `weights`, trained on `data = (train, test)`'s
-    first part with `seeds = (pretraining seed, fine-tuning seed)`; its test accuracy."""
-    (train, test), (pretraining_seed, seed) = data, seeds
+def fine_tune(weights, tokenizer, data, args, arm):
+    """A new classifier on the encoder from `weights`, reading it by `arm["pooling"]`, trained
+    on `data = (train, test)`'s first part with `arm`'s pretraining and fine-tuning seeds; its
+    test accuracy and whether it landed at the majority class."""
+    train, test = data
     keras.backend.clear_session()
-    keras.utils.set_random_seed(seed)  # the same new head for every encoder of this seed
+    # The same new head for every encoder and pooling of this seed.
+    keras.utils.set_random_seed(arm["seed"])
     encoder = pretraining_encoder(
-        "masked", model_settings(args, pretraining_seed), tokenizer.vocabulary_size()
+        "masked", model_settings(args, arm["pretraining_seed"]), tokenizer.vocabulary_size()
     )
     encoder.set_weights(weights)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
-    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
+    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=arm["pooling"])
     settings = TrainingSettings(
         epochs=args.epochs,
         batch_size=args.fine_tune_batch_size,
         learning_rate=args.learning_rate,
-        seed=seed,
+        seed=arm["seed"],
         verbose=args.verbose,
     )
     _, seconds = fine_tune_classifier(classifier, preprocessor, train, settings=settings)
-    accuracy = evaluate_classifier(classifier, preprocessor, test)["accuracy"]
-    return {"test_accuracy": round(accuracy, 4), "train_s": round(seconds, 1)}
+    report = evaluate_classifier(classifier, preprocessor, test)
+    return {
+        "test_accuracy": round(float(report["accuracy"]), 4),
+        "at_majority": bool(at_majority(report["predictions"], test.labels)),
+        "train_s": round(seconds, 1),
+    }
+
+
+def seed_pairs(args):
+    """Every (pretraining seed, fine-tuning seed) the lab fine-tunes with, in the order every
+    arm's runs are kept (so the runs of two arms pair by position)."""
+    pretraining = range(args.seed, args.seed + args.pretraining_seeds)
+    return list(itertools.product(pretraining, range(args.seed, args.seed + args.seeds)))
 
 
 def run_task(task, encoders, tokenizer, args):
-    """Every (pretraining seed, fine-tuning seed) and encoder on one task; its part of the
-    record."""
+    """Every (pretraining seed, fine-tuning seed), pooling and encoder on one task; its part of
+    the record."""
     pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
     test = load_classification_task(task, "test", data_dir=args.data_dir).sample(
         args.eval_examples, args.seed
     )
-    accuracies, runs = {objective: [] for objective in args.objectives}, []
-    for p_seed in range(args.seed, args.seed + args.pretraining_seeds):
-        for seed in range(args.seed, args.seed + args.seeds):
-            train = pool.sample(args.train_examples, 1000 * p_seed + seed)
-            for objective in args.objectives:
-                run = fine_tune(
-                    encoders[objective, p_seed], tokenizer, (train, test), args, (p_seed, seed)
-                )
-                accuracies[objective].append(run["test_accuracy"])
-                runs.append(
-                    {"objective": objective, "pretraining_seed": p_seed, "seed": seed, **run}
-                )
-                print(
-                    f"{task} seed {p_seed}/{seed}, {objective}: test "
-                    f"{run['test_accuracy']:.4f} ({run['train_s']:.0f} s)",
-                    flush=True,
-                )
-    majority = np.bincount(test.labels).max() / len(test)
+    runs = []
+    for p_seed, seed in seed_pairs(args):
+        # One subset per seed, for every pooling and encoder.
+        train = pool.sample(args.train_examples, 1000 * p_seed + seed)
+        for pooling, objective in itertools.product(args.poolings, args.objectives):
+            arm = {
+                "objective": objective,
+                "pooling": pooling,
+                "pretraining_seed": p_seed,
+                "seed": seed,
+            }
+            run = {
+                **arm,
+                **fine_tune(encoders[objective, p_seed], tokenizer, (train, test), args, arm),
+            }
+            runs.append(run)
+            landed = ", at the majority class" if run["at_majority"] else ""
+            print(
+                f"{task} seed {p_seed}/{seed}, {pooling} pooling, {objective}: test "
+                f"{run['test_accuracy']:.4f}{landed} ({run['train_s']:.0f} s)",
+                flush=True,
+            )
     return {
         "train_examples": len(train),
         "test_examples": len(test),
-        "majority_accuracy": round(float(majority), 4),
-        "objectives": summarize(accuracies),
+        "majority_accuracy": round(majority_accuracy(test.labels), 4),
+        "poolings": summarize(runs, args),
         "runs": runs,
     }
 
 
-def summarize(accuracies):
-    """Each objective's mean ± sd, and its (pretraining, fine-tuning)-seed-paired difference
-    to MLM alone."""
-    return summarize_arms(accuracies, "masked")
+def summarize(runs, args):
+    """Per pooling: each objective's mean ± sd of test accuracy, its seed-paired difference to
+    MLM alone within that pooling (`vs_masked`), and its runs at the majority class."""
+    summary = {}
+    for pooling in args.poolings:
+        arms = {
+            objective: [r for r in runs if (r["pooling"], r["objective"]) == (pooling, objective)]
+            for objective in args.objectives
+        }
+        accuracies = {
+            objective: [r["test_accuracy"] for r in arm] for objective, arm in arms.items()
+        }
+        rows = summarize_arms(accuracies, "masked")
+        for objective, arm in arms.items():
+            rows[objective]["runs_at_majority"] = sum(r["at_majority"] for r in arm)
+        summary[pooling] = {"objectives": rows}
+    return summary
 
 
-def print_tables(intrinsic, tasks, args):
+def print_intrinsic(intrinsic, args):
     print(
         f"\n{args.num_layers} layers × {args.hidden_dim}, {args.steps} steps of "
         f"{args.batch_size} × {args.block_length} tokens per objective, "
@@ -252,18 +301,42 @@ def print_tables(intrinsic, tasks, args):
             f"{OBJECTIVES[objective]:36s}  {row['mlm_loss']:8.4f}  {row['mlm_accuracy']:7.4f}  "
             f"{own}"
         )
-    print("\ntask  objective                             test mean ± sd   vs MLM alone")
-    for task, study in tasks.items():
-        for objective, row in study["objectives"].items():
+
+
+def print_task(task, study):
+    """One task's test accuracy per pooling and objective, paired to MLM alone within the
+    pooling, with the runs at the majority class."""
+    for pooling, reading in study["poolings"].items():
+        for objective, row in reading["objectives"].items():
             spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
             print(
-                f"{task:4s}  {OBJECTIVES[objective]:36s}  {row['mean']:.4f}{spread:9s}  "
-                f"{format_difference(row.get('vs_masked'))}"
+                f"{task:4s}  {pooling:7s}  {OBJECTIVES[objective]:36s}  {row['mean']:.4f}"
+                f"{spread:9s}  {format_difference(row.get('vs_masked')):30s}  "
+                f"{row['runs_at_majority']} of {len(row['runs'])}"
             )
-        print(
-            f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
-            f"{study['test_examples']} test examples; {study['train_examples']} training"
-        )
+    print(
+        f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
+        f"{study['test_examples']} test examples; {study['train_examples']} training"
+    )
+
+
+def print_tables(intrinsic, tasks, args):
+    print_intrinsic(intrinsic, args)
+    print(
+        "\ntask  pooling  objective                             test mean ± sd   "
+        "vs MLM alone                    at majority"
+    )
+    for task, study in tasks.items():
+        print_task(task, study)
+
+
+def listed(parser, flag, text, choices, expected):
+    """The comma-separated names `text` of `flag`, each one of `choices` and each once; a
+    parser error naming the flag otherwise."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names or set(names) - set(choices) or len(set(names)) < len(names):
+        parser.error(f"{flag} must list {expected}, each once; received {text!r}")
+    return names
 
 
 def parse_arguments():
@@ -302,7 +375,13 @@ def parse_arguments():
         default=3e-4,
         help="fine-tuning peak (the lower rate benchmarks/transfer.py tries for lab01's encoders)",
     )
-    parser.add_argument("--pooling", choices=["cls", "mean", "pooler"], default="cls")
+    parser.add_argument(
+        "--pooling",
+        dest="poolings",
+        default="cls,mean",
+        help="comma-separated: cls, mean, pooler; every encoder is fine-tuned under each (cls: "
+        "the sources' reading, trained only by NSP and SOP; mean: every objective alike)",
+    )
     parser.add_argument("--seeds", type=int, default=3, help="fine-tuning seeds per encoder")
     parser.add_argument(
         "--pretraining-seeds", type=int, default=1, help="pretraining runs per objective"
@@ -313,15 +392,17 @@ def parse_arguments():
     parser.add_argument("--verbose", type=int, default=0)
     add_record_argument(parser)
     args = parser.parse_args()
-    args.objectives = [o.strip() for o in args.objectives.split(",") if o.strip()]
-    if not args.objectives or set(args.objectives) - set(COMBINED_OBJECTIVES):
-        parser.error(
-            f"--objectives must list some of {', '.join(COMBINED_OBJECTIVES)}; received "
-            f"{','.join(args.objectives)!r}"
-        )
-    args.tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    if not args.tasks or set(args.tasks) - set(TASKS):
-        parser.error(f"--tasks must list mrpc and/or trec; received {','.join(args.tasks)!r}")
+    args.objectives = listed(
+        parser,
+        "--objectives",
+        args.objectives,
+        COMBINED_OBJECTIVES,
+        f"some of {', '.join(COMBINED_OBJECTIVES)}",
+    )
+    args.tasks = listed(parser, "--tasks", args.tasks, TASKS, "mrpc and/or trec")
+    args.poolings = listed(
+        parser, "--pooling", args.poolings, POOLINGS, f"some of {', '.join(POOLINGS)}"
+    )
     positive = (
         "num_layers", "hidden_dim", "num_heads", "batch_size", "steps", "eval_batches",
         "fine_tune_batch_size", "epochs", "seeds", "pretraining_seeds",
@@ -371,7 +452,8 @@ def main():
             encoders[objective, p_seed] = model.encoder.get_weights()
             pretraining[objective].append(run)
 
-    # %% Fine-tuning: per task and seed, one subset and one new head for every encoder.
+    # %% Fine-tuning: per task and seed, one subset and one new head for every encoder, each
+    # read at [CLS] (the sources' way) and by mean pooling (every objective's tokens alike).
     tasks = {task: run_task(task, encoders, tokenizer, args) for task in args.tasks}
 
     # %% Results: the intrinsic measure, then test accuracy, mean ± sd, paired differences.
@@ -402,7 +484,7 @@ def main():
                 "sequence_length",
                 "epochs",
                 "learning_rate",
-                "pooling",
+                "poolings",
                 "seeds",
                 "pretraining_seeds",
             )

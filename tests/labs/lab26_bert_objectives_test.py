@@ -1,15 +1,18 @@
-"""lab26_bert_objectives as a user runs it: four tiny encoders pretrained, one task fine-tuned."""
+"""lab26_bert_objectives as a user runs it: four tiny encoders pretrained, one task fine-tuned
+under both readings of the encoder ([CLS] and mean pooling)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
+from kbert.metrics.majority_class import NEAR_MAJORITY
 from tests.labs.lab_process import run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "labs/lab26_bert_objectives.py"
 OBJECTIVES = ["masked", "masked+nsp", "masked+sop", "span+sbo"]
+POOLINGS = ["cls", "mean"]  # the default: the sources' reading and one that treats all alike
 
 
 def _run(arguments, data_root, timeout=900):
@@ -56,16 +59,49 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
     trec = report["tasks"]["trec"]
     assert set(report["tasks"]) == {"trec"} and trec["test_examples"] == 40
     assert trec["train_examples"] == 32 and 0 < trec["majority_accuracy"] <= 1
-    assert list(trec["objectives"]) == OBJECTIVES
-    for objective, row in trec["objectives"].items():
-        assert len(row["runs"]) == 1 and row["sd"] is None
-        assert ("vs_masked" in row) == (objective != "masked")
-    assert [run["objective"] for run in trec["runs"]] == OBJECTIVES
+    assert report["settings"]["poolings"] == POOLINGS and list(trec["poolings"]) == POOLINGS
+    # Every encoder fine-tuned under each pooling, with the same seed.
+    assert [(run["pooling"], run["objective"]) for run in trec["runs"]] == [
+        (pooling, objective) for pooling in POOLINGS for objective in OBJECTIVES
+    ]
+    assert {(run["pretraining_seed"], run["seed"]) for run in trec["runs"]} == {(0, 0)}
+    for run in trec["runs"]:
+        # 40 test examples: accuracy moves in steps of 0.025, so "within a point of the
+        # majority" is "at or below it", and the count follows from the run's accuracy.
+        expected = run["test_accuracy"] <= trec["majority_accuracy"] + NEAR_MAJORITY + 1e-9
+        assert run["at_majority"] is expected, (run, trec["majority_accuracy"])
+    for pooling in POOLINGS:
+        rows = trec["poolings"][pooling]["objectives"]
+        assert list(rows) == OBJECTIVES
+        for objective, row in rows.items():
+            own = [
+                r for r in trec["runs"] if (r["pooling"], r["objective"]) == (pooling, objective)
+            ]
+            assert row["runs"] == [run["test_accuracy"] for run in own] and row["sd"] is None
+            assert row["runs_at_majority"] == sum(run["at_majority"] for run in own)
+            assert ("vs_masked" in row) == (objective != "masked")
+            if objective != "masked":
+                # Paired with MLM alone read the same way, not across readings.
+                expected = row["runs"][0] - rows["masked"]["runs"][0]
+                assert row["vs_masked"]["mean"] == pytest.approx(expected), (pooling, objective)
+    # The printed table: one line per pooling and objective, with its runs at the majority.
+    table = [line for line in stdout.splitlines() if line.startswith(("trec  cls ", "trec  mean "))]
+    assert len(table) == 8, stdout[-3000:]
+    landed = [
+        row["runs_at_majority"]
+        for p in POOLINGS
+        for row in trec["poolings"][p]["objectives"].values()
+    ]
+    assert [line.rsplit("  ", 1)[1] for line in table] == [f"{k} of 1" for k in landed]
     from benchmarks.reports import lab26_bert_objectives
 
     page = lab26_bert_objectives.render(report)
-    assert page.count("| trec |") == 4 and "| MLM + SOP (ALBERT) |" in page
-    assert lab26_bert_objectives.headline(report).count("TREC") == 3
+    assert page.count("| trec |") == 8 and "| MLM + SOP (ALBERT) |" in page
+    assert "Read at [CLS]" in page and "Read by mean pooling" in page
+    headline = lab26_bert_objectives.headline(report)
+    assert headline.startswith("TREC vs MLM alone, points at [CLS] / mean: masked+nsp ")
+    total = sum(run["at_majority"] for run in trec["runs"])
+    assert headline.endswith(f"({total} of 8 runs at the majority class)")
 
 
 @pytest.mark.slow
@@ -74,6 +110,8 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
     [
         (["--objectives", "masked,electra"], "--objectives must list some of"),
         (["--tasks", "rte"], "--tasks must list mrpc and/or trec"),
+        (["--pooling", "cls,max"], "--pooling must list some of cls, mean, pooler"),
+        (["--pooling", "cls,cls"], "each once; received 'cls,cls'"),
         (["--seeds", "0"], "--seeds must be >= 1"),
         (["--sequence-length", "128"], "--sequence-length in [8, --block-length]"),
         (["--learning-rate", "0"], "--learning-rate must be > 0"),
