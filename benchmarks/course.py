@@ -287,15 +287,21 @@ EXPECTED_SECONDS = {
     "lab06_multitask": 2100,
     "lab07_document_classification": 1050,
     "lab12_pairs": 2400,
+    # Three seeds since this session (the record ran one): three fine-tunings of its record's.
+    "lab14_qa": 4600,
     "lab16_peft": 710,
     "lab17_distillation": 1000,
+    # Three pretrainings per corpus, one fine-tuning each (it pretrained once, fine-tuned 3×).
+    "lab18b_data_curation": 1300,
     "lab21_sequential_adaptation": 1500,
-    "lab22_bias": 600,
+    "lab22_bias": 650,
     "lab23_related_multitask": 1050,
     "lab24_slicing": 300,
     "lab25_consistency": 900,
-    "lab26_bert_objectives": 750,
+    "lab26_bert_objectives": 1000,  # fine-tuned under two poolings
     "pair_stability": 6800,
+    # Three seeds per setting since a080328 (its record ran one).
+    "anchor_strength": 1600,
 }
 
 
