@@ -1,5 +1,17 @@
 from benchmarks.reports import anchor_strength
 
+SETTINGS = {
+    "start": "minilm_l6",
+    "train_examples": 1000,
+    "epochs": 3,
+    "batch_size": 32,
+    "learning_rate": 3e-4,
+    "seed": 0,
+    "validation_examples": 545,
+    "test_examples": 500,
+    "test_majority": 0.276,
+}
+
 
 def _anchor_row(strength, test, loss):
     return {
@@ -19,15 +31,7 @@ def _anchor_row(strength, test, loss):
 
 def test_a_strength_that_scores_as_the_frozen_control_is_named():
     results = {
-        "start": "minilm_l6",
-        "train_examples": 1000,
-        "epochs": 3,
-        "batch_size": 32,
-        "learning_rate": 3e-4,
-        "seed": 0,
-        "validation_examples": 545,
-        "test_examples": 500,
-        "test_majority": 0.276,
+        **SETTINGS,
         "rows": [
             _anchor_row(0.01, 0.936, 0.31),
             _anchor_row(10.0, 0.242, 1.73),
@@ -63,17 +67,9 @@ def _seeded_row(strength, tests, loss, control=None):
 def test_a_seeded_record_reads_the_control_by_its_paired_difference():
     control = [0.24, 0.26, 0.22]
     results = {
-        "start": "minilm_l6",
-        "train_examples": 1000,
-        "epochs": 3,
-        "batch_size": 32,
-        "learning_rate": 3e-4,
+        **SETTINGS,
         "learning_rate_source": "adaptation_grid_minilm.json's anchors study for 'minilm_l6'",
-        "seed": 0,
         "seeds": 3,
-        "validation_examples": 545,
-        "test_examples": 500,
-        "test_majority": 0.276,
         "rows": [
             _seeded_row(0.01, [0.93, 0.94, 0.95], 0.31, control),
             # Within 2 points of the control on average, but worse on every seed: not the control.
