@@ -14,13 +14,16 @@ when the mean is larger than the seeds' spread, else "no difference"):
   unless the row is worse beyond the spread; the reader also sees whether the mean is within
   `WITHIN` of the baseline (the 1 point issue #36 asks of adapters on MiniLM-L6).
 - `"help"`: better: it shows only when the row is better beyond the spread.
-- `"lag"`: the source itself expects the row to fall behind at this model size.
+- `"lag"`: the source itself expects the row to fall behind at this model size. A row within
+  `NEAR_MAJORITY` (1 point) of the test set's majority class is not read as that lag: it sits at
+  the majority class (a run that did not adapt), which says nothing of the claim.
 - `None`: the source claims nothing; the rows' verdicts are listed as found.
 """
 
 import dataclasses
 import re
 
+from kbert.metrics.majority_class import NEAR_MAJORITY
 from kbert.metrics.seed_comparison import format_difference
 
 # "Within a point": the margin the adapters claim is read at (issue #36's done-when).
@@ -121,10 +124,31 @@ def _reading(expects, difference):
     return verdict
 
 
-def claim_paragraph(name, results):
+def _at_majority(row, majority):
+    """Whether `row`'s test mean is within `NEAR_MAJORITY` of (or below) `majority`, the test
+    set's majority class; False where either is unknown."""
+    if majority is None or row.get("acc_mean") is None:
+        return False
+    return row["acc_mean"] <= majority + NEAR_MAJORITY + 1e-9
+
+
+def _row_reading(expects, row, majority):
+    """What `row`'s paired difference says of the claim; a row the claim expects to lag that
+    sits at the majority class says that instead (a run that did not adapt is not the lag)."""
+    if expects == "lag" and _at_majority(row, majority):
+        return (
+            f"at the majority class (test {row['acc_mean']:.3f} against {majority:.3f}, within "
+            f"{100 * NEAR_MAJORITY:g} point), not read as the lag the source expects"
+        )
+    return _reading(expects, row["difference"])
+
+
+def claim_paragraph(name, results, majority=None):
     """The sentence under lab `name`'s table: its source's claim, then each testing row's
     paired difference and what it says; [] for a lab without a claim here or a record made
-    before rows carried their paired differences."""
+    before rows carried their paired differences. `majority` (float or None) is the test set's
+    majority-class accuracy, where known: a row the claim expects to lag that sits within
+    `NEAR_MAJORITY` of it is read as at the majority class, not as the lag."""
     claim = CLAIMS.get(name)
     rows = results.get("rows") or []
     if claim is None or not any("difference" in row for row in rows):
@@ -141,7 +165,7 @@ def claim_paragraph(name, results):
         against = f" vs {row['baseline']}" if row.get("baseline") else ""
         findings.append(
             f"{row['start']} {row['label']}{against}: {format_difference(difference)}, "
-            f"{_reading(expects, difference)}"
+            f"{_row_reading(expects, row, majority)}"
         )
     if not findings:
         return []

@@ -2,6 +2,7 @@
 of docs/results.md, README headline, and the notes under a row the grid explains."""
 
 import json
+import math
 from pathlib import Path
 
 from benchmarks.reports._claims import claim_paragraph
@@ -167,22 +168,28 @@ def full_rate_notes(results, results_dir, equal_top_rate=False):
     return notes
 
 
-def near_majority_notes(results, results_dir):
-    """Notes under a comparison for each row near TREC-6's majority class: every setting
-    `adaptation_grid` measured of that method on that start (so a reader sees whether a rate
-    was missed or the method cannot do better here), and the same method on the other starts.
-    """
-    # The grid is TREC-6 with its 500 test questions: its majority class and rows say nothing
-    # of a comparison on another task or test set.
-    grids = [
+def _trec_grids(results, results_dir):
+    """The `adaptation_grid*` results that speak for comparison `results`: the grid is TREC-6
+    with its own test questions, so its majority class and rows say nothing of a comparison on
+    another task or test set."""
+    return [
         grid
         for grid in _grid_results(results_dir)
         if results.get("task") == "trec"
         and grid["settings"]["test_examples"] == results.get("test_examples")
     ]
-    if not grids:
-        return []
-    majority = grids[0]["majority_class_acc"]["test"]
+
+
+def grid_majority(results, results_dir):
+    """The test set's majority-class accuracy for comparison `results`: the lab records carry
+    none, so it is the one its `adaptation_grid` records give (same task and test set), or None.
+    """
+    grids = _trec_grids(results, results_dir)
+    return grids[0]["majority_class_acc"]["test"] if grids else None
+
+
+def _grid_rows(grids):
+    """Every grid row by (start, method), and each (start, method)'s budget in words."""
     measured = {}  # (start, method) → grid rows of that method on that start
     budgets = {}  # (start, method) → the grid's training budget, in words
     for grid in grids:
@@ -194,60 +201,117 @@ def near_majority_notes(results, results_dir):
                     budgets[start, row["method"]] = (
                         f"{settings['train_examples']:,} questions, {settings['epochs']} epochs"
                     )
-    notes = []
-    for row in results["rows"]:
-        if row["acc_mean"] > majority + NEAR_MAJORITY:
-            continue
-        head = (
-            f"Note ({row['start']} {row['label']}, test {row['acc_mean']:.3f} against the "
-            f"majority class {majority:.3f})"
+    return measured, budgets
+
+
+def _chosen(grid_rows):
+    """The grid row chosen on validation (the grid's own rule: best validation mean)."""
+    return max(grid_rows, key=lambda entry: entry["val_mean"])
+
+
+def _score(row):
+    spread = "" if row.get("acc_sd") is None else f" ± {row['acc_sd']:.3f}"
+    return f"{row['acc_mean']:.3f}{spread}"
+
+
+def _rates(row, best):
+    """`row`'s rate against `best`'s (the grid's chosen row), in words, and whether they
+    differ (False where either is not recorded)."""
+    rate, chosen = row.get("learning_rate"), best.get("learning_rate")
+    if rate is None or chosen is None:
+        return "the two rates cannot be compared (one is not recorded)", False
+    if math.isclose(rate, chosen, rel_tol=1e-9):
+        return f"this row trains at the chosen setting's rate ({rate:g})", False
+    return f"this row trains at {rate:g}, the chosen setting at {chosen:g}", True
+
+
+def _against_the_chosen(row, best, majority):
+    """How `row` stands to the grid's row `best` (chosen on validation) where some setting of
+    the grid clears the majority class: the two side by side, and the rate as a possible cause
+    only where the rates differ and the chosen setting itself clears the majority class."""
+    rates, differ = _rates(row, best)
+    text = (
+        f": some setting of the grid clears the majority class by {NEAR_MAJORITY:g}; the chosen "
+        f"setting scores {_score(best)} on test, this row {_score(row)}; {rates}"
+    )
+    if differ and best["acc_mean"] > majority + NEAR_MAJORITY:
+        return text + ", so its rate may hold it down (rerun it at the chosen setting)."
+    return text + "."
+
+
+def _others(measured, row):
+    """The same method on the other starts, each at the setting chosen on validation there."""
+    return [
+        f"{start} {_chosen(entries)['label']}: {_chosen(entries)['acc_mean']:.3f}"
+        for (start, method), entries in sorted(measured.items())
+        if method == row["method"] and start != row["start"]
+    ]
+
+
+def _near_majority_note(row, majority, measured, budgets):
+    """The note under one comparison row near the majority class."""
+    head = (
+        f"Note ({row['start']} {row['label']}, test {row['acc_mean']:.3f} against the "
+        f"majority class {majority:.3f})"
+    )
+    grid_rows = measured.get((row["start"], row["method"]))
+    if not grid_rows:
+        return f"{head}: {UNEXPLAINED} (no `adaptation_grid` study of this method)."
+    best = _chosen(grid_rows)
+    settings = "; ".join(
+        f"{entry['label']}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}" for entry in grid_rows
+    )
+    text = (
+        f"{head}: `adaptation_grid` measured this method on this start at every setting of "
+        f"its grid ({budgets[row['start'], row['method']]}; test mean ± sd over "
+        f"{best['seeds']} seeds: {settings}); the setting "
+        f"chosen on validation, {best['label']}, scores {best['acc_mean']:.3f}"
+    )
+    if max(entry["acc_mean"] for entry in grid_rows) <= majority + NEAR_MAJORITY:
+        text += (
+            f", and no setting of the grid clears the majority class by "
+            f"{NEAR_MAJORITY:g}: with {row['trainable_pct']:.2f}% of the weights training, "
+            "the method does not adapt this start at this budget."
         )
-        grid_rows = measured.get((row["start"], row["method"]))
-        if not grid_rows:
-            notes.append(f"{head}: {UNEXPLAINED} (no `adaptation_grid` study of this method).")
-            continue
-        best = max(grid_rows, key=lambda entry: entry["val_mean"])
-        settings = "; ".join(
-            f"{entry['label']}: {entry['acc_mean']:.3f} ± {entry['acc_sd']:.3f}"
-            for entry in grid_rows
+    else:
+        text += _against_the_chosen(row, best, majority)
+    others = _others(measured, row)
+    if others:
+        text += (
+            " The same grid on the other start(s), at the setting chosen on validation there "
+            f"(test): {', '.join(others)}."
         )
-        others = [
-            f"{start} {max(entry['acc_mean'] for entry in entries):.3f}"
-            for (start, method), entries in sorted(measured.items())
-            if method == row["method"] and start != row["start"]
-        ]
-        text = (
-            f"{head}: `adaptation_grid` measured this method on this start at every setting of "
-            f"its grid ({budgets[row['start'], row['method']]}; test mean ± sd over "
-            f"{best['seeds']} seeds: {settings}); the setting "
-            f"chosen on validation, {best['label']}, scores {best['acc_mean']:.3f}"
-        )
-        if max(entry["acc_mean"] for entry in grid_rows) <= majority + NEAR_MAJORITY:
-            text += (
-                f", and no setting of the grid clears the majority class by "
-                f"{NEAR_MAJORITY:g}: with {row['trainable_pct']:.2f}% of the weights training, "
-                "the method does not adapt this start at this budget."
-            )
-        else:
-            text += (
-                ": the grid does better than this row, so its setting, not the method, holds "
-                "it down (rerun it at the chosen setting)."
-            )
-        if others:
-            text += f" The best of the same grid on the other start(s): {', '.join(others)}."
-        notes.append(text)
-    return notes
+    return text
+
+
+def near_majority_notes(results, results_dir):
+    """Notes under a comparison for each row near TREC-6's majority class: every setting
+    `adaptation_grid` measured of that method on that start (so a reader sees whether a rate
+    was missed or the method cannot do better here), and the same method on the other starts
+    at the setting chosen there on validation.
+    """
+    grids = _trec_grids(results, results_dir)
+    if not grids:
+        return []
+    majority = grids[0]["majority_class_acc"]["test"]
+    measured, budgets = _grid_rows(grids)
+    return [
+        _near_majority_note(row, majority, measured, budgets)
+        for row in results["rows"]
+        if row["acc_mean"] <= majority + NEAR_MAJORITY
+    ]
 
 
 def notes(name, results, results_dir):
     """Notes under a comparison's own record (not another run of it, such as
     `lab17_distillation_lab01_6_epochs`): its source's claim against its paired differences
-    (`_claims`), its `full` row's rate and its rows near the majority class, against what
-    `adaptation_grid` measured."""
+    (`_claims`, read against the test set's majority class where `adaptation_grid` gives it),
+    its `full` row's rate and its rows near the majority class, against what `adaptation_grid`
+    measured."""
     if name not in STEMS:
         return []
     return (
-        claim_paragraph(name, results)
+        claim_paragraph(name, results, majority=grid_majority(results, results_dir))
         + full_rate_notes(results, results_dir, equal_top_rate=name in EQUAL_TOP_RATE)
         + near_majority_notes(results, results_dir)
     )

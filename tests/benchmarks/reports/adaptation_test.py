@@ -75,8 +75,8 @@ def _peft_row(method, rate, validation, test, seeds=3):
     }
 
 
-def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tmp_path):
-    grid = {
+def _peft_grid():
+    return {
         "settings": {"train_examples": 1000, "epochs": 3, "test_examples": 500},
         "majority_class_acc": {"validation": 0.23, "test": 0.276},
         "studies": {
@@ -89,35 +89,118 @@ def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tm
                     ],
                     "chosen": {"prompt_tuning": "prompt_tuning lr=0.003"},
                 },
-                "minilm_l6": {"rows": [_peft_row("prompt_tuning", 3e-2, 0.71, 0.750)]},
+                # The best test score here (lr=0.1) is not the setting chosen on validation.
+                "minilm_l6": {
+                    "rows": [
+                        _peft_row("prompt_tuning", 3e-2, 0.71, 0.750),
+                        _peft_row("prompt_tuning", 1e-1, 0.60, 0.800),
+                    ]
+                },
             }
         },
     }
-    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+
+
+def _near_majority_comparison():
     rows = [
         {"start": "lab01", "label": "prompt_tuning", "method": "prompt_tuning"},
         {"start": "lab01", "label": "lora", "method": "lora"},
         {"start": "lab01", "label": "features", "method": "feature_extraction"},
     ]
     for row, accuracy in zip(rows, (0.315, 0.670, 0.300), strict=True):
-        row.update(acc_mean=accuracy, trainable_pct=0.13)
-    comparison = {"task": "trec", "test_examples": 500, "rows": rows}
+        row.update(acc_mean=accuracy, acc_sd=0.01, trainable_pct=0.13)
+    return {"task": "trec", "test_examples": 500, "rows": rows}
+
+
+def _prompt_note(tmp_path, grid, comparison):
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
+    prompt, _ = adaptation.near_majority_notes(comparison, tmp_path)
+    return prompt
+
+
+def test_a_row_near_the_majority_class_gets_the_grid_s_evidence_or_is_flagged(tmp_path):
+    grid, comparison = _peft_grid(), _near_majority_comparison()
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
     prompt, features = adaptation.near_majority_notes(comparison, tmp_path)
     assert prompt.startswith("Note (lab01 prompt_tuning, test 0.315 against the majority")
     assert "its grid (1,000 questions, 3 epochs; test mean" in prompt
     assert "prompt_tuning lr=0.003: 0.339 ± 0.020; prompt_tuning lr=0.03: 0.307" in prompt
     assert "chosen on validation, prompt_tuning lr=0.003, scores 0.339" in prompt
-    assert "other start(s): minilm_l6 0.750." in prompt and "lora" not in prompt
     assert "no setting of the grid clears the majority class by 0.1" in prompt
     assert UNEXPLAINED in features and "lab01 features" in features
-    grid["studies"]["peft"]["lab01"]["rows"][1]["acc_mean"] = 0.6  # a setting that does adapt
-    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": grid}))
-    prompt, _ = adaptation.near_majority_notes(comparison, tmp_path)
-    assert "its setting, not the method, holds it down" in prompt
     assert adaptation.near_majority_notes(comparison, tmp_path / "elsewhere") == []
     # Another task or test set: TREC-6's majority class and grid say nothing of it.
     assert adaptation.near_majority_notes({**comparison, "task": "sst2"}, tmp_path) == []
     assert adaptation.near_majority_notes({**comparison, "test_examples": 96}, tmp_path) == []
+
+
+def test_the_other_starts_are_read_at_the_setting_chosen_on_validation(tmp_path):
+    prompt = _prompt_note(tmp_path, _peft_grid(), _near_majority_comparison())
+    assert prompt.endswith(
+        "The same grid on the other start(s), at the setting chosen on validation there "
+        "(test): minilm_l6 prompt_tuning lr=0.03: 0.750."
+    )
+    assert "0.800" not in prompt  # minilm_l6's best test score, not chosen on validation
+    assert "lora" not in prompt  # another method
+
+
+def test_the_rate_is_named_as_a_cause_only_where_it_differs_from_the_grid_s_choice(tmp_path):
+    grid, comparison = _peft_grid(), _near_majority_comparison()
+    prompt_row = comparison["rows"][0]
+    rows = grid["studies"]["peft"]["lab01"]["rows"]
+    rows[1]["acc_mean"] = 0.6  # a setting that does adapt (lr=0.03), not the one chosen
+    # The lab row already runs at the rate chosen on validation: the two side by side, no cause.
+    prompt_row["learning_rate"] = 3e-3
+    prompt = _prompt_note(tmp_path, grid, comparison)
+    assert "some setting of the grid clears the majority class by 0.1" in prompt
+    assert "the chosen setting scores 0.339 ± 0.020 on test, this row 0.315 ± 0.010" in prompt
+    assert "this row trains at the chosen setting's rate (0.003)." in prompt
+    assert "hold it down" not in prompt and "rerun" not in prompt
+    # Another rate than the chosen one, but the chosen setting sits near the majority class
+    # too: rerunning there would not lift it, so still no cause.
+    prompt_row["learning_rate"] = 3e-2
+    prompt = _prompt_note(tmp_path, grid, comparison)
+    assert "this row trains at 0.03, the chosen setting at 0.003." in prompt
+    assert "hold it down" not in prompt
+    # Another rate, and the chosen setting clears the majority class: the rate may be the cause.
+    rows[0]["acc_mean"] = 0.55
+    prompt = _prompt_note(tmp_path, grid, comparison)
+    assert (
+        "the chosen setting scores 0.550 ± 0.020 on test, this row 0.315 ± 0.010; this row "
+        "trains at 0.03, the chosen setting at 0.003, so its rate may hold it down (rerun it at "
+        "the chosen setting)."
+    ) in prompt
+    # A row without a recorded rate cannot be compared: no cause.
+    del prompt_row["learning_rate"]
+    prompt = _prompt_note(tmp_path, grid, comparison)
+    assert "the two rates cannot be compared (one is not recorded)." in prompt
+    assert "hold it down" not in prompt
+
+
+def test_the_claim_is_read_against_the_grid_s_majority_class(tmp_path):
+    (tmp_path / "adaptation_grid_peft.json").write_text(json.dumps({"results": _peft_grid()}))
+    difference = {"mean": -0.4, "sd": 0.02, "n": 3, "verdict": "worse"}
+    row = {
+        "start": "minilm_l6",
+        "label": "prompt_tuning",
+        "method": "prompt_tuning",
+        "learning_rate": 3e-2,
+        "acc_mean": 0.28,
+        "acc_sd": 0.01,
+        "trainable_pct": 0.04,
+        "difference": difference,
+        "baseline": "full",
+    }
+    comparison = {"task": "trec", "test_examples": 500, "rows": [row]}
+    assert adaptation.grid_majority(comparison, tmp_path) == 0.276
+    (claim, *_) = adaptation.notes("lab16_peft", comparison, tmp_path)
+    assert "at the majority class (test 0.280 against 0.276, within 1 point)" in claim
+    assert "as the source expects" not in claim
+    # Without a grid for this task and test set, no majority is known: read as found.
+    other = {**comparison, "test_examples": 96}
+    assert adaptation.grid_majority(other, tmp_path) is None
+    (claim,) = adaptation.notes("lab16_peft", other, tmp_path)
+    assert "behind, as the source expects" in claim
 
 
 def test_no_committed_comparison_row_near_the_majority_class_is_unexplained():

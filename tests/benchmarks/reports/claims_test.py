@@ -1,8 +1,8 @@
 from benchmarks.reports import _claims
 
 
-def _row(start, label, mean=None, sd=0.01, verdict=None, baseline="full"):
-    row = {"start": start, "label": label, "difference": None, "baseline": None}
+def _row(start, label, mean=None, sd=0.01, verdict=None, baseline="full", acc=None):
+    row = {"start": start, "label": label, "difference": None, "baseline": None, "acc_mean": acc}
     if mean is not None:
         row["difference"] = {"mean": mean, "sd": sd, "n": 3, "verdict": verdict}
         row["baseline"] = baseline
@@ -48,6 +48,32 @@ def test_help_lag_and_no_claim_rows_say_what_their_source_expects():
     tutorial = [_row("lab01", "multitask_tutorial", -0.01, 0.02, "no difference", "full_longer")]
     (text,) = _claims.claim_paragraph("lab06_multitask", {"rows": tutorial})
     assert "lab01 multitask_tutorial vs full_longer: -1.00 ± 2.00" in text
+
+
+def test_a_row_expected_to_lag_at_the_majority_class_is_not_read_as_the_lag():
+    rows = [
+        _row("lab01", "prompt_tuning", -0.45, 0.02, "worse", acc=0.28),
+        _row("minilm_l6", "prompt_tuning", -0.2, 0.02, "worse", acc=0.74),
+        _row("lab01", "lora", -0.45, 0.02, "worse", acc=0.28),  # expects "match": as before
+    ]
+    (text,) = _claims.claim_paragraph("lab16_peft", {"rows": rows}, majority=0.276)
+    assert (
+        "lab01 prompt_tuning vs full: -45.00 ± 2.00 (worse), at the majority class (test 0.280 "
+        "against 0.276, within 1 point), not read as the lag the source expects"
+    ) in text
+    assert "minilm_l6 prompt_tuning vs full: -20.00 ± 2.00 (worse), behind, as the source" in text
+    assert "lab01 lora vs full: -45.00 ± 2.00 (worse), below it beyond the seeds' spread" in text
+    # One point above the majority counts as at it; more than a point does not.
+    rows[0]["acc_mean"] = 0.286
+    (text,) = _claims.claim_paragraph("lab16_peft", {"rows": rows[:1]}, majority=0.276)
+    assert "at the majority class (test 0.286 against 0.276" in text
+    rows[0]["acc_mean"] = 0.29
+    (text,) = _claims.claim_paragraph("lab16_peft", {"rows": rows[:1]}, majority=0.276)
+    assert text.endswith("(worse), behind, as the source expects.")
+    # No majority known (no grid for this task): read as found.
+    rows[0]["acc_mean"] = 0.28
+    (text,) = _claims.claim_paragraph("lab16_peft", {"rows": rows[:1]})
+    assert text.endswith("(worse), behind, as the source expects.")
 
 
 def test_records_without_paired_differences_or_claims_get_no_paragraph():
