@@ -1,10 +1,15 @@
 """The records of `labs/lab12_pairs.py`: their section of docs/results.md and README headline."""
 
-from benchmarks.reports._common import NEAR_MAJORITY, markdown_table
-from kbert.metrics.seed_comparison import verdict
+import json
+from pathlib import Path
 
-# `lab12_pairs_rte_cls_pooling` (the same seeds read at [CLS]) renders as the lab's own.
+from benchmarks.reports._common import markdown_table
+from kbert.metrics.seed_comparison import format_difference, paired_difference, verdict
+
+# `lab12_pairs_rte_cls_pooling` (the same seeds read at [CLS]) renders as the lab's own, with a
+# note comparing it seed by seed with the default run (`notes`).
 STEMS = ("lab12_pairs",)
+CLS_RECORD = "lab12_pairs_rte_cls_pooling"
 
 
 def render(results):
@@ -55,20 +60,6 @@ def render(results):
             "",
             majority_lines(results),
         ]
-        + (
-            [
-                "",
-                "RTE sits near its majority class. The checkpoint is all-MiniLM-L6-v2, trained "
-                "further as a mean-pooled sentence embedder (not the distilled MiniLM behind the "
-                "published ~63), and this run reads its [CLS] vector, which that training never "
-                "used; the lab's default now reads the checkpoint's own pooling (mean).",
-            ]
-            if "rte" in results
-            and results["rte"].get("settings", {}).get("pooling", "cls") != "mean"
-            and results["rte"]["test_accuracy"]
-            <= results["rte"]["majority_accuracy"] + NEAR_MAJORITY
-            else []
-        )
     )
 
 
@@ -115,3 +106,77 @@ def headline(results):
         )
         for name, row in results.items()
     )
+
+
+def notes(name, results, results_dir):
+    """Under the [CLS] run (`lab12_pairs_rte_cls_pooling`): its seed-paired difference to the
+    default run (`lab12_pairs`, the checkpoint's own pooling) on RTE (`pooling_note`)."""
+    if name != CLS_RECORD:
+        return []
+    path = Path(results_dir) / "lab12_pairs.json"
+    if not path.is_file():
+        return ["[CLS] against mean pooling on RTE: no lab12_pairs record to compare with yet."]
+    return [pooling_note(results, json.loads(path.read_text(encoding="utf-8"))["results"])]
+
+
+def pooling_note(cls_results, mean_results):
+    """[CLS] − mean on RTE test accuracy, paired by seed, with each reading's runs at the
+    majority class; or why the two records cannot be compared.
+
+    Args:
+        cls_results: dict, the `results` of the `--pooling cls` record.
+        mean_results: dict, the `results` of the default `lab12_pairs` record.
+    """
+    head = f"[CLS] against mean pooling on RTE (`{CLS_RECORD}` − `lab12_pairs`)"
+    cls_row, mean_row = cls_results.get("rte"), mean_results.get("rte")
+    problem = _not_comparable(cls_row, mean_row)
+    if problem:
+        return f"{head}: not compared, {problem}."
+    cls_runs = {run["seed"]: run["test_accuracy"] for run in cls_row["runs"]}
+    mean_runs = {run["seed"]: run["test_accuracy"] for run in mean_row["runs"]}
+    seeds = sorted(set(cls_runs) & set(mean_runs))
+    if not seeds:
+        return f"{head}: not compared, the two records share no seed."
+    difference = paired_difference([cls_runs[s] for s in seeds], [mean_runs[s] for s in seeds])
+    others = _other_differences(cls_row, mean_row)
+    return (
+        f"{head}: test accuracy, paired by seed (seeds {', '.join(map(str, seeds))}), "
+        f"{format_difference(difference)} points. Runs at the majority class: [CLS] "
+        f"{_runs_at_majority(cls_row, cls_row.get('seeds', 1))}, mean "
+        f"{_runs_at_majority(mean_row, mean_row.get('seeds', 1))}."
+        + (f" The two records also differ in {others}." if others else "")
+    )
+
+
+def _not_comparable(cls_row, mean_row):
+    """Why the two RTE rows cannot be paired (None when they can)."""
+    if cls_row is None or mean_row is None:
+        return "one of the two records has no RTE row"
+    for record, row, expected in (
+        (CLS_RECORD, cls_row, "cls"),
+        ("lab12_pairs", mean_row, "mean"),
+    ):
+        pooling = (row.get("settings") or {}).get("pooling")
+        if pooling != expected:
+            recorded = "does not record its pooling" if pooling is None else f"reads {pooling}"
+            return f"`{record}` {recorded} (expected {expected})"
+        if not all("seed" in run for run in row.get("runs") or [{}]):
+            return f"`{record}` does not record its runs by seed"
+    return None
+
+
+def _other_differences(cls_row, mean_row):
+    """What else than the pooling the two RTE rows differ in: settings and split sizes."""
+    cls_settings, mean_settings = cls_row["settings"], mean_row["settings"]
+    keys = [key for key in cls_settings if key != "pooling" and key in mean_settings]
+    differ = [
+        f"{key} ({cls_settings[key]} vs {mean_settings[key]})"
+        for key in keys
+        if cls_settings[key] != mean_settings[key]
+    ]
+    differ += [
+        f"{split} pairs ({cls_row[split]:,} vs {mean_row[split]:,})"
+        for split in ("train", "test")
+        if cls_row.get(split) != mean_row.get(split)
+    ]
+    return ", ".join(differ)

@@ -54,19 +54,92 @@ def test_the_claim_is_read_as_each_task_s_gap_to_the_majority_against_the_spread
     assert "rte +10.00 points, one seed: no spread to read it against" in one
 
 
-def test_the_cls_note_is_given_only_to_an_rte_row_near_its_majority_class():
-    def rte(accuracy):
-        return {
-            "rte": {
-                "train": 100,
-                "test": 50,
-                "val_accuracy_per_epoch": [0.5],
-                "test_accuracy": accuracy,
-                "test_f1": None,
-                "majority_accuracy": 0.527,
-                "settings": {"pooling": "cls"},
-            }
+def _rte(pooling, accuracies, at_majority=0, **settings):
+    """An RTE row as `labs/lab12_pairs.py` writes it, its runs by seed (0, 1, 2...)."""
+    runs = [
+        {"seed": seed, "val_accuracy_per_epoch": [0.6], "test_accuracy": accuracy}
+        for seed, accuracy in enumerate(accuracies)
+    ]
+    return {
+        "rte": {
+            "task": "rte",
+            "train": 2241,
+            "test": 277,
+            "seeds": len(runs),
+            "runs": runs,
+            "val_accuracy_per_epoch": [0.6],
+            "test_accuracy": sum(accuracies) / len(accuracies),
+            "test_accuracy_sd": 0.03,
+            "test_f1": None,
+            "majority_accuracy": 0.527,
+            "runs_at_majority": at_majority,
+            "settings": {"model": "minilm_l6", "pooling": pooling, "dtype": "float32", **settings},
         }
+    }
 
-    assert "RTE sits near its majority class" in lab12_pairs.render(rte(0.55))
-    assert "RTE sits near its majority class" not in lab12_pairs.render(rte(0.70))
+
+def _write(path, results):
+    import json
+
+    record = {"command": "python labs/lab12_pairs.py", "results": results}
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_the_section_states_no_cause_for_a_cls_row_near_the_majority():
+    # The cause the section once gave (the checkpoint's [CLS] never trained) is measured by no
+    # record; a [CLS] row at the majority renders its numbers only.
+    page = lab12_pairs.render(_rte("cls", [0.52, 0.53, 0.53], at_majority=3))
+    assert "never used" not in page and "sits near" not in page
+    assert "| 0.527 | 3 of 3 |" in page
+
+
+def test_the_cls_run_is_set_beside_the_mean_run_seed_by_seed(tmp_path):
+    from benchmarks.reports._families import FAMILIES, for_record
+
+    # The [CLS] record is a lab12 run: its notes come from this module.
+    assert for_record(FAMILIES, lab12_pairs.CLS_RECORD) is lab12_pairs
+    cls = _rte("cls", [0.52, 0.55, 0.60], at_majority=1)
+    # Listed out of seed order: the runs pair by seed, not by position.
+    cls["rte"]["runs"].reverse()
+    assert lab12_pairs.notes("lab12_pairs", _rte("mean", [0.6] * 3), tmp_path) == []
+    (note,) = lab12_pairs.notes(lab12_pairs.CLS_RECORD, cls, tmp_path)
+    assert "no lab12_pairs record to compare with yet" in note
+    _write(tmp_path / "lab12_pairs.json", _rte("mean", [0.60, 0.58, 0.62]))
+    (note,) = lab12_pairs.notes(lab12_pairs.CLS_RECORD, cls, tmp_path)
+    # Per seed (points): 52 − 60, 55 − 58, 60 − 62 = −8, −3, −2; mean −4.33, sd 3.21.
+    assert "paired by seed (seeds 0, 1, 2), -4.33 ± 3.21 (worse) points" in note
+    assert "Runs at the majority class: [CLS] 1 of 3, mean 0 of 3." in note
+    assert "differ in" not in note
+    # Inside the spread: per seed +2, −3, +2 points (mean 0.33, sd 2.89).
+    close = lab12_pairs.pooling_note(
+        _rte("cls", [0.62, 0.55, 0.64]), _rte("mean", [0.60, 0.58, 0.62])
+    )
+    assert "+0.33 ± 2.89 (no difference) points" in close
+
+
+def test_the_cls_note_names_what_keeps_the_records_apart():
+    mean = _rte("mean", [0.60, 0.58, 0.62])
+    # The committed default record predates recorded settings (it read [CLS] then).
+    older = {"rte": {**mean["rte"]}}
+    del older["rte"]["settings"]
+    note = lab12_pairs.pooling_note(_rte("cls", [0.5] * 3), older)
+    assert note.endswith("not compared, `lab12_pairs` does not record its pooling (expected mean).")
+    note = lab12_pairs.pooling_note(_rte("cls", [0.5] * 3), _rte("cls", [0.6] * 3))
+    assert "`lab12_pairs` reads cls (expected mean)" in note
+    assert "has no RTE row" in lab12_pairs.pooling_note(_rte("cls", [0.5] * 3), {"mrpc": {}})
+    unseeded = _rte("mean", [0.6] * 3)
+    for run in unseeded["rte"]["runs"]:
+        del run["seed"]
+    assert "does not record its runs by seed" in lab12_pairs.pooling_note(
+        _rte("cls", [0.5] * 3), unseeded
+    )
+    shifted = _rte("cls", [0.5] * 3)
+    for run in shifted["rte"]["runs"]:
+        run["seed"] += 10
+    assert "share no seed" in lab12_pairs.pooling_note(shifted, mean)
+    other = lab12_pairs.pooling_note(_rte("cls", [0.5] * 3, epochs=3), _rte("mean", [0.6] * 3))
+    assert "differ" not in other  # a setting only one record holds is not compared
+    other = lab12_pairs.pooling_note(
+        _rte("cls", [0.5] * 3, dtype="mixed_bfloat16"), _rte("mean", [0.6] * 3)
+    )
+    assert other.endswith("The two records also differ in dtype (mixed_bfloat16 vs float32).")
