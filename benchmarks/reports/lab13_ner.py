@@ -18,6 +18,9 @@ def render(results):
     mean ± sd over seeds and the seed-paired difference to softmax (a record of one seed, made
     before three were the default, renders without them)."""
     rows = []
+    # Records made before the lab counted the invalid BIO tags it repaired, and records of span
+    # NER alone (no BIO tags to count), render as before.
+    repaired = any(run.get("repaired_tags") is not None for run in results["methods"].values())
     for name, run in results["methods"].items():
         accuracy = run.get("test_token_accuracy")
         types = run.get("per_type_f1") or {}
@@ -37,13 +40,20 @@ def render(results):
                 "-" if accuracy is None or accuracy != accuracy else f"{accuracy:.2f}",
                 " / ".join(f"{types[t]:.1f}" for t in ("PER", "LOC", "ORG", "MISC") if t in types),
             ]
+            + ([_repaired(run)] if repaired else [])
         )
     seeds = (results.get("settings") or {}).get("seeds", 1)
     return "\n".join(
         [
             "CoNLL-2003 (entity-level F1, conlleval's rules; BIO decoded from each word's first "
             f"subword; span = every span up to a width, classified); {seeds} seed(s), mean ± sd, "
-            "and each method's seed-paired difference to the BIO softmax tagger in F1 points:",
+            "and each method's seed-paired difference to the BIO softmax tagger in F1 points"
+            + (
+                "; invalid tags: predicted test tags `I-X` that continue no entity of type X, "
+                "read as `B-X` (conlleval's rule):"
+                if repaired
+                else ":"
+            ),
             "",
             markdown_table(
                 [
@@ -56,11 +66,24 @@ def render(results):
                     "test P / R",
                     "test token acc",
                     "test F1 PER / LOC / ORG / MISC",
-                ],
+                ]
+                + (["invalid test tags repaired (all seeds)"] if repaired else []),
                 rows,
             ),
         ]
     )
+
+
+def _repaired(run):
+    """The invalid BIO tags a method predicted on test (an `I-X` that continues no entity of
+    type X, read as `B-X`), summed over seeds, each seed's after it; "-" where the method
+    decodes no BIO tags (span)."""
+    if run.get("repaired_tags") is None:
+        return "-"
+    seeds = [each["repaired_tags"] for each in run.get("runs") or []]
+    if len(seeds) < 2 or None in seeds:
+        return f"{run['repaired_tags']:,}"
+    return f"{run['repaired_tags']:,} ({' / '.join(f'{count:,}' for count in seeds)})"
 
 
 def headline(results):
