@@ -34,7 +34,57 @@ def test_the_text_to_text_lab_renders_both_families_and_its_headline():
     assert "| squad_pretrained | exact_match 1.5, f1 4.0 |" in page
     assert "equal the Keras model's: True" in page and "written “<extra_id_0> b”" in page
     headline = lab19_text_to_text.headline(TEXT_TO_TEXT)
-    assert "text-to-text 0.500 vs encoder 0.600 (random init 0.400 / 0.550)" in headline
+    assert headline.endswith("text-to-text 0.500 vs encoder 0.600 (random init 0.400 / 0.550)")
+    # A record without per-seed runs: no paired difference, and no sentence about its starts.
+    assert "seed by seed" not in page and "text_to_text_start" not in page
+    assert "majority" not in page
+
+
+def _cell(*runs):
+    return {"mean": sum(runs) / len(runs), "sd": 0.0, "runs": list(runs), "invalid": 0.0}
+
+
+def _with_runs():
+    """The committed record's shape: four starts, two sizes, per-seed runs in each cell."""
+    curve = {
+        "encoder_decoder_pretrained": {"300": _cell(0.30, 0.40), "1000": _cell(0.50, 0.52)},
+        "encoder_decoder_random": {"300": _cell(0.50, 0.50), "1000": _cell(0.50, 0.52)},
+        "encoder_pretrained": {"300": _cell(0.50, 0.50), "1000": _cell(0.60, 0.66)},
+        "encoder_random": {"300": _cell(0.50, 0.50), "1000": _cell(0.60, 0.60)},
+    }
+    rates = {name: 0.001 for name in curve}
+    return {**TEXT_TO_TEXT, "seeds": 2, "curve": curve, "learning_rates": rates}
+
+
+def test_text_to_text_against_the_encoder_is_paired_seed_by_seed_per_size():
+    results = _with_runs()
+    # Per seed at 300: -0.20, -0.10; at 1,000: -0.10, -0.14.
+    assert lab19_text_to_text.headline(results).endswith(
+        "(random init 0.400 / 0.550); text-to-text − encoder, seed by seed: "
+        "300 labels -15.0 ± 7.1 (worse), 1,000 labels -12.0 ± 2.8 (worse)"
+    )
+    line = lab19_text_to_text.family_line(results)
+    assert line.endswith(
+        "labelled questions): 300 labels -15.00 ± 7.07 (worse); 1,000 labels -12.00 ± 2.83 (worse)."
+    )
+    assert line in lab19_text_to_text.render(results)
+    # Equal runs at every seed: inside the spread.
+    results["curve"]["encoder_pretrained"]["1000"] = _cell(0.50, 0.52)
+    assert "1,000 labels +0.0 ± 0.0 (no difference)" in lab19_text_to_text.headline(results)
+
+
+def test_the_pointer_to_text_to_text_start_needs_the_pretrained_start_below_its_random_init():
+    results = _with_runs()
+    # Pretrained encoder-decoder minus random: worse at 300, equal at 1,000.
+    line = lab19_text_to_text.below_random_line(results)
+    assert line.startswith(
+        "The pretrained encoder-decoder fine-tunes below its random init (seed by seed, above) "
+        "at 300 labels: `benchmarks/text_to_text_start`"
+    )
+    assert line in lab19_text_to_text.render(results)
+    results["curve"]["encoder_decoder_random"]["300"] = _cell(0.30, 0.40)
+    assert lab19_text_to_text.below_random_line(results) == ""
+    assert "text_to_text_start" not in lab19_text_to_text.render(results)
 
 
 def test_the_claim_pairs_each_family_s_pretrained_and_random_runs_seed_by_seed():
