@@ -17,23 +17,57 @@ ROWS = {
 }
 
 
+def _rte_by_seed(results, row):
+    """`{seed: RTE test accuracy}` of `row`, from the record's runs ({} where it has none)."""
+    return {
+        run["seed"]: run["rte"]["accuracy"]
+        for run in results.get("runs", [])
+        if run["row"] == row and "rte" in run
+    }
+
+
+def rte_difference(results, row, baseline):
+    """RTE test accuracy of `row` minus `baseline`'s, paired by seed over the seeds both ran
+    (seed s of every row trains on the same subsets from the same start); None where either
+    row has no runs in the record."""
+    runs, base = _rte_by_seed(results, row), _rte_by_seed(results, baseline)
+    seeds = sorted(set(runs) & set(base))
+    if not seeds:
+        return None
+    return paired_difference([runs[s] for s in seeds], [base[s] for s in seeds])
+
+
 def control_line(results):
     """RTE with the real MRPC against RTE with MRPC's labels shuffled (the same steps), paired by
     seed from the record's runs: what the related task's content adds beyond extra updates ("" in
     records made before the control row)."""
-    by_row = {}
-    for run in results.get("runs", []):
-        if "rte" in run:
-            by_row.setdefault(run["row"], {})[run["seed"]] = run["rte"]["accuracy"]
-    joint, control = by_row.get("joint_proportional"), by_row.get("joint_shuffled_mrpc")
-    if not joint or not control:
+    difference = rte_difference(results, "joint_proportional", "joint_shuffled_mrpc")
+    if difference is None:
         return ""
-    seeds = sorted(set(joint) & set(control))
-    difference = paired_difference([joint[s] for s in seeds], [control[s] for s in seeds])
     return (
         "RTE with MRPC (proportional) against the same run with MRPC's labels shuffled, test "
         f"accuracy paired by seed (points): {format_difference(difference)}: what the related "
         "task's content adds beyond the extra updates it brings."
+    )
+
+
+def temperature_line(results):
+    """RTE under temperature mixing against proportional mixing, paired by seed: the claim's
+    last part (temperature sampling helps the small task more); "" without both rows' runs."""
+    difference = rte_difference(results, "joint_temperature", "joint_proportional")
+    if difference is None:
+        return ""
+    updates = {row: plan["updates"]["rte"] for row, plan in results.get("plans", {}).items()}
+    moved = (
+        f" ({updates['joint_proportional']} → {updates['joint_temperature']} RTE updates an "
+        "epoch of the same total)"
+        if {"joint_proportional", "joint_temperature"} <= set(updates)
+        else ""
+    )
+    return (
+        f"RTE with MRPC, temperature mixing minus proportional mixing{moved}, test accuracy "
+        f"paired by seed (points): {format_difference(difference)}; the claim above expects "
+        "it better."
     )
 
 
@@ -79,6 +113,7 @@ def render(results):
         f"{plan['probability']})"
         for row, plan in results.get("plans", {}).items()
     )
+    paired_lines = [line for line in (control_line(results), temperature_line(results)) if line]
     return "\n".join(
         [
             f"{results['model']} ({described}). Tasks: {tasks}. Joint runs: {plans}. Test "
@@ -91,8 +126,39 @@ def render(results):
                 table,
             ),
         ]
-        + (["", control_line(results)] if control_line(results) else [])
+        + [part for line in paired_lines for part in ("", line)]
     )
+
+
+def _joint_updates(results):
+    """The encoder updates an epoch of a joint run beside RTE alone's, for the headline's
+    parenthesis, from the proportional plan (its RTE updates are exactly RTE alone's batches);
+    "" without it."""
+    plan = results.get("plans", {}).get("joint_proportional")
+    if not plan:
+        return ""
+    return (
+        f"; a joint run makes {plan['steps']:,} encoder updates an epoch, RTE alone "
+        f"{plan['updates']['rte']:,}"
+    )
+
+
+def _rte_controls(results):
+    """The headline's RTE comparisons that hold the updates or the mixing fixed, paired by seed
+    (those the record's runs support)."""
+    parts = []
+    for label, row, baseline in (
+        (
+            "RTE with MRPC vs with MRPC's labels shuffled (the same updates)",
+            "joint_proportional",
+            "joint_shuffled_mrpc",
+        ),
+        ("RTE temperature − proportional mixing", "joint_temperature", "joint_proportional"),
+    ):
+        difference = rte_difference(results, row, baseline)
+        if difference is not None:
+            parts.append(f"{label}: {format_difference(difference, digits=1)}")
+    return parts
 
 
 def headline(results):
@@ -104,6 +170,11 @@ def headline(results):
             for row in ("joint_proportional", "joint_temperature")
             if row in rows
         )
-        parts.append(f"{task.upper()} with {other.upper()} vs alone (accuracy points): {joint}")
+        updates = _joint_updates(results) if task == "rte" else ""
+        parts.append(
+            f"{task.upper()} with {other.upper()} vs alone (accuracy points{updates}): {joint}"
+        )
+        if task == "rte":
+            parts += _rte_controls(results)
     majority = results["tasks"]["rte"]["majority_accuracy"]
     return "; ".join(parts) + f" (RTE majority {majority:.3f})"

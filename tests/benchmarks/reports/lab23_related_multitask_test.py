@@ -56,6 +56,35 @@ RESULTS = {
     },
 }
 
+# RTE's test accuracy per row and seed, as the lab's `runs` list holds it (every row of a seed
+# trains on the same subsets from the same start). The control trains both tasks; the lab scores
+# both heads and reports RTE only.
+RTE_RUNS = {
+    "rte_alone": ALONE["rte"],
+    "joint_proportional": [0.60, 0.65, 0.60],
+    "joint_temperature": [0.56, 0.60, 0.52],
+    "joint_shuffled_mrpc": [0.55, 0.62, 0.56],
+}
+
+
+def _runs():
+    runs = []
+    for seed in range(3):
+        for row, accuracies in RTE_RUNS.items():
+            run = {"row": row, "seed": seed, "rte": {"accuracy": accuracies[seed]}}
+            if row != "rte_alone":
+                run["mrpc"] = {"accuracy": 0.8, "f1": 0.86, "at_majority": False}
+            runs.append(run | {"train_s": 10.0})
+        runs.append({"row": "mrpc_alone", "seed": seed, "mrpc": {"accuracy": 0.8}})
+    return runs
+
+
+def _with_control():
+    """The record as the lab writes it: the control row's RTE summary, its plan, the runs."""
+    rows = {**RESULTS["rows"], "joint_shuffled_mrpc": _row(rte=RTE_RUNS["joint_shuffled_mrpc"])}
+    plans = {**RESULTS["plans"], "joint_shuffled_mrpc": RESULTS["plans"]["joint_proportional"]}
+    return {**RESULTS, "rows": rows, "plans": plans, "runs": _runs()}
+
 
 def test_the_multitask_lab_renders_each_row_and_task_with_its_paired_difference():
     page = lab23_related_multitask.render(RESULTS)
@@ -71,9 +100,47 @@ def test_the_multitask_lab_renders_each_row_and_task_with_its_paired_difference(
     assert "F1 of always 'paraphrase' 0.812" in page
     assert "joint_temperature: 126 steps an epoch, per task {'rte': 46.4" in page
     headline = lab23_related_multitask.headline(RESULTS)
-    assert headline.startswith("RTE with MRPC vs alone (accuracy points): proportional +6.0 ± 1.7")
+    assert headline.startswith(
+        "RTE with MRPC vs alone (accuracy points; a joint run makes 126 encoder updates an "
+        "epoch, RTE alone 32): proportional +6.0 ± 1.7"
+    )
     assert "temperature +0.3 ± 0.6 (no difference)" in headline
-    assert "MRPC with RTE" in headline and headline.endswith("(RTE majority 0.527)")
+    assert "MRPC with RTE vs alone (accuracy points): proportional" in headline
+    assert headline.endswith("(RTE majority 0.527)")
+    # No runs in this record: nothing paired beyond the rows' differences to alone.
+    assert "shuffled" not in headline and "temperature −" not in headline
+    assert "temperature mixing minus" not in page
+
+
+def test_the_headline_gives_the_shuffled_control_and_temperature_against_proportional():
+    headline = lab23_related_multitask.headline(_with_control())
+    # Joint minus control per seed: 0.05, 0.03, 0.04.
+    assert (
+        "; RTE with MRPC vs with MRPC's labels shuffled (the same updates): +4.0 ± 1.0 (better); "
+        in headline
+    )
+    # Temperature minus proportional per seed: -0.04, -0.05, -0.08.
+    assert "; RTE temperature − proportional mixing: -5.7 ± 2.1 (worse); MRPC with RTE" in headline
+    assert headline.endswith("(RTE majority 0.527)")
+
+
+def test_the_page_pairs_temperature_with_proportional_mixing_seed_by_seed():
+    results = _with_control()
+    line = lab23_related_multitask.temperature_line(results)
+    assert line == (
+        "RTE with MRPC, temperature mixing minus proportional mixing (32 → 46.4 RTE updates an "
+        "epoch of the same total), test accuracy paired by seed (points): -5.67 ± 2.08 (worse); "
+        "the claim above expects it better."
+    )
+    page = lab23_related_multitask.render(results)
+    assert line in page and lab23_related_multitask.control_line(results) in page
+    assert "| joint_shuffled_mrpc | RTE + MRPC with shuffled labels (control) | rte |" in page
+    # Temperature runs equal to proportional's at every seed: inside the spread.
+    results["runs"] = [
+        run | {"rte": {"accuracy": 0.6}} if run["row"].startswith("joint_") else run
+        for run in results["runs"]
+    ]
+    assert "+0.00 ± 0.00 (no difference)" in lab23_related_multitask.temperature_line(results)
 
 
 def test_the_control_row_reads_rte_with_mrpc_against_mrpc_with_shuffled_labels():
