@@ -36,3 +36,95 @@ def test_the_consistency_lab_renders_each_arm_with_its_paired_difference():
     headline = lab25_consistency.headline(RESULTS)
     assert headline.startswith("TREC-6 at 100 labels: consistency (both) +10.3 ± 1.5 (better)")
     assert "300 labels: consistency (both)" in headline and "supervised" not in headline
+
+
+def _lab_runs(size, arm, accuracies, shares, best_epochs, epochs):
+    """Runs as `labs/lab25_consistency.py` records them (`run_lab`: labels, seed, arm and what
+    `train_run` returns); the supervised arm's trainer logs a confident share of 0."""
+    return [
+        {
+            "labels": size,
+            "seed": seed,
+            "arm": arm,
+            "test_accuracy": accuracy,
+            "epochs": epochs,
+            "steps": 40,
+            "best_epoch": best,
+            "val_accuracy": accuracy + 0.01,
+            "consistency_loss": 0.0 if arm == "supervised" else 0.05,
+            "confident_share": share,
+            "train_s": 30.0,
+        }
+        for seed, (accuracy, share, best) in enumerate(
+            zip(accuracies, shares, best_epochs, strict=True)
+        )
+    ]
+
+
+# The shape the lab writes now: `runs` (every label count, seed and arm), `perturbed_example`
+# (`show_perturbations`: the original question and each arm's copy) and every setting.
+LAB_RECORD = {
+    **RESULTS,
+    "settings": {
+        "pooling": "mean",
+        "learning_rate": 3e-4,
+        "batch_size": 16,
+        "unlabelled_ratio": 3,
+        "sequence_length": 32,
+        "epochs": 3,
+        "min_steps": 40,
+        "mask_rate": 0.15,
+        "replace_rate": 0.1,
+        "consistency_weight": 1.0,
+        "confidence_threshold": 0.45,
+        "temperature": 0.85,
+        "seeds": 3,
+        "dtype": "float32",
+    },
+    "perturbed_example": {
+        "original": "[CLS] what is the capital of peru ? [SEP]",
+        "both": "[CLS] what [MASK] the capital of zebra ? [SEP]",
+    },
+    "runs": [
+        *_lab_runs(100, "supervised", [0.60, 0.62, 0.61], [0.0] * 3, [7, 6, 7], 7),
+        *_lab_runs(100, "both", [0.70, 0.71, 0.73], [0.20, 0.30, 0.40], [5, 7, 6], 7),
+        *_lab_runs(100, "mask", [0.61, 0.60, 0.62], [0.50, 0.50, 0.50], [7, 7, 7], 7),
+        *_lab_runs(300, "supervised", [0.80, 0.81, 0.82], [0.0] * 3, [3, 3, 2], 3),
+        *_lab_runs(300, "both", [0.81, 0.80, 0.83], [0.60, 0.70, 0.80], [3, 2, 3], 3),
+    ],
+}
+
+
+def test_the_lab_s_runs_add_the_confident_share_and_the_epoch_each_seed_kept():
+    page = lab25_consistency.render(LAB_RECORD)
+    assert (
+        "| labels | arm | test accuracy | vs supervised only | confident share | epoch kept |"
+        in (page)
+    )
+    assert "confidence threshold β (`confidence_threshold`)" in page
+    # The share is each consistency arm's own, mean ± sd over its seeds (0.2, 0.3, 0.4).
+    assert (
+        page.split("| 100 | + consistency (both) |")[1]
+        .split("\n")[0]
+        .endswith("| 0.30 ± 0.10 | 5, 7, 6 of 7 |")
+    )
+    assert (
+        page.split("| 100 | + consistency (mask) |")[1]
+        .split("\n")[0]
+        .endswith("| 0.50 ± 0.00 | 7, 7, 7 of 7 |")
+    )
+    assert (
+        page.split("| 300 | + consistency (both) |")[1]
+        .split("\n")[0]
+        .endswith("| 0.70 ± 0.10 | 3, 2, 3 of 3 |")
+    )
+    # Supervised only reads no unlabelled question: no share, its epochs as kept.
+    assert "| 300 | supervised only | 0.810 ± 0.010 (n=3) | – | – | 3, 3, 2 of 3 |" in page
+    assert "confidence_threshold 0.45" in page
+    # The perturbed copy, Markdown's brackets escaped so [MASK] reads as text.
+    assert "- original: \\[CLS\\] what is the capital of peru ? \\[SEP\\]" in page
+    assert "- both: \\[CLS\\] what \\[MASK\\] the capital of zebra ? \\[SEP\\]" in page
+    # A record without runs (the shape the first test plants) renders as before.
+    plain = lab25_consistency.render(RESULTS)
+    assert "confident share" not in plain and "unlabelled question and" not in plain
+    assert plain.split("\n")[2].startswith("| labels | arm | test accuracy | vs supervised only |")
