@@ -37,8 +37,9 @@ reports test accuracy (TREC_10, 500 questions) of the chosen setting, mean ± sd
 - **adapters** — the tutorial's hands-on #3 at its own settings and around them
   (`benchmarks/adaptation_studies.py`): full fine-tuning's rate grid chosen on validation, then
   adapters at {3, 10, 30}× that rate (`--adapter-multipliers`): the tutorial's trainable set
-  (adapters + embeddings + LayerNorms + head) at sizes {32, 64} (`--adapter-sizes`), Houlsby's
-  (adapters + LayerNorms + head) and adapters alone at 32; feature extraction read as lab15
+  (adapters + embeddings + head; its code freezes the LayerNorms) at sizes {32, 64}
+  (`--adapter-sizes`), Houlsby's (adapters + LayerNorms + head) and adapters alone at 32;
+  feature extraction read as lab15
   found best (`--feature-rates`). Each set's setting chosen on validation; every row paired
   with the chosen full fine-tuning, the source's own row (tutorial set, 32, 10×) marked.
 

@@ -5,8 +5,9 @@ The adapters study (`--studies adapters`) follows the NAACL 2019 tutorial's hand
 Houlsby et al. (2019): full fine-tuning's rate grid first (the rates study's labels, so
 `--studies rates,adapters` runs them once), chosen on validation; then adapters at multiples of
 that chosen rate, for each trainable set (`adaptation_recipes.ADAPTER_TRAINABLE`): "tutorial"
-(adapters + embeddings + LayerNorms + head) at each size × multiplier, "houlsby" (adapters +
-LayerNorms + head) and "adapters_only" at the source's size 32 × each multiplier; and feature
+(adapters + embeddings + head; its code freezes the LayerNorms) at each size × multiplier,
+"houlsby" (adapters + LayerNorms + head) and "adapters_only" at the source's size 32 × each
+multiplier; and feature
 extraction read the start's best way (`StartingPoint.feature_layers`) at a
 small rate grid. Each family's setting is chosen on validation, and every row carries its
 seed-paired difference to the chosen full fine-tuning row. The source's own row (tutorial set,

@@ -9,11 +9,13 @@ from kbert.train.unfreezing_recipes import check_regime, ulmfit_fit
 
 # Which weights train beside the adapters and the head, by name:
 #   "tutorial": the NAACL 2019 tutorial's hands-on #3 also trains the embeddings ("we need to
-#       train the embeddings") and the LayerNorms: ~25% of its small model;
+#       train the embeddings"), ~25% of its small model; its code freezes every other weight,
+#       the LayerNorms included (it keeps only names with "embeddings", "classification" or
+#       "adapters" trainable);
 #   "houlsby": Houlsby et al. (2019) train the LayerNorms with the adapters;
 #   "adapters_only": nothing else, so the base stays shared by every task's adapters.
 ADAPTER_TRAINABLE = {
-    "tutorial": {"train_embeddings": True, "train_layer_norms": True},
+    "tutorial": {"train_embeddings": True, "train_layer_norms": False},
     "houlsby": {"train_embeddings": False, "train_layer_norms": True},
     "adapters_only": {"train_embeddings": False, "train_layer_norms": False},
 }
@@ -79,7 +81,7 @@ def adapters(
     Houlsby et al. (2019) place two per block (after attention and after the feed-forward
     network), Pfeiffer et al. (2021) one ("pfeiffer"). What trains besides the adapters and
     the head (`ADAPTER_TRAINABLE`): "tutorial" (the tutorial's hands-on #3: the embeddings
-    and the LayerNorms too), "houlsby" (the LayerNorms) or "adapters_only". The result's
+    too), "houlsby" (the LayerNorms) or "adapters_only". The result's
     `trainable_pct` is the share that trained. With `rate_multiplier` (the tutorial's 10), the
     peak rate is that multiple of the start's full fine-tuning rate, in place of the run's.
 

@@ -275,6 +275,19 @@ def test_full_fine_tuning_changes_pretrained_weights(full, bidirectional):
     assert "block_1/feed_forward/output/kernel" in changed
 
 
+def test_a_run_records_its_epochs_and_whether_it_landed_at_the_majority_class(
+    full, bidirectional, data
+):
+    from kbert.metrics.majority_class import at_majority
+    from kbert.tasks import evaluate_classifier
+
+    result, model = full
+    assert result["epochs"] == 1  # `_adapt`'s, the run's own
+    _, preprocessor = bidirectional.load()
+    predictions = evaluate_classifier(model, preprocessor, data["test"])["predictions"]
+    assert result["at_majority"] is at_majority(predictions, data["test"].labels)
+
+
 def test_feature_extraction_trains_only_the_head(adapted):
     _, model = adapted("feature_extraction")
     assert {v.path for v in model.trainable_weights} == {"logits/kernel", "logits/bias"}
@@ -478,7 +491,7 @@ def test_an_unknown_regime_is_refused_naming_the_regimes(bidirectional, data):
 
 
 def test_adapter_trainable_sets_train_what_they_name(bidirectional, data):
-    shares, trained = {}, {}
+    shares, trained, embeddings = {}, {}, set()
     for trainable in ("adapters_only", "houlsby", "tutorial"):
         # A multiple of the start's full fine-tuning rate (the default 1e-4), not its own 1e-3.
         multiplier = {"rate_multiplier": 30} if trainable == "tutorial" else {}
@@ -488,11 +501,16 @@ def test_adapter_trainable_sets_train_what_they_name(bidirectional, data):
         assert result["learning_rate"] == pytest.approx(3e-3 if multiplier else 1e-3)
         shares[trainable] = result["trainable_pct"]
         trained[trainable] = {variable.path for variable in model.trainable_weights}
+        embeddings |= {variable.path for variable in model.encoder.embeddings.weights}
     assert shares["adapters_only"] < shares["houlsby"] < shares["tutorial"] < 100
     assert not any("token_embedding" in path for path in trained["houlsby"])
     assert any("token_embedding" in path for path in trained["tutorial"])
     assert not any("norm" in path for path in trained["adapters_only"])
     assert any("norm" in path for path in trained["houlsby"])
+    # The tutorial's code keeps only embeddings, head and adapters trainable: the blocks'
+    # LayerNorms stay frozen (Houlsby et al. train them).
+    block_norms = {path for path in trained["houlsby"] if "norm" in path} - embeddings
+    assert block_norms and not block_norms & trained["tutorial"]
     with pytest.raises(ValueError, match="adapters' trainable must be one of .*received 'all'"):
         _adapt("adapters", bidirectional, data, bottleneck_dim=4, trainable="all")
     with pytest.raises(ValueError, match="rate_multiplier must be a number > 0; received 0"):
