@@ -185,6 +185,25 @@ def chosen_adapters(start, fallback, results_dir=None):
     return Chosen(value, f"{_made_at(ADAPTERS_RECORD, record)}: '{best['label']}'", True)
 
 
+def chosen_feature_extraction(start, fallback, results_dir=None):
+    """Feature extraction's peak rate validation chose for `start` in the adapters study
+    (`benchmarks/adaptation_studies.py` reads the start by its best layers at each rate).
+
+    Returns:
+        `Chosen`: `value` has `learning_rate`, the rate the chosen row trained at.
+    """
+    record = read_record(ADAPTERS_RECORD, results_dir) or {}
+    results = record.get("results")
+    outcome = ((results or {}).get("studies") or {}).get("adapters", {}).get(start)
+    if outcome is None:
+        return _fallback(fallback, ADAPTERS_RECORD, start, "not recorded")
+    if "feature_extraction" not in outcome.get("chosen", {}):
+        return _fallback(fallback, ADAPTERS_RECORD, start, "no feature extraction row")
+    row = _chosen_row(outcome, "feature_extraction")
+    value = {"learning_rate": row["learning_rate"]}
+    return Chosen(value, f"{_made_at(ADAPTERS_RECORD, record)}: '{row['label']}'", True)
+
+
 def chosen_multitask(start, train_examples, fallback, results_dir=None):
     """The multitask LM-loss weights validation chose for `start`, at the study's labelled
     size nearest `train_examples` (its largest size when `train_examples` is None: all of them).
@@ -239,10 +258,11 @@ def chosen_distillation(start, fallback, results_dir=None):
 
 
 def chosen_variants(label, recipe, starts, choose, extra=None):
-    """Comparison variants running each start's chosen setting: one row when every start chose
-    the same, else one row per distinct setting, labelled with the starts that chose it
-    (`"adapters (chosen: minilm_l6)"`, or `"(fallback: …)"` for starts whose grid holds no
-    choice); every row runs on every start (the harness runs each
+    """Comparison variants running each start's chosen setting: one row labelled `label` when
+    every start chose the same on validation, else one row per distinct setting, labelled with
+    the starts that chose it (`"adapters (chosen: minilm_l6)"`, or `"(fallback: …)"` for starts
+    whose grid holds no choice, even when the fallback equals another start's choice); every
+    row runs on every start (the harness runs each
     variant on each start), so a start's own row is the one its label names.
 
     Args:
@@ -263,9 +283,12 @@ def chosen_variants(label, recipe, starts, choose, extra=None):
         key = json.dumps(chosen.value, sort_keys=True)
         kind = "chosen" if chosen.recorded else "fallback"
         groups.setdefault(key, (chosen.value, {}))[1].setdefault(kind, []).append(start.name)
+    # The plain label only when every start chose the same setting on validation: a start
+    # whose grid holds no choice runs the fallback, and its row must say so.
+    unanimous = len(groups) == 1 and set(next(iter(groups.values()))[1]) == {"chosen"}
     variants = [
         (
-            label if len(groups) == 1 else f"{label} ({_named_by(names)})",
+            label if unanimous else f"{label} ({_named_by(names)})",
             recipe,
             {**value, **(extra or {})},
         )

@@ -9,6 +9,7 @@ from kbert.train.chosen_on_validation import (
     chosen_adapters,
     chosen_distillation,
     chosen_factor,
+    chosen_feature_extraction,
     chosen_multitask,
     chosen_rates,
     chosen_variants,
@@ -106,6 +107,12 @@ def test_the_adapters_choice_is_the_best_set_on_validation(tmp_path):
     assert result.value == {"trainable": "houlsby", "bottleneck_dim": 32, "learning_rate": 9e-3}
     assert "'adapters houlsby d=32 ×30 lr=0.009'" in result.source
     assert not chosen_adapters("minilm_l6", {"x": 1}, results_dir=tmp_path).recorded
+    # Feature extraction's own choice in the same study: the rate its chosen row trained at.
+    features = chosen_feature_extraction("lab01", {"learning_rate": 5e-3}, results_dir=tmp_path)
+    assert features.value == {"learning_rate": 0.02} and features.recorded
+    assert "'feature_extraction last4 lr=0.02'" in features.source
+    fallback = chosen_feature_extraction("minilm_l6", {"learning_rate": 5e-3}, tmp_path)
+    assert fallback.value == {"learning_rate": 5e-3} and not fallback.recorded
 
 
 def _adapter(trainable, size, rate):
@@ -158,14 +165,20 @@ def test_chosen_variants_give_one_row_when_starts_agree_else_one_per_setting():
         ("adapters (chosen: minilm_l6)", recipe, {"t": 2, "placement": "p"}),
     ]
     assert sources["minilm_l6"] == "record for minilm_l6"
+    # lab01 chose what "other" falls back to: one setting, but not every start chose it.
     same, _ = chosen_variants("adapters", recipe, starts[:1] + starts[2:], choose)
-    assert same == [("adapters", recipe, {"t": 1})]
+    assert same == [("adapters (chosen: lab01; fallback: other)", recipe, {"t": 1})]
+    agreed, _ = chosen_variants("adapters", recipe, starts[:1], choose)
+    assert agreed == [("adapters", recipe, {"t": 1})]
     recorded.clear()
     fallback, _ = chosen_variants("adapters", recipe, starts[:2], choose)
     assert [label for label, _, _ in fallback] == [
         "adapters (fallback: lab01)",
         "adapters (fallback: minilm_l6)",
     ]
+    settings["minilm_l6"] = {"t": 1}  # both fall back to one setting: still named a fallback
+    fallback, _ = chosen_variants("adapters", recipe, starts[:2], choose)
+    assert [label for label, _, _ in fallback] == ["adapters (fallback: lab01+minilm_l6)"]
 
 
 def test_a_course_reads_the_records_where_record_labs_copies_them(tmp_path, monkeypatch):
