@@ -509,9 +509,9 @@ def adapt_classifier(
 
     Returns:
         `(dict, keras.Model)`: the result (`method`, `start`, `seed`, `learning_rate`,
-        `trainable_params`, `total_params`, `trainable_pct`, `accuracy` on `data["test"]`,
-        `validation_accuracy` when there is validation data, `train_s`, …) and the trained
-        model.
+        `epochs` it trained, `trainable_params`, `total_params`, `trainable_pct`, `accuracy`
+        on `data["test"]`, `at_majority`, `validation_accuracy` when there is validation data,
+        `train_s`, …) and the trained model.
 
     Raises:
         ValueError: an unknown method or option (the message lists the recipe's options), or
@@ -540,6 +540,7 @@ def adapt_classifier(
         "start": start.name,
         "seed": seed,
         "learning_rate": rate,
+        "epochs": epochs,  # a recipe that trains longer (ULMFiT's regime) says so in `result`
         **result,
     }, model
 

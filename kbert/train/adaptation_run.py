@@ -8,6 +8,7 @@ runs' models averaged.
 
 import numpy as np
 
+from kbert.metrics.majority_class import at_majority
 from kbert.models.sequence_classifier import SequenceClassifier
 from kbert.tasks.classification import evaluate_classifier
 from kbert.train.classifier_fine_tuning import fine_tune_classifier
@@ -84,12 +85,18 @@ class AdaptationRun:
     def result(self, model, preprocessor, seconds, counts=None, classifier=None, **extra):
         """The row: sizes from `model`, accuracies from `classifier` (default `model`).
 
-        Test accuracy always; validation accuracy too when `data` has a "validation" split
-        (the one to choose settings on).
+        Test accuracy always, and whether the run landed at the majority class
+        (`kbert.metrics.majority_class.at_majority`: its test predictions all one class, or
+        within a point of the majority's accuracy); validation accuracy too when `data` has a
+        "validation" split (the one to choose settings on).
         """
         trainable, total = counts or parameter_counts(model)
         classifier = model if classifier is None else classifier
-        scores = {"accuracy": float(self.accuracy(classifier, preprocessor))}
+        test = evaluate_classifier(classifier, preprocessor, self.data["test"])
+        scores = {
+            "accuracy": float(test["accuracy"]),
+            "at_majority": at_majority(test["predictions"], self.data["test"].labels),
+        }
         if "validation" in self.data:
             scores["validation_accuracy"] = float(
                 self.accuracy(classifier, preprocessor, "validation")
@@ -116,8 +123,11 @@ def ensemble_result(models, preprocessor, data, train_seconds=0.0, method="mean_
     trainable = sum(parameter_counts(model)[1] for model in models)
     total = parameter_counts(models[0])[1]
     ensemble = ClassifierEnsemble(list(models), method=method)
-    accuracy = evaluate_classifier(ensemble, preprocessor, data["test"])["accuracy"]
-    scores = {"accuracy": float(accuracy)}
+    test = evaluate_classifier(ensemble, preprocessor, data["test"])
+    scores = {
+        "accuracy": float(test["accuracy"]),
+        "at_majority": at_majority(test["predictions"], data["test"].labels),
+    }
     if "validation" in data:
         scores["validation_accuracy"] = float(
             evaluate_classifier(ensemble, preprocessor, data["validation"])["accuracy"]

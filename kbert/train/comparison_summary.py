@@ -21,7 +21,11 @@ def summarize(rows, baseline=None):
     Each summary: `start`, `label`, `method`, `seeds` (count), `learning_rate`,
     `trainable_params`, `trainable_pct`, `acc_mean`, `acc_sd` (sample sd over seeds; None for
     one run), `val_mean` (mean validation accuracy; None when the rows have none), `train_s`
-    (mean seconds per run), and with `baseline` (a label; a dict label → its baseline's label,
+    (mean seconds per run), `epochs` (the epochs every run trained; None if they differ or
+    were not recorded), `runs_at_majority` (runs whose test predictions landed at the majority
+    class; None for rows saved before runs recorded it), `runs` (each run's `seed` and test
+    `accuracy`, so any two rows can be paired later), and with `baseline` (a label; a dict
+    label → its baseline's label,
     or a callable giving each summary's baseline label or None, for rows compared with
     different baselines) `difference`: the seed-paired test accuracy difference to the
     baseline's row of the same start, and `baseline`, that row's label (None with no difference)
@@ -49,6 +53,9 @@ def summarize(rows, baseline=None):
                 "acc_sd": float(accuracies.std(ddof=1)) if len(group) > 1 else None,
                 "val_mean": None if None in validation else float(np.mean(validation)),
                 "train_s": float(np.mean([row["train_s"] for row in group])),
+                "epochs": _common(group, "epochs"),
+                "runs_at_majority": _count(group, "at_majority"),
+                "runs": [{"seed": row["seed"], "accuracy": row["accuracy"]} for row in group],
             }
         )
     if baseline is not None:
@@ -57,6 +64,19 @@ def summarize(rows, baseline=None):
             summary["difference"] = _difference_to(groups, summary, label)
             summary["baseline"] = None if summary["difference"] is None else label
     return summaries
+
+
+def _common(group, key):
+    """The value every row of `group` has under `key`, or None (absent, or not all equal)."""
+    values = {row.get(key) for row in group}
+    return values.pop() if len(values) == 1 else None
+
+
+def _count(group, key):
+    """How many rows of `group` have `key` true; None when a row lacks it (an older row)."""
+    if any(key not in row for row in group):
+        return None
+    return sum(bool(row[key]) for row in group)
 
 
 def _baseline_of(summary, baseline):

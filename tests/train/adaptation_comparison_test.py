@@ -225,6 +225,25 @@ def test_summaries_pair_each_method_with_the_baseline_seed_by_seed():
     assert "Δ" not in format_summary_table(summarize(rows))
 
 
+def test_summaries_keep_each_run_its_epochs_and_the_runs_at_the_majority_class():
+    rows = [
+        {**_summary_row("full", "full", 0, 0.8, 0.90), "epochs": 3, "at_majority": False},
+        {**_summary_row("full", "full", 1, 0.8, 0.28), "epochs": 3, "at_majority": True},
+        {**_summary_row("ulmfit", "full", 0, 0.8, 0.91), "epochs": 9, "at_majority": False},
+        {**_summary_row("ulmfit", "full", 1, 0.8, 0.92), "epochs": 10, "at_majority": False},
+        _summary_row("older", "full", 0, 0.8, 0.5),  # saved before runs recorded these
+    ]
+    summaries = {row["label"]: row for row in summarize(rows)}
+    assert summaries["full"]["epochs"] == 3 and summaries["full"]["runs_at_majority"] == 1
+    assert summaries["full"]["runs"] == [
+        {"seed": 0, "accuracy": 0.90},
+        {"seed": 1, "accuracy": 0.28},
+    ]
+    assert summaries["ulmfit"]["epochs"] is None  # its runs disagree: no one count to show
+    assert summaries["ulmfit"]["runs_at_majority"] == 0
+    assert summaries["older"]["epochs"] is None and summaries["older"]["runs_at_majority"] is None
+
+
 def test_rows_can_each_have_their_own_baseline():
     rows = [
         _summary_row(label, label, seed, 0.8, accuracy)
