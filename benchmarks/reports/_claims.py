@@ -54,7 +54,7 @@ CLAIMS = {
     "lab04_gradual_unfreezing": Claim(
         "the tutorial advocates nothing for transformers (“not investigated in detail”); "
         "ULMFiT's gains from gradual unfreezing were measured with LSTMs",
-        {"top_2": None, "gradual_unfreezing": None, "chain_thaw": None, "full_ulmfit": None},
+        {"top_2": None, "gradual_unfreezing": None, "chain_thaw": None},
     ),
     "lab05_discriminative_lr": Claim(
         "ULMFiT: discriminative rates (÷2.6 per layer group) help fine-tuning (with LSTMs); "

@@ -20,30 +20,64 @@ STEMS = (
 )
 
 
+def _columns(results):
+    """Which optional columns the record supports: validation, the paired difference (and the
+    row it is paired with), each row's peak rate, its epochs (where a row trained other than
+    the record's), and its runs at the majority class."""
+    rows = results["rows"]
+    return {
+        "validation": any(row.get("val_mean") is not None for row in rows),
+        # Records made since the paired difference was added carry it (a "difference" per
+        # row), and since rows were paired with baselines of their own, the label of each.
+        "paired": any("difference" in row for row in rows),
+        "named": any("baseline" in row for row in rows),
+        # Each row's peak rate (its top group's, for discriminative rates).
+        "rated": any(row.get("learning_rate") is not None for row in rows),
+        # ULMFiT's regime and the tutorial's multitask train longer than the record's epochs.
+        "epochs": any(row.get("epochs") not in (None, results["epochs"]) for row in rows),
+        "majority": any(row.get("runs_at_majority") is not None for row in rows),
+    }
+
+
+def _cells(row, columns):
+    spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
+    landed = row.get("runs_at_majority")
+    return [
+        row["start"],
+        row["label"],
+        *([_rate(row.get("learning_rate"))] if columns["rated"] else []),
+        *([str(row.get("epochs") or "–")] if columns["epochs"] else []),
+        f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
+        *([f"{row['val_mean']:.3f}"] if columns["validation"] else []),
+        f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
+        *([_difference_cell(row, columns["named"])] if columns["paired"] else []),
+        *(
+            [("–" if landed is None else f"{landed} of {row['seeds']}")]
+            if columns["majority"]
+            else []
+        ),
+        f"{row['train_s']:.0f}",
+    ]
+
+
+def _header(columns):
+    paired = f"Δ to {'its baseline' if columns['named'] else 'full'}, paired by seed (points)"
+    return (
+        ["start", "method"]
+        + (["peak rate"] if columns["rated"] else [])
+        + (["epochs"] if columns["epochs"] else [])
+        + ["trainable"]
+        + (["validation"] if columns["validation"] else [])
+        + ["test (mean ± sd)"]
+        + ([paired] if columns["paired"] else [])
+        + (["runs at the majority class"] if columns["majority"] else [])
+        + ["train s per run"]
+    )
+
+
 def render(results):
     """Table of an adaptation comparison (labs 3–6, 15, 16, `benchmarks/adaptation.py`)."""
-    validation = any(row.get("val_mean") is not None for row in results["rows"])
-    # Records made since the paired difference was added carry it (a "difference" per row), and
-    # since rows were paired with baselines of their own, the label each is paired with.
-    paired = any("difference" in row for row in results["rows"])
-    named = any("baseline" in row for row in results["rows"])
-    # Each row's peak rate (its top group's, for discriminative rates), where the record has it.
-    rated = any(row.get("learning_rate") is not None for row in results["rows"])
-    rows = []
-    for row in results["rows"]:
-        spread = "" if row["acc_sd"] is None else f" ± {row['acc_sd']:.3f}"
-        rows.append(
-            [
-                row["start"],
-                row["label"],
-                *([_rate(row.get("learning_rate"))] if rated else []),
-                f"{row['trainable_params']:,} ({row['trainable_pct']:.2f}%)",
-                *([f"{row['val_mean']:.3f}"] if validation else []),
-                f"{row['acc_mean']:.3f}{spread} (n={row['seeds']})",
-                *([_difference_cell(row, named)] if paired else []),
-                f"{row['train_s']:.0f}",
-            ]
-        )
+    columns = _columns(results)
     starts = ", ".join(f"{name}: `{path}`" for name, path in results["starts"].items())
     return "\n".join(
         [
@@ -51,22 +85,14 @@ def render(results):
             f"epochs, batch {results['batch_size']}, length {results['sequence_length']}, "
             f"{results['seeds']} seed(s); validation = {results['validation_examples']} "
             f"held-out training questions, test = TREC_10 ({results['test_examples']}). "
-            f"Starts: {starts}.",
-            "",
-            markdown_table(
-                ["start", "method"]
-                + (["peak rate"] if rated else [])
-                + ["trainable"]
-                + (["validation"] if validation else [])
-                + ["test (mean ± sd)"]
-                + (
-                    [f"Δ to {'its baseline' if named else 'full'}, paired by seed (points)"]
-                    if paired
-                    else []
-                )
-                + ["train s per run"],
-                rows,
+            f"Starts: {starts}."
+            + (
+                " A row's epochs are shown where it trained other than these."
+                if columns["epochs"]
+                else ""
             ),
+            "",
+            markdown_table(_header(columns), [_cells(row, columns) for row in results["rows"]]),
         ]
     )
 

@@ -269,3 +269,54 @@ def test_the_table_gives_each_row_its_paired_difference_to_full():
     for each in results["rows"]:
         del each["difference"]
     assert "Δ to full" not in adaptation.render(results)
+
+
+def _comparison_row(label, epochs, landed, **extra):
+    return {
+        "start": "lab01",
+        "label": label,
+        "seeds": 3,
+        "learning_rate": 1e-3,
+        "trainable_params": 10,
+        "trainable_pct": 100.0,
+        "val_mean": 0.7,
+        "acc_mean": 0.7,
+        "acc_sd": 0.01,
+        "train_s": 20.0,
+        "epochs": epochs,
+        "runs_at_majority": landed,
+        **extra,
+    }
+
+
+def _comparison(rows):
+    return {
+        "starts": {"lab01": "ckpt"},
+        "train_examples": 1000,
+        "epochs": 3,
+        "batch_size": 32,
+        "sequence_length": 64,
+        "seeds": 3,
+        "validation_examples": 545,
+        "test_examples": 500,
+        "rows": rows,
+    }
+
+
+def test_a_row_that_trained_other_epochs_and_runs_at_the_majority_are_columns():
+    rows = [
+        _comparison_row("full", 3, 0),
+        _comparison_row("full_ulmfit", 9, 2),
+        _comparison_row("older", None, None),  # saved before rows recorded either
+    ]
+    page = adaptation.render(_comparison(rows))
+    assert "| peak rate | epochs | trainable |" in page
+    assert "| runs at the majority class | train s per run |" in page
+    assert "| lab01 | full_ulmfit | 0.001 | 9 |" in page and "| 2 of 3 | 20 |" in page
+    assert "| lab01 | older | 0.001 | – |" in page and "| – | 20 |" in page
+    assert "A row's epochs are shown where it trained other than these." in page
+    # Every row at the record's epochs, none counted: neither column.
+    plain = adaptation.render(
+        _comparison([{**row, "epochs": 3, "runs_at_majority": None} for row in rows])
+    )
+    assert "| epochs |" not in plain and "majority" not in plain
