@@ -6,10 +6,12 @@ inserted after the attention and the feed-forward sublayer of every block and in
 the identity. Compared on TREC-6 over 3 seeds, each row paired seed by seed with full
 fine-tuning (at the rate the grid chose for it):
 - feature extraction (frozen encoder, linear head), reading the start as lab15 found best
-  (MiniLM-L6: the mean of its last four mean-pooled layers; `StartingPoint.feature_layers`);
+  (MiniLM-L6: the mean of its last four mean-pooled layers; `StartingPoint.feature_layers`), at
+  the rate the adapters grid chose for it on validation (`chosen_feature_extraction`; the
+  library's default until that record exists);
 - adapters at the tutorial's own settings ("adapters_tutorial"): size 32, the adapters, the
-  embeddings, the LayerNorms and the head trained (~25% of its small model), at ten times the
-  fine-tuning rate;
+  embeddings and the head trained (~25% of its small model; the tutorial's code freezes every
+  other weight, the LayerNorms included), at ten times the fine-tuning rate;
 - adapters at the setting validation chose for each start ("adapters": trainable set, size and
   the peak rate that row trained at, read from the record of `benchmarks/adaptation_grid.py
   --studies adapters` by `kbert.train.chosen_on_validation.chosen_adapters`; the Houlsby set at
@@ -70,7 +72,11 @@ from kbert.train.adaptation_comparison import (
     starting_points,
     trec_data,
 )
-from kbert.train.chosen_on_validation import chosen_adapters, chosen_variants
+from kbert.train.chosen_on_validation import (
+    chosen_adapters,
+    chosen_feature_extraction,
+    chosen_variants,
+)
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab03_adapters")
@@ -204,9 +210,20 @@ pfeiffer, _ = chosen_variants(
 )
 for name, source in sources.items():
     print(f"adapters chosen on validation for {name}: {source}")
+features, feature_sources = chosen_variants(
+    "feature_extraction",
+    recipes.feature_extraction,
+    starts,
+    functools.partial(
+        chosen_feature_extraction,
+        fallback={"learning_rate": recipes.DEFAULT_LEARNING_RATES["feature_extraction"]},
+    ),
+)
+for name, source in feature_sources.items():
+    print(f"feature extraction's rate chosen on validation for {name}: {source}")
 variants = [
     ("full", recipes.full_fine_tuning, {}),
-    ("feature_extraction", recipes.feature_extraction, {}),
+    *features,
     ("adapters_tutorial", recipes.adapters, tutorial),
     *chosen,
     *pfeiffer,

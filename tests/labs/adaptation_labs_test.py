@@ -32,10 +32,15 @@ BUDGET = [
 ]
 
 
-def _run(arguments, data_root, run_dir):
+def _run(arguments, data_root, run_dir, choices=None):
+    """Runs a lab or benchmark; with `choices`, it reads the grids' records from that folder
+    (an empty one: every start falls back, whatever `docs/results/` holds today)."""
     split = 2 if arguments[0] == "-m" else 1
     program, options = arguments[:split], arguments[split:]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
+    if choices is not None:
+        choices.mkdir(parents=True, exist_ok=True)
+        env["KBERT_CHOICES_DIR"] = str(choices)
     result = subprocess.run(
         # One seed unless the test asks for more (the labs' default is three).
         [sys.executable, *program, "--seeds", "1", *options, *BUDGET, "--run-dir", str(run_dir)],
@@ -89,15 +94,23 @@ def test_is_share_tells_a_share_of_the_questions_from_any_number():
 
 @pytest.mark.slow
 def test_lab03_adapters(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab03_adapters.py", *_starts(tiny_models)], data_root, tmp_path)
-    # The Pfeiffer placement only with `--methods all`.
-    labels = ["full", "feature_extraction", "adapters_tutorial", "adapters"]
+    stdout, report = _run(
+        ["labs/lab03_adapters.py", *_starts(tiny_models)],
+        data_root,
+        tmp_path,
+        choices=tmp_path / "no_grids",
+    )
+    # The Pfeiffer placement only with `--methods all`; without the grid's record, feature
+    # extraction and the adapters run the fallbacks, and their rows say so.
+    features, chosen = "feature_extraction (fallback: lab01)", "adapters (fallback: lab01)"
+    labels = ["full", features, "adapters_tutorial", chosen]
     _check_report(report, tiny_models, labels)
     assert len(report) == 4
-    # The tutorial's set trains the embeddings too; the chosen (Houlsby's) set does not.
+    assert "feature extraction's rate chosen on validation for lab01: no choice" in stdout
+    # The tutorial's set trains the embeddings too; the fallback (Houlsby's) set does not.
     assert (
-        report["lab01/feature_extraction"]["trainable_pct"]
-        < report["lab01/adapters"]["trainable_pct"]
+        report[f"lab01/{features}"]["trainable_pct"]
+        < report[f"lab01/{chosen}"]["trainable_pct"]
         < report["lab01/adapters_tutorial"]["trainable_pct"]
         < report["lab01/full"]["trainable_pct"]
         == 100
@@ -124,17 +137,26 @@ def test_lab04_gradual_unfreezing(tmp_path, data_root, tiny_models):
         tmp_path,
     )
     labels = ["full", "top_2", "gradual_unfreezing", "chain_thaw"]
-    labels += ["full_ulmfit", "gradual_unfreezing_ulmfit", "chain_thaw_ulmfit"]
+    ulmfit = ["full_ulmfit", "gradual_unfreezing_ulmfit", "chain_thaw_ulmfit"]
     _check_report(report, tiny_models, labels)
+    # full_ulmfit is the ULMFiT rows' baseline and is paired with nothing itself.
+    _check_report(report, tiny_models, ulmfit, baseline="full_ulmfit")
     assert "GradualUnfreezing from step    0" in stdout and "ChainThaw from step" in stdout
     assert re.search(r"gradual unfreezing ran \d+ stages; test accuracy 0\.\d{4}", stdout)
     # ULMFiT's plan: one group per epoch from the top, every group by the second-last epoch.
     plan = re.findall(r"ULMFiT's GradualUnfreezing from epoch +(\d+) of (\d+)", stdout)
     epochs = int(plan[0][1])
     assert [int(first) for first, _ in plan] == list(range(epochs - 1))
-    # The ULMFiT rows are paired with full fine-tuning in that regime, the others with full.
-    assert "gradual_unfreezing_ulmfit to full_ulmfit" in stdout
-    assert "full_ulmfit to full" in stdout and "top_2 to full" in stdout
+    # The ULMFiT rows are paired with full fine-tuning in that regime, the others with full;
+    # full_ulmfit with neither (its epochs and rates both differ from full's).
+    pairs = re.search(r"Δ, paired by seed: (.*)", stdout).group(1).split(", ")
+    assert pairs == [
+        "top_2 to full",
+        "gradual_unfreezing to full",
+        "chain_thaw to full",
+        "gradual_unfreezing_ulmfit to full_ulmfit",
+        "chain_thaw_ulmfit to full_ulmfit",
+    ]
     # The recorded run renders as the same table the lab printed.
     from benchmarks.reports import adaptation
 
@@ -157,8 +179,13 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
 
 @pytest.mark.slow
 def test_lab06_multitask(tmp_path, data_root, tiny_models):
-    stdout, report = _run(["labs/lab06_multitask.py", *_starts(tiny_models)], data_root, tmp_path)
-    labels = ["full", "full_longer", "multitask_tutorial", "multitask_chosen"]
+    stdout, report = _run(
+        ["labs/lab06_multitask.py", *_starts(tiny_models)],
+        data_root,
+        tmp_path,
+        choices=tmp_path / "no_grids",
+    )
+    labels = ["full", "full_longer", "multitask_tutorial", "multitask_chosen (fallback: lab01)"]
     _check_report(report, tiny_models, labels)
     assert "trec_test_accuracy" in stdout
     # The tutorial's multitask is paired with single-task at its own (doubled) epochs.
@@ -180,8 +207,11 @@ def test_lab_distillation(tmp_path, data_root, tiny_models):
         ["labs/lab17_distillation.py", *_starts(tiny_models), "--seeds", "2"],
         data_root,
         tmp_path / "lab",
+        choices=tmp_path / "no_grids",
     )
-    students = ["distillation", "distillation_chosen", "distillation_from_ensemble"]
+    fallback = " (fallback: lab01)"
+    students = ["distillation", f"distillation_chosen{fallback}"]
+    students.append(f"distillation_from_ensemble{fallback}")
     _check_report(
         report,
         tiny_models,
@@ -194,7 +224,7 @@ def test_lab_distillation(tmp_path, data_root, tiny_models):
     # Every student is the same half-depth copy, distilled from one teacher or the ensemble.
     shares = {report[f"lab01/{label}"]["trainable_pct"] for label in students}
     assert len(shares) == 1 and shares.pop() < 100
-    assert report["lab01/distillation_from_ensemble"]["acc_sd"] is not None  # one per seed
+    assert report[f"lab01/{students[-1]}"]["acc_sd"] is not None  # one per seed
 
 
 def test_lab_distillation_refuses_bad_settings(tmp_path):
