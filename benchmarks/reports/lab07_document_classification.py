@@ -14,23 +14,41 @@ STEMS = ("lab07_document_classification",)
 SUMMARY_PARTS = ("lab07_document_classification_lab01",)
 
 
+NAMES = {"ulmfit": "LM fine-tuned, then classifier", "plain": "classifier only"}
+HEADER = ["labelled", "start", "validation", "test (mean ± sd)", "train s per run"]
+
+
+def _counts_majority(results):
+    """Whether the record counts its runs at the majority class (records made since it does)."""
+    return all(
+        "runs_at_majority" in row
+        for by_variant in results["results"].values()
+        for row in by_variant.values()
+    )
+
+
+def _table_row(size, name, row, counted):
+    spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.3f}"
+    cells = [
+        f"{int(size):,}",
+        NAMES.get(name, name),
+        f"{row['val_mean']:.3f}",
+        f"{row['test_mean']:.3f}{spread} (n={row['seeds']})",
+        f"{row['train_s']:.0f}",
+    ]
+    return cells + [f"{row['runs_at_majority']} of {row['seeds']}"] if counted else cells
+
+
 def render(results):
-    """Table of `labs/lab07_document_classification.py`: ULMFiT stage 1 or not, by labels."""
+    """Table of `labs/lab07_document_classification.py`: ULMFiT stage 1 or not, by labels, with
+    the runs at the majority class where the record counts them."""
     settings, language_model = results["settings"], results["language_model"]
-    names = {"ulmfit": "LM fine-tuned, then classifier", "plain": "classifier only"}
-    rows = []
-    for size, by_variant in results["results"].items():
-        for name, row in by_variant.items():
-            spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.3f}"
-            rows.append(
-                [
-                    f"{int(size):,}",
-                    names.get(name, name),
-                    f"{row['val_mean']:.3f}",
-                    f"{row['test_mean']:.3f}{spread} (n={row['seeds']})",
-                    f"{row['train_s']:.0f}",
-                ]
-            )
+    counted = _counts_majority(results)
+    rows = [
+        _table_row(size, name, row, counted)
+        for size, by_variant in results["results"].items()
+        for name, row in by_variant.items()
+    ]
     # Records made since the seed-paired difference was added carry it; older ones, the
     # difference of the means only.
     if results.get("difference"):
@@ -60,9 +78,7 @@ def render(results):
             f"{settings['test_examples']:,} test documents"
             + ("." if majority is None else f" (majority class {majority:.3f})."),
             "",
-            markdown_table(
-                ["labelled", "start", "validation", "test (mean ± sd)", "train s per run"], rows
-            ),
+            markdown_table(HEADER + ["at majority"] if counted else HEADER, rows),
             "",
             gains_line,
         ]
@@ -70,13 +86,34 @@ def render(results):
 
 
 def headline(results):
+    """Stage 1's gain by labelled size: seed-paired with its verdict where the record has it
+    (records made before it: the difference of the means), and any runs at the majority class."""
+    start = Path(results["model"]).name
+    head = f"ULMFiT stage 1 on {results['task']} from {start}, test points gained by labels"
+    if results.get("difference"):
+        gains = ", ".join(
+            f"{int(size):,}: {format_difference(difference, digits=1)}"
+            for size, difference in results["difference"].items()
+        )
+        return f"{head}, paired by seed: {gains}" + _majority_clause(results)
     gains = ", ".join(
         f"{int(size):,}: {gain:+.1f}" for size, gain in results["gain_points"].items()
     )
-    start = Path(results["model"]).name
-    return (
-        f"ULMFiT stage 1 on {results['task']} from {start}, test points gained by labels: {gains}"
-    )
+    return f"{head}: {gains or 'not measured'}" + _majority_clause(results)
+
+
+def _majority_clause(results):
+    """The rows with any run at the majority class, as "; runs at the majority class: 100
+    plain 2 of 3"; empty when none has one or the record does not count them."""
+    if not _counts_majority(results):
+        return ""
+    counts = [
+        f"{int(size):,} {name} {row['runs_at_majority']} of {row['seeds']}"
+        for size, by_variant in results["results"].items()
+        for name, row in by_variant.items()
+        if row["runs_at_majority"]
+    ]
+    return f"; runs at the majority class: {', '.join(counts)}" if counts else ""
 
 
 def document_classification_notes(name, results_dir):

@@ -23,6 +23,8 @@ def render(results):
         f1 = "-" if row["test_f1"] is None else f"{row['test_f1']:.3f}"
         if row.get("test_f1_sd"):
             f1 += f" ± {row['test_f1_sd']:.3f}"
+        if row.get("majority_f1") is not None:
+            f1 += f" (always the positive class: {row['majority_f1']:.3f})"
         runs = row.get("runs") or [row]
         rows.append(
             [

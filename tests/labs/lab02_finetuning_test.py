@@ -110,6 +110,12 @@ def test_lab_pairs(tmp_path, data_root, tiny_models):
     assert set(report) == {"rte", "mrpc"}
     assert report["rte"]["test"] == 277 and report["mrpc"]["test"] == 408
     assert report["mrpc"]["test_f1"] is not None and report["rte"]["test_f1"] is None
+    # MRPC's F1 baseline: always "paraphrase", the dev set's majority class (share p), so its
+    # F1 is 2p / (1 + p); RTE, scored by accuracy, has none.
+    share = report["mrpc"]["majority_accuracy"]
+    assert report["mrpc"]["majority_f1"] == pytest.approx(2 * share / (1 + share), abs=1e-4)
+    assert report["rte"]["majority_f1"] is None
+    assert "(always 'paraphrase': " in stdout
     assert [run["seed"] for run in report["rte"]["runs"]] == [0, 1]
     accuracies = [run["test_accuracy"] for run in report["rte"]["runs"]]
     assert report["rte"]["test_accuracy"] == pytest.approx(sum(accuracies) / 2, abs=1e-4)
@@ -163,27 +169,44 @@ def test_lab_document_classification(tmp_path, data_root, tiny_models, start):
     assert report["settings"]["learning_rate"] == report["settings"]["lm_learning_rate"] == rate
     language_model = report["language_model"]
     assert language_model["lm_loss_after"] > 0 and language_model["lm_examples"] > 0
+    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
+    # SST-2's test subset: the share of its most frequent label, stated beside the rows.
+    majority = report["majority_test_accuracy"]
+    assert 0.5 <= majority < 1.0
     for size, rows in report["results"].items():
         assert set(rows) == {"ulmfit", "plain"}
-        for row in rows.values():
+        for name, row in rows.items():
             assert row["seeds"] == 2 and row["test_sd"] is not None
             assert 0.0 <= row["test_mean"] <= 1.0 and 0.0 <= row["val_mean"] <= 1.0
+            # At the majority: all one class (never above the majority's accuracy), or within
+            # a point of it (kbert.metrics.majority_class); each row counts its runs there.
+            for run in runs[size][name]:
+                assert run["at_majority"] is (run["test_accuracy"] <= majority + 0.01), run
+            assert row["runs_at_majority"] == sum(run["at_majority"] for run in runs[size][name])
         gain = 100 * (rows["ulmfit"]["test_mean"] - rows["plain"]["test_mean"])
         assert report["gain_points"][size] == pytest.approx(gain, abs=0.01)
         # The same gain seed by seed: each seed's two runs share their labelled subset.
         difference = report["difference"][size]
         assert difference["n"] == 2 and difference["mean"] == pytest.approx(gain / 100, abs=1e-3)
-    # SST-2's test subset: the share of its most frequent label, stated beside the rows.
-    assert 0.5 <= report["majority_test_accuracy"] < 1.0
     assert "stage 1's gain at 16 labels, seed by seed:" in stdout
+    assert "train s  at majority" in stdout
     # 16 labels in batches of 16: 1 step per epoch, so 4 whole-model epochs (--min-steps 4).
-    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     assert runs["16"]["plain"][0]["epochs"] == [1, 4]
     assert json.loads((tmp_path / "lab07.json").read_text())["results"] == report
     from benchmarks.reports import lab07_document_classification
 
     page = lab07_document_classification.render(report)
     assert page.count("\n| 16 |") == 2 and "gain in test points" in page
+    assert "| at majority |" in page
+    for name, label in (("ulmfit", "LM fine-tuned, then classifier"), ("plain", "classifier only")):
+        counted = f"{report['results']['16'][name]['runs_at_majority']} of 2 |"
+        assert any(
+            line.startswith(f"| 16 | {label} |") and line.endswith(counted)
+            for line in page.splitlines()
+        ), name
+    assert "test points gained by labels, paired by seed: 16: " in (
+        lab07_document_classification.headline(report)
+    )
 
 
 @pytest.mark.slow

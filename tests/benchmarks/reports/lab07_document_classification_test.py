@@ -1,7 +1,10 @@
 import json
+from pathlib import Path
 
 from benchmarks.reports import lab07_document_classification
 from benchmarks.reports._common import UNEXPLAINED
+
+RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
 
 
 def _document_record(model, ulmfit, plain):
@@ -38,23 +41,103 @@ def test_a_lab07_row_near_the_majority_class_is_set_beside_the_lab_s_other_runs(
     )
 
 
-def test_the_section_gives_stage_1_s_seed_paired_gain_and_the_test_majority():
-    row = {"val_mean": 0.7, "test_mean": 0.71, "test_sd": 0.02, "seeds": 3, "train_s": 40.0}
-    results = {
+def _section_record():
+    """A record of the lab's current shape: paired difference, runs at the majority counted."""
+    row = {
+        "val_mean": 0.7,
+        "test_mean": 0.71,
+        "test_sd": 0.02,
+        "seeds": 3,
+        "train_s": 40.0,
+        "runs_at_majority": 0,
+    }
+    return {
         "task": "imdb",
         "model": "saved_models/lab01_causal",
         "language_model": {"lm_examples": 3800, "lm_loss_before": 5.1, "lm_loss_after": 4.2},
         "settings": {"sequence_length": 128, "validation_examples": 500, "test_examples": 1000},
-        "results": {"100": {"ulmfit": row, "plain": {**row, "test_mean": 0.65}}},
-        "gain_points": {"100": 6.0},
+        "results": {
+            "100": {
+                "ulmfit": row,
+                "plain": {**row, "test_mean": 0.52, "runs_at_majority": 2},
+            }
+        },
+        "gain_points": {"100": 19.0},
         "difference": {"100": {"mean": 0.06, "sd": 0.01, "n": 3, "verdict": "better"}},
         "majority_test_accuracy": 0.507,
     }
+
+
+def _strip_majority_counts(results):
+    """The record as the lab wrote it before it counted runs at the majority class."""
+    for by_variant in results["results"].values():
+        for row in by_variant.values():
+            del row["runs_at_majority"]
+
+
+def test_the_section_gives_stage_1_s_seed_paired_gain_and_the_test_majority():
+    results = _section_record()
     page = lab07_document_classification.render(results)
     assert "1,000 test documents (majority class 0.507)." in page
     assert "What ULMFiT claims: fine-tuning the LM" in page
     assert "seed by seed, by labelled documents: 100: +6.00 ± 1.00 (better)." in page
     # A record made before the paired difference: the difference of the means.
     del results["difference"], results["majority_test_accuracy"]
+    _strip_majority_counts(results)
     page = lab07_document_classification.render(results)
-    assert "by labelled documents: 100: +6.0." in page and "majority" not in page
+    assert "by labelled documents: 100: +19.0." in page and "majority" not in page
+
+
+def test_the_table_counts_each_row_s_runs_at_the_majority_class():
+    results = _section_record()
+    page = lab07_document_classification.render(results)
+    assert "| train s per run | at majority |" in page
+    assert (
+        "| 100 | LM fine-tuned, then classifier | 0.700 | 0.710 ± 0.020 (n=3) | 40 | 0 of 3 |"
+        in (page)
+    )
+    assert "| 100 | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 | 2 of 3 |" in page
+    # A record made before the count: the table as it was, no column.
+    _strip_majority_counts(results)
+    page = lab07_document_classification.render(results)
+    assert "at majority" not in page
+    assert "| 100 | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 |\n" in page + "\n"
+
+
+def test_the_headline_gives_the_seed_paired_gain_with_its_verdict():
+    results = _section_record()
+    results["results"]["500"] = {
+        name: {**row, "runs_at_majority": 0} for name, row in results["results"]["100"].items()
+    }
+    results["difference"]["500"] = {"mean": 0.004, "sd": 0.02, "n": 3, "verdict": "no difference"}
+    assert lab07_document_classification.headline(results) == (
+        "ULMFiT stage 1 on imdb from lab01_causal, test points gained by labels, paired by seed: "
+        "100: +6.0 ± 1.0 (better), 500: +0.4 ± 2.0 (no difference); runs at the majority class: "
+        "100 plain 2 of 3"
+    )
+    # No run at the majority class: no clause.
+    results["results"]["100"]["plain"]["runs_at_majority"] = 0
+    assert "majority" not in lab07_document_classification.headline(results)
+
+
+def test_the_headline_of_a_record_without_the_paired_difference_gives_the_means_gap():
+    results = _section_record()
+    del results["difference"]
+    _strip_majority_counts(results)
+    assert lab07_document_classification.headline(results) == (
+        "ULMFiT stage 1 on imdb from lab01_causal, test points gained by labels: 100: +19.0"
+    )
+    results["gain_points"] = {}  # --skip-baseline: nothing to compare
+    assert lab07_document_classification.headline(results).endswith("labels: not measured")
+
+
+def test_the_committed_records_still_render():
+    records = sorted(RESULTS.glob("lab07_document_classification*.json"))
+    assert records
+    for path in records:
+        results = json.loads(path.read_text(encoding="utf-8"))["results"]
+        line = lab07_document_classification.headline(results)
+        assert line.startswith("ULMFiT stage 1 on ") and "|" not in line, path.name
+        # The shape each record has: the paired difference or the gap of the means.
+        assert ("paired by seed" in line) == bool(results.get("difference")), path.name
+        assert "| labelled | start |" in lab07_document_classification.render(results)

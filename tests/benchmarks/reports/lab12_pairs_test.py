@@ -39,6 +39,9 @@ def test_pairs_flag_a_task_at_the_majority_class():
         "RTE accuracy 0.510 (majority 0.520), 1 of 2 runs at the majority class"
     )
     assert lab12_pairs.headline(older) == "RTE accuracy 0.510 (majority 0.520)"
+    # MRPC's F1 beside the F1 of always answering "paraphrase", where the record has it.
+    scored = {"mrpc": {**pairs["mrpc"], "majority_f1": 0.81}}
+    assert "| 0.850 (always the positive class: 0.810) |" in lab12_pairs.render(scored)
 
 
 def test_the_claim_is_read_as_each_task_s_gap_to_the_majority_against_the_spread():
