@@ -7,19 +7,39 @@ from kbert.metrics.seed_comparison import format_difference, paired_difference
 STEMS = ("lab19_text_to_text",)
 
 
+def curve_cell(entry):
+    """One TREC-6 cell: mean ± sd, then in brackets the share of outputs that are no label word
+    (where any) and "k of n at majority" (where the record counts its runs at the majority
+    class; records made before it render as they did)."""
+    notes = []
+    if entry["invalid"]:
+        notes.append(f"{entry['invalid']:.1%} no label word")
+    if "runs_at_majority" in entry:
+        notes.append(f"{entry['runs_at_majority']} of {len(entry['at_majority'])} at majority")
+    noted = f" ({'; '.join(notes)})" if notes else ""
+    return f"{entry['mean']:.3f} ± {entry['sd']:.3f}{noted}"
+
+
+def majority_caption(results):
+    """The caption's clause on the majority class, "" for a record without its accuracy."""
+    if "majority_accuracy" not in results:
+        return ""
+    return (
+        f"; always answering the majority class scores {results['majority_accuracy']:.3f} on "
+        "test, and each cell counts its runs that landed there (all one class, or accuracy "
+        "within a point of it)"
+    )
+
+
 def render(results):
     """Tables of `labs/lab19_text_to_text.py`: TREC-6 per family and start, other tasks, export."""
     sizes = sorted({size for row in results["curve"].values() for size in row}, key=int)
     parameters = results["parameters"]
     pretraining = results["pretraining"]
-    rows = []
-    for name, row in results["curve"].items():
-        cells = [
-            f"{row[size]['mean']:.3f} ± {row[size]['sd']:.3f}"
-            + (f" ({row[size]['invalid']:.1%} no label word)" if row[size]["invalid"] else "")
-            for size in sizes
-        ]
-        rows.append([name, f"{results['learning_rates'][name]:g}", *cells])
+    rows = [
+        [name, f"{results['learning_rates'][name]:g}", *[curve_cell(row[size]) for size in sizes]]
+        for name, row in results["curve"].items()
+    ]
     held_out = {
         family: ", ".join(f"{key} {value:g}" for key, value in sorted(p["held_out"].items()))
         for family, p in pretraining.items()
@@ -38,7 +58,7 @@ def render(results):
         "",
         f"TREC-6 test accuracy, mean ± sd of {results['seeds']} seeds (the encoder-decoder "
         "writes a label word; the encoder has a mean-pooled linear head); peak rate chosen per "
-        "start on validation:",
+        f"start on validation{majority_caption(results)}:",
         "",
         markdown_table(["start", "rate", *[f"{int(size):,} labels" for size in sizes]], rows),
     ]
@@ -104,8 +124,8 @@ def family_line(results):
 def below_random_line(results):
     """The pointer to `benchmarks/text_to_text_start`, only where the record shows what it
     explains: the pretrained encoder-decoder below its random init ("worse", seed by seed) at
-    some labelled size; "" otherwise. (The record holds no majority-class accuracy, so nothing
-    here says a row sits at the majority class.)"""
+    some labelled size; "" otherwise. (Runs at the majority class are counted in the table's
+    cells, where the record holds them, not here.)"""
     pairs = paired_by_size(results["curve"], "encoder_decoder_pretrained", "encoder_decoder_random")
     worse = [size for size, difference in (pairs or {}).items() if difference["verdict"] == "worse"]
     if not worse:

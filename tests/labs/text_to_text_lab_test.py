@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
+from kbert.data import load_classification_task
 from kbert.export import load_exported
+from kbert.metrics.majority_class import NEAR_MAJORITY, majority_accuracy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,9 +56,29 @@ def test_the_text_to_text_lab_runs_every_part_and_its_export_answers_as_keras(tm
         "encoder_random",
     }
     assert {"sst2_pretrained", "squad_random"} <= set(report["other_tasks"])
+    _check_majority_counts(report, result.stdout, data_root)
     assert report["export"]["served_equals_keras"] is True
     outputs = load_exported(report["export"]["path"]).signatures["generate"](
         text=tf.constant(["trec question: Who was Galileo ?"])
     )
     assert outputs["text"].shape == (1,)
     assert json.loads(record.read_text())["results"]["labelled"] == 16
+
+
+def _check_majority_counts(report, stdout, data_root):
+    """The majority class of the 16 test questions scored, and each cell's runs counted at it."""
+    test = load_classification_task("trec", "test", data_dir=data_root)
+    majority = round(majority_accuracy(test.labels[:16]), 4)
+    assert report["majority_accuracy"] == majority
+    assert f"majority class {majority:.3f})" in stdout
+    for name, row in report["curve"].items():
+        cell = row["16"]
+        assert len(cell["at_majority"]) == len(cell["runs"]) == 1, name
+        assert all(isinstance(flag, bool) for flag in cell["at_majority"]), name
+        assert cell["runs_at_majority"] == sum(cell["at_majority"]), name
+        # At or below the majority class (within a point) is always counted as there; accuracy
+        # is a multiple of 1/16 here, exact at the record's four digits.
+        for accuracy, flag in zip(cell["runs"], cell["at_majority"], strict=True):
+            if accuracy <= majority + NEAR_MAJORITY:
+                assert flag, (name, accuracy, majority)
+        assert f"({cell['runs_at_majority']} of 1)" in stdout, name

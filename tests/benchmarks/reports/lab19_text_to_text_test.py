@@ -103,3 +103,44 @@ def test_the_claim_pairs_each_family_s_pretrained_and_random_runs_seed_by_seed()
     # A record made before the runs were kept has no seeds to pair.
     del curve["encoder_random"]["300"]["runs"]
     assert lab19_text_to_text.pretraining_lines({"curve": curve}) == ""
+
+
+def _counted(cell, *landed):
+    return {**cell, "at_majority": list(landed), "runs_at_majority": sum(landed)}
+
+
+def test_a_record_with_the_majority_class_shows_it_in_the_caption_and_counts_per_cell():
+    results = _with_runs()
+    results["majority_accuracy"] = 0.276
+    curve = results["curve"]
+    curve["encoder_decoder_pretrained"]["300"] = _counted(_cell(0.30, 0.40), True, False)
+    curve["encoder_decoder_pretrained"]["1000"] = {
+        **_counted(_cell(0.50, 0.52), False, False),
+        "invalid": 0.02,
+    }
+    curve["encoder_pretrained"]["300"] = _counted(_cell(0.50, 0.50), False, False)
+    page = lab19_text_to_text.render(results)
+    assert (
+        "chosen per start on validation; always answering the majority class scores 0.276 on "
+        "test, and each cell counts its runs that landed there (all one class, or accuracy "
+        "within a point of it):"
+    ) in page
+    assert (
+        "| encoder_decoder_pretrained | 0.001 | 0.350 ± 0.000 (1 of 2 at majority) | "
+        "0.510 ± 0.000 (2.0% no label word; 0 of 2 at majority) |"
+    ) in page
+    assert (
+        "| encoder_pretrained | 0.001 | 0.500 ± 0.000 (0 of 2 at majority) | 0.630 ± 0.000 |"
+        in (page)
+    )
+    # The count is read from the record, not recomputed from the mean.
+    curve["encoder_pretrained"]["300"] = _counted(_cell(0.50, 0.50), True, True)
+    assert "0.500 ± 0.000 (2 of 2 at majority)" in lab19_text_to_text.render(results)
+
+
+def test_a_record_without_the_majority_keys_renders_as_before():
+    results = _with_runs()
+    page = lab19_text_to_text.render(results)
+    assert "majority" not in page and "peak rate chosen per start on validation:" in page
+    assert "| encoder_decoder_pretrained | 0.001 | 0.350 ± 0.000 | 0.510 ± 0.000 |" in page
+    assert lab19_text_to_text.majority_caption(results) == ""
