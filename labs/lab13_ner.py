@@ -11,11 +11,13 @@ and each method's seed-paired difference to the BIO softmax tagger (`kbert.metri
 
 What it should show: the two BIO taggers land close together (a fine-tuned transformer already
 captures most of what a CRF adds), the CRF never produces invalid BIO, and the uncased small
-encoder sits a few points under BERT-base's published 92.4 because capitalisation, the strongest
-single cue for names, is gone. Span-based NER learns more slowly at this budget: about 98% of
-its candidate spans are NULL, so it is recall-bound (the record prints precision and recall).
-Its classifier starts from the NULL prior (`SpanClassifier(null_probability=0.98)`); without
-that it predicted no entity at all on 3,000 sentences. The `lab13_ner_3000_*` records in
+encoder sits a few points under BERT-base's published 92.4 (not-measured) because
+capitalisation, the strongest single cue for names, is gone. Span-based NER learns more slowly
+at this budget: nearly all of its candidate spans are NULL, so it is recall-bound (the record
+prints precision and recall). Its classifier's last layer starts at a NULL prior: the default
+`null_probability` of `SpanClassifier` (kbert/models/span_classifier.py), a fixed value set to
+the share of NULL candidates among CoNLL-2003's short spans, not measured by this lab. Without
+that prior it predicted no entity at all on 3,000 sentences. The `lab13_ner_3000_*` records in
 `docs/results.md` measure this on 3,000 sentences: both BIO and span at 3e-4 and 1e-3, the
 prior, and twice the epochs.
 

@@ -31,10 +31,11 @@ docs/results.md#lab17_distillation; the choice of T and soft_weight at
 docs/results.md#distillation_grid. Report what you see.
 
 The student starts from the *fine-tuned* teacher's blocks and then trains as many epochs again,
-so it has seen twice the teacher's budget. Where 3 epochs leave the teacher short of converged
-(lab01's small causal model), the students can beat their teacher; the record
-`lab17_distillation_lab01_6_epochs` (docs/results.md) measures the teacher at 6 epochs beside
-the same student, as the check.
+so it has seen twice the teacher's budget. Where the default epochs leave the teacher short of
+converged (lab01's small causal model), the students can beat their teacher. The course entry
+`lab17_distillation_lab01_6_epochs` (docs/results.md) is the check: it raises `--epochs` for
+every row, so the teacher and the labels-only student both train longer (the student still for
+twice the teacher's budget), and shows whether a teacher nearer convergence is still beaten.
 
     python labs/lab17_distillation.py                  # 3 seeds: 3 teachers, an ensemble of 3
     python labs/lab17_distillation.py --starts minilm_l6 --seeds 1 --temperature 4  # quick
