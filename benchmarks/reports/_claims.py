@@ -24,7 +24,7 @@ import dataclasses
 import re
 
 from kbert.metrics.majority_class import NEAR_MAJORITY
-from kbert.metrics.seed_comparison import format_difference
+from kbert.metrics.seed_comparison import format_difference, paired_difference
 
 # "Within a point": the margin the adapters claim is read at (issue #36's done-when).
 WITHIN = 0.01
@@ -42,6 +42,9 @@ class Claim:
 
     source: str
     rows: dict
+    # (row, baseline) pairs the source itself compared beside the table's own pairing, read
+    # from the rows' per-seed runs where the record keeps them.
+    also: tuple = ()
 
 
 CLAIMS = {
@@ -65,6 +68,7 @@ CLAIMS = {
         "the tutorial's hands-on #6: classification + 0.5 × the LM loss for 6 epochs “helped us "
         "improve over single-task full-model fine-tuning” (against 3-epoch single-task runs)",
         {"multitask": "help", "full_longer": None},
+        also=(("multitask_tutorial", "full"),),
     ),
     "lab16_peft": Claim(
         "LoRA (Hu et al. 2021): on par with full fine-tuning; prefix tuning (Li & Liang 2021): "
@@ -167,9 +171,35 @@ def claim_paragraph(name, results, majority=None):
             f"{row['start']} {row['label']}{against}: {format_difference(difference)}, "
             f"{_row_reading(expects, row, majority)}"
         )
+    findings += _source_pairs(claim, rows)
     if not findings:
         return []
     return [
         f"What the source claims: {claim.source}. What this record shows (test accuracy, "
         f"seed-paired, in points): {'; '.join(findings)}."
     ]
+
+
+def _source_pairs(claim, rows):
+    """The comparisons the source made itself (`Claim.also`), each row paired seed by seed with
+    its baseline from their `runs`, per start; none where the record keeps no runs."""
+    by_label = {(row["start"], row["label"]): row for row in rows}
+    findings = []
+    for label, baseline in claim.also:
+        for (start, name), row in by_label.items():
+            base = by_label.get((start, baseline))
+            if name != label or base is None or "runs" not in row or "runs" not in base:
+                continue
+            reference = {run["seed"]: run["accuracy"] for run in base["runs"]}
+            pairs = [
+                (r["accuracy"], reference[r["seed"]]) for r in row["runs"] if r["seed"] in reference
+            ]
+            if not pairs:
+                continue
+            difference = paired_difference(*zip(*pairs, strict=True))
+            expects, _ = _expectation(claim, label)
+            findings.append(
+                f"{start} {label} vs {baseline} (the source's own comparison): "
+                f"{format_difference(difference)}, {_reading(expects, difference)}"
+            )
+    return findings

@@ -84,3 +84,26 @@ def test_records_without_paired_differences_or_claims_get_no_paragraph():
     rows = [_row("lab01", "full", 0.0, 0.0, "no difference"), _row("lab01", "distillation")]
     (text,) = _claims.claim_paragraph("lab17_distillation", {"rows": rows})
     assert "lab01 distillation: no paired difference" in text
+
+
+def test_the_tutorial_s_own_comparison_is_paired_from_the_runs():
+    def runs(*accuracies):
+        return [{"seed": seed, "accuracy": value} for seed, value in enumerate(accuracies)]
+
+    tutorial = _row("lab01", "multitask_tutorial", -0.01, 0.02, "no difference", "full_longer")
+    rows = [
+        {**_row("lab01", "full"), "runs": runs(0.70, 0.72, 0.71)},
+        {**_row("lab01", "full_longer", 0.02, 0.005, "better"), "runs": runs(0.72, 0.74, 0.73)},
+        {**tutorial, "runs": runs(0.73, 0.74, 0.72)},
+    ]
+    (text,) = _claims.claim_paragraph("lab06_multitask", {"rows": rows})
+    # The table's fair pairing (6 epochs each) first, then the tutorial's own (6 against 3).
+    assert "lab01 multitask_tutorial vs full_longer: -1.00 ± 2.00 (no difference)" in text
+    assert text.endswith(
+        "lab01 multitask_tutorial vs full (the source's own comparison): +2.00 ± 1.00 "
+        "(better), the claim shows."
+    )
+    # A record without runs (made before rows kept them): the table's pairing only.
+    older = [{key: value for key, value in row.items() if key != "runs"} for row in rows]
+    (text,) = _claims.claim_paragraph("lab06_multitask", {"rows": older})
+    assert "the source's own comparison" not in text
