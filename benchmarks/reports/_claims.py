@@ -136,9 +136,20 @@ def _at_majority(row, majority):
     return row["acc_mean"] <= majority + NEAR_MAJORITY + 1e-9
 
 
+# Discriminative rates at factor 1: every layer group at the top rate, no decay between them.
+_NO_DECAY = re.compile(r"\bfactor=1(?![\d.])")
+
+
 def _row_reading(expects, row, majority):
     """What `row`'s paired difference says of the claim; a row the claim expects to lag that
-    sits at the majority class says that instead (a run that did not adapt is not the lag)."""
+    sits at the majority class says that instead (a run that did not adapt is not the lag),
+    and discriminative rates at factor 1 (no decay, what validation may choose) test nothing
+    of ULMFiT's claim."""
+    if expects == "help" and _NO_DECAY.search(row["label"]):
+        return (
+            f"{row['difference']['verdict']}; at factor 1 every group trains at the top rate, "
+            "so this row does not test the claim"
+        )
     if expects == "lag" and _at_majority(row, majority):
         return (
             f"at the majority class (test {row['acc_mean']:.3f} against {majority:.3f}, within "

@@ -107,3 +107,16 @@ def test_the_tutorial_s_own_comparison_is_paired_from_the_runs():
     older = [{key: value for key, value in row.items() if key != "runs"} for row in rows]
     (text,) = _claims.claim_paragraph("lab06_multitask", {"rows": older})
     assert "the source's own comparison" not in text
+
+
+def test_discriminative_rates_at_factor_1_are_not_read_as_ulmfit_s_claim():
+    rows = [
+        _row("lab01", "discriminative_lr factor=1 (chosen: lab01)", 0.02, 0.01, "better"),
+        _row("lab01", "discriminative_lr factor=1.6 (chosen: lab01)", 0.02, 0.01, "better"),
+    ]
+    (text,) = _claims.claim_paragraph("lab05_discriminative_lr", {"rows": rows})
+    assert (
+        "factor=1 (chosen: lab01) vs full: +2.00 ± 1.00 (better), better; at factor 1 every "
+        "group trains at the top rate, so this row does not test the claim"
+    ) in text
+    assert "factor=1.6 (chosen: lab01) vs full: +2.00 ± 1.00 (better), the claim shows" in text
