@@ -23,8 +23,9 @@ when the mean is larger than the seeds' spread, else "no difference"):
 import dataclasses
 import re
 
+from benchmarks.reports._common import paired_by_seed
 from kbert.metrics.majority_class import NEAR_MAJORITY
-from kbert.metrics.seed_comparison import format_difference, paired_difference
+from kbert.metrics.seed_comparison import format_difference
 
 # "Within a point": the margin the adapters claim is read at (issue #36's done-when).
 WITHIN = 0.01
@@ -201,16 +202,16 @@ def _source_pairs(claim, rows):
             base = by_label.get((start, baseline))
             if name != label or base is None or "runs" not in row or "runs" not in base:
                 continue
-            reference = {run["seed"]: run["accuracy"] for run in base["runs"]}
-            pairs = [
-                (r["accuracy"], reference[r["seed"]]) for r in row["runs"] if r["seed"] in reference
-            ]
-            if not pairs:
+            difference, _ = paired_by_seed(_accuracy_by_seed(row), _accuracy_by_seed(base))
+            if difference is None:
                 continue
-            difference = paired_difference(*zip(*pairs, strict=True))
             expects, _ = _expectation(claim, label)
             findings.append(
                 f"{start} {label} vs {baseline} (the source's own comparison): "
                 f"{format_difference(difference)}, {_reading(expects, difference)}"
             )
     return findings
+
+
+def _accuracy_by_seed(row):
+    return {run["seed"]: run["accuracy"] for run in row["runs"]}

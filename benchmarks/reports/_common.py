@@ -1,9 +1,21 @@
-"""What every record family's rendering shares: Markdown tables, a record's provenance line."""
+"""What every record family's rendering shares: Markdown tables, a record's provenance line,
+two rows' runs paired by seed."""
+
+from kbert.metrics.seed_comparison import paired_difference
 
 # A row whose test mean is within this of the majority class gets a note: what other records
 # measured of it, or that nothing explains the row yet.
 NEAR_MAJORITY = 0.1
 UNEXPLAINED = "no measured explanation is recorded"
+
+
+def paired_by_seed(values, baseline):
+    """`(paired_difference(values − baseline), seeds)` over the seeds both `{seed: value}` dicts
+    hold, in seed order; `(None, [])` where they share none."""
+    seeds = sorted(set(values) & set(baseline))
+    if not seeds:
+        return None, []
+    return paired_difference([values[s] for s in seeds], [baseline[s] for s in seeds]), seeds
 
 
 def markdown_table(header, rows):

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from benchmarks.reports._common import markdown_table
-from kbert.metrics.seed_comparison import format_difference, paired_difference, verdict
+from benchmarks.reports._common import markdown_table, paired_by_seed
+from kbert.metrics.seed_comparison import format_difference, verdict
 
 # `lab12_pairs_rte_cls_pooling` (the same seeds read at [CLS]) renders as the lab's own, with a
 # note comparing it seed by seed with the default run (`notes`).
@@ -136,10 +136,9 @@ def pooling_note(cls_results, mean_results):
         return f"{head}: not compared, {problem}."
     cls_runs = {run["seed"]: run["test_accuracy"] for run in cls_row["runs"]}
     mean_runs = {run["seed"]: run["test_accuracy"] for run in mean_row["runs"]}
-    seeds = sorted(set(cls_runs) & set(mean_runs))
-    if not seeds:
+    difference, seeds = paired_by_seed(cls_runs, mean_runs)
+    if difference is None:
         return f"{head}: not compared, the two records share no seed."
-    difference = paired_difference([cls_runs[s] for s in seeds], [mean_runs[s] for s in seeds])
     others = _other_differences(cls_row, mean_row)
     return (
         f"{head}: test accuracy, paired by seed (seeds {', '.join(map(str, seeds))}), "

@@ -1,7 +1,7 @@
 """The records of `labs/lab23_related_multitask.py`: their section and README headline."""
 
-from benchmarks.reports._common import markdown_table
-from kbert.metrics.seed_comparison import format_difference, paired_difference
+from benchmarks.reports._common import markdown_table, paired_by_seed
+from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab23_related_multitask",)
 
@@ -30,11 +30,7 @@ def rte_difference(results, row, baseline):
     """RTE test accuracy of `row` minus `baseline`'s, paired by seed over the seeds both ran
     (seed s of every row trains on the same subsets from the same start); None where either
     row has no runs in the record."""
-    runs, base = _rte_by_seed(results, row), _rte_by_seed(results, baseline)
-    seeds = sorted(set(runs) & set(base))
-    if not seeds:
-        return None
-    return paired_difference([runs[s] for s in seeds], [base[s] for s in seeds])
+    return paired_by_seed(_rte_by_seed(results, row), _rte_by_seed(results, baseline))[0]
 
 
 def control_line(results):
