@@ -43,6 +43,8 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_models):
             "24",
             "--seeds",
             "2",
+            "--rates",
+            "1e-3",
             "--run-dir",
             str(tmp_path),
         ],
@@ -65,12 +67,27 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_models):
         }
         for seed in (0, 1):
             assert (
-                tmp_path / f"part_{part}" / f"seed_{seed}" / "confusion_matrix.png"
+                tmp_path / f"part_{part}" / "lr_6.5e-05" / f"seed_{seed}" / "confusion_matrix.png"
             ).stat().st_size > 1000
+        # The tutorial's rate joins --rates, first; validation picks the better mean final
+        # validation accuracy (the tutorial's on a tie), and test is paired against it.
+        tutorial, other = results["by_rate"][part]
+        assert tutorial == row and tutorial["learning_rate"] == 6.5e-5
+        assert other["learning_rate"] == 1e-3 and [r["seed"] for r in other["runs"]] == [0, 1]
+        chosen = results["chosen"][part]
+        best = other if other["final_val_accuracy"] > tutorial["final_val_accuracy"] else tutorial
+        assert chosen["learning_rate"] == best["learning_rate"] == report[part]["chosen_rate"]
+        assert chosen["at_edge"] is True and chosen["difference_to_tutorial"]["n"] == 2
+        assert report[part]["chosen_test_accuracy"] == best["test_accuracy"]
+        if best is tutorial:
+            assert chosen["difference_to_tutorial"]["mean"] == 0
+    assert results["rates"] == [6.5e-5, 1e-3]
+    assert results["difference_chosen"]["n"] == 2
     difference = results["difference"]
     assert difference["n"] == 2 and difference["verdict"] in ("better", "worse", "no difference")
     assert 0.0 < results["majority_accuracy"] < 0.5  # TREC-6's test set: six classes
-    assert "minilm_l6 − lab01 causal, test accuracy paired by seed" in stdout
+    assert "minilm_l6 − lab01 causal at the tutorial's rates, test accuracy paired" in stdout
+    assert "minilm_l6 − lab01 causal at the chosen rates, test accuracy paired" in stdout
     assert "final val acc" in stdout
 
 

@@ -2,14 +2,19 @@ from benchmarks.reports import lab02_finetuning
 from kbert.metrics.seed_comparison import over_seeds, paired_difference
 
 
-def _part(part, pooling, accuracies):
+def _part(part, pooling, accuracies, learning_rate=6.5e-5, validation=None):
     runs = [
-        {"test_accuracy": a, "test_macro_f1": a - 0.1, "val_accuracy_per_epoch": [0.5, a]}
+        {
+            "test_accuracy": a,
+            "test_macro_f1": a - 0.1,
+            "val_accuracy_per_epoch": [0.5, a if validation is None else validation],
+        }
         for a in accuracies
     ]
     finals = [{"final_val_accuracy": run["val_accuracy_per_epoch"][-1]} for run in runs]
     return {
         "part": part,
+        "learning_rate": learning_rate,
         "model": part,
         "pooling": pooling,
         "parameters": 5_270_790,
@@ -32,13 +37,16 @@ RESULTS = {
 
 def test_both_parts_render_over_seeds_with_the_paired_lead():
     text = lab02_finetuning.render(RESULTS)
-    assert "| (i) lab01's causal model + [CLF] token | last pooling | 5.3M |" in text
+    assert "| (i) lab01's causal model + [CLF] token | last pooling | 6.5e-05 | 5.3M |" in text
     assert "0.770 ± 0.010 (n=3)" in text and "0.957 ± 0.006 (n=3)" in text
     assert "Majority class on test: 0.276." in text
     assert "| (ii) minilm_l6, a real pretrained BERT | mean pooling |" in text
-    assert "minilm_l6 − lab01's model, test accuracy paired by seed (points): +18.67 ± 0.58" in text
+    assert (
+        "minilm_l6 − lab01's model at the tutorial's rate, test accuracy paired by seed "
+        "(points): +18.67 ± 0.58"
+    ) in text
     assert lab02_finetuning.headline(RESULTS) == (
-        "TREC-6 test accuracy, lab01 causal 0.770 ± 0.010 (n=3), minilm_l6 0.957 ± 0.006 "
+        "TREC-6 test accuracy at the tutorial's rate, lab01 causal 0.770 ± 0.010 (n=3), minilm_l6 0.957 ± 0.006 "
         "(n=3); minilm_l6 +18.7 ± 0.6 (better) points"
     )
 
@@ -68,3 +76,59 @@ def test_the_tutorial_s_first_epoch_claim_is_read_from_each_part_s_runs():
     assert text in lab02_finetuning.render(RESULTS)
     one_seed = {"i": {key: v for key, v in RESULTS["i"].items() if key != "runs"}}
     assert lab02_finetuning.first_epoch_line(one_seed) == ""
+
+
+def test_each_part_s_rates_render_with_validation_s_choice_and_its_paired_gain():
+    lab01_fast = _part("i", "last", [0.84, 0.86, 0.85], learning_rate=6.5e-4, validation=0.82)
+    minilm_mid = _part("ii", "mean", [0.96, 0.97, 0.96], learning_rate=2e-4, validation=0.97)
+    minilm_mid["model"] = "minilm_l6"
+    results = RESULTS | {
+        "rates": [6.5e-5, 2e-4, 6.5e-4],
+        "by_rate": {"i": [RESULTS["i"], lab01_fast], "ii": [RESULTS["ii"], minilm_mid]},
+        "chosen": {
+            "i": {
+                "learning_rate": 6.5e-4,
+                "at_edge": True,
+                "difference_to_tutorial": paired_difference([0.84, 0.86, 0.85], LAB01),
+            },
+            "ii": {
+                "learning_rate": 2e-4,
+                "at_edge": False,
+                "difference_to_tutorial": paired_difference([0.96, 0.97, 0.96], MINILM),
+            },
+        },
+        "difference_chosen": paired_difference([0.96, 0.97, 0.96], [0.84, 0.86, 0.85]),
+    }
+    text = lab02_finetuning.render(results)
+    assert "| (i) lab01's causal model + [CLF] token | last pooling | 6.5e-05 (tutorial) |" in text
+    assert "| last pooling | 0.00065 (chosen on validation) |" in text
+    assert "| mean pooling | 0.0002 (chosen on validation) |" in text
+    assert (
+        "(i) lab01's model: validation chose peak rate 0.00065 (at the edge of the rates tried"
+        in text
+    )
+    assert "test accuracy against the tutorial's 6.5e-05, paired by seed (points): +8.00" in text
+    assert "(ii) minilm_l6: validation chose peak rate 0.0002; test accuracy" in text
+    assert "minilm_l6 − lab01's model at each part's chosen rate, paired by seed" in text
+    assert lab02_finetuning.headline(results).endswith(
+        "; at the rates chosen on validation, lab01 causal 0.850 ± 0.010 (n=3) (rate 0.00065), "
+        "minilm_l6 0.963 ± 0.006 (n=3) (rate 0.0002)"
+    )
+
+
+def test_a_part_whose_validation_keeps_the_tutorial_s_rate_says_so():
+    results = RESULTS | {
+        "rates": [6.5e-5, 2e-4],
+        "by_rate": {"i": [RESULTS["i"], _part("i", "last", LAB01, learning_rate=2e-4)]},
+        "chosen": {
+            "i": {
+                "learning_rate": 6.5e-5,
+                "at_edge": True,
+                "difference_to_tutorial": paired_difference(LAB01, LAB01),
+            }
+        },
+    }
+    text = lab02_finetuning.render(results)
+    assert "(i) lab01's model: validation chose the tutorial's rate (at the edge" in text
+    assert "| last pooling | 6.5e-05 (tutorial, chosen on validation) |" in text
+    assert "| last pooling | 0.0002 |" in text
