@@ -64,6 +64,8 @@ def test_lab02_both_parts(tmp_path, data_root, tiny_models):
             "pooling": row["pooling"],
             "test_accuracy": row["test_accuracy"],
             "test_accuracy_sd": row["test_accuracy_sd"],
+            "chosen_rate": results["chosen"][part]["learning_rate"],
+            "chosen_test_accuracy": report[part]["chosen_test_accuracy"],
         }
         for seed in (0, 1):
             assert (
