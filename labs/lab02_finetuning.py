@@ -104,7 +104,7 @@ def pretrained_bert(name, args):
     return encoder, preprocessor, trained_pooling(name)
 
 
-def run_part(part, args, data, run_dir, seed, learning_rate):
+def run_part(part, args, data, seed, learning_rate):
     keras.utils.set_random_seed(seed)
     if part == "i":
         encoder, preprocessor, pooling = causal_model_with_classification_token(
@@ -117,7 +117,7 @@ def run_part(part, args, data, run_dir, seed, learning_rate):
     classifier = SequenceClassifier(
         encoder, len(data["train"].label_names), pooling=pooling, dropout=args.dropout
     )
-    part_dir = run_dir / f"part_{part}" / f"lr_{learning_rate:g}" / f"seed_{seed}"
+    part_dir = Path(args.run_dir) / f"part_{part}" / f"lr_{learning_rate:g}" / f"seed_{seed}"
     part_dir.mkdir(parents=True, exist_ok=True)
     history, seconds = fine_tune_classifier(
         classifier,
@@ -279,8 +279,7 @@ def main():
     seeds = range(args.seed, args.seed + args.seeds)
     by_rate = {
         part: [
-            seed_row([run_part(part, args, data, run_dir, seed, rate) for seed in seeds])
-            for rate in rates
+            seed_row([run_part(part, args, data, seed, rate) for seed in seeds]) for rate in rates
         ]
         for part in parts
     }
