@@ -34,12 +34,12 @@ def _settings(results):
     records."""
     if "by_rate" not in results:
         return [(part, row, "") for part, row in _parts(results).items()]
+    chosen = _chosen_rows(results)
     settings = []
     for part, rows in results["by_rate"].items():
-        choice = results["chosen"][part]["learning_rate"]
         for row in rows:
             notes = ["tutorial"] if row is rows[0] else []
-            notes += ["chosen on validation"] if row["learning_rate"] == choice else []
+            notes += ["chosen on validation"] if row is chosen[part] else []
             settings.append((part, row, ", ".join(notes)))
     return settings
 
