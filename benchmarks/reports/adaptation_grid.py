@@ -55,6 +55,39 @@ def _grid_rows(outcome, groups, prefix=()):
     return rows
 
 
+# The settings a grid varies whose best may lie beyond the values tried, read off a row. (The
+# discriminative factor is not among them: below 1 it would turn the decay upside down.)
+_OPEN_ENDED = {
+    "rate": lambda row: row["learning_rate"],
+    "λ": lambda row: row.get("options", {}).get("strength"),
+    "LM weight": lambda row: row.get("options", {}).get("language_model_weight"),
+}
+
+
+def _edge_line(outcome):
+    """Which chosen settings sit at the lowest or highest value their grid tried ("" when none
+    does): there, the best setting may lie beyond the grid."""
+    rows = {row["label"]: row for row in outcome["rows"]}
+    edges = []
+    for method, label in outcome["chosen"].items():
+        chosen = rows[label]
+        group = [
+            row
+            for row in outcome["rows"]
+            if row["method"] == chosen["method"]
+            and row.get("options", {}).get("epochs") == chosen.get("options", {}).get("epochs")
+        ]
+        for name, value_of in _OPEN_ENDED.items():
+            values = {value_of(row) for row in group} - {None}
+            value = value_of(chosen)
+            if len(values) > 1 and value in (min(values), max(values)):
+                end = "lowest" if value == min(values) else "highest"
+                edges.append(f"{method}'s {name} {value:g} (the {end} tried)")
+    if not edges:
+        return ""
+    return "At the edge of the grid (the best setting may lie beyond it): " + "; ".join(edges) + "."
+
+
 def _by_top_rate(outcome):
     """The rates study with each discriminative row under full fine-tuning at its top rate."""
     rows = sorted(outcome["rows"], key=lambda row: (row["learning_rate"], row["method"] != "full"))
@@ -122,15 +155,22 @@ def render(results):
                     for row in _grid_rows(each, groups, (f"{int(size):,} ({each['epochs']} ep.)",))
                 ]
                 table = markdown_table(["labels"] + header, rows)
+                edges = [
+                    f"{int(size):,} labels: {line[0].lower()}{line[1:]}"
+                    for size, each in outcome.items()
+                    if (line := _edge_line(each))
+                ]
             else:
                 shown = _by_top_rate(outcome) if name == "rates" else outcome
                 rows = _grid_rows(shown, groups)
                 paired = [differences[name]] if rows and len(rows[0]) > len(header) else []
                 table = markdown_table(header + paired, rows)
+                edges = [line] if (line := _edge_line(outcome)) else []
             if name == "adapters":
                 full = markdown_table(header, _grid_rows(outcome["full_rates"], groups))
                 parts += ["", f"**Full fine-tuning's rates, chosen first: {start}**", "", full]
             parts += ["", f"**{titles[name]}: {start}** ({groups} layer groups)", "", table]
+            parts += [text for line in edges for text in ("", line)]
     return "\n".join(parts)
 
 

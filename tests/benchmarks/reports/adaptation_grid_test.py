@@ -207,3 +207,34 @@ def test_the_adapters_study_and_the_rates_at_equal_top_rates_render():
         "TREC-6 test, chosen on validation: minilm_l6 full 0.700 (lr=0.0003); "
         "minilm_l6 adapters tutorial 0.720 (d=32 ×10 lr=0.003)"
     )
+
+
+def test_a_choice_at_the_end_of_its_grid_is_flagged_and_one_inside_it_is_not():
+    full = [
+        _row(f"full lr={rate:g}", "full", rate, val, 0.7)
+        for rate, val in ((3e-4, 0.8), (1e-3, 0.7), (3e-3, 0.6))
+    ]
+    anchors = [
+        _row(f"l2_sp λ={strength:g}", "l2_sp", 3e-4, val, 0.7, {"strength": strength})
+        for strength, val in ((0.01, 0.6), (0.1, 0.8), (1.0, 0.7))
+    ]
+    outcome = {"rows": full, "chosen": {"full": "full lr=0.0003"}}
+    assert adaptation_grid._edge_line(outcome) == (
+        "At the edge of the grid (the best setting may lie beyond it): full's rate 0.0003 "
+        "(the lowest tried)."
+    )
+    assert "highest" in adaptation_grid._edge_line({**outcome, "chosen": {"full": "full lr=0.003"}})
+    assert adaptation_grid._edge_line({**outcome, "chosen": {"full": "full lr=0.001"}}) == ""
+    # λ inside its grid; the rate (one value for every λ row) is no edge.
+    assert adaptation_grid._edge_line({"rows": anchors, "chosen": {"l2_sp": "l2_sp λ=0.1"}}) == ""
+    assert "l2_sp's λ 0.01 (the lowest tried)" in adaptation_grid._edge_line(
+        {"rows": anchors, "chosen": {"l2_sp": "l2_sp λ=0.01"}}
+    )
+    # Rows at other epochs are another grid: a 6-epoch row's rate is not compared with 3-epoch rows.
+    longer = _row("full 6 ep. lr=0.001", "full", 1e-3, 0.9, 0.8, {"epochs": 6})
+    assert (
+        adaptation_grid._edge_line(
+            {"rows": [*full, longer], "chosen": {"full 6 ep.": longer["label"]}}
+        )
+        == ""
+    )
