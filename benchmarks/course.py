@@ -45,9 +45,11 @@ LEAD = (
                 # 58394e9 validation rose with the rate to the grid's top (1e-3) for full
                 # fine-tuning and chose factor 1 for discriminative rates, a choice at the edge;
                 # with 3e-3 and 1e-2 added, it chose 1e-3 for both, inside the grid. The rates
-                # it ranked far below the chosen ones go (full 3e-5, top 1e-2).
+                # it ranked far below the chosen ones go (full 3e-5, top 1e-2). λ: at a4b19ef
+                # validation chose the weakest anchor tried (0.01) for L2-SP and EWC alike and
+                # ranked λ 10 far below it, so the grid moves down a decade.
                 ("--studies", "rates,anchors", "--full-rates", "1e-4,3e-4")
-                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3"),
+                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3", "--strengths", "0.001,0.01,0.1,1"),
             ),
             (
                 "_minilm",
@@ -70,9 +72,11 @@ LEAD = (
                 ("--lab01-model", "saved_models/lab01_causal"),
                 # Full fine-tuning's rates as the rates studies above run them (without 3e-5,
                 # ranked far below the chosen rates there; with 3e-3 above lab01's 1e-3), so
-                # each start's adapters are multiples of a rate chosen inside its grid.
+                # each start's adapters are multiples of a rate chosen inside its grid. 1× below
+                # the default multiples: at a4b19ef validation chose the lowest (3×) on both starts.
                 ("--studies", "adapters", "--full-rates", "1e-4,3e-4")
-                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3", *_OWN_PROCESSES),
+                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3", "--adapter-multipliers", "1,3,10,30")
+                + _OWN_PROCESSES,
             ),
         )
     ),
