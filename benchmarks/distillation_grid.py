@@ -7,14 +7,15 @@ and distilling an ensemble into one model. Neither fixes T or α for a task: a s
 at one untuned setting measures that setting. Per start, on TREC-6 (1,000 training questions,
 3 epochs, 3 seeds):
 
-- **teacher** — full fine-tuning at the start's chosen rate (`START_LEARNING_RATES`);
+- **teacher** — full fine-tuning at the start's chosen rate (`START_LEARNING_RATES`); every
+  student trains at that rate too (they train the teacher's blocks);
 - **student on labels only** — the same half-depth student (the teacher's embeddings and every
   other block, DistilBERT's initialisation) with α = 0: the baseline a distilled student must
   beat, and every row's seed-paired difference is to it;
 - **the grid** — distillation at T ∈ {1, 2, 4} × α ∈ {0.1, 0.5, 0.9}; the setting with the best
   mean validation accuracy (545 held-out questions) is chosen, and the source's setting
-  (`SOURCE`: T 2, α 0.5, what lab17 ran) is marked beside it (added to the grid when a custom
-  grid leaves it out);
+  (`SOURCE`: T 2, α 0.9) is marked beside it (added to the grid when a custom grid leaves it
+  out);
 - **the ensemble** of the seeds' teachers (mean probabilities), and **students distilled from
   it** at the chosen and at the source's setting: each seed's student starts from its own
   teacher's blocks and learns the ensemble's soft targets (`ClassifierEnsemble.tempered_logits`).
@@ -55,9 +56,10 @@ from kbert.train.adaptation_comparison import (
 
 TEMPERATURES = (1.0, 2.0, 4.0)
 SOFT_WEIGHTS = (0.1, 0.5, 0.9)
-# Hinton et al. 2015 / DistilBERT-like soft targets at T > 1, half soft, half hard: lab17's
-# setting before this grid.
-SOURCE = (2.0, 0.5)
+# The sources' setting: DistilBERT's temperature (2), and most of the weight on the soft targets
+# (Hinton et al. 2015: "a considerably lower weight on the second objective", the hard labels;
+# DistilBERT weighs its distillation loss 5 to the MLM's 2). lab17 ran T 2, α 0.5 before.
+SOURCE = (2.0, 0.9)
 BASELINE = "student_labels_only"
 ROW_FIELDS = ("label", "seeds", "val_mean", "acc_mean", "acc_sd", "trainable_pct", "train_s")
 

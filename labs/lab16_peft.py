@@ -24,6 +24,14 @@ What it should show: LoRA near full fine-tuning on MiniLM-L6 with well under 1% 
 training; prefix and prompt tuning lower at this size and budget (Lester et al. found prompt
 tuning matches fine-tuning only for models of billions of parameters).
 
+On lab01's causal start the classifier reads a classification token added to the vocabulary
+(the tutorial's hands-on #2), whose embedding row starts as the mean of the others. Full
+fine-tuning trains it; these three methods train no embedding (as their papers do, on models
+without new tokens), so it stays there, and the head reads that fixed token's final state,
+which only the trained weights (LoRA's updates, the prefixes, the prompts) can adapt. The
+tutorial trains the embeddings beside its adapters for this reason (hands-on #3); lab03's
+tutorial set does, these rows do not.
+
     python labs/lab16_peft.py
     python labs/lab16_peft.py --starts minilm_l6 --seeds 1   # one seed: a quick look
 """

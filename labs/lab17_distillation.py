@@ -12,8 +12,10 @@ every other block, DistilBERT's initialisation, plus a new head) then learns fro
 with the teacher running inside every training step (`kbert.models.Distiller`). Rows: the
 teacher ("full"); the same student trained on the labels alone (soft_weight 0: the baseline
 distillation must beat, and every row's seed-paired Δ is to it); distillation at the sources'
-setting (`--temperature`, `--soft-weight`: T 2, soft_weight 0.5) and at the setting
-`benchmarks/distillation_grid.py` chose on validation for each start (read from its record); an ensemble
+setting (`--temperature`, `--soft-weight`: T 2 as DistilBERT, soft_weight 0.9: most weight
+on the soft targets, as Hinton et al. advise; `benchmarks.distillation_grid.SOURCE`) and at the
+setting `benchmarks/distillation_grid.py` chose on validation for each start (read from its
+record); every student at its teacher's rate (full fine-tuning's, chosen on validation); an ensemble
 averaging the probabilities of the seeds' fine-tuned teachers (`kbert.models.ClassifierEnsemble`);
 and a student distilled from that ensemble (each seed's student starts from its own teacher's
 blocks and learns the mean of the teachers' softened distributions,
@@ -71,7 +73,7 @@ parser.add_argument(
     "--temperature", type=float, default=2.0, help="the sources' row's T (default 2)"
 )
 parser.add_argument(
-    "--soft-weight", type=float, default=0.5, help="the sources' row's soft_weight (default 0.5)"
+    "--soft-weight", type=float, default=0.9, help="the sources' row's soft_weight (default 0.9)"
 )
 args = parser.parse_args()
 if not args.temperature > 0:
@@ -80,8 +82,8 @@ if not 0.0 <= args.soft_weight <= 1.0:
     parser.error(f"--soft-weight must be a number in [0, 1]; received {args.soft_weight}")
 # T and soft_weight chosen on validation for each start, read from the grid's record
 # (docs/results.md#distillation_grid) by `kbert.train.chosen_on_validation`; where it holds no
-# choice for a start, the sources' T 2, soft_weight 0.5 (then both rows train the same recipe).
-SOURCE_SETTING = {"temperature": 2.0, "soft_weight": 0.5}
+# choice for a start, the sources' T 2, soft_weight 0.9 (then both rows train the same recipe).
+SOURCE_SETTING = {"temperature": 2.0, "soft_weight": 0.9}
 starts = starting_points(parser, args)
 data = trec_data(args)
 num_classes = len(data["train"].label_names)

@@ -46,8 +46,8 @@ STARTS = {"lab01": "saved_models/lab01_causal", "minilm_l6": "minilm_l6"}
 # from docs/results/adaptation_grid.json (lab01) and adaptation_grid_minilm.json (MiniLM-L6)
 # (`kbert.train.chosen_on_validation.chosen_rates`), and gives every other method that trains
 # the same weights with one rate (top-2, gradual unfreezing, chain-thaw, L2-SP, EWC, multitask,
-# sequential) full's rate, so each lab compares them with full fine-tuning at one rate, as
-# ULMFiT and the tutorial do.
+# sequential, and distillation's students, which train the teacher's blocks) full's rate, so
+# each lab compares them with full fine-tuning at one rate, as ULMFiT and the tutorial do.
 _ENCODER_RATES = {
     "full": 3e-4,
     "discriminative_lr": 1e-3,
@@ -58,6 +58,7 @@ _ENCODER_RATES = {
     "chain_thaw": 3e-4,
     "multitask": 3e-4,
     "sequential": 3e-4,
+    "distillation": 3e-4,
 }
 START_LEARNING_RATES = {"lab01": _ENCODER_RATES, "minilm_l6": _ENCODER_RATES}
 # How feature extraction reads each start (`adaptation_recipes.feature_extraction`'s `layers`),

@@ -36,10 +36,10 @@ from kbert.train.unfreezing_recipes import (
 # grid chose for the labs' two starts). Fine-tuning every weight: BERT's 1e-4 (on 2 cores, a
 # few epochs); methods that train a few new weights from scratch want larger rates (Houlsby et
 # al. 2019 use 1e-4…1e-3; Hu et al. 2021 train LoRA at 4e-4…5e-4 for 30+ epochs; Lester et al.
-# 2021 prompt-tune at 0.3 with Adafactor). LoRA, prefix and prompt tuning's rates are the ones
-# `benchmarks/adaptation_grid.py --studies peft` chose on validation for MiniLM-L6 at 3 epochs
-# (docs/results/adaptation_grid_peft.json); prefix and prompt tuning's sit at the top of their
-# grids.
+# 2021 prompt-tune at 0.3 with Adafactor). LoRA, prefix and prompt tuning's rates are fallbacks
+# from the first record of `benchmarks/adaptation_grid.py --studies peft` (6284ddd, MiniLM-L6 at
+# 3 epochs): lab16 reads the rates that grid's current record chose for each start
+# (`kbert.train.chosen_on_validation`) and falls back to these only where it holds none.
 DEFAULT_LEARNING_RATES = {
     "full": 1e-4,
     "feature_extraction": 5e-3,

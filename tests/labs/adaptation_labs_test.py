@@ -441,12 +441,12 @@ def test_the_distillation_grid_chooses_on_validation_distils_the_ensemble_and_re
     stdout, headline = _run(arguments, data_root, tmp_path / "grid")
     results = json.loads(record.read_text())["results"]
     rows = {row["label"]: row for row in results["starts"]["lab01"]["rows"]}
-    grid = ["distillation T=1 α=0.9", "distillation T=4 α=0.9", "distillation T=2 α=0.5"]
+    grid = ["distillation T=1 α=0.9", "distillation T=4 α=0.9", "distillation T=2 α=0.9"]
     chosen = results["starts"]["lab01"]["chosen"]
     chosen_label = f"distillation T={chosen['temperature']:g} α={chosen['soft_weight']:g}"
     from_ensemble = [
         f"distillation_from_ensemble T={chosen['temperature']:g} α={chosen['soft_weight']:g}",
-        "distillation_from_ensemble T=2 α=0.5",  # the source's setting (T 2, α 0.5)
+        "distillation_from_ensemble T=2 α=0.9",  # the source's setting (T 2, α 0.9)
     ]
     from_ensemble = list(dict.fromkeys(from_ensemble))
     # The source's setting joins a grid that leaves it out; the ensemble rows come last.
@@ -454,7 +454,7 @@ def test_the_distillation_grid_chooses_on_validation_distils_the_ensemble_and_re
     # Chosen on validation among the grid's rows, never on test; the source's row marked.
     assert rows[chosen_label]["val_mean"] == max(rows[label]["val_mean"] for label in grid)
     assert "chosen" in rows[chosen_label]["marks"]
-    assert "source" in rows["distillation T=2 α=0.5"]["marks"]
+    assert "source" in rows["distillation T=2 α=0.9"]["marks"]
     assert "chosen" in rows[from_ensemble[0]]["marks"]
     for label, row in rows.items():
         assert _is_share(row["acc_mean"]) and _is_share(row["val_mean"]), row
@@ -678,7 +678,7 @@ def test_distillation_grid_rows_carry_roles_settings_teacher_accuracy_and_marks(
     from kbert.train.adaptation_comparison import summarize
 
     settings = grid_settings([4.0], [0.9])
-    assert settings == [(4.0, 0.9), (2.0, 0.5)]  # the source's setting joins the grid
+    assert settings == [(4.0, 0.9), (2.0, 0.9)]  # the source's setting joins the grid
     variants = grid_variants(settings) + ensemble_variants([(4.0, 0.9)])
 
     def row(label, method, accuracy, **extra):
@@ -699,11 +699,11 @@ def test_distillation_grid_rows_carry_roles_settings_teacher_accuracy_and_marks(
         row("full", "full", 0.9),  # a teacher row has no teacher of its own
         row("student_labels_only", "distillation", 0.7, teacher_accuracy=0.9),
         row("distillation T=4 α=0.9", "distillation", 0.8, teacher_accuracy=0.9),
-        row("distillation T=2 α=0.5", "distillation", 0.75, teacher_accuracy=0.9),
+        row("distillation T=2 α=0.9", "distillation", 0.75, teacher_accuracy=0.9),
         {**row("ensemble", "ensemble", 0.95), "seed": None},
         row("distillation_from_ensemble T=4 α=0.9", "distillation", 0.85, teacher_accuracy=0.95),
     ]
-    marks = {"distillation T=4 α=0.9": ["chosen"], "distillation T=2 α=0.5": ["source"]}
+    marks = {"distillation T=4 α=0.9": ["chosen"], "distillation T=2 α=0.9": ["source"]}
     out = record_rows(summarize(rows, baseline="student_labels_only"), rows, variants, marks)
     by_label = {each["label"]: each for each in out}
     assert [each["role"] for each in out] == [

@@ -189,3 +189,15 @@ def test_a_course_reads_the_records_where_record_labs_copies_them(tmp_path, monk
     assert records_dir(tmp_path / "other") == tmp_path / "other"  # an explicit folder wins
     monkeypatch.delenv(CHOICES_VARIABLE)
     assert records_dir().parts[-2:] == ("docs", "results")
+
+
+def test_distillation_students_train_at_full_fine_tunings_chosen_rate(tmp_path):
+    # A student trains its teacher's blocks: at the rate the teacher (full fine-tuning) trains
+    # at, chosen on validation, not at a fixed library default.
+    from kbert.train.adaptation_comparison import START_LEARNING_RATES
+
+    _write(tmp_path, "adaptation_grid_minilm", _rates_study())
+    run_inputs.forget_inputs()
+    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"], results_dir=tmp_path)
+    assert rates.recorded
+    assert rates.value["distillation"] == rates.value["full"] == 1e-4
