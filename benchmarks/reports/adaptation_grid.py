@@ -88,6 +88,36 @@ def _edge_line(outcome):
     return "At the edge of the grid (the best setting may lie beyond it): " + "; ".join(edges) + "."
 
 
+def _anchor_limit_line(anchors, rates):
+    """Where validation chose an anchor's weakest λ, what lies below it: λ 0 is full
+    fine-tuning at the same rate, a row of the rates study ("" when no choice is there, or the
+    rates study has no full row at the anchors' rate)."""
+    strength = _OPEN_ENDED["λ"]
+    lowest = min((strength(row) for row in anchors["rows"]), default=None)
+    rows = {row["label"]: row for row in anchors["rows"]}
+    weakest = [
+        method
+        for method, label in anchors["chosen"].items()
+        if lowest is not None and strength(rows[label]) == lowest
+    ]
+    full = next(
+        (
+            row
+            for row in (rates or {}).get("rows", [])
+            if row["method"] == "full" and row["learning_rate"] == anchors.get("learning_rate")
+        ),
+        None,
+    )
+    if not weakest or full is None:
+        return ""
+    spread = "" if full["acc_sd"] is None else f" ± {full['acc_sd']:.3f}"
+    return (
+        f"Below λ {lowest:g}, where validation chose {' and '.join(weakest)}, lies λ 0: full "
+        f"fine-tuning at the same rate, the rates study's '{full['label']}' (validation "
+        f"{full['val_mean']:.3f}, test {full['acc_mean']:.3f}{spread})."
+    )
+
+
 def _by_top_rate(outcome):
     """The rates study with each discriminative row under full fine-tuning at its top rate."""
     rows = sorted(outcome["rows"], key=lambda row: (row["learning_rate"], row["method"] != "full"))
@@ -166,6 +196,9 @@ def render(results):
                 paired = [differences[name]] if rows and len(rows[0]) > len(header) else []
                 table = markdown_table(header + paired, rows)
                 edges = [line] if (line := _edge_line(outcome)) else []
+                if name == "anchors":
+                    rates = results["studies"].get("rates", {}).get(start)
+                    edges += [line] if (line := _anchor_limit_line(outcome, rates)) else []
             if name == "adapters":
                 full = markdown_table(header, _grid_rows(outcome["full_rates"], groups))
                 parts += ["", f"**Full fine-tuning's rates, chosen first: {start}**", "", full]

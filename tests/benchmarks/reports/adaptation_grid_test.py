@@ -238,3 +238,40 @@ def test_a_choice_at_the_end_of_its_grid_is_flagged_and_one_inside_it_is_not():
         )
         == ""
     )
+
+
+def test_an_anchor_chosen_at_its_weakest_names_full_fine_tuning_at_that_rate_below_it():
+    full = [
+        _row(f"full lr={rate:g}", "full", rate, val, test)
+        for rate, val, test in ((3e-4, 0.7, 0.75), (1e-3, 0.8, 0.81))
+    ]
+    rates = {"rows": full, "chosen": {"full": "full lr=0.001"}}
+    anchors = {
+        "learning_rate": 1e-3,
+        "rows": [
+            _row(f"{method} λ={strength:g}", method, 1e-3, val, 0.8, {"strength": strength})
+            for method in ("l2_sp", "ewc")
+            for strength, val in ((0.001, 0.79), (0.01, 0.78), (0.1, 0.7))
+        ],
+        "chosen": {"l2_sp": "l2_sp λ=0.001", "ewc": "ewc λ=0.01"},
+    }
+    line = adaptation_grid._anchor_limit_line(anchors, rates)
+    # Only the method chosen at the weakest λ; the full row at the anchors' rate, not 3e-4's.
+    assert line == (
+        "Below λ 0.001, where validation chose l2_sp, lies λ 0: full fine-tuning at the same "
+        "rate, the rates study's 'full lr=0.001' (validation 0.800, test 0.810 ± 0.010)."
+    )
+    inside = {**anchors, "chosen": {"l2_sp": "l2_sp λ=0.01", "ewc": "ewc λ=0.1"}}
+    assert adaptation_grid._anchor_limit_line(inside, rates) == ""
+    # No rates study for the start (a record of the anchors alone), or none at that rate.
+    assert adaptation_grid._anchor_limit_line(anchors, None) == ""
+    assert adaptation_grid._anchor_limit_line({**anchors, "learning_rate": 3e-3}, rates) == ""
+    # On the page, under the anchors' table.
+    results = {
+        "settings": {"train_examples": 1000, "epochs": 3, "batch_size": 32, "seeds": 3}
+        | {"validation_examples": 545},
+        "majority_class_acc": {"validation": 0.2, "test": 0.19},
+        "layer_groups": {"lab01": 6},
+        "studies": {"rates": {"lab01": rates}, "anchors": {"lab01": anchors}},
+    }
+    assert line in adaptation_grid.render(results)
