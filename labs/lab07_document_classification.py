@@ -7,19 +7,26 @@ Stage 1, target-task LM fine-tuning: the pretrained model keeps training with it
     (masked LM for a BERT, causal LM for lab01's causal model) on the task's training texts,
     labels unused, so it adapts to the domain's vocabulary and style.
 Stage 2, classifier fine-tuning: concat pooling (last + max + mean of the top layer) feeds two
-    BatchNorm → Dropout → Dense blocks (ReLU, hidden 50, then the classes); first the head alone
-    with the encoder frozen, then the whole model.
+    BatchNorm → Dropout → Dense blocks (ReLU, hidden 50, then the classes), trained on one of
+    two schedules (`--schedules`, both by default):
+    "ulmfit", the paper's (§3.2–3.3): gradual unfreezing, the head alone in the first epoch and
+        one more layer group from the top each epoch after, then all of them; discriminative
+        rates, each group's peak the one above's ÷ 2.6; slanted triangular rates (cut_frac 0.1,
+        ratio 32) over the whole run (`kbert.train.unfreezing_recipes.discriminative_optimizer`);
+    "head_then_all", BERT practice: the head alone with the encoder frozen, then the whole model
+        at one rate (warmup, then linear decay).
 
-The same stage 2 also runs from the encoder without stage 1, so the table shows what target-task
-LM fine-tuning adds. ULMFiT's other two tricks (gradual unfreezing, discriminative and slanted
-triangular learning rates) are the adaptation lab's subject.
+Each schedule also runs from the encoder without stage 1, so the table shows what target-task
+LM fine-tuning adds under the paper's own schedule first, then under the schedule validation
+prefers (the mean validation accuracy of both starts at each labelled size; never the test).
 
 ULMFiT reports stage 1's largest gains with few labels (100 labelled IMDb reviews with LM
 fine-tuning on unlabelled ones matched training from scratch on 100x more), so the lab runs in
 that regime: stage 1 once on `--lm-examples` unlabelled training reviews, then stage 2 from the
-LM-fine-tuned and from the plain encoder at each of `--train-examples` labelled sizes (100 and
-500) with `--seeds` seeds (3), each run at least `--min-steps` whole-model steps (few labels get
-more epochs) and scored once at the end on validation and test. Each row counts its runs at the
+LM-fine-tuned and from the plain encoder on each schedule, at each of `--train-examples`
+labelled sizes (100 and 500) with `--seeds` seeds (3), each run at least `--min-steps`
+whole-model steps (few labels get more epochs) and scored once at the end on validation and
+test. Each row counts its runs at the
 majority class (all one class, or within a point of it: `kbert.metrics.majority_class`).
 
 What ULMFiT leads one to expect: stage 1's held-out LM loss falls on the target domain, and the
@@ -74,11 +81,18 @@ from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor, MaskedLMMasker
 from kbert.train import (
+    GradualUnfreezing,
     TrainingSettings,
     fine_tune_classifier,
     fine_tuning_optimizer,
 )
 from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.unfreezing_recipes import (
+    ULMFIT_FACTOR,
+    discriminative_optimizer,
+    schedule_groups,
+    ulmfit_epochs,
+)
 
 
 def choose_task(requested, data_dir_arg):
@@ -188,8 +202,75 @@ def fine_tune_language_model(encoder, tokenizer, texts, args):
     }
 
 
-# %% Stage 2: ULMFiT's classifier, head first (encoder frozen), then everything.
-def train_classifier(encoder, tokenizer, data, args):
+# %% Stage 2: ULMFiT's classifier on one of two schedules (the docstring's "ulmfit" and
+# "head_then_all"), each giving at least `--min-steps` whole-model steps (few labels get more
+# epochs).
+SCHEDULES = {
+    "ulmfit": "ULMFiT's: one more group per epoch, rates ÷2.6 per group, slanted triangular",
+    "head_then_all": "head alone, then the whole model at one rate",
+}
+
+
+def settings(args, epochs, learning_rate, callbacks=()):
+    """One stage-2 fit's `TrainingSettings`: the lab's batch size, seed and verbosity."""
+    return TrainingSettings(
+        epochs=epochs,
+        batch_size=args.batch_size,
+        learning_rate=learning_rate,
+        seed=args.seed,
+        callbacks=callbacks,
+        verbose=args.verbose,
+    )
+
+
+def fit_ulmfit_schedule(classifier, preprocessor, train, args, steps_per_epoch):
+    """ULMFiT's stage 2: the head's epoch first, one more layer group from the top per epoch,
+    then every group to the end, on discriminative slanted triangular rates peaking at
+    `--learning-rate` for the head. Returns `(epochs, seconds)`."""
+    groups = schedule_groups(classifier, GradualUnfreezing, pooling="concat")  # head first
+    # The whole model trains from epoch len(groups) − 1 on: at least `--min-steps` steps
+    # from there, and at least ULMFiT's one epoch with every group (`ulmfit_epochs`).
+    epochs = max(
+        ulmfit_epochs(len(groups), args.epochs),
+        len(groups) - 1 + math.ceil(args.min_steps / steps_per_epoch),
+    )
+
+    def optimizer(total_steps):
+        return discriminative_optimizer(classifier, args.learning_rate, total_steps, ULMFIT_FACTOR)
+
+    unfreezing = GradualUnfreezing(groups, every="epoch", epochs=epochs)
+    _, seconds = fine_tune_classifier(
+        classifier,
+        preprocessor,
+        train,
+        settings=settings(args, epochs, args.learning_rate, (unfreezing,)),
+        optimizer=optimizer,
+    )
+    return [epochs], seconds
+
+
+def fit_head_then_all(classifier, preprocessor, train, args, steps_per_epoch):
+    """The head alone (encoder frozen) at `--head-learning-rate` for a quarter of
+    `--min-steps`, then the whole model at `--learning-rate` for `--min-steps` steps and at
+    least `--epochs` epochs. Returns `([head epochs, whole-model epochs], seconds)`."""
+    head_epochs = max(1, math.ceil(args.min_steps / 4 / steps_per_epoch))
+    epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
+    encoder = classifier.encoder
+    encoder.trainable = False
+    _, head_seconds = fine_tune_classifier(
+        classifier,
+        preprocessor,
+        train,
+        settings=settings(args, head_epochs, args.head_learning_rate),
+    )
+    encoder.trainable = True
+    _, all_seconds = fine_tune_classifier(
+        classifier, preprocessor, train, settings=settings(args, epochs, args.learning_rate)
+    )
+    return [head_epochs, epochs], head_seconds + all_seconds
+
+
+def train_classifier(encoder, tokenizer, data, args, schedule):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(
         encoder,
@@ -199,48 +280,20 @@ def train_classifier(encoder, tokenizer, data, args):
         batch_norm=True,
         dropout=args.dropout,
     )
-    # Few labels get more epochs: at least `--min-steps` whole-model steps (a quarter of that
-    # for the head alone), never fewer than `--epochs` (1 for the head).
     steps_per_epoch = math.ceil(len(data["train"]) / args.batch_size)
-    head_epochs = max(1, math.ceil(args.min_steps / 4 / steps_per_epoch))
-    epochs = max(args.epochs, math.ceil(args.min_steps / steps_per_epoch))
-    encoder.trainable = False
-    _, head_seconds = fine_tune_classifier(
-        classifier,
-        preprocessor,
-        data["train"],
-        settings=TrainingSettings(
-            epochs=head_epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.head_learning_rate,
-            seed=args.seed,
-            verbose=args.verbose,
-        ),
-    )
-    encoder.trainable = True
-    _, all_seconds = fine_tune_classifier(
-        classifier,
-        preprocessor,
-        data["train"],
-        settings=TrainingSettings(
-            epochs=epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            seed=args.seed,
-            verbose=args.verbose,
-        ),
-    )
+    fit = fit_ulmfit_schedule if schedule == "ulmfit" else fit_head_then_all
+    epochs, seconds = fit(classifier, preprocessor, data["train"], args, steps_per_epoch)
     validation = evaluate_classifier(classifier, preprocessor, data["validation"])
     test = evaluate_classifier(classifier, preprocessor, data["test"])
     return {
-        "epochs": [head_epochs, epochs],
+        "epochs": epochs,
         "val_accuracy": round(validation["accuracy"], 4),
         "test_accuracy": round(test["accuracy"], 4),
         "test_macro_f1": round(test["macro_f1"], 4),
         # All one class, or within a point of always answering the test subset's most frequent
         # label: IMDb is balanced, so a run that learned little from 100 labels lands here.
         "at_majority": at_majority(test["predictions"], data["test"].labels),
-        "train_s": round(head_seconds + all_seconds, 1),
+        "train_s": round(seconds, 1),
     }
 
 
@@ -279,7 +332,15 @@ parser.add_argument(
     default=[100, 500],
     help="labelled training documents per run, comma-separated sizes",
 )
-parser.add_argument("--seeds", type=int, default=3, help="classifier runs per size and start")
+parser.add_argument(
+    "--schedules",
+    default=",".join(SCHEDULES),
+    help="stage 2's schedules, comma-separated: ulmfit (the paper's), head_then_all "
+    "(default: both)",
+)
+parser.add_argument(
+    "--seeds", type=int, default=3, help="classifier runs per size, schedule and start"
+)
 parser.add_argument(
     "--lm-examples",
     type=int,
@@ -303,11 +364,26 @@ parser.add_argument(
     default=None,
     help="default: 3e-4 from a causal start, else 5e-5",
 )
-parser.add_argument("--epochs", type=int, default=2, help="least whole-model epochs of stage 2")
-parser.add_argument("--min-steps", type=int, default=100, help="least whole-model steps")
-parser.add_argument("--head-learning-rate", type=float, default=1e-3)
 parser.add_argument(
-    "--learning-rate", type=float, default=None, help="default: 3e-4 from a causal start, else 5e-5"
+    "--epochs",
+    type=int,
+    default=2,
+    help="least whole-model epochs of stage 2 (the ulmfit schedule: least epochs in all)",
+)
+parser.add_argument("--min-steps", type=int, default=100, help="least whole-model steps")
+parser.add_argument(
+    "--head-learning-rate",
+    type=float,
+    default=1e-3,
+    help="the head-alone phase's rate (head_then_all; the ulmfit schedule's head trains at "
+    "--learning-rate)",
+)
+parser.add_argument(
+    "--learning-rate",
+    type=float,
+    default=None,
+    help="the peak rate (the ulmfit schedule: the head's, ÷2.6 per group below); default: 3e-4 "
+    "from a causal start, else 5e-5",
 )
 parser.add_argument("--dropout", type=float, default=0.1)
 parser.add_argument(
@@ -326,6 +402,10 @@ add_record_argument(parser)
 parser.add_argument("--verbose", type=int, default=2)
 args = parser.parse_args()
 args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
+schedules = [name.strip() for name in args.schedules.split(",") if name.strip()]
+if not schedules or any(name not in SCHEDULES for name in schedules):
+    parser.error(f"--schedules must name some of {tuple(SCHEDULES)}; received {args.schedules!r}")
+args.schedules = list(dict.fromkeys(schedules))
 if args.seeds < 1 or args.min_steps < 0:
     parser.error(
         f"--seeds must be >= 1 and --min-steps >= 0; received {args.seeds}, {args.min_steps}"
@@ -357,31 +437,49 @@ print(
     f"{language_model['lm_loss_before']:.3f} → {language_model['lm_loss_after']:.3f}"
 )
 
-# %% Stage 2 at each labelled size and seed, from the LM-fine-tuned and the plain encoder.
-variants = {"ulmfit": "LM fine-tuned, then classifier", "plain": "classifier only (no stage 1)"}
+# %% Stage 2 at each labelled size, seed and schedule, from the LM-fine-tuned and the plain
+# encoder: both starts of a seed train on the same labelled subset with the same seed.
+variants = {
+    "lm_fine_tuned": "LM fine-tuned, then classifier",
+    "plain": "classifier only (no stage 1)",
+}
 if args.skip_baseline:
     del variants["plain"]
-runs = {size: {name: [] for name in variants} for size in sizes}
+runs = {
+    schedule: {size: {name: [] for name in variants} for size in sizes}
+    for schedule in args.schedules
+}
 for size in sizes:
     for seed in range(args.seeds):
         rng = np.random.default_rng(1000 * size + seed)
         chosen = np.sort(rng.permutation(len(data["train"]))[:size])
         subset = {**data, "train": data["train"].subset(chosen)}
-        for name in variants:
-            keras.utils.set_random_seed(seed)
-            encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
-            if name == "ulmfit":
-                encoder.set_weights(lm_weights)
-            run = train_classifier(
-                encoder, tokenizer, subset, argparse.Namespace(**{**vars(args), "seed": seed})
-            )
-            runs[size][name].append(run)
-            print(
-                f"{size} labelled, seed {seed}, {name}: test {run['test_accuracy']:.4f} "
-                f"(val {run['val_accuracy']:.4f}, epochs {run['epochs']}, {run['train_s']:.0f} s"
-                f"{', at the majority class' if run['at_majority'] else ''})",
-                flush=True,
-            )
+        for schedule in args.schedules:
+            for name in variants:
+                keras.utils.set_random_seed(seed)
+                encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
+                if name == "lm_fine_tuned":
+                    encoder.set_weights(lm_weights)
+                seed_args = argparse.Namespace(**{**vars(args), "seed": seed})
+                run = train_classifier(encoder, tokenizer, subset, seed_args, schedule)
+                runs[schedule][size][name].append(run)
+                print(
+                    f"{size} labelled, seed {seed}, {schedule} schedule, {name}: test "
+                    f"{run['test_accuracy']:.4f} (val {run['val_accuracy']:.4f}, epochs "
+                    f"{run['epochs']}, {run['train_s']:.0f} s"
+                    f"{', at the majority class' if run['at_majority'] else ''})",
+                    flush=True,
+                )
+
+
+# %% The schedule validation prefers at each size: the higher mean validation accuracy over
+# both starts' runs (so the choice favours neither), never the test.
+def preferred_schedule(by_schedule, size):
+    def validation(schedule):
+        return np.mean([row["val_mean"] for row in by_schedule[schedule][str(size)].values()])
+
+    return max(by_schedule, key=validation)
+
 
 # %% Results table: test accuracy, mean ± sd over seeds, and the runs at the majority class.
 print(
@@ -389,38 +487,53 @@ print(
     f"{len(data['validation'])} validation, {len(data['test'])} test; {args.model}, "
     f"{args.sequence_length} tokens, {args.seeds} seed(s)"
 )
-print("labelled  variant                          val mean   test mean ± sd   train s  at majority")
+print(
+    "labelled  schedule       start                            val mean   test mean ± sd   "
+    "train s  at majority"
+)
 results = {}
-for size in sizes:
-    results[str(size)] = {name: summary(runs[size][name]) for name in variants}
-    for name, label in variants.items():
-        row = results[str(size)][name]
-        spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.4f}"
-        print(
-            f"{size:8d}  {label:32s} {row['val_mean']:8.4f}   {row['test_mean']:.4f}{spread:9s}"
-            f"  {row['train_s']:7.0f}  {row['runs_at_majority']} of {row['seeds']}"
-        )
+for schedule in args.schedules:
+    results[schedule] = {}
+    for size in sizes:
+        results[schedule][str(size)] = {
+            name: summary(runs[schedule][size][name]) for name in variants
+        }
+        for name, label in variants.items():
+            row = results[schedule][str(size)][name]
+            spread = "" if row["test_sd"] is None else f" ± {row['test_sd']:.4f}"
+            print(
+                f"{size:8d}  {schedule:13s}  {label:32s} {row['val_mean']:8.4f}   "
+                f"{row['test_mean']:.4f}{spread:9s}  {row['train_s']:7.0f}  "
+                f"{row['runs_at_majority']} of {row['seeds']}"
+            )
 report = {
     "task": args.task,
     "model": args.model,
     "language_model": language_model,
+    "schedules": args.schedules,
     "results": results,
     "gain_points": {
-        size: round(100 * (row["ulmfit"]["test_mean"] - row["plain"]["test_mean"]), 2)
-        for size, row in results.items()
-        if "plain" in row
+        schedule: {
+            size: round(100 * (row["lm_fine_tuned"]["test_mean"] - row["plain"]["test_mean"]), 2)
+            for size, row in by_size.items()
+            if "plain" in row
+        }
+        for schedule, by_size in results.items()
     },
-    # Stage 1's gain, seed by seed: both variants of a seed train on the same labelled subset
-    # with the same seed, so the spread of the differences, not of each mean, says whether the
-    # gain is more than noise.
+    # Stage 1's gain, seed by seed: the spread of the differences, not of each mean, says
+    # whether the gain is more than noise.
     "difference": {
-        str(size): paired_difference(
-            [run["test_accuracy"] for run in runs[size]["ulmfit"]],
-            [run["test_accuracy"] for run in runs[size]["plain"]],
-        )
-        for size in sizes
+        schedule: {
+            str(size): paired_difference(
+                [run["test_accuracy"] for run in runs[schedule][size]["lm_fine_tuned"]],
+                [run["test_accuracy"] for run in runs[schedule][size]["plain"]],
+            )
+            for size in sizes
+        }
+        for schedule in args.schedules
         if "plain" in variants
     },
+    "preferred_schedule": {str(size): preferred_schedule(results, size) for size in sizes},
     "majority_test_accuracy": round(majority_accuracy(data["test"].labels), 4),
     "settings": {
         key: getattr(args, key)
@@ -437,12 +550,20 @@ report = {
             "learning_rate",
         )
     }
-    | {"validation_examples": len(data["validation"]), "test_examples": len(data["test"])},
+    | {
+        "ulmfit_factor": ULMFIT_FACTOR,
+        "validation_examples": len(data["validation"]),
+        "test_examples": len(data["test"]),
+    },
 }
-for size, difference in report["difference"].items():
-    print(
-        f"stage 1's gain at {size} labels, seed by seed: {format_difference(difference)}",
-    )
+for schedule, by_size in report["difference"].items():
+    for size, difference in by_size.items():
+        print(
+            f"stage 1's gain at {size} labels on the {schedule} schedule, seed by seed: "
+            f"{format_difference(difference)}"
+        )
+for size, schedule in report["preferred_schedule"].items():
+    print(f"schedule validation prefers at {size} labels: {schedule}")
 print(
     f"majority class of the {len(data['test'])} test documents: {report['majority_test_accuracy']:.4f}"
 )

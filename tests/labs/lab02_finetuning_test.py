@@ -148,6 +148,17 @@ def test_lab_pairs(tmp_path, data_root, tiny_models):
     assert "runs at the majority class:" in stdout
 
 
+def _lab07(model, run_dir, seeds=2, min_steps=4, lm_examples=64, eval_examples=32):
+    """lab07 on a tiny budget: 16 labelled SST-2 sentences, 32-token inputs, one least epoch."""
+    return [
+        "labs/lab07_document_classification.py",
+        *("--model", str(model), "--task", "sst2", "--train-examples", "16"),
+        *("--seeds", str(seeds), "--min-steps", str(min_steps)),
+        *("--lm-examples", str(lm_examples), "--eval-examples", str(eval_examples)),
+        *("--sequence-length", "32", "--epochs", "1", "--run-dir", str(run_dir)),
+    ]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("start", ["causal", "bidirectional"])
 def test_lab_document_classification(tmp_path, data_root, tiny_models, start):
@@ -155,77 +166,100 @@ def test_lab_document_classification(tmp_path, data_root, tiny_models, start):
     # pretrained head), bidirectional for MiniLM-L6 (`--model minilm_l6`: masked LM).
     model = tiny_models[0] if start == "causal" else tiny_models[1]
     stdout, report = _run(
-        [
-            "labs/lab07_document_classification.py",
-            "--model",
-            str(model),
-            "--task",
-            "sst2",
-            "--train-examples",
-            "16",
-            "--seeds",
-            "2",
-            "--min-steps",
-            "4",
-            "--lm-examples",
-            "64",
-            "--eval-examples",
-            "32",
-            "--sequence-length",
-            "32",
-            "--epochs",
-            "1",
-            "--run-dir",
-            str(tmp_path),
-            "--record",
-            str(tmp_path / "lab07.json"),
-        ],
-        data_root,
+        [*_lab07(model, tmp_path), "--record", str(tmp_path / "lab07.json")], data_root
     )
-    assert report["task"] == "sst2" and set(report["results"]) == {"16"}
+    # Both stage-2 schedules by default, the paper's first.
+    assert report["schedules"] == ["ulmfit", "head_then_all"]
+    assert set(report["results"]) == {"ulmfit", "head_then_all"}
+    assert report["task"] == "sst2"
     # The rates left unset are the start's own.
     rate = 3e-4 if start == "causal" else 5e-5
     assert report["settings"]["learning_rate"] == report["settings"]["lm_learning_rate"] == rate
+    assert report["settings"]["ulmfit_factor"] == 2.6
     language_model = report["language_model"]
     assert language_model["lm_loss_after"] > 0 and language_model["lm_examples"] > 0
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     # SST-2's test subset: the share of its most frequent label, stated beside the rows.
     majority = report["majority_test_accuracy"]
     assert 0.5 <= majority < 1.0
-    for size, rows in report["results"].items():
-        assert set(rows) == {"ulmfit", "plain"}
-        for name, row in rows.items():
-            assert row["seeds"] == 2 and row["test_sd"] is not None
-            assert 0.0 <= row["test_mean"] <= 1.0 and 0.0 <= row["val_mean"] <= 1.0
-            # At the majority: all one class (never above the majority's accuracy), or within
-            # a point of it (kbert.metrics.majority_class); each row counts its runs there.
-            for run in runs[size][name]:
-                assert run["at_majority"] is (run["test_accuracy"] <= majority + 0.01), run
-            assert row["runs_at_majority"] == sum(run["at_majority"] for run in runs[size][name])
-        gain = 100 * (rows["ulmfit"]["test_mean"] - rows["plain"]["test_mean"])
-        assert report["gain_points"][size] == pytest.approx(gain, abs=0.01)
-        # The same gain seed by seed: each seed's two runs share their labelled subset.
-        difference = report["difference"][size]
-        assert difference["n"] == 2 and difference["mean"] == pytest.approx(gain / 100, abs=1e-3)
-    assert "stage 1's gain at 16 labels, seed by seed:" in stdout
+    for schedule, by_size in report["results"].items():
+        assert set(by_size) == {"16"}
+        for size, rows in by_size.items():
+            assert set(rows) == {"lm_fine_tuned", "plain"}
+            for name, row in rows.items():
+                assert row["seeds"] == 2 and row["test_sd"] is not None
+                assert 0.0 <= row["test_mean"] <= 1.0 and 0.0 <= row["val_mean"] <= 1.0
+                # At the majority: all one class (never above the majority's accuracy), or
+                # within a point of it (kbert.metrics.majority_class); each row counts its runs.
+                for run in runs[schedule][size][name]:
+                    assert run["at_majority"] is (run["test_accuracy"] <= majority + 0.01), run
+                assert row["runs_at_majority"] == sum(
+                    run["at_majority"] for run in runs[schedule][size][name]
+                )
+            gain = 100 * (rows["lm_fine_tuned"]["test_mean"] - rows["plain"]["test_mean"])
+            assert report["gain_points"][schedule][size] == pytest.approx(gain, abs=0.01)
+            # The same gain seed by seed: each seed's two runs share their labelled subset.
+            difference = report["difference"][schedule][size]
+            assert difference["n"] == 2
+            assert difference["mean"] == pytest.approx(gain / 100, abs=1e-3)
+        assert f"stage 1's gain at 16 labels on the {schedule} schedule, seed by seed:" in stdout
+    # Validation's choice: the schedule whose two starts' mean validation accuracy is higher.
+    means = {
+        schedule: sum(row["val_mean"] for row in by_size["16"].values()) / 2
+        for schedule, by_size in report["results"].items()
+    }
+    assert means[report["preferred_schedule"]["16"]] == max(means.values())
     assert "train s  at majority" in stdout
-    # 16 labels in batches of 16: 1 step per epoch, so 4 whole-model epochs (--min-steps 4).
-    assert runs["16"]["plain"][0]["epochs"] == [1, 4]
+    # 16 labels in batches of 16: 1 step per epoch, so 4 whole-model epochs (--min-steps 4)
+    # after the head's. ULMFiT's: one group per epoch from the head down, every group from
+    # epoch (groups − 1) on, then 4 whole-model epochs (the stand-ins' groups: embeddings, two
+    # blocks, [a final norm,] the head; the pooler is not read by concat pooling).
+    assert runs["head_then_all"]["16"]["plain"][0]["epochs"] == [1, 4]
+    groups = 5 if start == "causal" else 4
+    assert runs["ulmfit"]["16"]["plain"][0]["epochs"] == [groups - 1 + 4]
     assert json.loads((tmp_path / "lab07.json").read_text())["results"] == report
     from benchmarks.reports import lab07_document_classification
 
     page = lab07_document_classification.render(report)
-    assert page.count("\n| 16 |") == 2 and "gain in test points" in page
+    assert page.count("\n| 16 |") == 4 and "gain in test points" in page
     assert "| at majority |" in page
-    for name, label in (("ulmfit", "LM fine-tuned, then classifier"), ("plain", "classifier only")):
-        counted = f"{report['results']['16'][name]['runs_at_majority']} of 2 |"
-        assert any(
-            line.startswith(f"| 16 | {label} |") and line.endswith(counted)
-            for line in page.splitlines()
-        ), name
-    assert "test points gained by labels, paired by seed: 16: " in (
+    for schedule, shown in (("ulmfit", "ULMFiT's"), ("head_then_all", "head, then all")):
+        for name, label in (
+            ("lm_fine_tuned", "LM fine-tuned, then classifier"),
+            ("plain", "classifier only"),
+        ):
+            counted = f"{report['results'][schedule]['16'][name]['runs_at_majority']} of 2 |"
+            assert any(
+                line.startswith(f"| 16 | {shown} | {label} |") and line.endswith(counted)
+                for line in page.splitlines()
+            ), (schedule, name)
+    assert "test points gained by labels, paired by seed: ULMFiT's schedule (the paper's) 16: " in (
         lab07_document_classification.headline(report)
     )
+
+
+@pytest.mark.slow
+def test_lab_document_classification_runs_one_schedule_and_refuses_unknown_ones(
+    tmp_path, data_root, tiny_models
+):
+    arguments = ["labs/lab07_document_classification.py", "--model", str(tiny_models[0])]
+    result = subprocess.run(
+        [sys.executable, *arguments, "--schedules", "ulmfit,slanted"],
+        cwd=ROOT,
+        env=_env(data_root),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert (
+        "--schedules must name some of ('ulmfit', 'head_then_all'); received 'ulmfit,slanted'"
+        in (result.stderr)
+    )
+    one_seed = _lab07(tiny_models[0], tmp_path, seeds=1, min_steps=2)
+    _, report = _run([*one_seed, "--schedules", "head_then_all"], data_root)
+    assert report["schedules"] == ["head_then_all"] and set(report["results"]) == {"head_then_all"}
+    assert report["preferred_schedule"] == {"16": "head_then_all"}
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ def test_a_lab07_row_near_the_majority_class_is_set_beside_the_lab_s_other_runs(
     other.write_text(_document_record("minilm_l6", 0.768, 0.760))
     (note,) = lab07_document_classification.document_classification_notes(name, tmp_path)
     assert UNEXPLAINED not in note
-    assert "(minilm_l6, 128 tokens, stage 1 on 3,800 texts): 100 labelled: ulmfit 0.768" in note
+    assert "(minilm_l6, 128 tokens, stage 1 on 3,800 texts): 100 labelled, ulmfit 0.768" in note
     # Rows well above the majority class need no note.
     assert (
         lab07_document_classification.document_classification_notes(
@@ -92,16 +92,22 @@ def test_the_table_counts_each_row_s_runs_at_the_majority_class():
     results = _section_record()
     page = lab07_document_classification.render(results)
     assert "| train s per run | at majority |" in page
+    # A record made before the lab named its schedules trained on the head-then-all one.
     assert (
-        "| 100 | LM fine-tuned, then classifier | 0.700 | 0.710 ± 0.020 (n=3) | 40 | 0 of 3 |"
-        in (page)
+        "| 100 | head, then all | LM fine-tuned, then classifier | 0.700 | 0.710 ± 0.020 (n=3) "
+        "| 40 | 0 of 3 |" in page
     )
-    assert "| 100 | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 | 2 of 3 |" in page
+    assert (
+        "| 100 | head, then all | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 | 2 of 3 |"
+        in page
+    )
     # A record made before the count: the table as it was, no column.
     _strip_majority_counts(results)
     page = lab07_document_classification.render(results)
     assert "at majority" not in page
-    assert "| 100 | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 |\n" in page + "\n"
+    assert "| 100 | head, then all | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 |\n" in (
+        page + "\n"
+    )
 
 
 def test_the_headline_gives_the_seed_paired_gain_with_its_verdict():
@@ -140,4 +146,73 @@ def test_the_committed_records_still_render():
         assert line.startswith("ULMFiT stage 1 on ") and "|" not in line, path.name
         # The shape each record has: the paired difference or the gap of the means.
         assert ("paired by seed" in line) == bool(results.get("difference")), path.name
-        assert "| labelled | start |" in lab07_document_classification.render(results)
+        assert "| labelled | schedule | start |" in lab07_document_classification.render(results)
+
+
+def _scheduled_record():
+    """A record of the lab's shape since it runs stage 2 on the paper's schedule and BERT
+    practice's: every key by schedule, and the schedule validation prefers at each size."""
+    old = _section_record()
+    row = old["results"]["100"]["ulmfit"]
+    by_start = {"lm_fine_tuned": row, "plain": old["results"]["100"]["plain"]}
+    return {
+        **old,
+        "schedules": ["ulmfit", "head_then_all"],
+        "results": {
+            "ulmfit": {"100": by_start, "500": {name: dict(r) for name, r in by_start.items()}},
+            "head_then_all": {
+                "100": {name: {**r, "val_mean": 0.75} for name, r in by_start.items()},
+                "500": {name: {**r, "runs_at_majority": 0} for name, r in by_start.items()},
+            },
+        },
+        "gain_points": {"ulmfit": {"100": 19.0, "500": 19.0}, "head_then_all": {"100": 19.0}},
+        "difference": {
+            "ulmfit": {
+                "100": {"mean": 0.06, "sd": 0.01, "n": 3, "verdict": "better"},
+                "500": {"mean": 0.004, "sd": 0.02, "n": 3, "verdict": "no difference"},
+            },
+            "head_then_all": {
+                "100": {"mean": -0.02, "sd": 0.01, "n": 3, "verdict": "worse"},
+                "500": {"mean": 0.01, "sd": 0.02, "n": 3, "verdict": "no difference"},
+            },
+        },
+        "preferred_schedule": {"100": "head_then_all", "500": "ulmfit"},
+    }
+
+
+def test_a_record_with_schedules_shows_each_schedule_s_rows_and_gain_the_paper_s_first():
+    results = _scheduled_record()
+    page = lab07_document_classification.render(results)
+    assert page.count("| ULMFiT's |") == 4 and page.count("| head, then all |") == 4
+    assert (
+        "| 100 | ULMFiT's | classifier only | 0.700 | 0.520 ± 0.020 (n=3) | 40 | 2 of 3 |" in page
+    )
+    assert (
+        "by labelled documents: on ULMFiT's schedule (the paper's), 100: +6.00 ± 1.00 (better), "
+        "500: +0.40 ± 2.00 (no difference); on head, then all schedule, 100: -2.00 ± 1.00 "
+        "(worse), 500: +1.00 ± 2.00 (no difference)." in page
+    )
+    assert "Validation (both starts' mean) prefers head, then all at 100, ULMFiT's at 500." in page
+    line = lab07_document_classification.headline(results)
+    assert line.startswith(
+        "ULMFiT stage 1 on imdb from lab01_causal, test points gained by labels, paired by seed: "
+        "ULMFiT's schedule (the paper's) 100: +6.0 ± 1.0 (better), 500: +0.4 ± 2.0 "
+        "(no difference); head, then all schedule 100: -2.0 ± 1.0 (worse)"
+    )
+    assert "; validation prefers head, then all at 100, ULMFiT's at 500" in line
+    # Each row at the majority class names its schedule.
+    assert line.endswith(
+        "; runs at the majority class: 100 plain on the ulmfit schedule 2 of 3, "
+        "500 plain on the ulmfit schedule 2 of 3, 100 plain on the head_then_all schedule 2 of 3"
+    )
+
+
+def test_a_note_names_the_schedule_of_each_row_near_the_majority_class(tmp_path):
+    results = _scheduled_record()
+    name = "lab07_document_classification"
+    (tmp_path / f"{name}.json").write_text(json.dumps({"results": results}))
+    (note,) = lab07_document_classification.document_classification_notes(name, tmp_path)
+    assert note.startswith(
+        "Note (100 labelled, plain on the ulmfit schedule 0.520; 500 labelled, plain on the "
+        "ulmfit schedule 0.520; 100 labelled, plain on the head_then_all schedule 0.520;"
+    )
