@@ -66,16 +66,16 @@ from kbert.train import (
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
     FALLBACK_ADAPTERS,
-    compare_and_print,
     comparison_parser,
-    selected_variants,
     starting_points,
     trec_data,
 )
-from kbert.train.chosen_on_validation import (
-    chosen_adapters,
-    chosen_feature_extraction,
-    chosen_variants,
+from kbert.train.chosen_on_validation import chosen_adapters, chosen_feature_extraction
+from kbert.train.own_choice_comparison import (
+    compare_each_start,
+    each_start,
+    own_choices,
+    select_each_start,
 )
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
@@ -202,15 +202,16 @@ for start in starts:
 # tutorial's adapters train at 10× the start's full fine-tuning rate, the chosen ones at the rate
 # their grid row trained at.
 tutorial = {"bottleneck_dim": args.bottleneck_dim, "trainable": "tutorial", "rate_multiplier": 10}
-# Each start's own choice (one row when they agree), Pfeiffer's placement at the same setting.
+# Each start runs its own choice (and never the other start's), Pfeiffer's placement at the
+# same setting.
 choose = functools.partial(chosen_adapters, fallback=FALLBACK_ADAPTERS)
-chosen, sources = chosen_variants("adapters", recipes.adapters, starts, choose)
-pfeiffer, _ = chosen_variants(
+chosen, sources = own_choices("adapters", recipes.adapters, starts, choose)
+pfeiffer, _ = own_choices(
     "adapters_pfeiffer", recipes.adapters, starts, choose, {"placement": "pfeiffer"}
 )
 for name, source in sources.items():
     print(f"adapters chosen on validation for {name}: {source}")
-features, feature_sources = chosen_variants(
+features, feature_sources = own_choices(
     "feature_extraction",
     recipes.feature_extraction,
     starts,
@@ -221,11 +222,10 @@ features, feature_sources = chosen_variants(
 )
 for name, source in feature_sources.items():
     print(f"feature extraction's rate chosen on validation for {name}: {source}")
-variants = [
-    ("full", recipes.full_fine_tuning, {}),
-    *features,
-    ("adapters_tutorial", recipes.adapters, tutorial),
-    *chosen,
-    *pfeiffer,
-]
-compare_and_print(selected_variants(parser, args, variants), starts, data, args)
+tutorial_row = {start.name: [("adapters_tutorial", recipes.adapters, tutorial)] for start in starts}
+# Each start's rows in the table's order: full, feature extraction, the tutorial's adapters,
+# the chosen adapters, Pfeiffer's placement.
+rows = each_start(
+    starts, [("full", recipes.full_fine_tuning, {})], features, tutorial_row, chosen, pfeiffer
+)
+compare_each_start(select_each_start(parser, args, rows), starts, data, args)

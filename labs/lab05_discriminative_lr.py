@@ -29,10 +29,12 @@ at it, and each discriminative row's top group at it, so each row's paired diffe
 fine-tuning (Δ, seed by seed over 3 seeds) measures what slowing the lower layers does, not a
 change of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at
 the factor the grid chose with that top rate for each start (read from the grid's record by
-`kbert.train.chosen_on_validation.chosen_factor`; a row per chosen factor, named after the start
-that chose it, run on every start), beside the layer-wise decay 0.9, L2-SP and EWC. The grid's
-rates study shows the same pairing at every top rate (docs/results.md#adaptation_grid,
-#adaptation_grid_minilm).
+`kbert.train.chosen_on_validation.chosen_factor`; a row named after the start that chose it, run
+on that start only), beside the layer-wise decay 0.9, L2-SP and EWC. Where a start's full
+fine-tuning rate chosen on validation is not its discriminative top rate, one more row runs full
+fine-tuning at that rate (`full_chosen_rate`), so the table also shows each method against the
+baseline at its own best rate, not only at the shared one. The grid's rates study shows the same
+pairing at every top rate (docs/results.md#adaptation_grid, #adaptation_grid_minilm).
 
 What it should show: the table of per-group rates and the schedule; on TREC-6, whether these
 help over plain full fine-tuning with warmup + linear decay at the same top rate. Report what
@@ -57,14 +59,13 @@ from kbert.train import (
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
     FALLBACK_FACTOR,
-    compare_and_print,
     comparison_parser,
-    selected_variants,
     starting_points,
     trec_data,
 )
 from kbert.train.chosen_on_validation import chosen_factor
 from kbert.train.fine_tuning import decoupled_adamw
+from kbert.train.own_choice_comparison import compare_each_start, each_start, select_each_start
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab05_discriminative_lr")
@@ -91,6 +92,7 @@ data = trec_data(args)
 # One peak rate per start for every row (equal top rates): the top rate the grid chose for its
 # discriminative rows, which `starting_points` read with its other choices.
 METHODS = ("full", "discriminative_lr", "l2_sp", "ewc")
+own_full_rates = {each.name: each.learning_rate("full") for each in starts}  # before the change
 for each in starts:
     top_rate = args.top_learning_rate or each.learning_rate("discriminative_lr")
     each.learning_rates = dict.fromkeys(METHODS, top_rate)
@@ -141,25 +143,32 @@ print(f"  discriminative rates (factor {args.factor:g}): test accuracy {accuracy
 # %% The comparison: how fast each layer moves, and how far from the pretrained weights.
 # Full fine-tuning at the discriminative rows' top rate (each start's, set above): each Δ is
 # then read at equal top rates.
-chosen_by = {}  # each factor the grid chose → the starts that chose it
+# Each start's own rows, run on it alone: the factor it chose (where not `--factor`), and full
+# fine-tuning at its own chosen rate (where that is not the shared top rate).
+own = {}
 for each in starts:
+    rows = own.setdefault(each.name, [])
     chosen = chosen_factor(each.name, FALLBACK_FACTOR)
     print(f"discriminative factor for {each.name}: {chosen.source}")
     if chosen.recorded and chosen.value["factor"] != args.factor:
-        chosen_by.setdefault(chosen.value["factor"], []).append(each.name)
-variants = [
+        factor = chosen.value["factor"]
+        rows.append(
+            (
+                f"discriminative_lr factor={factor:g} (chosen: {each.name})",
+                recipes.discriminative_learning_rates,
+                {"factor": factor},
+            )
+        )
+    if own_full_rates[each.name] != each.learning_rate("full"):
+        rate = own_full_rates[each.name]
+        print(f"{each.name}: full fine-tuning also at its own chosen rate, {rate:g}")
+        rows.append(("full_chosen_rate", recipes.full_fine_tuning, {"learning_rate": rate}))
+shared = [
     ("full", recipes.full_fine_tuning, {}),
     ("discriminative_lr", recipes.discriminative_learning_rates, {"factor": args.factor}),
-    *(
-        (
-            f"discriminative_lr factor={factor:g} (chosen: {'+'.join(names)})",
-            recipes.discriminative_learning_rates,
-            {"factor": factor},
-        )
-        for factor, names in chosen_by.items()
-    ),
     ("layerwise_decay", recipes.discriminative_learning_rates, {"decay": args.decay}),
     ("l2_sp", recipes.l2_sp, {"strength": args.strength}),
     ("ewc", recipes.ewc, {"strength": args.strength}),
 ]
-compare_and_print(selected_variants(parser, args, variants), starts, data, args)
+rows = each_start(starts, shared, own)
+compare_each_start(select_each_start(parser, args, rows), starts, data, args)

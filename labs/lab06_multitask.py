@@ -9,8 +9,11 @@ single-task full-model fine-tuning", compared with 3-epoch single-task runs. So 
 below runs the tutorial's setting (LM weight 0.5 for twice the lab's epochs) beside single-task
 full fine-tuning at the lab's epochs (the tutorial's comparison) and at twice as many (the same
 budget), and, at the lab's epochs, the LM weight and annealing that the multitask study
-chose on validation (read from its record). For lab01's causal model the LM loss scores the same forward pass the
-classifier reads (the tutorial's setting). MiniLM-L6 is bidirectional: its auxiliary loss is
+chose on validation for each start (read from its record, and run on that start only) where it
+studied the lab's number of labelled questions; where it did not, that row runs the tutorial's
+weight at the lab's epochs and is labelled a fallback (a weight chosen at another size, for
+that study's epochs and rate, is not a choice for this one). For lab01's causal model the LM
+loss scores the same forward pass the classifier reads (the tutorial's setting). MiniLM-L6 is bidirectional: its auxiliary loss is
 masked LM on a second, masked pass (15%, 80/10/10), so the classifier never sees [MASK]; it
 ships no MLM head, so that head starts from scratch here. Sequential adaptation (an
 intermediate task before the target, Phang et al. 2018's STILTs) is lab21's, with its control.
@@ -46,19 +49,48 @@ from kbert.models import CausalLanguageModel, MultitaskModel
 from kbert.train import adaptation_recipes as recipes
 from kbert.train import count_batches, fine_tuning_optimizer
 from kbert.train.adaptation_comparison import (
-    compare_and_print,
     comparison_parser,
-    selected_variants,
     starting_points,
     trec_data,
 )
-from kbert.train.chosen_on_validation import chosen_multitask, chosen_variants
+from kbert.train.chosen_on_validation import (
+    MULTITASK_RECORD,
+    Chosen,
+    chosen_multitask,
+    read_record,
+)
+from kbert.train.own_choice_comparison import (
+    compare_each_start,
+    each_start,
+    own_choices,
+    select_each_start,
+)
 
 # The LM weight and annealing that `benchmarks/adaptation_grid.py --studies multitask` chose on
 # validation for each start, read from its record (docs/results.md#adaptation_grid_multitask)
 # by `kbert.train.chosen_on_validation.chosen_multitask`; where it holds no choice for a start,
 # the tutorial's weight 0.5 without annealing.
 MULTITASK_FALLBACK = {"language_model_weight": 0.5}
+
+
+def chosen_at_size(start, size):
+    """The grid's choice for `start` where it studied `size` labelled questions; else the
+    fallback, saying why. A weight chosen at another size (100 or 300 questions, trained for
+    more epochs and at that study's rate) is not a choice for this one."""
+    record = read_record(MULTITASK_RECORD) or {}
+    studied = (((record.get("results") or {}).get("studies") or {}).get("multitask") or {}).get(
+        start
+    ) or {}
+    if str(size) not in studied:
+        sizes = ", ".join(sorted(studied, key=int)) or "none"
+        return Chosen(
+            dict(MULTITASK_FALLBACK),
+            f"no choice for {start!r} at {size} questions in {MULTITASK_RECORD}.json (its sizes: "
+            f"{sizes}); the tutorial's weight",
+            False,
+        )
+    return chosen_multitask(start, size, MULTITASK_FALLBACK)
+
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab06_multitask")
@@ -157,15 +189,15 @@ print(
 # %% The comparison: the tutorial's setting, single task at its epochs and at the lab's, and the
 # LM weight chosen on validation.
 longer = 2 * args.epochs  # the tutorial: 6 epochs instead of 3
-multitask_chosen, sources = chosen_variants(
+multitask_chosen, sources = own_choices(
     "multitask_chosen",
     recipes.multitask,
     starts,
-    lambda name: chosen_multitask(name, args.train_examples or None, MULTITASK_FALLBACK),
+    lambda name: chosen_at_size(name, len(data["train"])),
 )
 for name, source in sources.items():
     print(f"multitask setting chosen on validation for {name}: {source}")
-variants = [
+shared = [
     ("full", recipes.full_fine_tuning, {}),
     ("full_longer", recipes.full_fine_tuning, {"epochs": longer}),
     (
@@ -173,11 +205,11 @@ variants = [
         recipes.multitask,
         {"language_model_weight": args.language_model_weight, "epochs": longer},
     ),
-    *multitask_chosen,
 ]
 baselines = {
     "full_longer": "full",
     "multitask_tutorial": "full_longer",
-    **{label: "full" for label, _, _ in multitask_chosen},
+    **{label: "full" for rows in multitask_chosen.values() for label, _, _ in rows},
 }
-compare_and_print(selected_variants(parser, args, variants), starts, data, args, baselines)
+rows = each_start(starts, shared, multitask_chosen)
+compare_each_start(select_each_start(parser, args, rows), starts, data, args, baselines)

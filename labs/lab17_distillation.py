@@ -58,22 +58,38 @@ from kbert.train import (
 )
 from kbert.train import adaptation_recipes as recipes
 from kbert.train.adaptation_comparison import (
-    compare_and_print,
     comparison_parser,
-    selected_variants,
     starting_points,
     trec_data,
 )
 from kbert.train.adaptation_run import ensemble_result
-from kbert.train.chosen_on_validation import chosen_distillation, chosen_variants
+from kbert.train.chosen_on_validation import chosen_distillation
+from kbert.train.own_choice_comparison import (
+    compare_each_start,
+    each_start,
+    own_choices,
+    select_each_start,
+)
 
 # %% Settings (`--help` lists them), TREC-6 and the starting points.
+# The sources' T and soft_weight: DistilBERT's temperature 2, and most weight on the soft
+# targets (Hinton et al.: "a considerably lower weight" on the hard labels). The defaults of the
+# by-hand cell and the "distillation" row, and a start's chosen row where the grid's record
+# holds no choice for it.
+SOURCE_SETTING = {"temperature": 2.0, "soft_weight": 0.9}
 parser = comparison_parser(__doc__.split("\n\n")[0], run_dir="runs/lab17_distillation")
 parser.add_argument(
-    "--temperature", type=float, default=2.0, help="the sources' row's T (default 2)"
+    "--temperature",
+    type=float,
+    default=SOURCE_SETTING["temperature"],
+    help='T of the by-hand cell and the "distillation" row (default: the sources\', %(default)s)',
 )
 parser.add_argument(
-    "--soft-weight", type=float, default=0.9, help="the sources' row's soft_weight (default 0.9)"
+    "--soft-weight",
+    type=float,
+    default=SOURCE_SETTING["soft_weight"],
+    help='soft_weight of the by-hand cell and the "distillation" row (default: the sources\', '
+    "%(default)s)",
 )
 args = parser.parse_args()
 if not args.temperature > 0:
@@ -82,8 +98,7 @@ if not 0.0 <= args.soft_weight <= 1.0:
     parser.error(f"--soft-weight must be a number in [0, 1]; received {args.soft_weight}")
 # T and soft_weight chosen on validation for each start, read from the grid's record
 # (docs/results.md#distillation_grid) by `kbert.train.chosen_on_validation`; where it holds no
-# choice for a start, the sources' T 2, soft_weight 0.9 (then both rows train the same recipe).
-SOURCE_SETTING = {"temperature": 2.0, "soft_weight": 0.9}
+# choice for a start, `SOURCE_SETTING` (then both rows train the same recipe).
 starts = starting_points(parser, args)
 data = trec_data(args)
 num_classes = len(data["train"].label_names)
@@ -134,21 +149,21 @@ print(
 # %% The comparison over starting points and seeds: teacher, students, ensemble, its student.
 distill = {"temperature": args.temperature, "soft_weight": args.soft_weight}
 choose = functools.partial(chosen_distillation, fallback=SOURCE_SETTING)
-chosen, sources = chosen_variants("distillation_chosen", recipes.distillation, starts, choose)
-from_ensemble, _ = chosen_variants(
+# Each start runs its own chosen setting, never another start's.
+chosen, sources = own_choices("distillation_chosen", recipes.distillation, starts, choose)
+from_ensemble, _ = own_choices(
     "distillation_from_ensemble", recipes.distillation, starts, choose, {"teacher": "ensemble"}
 )
 for name, source in sources.items():
     print(f"distillation setting chosen on validation for {name}: {source}")
-variants = [
+shared = [
     ("full", recipes.full_fine_tuning, {}),
     ("student_labels_only", recipes.distillation, {"soft_weight": 0.0}),
     ("distillation", recipes.distillation, distill),
-    *chosen,
-    ("ensemble", ensemble_result, {}),
-    # The seeds' teachers' ensemble as the teacher: run after every seed's "full" model.
-    *from_ensemble,
 ]
-compare_and_print(
-    selected_variants(parser, args, variants), starts, data, args, baseline="student_labels_only"
+ensemble = {start.name: [("ensemble", ensemble_result, {})] for start in starts}
+# The seeds' teachers' ensemble as the teacher: run after every seed's "full" model.
+rows = each_start(starts, shared, chosen, ensemble, from_ensemble)
+compare_each_start(
+    select_each_start(parser, args, rows), starts, data, args, baseline="student_labels_only"
 )

@@ -175,6 +175,10 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
     labels = ["full", "discriminative_lr", "discriminative_lr factor=1 (chosen: lab01)"]
     _check_report(report, tiny_models, [*labels, "layerwise_decay", "l2_sp", "ewc"])
     assert "peak learning rate per layer group" in stdout
+    # Full fine-tuning at the start's own chosen rate, where that is not the shared top rate,
+    # on that start alone.
+    own_rate = "lab01: full fine-tuning also at its own chosen rate" in stdout
+    assert ("lab01/full_chosen_rate" in report) == own_rate
 
 
 @pytest.mark.slow
