@@ -50,6 +50,7 @@ from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.lab_run_arguments import add_chosen_rate_argument
 from kbert.train.precision import DTYPES, resolve_dtype
 
 SETTINGS = ("default", "small_rate", "more_epochs", "both")
@@ -157,7 +158,7 @@ def parse_args(argv=None):
     )
     parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per setting")
     parser.add_argument("--seed", type=int, default=0, help="the held-out split, first seed")
-    parser.add_argument("--learning-rate", type=float, default=5e-5, help="lab12's rate")
+    add_chosen_rate_argument(parser, what="lab12's rate")
     parser.add_argument("--epochs", type=int, default=4, help="lab12's epochs")
     parser.add_argument("--small-learning-rate", type=float, default=2e-5)
     parser.add_argument("--warmup-fraction", type=float, default=0.1, help="the small rate's")

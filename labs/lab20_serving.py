@@ -54,6 +54,7 @@ from kbert.models import SequenceClassifier
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.lab_run_arguments import add_chosen_rate_argument
 from kbert.train.token_task_fine_tuning import (
     NER_TRAINING,
     build_ner_model,
@@ -196,6 +197,9 @@ def main():
     parser.add_argument("--export-dir", default="saved_models")
     parser.add_argument("--name", default=None, help="the export's name (default <task>_minilm)")
     parser.add_argument("--epochs", type=int, default=2)
+    # The classifier's rate: full fine-tuning's for MiniLM-L6, chosen on validation (as the
+    # other labs read it).
+    add_chosen_rate_argument(parser, what="the classifier's peak rate")
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument(
         "--sequence-length",
@@ -226,7 +230,7 @@ def main():
     title, evaluation = TASKS[args.task]
 
     # %% Fine-tune `--model` (MiniLM-L6 by default): a linear layer on the pooling its checkpoint
-    # was trained with, at this lab's own rate (1e-4) for `--epochs`, not lab02's settings.
+    # was trained with, at full fine-tuning's chosen rate (`--learning-rate`) for `--epochs`.
     splits = {
         split: load_classification_task(
             args.task,
@@ -248,7 +252,7 @@ def main():
         splits["train"],
         splits["validation"],
         settings=TrainingSettings(
-            epochs=args.epochs, learning_rate=1e-4, seed=args.seed, verbose=0
+            epochs=args.epochs, learning_rate=args.learning_rate, seed=args.seed, verbose=0
         ),
     )
     print(f"fine-tuned on {len(splits['train'])} {title} examples in {seconds:.0f} s")

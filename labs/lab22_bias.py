@@ -75,6 +75,7 @@ from kbert.train import (
     fine_tune_classifier,
     fine_tuning_optimizer,
 )
+from kbert.train.lab_run_arguments import add_chosen_rate_argument
 from kbert.train.precision import DTYPES, resolve_dtype
 
 SEAT_TESTS = (
@@ -455,7 +456,9 @@ def parse_arguments(argv=None):
     parser.add_argument("--max-train-examples", type=int, default=2000, help="SST-2 sentences")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
+    # Full fine-tuning's rate for MiniLM-L6, chosen on validation (as the sibling labs read it),
+    # not BERT-base's 5e-5.
+    add_chosen_rate_argument(parser)
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--dtype", default="auto", choices=DTYPES)
     parser.add_argument("--seed", type=int, default=0, help="first run's seed, permutation seed")

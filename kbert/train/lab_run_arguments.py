@@ -3,6 +3,7 @@ record), and how such a lab ends (`finish_lab`).
 
 Labs 21 and 23–25 fine-tune MiniLM-L6 several times per row and compare rows seed by seed;
 each reads the same settings the same way, so a student meets one set of flags across them.
+Labs 12, 20 and 22 take only the rate (`add_chosen_rate_argument`).
 """
 
 import json
@@ -13,6 +14,20 @@ from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
 from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.precision import DTYPES
+
+
+def add_chosen_rate_argument(parser, method="full", what="peak rate"):
+    """Adds `--learning-rate`, defaulting to `method`'s rate that `benchmarks/adaptation_grid.py`
+    chose on validation for MiniLM-L6, read from its record
+    (`kbert.train.chosen_on_validation.chosen_rates`; full fine-tuning's for every method that
+    trains all weights at one rate); `--help` names the record it came from, after `what`."""
+    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=rates.value[method],
+        help=f"{what} (default: {rates.source})",
+    )
 
 
 def add_lab_run_arguments(
@@ -33,13 +48,7 @@ def add_lab_run_arguments(
         seeds_help: str. What one seed runs.
         seed_help: str. What `--seed` seeds.
     """
-    rates = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"])
-    parser.add_argument(
-        "--learning-rate",
-        type=float,
-        default=rates.value[method],
-        help=f"peak rate (default: {rates.source})",
-    )
+    add_chosen_rate_argument(parser, method)
     parser.add_argument(
         "--dtype",
         default="auto",

@@ -31,6 +31,17 @@ def lab():
     return runpy.run_path(str(ROOT / "labs" / "lab22_bias.py"), run_name="lab22_bias")
 
 
+def test_the_fine_tuning_rate_defaults_to_minilms_chosen_full_fine_tuning_rate(lab):
+    from kbert.train.adaptation_comparison import START_LEARNING_RATES
+    from kbert.train.chosen_on_validation import chosen_rates
+
+    args = lab["parse_arguments"](["--permutations", "10", "--dtype", "float32"])
+    chosen = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"]).value["full"]
+    assert args.learning_rate == chosen  # the sibling labs' rate, not BERT-base's 5e-5
+    rate = lab["parse_arguments"](["--learning-rate", "1e-4", "--dtype", "float32"]).learning_rate
+    assert rate == 1e-4
+
+
 def test_counterfactual_swaps_the_labs_gendered_words_both_ways(lab):
     swap = lab["counterfactual"]
     assert swap("He said she lost his hat; hero") == "She said he lost her hat; hero"
