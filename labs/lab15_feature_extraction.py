@@ -237,7 +237,9 @@ def main():
     parser.add_argument(
         "--extract-batch-size", type=int, default=64, help="questions per encoder forward pass"
     )
-    parser.add_argument("--epochs", type=int, default=30)
+    # A cap early stopping (`--patience`) should decide, not reach: at 30 several linear heads
+    # were still improving when the cap ended them.
+    parser.add_argument("--epochs", type=int, default=200, help="most epochs per head")
     parser.add_argument(
         "--patience",
         type=int,

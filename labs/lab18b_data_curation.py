@@ -381,6 +381,9 @@ def encoder_path(name, pretraining_seed):
 def pretrain_and_score(name, pretraining_seed):
     """One pretraining of the causal model on corpus `name`: its encoder is saved for TREC-6,
     its held-out loss and perplexity returned as a run."""
+    # Keras draws each initializer's seed when the layer is built: seed first, so the corpora
+    # of one pretraining seed start from the same weights.
+    keras.utils.set_random_seed(pretraining_seed)
     model = causal_model()
     seconds = pretrain(model, corpora[name], args.steps, pretraining_seed)
     loss = float(model.evaluate(held_out, return_dict=True, verbose=0)["clm_loss"])

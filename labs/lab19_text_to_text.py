@@ -371,8 +371,10 @@ if args.trec_eval_examples:  # smoke runs
 majority = round(majority_accuracy(trec["test"].labels), 4)
 
 
-def fresh(family, start):
-    """A new copy of a start: the pretrained weights, or a random init of the same shape."""
+def fresh(family, start, seed):
+    """A new copy of a start: the pretrained weights, or a random init of the same shape drawn
+    from `seed` (Keras draws each initializer's seed when the layer is built)."""
+    keras.utils.set_random_seed(seed)
     if start == "pretrained":
         source = run_dir / family / "pretrained.keras"
         return keras.models.load_model(source)
@@ -418,7 +420,7 @@ trec_preprocessor = BertPreprocessor(tokenizer, sequence_length=64)
 
 
 def run_trec(family, start, examples, learning_rate, seed, evaluate_on):
-    model = fresh(family, start)
+    model = fresh(family, start, seed)
     if family == "encoder_decoder":
         inputs, targets = classification_pairs("trec", examples)
         model = fine_tune_text_to_text(model, inputs, targets, learning_rate, seed)
@@ -505,7 +507,7 @@ if "sst2" in args.tasks:
     test_inputs, _ = classification_pairs("sst2", sst2_test)
     for start in ("pretrained", "random"):
         model = fine_tune_text_to_text(
-            fresh("encoder_decoder", start),
+            fresh("encoder_decoder", start, 0),
             inputs,
             targets,
             chosen_rates[f"encoder_decoder_{start}"],
@@ -523,7 +525,7 @@ if "squad" in args.tasks:
     inputs, targets = squad_pairs(squad_train)
     test_inputs, _ = squad_pairs(squad_test)
     for start in ("pretrained", "random"):
-        model = fresh("encoder_decoder", start)
+        model = fresh("encoder_decoder", start, 0)
         keras.utils.set_random_seed(0)
         batches = text_to_text_dataset(
             inputs, targets, tokenizer, args.batch_size, source_length=192, target_length=16

@@ -22,10 +22,9 @@ Critical Data Slices", NeurIPS 2019), on TREC-6 question classification with Min
    predicted membership, so nothing about slices is needed at test time. Chen et al. mix learnt
    slice representations by attention instead; the losses (task, membership, experts) are
    summed the same way.
-5. The control: the same baseline with each chosen slice's training questions repeated
-   `--oversample` times in the pool its training questions are drawn from (oversampling, i.e.
-   upweighting the slices in the loss, at the same number of steps). If the heads did no more
-   than this, the two would tie.
+5. The control: the same baseline with the chosen slices' training questions upweighted in the
+   loss (each one's cross-entropy counts `--slice-weight` times another's), on the same
+   questions, steps and rate. If the heads did no more than this, the two would tie.
 
 All three are trained at the same rate and epochs from the same seed, per seed; the lab reports
 test accuracy overall and on each chosen slice, mean ± sd over `--seeds` seeds, and the
@@ -70,19 +69,34 @@ from kbert.train.precision import resolve_dtype
 MODELS = {
     "baseline": "plain fine-tuning",
     "slice_aware": "slice heads (membership + expert per slice)",
-    "oversampled": "control: slices oversampled",
+    "upweighted": "control: slices upweighted",
 }
 
 
-# %% The control. Oversampling the chosen slices is what "upweight the slice in the loss"
-# becomes when every example weighs the same: each slice question is entered `factor` times,
-# and as many rows as train has are drawn from that pool without replacement, so the control
-# trains for the same steps as the other two and only the mix of questions changes (a slice
-# question is about `factor` times as likely to be seen as another one).
-def oversampled_rows(members, factor, seed):
-    """`len(members)` training rows drawn from a pool with the rows of `members` × `factor`."""
-    pool = np.concatenate([np.arange(len(members))] + [np.flatnonzero(members)] * (factor - 1))
-    return np.sort(np.random.default_rng(seed).choice(pool, size=len(members), replace=False))
+# %% The control. "Upweight the slice in the loss": each training question's cross-entropy
+# weighs `weight` when it is in a chosen slice and 1 otherwise, normalised by the batch's total
+# weight. The control trains on every question the other two see, for the same steps: only the
+# weight of the slice questions changes. (Drawing a fixed number of rows from a pool with the
+# slice rows repeated would also shift the mix, but leave out some of the other questions.)
+def upweighted_loss(weight):
+    """Cross-entropy on targets `(class, in_slice)`: slice rows weigh `weight`, the others 1."""
+
+    def loss(targets, logits):
+        targets = keras.ops.cast(targets, "int32")
+        weights = 1.0 + (weight - 1.0) * keras.ops.cast(targets[:, 1], "float32")
+        per_row = keras.losses.sparse_categorical_crossentropy(
+            targets[:, 0], keras.ops.cast(logits, "float32"), from_logits=True
+        )
+        return keras.ops.sum(weights * per_row) / keras.ops.sum(weights)
+
+    return loss
+
+
+def weight_share(in_slice, weight):
+    """The share of the training loss's weight on slice questions (their share of questions
+    when `weight` is 1)."""
+    upweighted = weight * in_slice.sum()
+    return float(upweighted / (upweighted + (~in_slice).sum()))
 
 
 def training(args, seed):
@@ -109,6 +123,23 @@ def plain_run(args, train, seed):
     classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
     _, seconds = fine_tune_classifier(
         classifier, preprocessor, train, settings=training(args, seed)
+    )
+    return classifier, preprocessor, seconds
+
+
+def upweighted_run(args, train, in_slice, seed):
+    """The control: a `SequenceClassifier` on `train` with the questions in `in_slice` (bool
+    `(n,)`) weighing `--slice-weight` in its loss (`upweighted_loss`)."""
+    encoder, preprocessor = fresh_start(args, seed)
+    classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
+    # `fine_tune_classifier` compiles a model that names its loss and metrics with those; the
+    # packed targets have no plain accuracy to watch (the test is scored after training).
+    classifier.default_loss = lambda: upweighted_loss(args.slice_weight)
+    classifier.default_metrics = lambda: []
+    targets = np.stack([np.asarray(train.labels), in_slice], axis=-1).astype(np.int32)
+    packed = dataclasses.replace(train, labels=targets)
+    _, seconds = fine_tune_classifier(
+        classifier, preprocessor, packed, settings=training(args, seed)
     )
     return classifier, preprocessor, seconds
 
@@ -171,8 +202,8 @@ def summarize(runs, chosen):
                 row["vs_baseline"] = paired_difference(values, baseline)
             rows[model][measure] = row
     for measure in rows["slice_aware"]:  # what the heads add beyond reweighting the slices
-        rows["slice_aware"][measure]["vs_oversampled"] = paired_difference(
-            rows["slice_aware"][measure]["runs"], rows["oversampled"][measure]["runs"]
+        rows["slice_aware"][measure]["vs_upweighted"] = paired_difference(
+            rows["slice_aware"][measure]["runs"], rows["upweighted"][measure]["runs"]
         )
     return rows
 
@@ -209,7 +240,10 @@ parser.add_argument(
 parser.add_argument("--short-words", type=int, default=6, help="length:short is at most this")
 parser.add_argument("--long-words", type=int, default=15, help="length:long is at least this")
 parser.add_argument(
-    "--oversample", type=int, default=3, help="the control: slice questions this many times"
+    "--slice-weight",
+    type=float,
+    default=3.0,
+    help="the control: a slice question's weight in the loss (the others weigh 1)",
 )
 parser.add_argument("--sequence-length", type=int, default=32, help="tokens read per question")
 parser.add_argument("--batch-size", type=int, default=16)
@@ -228,8 +262,8 @@ for flag in ("seeds", "epochs", "batch_size", "sequence_length", "slices", "min_
 for flag in ("train_examples", "eval_examples", "seed"):
     if getattr(args, flag) < 0:
         parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
-if args.oversample < 2:
-    parser.error(f"--oversample must be >= 2 (1 is the baseline); received {args.oversample}")
+if not args.slice_weight > 1:
+    parser.error(f"--slice-weight must be > 1 (1 is the baseline); received {args.slice_weight}")
 if not 1 <= args.short_words < args.long_words:
     parser.error(
         "--short-words must be >= 1 and below --long-words; received "
@@ -311,11 +345,11 @@ if not chosen:
         "accuracy: nothing to serve. Lower --min-slice-examples to rank smaller slices.\n",
     )
 
-# %% The slice-aware model and the oversampling control, every seed, on the chosen slices.
+# %% The slice-aware model and the upweighting control, every seed, on the chosen slices.
 members = {name: slices["train"][name] for name in chosen}
 in_any = np.any(np.stack(list(members.values())), axis=0)
 test_members = {name: slices["test"][name] for name in chosen}
-membership, control_share = [], []
+membership = []
 for seed in range(args.seed, args.seed + args.seeds):
     model, preprocessor, seconds = slice_aware_run(args, splits["train"], members, seed)
     timings["slice_aware"].append(round(seconds, 1))
@@ -324,15 +358,13 @@ for seed in range(args.seed, args.seed + args.seeds):
     )
     runs["slice_aware"].append(scores(predictions, splits["test"], slices["test"]))
     membership.append(agreement)
-    rows = oversampled_rows(in_any, args.oversample, seed)
-    control_share.append(float(in_any[rows].mean()))
-    classifier, preprocessor, seconds = plain_run(args, splits["train"].subset(rows), seed)
-    timings["oversampled"].append(round(seconds, 1))
+    classifier, preprocessor, seconds = upweighted_run(args, splits["train"], in_any, seed)
+    timings["upweighted"].append(round(seconds, 1))
     predictions = evaluate_classifier(classifier, preprocessor, splits["test"])["predictions"]
-    runs["oversampled"].append(scores(predictions, splits["test"], slices["test"]))
+    runs["upweighted"].append(scores(predictions, splits["test"], slices["test"]))
     print(
-        f"seed {seed}: test slice heads {runs['slice_aware'][-1]['overall']:.4f}, oversampled "
-        f"{runs['oversampled'][-1]['overall']:.4f}",
+        f"seed {seed}: test slice heads {runs['slice_aware'][-1]['overall']:.4f}, upweighted "
+        f"{runs['upweighted'][-1]['overall']:.4f}",
         flush=True,
     )
 
@@ -351,7 +383,7 @@ for model, label in MODELS.items():
         print(
             f"{label:46s} {measure:16s} {size:6d} {row['mean']:.4f}{spread:9s}  "
             f"{format_difference(row.get('vs_baseline'))}  "
-            f"{format_difference(row.get('vs_oversampled'))}"
+            f"{format_difference(row.get('vs_upweighted'))}"
         )
 print(
     "membership heads agree with their slicing functions on test: "
@@ -377,10 +409,11 @@ report = {
         name: round(float(np.mean([seed_run[name] for seed_run in membership])), 4)
         for name in chosen
     },
-    # The share of slice questions in train, and in the control's draws (mean over seeds).
+    # The chosen slices' share of the training loss's weight: in train (their share of the
+    # questions), and in the control's loss.
     "slice_share": {
-        "train": round(float(in_any.mean()), 4),
-        "oversampled": round(float(np.mean(control_share)), 4),
+        "train": round(weight_share(in_any, 1.0), 4),
+        "upweighted": round(weight_share(in_any, args.slice_weight), 4),
     },
     "train_seconds": timings,
     "settings": {
@@ -396,7 +429,7 @@ report = {
             "min_slice_examples",
             "short_words",
             "long_words",
-            "oversample",
+            "slice_weight",
             "seeds",
             "dtype",
         )

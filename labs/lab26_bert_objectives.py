@@ -9,8 +9,10 @@ a harder task that it found more useful downstream; SpanBERT masks spans of whol
 the span boundary objective (SBO), which it found helps span-level tasks most.
 
 Four encoders of one size are pretrained from scratch on the same books (lab01's corpus and its
-WordPiece tokenizer), with the same optimizer, schedule, batch size, block length, number of
-steps and seed: `masked` (MLM alone, on RoBERTa's FULL-SENTENCES blocks), `masked+nsp` (MLM on
+WordPiece tokenizer), with lab01's recipe (pre-LN, no dropout while pretraining and BERT's 0.1
+for fine-tuning, linear decay after warmup, lab01's peak rate; BERT's 15% masking for every
+objective, not the recipe's 40%, as SpanBERT's span budget is set for it) and the same
+optimizer, schedule, batch size, block length, number of steps and seed: `masked` (MLM alone, on RoBERTa's FULL-SENTENCES blocks), `masked+nsp` (MLM on
 `[CLS] A [SEP] B [SEP]` pairs, half of the B segments from another book), `masked+sop` (the
 same pairs, half of them swapped) and `span+sbo` (span masking, MLM + SBO). The budget is equal
 in steps, not in seconds (a second head costs a little time; equal time would give it fewer
@@ -38,7 +40,10 @@ is the reading, not what the objective taught the encoder. Mean pooling averages
 token's vector, and every position but [CLS] and [SEP] is one that all four MLM losses are put
 on some of the time, so it treats the four alike. An objective ahead at [CLS] and not under
 mean pooling has trained the [CLS] vector; one ahead under both has trained the encoder. Each
-pooling's differences to MLM alone are paired within that pooling.
+pooling's differences to MLM alone are paired within that pooling. One more difference that is
+not the objective: an MRPC pair's second sentence reads segment embedding 1, which NSP and SOP
+train (their pairs) and MLM alone and span + SBO never see (their blocks are one segment), so
+on MRPC those two start that embedding at its initialisation.
 
 The pretraining seed is fixed (`--pretraining-seeds 1` by default): four pretrainings fit the
 CPU budget, four per extra seed do not. With one pretraining run per objective the sd measures
@@ -81,7 +86,11 @@ from kbert.models.combined_pretraining_model import (
     COMBINED_OBJECTIVES,
     build_combined_pretraining_model,
 )
-from kbert.models.pretraining_models import PretrainingModelSettings, pretraining_encoder
+from kbert.models.pretraining_models import (
+    RECIPE,
+    PretrainingModelSettings,
+    pretraining_encoder,
+)
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
@@ -102,11 +111,17 @@ POOLINGS = ("cls", "mean", "pooler")
 SECOND_HEADS = {"masked+nsp": "nsp", "masked+sop": "sop", "span+sbo": "sbo"}
 
 
-def model_settings(args, seed):
+# lab01's CPU-hour recipe (`kbert.models.pretraining_models.RECIPE`, each choice with its
+# source) for every objective alike: pre-LN, no dropout while pretraining (BERT's 0.1 back for
+# fine-tuning), linear decay after warmup, lab01's peak rate. Its mask rate is not taken: every
+# objective masks BERT's 15% here (SpanBERT's span lengths and budget are set for 15%).
+def model_settings(args, seed, fine_tuning=False):
     return PretrainingModelSettings(
         num_layers=args.num_layers,
         hidden_dim=args.hidden_dim,
         num_heads=args.num_heads,
+        layer_norm=RECIPE["layer_norm"],
+        dropout=RECIPE["fine_tuning_dropout" if fine_tuning else "dropout"],
         block_length=args.block_length,
         seed=seed,
     )
@@ -169,7 +184,9 @@ def pretrain(objective, documents, tokenizer, args, seed):
     model = build_combined_pretraining_model(
         objective, model_settings(args, seed), tokenizer.vocabulary_size()
     )
-    compile_for_pretraining(model, args.peak_learning_rate, args.steps, args.warmup_steps)
+    compile_for_pretraining(
+        model, args.peak_learning_rate, args.steps, args.warmup_steps, schedule=RECIPE["schedule"]
+    )
     if seed == args.seed:
         show_example(objective, numpy_batch(next(iter(train))), tokenizer)
     start = time.perf_counter()
@@ -202,7 +219,9 @@ def fine_tune(weights, tokenizer, data, args, arm):
     # The same new head for every encoder and pooling of this seed.
     keras.utils.set_random_seed(arm["seed"])
     encoder = pretraining_encoder(
-        "masked", model_settings(args, arm["pretraining_seed"]), tokenizer.vocabulary_size()
+        "masked",
+        model_settings(args, arm["pretraining_seed"], fine_tuning=True),
+        tokenizer.vocabulary_size(),
     )
     encoder.set_weights(weights)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
@@ -488,6 +507,12 @@ def main():
                 "seeds",
                 "pretraining_seeds",
             )
+        }
+        | {
+            "layer_norm": RECIPE["layer_norm"],
+            "pretraining_dropout": RECIPE["dropout"],
+            "fine_tuning_dropout": RECIPE["fine_tuning_dropout"],
+            "schedule": RECIPE["schedule"],
         },
     }
     atomic_write_text(run_dir / "results.json", json.dumps(report, indent=1))

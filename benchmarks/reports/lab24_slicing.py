@@ -11,7 +11,7 @@ CLAIM = "slice-based learning (Chen et al. 2019), the tutorial §4.3.B: slice-aw
 MODELS = {
     "baseline": "plain fine-tuning",
     "slice_aware": "slice heads",
-    "oversampled": "control: slices oversampled",
+    "upweighted": "control: slices upweighted",
 }
 
 
@@ -55,7 +55,7 @@ def render(results):
                     f"{size:,}",
                     _accuracy(row),
                     format_difference(row.get("vs_baseline")),
-                    format_difference(row.get("vs_oversampled")),
+                    format_difference(row.get("vs_upweighted")),
                 ]
             )
     settings = results.get("settings", {})
@@ -77,8 +77,9 @@ def render(results):
             f"Chosen on validation: {', '.join(results['chosen'])}. Test accuracy, mean ± sd "
             "over seeds; differences in points, paired by seed ('no difference' when the mean "
             f"is inside the sd). The membership heads agree with their rules on test: "
-            f"{membership}. The control trains on as many questions as the others, the chosen "
-            f"slices' share raised from {share['train']:.3f} to {share['oversampled']:.3f}.",
+            f"{membership}. The control trains on the same questions as the others, the chosen "
+            f"slices' share of the loss's weight raised from {share['train']:.3f} to "
+            f"{share['upweighted']:.3f}.",
             "",
             markdown_table(
                 ["model", "measure", "test questions", "accuracy", "vs baseline", "vs control"],
@@ -92,7 +93,7 @@ def headline(results):
     summary = results["summary"]["slice_aware"]
     parts = [
         f"{measure}: {format_difference(row['vs_baseline'], digits=1)} vs baseline, "
-        f"{format_difference(row['vs_oversampled'], digits=1)} vs oversampling"
+        f"{format_difference(row['vs_upweighted'], digits=1)} vs upweighting"
         for measure, row in summary.items()
     ]
     return f"slice heads for {', '.join(results['chosen'])}: " + "; ".join(parts)

@@ -64,11 +64,11 @@ def test_lab24_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     )
     assert chosen == [name for _, name in ranked[:2]]
     assert all(validation["slices"][name]["examples"] >= 5 for name in chosen)
-    # The control draws as many questions as train, with the chosen slices' more often.
+    # The control trains on train's questions, the chosen slices' weighing more in its loss.
     share = report["slice_share"]
-    assert 0 < share["train"] < share["oversampled"] <= 1
+    assert 0 < share["train"] < share["upweighted"] <= 1
     summary = report["summary"]
-    assert set(summary) == {"baseline", "slice_aware", "oversampled"}
+    assert set(summary) == {"baseline", "slice_aware", "upweighted"}
     for model, measures in summary.items():
         assert "overall" in measures and set(measures) <= {"overall", *chosen}
         for row in measures.values():
@@ -79,7 +79,7 @@ def test_lab24_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         summary["slice_aware"]["overall"]["mean"] - summary["baseline"]["overall"]["mean"],
         abs=1e-4,
     )
-    assert "vs_oversampled" in summary["slice_aware"]["overall"]
+    assert "vs_upweighted" in summary["slice_aware"]["overall"]
     assert set(report["membership_accuracy"]) == set(chosen)
     assert all(0 <= value <= 1 for value in report["membership_accuracy"].values())
     assert "← chosen" in stdout and "membership heads agree" in stdout
@@ -93,7 +93,7 @@ def test_lab24_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     "arguments, expected",
     [
         (["--seeds", "0"], "--seeds must be >= 1"),
-        (["--oversample", "1"], "--oversample must be >= 2"),
+        (["--slice-weight", "1"], "--slice-weight must be > 1"),
         (["--short-words", "9", "--long-words", "9"], "--short-words must be >= 1 and below"),
         (["--train-examples", "-1"], "--train-examples must be >= 0"),
         (["--learning-rate", "0"], "--learning-rate must be > 0"),

@@ -60,6 +60,12 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
     assert set(report["tasks"]) == {"trec"} and trec["test_examples"] == 40
     assert trec["train_examples"] == 32 and 0 < trec["majority_accuracy"] <= 1
     assert report["settings"]["poolings"] == POOLINGS and list(trec["poolings"]) == POOLINGS
+    # lab01's recipe for every objective: pre-LN, no dropout while pretraining (BERT's 0.1 back
+    # for fine-tuning), linear decay.
+    recipe = {key: report["settings"][key] for key in ("layer_norm", "schedule")}
+    assert recipe == {"layer_norm": "pre", "schedule": "linear"}
+    assert report["settings"]["pretraining_dropout"] == 0.0
+    assert report["settings"]["fine_tuning_dropout"] == 0.1
     # Every encoder fine-tuned under each pooling, with the same seed.
     assert [(run["pooling"], run["objective"]) for run in trec["runs"]] == [
         (pooling, objective) for pooling in POOLINGS for objective in OBJECTIVES

@@ -98,3 +98,44 @@ def test_lab01_tied_output_by_hand_equals_causal_lm_logits():
     model.decoder.bias.assign(np.linspace(-1.0, 1.0, model.decoder.vocabulary_size))
     token_ids = np.arange(12, dtype="int32").reshape(2, 6) + 5
     assert lab.check_tied_output(model, token_ids) < 1e-4
+
+
+def lab_constant(lab, name):
+    """A top-level constant of `labs/<lab>.py` (a literal), read without running the lab."""
+    tree = ast.parse((ROOT / "labs" / f"{lab}.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"labs/{lab}.py assigns no {name}")
+
+
+def test_lab17s_source_setting_is_the_distillation_grids_and_its_flags_default_to_it():
+    from benchmarks.distillation_grid import SOURCE
+
+    setting = lab_constant("lab17_distillation", "SOURCE_SETTING")
+    assert (setting["temperature"], setting["soft_weight"]) == SOURCE
+    # The flags read the constant, so the two cannot drift apart.
+    source = (ROOT / "labs" / "lab17_distillation.py").read_text()
+    assert 'default=SOURCE_SETTING["temperature"]' in source
+    assert 'default=SOURCE_SETTING["soft_weight"]' in source
+
+
+def test_lab24s_control_weighs_slice_questions_in_the_loss_and_keeps_every_question():
+    import numpy as np
+
+    lab = lab_functions("lab24_slicing", "upweighted_loss", "weight_share")
+    logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype="float32")
+    targets = np.array([[0, 1], [0, 0], [1, 0]], dtype="int32")  # (class, in slice)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    per_row = -log_probs[np.arange(3), targets[:, 0]]
+    weights = np.array([3.0, 1.0, 1.0])
+    loss = float(lab.upweighted_loss(3.0)(targets, logits))
+    assert abs(loss - float((weights * per_row).sum() / weights.sum())) < 1e-5
+    # Weight 1 is the plain mean cross-entropy: the baseline's loss.
+    assert abs(float(lab.upweighted_loss(1.0)(targets, logits)) - float(per_row.mean())) < 1e-5
+    in_slice = np.array([True, False, False, False])
+    assert lab.weight_share(in_slice, 1.0) == 0.25
+    assert lab.weight_share(in_slice, 3.0) == 0.5

@@ -13,7 +13,7 @@ def _rows(runs, compared_with=None, control=None):
         if compared_with is not None:
             rows[measure]["vs_baseline"] = paired_difference(values, compared_with[measure])
         if control is not None:
-            rows[measure]["vs_oversampled"] = paired_difference(values, control[measure])
+            rows[measure]["vs_upweighted"] = paired_difference(values, control[measure])
     return rows
 
 
@@ -38,10 +38,10 @@ RESULTS = {
     "summary": {
         "baseline": _rows(BASELINE),
         "slice_aware": _rows(HEADS, BASELINE, CONTROL),
-        "oversampled": _rows(CONTROL, BASELINE),
+        "upweighted": _rows(CONTROL, BASELINE),
     },
     "membership_accuracy": {"negation": 0.99},
-    "slice_share": {"train": 0.05, "oversampled": 0.136},
+    "slice_share": {"train": 0.05, "upweighted": 0.136},
 }
 
 
@@ -59,10 +59,9 @@ def test_the_slicing_lab_renders_slices_and_the_paired_comparison():
     )
     assert "| plain fine-tuning | overall | 500 | 0.910 ± 0.010 (n=3) | – | – |" in page
     assert "Chosen on validation: negation." in page and "negation 0.990" in page
-    assert "share raised from 0.050 to 0.136" in page
+    assert "share of the loss's weight raised from 0.050 to 0.136" in page
     headline = lab24_slicing.headline(RESULTS)
     assert headline.startswith("slice heads for negation: overall:")
     assert (
-        "negation: +10.0 ± 0.0 (better) vs baseline, +6.0 ± 0.0 (better) vs oversampling"
-        in headline
+        "negation: +10.0 ± 0.0 (better) vs baseline, +6.0 ± 0.0 (better) vs upweighting" in headline
     )
