@@ -73,9 +73,14 @@ LEAD = (
                 # Full fine-tuning's rates as the rates studies above run them (without 3e-5,
                 # ranked far below the chosen rates there; with 3e-3 above lab01's 1e-3), so
                 # each start's adapters are multiples of a rate chosen inside its grid. 1× below
-                # the default multiples: at a4b19ef validation chose the lowest (3×) on both starts.
+                # the default multiples: at a4b19ef validation chose the lowest (3×) on both
+                # starts; 100× above them: it chose the highest (30×) for MiniLM-L6's
+                # adapters-only set. Feature extraction's rates move up: at a4b19ef validation
+                # chose the highest (2e-2) on both starts, still rising (1e-3 ranked far below).
                 ("--studies", "adapters", "--full-rates", "1e-4,3e-4")
-                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3", "--adapter-multipliers", "1,3,10,30")
+                + ("--top-rates", "1e-4,3e-4,1e-3,3e-3")
+                + ("--adapter-multipliers", "1,3,10,30,100")
+                + ("--feature-rates", "5e-3,2e-2,5e-2,1e-1")
                 + _OWN_PROCESSES,
             ),
         )
