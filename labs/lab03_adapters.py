@@ -15,8 +15,8 @@ fine-tuning (at the rate the grid chose for it):
 - adapters at the setting validation chose for each start ("adapters": trainable set, size and
   the peak rate that row trained at, read from the record of `benchmarks/adaptation_grid.py
   --studies adapters` by `kbert.train.chosen_on_validation.chosen_adapters`; the Houlsby set at
-  size 32 and 10× until that record exists; a row per distinct choice, named after the starts
-  that chose it);
+  size 32 and 10× until that record exists; each start runs its own choice and never another
+  start's, and a start whose grid holds no choice runs the fallback, labelled so);
 - Pfeiffer et al.'s placement (after the feed-forward only), with `--methods all`.
 
 Then the point of adapters: the task lives in a small file apart from the base. The lab trains
