@@ -4,6 +4,7 @@
     kbert export runs/ner --name ner --version 3 --models-config
     kbert export --model minilm_l6 --name minilm        # the `embed` signature only
     kbert export runs/trec --name trec --dtype bfloat16 # matmuls in bfloat16, outputs float32
+    kbert export runs/trec --name trec --xla-rows 4     # 1-4 texts a call through XLA
 
 The run directory's kind decides the signatures: a classifier gets `classify` (the default
 signature), a BIO tagger `tag`, an extractive QA model `answer`; all also get `embed` and
@@ -20,6 +21,9 @@ from kbert.runs import read_config, read_run
 
 # As `kbert finetune --sequence-length`: shorter windows leave a text hardly a token.
 MIN_SEQUENCE_LENGTH = 8
+# kbert.export.export_settings.MAX_XLA_ROWS, here so that `--help` needs no TensorFlow (a test
+# checks the two agree).
+MAX_XLA_ROWS = 32
 
 
 def add_export_arguments(parser):
@@ -59,6 +63,15 @@ def add_export_arguments(parser):
         "units, slower elsewhere; auto picks bfloat16 where this machine has them, by its "
         "features, not by timing (default float32)",
     )
+    parser.add_argument(
+        "--xla-rows",
+        type=int,
+        default=0,
+        help="run batches of at most this many rows through XLA, from 0 (off, the default) "
+        f"to {MAX_XLA_ROWS}: faster small requests on a CPU; writes TF Serving's warm-up "
+        "requests (every shape compiles while the server loads the model) and needs "
+        "tensorflow_model_server --xla_cpu_compilation_enabled=true",
+    )
     add_long_input_arguments(
         parser.add_argument_group(
             "long inputs (classification runs; `classify` applies it in the graph)"
@@ -84,6 +97,10 @@ def check_export_flags(args):
         raise ValueError(
             f"--sequence-length must be an int >= {MIN_SEQUENCE_LENGTH} (as for "
             f"`kbert finetune`); received {args.sequence_length}"
+        )
+    if not 0 <= args.xla_rows <= MAX_XLA_ROWS:
+        raise ValueError(
+            f"--xla-rows must be an int from 0 (off) to {MAX_XLA_ROWS}; received {args.xla_rows}"
         )
     if args.run_dir is not None:
         read_config(args.run_dir)  # names the directory and what it lacks
@@ -124,7 +141,9 @@ def main_export(args):
         path = export_saved_model(
             encoder,
             tokenizer,
-            settings=ExportSettings(task="embed", sequence_length=length, dtype=args.dtype),
+            settings=ExportSettings(
+                task="embed", sequence_length=length, dtype=args.dtype, xla_rows=args.xla_rows
+            ),
             **common,
         )
     elif token_run:
@@ -142,6 +161,7 @@ def main_export(args):
                     sequence_length=sequence_length,
                     max_answer_length=config.setting("max_answer_length"),
                     dtype=args.dtype,
+                    xla_rows=args.xla_rows,
                 ),
                 **common,
             )
@@ -159,6 +179,7 @@ def main_export(args):
                     label_names=list(config.label_names),
                     sequence_length=sequence_length,
                     dtype=args.dtype,
+                    xla_rows=args.xla_rows,
                 ),
                 **common,
             )
@@ -176,6 +197,7 @@ def main_export(args):
                 pair=classification.run_is_pair(config),
                 sequence_length=checked_length(model.encoder, preprocessor.sequence_length),
                 dtype=args.dtype,
+                xla_rows=args.xla_rows,
             ),
             **common,
         )
@@ -184,6 +206,7 @@ def main_export(args):
         "name": args.name,
         "version": int(Path(path).name),
         "dtype": read_export_settings(path)["dtype"],  # what "auto" chose
+        "xla_rows": args.xla_rows,
     }
     if args.models_config:
         summary["models_config"] = str(write_models_config(args.export_dir))

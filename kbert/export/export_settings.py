@@ -9,6 +9,7 @@ length and truncation from a preprocessor, the character cut from the sequence l
 import dataclasses
 
 from kbert.checks import check_int
+from kbert.export.warmup_requests import MAX_WARMUP_REQUESTS, warmup_request_count
 from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
 from kbert.text.graph_tokenizers import GRAPH_TOKENIZERS
 from kbert.train.precision import resolve_dtype
@@ -19,6 +20,9 @@ TASKS = ("classify", "tag", "answer", "embed")
 PADDINGS = ("longest", "fixed")
 # What the exported graph computes in; "auto" is bfloat16 where it is measured faster here.
 DTYPES = ("float32", "bfloat16", "auto")
+# The most rows `xla_rows` may send through XLA: every rows count up to it compiles once per
+# padded length when the server loads the model, so the bound keeps that load short.
+MAX_XLA_ROWS = 32
 
 # Characters kept per input for each token of `sequence_length`: English WordPiece tokens
 # average about 4 characters, and 8x headroom keeps every input that could fill the window.
@@ -65,6 +69,16 @@ class ExportSettings:
             a CPU flag of `kbert.train.precision.BF16_CPU_FLAGS`), not by a timed run: export
             on a machine of the serving machine's kind. A model built under another policy is
             rebuilt in the chosen one with the same weights; the model passed in is unchanged.
+        xla_rows: int from 0 to `MAX_XLA_ROWS`, default 0 (off). Batches of at most this many
+            rows (packed rows: texts, or windows for a window strategy) run the model through
+            XLA (`jit_compile`, `kbert.export.signatures.serving_graph`); larger batches keep
+            TensorFlow's own kernels. XLA fuses the many small ops of a short request into a
+            few kernels, which pays at small batches on a CPU (`benchmarks/serving.py`, side
+            `kbert_xla`); each (rows, padded length) compiles once, so the export writes
+            `assets.extra/tf_serving_warmup_requests` with one request per pair
+            (`kbert.export.warmup_requests`) and TF Serving compiles them all while it loads
+            the model. TF Serving runs such a model only when started with
+            `--xla_cpu_compilation_enabled=true` (docs/deploy.md).
 
     Example:
     >>> ExportSettings(label_names=["NEG", "POS"], sequence_length=64).padding
@@ -79,10 +93,18 @@ class ExportSettings:
     pair: bool = False
     padding: str = "longest"
     dtype: str = "float32"
+    xla_rows: int = 0
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}; received {self.dtype!r}")
+        check_int(
+            "xla_rows",
+            self.xla_rows,
+            minimum=0,
+            maximum=MAX_XLA_ROWS,
+            expected=f"an int from 0 (off) to {MAX_XLA_ROWS}",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +127,7 @@ class SignatureSettings:
     truncation: str = "longest_first"
     long_inputs: dict | None = None
     dtype: str = "float32"
+    xla_rows: int = 0
 
 
 def resolve_export_dtype(dtype, cpuinfo="/proc/cpuinfo"):
@@ -306,7 +329,8 @@ def check_fits(model, settings):
         settings: its `SignatureSettings`.
 
     Raises:
-        ValueError: an unknown padding, `pair` for a task other than "classify", or a
+        ValueError: an unknown padding, `pair` for a task other than "classify", more warm-up
+            requests than TF Serving loads (`xla_rows` × padded lengths), or a
             `sequence_length` beyond the model's position table.
     """
     task = settings.task
@@ -314,6 +338,15 @@ def check_fits(model, settings):
         raise ValueError(f"padding must be one of {PADDINGS}; received {settings.padding!r}")
     if settings.pair and task != "classify":
         raise ValueError(f"pair=True is for the 'classify' task; received task {task!r}")
+    requests = warmup_request_count(settings)
+    if requests > MAX_WARMUP_REQUESTS:
+        lengths = requests // settings.xla_rows
+        raise ValueError(
+            f"xla_rows {settings.xla_rows} × {lengths} padded lengths (sequence_length "
+            f"{settings.sequence_length}, padding {settings.padding!r}) makes {requests} warm-up "
+            f"requests, and TF Serving refuses to load a version with more than "
+            f"{MAX_WARMUP_REQUESTS}: use xla_rows of at most {MAX_WARMUP_REQUESTS // lengths}"
+        )
     encoder = model if task == "embed" else getattr(model, "encoder", None)
     positions = getattr(getattr(encoder, "config", None), "max_sequence_length", None)
     if positions is not None and settings.sequence_length > positions:
@@ -367,5 +400,6 @@ def resolve_settings(model, tokenizer, settings, version=None):
         truncation=truncation,
         long_inputs=long_inputs,
         dtype=resolve_export_dtype(settings.dtype),
+        xla_rows=settings.xla_rows,
     )
     return model, tokenizer, resolved

@@ -42,6 +42,7 @@ Serving reads a model directory (it parses every all-digit child as an int64 ver
 """
 
 import dataclasses
+import json
 import os
 import posixpath
 import re
@@ -50,6 +51,10 @@ import warnings
 from pathlib import Path
 
 from kbert.files import atomic_write_text
+
+# `kbert.export.saved_model_files.SETTINGS_RECORD`, here so that this module needs no TensorFlow
+# (a test checks the two agree).
+SETTINGS_RECORD = os.path.join("assets.extra", "kbert_export.json")
 
 MODELS_CONFIG_FILE = "models.config"
 BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
@@ -514,6 +519,7 @@ def docker_run_command(
     grpc_port=8500,
     models_config=None,
     batching=None,
+    xla_cpu=None,
 ):
     """Returns the `docker run` line that serves an export directory with TF Serving.
 
@@ -535,6 +541,10 @@ def docker_run_command(
         batching: str, `os.PathLike`, True or None (default): a batching parameters file adds
             `--enable_batching --batching_parameters_file=...`; True adds `--enable_batching`
             alone (the server's default parameters).
+        xla_cpu: bool or None (default): add `--xla_cpu_compilation_enabled=true`, which an
+            export with small batches through XLA (`ExportSettings(xla_rows=...)`) needs to load.
+            None turns it on when a served version's `assets.extra/kbert_export.json` records
+            `xla_rows` above 0.
 
     Returns:
         The command as one shell-quoted line (`shlex.split` gives back the arguments). A mount
@@ -590,5 +600,19 @@ def docker_run_command(
         server_flags.append("--enable_batching")
         if batching is not True:
             server_flags.append(f"--batching_parameters_file={container_path(batching)}")
+    served = f"{model_name}/*" if model_name is not None else "*/*"
+    if xla_cpu or (xla_cpu is None and _exported_with_xla(export_dir, served)):
+        server_flags.append("--xla_cpu_compilation_enabled=true")
     image = "tensorflow/serving:latest-gpu" if gpu else "tensorflow/serving:latest"
     return shlex.join(arguments + [image] + server_flags)
+
+
+def _exported_with_xla(export_dir, versions):
+    """Whether a version directory matching `export_dir/versions` records `xla_rows` > 0."""
+    for record in Path(export_dir).glob(f"{versions}/{SETTINGS_RECORD}"):
+        try:
+            if int(json.loads(record.read_text()).get("xla_rows") or 0) > 0:
+                return True
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue  # an unreadable record says nothing; the caller can pass xla_cpu
+    return False

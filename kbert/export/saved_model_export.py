@@ -52,6 +52,11 @@ to its longest real row, rounded up to a multiple of 8 (`padding="longest"`, the
 the whole window. Every output is read at real tokens or words, so none changes shape or value
 (up to float rounding); `padding="fixed"` keeps every row at `sequence_length`.
 
+Small batches through XLA: `ExportSettings(xla_rows=n)` runs batches of at most `n` rows through
+an XLA-compiled copy of the model (`kbert.export.signatures.serving_graph`) and writes TF Serving's
+warm-up file, one request per shape that copy can meet (`kbert.export.warmup_requests`); TF
+Serving needs `--xla_cpu_compilation_enabled=true` to run it.
+
 Dtype: `ExportSettings(dtype="bfloat16")` exports a copy of the model that computes in bfloat16
 (float32 variables, Keras's "mixed_bfloat16" policy; `kbert.export.model_in_dtype`); the
 signatures and their float32 outputs stay the same. "auto" picks bfloat16 where the exporting
@@ -80,6 +85,11 @@ from kbert.export.saved_model_files import (
 from kbert.export.signatures import classification, embedding, question_answering, tagging
 from kbert.export.signatures import token_ids as token_ids_signature
 from kbert.export.signatures.serving_graph import ServingGraph
+from kbert.export.warmup_requests import (
+    read_warmup_requests,
+    warmup_batches,
+    write_warmup_requests,
+)
 
 _STRING = tf.TensorSpec([None], tf.string)
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -149,7 +159,9 @@ def _verification_inputs(name, settings):
 
 
 def _verify(path, signature_names, settings):
-    """Loads the written SavedModel and runs every signature on a two-row batch."""
+    """Loads the written SavedModel and runs every signature on a two-row batch, and the
+    smallest and largest of the warm-up requests (TF Serving refuses to load a version whose
+    warm-up fails)."""
     loaded = load_exported(path)
     for name in ("serving_default",) + tuple(signature_names):
         outputs = loaded.signatures[name](**_verification_inputs(name, settings))
@@ -159,6 +171,9 @@ def _verify(path, signature_names, settings):
                     f"signature {name!r} output {key!r} has shape {value.shape} "
                     "for a batch of 2 in the verification run"
                 )
+    requests = read_warmup_requests(path)
+    for name, inputs in requests[:1] + requests[-1:]:
+        loaded.signatures[name](**{key: tf.constant(value) for key, value in inputs.items()})
 
 
 def export_saved_model(model, tokenizer, export_dir, name, settings=None, version=None):
@@ -223,6 +238,8 @@ def export_saved_model(model, tokenizer, export_dir, name, settings=None, versio
             graph = ServingGraph(model, tokenizer, resolved, asset_dir)
             signature_names = _add_signatures(graph)
             graph.archive.write_out(temporary, verbose=False)
+            if resolved.xla_rows:
+                write_warmup_requests(temporary, name, signature_names[0], warmup_batches(graph))
         write_settings_record(
             temporary, {**dataclasses.asdict(resolved), "requested_dtype": settings.dtype}
         )

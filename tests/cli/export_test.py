@@ -12,6 +12,7 @@ import tensorflow as tf
 from kbert.cli.main import main
 from kbert.export import load_exported
 from kbert.export.saved_model_files import SETTINGS_RECORD
+from kbert.export.warmup_requests import WARMUP_FILE, read_warmup_requests
 from tests.cli import token_tasks_test
 from tests.cli.toy_sentiment import save_tiny_model
 
@@ -103,15 +104,27 @@ def test_a_pretrained_encoder_exports_embed_and_bad_requests_are_refused(
 ):
     model = tiny_model
     export_dir = tmp_path / "saved_models"
-    assert (
-        main(
+
+    def export(*flags):
+        return main(
             ["export", "--model", str(model), "--name", "encoder", "--export-dir", str(export_dir)]
+            + list(flags)
         )
-        == 0
+
+    assert export() == 0
+    summary = json.loads(capsys.readouterr().out)
+    outputs = load_exported(summary["path"]).signatures["serving_default"](
+        text=tf.constant(["good"])
     )
-    path = json.loads(capsys.readouterr().out)["path"]
-    outputs = load_exported(path).signatures["serving_default"](text=tf.constant(["good"]))
     assert outputs["cls_embedding"].shape == (1, 16)
+    assert summary["xla_rows"] == 0 and not (Path(summary["path"]) / WARMUP_FILE).exists()
+
+    # --xla-rows: batches of 1 through XLA, and one warm-up request per padded length.
+    assert export("--sequence-length", "16", "--xla-rows", "1") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["xla_rows"] == 1 and summary["version"] == 2
+    requests = read_warmup_requests(summary["path"])
+    assert [(name, len(inputs["text"])) for name, inputs in requests] == [("embed", 1)] * 2
 
     assert main(["export", "--name", "x", "--export-dir", str(export_dir)]) == 2
     assert "exactly one of RUN_DIR" in capsys.readouterr().err
@@ -147,6 +160,10 @@ def test_bad_sequence_length_and_export_dir_are_refused_before_writing(
         assert (
             f"--sequence-length must be an int >= 8 (as for `kbert finetune`); received {value}"
         ) in export("--sequence-length", value)
+    for value in ("-1", "33"):
+        assert f"--xla-rows must be an int from 0 (off) to 32; received {value}" in export(
+            "--xla-rows", value
+        )
     assert (
         "--sequence-length 33 is longer than model "
         f"{str(model)!r} can read: its position table has 32 positions; use at most 32"

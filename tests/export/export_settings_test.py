@@ -18,14 +18,9 @@ from kbert.export.export_settings import (
     resolve_settings,
 )
 from kbert.models import Encoder, SequenceClassifier
-from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
+from kbert.text import BertPreprocessor, LongTextPreprocessor
 from kbert.train import precision
 from tests.text.text_test_case import TINY_VOCABULARY
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return WordPieceTokenizer(TINY_VOCABULARY)
 
 
 @pytest.fixture(scope="module")

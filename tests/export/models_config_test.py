@@ -1,4 +1,5 @@
 import csv
+import json
 import shlex
 import warnings
 
@@ -463,3 +464,28 @@ def test_docker_mount_refuses_a_line_break_in_a_path(tmp_path):
 def test_bad_docker_arguments_are_refused(tmp_path, arguments, message):
     with pytest.raises(ValueError, match=message):
         docker_run_command(tmp_path, **arguments)
+
+
+def test_docker_command_turns_xla_on_for_an_export_with_xla_rows(tmp_path):
+    from kbert.export import models_config, saved_model_files
+
+    assert models_config.SETTINGS_RECORD == saved_model_files.SETTINGS_RECORD
+
+    def version(model, number, xla_rows):
+        record = tmp_path / model / str(number) / models_config.SETTINGS_RECORD
+        record.parent.mkdir(parents=True)
+        record.write_text(json.dumps({"task": "classify", "xla_rows": xla_rows}))
+
+    flag = "--xla_cpu_compilation_enabled=true"
+    version("plain", 1, 0)
+    version("fast", 1, 0)
+    version("fast", 2, 4)
+    (tmp_path / "broken" / "1" / "assets.extra").mkdir(parents=True)
+    (tmp_path / "broken" / "1" / models_config.SETTINGS_RECORD).write_text("not json")
+    assert flag not in shlex.split(docker_run_command(tmp_path, model_name="plain"))
+    assert flag not in shlex.split(docker_run_command(tmp_path, model_name="broken"))
+    assert shlex.split(docker_run_command(tmp_path, model_name="fast"))[-1] == flag
+    # Several models: any served version with XLA turns it on; False and True override.
+    assert flag in shlex.split(docker_run_command(tmp_path, models_config=True))
+    assert flag not in shlex.split(docker_run_command(tmp_path, models_config=True, xla_cpu=False))
+    assert flag in shlex.split(docker_run_command(tmp_path, model_name="plain", xla_cpu=True))

@@ -32,7 +32,7 @@ from kbert.export.graph_decoding import answer_outputs, tag_outputs
 from kbert.models import Encoder, QuestionAnswerer, SequenceClassifier
 from kbert.models.token_classifier import TokenClassifier
 from kbert.tasks import classifier_logits
-from kbert.text import BertPreprocessor, LongTextPreprocessor, WordPieceTokenizer
+from kbert.text import BertPreprocessor, LongTextPreprocessor
 from tests.text.preprocessor_test import ALLOWED_TF_TEXT_OPS, graph_ops
 from tests.text.text_test_case import TINY_VOCABULARY
 
@@ -136,11 +136,6 @@ SIGNATURES = {
 
 
 # ---------------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return WordPieceTokenizer(TINY_VOCABULARY)
 
 
 def tiny_encoder(seed, dtype=None):

@@ -29,11 +29,6 @@ TEXTS = ["the cat sat", "hello world !", "", "unaffable cafe , naive " * 20]
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return WordPieceTokenizer(TINY_VOCABULARY)
-
-
-@pytest.fixture(scope="module")
 def model(tokenizer):
     keras.utils.set_random_seed(0)
     model = EncoderDecoder.from_preset("tiny", vocabulary_size=len(TINY_VOCABULARY), dropout=0.0)

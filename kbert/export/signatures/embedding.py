@@ -3,7 +3,6 @@
 import tensorflow as tf
 
 from kbert.export.graph_inputs import checked_texts
-from kbert.export.signatures.serving_graph import encoder_inputs
 
 
 def embed(graph, text):
@@ -20,7 +19,7 @@ def embed(graph, text):
     """
     (text,) = checked_texts("embed", text=text)
     packed = graph.trimmed(graph.preprocessor(graph.clean(text)))
-    outputs = graph.encoder(encoder_inputs(packed), training=False)
+    outputs = graph.run_encoder(packed)
     sequence = tf.cast(outputs["sequence_output"], tf.float32)  # (batch, seq, hidden)
     mask = tf.cast(packed["padding_mask"], tf.float32)[:, :, None]  # (batch, seq, 1)
     total = tf.reduce_sum(sequence * mask, axis=1)  # (batch, hidden)

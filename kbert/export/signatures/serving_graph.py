@@ -1,4 +1,14 @@
-"""`ServingGraph`: what every signature of one export shares (model, tokenizers, asset tables)."""
+"""`ServingGraph`: what every signature of one export shares (model, tokenizers, asset tables).
+
+Small batches through XLA (`SignatureSettings.xla_rows`): a one-text request runs a few hundred
+small ops (per layer: projections, reshapes and transposes of the heads, masking, softmax,
+layer norms, GELU), and on a CPU each op's fixed cost is a large part of the call. XLA compiles
+the model into a few fused kernels per input shape. `run_model` (and `run_encoder` in an "embed"
+export) branch on the batch's rows: 1 to `xla_rows` rows take a `jit_compile` copy of the
+model's call, more rows (or none) take TensorFlow's own kernels, which measured faster on large
+batches. Both branches read the
+same variables, so the outputs agree up to float rounding.
+"""
 
 import os
 
@@ -43,6 +53,7 @@ class ServingGraph:
         self.archive.track(tokenizer)
         self.aligned = _aligned_preprocessor(tokenizer, settings)
         self._add_tables(tokenizer, asset_dir)
+        self._compiled = {}  # id(layer) -> its call as a `jit_compile` tf.function
 
     def _add_tables(self, tokenizer, asset_dir):
         vocab_path = os.path.join(asset_dir, "vocab.txt")
@@ -71,7 +82,32 @@ class ServingGraph:
 
     def run_model(self, packed):
         """The model on a packed batch (its encoder inputs only), in inference mode."""
-        return self.model(encoder_inputs(packed), training=False)
+        return self._run(self.model, encoder_inputs(packed))
+
+    def run_encoder(self, packed):
+        """The encoder on a packed batch, in inference mode (its dict of outputs); through XLA
+        only in an "embed" export, whose own signature the warm-up requests cover."""
+        if self.settings.task != "embed":
+            return self.encoder(encoder_inputs(packed), training=False)
+        return self._run(self.encoder, encoder_inputs(packed))
+
+    def _run(self, layer, inputs):
+        """`layer(inputs)`, through XLA when the batch has 1 to `xla_rows` rows (an empty batch
+        stays off XLA: no warm-up request has its shape)."""
+        limit = self.settings.xla_rows
+        if not limit:
+            return layer(inputs, training=False)
+        if id(layer) not in self._compiled:
+            self._compiled[id(layer)] = tf.function(
+                lambda x: layer(x, training=False), jit_compile=True
+            )
+        compiled = self._compiled[id(layer)]
+        rows = tf.shape(inputs["token_ids"])[0]
+        return tf.cond(
+            (rows > 0) & (rows <= limit),
+            lambda: compiled(inputs),
+            lambda: layer(inputs, training=False),
+        )
 
     def label_strings(self, ids):
         """The label names of class or tag ids; the ids as strings without label names."""
