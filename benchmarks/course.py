@@ -211,7 +211,7 @@ _FOLLOW = (
     (
         "serving",
         "benchmarks.serving",
-        ("--sides", "kbert,kbert_fixed,kbert_bf16,ort,ort_optimized"),
+        ("--sides", "kbert,kbert_fixed,kbert_bf16,kbert_xla,ort,ort_optimized"),
     ),
     # Where one serving call's time goes, and TF Serving's thread settings (docs/deploy.md).
     ("serving_profile", "benchmarks.serving_profile", ()),

@@ -11,6 +11,9 @@ Both sides serve one classifier: MiniLM-L6-H384-uncased with BERT's pooler and a
   bfloat16, outputs float32) and is timed the same way; beside `kbert` it reports
   `label_agreement_kbert_bf16`, the share of texts given the float32 export's label (the
   weights are random, so there is no accuracy to compare), and its largest |Δ| log-probability.
+  `kbert_xla` exports it with `ExportSettings(xla_rows=--xla-rows)`: batches of at most that
+  many texts run an XLA-compiled copy of the model; the loader first runs the export's warm-up
+  requests, as TF Serving does while it loads a model, so no timed call compiles.
 - peer: Hugging Face `BertForSequenceClassification` built from the same checkpoint with the
   same head weights, exported with `torch.onnx.export` and run by ONNX Runtime, plain and after
   `onnxruntime.transformers.optimizer` (fused attention, LayerNorm and GELU); texts tokenized by
@@ -54,12 +57,18 @@ from kbert.runs import software_versions
 
 NUM_CLASSES = 6
 DATASETS = ("trec", "imdb")
-SIDES = ("kbert", "kbert_fixed", "kbert_bf16", "ort", "ort_optimized")
-# The kbert sides: (padding, dtype) of each export.
+SIDES = ("kbert", "kbert_fixed", "kbert_bf16", "kbert_xla", "ort", "ort_optimized")
+# `--xla-rows`' default: the most rows at which XLA was clearly faster than TensorFlow's kernels
+# in a batch-size sweep on the course's 2-core AMD EPYC (`benchmarks/serving_profile.py` records
+# the sweep; the first one, by hand, is in commit fe74761's message).
+XLA_ROWS = 4
+# The kbert sides: the `ExportSettings` of each export beyond the sequence length (kbert_xla's
+# `xla_rows` is `--xla-rows`).
 KBERT_EXPORTS = {
-    "kbert": ("longest", "float32"),
-    "kbert_fixed": ("fixed", "float32"),
-    "kbert_bf16": ("longest", "bfloat16"),
+    "kbert": {},
+    "kbert_fixed": {"padding": "fixed"},
+    "kbert_bf16": {"dtype": "bfloat16"},
+    "kbert_xla": {"xla_rows": XLA_ROWS},
 }
 
 
@@ -103,10 +112,15 @@ class SessionClassifier:
         signature: str, default "classify".
         config: `tf.compat.v1.ConfigProto` or None. The session's settings (TF Serving builds
             one from `--tensorflow_intra_op_parallelism` and `--tensorflow_inter_op_parallelism`).
+        warm_up: bool, default True. Run the export's warm-up requests first, as TF Serving
+            does; False leaves each shape to compile on its first call (a caller that warms
+            up on its own inputs).
     """
 
-    def __init__(self, path, signature="classify", config=None):
+    def __init__(self, path, signature="classify", config=None, warm_up=True):
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+        from kbert.export.warmup_requests import read_warmup_requests
 
         graph = tf.Graph()
         self.session = tf.compat.v1.Session(graph=graph, config=config)
@@ -118,6 +132,10 @@ class SessionClassifier:
                 [definition.outputs[name].name for name in self.names],
                 [definition.inputs["text"].name],
             )
+        # What TF Serving does before a version serves: run the export's warm-up requests.
+        for name, inputs in read_warmup_requests(path) if warm_up else ():
+            if name in (signature, "serving_default"):
+                self._run(inputs["text"])
 
     def __call__(self, texts):
         values = self._run(np.asarray(texts, dtype=object))
@@ -260,7 +278,7 @@ def label_agreement(first, second, texts, batch_size):
 
 def compare_with_kbert(entry, sides, texts, batch_size):
     """Adds each other side's largest |Δ| log-probability and speed ratio against `kbert`."""
-    for peer in ("kbert_fixed", "kbert_bf16", "ort", "ort_optimized"):
+    for peer in ("kbert_fixed", "kbert_bf16", "kbert_xla", "ort", "ort_optimized"):
         if peer not in sides:
             continue
         entry[f"max_abs_diff_{peer}"] = max_abs_diff(sides["kbert"], sides[peer], texts, batch_size)
@@ -286,7 +304,14 @@ def parse_arguments(argv=None):
         "--sides",
         default="kbert,ort,ort_optimized",
         help="comma-separated: kbert, kbert_fixed (rows packed to --sequence-length), "
-        "kbert_bf16 (the export computing in bfloat16), ort, ort_optimized",
+        "kbert_bf16 (the export computing in bfloat16), kbert_xla (small batches through "
+        "XLA), ort, ort_optimized",
+    )
+    parser.add_argument(
+        "--xla-rows",
+        type=int,
+        default=XLA_ROWS,
+        help=f"the kbert_xla export's xla_rows (default {XLA_ROWS})",
     )
     parser.add_argument("--max-examples", type=int, default=500, help="texts per dataset")
     parser.add_argument(
@@ -310,9 +335,11 @@ def parse_arguments(argv=None):
     for side in args.sides:
         if side not in SIDES:
             parser.error(f"--sides: {side!r} is not one of {', '.join(SIDES)}")
-    for flag in ("max_examples", "sequence_length", "batch_size", "passes"):
+    for flag in ("max_examples", "sequence_length", "batch_size", "passes", "xla_rows"):
         if getattr(args, flag) < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be >= 1")
+            parser.error(
+                f"--{flag.replace('_', '-')} must be an int >= 1; received {getattr(args, flag)}"
+            )
     return args
 
 
@@ -320,14 +347,16 @@ def build_sides(args, directory):
     """`{side: classifier}` for the requested sides, and the software versions they add."""
     model, tokenizer = build_classifier(args.seed)
     sides, versions = {}, {}
-    for side, (padding, dtype) in KBERT_EXPORTS.items():
+    for side, changes in KBERT_EXPORTS.items():
         if side in args.sides:
+            if "xla_rows" in changes:
+                changes = {**changes, "xla_rows": args.xla_rows}
             path = export_saved_model(
                 model,
                 tokenizer,
                 directory,
                 side,
-                ExportSettings(sequence_length=args.sequence_length, padding=padding, dtype=dtype),
+                ExportSettings(sequence_length=args.sequence_length, **changes),
             )
             sides[side] = SessionClassifier(path)
     peers = [side for side in args.sides if side.startswith("ort")]
@@ -356,6 +385,7 @@ def run(args):
         "sequence_length": args.sequence_length,
         "batch_size": args.batch_size,
         "passes": args.passes,
+        "xla_rows": args.xla_rows,
         "cpu_count": os.cpu_count(),
         "versions": software_versions(),
         "datasets": {},

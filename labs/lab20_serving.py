@@ -25,9 +25,14 @@ probability). The measured change is in docs/results.md#lab20_serving_bf16 (TREC
 #lab20_serving_sst2_bf16 (SST-2). `--dtype auto` picks bfloat16 where this machine computes it
 natively (by CPU features, not by timing it) and then compares the same way.
 
+`--xla-rows 4` exports with batches of one to four texts through XLA (`ExportSettings(xla_rows=4)`,
+docs/deploy.md): the lab runs the warm-up requests the export wrote, as TF Serving does while it
+loads a version, then times it as above; compare its batch-1 latency with a run without it.
+
     python labs/lab20_serving.py
     python labs/lab20_serving.py --epochs 1 --max-train-examples 500 --skip-tagger
     python labs/lab20_serving.py --dtype bfloat16 --skip-tagger
+    python labs/lab20_serving.py --xla-rows 4 --skip-tagger
     python labs/lab20_serving.py --task sst2 --dtype bfloat16 --max-train-examples 8000 --skip-tagger
 """
 
@@ -48,8 +53,9 @@ from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.data.conll2003 import CONLL2003_TAGS, read_conll2003
 from kbert.export import ExportSettings, export_saved_model, read_export_settings
-from kbert.export.export_settings import DTYPES
+from kbert.export.export_settings import DTYPES, MAX_XLA_ROWS
 from kbert.export.models_config import write_models_config
+from kbert.export.warmup_requests import read_warmup_requests
 from kbert.models import SequenceClassifier
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.text import BertPreprocessor
@@ -102,6 +108,17 @@ def latency_row(name, batch_size, latencies):
         "p95_ms": round(p95, 2),
         "sentences_per_s": round(per_second, 1),
     }
+
+
+def warm_up(loaded, exports, xla_rows):
+    """Runs each loaded export's warm-up requests, as TF Serving does before a version serves:
+    with `--xla-rows` each (rows, length) compiles once, so no timed call compiles."""
+    for kind, model in loaded.items():
+        requests = read_warmup_requests(exports[kind])
+        for signature, inputs in requests:
+            model.signatures[signature](**{key: tf.constant(v) for key, v in inputs.items()})
+        if requests:
+            print(f"{kind}: ran {len(requests)} warm-up requests (XLA for 1-{xla_rows} texts)")
 
 
 def exported_probabilities(classify, texts, batch_size=32):
@@ -221,10 +238,21 @@ def main():
         help="what the exports compute in (outputs float32 either way; default float32); "
         "bfloat16 also exports the classifier in float32 and compares the two",
     )
+    parser.add_argument(
+        "--xla-rows",
+        type=int,
+        default=0,
+        help="export with batches of up to this many texts through XLA (0, the default: off); "
+        "the lab then runs the export's warm-up requests first, as TF Serving does",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="passes over the timing batches")
     parser.add_argument("--seed", type=int, default=0)
     add_record_argument(parser)
     args = parser.parse_args()
+    if not 0 <= args.xla_rows <= MAX_XLA_ROWS:
+        parser.error(
+            f"--xla-rows must be an int from 0 to {MAX_XLA_ROWS}; received {args.xla_rows}"
+        )
     keras.utils.set_random_seed(args.seed)
     name = args.name or f"{args.task}_minilm"
     title, evaluation = TASKS[args.task]
@@ -264,6 +292,7 @@ def main():
             label_names=label_names,
             sequence_length=args.sequence_length,
             dtype=dtype,
+            xla_rows=args.xla_rows,
         )
         return export_saved_model(classifier, tokenizer, args.export_dir, export_name, settings)
 
@@ -295,6 +324,7 @@ def main():
     # Kept alive: a signature whose loaded object is collected loses its variables.
     loaded = {kind: tf.saved_model.load(str(p)) for kind, p in exports.items() if kind != "tag"}
     signatures = {kind: model.signatures["classify"] for kind, model in loaded.items()}
+    warm_up(loaded, exports, args.xla_rows)
     classify = signatures["classify"]
     test_texts = splits["test"].texts
     exported = exported_probabilities(classify, test_texts)
@@ -344,6 +374,7 @@ def main():
         "keras_sentences_per_s": timings["keras_batch32"]["sentences_per_s"],
         "max_abs_diff": max_abs_diff,
         "dtype": dtype,
+        "xla_rows": args.xla_rows,
         "test_accuracy": round(accuracy, 4),
         "exports": {kind: str(p) for kind, p in exports.items()},
         "timings": timings,

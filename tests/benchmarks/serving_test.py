@@ -1,7 +1,8 @@
 """benchmarks/serving.py on a few TREC-6 questions and IMDb reviews: every side runs and agrees.
 
-The kbert side (the export padded to the longest row against the one packed to sequence_length
-and the one computing in bfloat16, all through the session loader) always runs; the ONNX Runtime
+The kbert side (the export padded to the longest row against the one packed to sequence_length,
+the one computing in bfloat16 and the one sending batches of up to 2 rows through XLA, all
+through the session loader) always runs; the ONNX Runtime
 side only where onnxruntime, torch and transformers are installed (benchmark-only peers,
 benchmarks/requirements-peer.txt).
 """
@@ -16,7 +17,7 @@ from benchmarks.reports import serving as serving_report
 PEERS = ("onnxruntime", "onnx", "torch", "transformers")
 
 
-def run_benchmark(sides, data_root, tmp_path):
+def run_benchmark(sides, data_root, tmp_path, *flags):
     from benchmarks import serving
 
     record = tmp_path / "serving.json"
@@ -36,6 +37,7 @@ def run_benchmark(sides, data_root, tmp_path):
             str(data_root),
             "--record",
             str(record),
+            *flags,
         ]
     )
     assert json.loads(record.read_text())["results"] == json.loads(json.dumps(result))
@@ -52,17 +54,19 @@ def check_timings(entry, sides):
 
 @pytest.mark.slow
 def test_the_kbert_side_pads_to_the_longest_with_the_same_outputs(minilm_dir, data_root, tmp_path):
-    sides = ("kbert", "kbert_fixed", "kbert_bf16")
-    result = run_benchmark(sides, data_root, tmp_path)
+    sides = ("kbert", "kbert_fixed", "kbert_bf16", "kbert_xla")
+    result = run_benchmark(sides, data_root, tmp_path, "--xla-rows", "2")
     assert sorted(result["datasets"]) == ["imdb", "trec"]
     for entry in result["datasets"].values():
         check_timings(entry, sides)
         assert entry["max_abs_diff_kbert_fixed"] < 1e-4
+        assert entry["max_abs_diff_kbert_xla"] < 1e-4
         # Measured, not bounded here: random head weights leave the classes close together.
         assert 0.0 <= entry["label_agreement_kbert_bf16"] <= 1.0
         assert 0.0 < entry["max_abs_diff_kbert_bf16"] < 1.0
     text = serving_report.render(result)
     assert "kbert SavedModel, rows at sequence_length" in text
+    assert "kbert SavedModel, small batches through XLA" in text
 
 
 @pytest.mark.slow

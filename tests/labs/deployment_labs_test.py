@@ -68,7 +68,7 @@ def test_lab_serving_exports_reloads_and_times_every_signature(tmp_path, data_ro
 
 
 @pytest.mark.slow
-def test_lab_serving_in_bfloat16_measures_both_exports_of_one_classifier(
+def test_lab_serving_in_bfloat16_through_xla_measures_both_exports_of_one_classifier(
     tmp_path, data_root, minilm_dir
 ):
     from kbert.export import read_export_settings
@@ -87,6 +87,8 @@ def test_lab_serving_in_bfloat16_measures_both_exports_of_one_classifier(
         "--max-train-examples",
         "64",
         "--skip-tagger",
+        "--xla-rows",
+        "1",
         "--repeats",
         "1",
         "--export-dir",
@@ -94,6 +96,10 @@ def test_lab_serving_in_bfloat16_measures_both_exports_of_one_classifier(
         data_root=data_root,
     )
     assert summary["dtype"] == "bfloat16" and summary["task"] == "sst2"
+    # Both exports send one-text batches through XLA and were warmed up as TF Serving would.
+    assert summary["xla_rows"] == 1
+    for kind in ("classify", "classify_float32"):
+        assert f"{kind}: ran 8 warm-up requests (XLA for 1-1 texts)" in stdout
     assert summary["exports"] == {
         "classify": str(export_dir / "sst2_minilm" / "1"),
         "classify_float32": str(export_dir / "sst2_minilm_float32" / "1"),
