@@ -75,3 +75,34 @@ def torch_peer_section(comparison, peer_facts, model):
             rows,
         ),
     ]
+
+
+def bfloat16_speedup(speeds, peaks):
+    """A sentence: each side's bfloat16 / float32 training speed beside the ratio of the two
+    matmul peaks measured in the same run, which is what bfloat16 gains where both dtypes run at
+    the same share of their peak (issue #37 asks bfloat16 to pay: a goal above the peaks' ratio
+    is reached only by a float32 path that is slow to begin with).
+
+    Args:
+        speeds: dict side name -> (float32 tokens/s, bfloat16 tokens/s), either None where the
+            record lacks it (the side is then left out).
+        peaks: dict with "float32" and "mixed_bfloat16" GFLOP/s.
+
+    Returns:
+        str, or "" when no side has both speeds.
+    """
+    ratios = {
+        side: bfloat16 / float32
+        for side, (float32, bfloat16) in speeds.items()
+        if float32 and bfloat16
+    }
+    if not ratios:
+        return ""
+    ceiling = peaks["mixed_bfloat16"] / peaks["float32"]
+    sides = ", ".join(f"{side} {ratio:.2f}×" for side, ratio in ratios.items())
+    first = next(iter(ratios))
+    return (
+        f"bfloat16 / float32 tokens/s: {sides}; the matmul peaks' ratio in the same run (the "
+        f"gain at equal shares of each peak): {ceiling:.2f}× ({first} reaches "
+        f"{ratios[first] / ceiling:.0%} of it)."
+    )

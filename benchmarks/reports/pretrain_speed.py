@@ -1,7 +1,7 @@
 """The records of `benchmarks/pretrain_speed.py`: their section of docs/results.md and README
 headline."""
 
-from benchmarks.reports._common import markdown_table, torch_peer_section
+from benchmarks.reports._common import bfloat16_speedup, markdown_table, torch_peer_section
 
 STEMS = ("pretrain_speed",)
 
@@ -30,6 +30,7 @@ def render(results):
             f"bfloat16 {results['peak_gflops']['mixed_bfloat16']:.0f} GFLOP/s.",
             "",
             markdown_table(["configuration", "tokens/s", "MFU"], rows),
+            *_speedup(results),
             *torch_peer_section(
                 results.get("torch"),
                 results.get("torch_peer"),
@@ -38,6 +39,23 @@ def render(results):
             ),
         ]
     )
+
+
+def _speedup(results):
+    """The bfloat16 / float32 sentence (without XLA) as a paragraph, or nothing."""
+    speeds, torch = _speed_rows(results), results.get("torch", {})
+
+    def pair(read):
+        return tuple(read(dtype) for dtype in ("float32", "mixed_bfloat16"))
+
+    sentence = bfloat16_speedup(
+        {
+            "kbert": pair(lambda dtype: speeds.get(dtype, {}).get("tokens_per_s")),
+            "PyTorch": pair(lambda dtype: torch.get(dtype, {}).get("torch_tokens_per_s")),
+        },
+        results["peak_gflops"],
+    )
+    return ["", sentence] if sentence else []
 
 
 def headline(results):

@@ -1,7 +1,7 @@
 """The records of `benchmarks/train_step.py`: their section of docs/results.md and README
 headline."""
 
-from benchmarks.reports._common import markdown_table, torch_peer_section
+from benchmarks.reports._common import bfloat16_speedup, markdown_table, torch_peer_section
 
 STEMS = ("train_step",)
 
@@ -52,6 +52,9 @@ def render(results):
                 rows,
             ),
         ]
+        speedup = bfloat16_speedup(_speeds(workload), results["peak_gflops"])
+        if speedup:
+            parts += ["", f"Without XLA, {speedup}"]
         parts += torch_peer_section(
             workload.get("torch"),
             results.get("torch_peer"),
@@ -59,6 +62,23 @@ def render(results):
             "inputs and AdamW",
         )
     return "\n".join(parts)
+
+
+def _speeds(workload):
+    """Per side, (float32, mixed_bfloat16) tokens/s without XLA, from one workload's rows."""
+    rows = {
+        row["dtype"]: row for row in workload.get("configurations", []) if not row["jit_compile"]
+    }
+    torch = workload.get("torch", {})
+
+    def pair(read):
+        return tuple(read(dtype) for dtype in ("float32", "mixed_bfloat16"))
+
+    return {
+        "kbert": pair(lambda dtype: rows.get(dtype, {}).get("kbert_tokens_per_s")),
+        "keras-hub": pair(lambda dtype: rows.get(dtype, {}).get("keras_hub_tokens_per_s")),
+        "PyTorch": pair(lambda dtype: torch.get(dtype, {}).get("torch_tokens_per_s")),
+    }
 
 
 def headline(results):

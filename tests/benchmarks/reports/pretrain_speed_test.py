@@ -1,5 +1,7 @@
 from benchmarks.reports import pretrain_speed
 
+SIZES = {"preset": "tutorial_50m", "batch_size": 8, "sequence_length": 256}
+
 
 def test_the_pretrain_speed_benchmark_renders_its_table_and_headline():
     pretrain = {
@@ -47,3 +49,16 @@ def test_the_pretrain_speed_report_shows_the_pytorch_peer_per_dtype():
     pretrain["torch_peer"] = {"skipped": "GPT-2 is pre-LN"}
     del pretrain["torch"]
     assert "PyTorch peer skipped: GPT-2 is pre-LN." in pretrain_speed.render(pretrain)
+
+
+def test_the_bfloat16_speedup_is_read_beside_the_peaks_ratio():
+    speeds = {
+        "float32": {"tokens_per_s": 400.0, "mfu": 0.6},
+        "mixed_bfloat16": {"tokens_per_s": 600.0, "mfu": 0.45},
+        "mixed_bfloat16+xla": {"tokens_per_s": 100.0, "mfu": 0.1},  # not read: XLA
+    }
+    pretrain = {**speeds, **SIZES, "peak_gflops": {"float32": 200.0, "mixed_bfloat16": 400.0}}
+    assert (
+        "bfloat16 / float32 tokens/s: kbert 1.50×; the matmul peaks' ratio in the same run (the "
+        "gain at equal shares of each peak): 2.00× (kbert reaches 75% of it)."
+    ) in pretrain_speed.render(pretrain)

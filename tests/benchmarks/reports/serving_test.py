@@ -39,27 +39,51 @@ def test_the_serving_speed_benchmark_renders_every_side_and_its_headline():
     )
 
 
-def test_the_bfloat16_side_renders_its_row_and_label_agreement():
-    timing = {"batch1_p50_ms": 4.0, "batch1_p95_ms": 6.5, "batch_sentences_per_s": 300.0}
-    results = {
+TIMING = {"batch1_p50_ms": 4.0, "batch1_p95_ms": 6.5, "batch_sentences_per_s": 300.0}
+
+
+def trec_record(entry, **settings):
+    """A record of one dataset (TREC-6, 500 texts) whose kbert side is `TIMING`, plus `entry`."""
+    return {
         "num_classes": 6,
         "sequence_length": 128,
         "batch_size": 32,
         "passes": 3,
         "cpu_count": 2,
-        "datasets": {
-            "trec": {
-                "examples": 500,
-                "kbert": timing,
-                "kbert_bf16": {**timing, "batch_sentences_per_s": 600.0},
-                "max_abs_diff_kbert_bf16": 0.03,
-                "label_agreement_kbert_bf16": 0.994,
-                "ratio_kbert_over_kbert_bf16": {"batch": 0.5, "batch1_p50": 1.0},
-            },
-        },
+        **settings,
+        "datasets": {"trec": {"examples": 500, "kbert": TIMING, **entry}},
     }
+
+
+def test_the_bfloat16_side_renders_its_row_and_label_agreement():
+    results = trec_record(
+        {
+            "kbert_bf16": {**TIMING, "batch_sentences_per_s": 600.0},
+            "max_abs_diff_kbert_bf16": 0.03,
+            "label_agreement_kbert_bf16": 0.994,
+            "ratio_kbert_over_kbert_bf16": {"batch": 0.5, "batch1_p50": 1.0},
+        }
+    )
     text = serving.render(results)
     assert (
         "| kbert SavedModel in bfloat16 | 4.00 | 6.50 | 600.0 | 1.00× / 0.50× | 3.0e-02 |" in text
     )
     assert "gives the float32 export's label to trec 99.4% of the texts" in text
+
+
+def test_the_xla_side_names_its_rows():
+    results = trec_record(
+        {
+            "kbert_xla": {**TIMING, "batch1_p50_ms": 2.0},
+            "max_abs_diff_kbert_xla": 1e-7,
+            "ratio_kbert_over_kbert_xla": {"batch": 1.0, "batch1_p50": 0.5},
+        },
+        xla_rows=4,
+    )
+    assert (
+        "| kbert SavedModel, small batches through XLA (1 to 4 rows) | 2.00 | 6.50 | 300.0 | "
+        "0.50× / 1.00× | 1.0e-07 |"
+    ) in serving.render(results)
+    assert serving.headline(results) == (
+        "classify from raw text, batch 32 / 1: trec 300/s, p50 4 ms (XLA 2 ms)"
+    )

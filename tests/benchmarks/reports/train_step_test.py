@@ -99,3 +99,29 @@ def test_the_train_step_report_shows_the_pytorch_peer_per_dtype_or_why_it_was_sk
     skipped = {**results, "torch_peer": {"skipped": "torch not importable"}}
     del skipped["torch"]
     assert "PyTorch peer skipped: torch not importable." in train_step.render(skipped)
+
+
+def test_the_bfloat16_speedup_is_read_beside_the_peaks_ratio():
+    bf16 = {**SPEED_ROW, "dtype": "mixed_bfloat16", "kbert_tokens_per_s": 7500.0}
+    workload = {
+        "real_token_fraction": 1.0,
+        "configuration": {"batch_size": 32, "sequence_length": 128},
+        "configurations": [SPEED_ROW, bf16, {**bf16, "jit_compile": True, "kbert_tokens_per_s": 1}],
+        "torch": TORCH,
+    }
+    results = {
+        **workload,
+        "workload": "full",
+        "peak_gflops": {"float32": 400, "mixed_bfloat16": 800},
+    }
+    text = train_step.render(results)
+    # kbert 7,500 / 5,000 without XLA (the XLA row is not read), keras-hub 4,000 / 4,000,
+    # PyTorch 6,000 / 3,000; peaks 800 / 400.
+    assert (
+        "Without XLA, bfloat16 / float32 tokens/s: kbert 1.50×, keras-hub 1.00×, PyTorch 2.00×; "
+        "the matmul peaks' ratio in the same run (the gain at equal shares of each peak): 2.00× "
+        "(kbert reaches 75% of it)."
+    ) in text
+    # A record with float32 alone has no such sentence.
+    alone = {**results, "configurations": [SPEED_ROW], "torch": {}}
+    assert "bfloat16 / float32" not in train_step.render(alone)
