@@ -36,6 +36,10 @@ would be stale on arrival, so a run at HEAD makes it:
 
     nohup python -m benchmarks.record_labs --course --resume --at 58394e9 > /dev/null 2>&1 &
 
+`--save-unfinished` copies the rows of a grid cut off (or still running) into
+`docs/results/unfinished/` to commit: the next session's machine may be a fresh one, and a run
+at the same commit goes on from them (`benchmarks.unfinished_rows`).
+
 `--until TIME` (HH:MM UTC, or an ISO date-time: the working session's end) starts only what can
 end by then. A session's end kills the job, and a lab cut off there runs again from its start
 in the next session (its record must time a whole run), so the time it ran is lost: a lab whose
@@ -59,6 +63,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import unfinished_rows
 from benchmarks.course import EXPECTED_SECONDS, LEAD, PROVIDERS, course, resumes
 from benchmarks.record_freshness import (
     InputPlaces,
@@ -227,6 +232,10 @@ def run_all(programs, worktree, repo, log=print, turn=None):
             if skipped.get("stops_the_run"):
                 break
             continue
+        if resumes((name, program, flags)):
+            carried = unfinished_rows.restore((name, program, flags), worktree, repo, commit)
+            if carried:
+                log(json.dumps({"record": name, "carried": carried}))
         record = Path(worktree) / "docs" / "results" / f"{name}.json"
         # The committed record stays where it is while the program runs: deleting it would
         # make the worktree's tracked files differ from the commit, and the run's record would
@@ -253,6 +262,8 @@ def run_all(programs, worktree, repo, log=print, turn=None):
             partial = target.with_name(f".{target.name}.partial")
             shutil.copyfile(path, partial)
             os.replace(partial, target)
+        if copied:
+            unfinished_rows.discard(name, repo)  # its rows are in the record now
         # Not left changed in the worktree: committed files go back (untracked ones are
         # removed), or they would block the next checkout of the worktree.
         for path in set(outputs) | {record}:
@@ -444,6 +455,26 @@ def print_stale(entries, repo, worktree):
     return 0
 
 
+def save_unfinished(entries, repo, worktree):
+    """`--save-unfinished`: the rows of each entry that keeps its progress in a run directory,
+    copied from `worktree` into `repo` with the worktree's commit (`unfinished_rows.save`).
+    Returns 0.
+
+    Raises:
+        ValueError: `worktree` is not a git checkout.
+    """
+    if not (Path(worktree) / ".git").exists():
+        raise ValueError(f"--worktree {worktree} holds no recording worktree: nothing to save")
+    commit = _git("rev-parse", "HEAD", cwd=worktree)
+    kept = [_entry(item) for item in entries if resumes(_entry(item))]
+    saved = unfinished_rows.save(kept, worktree, repo, commit)
+    for name, rows in saved.items():
+        print(f"{name}: {rows} rows at {commit[:10]} -> {unfinished_rows.carried_path(repo, name)}")
+    if not saved:
+        print(f"no unfinished rows in {worktree}")
+    return 0
+
+
 def _turn(args, deadline):
     """`run_all`'s `turn` for `--resume` and `--until`, saying what each will do."""
     keep = defer = None
@@ -491,6 +522,13 @@ def main(argv=None):
         action="store_true",
         help="list the records that no longer stand, and why; run nothing",
     )
+    parser.add_argument(
+        "--save-unfinished",
+        action="store_true",
+        help="copy the rows of the grids still running or cut off in the worktree into "
+        "docs/results/unfinished/ (benchmarks.unfinished_rows), to commit before a session "
+        "ends; run nothing",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for program, date in record_dates(ROOT).items():
@@ -504,6 +542,8 @@ def main(argv=None):
             command(_entry(item)[1], ROOT)  # every name checked before anything runs
         if args.stale:
             return print_stale(entries, ROOT, args.worktree)
+        if args.save_unfinished:
+            return save_unfinished(entries, ROOT, args.worktree)
         deadline = parse_until(args.until) if args.until else None
         commit = prepare_worktree(ROOT, args.worktree, args.at)
     except ValueError as error:

@@ -352,3 +352,97 @@ def test_until_reads_a_clock_time_or_a_date_time_and_refuses_the_rest():
         record_labs.parse_until("2026-11-29T12:00", now)
     with pytest.raises(ValueError, match="--until must be HH:MM .* received 'soon'"):
         record_labs.parse_until("soon", now)
+
+
+GRID = """import argparse, json, pathlib
+parser = argparse.ArgumentParser()
+parser.add_argument("--record")
+parser.add_argument("--run-dir")
+parser.add_argument("--fail", action="store_true")
+args = parser.parse_args()
+rows = pathlib.Path(args.run_dir) / "results.jsonl"
+rows.parent.mkdir(parents=True, exist_ok=True)
+before = rows.read_text().splitlines() if rows.is_file() else []
+with open(rows, "a") as f:
+    f.write(json.dumps({"run": len(before)}) + "\\n")
+if args.fail:
+    raise SystemExit(1)
+with open(args.record, "w") as f:
+    json.dump({"date": "2026-12-01T00:00:00", "results": {"rows_before": before}}, f)
+"""
+
+
+def test_a_grid_s_rows_are_carried_through_the_repository_to_a_fresh_worktree(repo, tmp_path):
+    (repo / "benchmarks" / "adaptation_grid.py").write_text(GRID)
+    _git("add", ".", cwd=repo)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "grid", cwd=repo)
+    entry = ("adaptation_grid_x", "benchmarks.adaptation_grid", ("--run-dir", "runs/grid_x"))
+    first = tmp_path / "first_machine"
+    commit = record_labs.prepare_worktree(repo, first)
+    # Cut off twice: two rows in the worktree, no record.
+    for _ in range(2):
+        record_labs.run_all([(*entry[:2], (*entry[2], "--fail"))], first, repo, log=lambda _: None)
+    with open(first / "runs" / "grid_x" / "results.jsonl", "a") as rows:
+        rows.write('{"run": "half wri')  # a row being written when the rows are saved
+    saved = record_labs.unfinished_rows.save([entry], first, repo, commit)
+    assert saved == {"adaptation_grid_x": 2}
+    carried = repo / "docs" / "results" / "unfinished" / "adaptation_grid_x.jsonl"
+    header = record_labs.unfinished_rows.read_header(carried)
+    assert (header["commit"], header["run_dir"], header["rows"]) == (commit, "runs/grid_x", 2)
+    # The next session: a fresh machine, a worktree at the same commit, the rows come back.
+    fresh = tmp_path / "fresh_machine"
+    assert record_labs.prepare_worktree(repo, fresh) == commit
+    lines = []
+    rows = record_labs.run_all([entry], fresh, repo, log=lines.append)
+    assert rows[0]["recorded"]
+    record = json.loads((repo / "docs" / "results" / "adaptation_grid_x.json").read_text())
+    assert record["results"]["rows_before"] == ['{"run": 0}', '{"run": 1}']
+    assert "2 rows carried" in json.loads(lines[0])["carried"]
+    assert not carried.exists()  # the record holds them now
+
+
+def test_carried_rows_of_another_commit_are_named_and_not_reused(repo, tmp_path):
+    entry = ("adaptation_grid_x", "benchmarks.adaptation_grid", ("--run-dir", "runs/grid_x"))
+    carried = repo / "docs" / "results" / "unfinished" / "adaptation_grid_x.jsonl"
+    carried.parent.mkdir(parents=True)
+    carried.write_text(
+        json.dumps(
+            {"unfinished": "adaptation_grid_x", "commit": "a" * 40, "run_dir": "runs/grid_x"}
+        )
+        + '\n{"run": 0}\n'
+    )
+    worktree = tmp_path / "records"
+    commit = record_labs.prepare_worktree(repo, worktree)
+    said = record_labs.unfinished_rows.restore(entry, worktree, repo, commit)
+    assert "made at aaaaaaaaaa" in said and "not reused" in said
+    assert not (worktree / "runs" / "grid_x" / "results.jsonl").exists()
+    # The worktree's own rows win over carried ones of the same commit.
+    carried.write_text(carried.read_text().replace("a" * 40, commit))
+    own = worktree / "runs" / "grid_x" / "results.jsonl"
+    own.parent.mkdir(parents=True)
+    own.write_text('{"run": "own"}\n')
+    assert "own rows" in record_labs.unfinished_rows.restore(entry, worktree, repo, commit)
+    assert own.read_text() == '{"run": "own"}\n'
+    carried.write_text("not a header\n")
+    with pytest.raises(ValueError, match="not a file of carried rows"):
+        record_labs.unfinished_rows.restore(entry, tmp_path / "elsewhere", repo, commit)
+
+
+def test_save_unfinished_saves_the_course_s_grids_and_refuses_a_missing_worktree(
+    repo, tmp_path, capsys
+):
+    worktree = tmp_path / "records"
+    commit = record_labs.prepare_worktree(repo, worktree)
+    for name in ("adaptation_grid_adapters", "distillation_grid"):
+        rows = worktree / "runs" / name / "results.jsonl"
+        rows.parent.mkdir(parents=True)
+        rows.write_text('{"run": 0}\n{"run": 1}\n')
+    assert record_labs.save_unfinished(record_labs.course(), repo, worktree) == 0
+    printed = capsys.readouterr().out
+    assert f"adaptation_grid_adapters: 2 rows at {commit[:10]}" in printed
+    assert "distillation_grid: 2 rows" in printed
+    carried = sorted(path.name for path in (repo / "docs" / "results" / "unfinished").iterdir())
+    assert carried == ["adaptation_grid_adapters.jsonl", "distillation_grid.jsonl"]
+    with pytest.raises(SystemExit):
+        record_labs.main(["--course", "--save-unfinished", "--worktree", str(tmp_path / "no")])
+    assert "holds no recording worktree" in capsys.readouterr().err
