@@ -29,6 +29,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from benchmarks.unfinished_rows import ROWS, run_dir
+
 DATA_LABEL = "$KBERT_DATA_DIR/"
 
 
@@ -258,6 +260,12 @@ def _code_reasons(record, files, root):
     return [f"code changed since {commit[:10]}: {', '.join(changed[:6])}{more}"]
 
 
+def _own_rows(flags):
+    """The label of the rows file an entry's run keeps (`--run-dir`), or None."""
+    folder = run_dir(flags)
+    return None if folder is None else (folder / ROWS).as_posix()
+
+
 def stale_reasons(entry, record_path, root, places):
     """Why the record of plan entry `(name, program, flags)` at `record_path` no longer stands
     for checkout `root` (its HEAD) with its inputs where `places` (`InputPlaces`) says; [] when
@@ -283,6 +291,11 @@ def stale_reasons(entry, record_path, root, places):
         for label, digest in (record.get("inputs") or {}).items()
         if not _names_record(label, name)
     }
+    # The run's own rows (`<run-dir>/results.jsonl`, which a grid pins as it resumes from
+    # them) are what the record holds: gone with a machine, they leave the record standing.
+    own_rows = _own_rows(flags)
+    if own_rows in inputs and not (places.path(own_rows) or Path()).is_file():
+        del inputs[own_rows]
     reasons += places.reasons(inputs)
     return reasons + places.missed_choices(record, files, own=name)
 

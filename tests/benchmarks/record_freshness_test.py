@@ -198,3 +198,36 @@ def test_saved_models_a_record_names_must_still_be_there(tmp_path):
     (tmp_path / "saved" / "m").mkdir()
     assert saves_missing(record, tmp_path) == []
     assert saves_missing(tmp_path / "absent.json", tmp_path) == []
+
+
+def test_a_grid_s_own_rows_gone_with_its_machine_leave_its_record_standing(repo, data):
+    entry = ("lab50_grid", "lab50_demo", ("--run-dir", "runs/lab50_grid"))
+    rows = repo / "runs" / "lab50_grid" / "results.jsonl"
+    rows.parent.mkdir(parents=True)
+    rows.write_text('{"run": 0}\n')
+    path = repo / "docs" / "results" / "lab50_grid.json"
+    train = data / "train.txt"
+    path.write_text(
+        json.dumps(
+            {
+                "command": expected_command(*entry),
+                "commit": _commit(repo, "grid"),
+                "dirty": False,
+                "inputs": {
+                    "runs/lab50_grid/results.jsonl": hashlib.sha256(rows.read_bytes()).hexdigest(),
+                    "$KBERT_DATA_DIR/train.txt": hashlib.sha256(train.read_bytes()).hexdigest(),
+                },
+            }
+        )
+    )
+
+    def reasons():
+        return stale_reasons(entry, path, repo, InputPlaces(repo, data))
+
+    assert reasons() == []
+    rows.write_text('{"run": 0}\n{"run": "another"}\n')  # rows other than the record's
+    assert reasons() == ["input changed: runs/lab50_grid/results.jsonl"]
+    rows.unlink()  # a fresh machine: the record holds the rows
+    assert reasons() == []
+    train.unlink()  # any other input gone still makes it stale
+    assert reasons() == ["input missing: $KBERT_DATA_DIR/train.txt"]
