@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -213,6 +214,29 @@ def _epochs(history):
         return []
     with history.open() as handle:
         return [int(row["epoch"]) for row in csv.DictReader(handle)]
+
+
+@pytest.mark.slow
+def test_a_second_run_writes_the_same_bytes(tmp_path, data_root):
+    """Records that read lab01's model pin its SHA-256: a machine that lost `saved_models/`
+    trains it again at the same commit and seed, and must write the same archive (training is
+    bit for bit the same on one machine; the archive's dates are fixed)."""
+    written = []
+    for run in ("first", "second"):
+        result = subprocess.run(
+            _command(tmp_path / run, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "3"),
+            cwd=ROOT,
+            env=_env(data_root),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        written.append((tmp_path / run / "saved" / "lab01_causal" / "encoder.keras").read_bytes())
+    assert written[0] == written[1]
+    archive = zipfile.ZipFile(tmp_path / "first" / "saved" / "lab01_causal" / "encoder.keras")
+    assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    assert json.loads(archive.read("metadata.json"))["date_saved"] == "1980-01-01@00:00:00"
 
 
 @pytest.mark.slow
