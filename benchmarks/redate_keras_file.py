@@ -12,8 +12,8 @@ records read, which the hash proves (nothing else of the file is changed).
     python -m benchmarks.redate_keras_file ../kbert-records/saved_models/lab01_causal/encoder.keras \
         --sha256 2d9045e4... --from 2026-11-30T14:55:35 --to 2026-11-30T15:25:29
 
-lab01 now writes its archives with fixed dates (`stable_keras_file`), so a re-run gives the
-pinned bytes directly; this is for the records pinned before that.
+lab01's own code is left as it is (its record and its readers' pins stand): a re-run's
+archive differs from the pinned one only in those dates.
 """
 
 import argparse

@@ -48,7 +48,6 @@ import argparse
 import json
 import shutil
 import time
-import zipfile
 from pathlib import Path
 
 import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
@@ -197,32 +196,6 @@ class EncoderSnapshots(keras.callbacks.Callback):
             )
 
 
-# A `.keras` file is a zip whose entries carry the time they were written, and whose
-# metadata.json says when: two saves of the same weights differ byte for byte. The records of
-# the labs that read lab01's model pin its SHA-256, so a machine that lost `saved_models/` and
-# trains lab01 again (same code, seed and CPU) must write the same bytes for them to stand.
-ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-
-
-def stable_keras_file(path):
-    """Rewrites the `.keras` archive at `path` so that equal models give equal bytes: every
-    entry dated `ZIP_EPOCH` and metadata.json's `date_saved` set to it. Returns `path`."""
-    path = Path(path)
-    with zipfile.ZipFile(path) as archive:
-        entries = [(info, archive.read(info.filename)) for info in archive.infolist()]
-    partial = path.with_name(f".{path.name}.partial")
-    with zipfile.ZipFile(partial, "w") as archive:
-        for info, data in entries:
-            if info.filename == "metadata.json":
-                metadata = json.loads(data) | {"date_saved": "1980-01-01@00:00:00"}
-                data = json.dumps(metadata, sort_keys=True).encode()
-            stable = zipfile.ZipInfo(info.filename, date_time=ZIP_EPOCH)
-            stable.compress_type, stable.external_attr = info.compress_type, info.external_attr
-            archive.writestr(stable, data)
-    partial.replace(path)
-    return path
-
-
 def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     """Writes encoder + tokenizer file (`vocab.txt` or `tokenizer.json`) to save_dir/name
     atomically; never replaces silently."""
@@ -234,7 +207,6 @@ def save_for_later_labs(encoder, tokenizer_path, save_dir, name, overwrite):
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     encoder.save(staging / "encoder.keras")
-    stable_keras_file(staging / "encoder.keras")
     shutil.copy(tokenizer_path, staging / Path(tokenizer_path).name)
     return replace_directory(staging, target)
 
