@@ -9,8 +9,9 @@ tries each save time in a window (the pinned record's run: `--from`, `--to`) and
 gives the pinned SHA-256, rewrites the file with it: the bytes are then exactly those the
 records read, which the hash proves (nothing else of the file is changed).
 
-    python -m benchmarks.redate_keras_file ../kbert-records/saved_models/lab01_causal/encoder.keras \
-        --sha256 2d9045e4... --from 2026-11-30T14:55:35 --to 2026-11-30T15:25:29
+    python -m benchmarks.redate_keras_file --record docs/results/lab01_pretraining.json \
+        --root ../kbert-records          # every archive the record's run saved
+    python -m benchmarks.redate_keras_file PATH --sha256 HEX --from ISO --to ISO
 
 lab01's own code is left as it is (its record and its readers' pins stand): a re-run's
 archive differs from the pinned one only in those dates.
@@ -106,30 +107,80 @@ def find(data, sha256, start, end):
     return None
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", help="the re-trained .keras file (rewritten only on a match)")
-    parser.add_argument("--sha256", required=True, help="the SHA-256 the record pinned")
-    parser.add_argument("--from", dest="start", required=True, help="window start (ISO)")
-    parser.add_argument("--to", dest="end", required=True, help="window end (ISO)")
-    args = parser.parse_args(argv)
+def _saved_archives(record_path, root):
+    """`(path, sha256, start, end)` for each `.keras` file a record says its run saved
+    (`saved_files`), the window being the run's: from `date` less `wall_seconds` to `date`
+    (a minute's margin each side)."""
+    record = json.loads(Path(record_path).read_text())
     try:
-        start = datetime.datetime.fromisoformat(args.start).replace(tzinfo=None)
-        end = datetime.datetime.fromisoformat(args.end).replace(tzinfo=None)
-        path = Path(args.path)
-        found = find(path.read_bytes(), args.sha256, start, end)
-    except (OSError, ValueError) as error:
-        parser.error(str(error))
+        end = datetime.datetime.fromisoformat(record["date"]).replace(tzinfo=None)
+        start = end - datetime.timedelta(seconds=float(record["wall_seconds"]))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(
+            f"{record_path} gives no run window: it needs 'date' and 'wall_seconds'"
+        ) from None
+    margin = datetime.timedelta(minutes=1)
+    archives, pending = [], [record.get("results")]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            for label, digest in (value.get("saved_files") or {}).items():
+                if label.endswith(".keras"):
+                    archives.append((Path(root) / label, digest, start - margin, end + margin))
+            pending += list(value.values())
+    if not archives:
+        raise ValueError(f"{record_path} names no saved .keras file (results' saved_files)")
+    return sorted(archives)
+
+
+def redate(path, sha256, start, end):
+    """Rewrites `path` with the save time in [start, end] that gives `sha256`; True if found
+    (or already so), False (file untouched) if none does."""
+    data = Path(path).read_bytes()
+    if hashlib.sha256(data).hexdigest() == sha256:
+        print(f"{path}: already the pinned bytes")
+        return True
+    found = find(data, sha256, start, end)
     if found is None:
         print(
-            f"{path}: no save time from {start} to {end} gives {args.sha256[:12]}: the weights "
+            f"{path}: no save time from {start} to {end} gives {sha256[:12]}: the weights "
             "differ from the pinned run's (or the window misses it)"
         )
-        return 1
-    path.write_bytes(found)
+        return False
+    Path(path).write_bytes(found)
     saved = json.loads(zipfile.ZipFile(path).read(METADATA))["date_saved"]
     print(f"{path}: the pinned bytes, saved at {saved}")
-    return 0
+    return True
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", nargs="?", help="the re-trained .keras file (rewritten on a match)")
+    parser.add_argument("--sha256", help="the SHA-256 the record pinned")
+    parser.add_argument("--from", dest="start", help="window start (ISO)")
+    parser.add_argument("--to", dest="end", help="window end (ISO)")
+    parser.add_argument(
+        "--record",
+        help="instead: every .keras file this record's run saved (its saved_files), searched over "
+        "its run (date less wall_seconds, to date)",
+    )
+    parser.add_argument("--root", default=".", help="with --record: the checkout its labels name")
+    args = parser.parse_args(argv)
+    single = (args.path, args.sha256, args.start, args.end)
+    given = [value is not None for value in single]
+    if (args.record is not None and any(given)) or (args.record is None and not all(given)):
+        parser.error("give either --record (and --root) or PATH --sha256 --from --to")
+    try:
+        if args.record is not None:
+            archives = _saved_archives(args.record, args.root)
+        else:
+            start = datetime.datetime.fromisoformat(args.start).replace(tzinfo=None)
+            end = datetime.datetime.fromisoformat(args.end).replace(tzinfo=None)
+            archives = [(Path(args.path), args.sha256, start, end)]
+        found = [redate(*archive) for archive in archives]
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
+    return 0 if all(found) else 1
 
 
 if __name__ == "__main__":

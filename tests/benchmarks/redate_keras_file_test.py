@@ -2,6 +2,7 @@
 
 import datetime
 import hashlib
+import json
 import zipfile
 
 import keras
@@ -58,3 +59,31 @@ def test_an_archive_keras_did_not_write_is_refused(tmp_path, capsys):
             [str(path), "--sha256", "0" * 64, "--from", "2026-11-30T00:00", "--to", "2026-11-30"]
         )
     assert "holds no metadata.json" in capsys.readouterr().err
+
+
+def test_a_record_s_saved_archives_are_redated_over_its_run(tmp_path, capsys):
+    data = _saved(tmp_path / "again.keras", 0.5)
+    moment = datetime.datetime(2026, 11, 30, 15, 10, 7)
+    pinned = next(redate_keras_file.candidates(data, moment))
+    root = tmp_path / "worktree"
+    (root / "saved_models" / "m").mkdir(parents=True)
+    (root / "saved_models" / "m" / "encoder.keras").write_bytes(data)
+    record = tmp_path / "lab.json"
+    digest = hashlib.sha256(pinned).hexdigest()
+    results = {"part": {"saved_files": {"saved_models/m/encoder.keras": digest, "v.txt": "0"}}}
+    # The run ended 20 s after the save and took 40 s.
+    record.write_text(
+        json.dumps({"date": "2026-11-30T15:10:27+00:00", "wall_seconds": 40, "results": results})
+    )
+    flags = ["--record", str(record), "--root", str(root)]
+    assert redate_keras_file.main(flags) == 0
+    assert (root / "saved_models" / "m" / "encoder.keras").read_bytes() == pinned
+    assert redate_keras_file.main(flags) == 0  # a second call finds it done
+    assert "already the pinned bytes" in capsys.readouterr().out
+    record.write_text(json.dumps({"results": results}))
+    with pytest.raises(SystemExit):
+        redate_keras_file.main(flags)
+    assert "needs 'date' and 'wall_seconds'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        redate_keras_file.main([*flags, str(root / "x.keras"), "--sha256", digest])
+    assert "give either --record" in capsys.readouterr().err
