@@ -61,23 +61,29 @@ def _env(data_root):
     return {**os.environ, "PYTHONPATH": str(ROOT), "KBERT_DATA_DIR": str(data_root)}
 
 
-@pytest.mark.slow
-def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
-    result = subprocess.run(
-        _command(
-            tmp_path,
-            "--epochs",
-            "2",
-            "--steps-per-epoch",
-            "3",
-            "--record",
-            str(tmp_path / "r.json"),
-        ),
+def _run_lab(tmp_path, data_root, *extra):
+    """lab01 at the small size with `extra` flags; its completed process."""
+    return subprocess.run(
+        _command(tmp_path, *extra),
         cwd=ROOT,
         env=_env(data_root),
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
+    result = _run_lab(
+        tmp_path,
+        data_root,
+        "--epochs",
+        "2",
+        "--steps-per-epoch",
+        "3",
+        "--record",
+        str(tmp_path / "r.json"),
     )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
@@ -100,20 +106,14 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
         assert any((tmp_path / "run" / part / "tensorboard").rglob("*tfevents*"))
     assert all(f"[{s}]" in result.stdout for s in ("greedy", "top_k ", "top_p "))
     # ELECTRA at a time budget: the plan (timed steps → intervals) is written and reused.
-    electra = subprocess.run(
-        _command(
-            tmp_path,
-            *("--part", "electra", "--budget-minutes", "0.02", "--steps-per-epoch", "2"),
-            # ELECTRA's own choices (`--tie-embeddings`, a generator half as wide) and the
-            # recipe's flags reach the run.
-            *("--tie-embeddings", "--generator-width-factor", "2", "--mask-rate", "0.3"),
-            *("--schedule", "linear", "--dtype", "float32"),
-        ),
-        cwd=ROOT,
-        env=_env(data_root),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    electra = _run_lab(
+        tmp_path,
+        data_root,
+        *("--part", "electra", "--budget-minutes", "0.02", "--steps-per-epoch", "2"),
+        # ELECTRA's own choices (`--tie-embeddings`, a generator half as wide) and the
+        # recipe's flags reach the run.
+        *("--tie-embeddings", "--generator-width-factor", "2", "--mask-rate", "0.3"),
+        *("--schedule", "linear", "--dtype", "float32"),
     )
     assert electra.returncode == 0, electra.stderr[-3000:]
     plan = json.loads((tmp_path / "run" / "electra" / "plan.json").read_text())
@@ -201,13 +201,8 @@ def test_both_parts_train_save_and_print_the_table(tmp_path, data_root):
     assert layers >= 2 and all(len(v) == layers for v in found["probe_accuracy"].values())
     assert (tmp_path / "p.png").stat().st_size > 1000
     # A second run must not replace the saved models unless told to.
-    again = subprocess.run(
-        _command(tmp_path, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "1"),
-        cwd=ROOT,
-        env=_env(data_root),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    again = _run_lab(
+        tmp_path, data_root, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "1"
     )
     assert again.returncode != 0 and "pass --overwrite" in again.stderr
 
@@ -227,14 +222,8 @@ def test_a_second_run_gives_back_the_bytes_the_first_wrote(tmp_path, data_root):
     into the archive, giving the pinned bytes."""
     saved = []
     for run in ("first", "second"):
-        result = subprocess.run(
-            _command(tmp_path / run, "--part", "causal", "--epochs", "1", "--steps-per-epoch", "3"),
-            cwd=ROOT,
-            env=_env(data_root),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        flags = ("--part", "causal", "--epochs", "1", "--steps-per-epoch", "3")
+        result = _run_lab(tmp_path / run, data_root, *flags)
         assert result.returncode == 0, result.stderr[-3000:]
         saved.append(tmp_path / run / "saved" / "lab01_causal" / "encoder.keras")
     first, second = (zipfile.ZipFile(path) for path in saved)
@@ -285,16 +274,8 @@ def test_a_run_killed_with_sigkill_continues_from_its_last_checkpoint(tmp_path, 
     "kind, part", [("bpe", "masked"), ("byte_level_bpe", "causal"), ("unigram", "masked")]
 )
 def test_pretraining_with_bpe_byte_level_bpe_and_unigram(tmp_path, data_root, kind, part):
-    result = subprocess.run(
-        _command(
-            tmp_path, "--tokenizer", kind, "--part", part, "--epochs", "1", "--steps-per-epoch", "2"
-        ),
-        cwd=ROOT,
-        env=_env(data_root),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    flags = ("--tokenizer", kind, "--part", part, "--epochs", "1", "--steps-per-epoch", "2")
+    result = _run_lab(tmp_path, data_root, *flags)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])[part]
     assert report["tokenizer"] == kind and report["vocabulary_size"] <= 600
