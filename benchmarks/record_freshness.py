@@ -300,19 +300,30 @@ def stale_reasons(entry, record_path, root, places):
     return reasons + places.missed_choices(record, files, own=name)
 
 
+def nested_dicts(value):
+    """Every dict in `value` and below it (through dicts' values and lists' items): where a
+    record's results say what its run saved (`saved_to`, `saved_files`) at any depth."""
+    found, pending = [], [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            pending += list(value.values())
+        elif isinstance(value, list):
+            pending += value
+    return found
+
+
 def saves_missing(record_path, worktree):
     """The models `record` says its run saved for later runs (every `saved_to` in its results)
     that are not in `worktree`: a worktree laid anew has lost them, so the run is made again
     even though its record stands. [] without a record."""
     record, _ = _read(Path(record_path))
-    saved, pending = [], [(record or {}).get("results")]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, dict):
-            saved += [value["saved_to"]] if isinstance(value.get("saved_to"), str) else []
-            pending += list(value.values())
-        elif isinstance(value, list):
-            pending += value
+    saved = [
+        value["saved_to"]
+        for value in nested_dicts((record or {}).get("results"))
+        if isinstance(value.get("saved_to"), str)
+    ]
     return sorted(path for path in set(saved) if not (Path(worktree) / path).exists())
 
 
@@ -321,6 +332,7 @@ __all__ = [
     "changed_files",
     "code_files",
     "expected_command",
+    "nested_dicts",
     "saves_missing",
     "stale_reasons",
 ]

@@ -28,6 +28,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from benchmarks.record_freshness import nested_dicts
+
 LOCAL_HEADER = 30  # bytes of a zip local file header before its name
 METADATA = "metadata.json"
 DATE_FORMAT = "%Y-%m-%d@%H:%M:%S"  # Keras's `date_saved`
@@ -70,10 +72,11 @@ class _Layout:
         self.dated = [info for info in infos.values() if info.date_time[0] != 1980]
 
 
-def candidates(data, moment, lag=4):
+def candidates(data, moment, lag=4, layout=None):
     """The archive's bytes for a save at `moment`: one per weights-entry time up to `lag`
-    seconds before the metadata's (the weights are written first, then dated)."""
-    layout = _Layout(data)
+    seconds before the metadata's (the weights are written first, then dated). `layout`:
+    `data`'s `_Layout`, read from `data` when not given (a search passes the one it read)."""
+    layout = layout or _Layout(data)
     metadata = json.dumps(layout.metadata | {"date_saved": moment.strftime(DATE_FORMAT)})
     content = metadata.encode()
     if len(content) != layout.metadata_size:
@@ -98,9 +101,9 @@ def candidates(data, moment, lag=4):
 
 def find(data, sha256, start, end):
     """The archive's bytes saved at a time in [start, end] whose SHA-256 is `sha256`, or None."""
-    moment = start
+    layout, moment = _Layout(data), start
     while moment <= end:
-        for candidate in candidates(data, moment):
+        for candidate in candidates(data, moment, layout=layout):
             if hashlib.sha256(candidate).hexdigest() == sha256:
                 return candidate
         moment += datetime.timedelta(seconds=1)
@@ -120,14 +123,12 @@ def _saved_archives(record_path, root):
             f"{record_path} gives no run window: it needs 'date' and 'wall_seconds'"
         ) from None
     margin = datetime.timedelta(minutes=1)
-    archives, pending = [], [record.get("results")]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, dict):
-            for label, digest in (value.get("saved_files") or {}).items():
-                if label.endswith(".keras"):
-                    archives.append((Path(root) / label, digest, start - margin, end + margin))
-            pending += list(value.values())
+    archives = [
+        (Path(root) / label, digest, start - margin, end + margin)
+        for value in nested_dicts(record.get("results"))
+        for label, digest in (value.get("saved_files") or {}).items()
+        if label.endswith(".keras")
+    ]
     if not archives:
         raise ValueError(f"{record_path} names no saved .keras file (results' saved_files)")
     return sorted(archives)

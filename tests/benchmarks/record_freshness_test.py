@@ -11,6 +11,7 @@ from benchmarks.record_freshness import (
     InputPlaces,
     code_files,
     expected_command,
+    nested_dicts,
     saves_missing,
     stale_reasons,
 )
@@ -198,6 +199,15 @@ def test_saved_models_a_record_names_must_still_be_there(tmp_path):
     (tmp_path / "saved" / "m").mkdir()
     assert saves_missing(record, tmp_path) == []
     assert saves_missing(tmp_path / "absent.json", tmp_path) == []
+
+
+def test_nested_dicts_reach_every_dict_through_dicts_and_lists():
+    inner, listed = {"saved_to": "a"}, {"saved_files": {"b.keras": "00"}}
+    results = {"causal": inner, "runs": [[listed], 3, "x"], "n": None}
+    found = nested_dicts(results)
+    # The saved_files mapping is a dict too: four in all.
+    assert len(found) == 4 and all(any(d is f for f in found) for d in (results, inner, listed))
+    assert nested_dicts([1, "a"]) == [] and nested_dicts(None) == []
 
 
 def test_a_grid_s_own_rows_gone_with_its_machine_leave_its_record_standing(repo, data):
