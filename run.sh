@@ -49,10 +49,12 @@ case "${1:-}" in
         # building and tracing small models, which one core runs at a time. The fast tier keeps
         # each file on one worker (its module fixtures are built once); the slow tier's tests
         # are long and uneven, so an idle worker takes the next one.
-        workers=(-n auto --maxprocesses 4)
-        "$PY" -m pytest -m "not slow" -q "${workers[@]}" --dist loadfile "${@:2}"
+        # --durations: the slowest tests of each tier are printed with the pass line, so a CI
+        # log (and every local run) shows where the tiers' time goes.
+        options=(-n auto --maxprocesses 4 --durations 25)
+        "$PY" -m pytest -m "not slow" -q "${options[@]}" --dist loadfile "${@:2}"
         middle=$(date +%s)
-        "$PY" -m pytest -m slow -q "${workers[@]}" --dist worksteal "${@:2}"
+        "$PY" -m pytest -m slow -q "${options[@]}" --dist worksteal "${@:2}"
         end=$(date +%s)
         echo "fast tier: $((middle - start)) s, slow tier: $((end - middle)) s"
         ;;
