@@ -30,9 +30,11 @@ fine-tuning (Δ, seed by seed over 3 seeds) measures what slowing the lower laye
 change of rate. Discriminative rates run at ULMFiT's factor 2.6 (the source's setting) and at
 the factor the grid chose with that top rate for each start (read from the grid's record by
 `kbert.train.chosen_on_validation.chosen_factor`; a row named after the start that chose it, run
-on that start only), beside the layer-wise decay 0.9, L2-SP and EWC. Where a start's full
-fine-tuning rate chosen on validation is not its discriminative top rate, one more row runs full
-fine-tuning at that rate (`full_chosen_rate`), so the table also shows each method against the
+on that start only), beside the layer-wise decay 0.9, L2-SP and EWC (at `--strength`, λ 0.01,
+on every start, and at the λ each start's anchors study chose on validation where that differs:
+`kbert.train.chosen_anchors.chosen_strength`, a row named after its start). Where a start's
+full fine-tuning rate chosen on validation is not its discriminative top rate, one more row runs
+full fine-tuning at that rate (`full_chosen_rate`), so the table also shows each method against the
 baseline at its own best rate, not only at the shared one. The grid's rates study shows the same
 pairing at every top rate (docs/results.md#adaptation_grid, #adaptation_grid_minilm).
 
@@ -63,6 +65,7 @@ from kbert.train.adaptation_comparison import (
     starting_points,
     trec_data,
 )
+from kbert.train.chosen_anchors import chosen_strength
 from kbert.train.chosen_on_validation import chosen_factor
 from kbert.train.fine_tuning import decoupled_adamw
 from kbert.train.own_choice_comparison import compare_each_start, each_start, select_each_start
@@ -78,7 +81,12 @@ parser.add_argument(
 )
 parser.add_argument("--factor", type=float, default=2.6, help="lr ratio between groups (ULMFiT)")
 parser.add_argument("--decay", type=float, default=0.9, help="the textbook's ξ per layer")
-parser.add_argument("--strength", type=float, default=0.01, help="L2-SP and EWC λ")
+parser.add_argument(
+    "--strength",
+    type=float,
+    default=0.01,
+    help="L2-SP and EWC λ for every start; each start's own choice runs beside it",
+)
 args = parser.parse_args()
 for name in ("top_learning_rate", "factor", "decay", "strength"):
     if name == "top_learning_rate" and args.top_learning_rate is None:
@@ -159,6 +167,15 @@ for each in starts:
                 {"factor": factor},
             )
         )
+    # L2-SP's and EWC's λ as each start's anchors study chose it (at its full fine-tuning
+    # rate), where that is not `--strength`.
+    for method, recipe in (("l2_sp", recipes.l2_sp), ("ewc", recipes.ewc)):
+        strength = chosen_strength(each.name, method, args.strength)
+        print(f"{method} λ for {each.name}: {strength.source}")
+        if strength.recorded and strength.value["strength"] != args.strength:
+            value = strength.value["strength"]
+            label = f"{method} λ={value:g} (chosen: {each.name})"
+            rows.append((label, recipe, {"strength": value}))
     if own_full_rates[each.name] != each.learning_rate("full"):
         rate = own_full_rates[each.name]
         print(f"{each.name}: full fine-tuning also at its own chosen rate, {rate:g}")

@@ -173,7 +173,10 @@ def test_lab05_discriminative_lr(tmp_path, data_root, tiny_models):
     )
     # ULMFiT's factor, and the factor the grid chose for lab01 (1), at full's top rate.
     labels = ["full", "discriminative_lr", "discriminative_lr factor=1 (chosen: lab01)"]
-    _check_report(report, tiny_models, [*labels, "layerwise_decay", "l2_sp", "ewc"])
+    # L2-SP and EWC at the source's λ, and at the λ lab01's anchors study chose (0.001).
+    anchored = ["l2_sp", "ewc", "l2_sp λ=0.001 (chosen: lab01)", "ewc λ=0.001 (chosen: lab01)"]
+    _check_report(report, tiny_models, [*labels, "layerwise_decay", *anchored])
+    assert "l2_sp λ for lab01: adaptation_grid.json (" in stdout
     assert "peak learning rate per layer group" in stdout
     # Full fine-tuning at the start's own chosen rate, where that is not the shared top rate,
     # on that start alone.
