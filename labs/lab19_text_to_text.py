@@ -31,7 +31,9 @@ measured against the random starts, for both families. Report what you see. Fine
 a few hundred labels can end at the majority class (Mosbach et al. 2021), so each TREC-6 cell
 counts its runs that landed there (`kbert.metrics.majority_class.at_majority`: predictions all
 one class, or accuracy within a point of always answering the test's most frequent class),
-beside that majority accuracy.
+beside that majority accuracy. SST-2 and SQuAD run the pretrained and the random
+encoder-decoder at `--seeds` seeds too (seed i of both on the same training examples), at each
+start's rate chosen on TREC-6 validation; the report pairs them seed by seed.
 
 Where the span-corruption start does not beat its random init (docs/results.md#lab19_text_to_text),
 `python -m benchmarks.text_to_text_start` measures why, checkpoint by checkpoint: whether the
@@ -45,8 +47,9 @@ for 2^19 steps (not-measured); this budget buys a few thousand.
 
 The last line is JSON: `text_to_text_trec_acc`, `encoder_trec_acc` (pretrained, mean over
 seeds at the largest labelled size), `majority_accuracy` (TREC-6 test), `curve` (per start and
-size: runs, `at_majority` per run, `runs_at_majority`), `parameters`, `pretrain_seconds`, and
-the rest.
+size: runs, `at_majority` per run, `runs_at_majority`), `other_tasks` (SST-2 / SQuAD per start:
+each metric's mean and `_sd` over seeds, per-seed `runs`), `parameters`, `pretrain_seconds`,
+and the rest.
 """
 
 import argparse
@@ -82,6 +85,7 @@ from kbert.data.text_to_text import (
 from kbert.export.saved_model_files import load_exported
 from kbert.export.text_to_text_export import export_text_to_text
 from kbert.metrics.majority_class import at_majority, majority_accuracy
+from kbert.metrics.seed_comparison import over_seeds
 from kbert.models import Encoder, EncoderDecoder, MaskedLanguageModel, SequenceClassifier
 from kbert.models.pretraining_models import RECIPE, encoder_for_fine_tuning
 from kbert.run_records import add_record_argument, code_version, record_if_requested
@@ -495,28 +499,53 @@ for family, start in starts:
         curve[name][str(size)] = curve_cell(runs, invalid, landed)
         print(f"{name} at {size} labels: {curve[name][str(size)]}", flush=True)
 
-# %% SST-2 and SQuAD as text to text (pretrained and random encoder-decoder, one seed).
+
+# %% SST-2 and SQuAD as text to text: pretrained and random encoder-decoder, `--seeds` seeds
+# each (seed i of both starts trains on the same examples in the same order), each at its
+# start's peak rate chosen on TREC-6 validation above.
+def other_task_row(per_seed, metrics, extra=None):
+    """A start's scores on one task: each metric's mean and sd over seeds, and the per-seed
+    values under `runs` (what the report pairs seed by seed)."""
+    row = over_seeds(per_seed, metrics, digits=4)
+    row["runs"] = {metric: [round(run[metric], 4) for run in per_seed] for metric in metrics}
+    return {**row, **(extra or {})}
+
+
+def fine_tune_squad(start, inputs, targets, seed):
+    model = fresh("encoder_decoder", start, seed)
+    keras.utils.set_random_seed(seed)
+    batches = text_to_text_dataset(
+        inputs, targets, tokenizer, args.batch_size, source_length=192, target_length=16, seed=seed
+    )
+    epochs = max(min(3, args.epochs), -(-args.min_steps // count_batches(batches)))
+    rate = chosen_rates[f"encoder_decoder_{start}"]
+    model.compile(optimizer=fine_tuning_optimizer(count_batches(batches) * epochs, rate))
+    model.fit(batches, epochs=epochs, verbose=0)
+    return model
+
+
 other_tasks = {}
 if "sst2" in args.tasks:
-    sst2_train = load_classification_task("sst2", "train", data_dir=args.data_dir).subset(
-        np.arange(args.extra_examples)
-    )
+    sst2_pool = load_classification_task("sst2", "train", data_dir=args.data_dir)
     sst2_test = load_classification_task("sst2", "test", data_dir=args.data_dir)
     sst2_test = sst2_test.subset(np.arange(min(args.eval_examples, len(sst2_test))))
-    inputs, targets = classification_pairs("sst2", sst2_train)
     test_inputs, _ = classification_pairs("sst2", sst2_test)
     for start in ("pretrained", "random"):
-        model = fine_tune_text_to_text(
-            fresh("encoder_decoder", start, 0),
-            inputs,
-            targets,
-            chosen_rates[f"encoder_decoder_{start}"],
-            0,
-        )
-        generated = generate_texts(model, tokenizer, test_inputs, max_new_tokens=4)
-        other_tasks[f"sst2_{start}"] = {
-            k: round(v, 4) for k, v in classification_accuracy("sst2", generated, sst2_test).items()
-        }
+        per_seed = []
+        for seed in range(args.seeds):
+            # As TREC-6's `labelled`: seed i draws the i-th sample of training sentences.
+            rows = np.random.default_rng(seed).permutation(len(sst2_pool))[: args.extra_examples]
+            inputs, targets = classification_pairs("sst2", sst2_pool.subset(rows))
+            model = fine_tune_text_to_text(
+                fresh("encoder_decoder", start, seed),
+                inputs,
+                targets,
+                chosen_rates[f"encoder_decoder_{start}"],
+                seed,
+            )
+            generated = generate_texts(model, tokenizer, test_inputs, max_new_tokens=4)
+            per_seed.append(classification_accuracy("sst2", generated, sst2_test))
+        other_tasks[f"sst2_{start}"] = other_task_row(per_seed, ["accuracy", "invalid"])
         print(f"SST-2 {start}: {other_tasks[f'sst2_{start}']}", flush=True)
 if "squad" in args.tasks:
     squad_train, squad_source = load_squad("train", data_dir=args.data_dir)
@@ -525,25 +554,20 @@ if "squad" in args.tasks:
     inputs, targets = squad_pairs(squad_train)
     test_inputs, _ = squad_pairs(squad_test)
     for start in ("pretrained", "random"):
-        model = fresh("encoder_decoder", start, 0)
-        keras.utils.set_random_seed(0)
-        batches = text_to_text_dataset(
-            inputs, targets, tokenizer, args.batch_size, source_length=192, target_length=16
+        per_seed = []
+        for seed in range(args.seeds):  # the same questions; the seed draws init and order
+            model = fine_tune_squad(start, inputs, targets, seed)
+            generated = generate_texts(model, tokenizer, test_inputs, 16, source_length=192)
+            per_seed.append(squad_scores(generated, squad_test))
+        other_tasks[f"squad_{start}"] = other_task_row(
+            per_seed,
+            ["exact_match", "f1"],
+            {
+                "split": squad_source,
+                "train_questions": len(squad_train),
+                "test_questions": len(squad_test),
+            },
         )
-        epochs = max(min(3, args.epochs), -(-args.min_steps // count_batches(batches)))
-        model.compile(
-            optimizer=fine_tuning_optimizer(
-                count_batches(batches) * epochs, chosen_rates[f"encoder_decoder_{start}"]
-            )
-        )
-        model.fit(batches, epochs=epochs, verbose=0)
-        generated = generate_texts(model, tokenizer, test_inputs, 16, source_length=192)
-        other_tasks[f"squad_{start}"] = {
-            **{k: round(v, 2) for k, v in squad_scores(generated, squad_test).items()},
-            "split": squad_source,
-            "train_questions": len(squad_train),
-            "test_questions": len(squad_test),
-        }
         print(f"SQuAD {start}: {other_tasks[f'squad_{start}']}", flush=True)
 
 # %% Serving: the fine-tuned TREC-6 model with tokenizer, beam search and detokenization in the

@@ -63,12 +63,7 @@ def render(results):
         markdown_table(["start", "rate", *[f"{int(size):,} labels" for size in sizes]], rows),
     ]
     if results.get("other_tasks"):
-        parts += ["", "Other tasks as text to text (one seed):", ""]
-        other = [
-            [name, ", ".join(f"{k} {v}" for k, v in scores.items() if not isinstance(v, str))]
-            for name, scores in results["other_tasks"].items()
-        ]
-        parts.append(markdown_table(["task / start", "scores"], other))
+        parts += ["", *other_tasks_part(results["other_tasks"], results["seeds"])]
     export = results.get("export")
     if export:
         parts += [
@@ -85,6 +80,52 @@ def render(results):
             f"- span corruption, truth “{sample['truth']}” → written “{sample['writes']}”",
         ]
     return "\n".join(parts)
+
+
+def _scores_cell(scores):
+    """ "accuracy 0.812 ± 0.010, invalid 0.002 ± 0.001" from a row with per-seed `runs` (its
+    metrics are the runs' keys); "f1 4.0, exact_match 1.5" from a one-seed record made before."""
+    if "runs" not in scores:
+        return ", ".join(f"{k} {v}" for k, v in scores.items() if isinstance(v, (int, float)))
+    cells = []
+    for metric in scores["runs"]:
+        sd = scores.get(f"{metric}_sd")
+        cells.append(f"{metric} {scores[metric]:g}" + ("" if sd is None else f" ± {sd:g}"))
+    return ", ".join(cells)
+
+
+# Each task's metric the pretrained start is paired on: its headline metric.
+PAIRED_METRIC = {"sst2": "accuracy", "squad": "f1"}
+
+
+def other_tasks_part(other_tasks, seeds):
+    """SST-2 and SQuAD as text to text: the table, and per task the pretrained start minus the
+    random one seed by seed (where the record kept per-seed runs)."""
+    with_runs = all("runs" in scores for scores in other_tasks.values())
+    caption = f"mean ± sd of {seeds} seeds" if with_runs else "one seed"
+    rows = [[name, _scores_cell(scores)] for name, scores in other_tasks.items()]
+    parts = [
+        f"Other tasks as text to text ({caption}):",
+        "",
+        markdown_table(["task / start", "scores"], rows),
+    ]
+    pairs = []
+    for task, metric in PAIRED_METRIC.items():
+        pretrained, random = (
+            other_tasks.get(f"{task}_pretrained"),
+            other_tasks.get(f"{task}_random"),
+        )
+        if not (pretrained and random and "runs" in pretrained and "runs" in random):
+            continue
+        difference = paired_difference(pretrained["runs"][metric], random["runs"][metric])
+        scale = 100.0 if metric == "accuracy" else 1.0  # SQuAD's scores are in % already
+        pairs.append(f"{task} {metric} {format_difference(difference, scale=scale)}")
+    if pairs:
+        parts += [
+            "",
+            "Pretrained minus random init, seed by seed (in points): " + "; ".join(pairs) + ".",
+        ]
+    return parts
 
 
 def paired_by_size(curve, name, baseline):

@@ -56,6 +56,10 @@ def test_the_text_to_text_lab_runs_every_part_and_its_export_answers_as_keras(tm
         "encoder_random",
     }
     assert {"sst2_pretrained", "squad_random"} <= set(report["other_tasks"])
+    # Each start's scores on the other tasks over its seeds (one here), the runs kept for pairing.
+    sst2, squad = report["other_tasks"]["sst2_pretrained"], report["other_tasks"]["squad_random"]
+    assert sst2["runs"]["accuracy"] == [sst2["accuracy"]] and sst2["accuracy_sd"] is None
+    assert squad["runs"]["f1"] == [squad["f1"]] and squad["test_questions"] == 4
     _check_majority_counts(report, result.stdout, data_root)
     assert report["export"]["served_equals_keras"] is True
     outputs = load_exported(report["export"]["path"]).signatures["generate"](

@@ -144,3 +144,50 @@ def test_a_record_without_the_majority_keys_renders_as_before():
     assert "majority" not in page and "peak rate chosen per start on validation:" in page
     assert "| encoder_decoder_pretrained | 0.001 | 0.350 ± 0.000 | 0.510 ± 0.000 |" in page
     assert lab19_text_to_text.majority_caption(results) == ""
+
+
+def test_other_tasks_over_seeds_render_mean_sd_and_the_pretrained_start_paired_with_random():
+    runs = {
+        "sst2_pretrained": {
+            "accuracy": 0.8,
+            "accuracy_sd": 0.01,
+            "invalid": 0.0,
+            "invalid_sd": 0.0,
+            "runs": {"accuracy": [0.79, 0.81], "invalid": [0.0, 0.0]},
+        },
+        "sst2_random": {
+            "accuracy": 0.6,
+            "accuracy_sd": 0.02,
+            "invalid": 0.1,
+            "invalid_sd": 0.0,
+            "runs": {"accuracy": [0.58, 0.62], "invalid": [0.1, 0.1]},
+        },
+        "squad_pretrained": {
+            "exact_match": 2.0,
+            "exact_match_sd": 1.0,
+            "f1": 5.0,
+            "f1_sd": 1.0,
+            "runs": {"exact_match": [1.0, 3.0], "f1": [4.0, 6.0]},
+            "split": "dev-split",
+            "test_questions": 500,
+        },
+        "squad_random": {
+            "exact_match": 1.0,
+            "exact_match_sd": 0.0,
+            "f1": 3.0,
+            "f1_sd": 0.0,
+            "runs": {"exact_match": [1.0, 1.0], "f1": [3.0, 3.0]},
+            "split": "dev-split",
+            "test_questions": 500,
+        },
+    }
+    page = lab19_text_to_text.render({**TEXT_TO_TEXT, "seeds": 2, "other_tasks": runs})
+    assert "Other tasks as text to text (mean ± sd of 2 seeds):" in page
+    assert "| sst2_pretrained | accuracy 0.8 ± 0.01, invalid 0 ± 0 |" in page
+    assert "| squad_random | exact_match 1 ± 0, f1 3 ± 0 |" in page
+    # SST-2 in accuracy points (×100; the seeds differ by 21 and 19), SQuAD's F1 already in %
+    # (by 1 and 3).
+    assert "sst2 accuracy +20.00 ± 1.41 (better)" in page
+    assert "squad f1 +2.00 ± 1.41 (better)" in page
+    # The one-seed record of before renders as it did.
+    assert "Other tasks as text to text (one seed):" in lab19_text_to_text.render(TEXT_TO_TEXT)
