@@ -294,16 +294,20 @@ EXPECTED_SECONDS = {
     "lab02_finetuning": 1600,
     "lab03_adapters": 750,
     "lab04_gradual_unfreezing": 2750,
-    "lab05_discriminative_lr": 1580,
+    # L2-SP and EWC at lab01's chosen λ too: two more lab01 rows × 3 seeds.
+    "lab05_discriminative_lr": 1750,
     "lab06_multitask": 2100,
     "lab07_document_classification": 1050,
     "lab12_pairs": 2400,
-    # Three seeds since this session (the record ran one): three fine-tunings of its record's.
-    "lab14_qa": 4600,
+    # The first seed at each of three peak rates (chosen on validation), then two more seeds at
+    # the chosen one: five fine-tunings of its one-seed record's 1,437 s, and the evaluations.
+    "lab14_qa": 7700,
     "lab16_peft": 710,
     "lab17_distillation": 1000,
     # Three pretrainings per corpus, one fine-tuning each (it pretrained once, fine-tuned 3×).
     "lab18b_data_curation": 1300,
+    # SST-2 and SQuAD at 3 seeds per start (its record ran one): about 4 × 6 min more.
+    "lab19_text_to_text": 5200,
     "lab21_sequential_adaptation": 1500,
     "lab22_bias": 650,
     "lab23_related_multitask": 1050,

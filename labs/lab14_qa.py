@@ -7,15 +7,21 @@ the characters of the original paragraph. Paragraphs longer than the 384-token i
 into windows that overlap by 128 tokens, and each window's candidates compete on score.
 
 Data: only SQuAD's dev file ships in the data directory here, so by default the lab trains on
-its first 40 articles (8,981 questions) and evaluates on the other 8 (1,589) — a "dev-split",
+its first 40 articles (8,981 questions, the last 4 articles of them held out to choose the
+rate) and evaluates on the other 8 (1,589) — a "dev-split",
 not the official dev score. With `train-v1.1.json` present (or downloadable) it uses the standard
 train/dev split. Scores use the official v1.1 normalisation, max over the gold answers.
 
-Each of `--seeds` runs (three by default; seeds `--seed`, `--seed` + 1, ...) fine-tunes a fresh
-copy of the pretrained encoder with a new head on the same questions; the seed draws the head's
-weights and the order of the training windows. The lab reports EM and F1 as mean ± sd over the
-runs (`kbert.metrics.seed_comparison`), each run beside them, and writes the first seed's
-predictions.
+The peak rate is chosen on validation: the last `--validation-articles` (4) training articles
+are held out, and the first seed fine-tunes at each of `--learning-rates` — BERT's SQuAD rate
+5e-5 (Devlin et al. 2019, the source's setting), the lab's earlier 2e-4, and 5e-4 above it, for a
+model a fifth of BERT-base's size — on the rest. The rate with the best validation F1 is chosen
+(every rate's test scores are printed beside, never used to choose); that run is the first seed
+at the chosen rate, and the other seeds train at it. Each of `--seeds` runs (three by default;
+seeds `--seed`, `--seed` + 1, ...) fine-tunes a fresh copy of the pretrained encoder with a new
+head on the same questions; the seed draws the head's weights and the order of the training
+windows. The lab reports EM and F1 as mean ± sd over the runs (`kbert.metrics.seed_comparison`),
+each run beside them, and writes the first seed's predictions.
 
 What it should show: a small pretrained encoder learns to point at answer spans from a few
 thousand questions (the record: docs/results.md#lab14_qa). Published anchors on the official
@@ -35,6 +41,7 @@ import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 
 import keras
 
+from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained
 from kbert.data.squad import load_squad
 from kbert.metrics.seed_comparison import over_seeds
@@ -54,7 +61,18 @@ def parse_arguments():
     )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=2e-4)
+    parser.add_argument(
+        "--learning-rates",
+        type=comma_separated(float, minimum=0.0),
+        default=[5e-5, 2e-4, 5e-4],
+        help="peak rates; the first seed trains at each and validation F1 chooses one",
+    )
+    parser.add_argument(
+        "--validation-articles",
+        type=int,
+        default=4,
+        help="training articles held out (the last ones) to choose the rate on",
+    )
     parser.add_argument("--sequence-length", type=int, default=384)
     parser.add_argument("--stride", type=int, default=128, help="overlap of context windows")
     parser.add_argument("--max-answer-length", type=int, default=30)
@@ -75,13 +93,42 @@ def parse_arguments():
     args = parser.parse_args()
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1 (fine-tuning runs); received {args.seeds}")
+    if args.validation_articles < 1:
+        parser.error(
+            "--validation-articles must be >= 1 (the rate is chosen on them); received "
+            f"{args.validation_articles}"
+        )
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     return args
+
+
+def hold_out_articles(examples, count):
+    """`(train, validation)`: the questions of the last `count` articles of `examples` (in file
+    order) held out, so no article is in both.
+
+    Raises:
+        ValueError: `examples` spans `count` articles or fewer (nothing would be left to train).
+    """
+    titles = list(dict.fromkeys(example.title for example in examples))
+    if len(titles) <= count:
+        raise ValueError(
+            f"--validation-articles {count} leaves no training article: the training split "
+            f"has {len(titles)}"
+        )
+    held = set(titles[-count:])
+    return (
+        [example for example in examples if example.title not in held],
+        [example for example in examples if example.title in held],
+    )
 
 
 # %% One run: start/end pointers on a fresh copy of the pretrained encoder, fine-tuned, then
 # evaluated (windows merged back, best span per question, official EM/F1).
-def run_seed(seed, train, evaluation, args):
-    """One seed's fine-tuning and scores: `(run, training windows, answers by question id)`."""
+def run_seed(seed, learning_rate, train, evaluations, args):
+    """One seed's fine-tuning at `learning_rate`, scored on each of `evaluations` (name →
+    questions; "test" is the run's EM and F1, any other its own `{name: {exact_match, f1}}`):
+    `(run, training windows, the test answers by question id)`."""
     keras.backend.clear_session()  # each run builds a new model: free the last run's graphs
     keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -93,36 +140,78 @@ def run_seed(seed, train, evaluation, args):
         settings=TrainingSettings(
             epochs=args.epochs,
             batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
+            learning_rate=learning_rate,
             seed=seed,
             verbose=args.verbose,
         ),
         sequence_length=args.sequence_length,
         stride=args.stride,
     )
-    scores = evaluate_question_answerer(
-        model,
-        tokenizer,
-        evaluation,
-        args.sequence_length,
-        args.stride,
-        max_answer_length=args.max_answer_length,
-    )
+    scores = {
+        name: evaluate_question_answerer(
+            model,
+            tokenizer,
+            questions,
+            args.sequence_length,
+            args.stride,
+            max_answer_length=args.max_answer_length,
+        )
+        for name, questions in evaluations.items()
+    }
+    test = scores["test"]
     run = {
         "seed": seed,
-        "exact_match": round(scores["exact_match"], 2),
-        "f1": round(scores["f1"], 2),
+        "learning_rate": learning_rate,
+        "exact_match": round(test["exact_match"], 2),
+        "f1": round(test["f1"], 2),
+        **{
+            name: {"exact_match": round(s["exact_match"], 2), "f1": round(s["f1"], 2)}
+            for name, s in scores.items()
+            if name != "test"
+        },
         "final_loss": float(history.history["loss"][-1]),
         "train_seconds": round(seconds, 1),
         "train_windows_per_s": round(windows * args.epochs / seconds, 1),
-        "eval_seconds": round(scores["seconds"], 1),
+        "eval_seconds": round(test["seconds"], 1),
     }
+    checked = ""
+    if "validation" in run:
+        checked = (
+            f"  validation EM {run['validation']['exact_match']:.2f} "
+            f"F1 {run['validation']['f1']:.2f}"
+        )
     print(
-        f"seed {seed}: EM {run['exact_match']:.2f}  F1 {run['f1']:.2f}  final loss "
-        f"{run['final_loss']:.3f}  (training {run['train_seconds']:.0f} s)",
+        f"seed {seed}, lr {learning_rate:g}: test EM {run['exact_match']:.2f}  F1 "
+        f"{run['f1']:.2f}{checked}  final loss {run['final_loss']:.3f}  (training "
+        f"{run['train_seconds']:.0f} s)",
         flush=True,
     )
-    return run, windows, scores["answers"]
+    return run, windows, test["answers"]
+
+
+def choose_rate(seed, train, validation, test, args):
+    """The first seed at every rate of `--learning-rates`, the rate with the best validation F1
+    chosen (the first listed on a tie): `(rows, chosen run, its windows, its test answers)`,
+    `rows` one per rate with its validation and test scores. One rate: no validation runs."""
+    if len(args.learning_rates) == 1:
+        run, windows, answers = run_seed(seed, args.learning_rates[0], train, {"test": test}, args)
+        return [], run, windows, answers
+    tried = [
+        run_seed(seed, rate, train, {"validation": validation, "test": test}, args)
+        for rate in args.learning_rates
+    ]
+    rows = [
+        {
+            "learning_rate": run["learning_rate"],
+            "validation_exact_match": run["validation"]["exact_match"],
+            "validation_f1": run["validation"]["f1"],
+            "test_exact_match": run["exact_match"],
+            "test_f1": run["f1"],
+        }
+        for run, _, _ in tried
+    ]
+    best = max(range(len(tried)), key=lambda index: rows[index]["validation_f1"])
+    return rows, *tried[best]
 
 
 def summarize(runs):
@@ -160,16 +249,38 @@ def main():
     args = parse_arguments()
 
     # %% Data: the official split when available, else SQuAD dev split by article.
+    # The validation questions: the last training articles, held out before any cut.
     train, source = load_squad("train", args.data_dir, args.train_articles)
     evaluation, _ = load_squad("validation", args.data_dir, args.train_articles)
+    try:
+        train, validation = hold_out_articles(train, args.validation_articles)
+    except ValueError as error:
+        raise SystemExit(f"lab14_qa: {error}") from None
     train = train[: args.max_train_examples]
+    validation = validation[: args.max_eval_examples]
     evaluation = evaluation[: args.max_eval_examples]
-    print(f"SQuAD v1.1 {source}: {len(train)} training, {len(evaluation)} evaluation questions")
+    print(
+        f"SQuAD v1.1 {source}: {len(train)} training, {len(validation)} validation (the last "
+        f"{args.validation_articles} training articles), {len(evaluation)} evaluation questions"
+    )
 
-    # %% Fine-tune at each seed, from fresh weights on the same data; keep the first's answers.
+    # %% The peak rate, chosen on validation at the first seed; then every other seed at it,
+    # from fresh weights on the same data. The first seed's answers are kept.
     seeds = [args.seed + offset for offset in range(args.seeds)]
-    first, windows, answers = run_seed(seeds[0], train, evaluation, args)
-    runs = [first] + [run_seed(seed, train, evaluation, args)[0] for seed in seeds[1:]]
+    rates, first, windows, answers = choose_rate(seeds[0], train, validation, evaluation, args)
+    chosen = first["learning_rate"]
+    if rates:
+        print(f"\nPeak rate chosen on validation F1 (seed {seeds[0]}): {chosen:g}")
+        print(f"{'rate':>8} {'val EM':>8} {'val F1':>8} {'test EM':>8} {'test F1':>8}")
+        for row in rates:
+            print(
+                f"{row['learning_rate']:>8g} {row['validation_exact_match']:>8.2f} "
+                f"{row['validation_f1']:>8.2f} {row['test_exact_match']:>8.2f} "
+                f"{row['test_f1']:>8.2f}"
+            )
+    runs = [first] + [
+        run_seed(seed, chosen, train, {"test": evaluation}, args)[0] for seed in seeds[1:]
+    ]
     show_answers(evaluation, answers, seeds[0])
 
     # %% One table: EM and F1, mean ± sd over the seeds.
@@ -177,8 +288,12 @@ def main():
         "source": source,
         "train_questions": len(train),
         "train_windows": windows,
+        "validation_articles": args.validation_articles,
+        "validation_questions": len(validation),
         "eval_questions": len(evaluation),
         "epochs": args.epochs,
+        "learning_rate": chosen,
+        "learning_rates": rates,
         "seeds": len(seeds),
         "first_seed": seeds[0],
         **summarize(runs),

@@ -49,7 +49,39 @@ def render(results):
             ]
         ],
     )
-    return f"{table}\n\n{_training_note(results)}{_seeds_note(results)}"
+    return f"{table}\n\n{_training_note(results)}{_seeds_note(results)}{_rates_part(results)}"
+
+
+def _rates_part(results):
+    """The peak rate chosen on validation: each rate's first-seed scores on the held-out
+    training articles and on test, the chosen one in bold ("" for a record without the choice)."""
+    rates = results.get("learning_rates")
+    if not rates:
+        return ""
+    chosen = results["learning_rate"]
+    rows = []
+    for row in rates:
+        mark = "**" if row["learning_rate"] == chosen else ""
+        rows.append(
+            [f"{mark}{row['learning_rate']:g}{mark}"]
+            + [
+                f"{row[key]:.2f}"
+                for key in (
+                    "validation_exact_match",
+                    "validation_f1",
+                    "test_exact_match",
+                    "test_f1",
+                )
+            ]
+        )
+    table = markdown_table(["peak rate", "val EM", "val F1", "test EM", "test F1"], rows)
+    first = results["runs"][0]["seed"]
+    return (
+        f"\n\nThe peak rate, chosen on validation F1 (seed {first}; validation = the last "
+        f"{results['validation_articles']} training articles, {results['validation_questions']:,} "
+        "questions, held out from training; test shown beside, not used to choose). The table "
+        f"above is the chosen rate, {chosen:g}:\n\n{table}"
+    )
 
 
 def _training_note(results):

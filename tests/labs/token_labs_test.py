@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -104,6 +105,8 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
             "3",
             "--seeds",
             "2",
+            "--learning-rates",
+            "1e-3,3e-3",
             "--run-dir",
             str(tmp_path),
         ],
@@ -111,10 +114,20 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
     )
     assert "dev-split" in stdout
     result = json.loads((tmp_path / "results.json").read_text())
+    # The rate: the first seed at each, chosen by validation F1 (the first on a tie); the chosen
+    # run is seed 3's, and seed 4 trains at its rate.
+    rates = result["learning_rates"]
+    assert [row["learning_rate"] for row in rates] == [1e-3, 3e-3]
+    best = max(rates, key=lambda row: row["validation_f1"])
+    assert result["learning_rate"] == best["learning_rate"]
+    assert result["validation_articles"] == 4 and 0 < result["validation_questions"] <= 24
     # Two seeds from --seed on, each its own run; EM and F1 are their mean, the sd beside it.
     runs = result["runs"]
     assert result["seeds"] == 2 and [run["seed"] for run in runs] == [3, 4]
-    assert "seed 3: EM" in stdout and "seed 4: EM" in stdout
+    assert [run["learning_rate"] for run in runs] == [best["learning_rate"]] * 2
+    assert runs[0]["f1"] == best["test_f1"] and runs[0]["validation"]["f1"] == best["validation_f1"]
+    assert "seed 3, lr 0.001: test EM" in stdout and "seed 4, lr " in stdout
+    assert "Peak rate chosen on validation F1 (seed 3)" in stdout
     for metric in ("exact_match", "f1"):
         assert result[metric] == pytest.approx(sum(run[metric] for run in runs) / 2, abs=0.01)
         assert result[f"{metric}_sd"] is not None
@@ -132,6 +145,7 @@ def test_lab_qa_trains_on_the_article_split_and_scores(tmp_path, data_root, tiny
     # The renderer reads the lab's own record.
     page = lab14_qa.render(result)
     assert "(n=2)" in page and "seed 3 " in page and "seed 4 " in page
+    assert f"The table above is the chosen rate, {result['learning_rate']:g}" in page
     assert lab14_qa.headline(result).endswith("on 24 questions (2 seeds)")
 
 
@@ -149,11 +163,25 @@ def test_lab_qa_refuses_fewer_than_one_seed(tmp_path):
     assert not (tmp_path / "results.json").exists()
 
 
-def test_lab_qa_summary_is_the_mean_and_sd_of_its_runs():
-    """lab14's summary over seeds, without training: the lab's own `summarize`."""
+def _lab14():
     spec = importlib.util.spec_from_file_location("lab14_qa", ROOT / "labs" / "lab14_qa.py")
     lab = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lab)
+    return lab
+
+
+def test_lab_qa_holds_out_whole_articles_from_the_end_for_validation():
+    lab = _lab14()
+    examples = [SimpleNamespace(title=title, id=i) for i, title in enumerate("aabbbcdd")]
+    train, validation = lab.hold_out_articles(examples, 2)
+    assert [e.id for e in train] == [0, 1, 2, 3, 4] and [e.id for e in validation] == [5, 6, 7]
+    with pytest.raises(ValueError, match="--validation-articles 4 leaves no training article"):
+        lab.hold_out_articles(examples, 4)
+
+
+def test_lab_qa_summary_is_the_mean_and_sd_of_its_runs():
+    """lab14's summary over seeds, without training: the lab's own `summarize`."""
+    lab = _lab14()
     runs = [
         {
             "seed": seed,

@@ -81,3 +81,33 @@ def test_a_one_seed_record_of_the_new_shape_has_no_spread():
     assert lab14_qa.headline(one) == (
         f"SQuAD v1.1 ({SOURCE}): EM 60.00, F1 72.00 on 1,589 questions (1 seed)"
     )
+
+
+def test_a_record_with_a_rate_chosen_on_validation_renders_every_rate_the_chosen_in_bold():
+    rates = [
+        {
+            "learning_rate": rate,
+            "validation_exact_match": val_em,
+            "validation_f1": val_f1,
+            "test_exact_match": test_em,
+            "test_f1": test_f1,
+        }
+        for rate, val_em, val_f1, test_em, test_f1 in [
+            (5e-5, 40.0, 55.0, 41.0, 56.0),
+            (2e-4, 58.0, 70.0, 59.0, 71.5),
+            (5e-4, 57.0, 69.0, 60.0, 73.0),  # the best test, not chosen
+        ]
+    ]
+    chosen = SEEDS | {
+        "learning_rate": 2e-4,
+        "learning_rates": rates,
+        "validation_articles": 4,
+        "validation_questions": 901,
+    }
+    page = lab14_qa.render(chosen)
+    assert "validation = the last 4 training articles, 901 questions" in page
+    assert "| **0.0002** | 58.00 | 70.00 | 59.00 | 71.50 |" in page
+    assert "| 0.0005 | 57.00 | 69.00 | 60.00 | 73.00 |" in page
+    assert "The table above is the chosen rate, 0.0002" in page
+    # A record without the choice renders no rate table.
+    assert "peak rate" not in lab14_qa.render(SEEDS)
