@@ -37,7 +37,8 @@ head of each review (`--sequence-length` tokens, as lab07), a subsample of IMDb'
 (`--eval-examples`), and a few thousand intermediate examples.
 
 What STILTs leads one to expect: the related task helps most where the target has fewest labels
-(IMDb at 100 more than at 500), and the shuffled control helps less than the real task. What
+(IMDb at 100 more than at 500: the lab pairs the two gains by seed, `gain_by_labels`), and the
+shuffled control helps less than the real task. What
 the record found: docs/results.md#lab21_sequential_adaptation.
 
     python labs/lab21_sequential_adaptation.py [--record docs/results/lab21_sequential_adaptation.json]
@@ -207,6 +208,32 @@ def summarize(accuracies, landed):
     return rows
 
 
+def gain_by_labels(accuracies, resolved):
+    """STILTs' claim that the related task helps most where the target has fewest labels, as one
+    paired difference: per seed, (intermediate task − alone) at the fewest labels minus the same
+    at the most, `paired_difference` of the two gains. None with a single size.
+
+    Args:
+        accuracies: dict size flag → start → list of test accuracies over seeds (same order).
+        resolved: dict size flag → the labelled examples it trained on.
+    """
+    if len(accuracies) < 2:
+        return None
+    fewest = min(accuracies, key=lambda size: resolved[size])
+    most = max(accuracies, key=lambda size: resolved[size])
+    gains = {
+        size: [
+            sequential - alone
+            for sequential, alone in zip(
+                accuracies[size]["sequential"], accuracies[size]["alone"], strict=True
+            )
+        ]
+        for size in (fewest, most)
+    }
+    difference = paired_difference(gains[fewest], gains[most])
+    return {"fewest": resolved[fewest], "most": resolved[most], **difference}
+
+
 def study_data(target, args):
     """One target's training pool, its scored test subset and its intermediate task's examples."""
     study = STUDIES[target]
@@ -274,6 +301,7 @@ def run_study(target, args, show):
                 accuracies[size][start].append(run["test_accuracy"])
                 landed[size][start].append(run["at_majority"])
                 runs.append({"size": len(train), "seed": seed, "start": start, **run})
+    resolved = {size: min(size, len(pool)) if size else len(pool) for size in sizes}
     return {
         "intermediate": STUDIES[target]["intermediate"],
         "intermediate_examples": len(intermediate),
@@ -283,12 +311,8 @@ def run_study(target, args, show):
         },
         "test_examples": len(test),
         "majority_accuracy": round(majority_accuracy(test.labels), 4),
-        "sizes": {
-            str(min(size, len(pool)) if size else len(pool)): summarize(
-                accuracies[size], landed[size]
-            )
-            for size in sizes
-        },
+        "sizes": {str(resolved[size]): summarize(accuracies[size], landed[size]) for size in sizes},
+        "gain_fewest_minus_most": gain_by_labels(accuracies, resolved),
         "runs": runs,
         "carry_over": carry_over,
     }
@@ -319,6 +343,12 @@ def print_table(studies, args):
             print(
                 f"{target:6s}  {size:>8s}  intermediate task vs its shuffled control: "
                 f"{format_difference(rows['sequential']['vs_shuffled'])}"
+            )
+        gain = study["gain_fewest_minus_most"]
+        if gain is not None:
+            print(
+                f"{target:6s}  the related task's gain over alone at {gain['fewest']} labelled "
+                f"minus at {gain['most']} (points, paired by seed): {format_difference(gain)}"
             )
         print(
             f"{target:6s}  majority class {study['majority_accuracy']:.4f} on "

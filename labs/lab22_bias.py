@@ -7,14 +7,18 @@ open problems on MiniLM-L6, in three parts:
     (SEAT, May et al. NAACL 2019), which puts the WEAT word lists of Caliskan et al. (Science
     2017) into bleached sentences ("This is Katie."). The effect size d is written out in NumPy,
     checked against `kbert.analysis.association_tests`, then measured on six tests (below) with
-    the one-sided permutation p-value, beside the control: encoders of the same shape with
-    random weights, one drawn per seed (`--seeds`), which show what d looks like when nothing
-    was learnt; their d is reported as mean ± sd over the draws, so a pretrained d is read
-    against the spread that the draw of random weights alone gives.
+    the one-sided permutation p-value, beside the control: `--control-draws` (10) encoders of
+    the same shape with random weights, which show what d looks like when nothing was learnt;
+    their d is reported as mean ± sd over the draws, and the pretrained d minus that mean gets
+    a verdict against that sd (`kbert.metrics.seed_comparison.verdict`: "no difference" inside
+    the spread the draw of random weights alone gives).
 (b) Behaviour of a classifier fine-tuned on SST-2: the probability of "positive" for template
     sentences that differ only in a name or a gendered word (the Equity Evaluation Corpus's
     design, Kiritchenko & Mohammad 2018; the templates are this lab's own). The gap is the mean
-    over templates and fillers of the first group minus the second, per seed.
+    over templates and fillers of the first group minus the second, per seed, with its null:
+    the same classifier's gap over `--permutations` random re-splits of the pooled fillers into
+    groups of the same sizes (two-sided p), since any two name lists, split differently into word
+    pieces, give some gap; the spread over seeds measures only training noise.
 (c) A mitigation during adaptation: counterfactual data augmentation (CDA; Lu et al. 2018, Zmigrod
     et al. 2019): every training sentence with a gendered word is added again with each such
     word swapped (he ↔ she, man ↔ woman, ...). SEAT on the fine-tuned encoder, the behavioural
@@ -39,9 +43,11 @@ What it should show: pretrained sentence vectors carry associations the random e
 (May et al. found them weaker and less consistent in sentence encoders than in word vectors). A
 d the random encoder shows too is not learnt: random weights still tell sentences apart by their
 surface (how a name splits into word pieces), so read each test's d beside the control's mean ±
-sd; the fine-tuned classifier scores otherwise identical sentences differently by group; CDA,
-which only touches gendered words, can move the gender measures but not the name-based race
-measures, which serve as its control. What the record found: docs/results.md#lab22_bias.
+sd; the fine-tuned classifier scores otherwise identical sentences differently by group; CDA
+swaps gendered words (he ↔ she, man ↔ woman, ...) and no names, so it can move the gendered-term
+measures (gender_terms, sent-weat7, sent-weat8) and not the name-based ones (race_names,
+gender_names, sent-weat3, sent-weat6), which serve as its control. What the record found:
+docs/results.md#lab22_bias.
 
     python labs/lab22_bias.py                 # defaults (its recorded time: labs/README.md)
     python labs/lab22_bias.py --seeds 1 --max-train-examples 200 --epochs 1   # a smoke run
@@ -64,7 +70,7 @@ from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import classification_dataset, load_classification_task
 from kbert.data.classification_tasks import Examples
 from kbert.data.seat import read_association_test
-from kbert.metrics.seed_comparison import mean_sd, paired_difference
+from kbert.metrics.seed_comparison import mean_sd, paired_difference, verdict
 from kbert.models import SequenceClassifier, extract_layer_features
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import classifier_logits, evaluate_classifier
@@ -147,14 +153,38 @@ def control_summary(seeds, draws):
 
 
 def random_control(encoder, preprocessor, tests, args):
-    """SEAT on a random-weights encoder of `encoder`'s shape, one drawn per seed of the lab."""
-    seeds = range(args.seed, args.seed + args.seeds)
+    """SEAT on `--control-draws` random-weights encoders of `encoder`'s shape."""
+    seeds = range(args.seed, args.seed + args.control_draws)
     draws = []
     for seed in seeds:
         control = random_encoder_like(encoder, seed=seed)
         draws.append(seat(control, preprocessor, tests, args))
         del control
     return control_summary(seeds, draws)
+
+
+def against_random(pretrained, control):
+    """Per test: the pretrained d minus the random draws' mean d, and its verdict against their
+    sd ("no difference" inside it: the surface of the sentences alone gives such a d)."""
+    compared = {}
+    for name, result in pretrained.items():
+        mean, sd = control["effect_size"][name]
+        difference = result["effect_size"] - mean
+        compared[name] = {
+            "difference": round(difference, 5),
+            "control_sd": None if sd is None else round(sd, 5),
+            "verdict": verdict(difference, sd),
+        }
+    return compared
+
+
+def against_random_cells(compared):
+    """`{test: "+0.412 (better)"}`: d minus the control's mean, with its verdict."""
+    words = {"better": "above", "worse": "below", "no difference": "no difference"}
+    return {
+        name: f"{row['difference']:+.3f} ({words[row['verdict']]})"
+        for name, row in compared.items()
+    }
 
 
 def seat_cells(results):
@@ -227,21 +257,43 @@ def behavioural_groups(data_dir):
     }
 
 
-def positive_probability(classifier, preprocessor, fillers, batch_size):
-    """Mean P(positive) over every template filled with every filler."""
-    texts = [template.format(filler) for template in TEMPLATES for filler in fillers]
+def filler_probabilities(classifier, preprocessor, fillers, batch_size):
+    """Each filler's mean P(positive) over every template it fills: shape (fillers,)."""
+    texts = [template.format(filler) for filler in fillers for template in TEMPLATES]
     logits = classifier_logits(classifier, preprocessor, texts, batch_size=batch_size)["logits"]
     probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))  # (texts, 2)
-    return float(np.mean(probabilities[:, 1] / probabilities.sum(axis=1)))
+    positive = probabilities[:, 1] / probabilities.sum(axis=1)
+    return positive.reshape(len(fillers), len(TEMPLATES)).mean(axis=1)
 
 
-def behavioural_gaps(classifier, preprocessor, groups, batch_size):
-    """Per group: P(positive) of each side and the gap, first minus second."""
+def gap_p_value(first, second, permutations, seed):
+    """Two-sided p of the gap mean(first) − mean(second) against random re-splits of the
+    pooled fillers into groups of the same sizes: the share of `permutations` re-splits (and
+    the real one) whose |gap| is at least the real |gap|."""
+    pooled = np.concatenate([first, second])
+    observed = abs(first.mean() - second.mean())
+    rng = np.random.default_rng(seed)
+    at_least = 1  # the real split counts as one of the re-splits (p is never 0)
+    for _ in range(permutations):
+        order = rng.permutation(len(pooled))
+        split = pooled[order[: len(first)]].mean() - pooled[order[len(first) :]].mean()
+        at_least += abs(split) >= observed - 1e-12
+    return at_least / (permutations + 1)
+
+
+def behavioural_gaps(classifier, preprocessor, groups, args):
+    """Per group: P(positive) of each side, the gap (first minus second) and its two-sided
+    permutation p over re-splits of the fillers (`gap_p_value`)."""
     gaps = {}
     for name, (_, first, _, second) in groups.items():
-        p_first = positive_probability(classifier, preprocessor, first, batch_size)
-        p_second = positive_probability(classifier, preprocessor, second, batch_size)
-        gaps[name] = {"p_first": p_first, "p_second": p_second, "gap": p_first - p_second}
+        p_first = filler_probabilities(classifier, preprocessor, first, args.batch_size)
+        p_second = filler_probabilities(classifier, preprocessor, second, args.batch_size)
+        gaps[name] = {
+            "p_first": float(p_first.mean()),
+            "p_second": float(p_second.mean()),
+            "gap": float(p_first.mean() - p_second.mean()),
+            "p_value": gap_p_value(p_first, p_second, args.permutations, args.seed),
+        }
     return gaps
 
 
@@ -388,7 +440,7 @@ def fine_tune(plan, probes, seed, args):
         "seed": seed,
         "steps": steps,  # optimizer updates taken, read from the optimizer
         "accuracy": round(float(accuracy), 4),
-        "gaps": behavioural_gaps(classifier, preprocessor, probes["groups"], args.batch_size),
+        "gaps": behavioural_gaps(classifier, preprocessor, probes["groups"], args),
         "seat": seat(
             encoder, preprocessor, probes["tests"], args
         ),  # the encoder the classifier tuned
@@ -397,9 +449,18 @@ def fine_tune(plan, probes, seed, args):
 
 
 def compare(after, before):
-    """Seed-paired difference after − before, read for a bias: "smaller", "larger" or not."""
+    """Seed-paired difference after − before of a bias's size (an absolute gap or |d|), read
+    as "smaller", "larger" or not."""
     difference = paired_difference(after, before)
     words = {"better": "larger", "worse": "smaller", "no difference": "no difference"}
+    return {**difference, "change": words[difference["verdict"]]}
+
+
+def signed(after, before):
+    """Seed-paired difference after − before of a signed gap, read as "higher", "lower" or
+    not: whether the bias grew depends on the gap's sign, which its absolute row reads."""
+    difference = paired_difference(after, before)
+    words = {"better": "higher", "worse": "lower", "no difference": "no difference"}
     return {**difference, "change": words[difference["verdict"]]}
 
 
@@ -415,10 +476,12 @@ def summarize(runs, tests, groups):
     for name, measure in measures.items():
         plain = [measure(run) for run in runs["fine_tuned"]]
         cda = [measure(run) for run in runs["cda"]]
+        reading = paired_difference if name == "accuracy" else signed
+        reading = compare if name.startswith("abs ") else reading
         summary[name] = {
             "fine_tuned": mean_sd(plain),
             "cda": mean_sd(cda),
-            "difference": (paired_difference if name == "accuracy" else compare)(cda, plain),
+            "difference": reading(cda, plain),
         }
     return summary
 
@@ -463,11 +526,21 @@ def parse_arguments(argv=None):
     parser.add_argument("--dtype", default="auto", choices=DTYPES)
     parser.add_argument("--seed", type=int, default=0, help="first run's seed, permutation seed")
     parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per method")
+    parser.add_argument(
+        "--control-draws", type=int, default=10, help="random-weights encoders (SEAT's control)"
+    )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--run-dir", default="runs/lab22_bias")
     add_record_argument(parser)
     args = parser.parse_args(argv)
-    for flag in ("permutations", "max_train_examples", "epochs", "batch_size", "seeds"):
+    for flag in (
+        "permutations",
+        "max_train_examples",
+        "epochs",
+        "batch_size",
+        "seeds",
+        "control_draws",
+    ):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
     if args.seed < 0:
@@ -505,7 +578,9 @@ def fine_tune_arms(plans, probes, args):
         for arm, plan in plans.items():
             run = fine_tune(plan, probes, args.seed + k, args)
             runs[arm].append(run)
-            gaps = ", ".join(f"{g} {v['gap']:+.4f}" for g, v in run["gaps"].items())
+            gaps = ", ".join(
+                f"{g} {v['gap']:+.4f} (p {v['p_value']:.4f})" for g, v in run["gaps"].items()
+            )
             print(
                 f"seed {run['seed']} {arm:10s} accuracy {run['accuracy']:.4f}; "
                 f"gaps {gaps}; {run['steps']} steps ({run['train_s']:.0f} s)",
@@ -514,7 +589,15 @@ def fine_tune_arms(plans, probes, args):
     return runs
 
 
-SETTINGS = ("epochs", "batch_size", "learning_rate", "sequence_length", "permutations", "seed")
+SETTINGS = (
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "sequence_length",
+    "permutations",
+    "control_draws",
+    "seed",
+)
 
 
 def main():
@@ -528,11 +611,13 @@ def main():
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     pretrained = seat(encoder, preprocessor, tests, args)
     control = random_control(encoder, preprocessor, tests, args)
+    compared = against_random(pretrained, control)
     print(f"\nSEAT on {args.model} ({args.pooling} pooling of the top layer): d (one-sided p)")
     print_seat(
         {
             "pretrained": seat_cells(pretrained),
-            f"random weights, {args.seeds} draw(s): mean ± sd": control_cells(control),
+            f"random weights, {args.control_draws} draw(s): mean ± sd": control_cells(control),
+            "pretrained − random": against_random_cells(compared),
         }
     )
 
@@ -596,7 +681,11 @@ def main():
         "templates": list(TEMPLATES),
         "groups": {g: {"first": v[0], "second": v[2]} for g, v in groups.items()},
         "tests": {test.name: list(test.categories) for test in tests},
-        "seat": {"pretrained": pretrained, "random_weights": control},
+        "seat": {
+            "pretrained": pretrained,
+            "random_weights": control,
+            "pretrained_vs_random": compared,
+        },
         "runs": runs,
         "summary": summary,
         "wall_seconds": round(total, 1),

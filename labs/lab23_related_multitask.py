@@ -36,7 +36,9 @@ lab12): no checkpoint or setting is chosen, so nothing is picked on test; the he
 each training file (lab12's validation split) is never trained on. Reported per task: test
 accuracy (RTE, MRPC) and F1 of the paraphrase class (MRPC, GLUE's metric), mean ± sd over
 `--seeds` seeds, the seed-paired difference of each joint row to the task alone
-(`kbert.metrics.seed_comparison`: "no difference" inside the spread), and the majority class's
+(`kbert.metrics.seed_comparison`: "no difference" inside the spread), on RTE the claims' two
+contrasts paired the same way (with MRPC against the shuffled-MRPC control; temperature against
+proportional mixing), and the majority class's
 accuracy beside the runs that landed there (`kbert.metrics.majority_class.at_majority`:
 few-pair RTE can end predicting one class, Mosbach et al. 2021).
 
@@ -93,6 +95,12 @@ ROWS = {
     "joint_shuffled_mrpc": {"tasks": ("rte",), "sampling": "proportional", "shuffled": "mrpc"},
 }
 ALONE = {"rte": "rte_alone", "mrpc": "mrpc_alone"}
+# The claims' own comparisons beyond "vs alone", on RTE (the small task) and paired by seed:
+# what the related task's content adds at the same updates, and what temperature mixing adds.
+CONTRASTS = (
+    ("joint_proportional", "joint_shuffled_mrpc"),
+    ("joint_temperature", "joint_proportional"),
+)
 
 
 def metrics_of(task):
@@ -194,7 +202,9 @@ def score(model, preprocessor, test, task):
 
 def start(args, seed):
     keras.backend.clear_session()  # each run builds new models: free the last run's graphs
-    keras.utils.set_random_seed(seed)  # the same start, heads and dropout for every row
+    # The same start and the same draws for every row of a seed; a joint run builds two heads
+    # where a task alone builds one, so its heads' initial weights differ from alone's.
+    keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     return encoder, BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
 
@@ -299,6 +309,17 @@ def summarize(results):
     return rows
 
 
+def contrasts(results):
+    """RTE's test accuracy, each of `CONTRASTS`' rows minus its baseline row, paired by seed:
+    `{"row − baseline": paired_difference}`."""
+    return {
+        f"{row} − {baseline}": paired_difference(
+            results[row]["rte"]["accuracy"], results[baseline]["rte"]["accuracy"]
+        )
+        for row, baseline in CONTRASTS
+    }
+
+
 def task_facts(train, tests):
     """Per task: training and test pairs, the majority class's test accuracy (and MRPC's F1
     of always answering "paraphrase", the baseline GLUE's F1 is read against)."""
@@ -316,8 +337,9 @@ def task_facts(train, tests):
     return tasks
 
 
-def print_table(rows, tasks, plans, args):
-    """The results table: each row's test metrics per task, mean ± sd, paired to alone."""
+def print_table(rows, tasks, plans, args, paired):
+    """The results table: each row's test metrics per task, mean ± sd, paired to alone; then
+    the claims' RTE contrasts (`paired`, from `contrasts`)."""
     print(
         f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
         f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
@@ -341,6 +363,8 @@ def print_table(rows, tasks, plans, args):
         )
     for row, plan in plans.items():
         print(f"{row}: {plan['steps']} steps an epoch, per task {plan['updates']}")
+    for label, difference in paired.items():
+        print(f"RTE accuracy, {label} (points, paired by seed): {format_difference(difference)}")
 
 
 def parse_arguments(argv=None):
@@ -422,11 +446,13 @@ def main(argv=None):
     # %% Results table: test metrics, mean ± sd over seeds; differences in points, seed-paired.
     rows = summarize(results)
     tasks = task_facts(train, tests)
-    print_table(rows, tasks, plans, args)
+    paired = contrasts(results)
+    print_table(rows, tasks, plans, args, paired)
     report = {
         "model": args.model,
         "tasks": tasks,
         "rows": rows,
+        "rte_contrasts": paired,
         "plans": plans,
         "runs": runs,
         "settings": {

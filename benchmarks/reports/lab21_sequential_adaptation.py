@@ -65,6 +65,14 @@ def reading_lines(results):
                 f"- {target} at {size} labelled, {intermediate} first (majority class "
                 f"{study['majority_accuracy']:.3f}): {readings}."
             )
+        gain = study.get("gain_fewest_minus_most")
+        if gain:
+            lines.append(
+                f"- {target}: {intermediate}'s gain over the target alone at {gain['fewest']:,} "
+                f"labelled minus its gain at {gain['most']:,}, paired by seed: "
+                f"{format_difference(gain)} (the claim expects it better: most help at fewest "
+                "labels)."
+            )
     return lines
 
 

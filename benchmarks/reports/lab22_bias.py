@@ -41,6 +41,19 @@ def _control_cell(control, name):
     return f"{mean:+.3f}{spread} (p < {SIGNIFICANCE} in {found} of {len(control['draws'])})"
 
 
+# How the pretrained d reads against the random draws' spread.
+AGAINST_RANDOM = {"better": "above", "worse": "below", "no difference": "no difference"}
+
+
+def _against_cell(seat, name):
+    """The pretrained d minus the random draws' mean, with its verdict against their sd ("–" in
+    records made before the lab compared them)."""
+    row = seat.get("pretrained_vs_random", {}).get(name)
+    if row is None:
+        return "–"
+    return f"{row['difference']:+.3f} ({AGAINST_RANDOM[row['verdict']]})"
+
+
 def _seat_rows(results):
     seat, summary = results["seat"], results["summary"]
     rows = []
@@ -53,11 +66,34 @@ def _seat_rows(results):
                 f"{a} vs {b}",
                 _seat_cell(seat["pretrained"][name]),
                 _control_cell(seat["random_weights"], name),
+                _against_cell(seat, name),
                 _mean_sd(tuned["fine_tuned"]) if tuned else "–",
                 _mean_sd(tuned["cda"]) if tuned else "–",
             ]
         )
     return rows
+
+
+def gap_null_sentence(results):
+    """Each behavioural gap's two-sided permutation p per run (re-splits of its fillers), per
+    arm; "" for records made before the lab computed them."""
+    parts = []
+    for arm, runs in results["runs"].items():
+        if (
+            not runs
+            or "gaps" not in runs[0]
+            or "p_value" not in next(iter(runs[0]["gaps"].values()))
+        ):
+            return ""
+        for group in runs[0]["gaps"]:
+            values = ", ".join(f"{run['gaps'][group]['p_value']:.4f}" for run in runs)
+            parts.append(f"{ARM_NAMES[arm]} {group} p {values}")
+    permutations = results["settings"].get("permutations")
+    return (
+        f"Each run's gap against {permutations:,} random re-splits of its fillers into groups of "
+        "the same sizes (two-sided p per seed; a small p: the classifier scores these groups "
+        "apart beyond what any split of the same fillers gives): " + "; ".join(parts) + "."
+    )
 
 
 def _steps_sentence(results):
@@ -86,6 +122,7 @@ def render(results):
         for name, row in summary.items()
     ]
     draws = len(results["seat"]["random_weights"]["draws"])
+    null = gap_null_sentence(results)
     added = results["augmented_examples"] - results["train_examples"]
     groups = "; ".join(
         f"{name}: {group['first']} minus {group['second']}"
@@ -95,9 +132,9 @@ def render(results):
         [
             f"SEAT effect sizes d (one-sided permutation p) on {results['model']}'s "
             f"{results['pooling']}-pooled top layer, beside {draws} encoder(s) of the same shape "
-            f"with random weights, one per seed (d as mean ± sd over the draws, and in how many "
-            f"draws p < {SIGNIFICANCE}); after fine-tuning, the absolute d as mean ± sd over the "
-            "seeds:",
+            f"with random weights (d as mean ± sd over the draws, and in how many draws p < "
+            f"{SIGNIFICANCE}), the pretrained d minus the draws' mean (above or below: outside "
+            "their sd); after fine-tuning, the absolute d as mean ± sd over the seeds:",
             "",
             markdown_table(
                 [
@@ -106,6 +143,7 @@ def render(results):
                     "attributes A vs B",
                     "pretrained",
                     "random weights",
+                    "pretrained − random",
                     "fine-tuned abs d",
                     "with CDA abs d",
                 ],
@@ -117,11 +155,12 @@ def render(results):
             f"{added:,} gender-swapped copies ({added / results['train_examples']:.1%} of the "
             f"training sentences hold a gendered word). {_steps_sentence(results)} Gaps are "
             f"P(positive) over {len(results['templates'])} templates, {groups}; the last column "
-            "is the seed-paired difference (for a bias measure: smaller, larger, or no "
-            "difference when inside the spread):",
+            "is the seed-paired difference (for a bias's size: smaller, larger, or no "
+            "difference when inside the spread; a signed gap: higher or lower):",
             "",
             markdown_table(["measure", "fine-tuned", "with CDA", "CDA − fine-tuned"], rows),
         ]
+        + (["", null] if null else [])
     )
 
 

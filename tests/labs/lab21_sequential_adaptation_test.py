@@ -26,7 +26,7 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             "--imdb-examples",
             "16",
             "--rte-examples",
-            "16",
+            "16,24",
             "--sst2-examples",
             "32",
             "--mrpc-examples",
@@ -48,8 +48,9 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         ],
         data_root,
     )
-    # Two seeds (a paired difference needs a spread), both targets, one size each: 20 fits,
-    # each mostly tracing on 2 cores (`tests/conftest.py::tiny_models`).
+    # Two seeds (a paired difference needs a spread), both targets, IMDb at one size and RTE at
+    # two (its gain by labels): 26 fits, each mostly tracing on 2 cores
+    # (`tests/conftest.py::tiny_models`).
     assert result.returncode == 0, result.stderr[-3000:]
     stdout = result.stdout
     report = json.loads(stdout.strip().splitlines()[-1])
@@ -66,6 +67,24 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     assert (imdb["intermediate"], rte["intermediate"]) == ("sst2", "mrpc")
     assert imdb["test_examples"] == 40 and rte["test_examples"] == 40
     assert imdb["intermediate_examples"] == 32 and set(imdb["sizes"]) == {"16"}
+    assert set(rte["sizes"]) == {"16", "24"}
+    # The claim "most help at fewest labels" as one paired difference: per seed, the related
+    # task's gain over alone at 16 minus at 24 (IMDb has one size here: none).
+    assert imdb["gain_fewest_minus_most"] is None
+    gain, sizes = rte["gain_fewest_minus_most"], rte["sizes"]
+    per_seed = [
+        (s16 - a16) - (s24 - a24)
+        for s16, a16, s24, a24 in zip(
+            sizes["16"]["sequential"]["runs"],
+            sizes["16"]["alone"]["runs"],
+            sizes["24"]["sequential"]["runs"],
+            sizes["24"]["alone"]["runs"],
+            strict=True,
+        )
+    ]
+    assert (gain["fewest"], gain["most"], gain["n"]) == (16, 24, 2)
+    assert gain["mean"] == pytest.approx(sum(per_seed) / 2)
+    assert "rte     the related task's gain over alone at 16 labelled minus at 24" in stdout
     for study in (imdb, rte):
         assert 0.5 <= study["majority_accuracy"] <= 1.0
         assert set(study["intermediate_train_accuracy"]) == {"sequential", "shuffled"}
@@ -98,7 +117,7 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             )
     # 16 reviews in batches of 16 is one step an epoch: --min-steps 2 gives two epochs.
     assert {run["epochs"] for run in imdb["runs"]} == {2}
-    assert len(imdb["runs"]) == len(rte["runs"]) == 2 * 3  # seeds × starts
+    assert len(imdb["runs"]) == 2 * 3 and len(rte["runs"]) == 2 * 3 * 2  # seeds × starts × sizes
     assert "majority class" in stdout and "vs its shuffled control" in stdout
     assert "majority  at majority  vs alone" in stdout
     alone = imdb["sizes"]["16"]["alone"]
@@ -117,6 +136,7 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
                 f"| {study['majority_accuracy']:.3f} | {row['runs_at_majority']} of 2 |"
             )
         assert f"- {target} at 16 labelled, {study['intermediate']} first" in page
+    assert "- rte: mrpc's gain over the target alone at 16 labelled minus its gain at 24" in page
     assert lab21_sequential_adaptation.headline(report).startswith("IMDB at 16, SST2 first")
 
 

@@ -76,6 +76,39 @@ def test_stop_after_steps_ends_fit_part_way_through_an_epoch(lab):
     assert int(model.optimizer.iterations) == 13  # not 20 (end of the pass) nor 30 (all)
 
 
+def test_the_pretrained_d_is_read_against_the_random_draws_spread(lab):
+    control = {"effect_size": {"t": [0.2, 0.1], "u": [0.0, 0.5], "v": [0.1, None]}}
+    pretrained = {name: {"effect_size": 0.5} for name in ("t", "u", "v")}
+    compared = lab["against_random"](pretrained, control)
+    assert compared["t"] == {"difference": 0.3, "control_sd": 0.1, "verdict": "better"}
+    assert compared["u"]["verdict"] == "no difference"  # 0.5 inside the draws' sd of 0.5
+    assert compared["v"]["verdict"] == "no difference"  # one draw: no spread to read against
+    assert lab["against_random_cells"](compared)["t"] == "+0.300 (above)"
+
+
+def test_a_gap_is_tested_against_re_splits_of_its_fillers(lab):
+    apart = lab["gap_p_value"](
+        np.array([0.9, 0.91, 0.92, 0.93]), np.array([0.1, 0.11, 0.12]), 2000, 0
+    )
+    # Only the real split (of 35) puts every high filler on one side: p about 1/35.
+    assert apart == pytest.approx(1 / 35, abs=0.01)
+    same = lab["gap_p_value"](np.array([0.5, 0.6, 0.5]), np.array([0.6, 0.5, 0.6]), 2000, 0)
+    assert same > 0.5  # a gap any split gives
+    assert lab["gap_p_value"](np.array([0.5]), np.array([0.5]), 10, 0) == 1.0
+
+
+def test_cda_reads_a_bias_size_as_smaller_or_larger_and_a_signed_gap_by_its_verdict(lab):
+    runs = {
+        arm: [{"accuracy": 0.8, "gaps": {"g": {"gap": gap}}, "seat": {}} for gap in gaps]
+        for arm, gaps in (("fine_tuned", (-0.10, -0.12, -0.11)), ("cda", (-0.01, -0.02, -0.015)))
+    }
+    summary = lab["summarize"](runs, [], ["g"])
+    assert summary["abs gap g"]["difference"]["change"] == "smaller"
+    # The signed gap rose (−0.11 → −0.015): "higher", not "larger" (the bias shrank).
+    assert summary["gap g"]["difference"]["change"] == "higher"
+    assert "change" not in summary["accuracy"]["difference"]
+
+
 def test_the_random_control_is_summarized_as_mean_and_sd_over_its_draws(lab):
     draws = [
         {"t": {"effect_size": d, "p_value": 0.5}, "u": {"effect_size": -2 * d, "p_value": 0.5}}
@@ -94,6 +127,7 @@ def test_the_random_control_is_summarized_as_mean_and_sd_over_its_draws(lab):
     "flags, message",
     [
         (["--seeds", "0"], "--seeds must be >= 1; received 0"),
+        (["--control-draws", "0"], "--control-draws must be >= 1; received 0"),
         (["--permutations", "-5"], "--permutations must be >= 1; received -5"),
         (["--seed", "-1"], "--seed must be >= 0; received -1"),
         (["--learning-rate", "0"], "--learning-rate must be > 0; received 0.0"),
@@ -130,6 +164,8 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         "1",
         "--seeds",
         "2",
+        "--control-draws",
+        "3",
         "--sequence-length",
         "32",
         "--dtype",
@@ -160,14 +196,18 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
     assert results["augmented_examples"] > results["train_examples"]
     assert set(results["seat"]["pretrained"]) == {"sent-weat6", "sent-weat7"}
     assert results["tests"]["sent-weat6"] == ["MaleNames", "FemaleNames", "Career", "Family"]
-    control = results["seat"]["random_weights"]  # one random encoder per seed
-    assert control["seeds"] == [0, 1] and len(control["draws"]) == 2
+    control = results["seat"]["random_weights"]  # --control-draws random encoders
+    assert control["seeds"] == [0, 1, 2] and len(control["draws"]) == 3
     weat6 = [draw["sent-weat6"] for draw in control["draws"]]
     assert all(0.0 < d["p_value"] <= 1.0 and d["exact"] is False for d in weat6)
     assert weat6[0]["effect_size"] != weat6[1]["effect_size"]  # different weights, different d
     mean, sd = control["effect_size"]["sent-weat6"]
     assert mean == pytest.approx(np.mean([d["effect_size"] for d in weat6]))
     assert sd == pytest.approx(np.std([d["effect_size"] for d in weat6], ddof=1))
+    against = results["seat"]["pretrained_vs_random"]["sent-weat6"]
+    pretrained = results["seat"]["pretrained"]["sent-weat6"]["effect_size"]
+    assert against["difference"] == pytest.approx(pretrained - mean, abs=1e-4)
+    assert "pretrained − random" in result.stdout
     assert set(results["groups"]) == {"race_names", "gender_names", "gender_terms"}
 
     arms = results["settings"]["arms"]  # both arms: the plain arm's optimizer steps
@@ -182,6 +222,9 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         for run in runs:
             terms = run["gaps"]["gender_terms"]
             assert terms["gap"] == pytest.approx(terms["p_first"] - terms["p_second"])
+            # Its permutation null: 200 re-splits and the real one, so p is a multiple of 1/201.
+            assert 0 < terms["p_value"] <= 1
+            assert terms["p_value"] * 201 == pytest.approx(round(terms["p_value"] * 201))
     summary = results["summary"]
     assert summary["accuracy"]["difference"]["n"] == 2
     assert summary["accuracy"]["difference"]["sd"] is not None  # two seeds: a spread

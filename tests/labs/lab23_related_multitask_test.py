@@ -81,6 +81,19 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
                 assert difference["n"] == 1 and difference["verdict"] == "no difference"
                 assert difference["mean"] == pytest.approx(entry["runs"][0] - alone["runs"][0])
     assert "vs_alone" not in rows["rte_alone"]["rte"]["accuracy"]
+    # The claims' RTE contrasts, in the lab's own output: with MRPC vs with MRPC shuffled, and
+    # temperature vs proportional mixing, each paired by seed.
+    contrasts = report["rte_contrasts"]
+    assert list(contrasts) == [
+        "joint_proportional − joint_shuffled_mrpc",
+        "joint_temperature − joint_proportional",
+    ]
+    control = contrasts["joint_proportional − joint_shuffled_mrpc"]
+    assert control["mean"] == pytest.approx(
+        rows["joint_proportional"]["rte"]["accuracy"]["runs"][0]
+        - rows["joint_shuffled_mrpc"]["rte"]["accuracy"]["runs"][0]
+    )
+    assert "RTE accuracy, joint_temperature − joint_proportional (points" in stdout
     assert len(report["runs"]) == 5 and {run["row"] for run in report["runs"]} == set(ROWS)
     assert "majority class accuracy" in stdout
     from benchmarks.reports import lab23_related_multitask

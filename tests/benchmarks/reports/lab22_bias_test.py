@@ -55,14 +55,16 @@ def _record(steps=(130, 130)):
 def test_render_shows_seat_beside_the_controls_spread_and_cda_paired():
     page = lab22_bias.render(_record())
     assert (
-        "| t1 | X vs Y | A vs B | +0.800 (p 0.0010) | +0.200 ± 0.100 (p < 0.01 in 1 of 3) "
+        "| t1 | X vs Y | A vs B | +0.800 (p 0.0010) | +0.200 ± 0.100 (p < 0.01 in 1 of 3) | – "
         "| 0.7000 ± 0.1000 |" in page
     )
     assert (
-        "| t2 | P vs Q | R vs S | -0.800 (p 0.5000) | -0.200 ± 0.100 (p < 0.01 in 0 of 3) | – | – |"
-        in page
+        "| t2 | P vs Q | R vs S | -0.800 (p 0.5000) | -0.200 ± 0.100 (p < 0.01 in 0 of 3) | – | – "
+        "| – |" in page
     )
-    assert "beside 3 encoder(s) of the same shape with random weights, one per seed" in page
+    assert "beside 3 encoder(s) of the same shape with random weights (d as mean" in page
+    # A record made before the lab compared the pretrained d with the draws, or tested the gaps.
+    assert "re-splits" not in page
     assert (
         "| abs gap gender_terms | 0.0300 ± 0.0100 | 0.0100 ± 0.0050 | -0.0200 ± 0.0040 (smaller) |"
         in page
@@ -103,3 +105,26 @@ def test_headline_counts_the_tests_below_the_level_per_draw_and_names_the_cost()
     )
     assert "accuracy cost at equal steps -0.0100 ± 0.0050 (worse)" in line
     assert line.endswith("gender-term abs gap -0.0200 ± 0.0040 (smaller)")
+
+
+def test_render_reads_the_pretrained_d_against_the_draws_and_each_gap_against_its_null():
+    record = _record()
+    record["seat"]["pretrained_vs_random"] = {
+        "t1": {"difference": 0.6, "control_sd": 0.1, "verdict": "better"},
+        "t2": {"difference": -0.6, "control_sd": 0.1, "verdict": "worse"},
+    }
+    record["settings"]["permutations"] = 10000
+    for arm, p_values in (("fine_tuned", (0.001, 0.02, 0.3)), ("cda", (0.5, 0.6, 0.7))):
+        for run, p in zip(record["runs"][arm], p_values, strict=True):
+            run["gaps"] = {"gender_terms": {"gap": 0.01, "p_value": p}}
+    page = lab22_bias.render(record)
+    assert "| +0.800 (p 0.0010) | +0.200 ± 0.100 (p < 0.01 in 1 of 3) | +0.600 (above) |" in page
+    assert "| -0.600 (below) |" in page
+    assert (
+        "Each run's gap against 10,000 random re-splits of its fillers into groups of the same "
+        "sizes"
+    ) in page
+    assert (
+        "fine-tuned gender_terms p 0.0010, 0.0200, 0.3000; with CDA gender_terms p 0.5000, "
+        "0.6000, 0.7000."
+    ) in page
