@@ -23,12 +23,14 @@ Each encoder is then measured three ways: (1) its MLM head's loss and accuracy o
 of masked held-out blocks (other authors' books; the same masks for all four, drawn once), an
 intrinsic measure; (2) each second head's accuracy on its own held-out batches (SOP is expected
 harder than NSP, whose negatives change topic); (3) fine-tuning a new classifier for MRPC
-(paraphrase pairs: a pair task) and TREC-6 (question types: single sentences), `--seeds`
-fine-tuning seeds per encoder, mean ± sd of test accuracy, the seed-paired difference of each
-objective to MLM alone (`kbert.metrics.seed_comparison`), and the runs that landed at the
-majority class counted beside the majority's accuracy (`kbert.metrics.majority_class`: all one
-class, or within a point of it). Every encoder, under every pooling, sees the same seeded
-training subset and the same new head for a given seed.
+(paraphrase pairs: a pair task, read by accuracy and by F1 of the paraphrase class, GLUE's
+metric, beside the F1 of always answering "paraphrase") and TREC-6 (question types: single
+sentences): mean ± sd of test scores over the runs (below: one per pretraining seed), the
+seed-paired difference of each objective to MLM alone (`kbert.metrics.seed_comparison`), and
+the runs that landed at the majority class counted beside the majority's accuracy
+(`kbert.metrics.majority_class`: all one class, or within a point of it). Every encoder, under
+every pooling, sees the same seeded training subset and the same new head for a given pair of
+seeds.
 
 Why two readings (`--pooling cls,mean` by default). BERT, RoBERTa, ALBERT and SpanBERT all
 fine-tune on the [CLS] vector, so that reading is kept: it is the sources' comparison. But the
@@ -45,11 +47,13 @@ not the objective: an MRPC pair's second sentence reads segment embedding 1, whi
 train (their pairs) and MLM alone and span + SBO never see (their blocks are one segment), so
 on MRPC those two start that embedding at its initialisation.
 
-The pretraining seed is fixed (`--pretraining-seeds 1` by default): four pretrainings fit the
-CPU budget, four per extra seed do not. With one pretraining run per objective the sd measures
-fine-tuning noise only, so a difference says "this pretrained encoder", not "this objective
-at any seed"; `--pretraining-seeds 3` pairs by (pretraining seed, fine-tuning seed) and puts
-pretraining noise in the spread too. Nothing is chosen by this lab: every setting is fixed in
+The seeds vary the thing compared: each objective is pretrained three times
+(`--pretraining-seeds 3`), each encoder fine-tuned once per task and reading (`--seeds 1`),
+so the runs pair by (pretraining seed, fine-tuning seed) and the spread holds pretraining
+noise as well as fine-tuning noise: a difference says "this objective", not "this one
+pretrained encoder" (with one pretraining per objective the sd would measure fine-tuning noise
+only). The fine-tuning cost is that of one pretraining with three fine-tuning seeds; the
+pretraining is three times as long. Nothing is chosen by this lab: every setting is fixed in
 advance (the fine-tuning rate is the lower of the two that `benchmarks/transfer.py` chooses
 between, on validation, for lab01's from-scratch encoders), and the 10% held out of each
 training file (lab12, lab21) is never trained on.
@@ -76,9 +80,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.data import load_classification_task, read_named_corpus
+from kbert.data import CLASSIFICATION_TASKS, load_classification_task, read_named_corpus
 from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
 from kbert.files import atomic_write_text
+from kbert.metrics.classification_metrics import binary_f1
 from kbert.metrics.majority_class import at_majority, majority_accuracy
 from kbert.metrics.seed_comparison import format_difference, summarize_arms
 from kbert.models import SequenceClassifier
@@ -210,10 +215,11 @@ def held_out_measures(model, objective, valid, common, args):
     return run
 
 
-def fine_tune(weights, tokenizer, data, args, arm):
+def fine_tune(weights, tokenizer, data, args, arm, positive_label=None):
     """A new classifier on the encoder from `weights`, reading it by `arm["pooling"]`, trained
     on `data = (train, test)`'s first part with `arm`'s pretraining and fine-tuning seeds; its
-    test accuracy and whether it landed at the majority class."""
+    test accuracy (and `test_f1` of `positive_label` where given) and whether it landed at the
+    majority class."""
     train, test = data
     keras.backend.clear_session()
     # The same new head for every encoder and pooling of this seed.
@@ -234,12 +240,20 @@ def fine_tune(weights, tokenizer, data, args, arm):
         verbose=args.verbose,
     )
     _, seconds = fine_tune_classifier(classifier, preprocessor, train, settings=settings)
-    report = evaluate_classifier(classifier, preprocessor, test)
-    return {
-        "test_accuracy": round(float(report["accuracy"]), 4),
+    report = evaluate_classifier(classifier, preprocessor, test, positive_label=positive_label)
+    run = {"test_accuracy": round(float(report["accuracy"]), 4)}
+    if positive_label is not None:
+        run["test_f1"] = round(float(report["f1"]), 4)
+    return run | {
         "at_majority": bool(at_majority(report["predictions"], test.labels)),
         "train_s": round(seconds, 1),
     }
+
+
+def positive_class(task):
+    """The class whose F1 is `task`'s headline metric (MRPC's "paraphrase"), else None."""
+    about = CLASSIFICATION_TASKS[task]
+    return about.positive_label if about.metric == "f1" else None
 
 
 def seed_pairs(args):
@@ -256,7 +270,7 @@ def run_task(task, encoders, tokenizer, args):
     test = load_classification_task(task, "test", data_dir=args.data_dir).sample(
         args.eval_examples, args.seed
     )
-    runs = []
+    runs, positive = [], positive_class(task)
     for p_seed, seed in seed_pairs(args):
         # One subset per seed, for every pooling and encoder.
         train = pool.sample(args.train_examples, 1000 * p_seed + seed)
@@ -269,22 +283,28 @@ def run_task(task, encoders, tokenizer, args):
             }
             run = {
                 **arm,
-                **fine_tune(encoders[objective, p_seed], tokenizer, (train, test), args, arm),
+                **fine_tune(
+                    encoders[objective, p_seed], tokenizer, (train, test), args, arm, positive
+                ),
             }
             runs.append(run)
             landed = ", at the majority class" if run["at_majority"] else ""
+            f1 = f", F1 {run['test_f1']:.4f}" if "test_f1" in run else ""
             print(
                 f"{task} seed {p_seed}/{seed}, {pooling} pooling, {objective}: test "
-                f"{run['test_accuracy']:.4f}{landed} ({run['train_s']:.0f} s)",
+                f"{run['test_accuracy']:.4f}{f1}{landed} ({run['train_s']:.0f} s)",
                 flush=True,
             )
-    return {
+    study = {
         "train_examples": len(train),
         "test_examples": len(test),
         "majority_accuracy": round(majority_accuracy(test.labels), 4),
-        "poolings": summarize(runs, args),
-        "runs": runs,
     }
+    if positive is not None:  # the F1 a classifier gets by always answering the positive class
+        index = test.label_names.names.index(positive)
+        always = np.full(len(test.labels), index)
+        study["majority_f1"] = round(binary_f1(test.labels, always, index), 4)
+    return study | {"poolings": summarize(runs, args), "runs": runs}
 
 
 def summarize(runs, args):
@@ -303,6 +323,9 @@ def summarize(runs, args):
         for objective, arm in arms.items():
             rows[objective]["runs_at_majority"] = sum(r["at_majority"] for r in arm)
         summary[pooling] = {"objectives": rows}
+        if all("test_f1" in r for arm in arms.values() for r in arm):
+            f1s = {objective: [r["test_f1"] for r in arm] for objective, arm in arms.items()}
+            summary[pooling]["f1_objectives"] = summarize_arms(f1s, "masked")
     return summary
 
 
@@ -333,8 +356,19 @@ def print_task(task, study):
                 f"{spread:9s}  {format_difference(row.get('vs_masked')):30s}  "
                 f"{row['runs_at_majority']} of {len(row['runs'])}"
             )
+        for objective, row in reading.get("f1_objectives", {}).items():
+            spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            print(
+                f"{task + ' F1':8s}  {pooling:7s}  {OBJECTIVES[objective]:32s}  "
+                f"{row['mean']:.4f}{spread:9s}  {format_difference(row.get('vs_masked'))}"
+            )
+    always = (
+        f", F1 of always the positive class {study['majority_f1']:.4f}"
+        if "majority_f1" in study
+        else ""
+    )
     print(
-        f"{task:4s}  majority class {study['majority_accuracy']:.4f} on "
+        f"{task:4s}  majority class {study['majority_accuracy']:.4f}{always} on "
         f"{study['test_examples']} test examples; {study['train_examples']} training"
     )
 
@@ -401,9 +435,14 @@ def parse_arguments():
         help="comma-separated: cls, mean, pooler; every encoder is fine-tuned under each (cls: "
         "the sources' reading, trained only by NSP and SOP; mean: every objective alike)",
     )
-    parser.add_argument("--seeds", type=int, default=3, help="fine-tuning seeds per encoder")
     parser.add_argument(
-        "--pretraining-seeds", type=int, default=1, help="pretraining runs per objective"
+        "--seeds", type=int, default=1, help="fine-tuning seeds per pretrained encoder"
+    )
+    parser.add_argument(
+        "--pretraining-seeds",
+        type=int,
+        default=3,
+        help="pretraining runs per objective (the spread then holds pretraining noise)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the first seed of each kind")
     parser.add_argument("--data-dir", default=None)

@@ -60,7 +60,8 @@ def _pooling_section(results, pooling):
     the reading, with the runs at the majority class."""
     rows = []
     for task, study in results["tasks"].items():
-        for objective, row in study["poolings"].get(pooling, {}).get("objectives", {}).items():
+        reading = study["poolings"].get(pooling, {})
+        for objective, row in reading.get("objectives", {}).items():
             rows.append(
                 [
                     task,
@@ -71,7 +72,19 @@ def _pooling_section(results, pooling):
                     f"{study['majority_accuracy']:.3f}",
                 ]
             )
-    header = ["task", "objective", "test accuracy", "vs MLM alone", "at majority", "majority"]
+        # MRPC's F1 of "paraphrase" (GLUE's metric), beside the F1 of always answering it.
+        for objective, row in reading.get("f1_objectives", {}).items():
+            rows.append(
+                [
+                    f"{task} F1",
+                    OBJECTIVES.get(objective, objective),
+                    _accuracy(row),
+                    format_difference(row.get("vs_masked")),
+                    "–",
+                    f"always 'paraphrase' {study['majority_f1']:.3f}",
+                ]
+            )
+    header = ["task", "objective", "test score", "vs MLM alone", "at majority", "majority"]
     return ["", f"{POOLINGS.get(pooling, pooling)}:", "", markdown_table(header, rows)]
 
 

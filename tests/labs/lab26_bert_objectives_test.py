@@ -31,8 +31,8 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
             *("--block-length", "32", "--sequence-length", "32", "--batch-size", "8"),
             *("--steps", "4", "--warmup-steps", "1", "--eval-batches", "2"),
             *("--tasks", "trec", "--train-examples", "32", "--eval-examples", "40"),
-            *("--epochs", "1", "--seeds", "1", "--run-dir", str(tmp_path)),
-            *("--record", str(record)),
+            *("--epochs", "1", "--seeds", "1", "--pretraining-seeds", "1"),
+            *("--run-dir", str(tmp_path), "--record", str(record)),
         ],
         data_root,
     )
@@ -71,6 +71,9 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
         (pooling, objective) for pooling in POOLINGS for objective in OBJECTIVES
     ]
     assert {(run["pretraining_seed"], run["seed"]) for run in trec["runs"]} == {(0, 0)}
+    # TREC-6's metric is accuracy: no F1 rows, no F1 of a positive class.
+    assert "majority_f1" not in trec and "test_f1" not in trec["runs"][0]
+    assert "f1_objectives" not in trec["poolings"]["mean"]
     for run in trec["runs"]:
         # 40 test examples: accuracy moves in steps of 0.025, so "within a point of the
         # majority" is "at or below it", and the count follows from the run's accuracy.
@@ -108,6 +111,51 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
     assert headline.startswith("TREC vs MLM alone, points at [CLS] / mean: masked+nsp ")
     total = sum(run["at_majority"] for run in trec["runs"])
     assert headline.endswith(f"({total} of 8 runs at the majority class)")
+
+
+@pytest.mark.slow
+def test_lab26_pairs_runs_by_pretraining_seed_and_reads_mrpc_by_f1_too(tmp_path, data_root):
+    # The default seeds vary the pretraining (--pretraining-seeds), one fine-tuning seed each;
+    # MRPC is read by accuracy and by F1 of "paraphrase" (GLUE's metric).
+    result = _run(
+        [
+            *("--corpus", "wikitext2", "--max-documents", "8", "--vocabulary-size", "600"),
+            *("--num-layers", "1", "--hidden-dim", "32", "--num-heads", "2"),
+            *("--block-length", "32", "--sequence-length", "32", "--batch-size", "8"),
+            *("--steps", "4", "--warmup-steps", "1", "--eval-batches", "2"),
+            *("--objectives", "masked,masked+sop", "--pooling", "mean", "--tasks", "mrpc"),
+            *("--train-examples", "32", "--eval-examples", "40", "--epochs", "1"),
+            *("--pretraining-seeds", "2", "--run-dir", str(tmp_path)),
+        ],
+        data_root,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["settings"]["seeds"] == 1 and report["settings"]["pretraining_seeds"] == 2
+    assert [run["pretraining_seed"] for run in report["pretraining"]["runs"]["masked"]] == [0, 1]
+    mrpc = report["tasks"]["mrpc"]
+    assert [(r["pretraining_seed"], r["seed"], r["objective"]) for r in mrpc["runs"]] == [
+        (0, 0, "masked"),
+        (0, 0, "masked+sop"),
+        (1, 0, "masked"),
+        (1, 0, "masked+sop"),
+    ]
+    assert 0 < mrpc["majority_f1"] < 1  # always "paraphrase": its F1 on these 40 pairs
+    f1 = mrpc["poolings"]["mean"]["f1_objectives"]
+    for objective in ("masked", "masked+sop"):
+        own = [r["test_f1"] for r in mrpc["runs"] if r["objective"] == objective]
+        assert f1[objective]["runs"] == own and len(own) == 2
+    # Paired by pretraining seed: run i of SOP with run i of MLM alone.
+    expected = sum(
+        a - b for a, b in zip(f1["masked+sop"]["runs"], f1["masked"]["runs"], strict=True)
+    )
+    assert f1["masked+sop"]["vs_masked"]["mean"] == pytest.approx(expected / 2)
+    assert "mrpc F1" in result.stdout and "F1 of always the positive class" in result.stdout
+    from benchmarks.reports import lab26_bert_objectives
+
+    page = lab26_bert_objectives.render(report)
+    assert "| mrpc F1 | MLM + SOP (ALBERT) |" in page
+    assert f"always 'paraphrase' {mrpc['majority_f1']:.3f}" in page
 
 
 @pytest.mark.slow

@@ -89,3 +89,15 @@ def test_the_headline_covers_both_readings_and_the_runs_at_majority():
     assert "masked vs" not in headline and "masked +" not in headline
     # 2 + 0 + 1 at [CLS], none read by mean pooling, of 3 objectives × 2 readings × 3 seeds.
     assert headline.endswith("(3 of 18 runs at the majority class)")
+
+
+def test_mrpc_f1_rows_sit_under_accuracy_beside_the_f1_of_always_paraphrase():
+    mrpc = RESULTS["tasks"]["mrpc"]
+    f1 = _objectives([0.80, 0.81, 0.82], [0.82, 0.83, 0.84], [0.79, 0.80, 0.81], (0, 0, 0))
+    reading = {**mrpc["poolings"]["mean"], "f1_objectives": f1["objectives"]}
+    study = {**mrpc, "majority_f1": 0.798, "poolings": {**mrpc["poolings"], "mean": reading}}
+    page = lab26_bert_objectives.render({**RESULTS, "tasks": {"mrpc": study}})
+    assert "| mrpc F1 | MLM + NSP (BERT) | 0.830 ± 0.010 (n=3) | +2.00 ± 0.00 (better) | – " in page
+    assert "| always 'paraphrase' 0.798 |" in page
+    # Only the mean reading holds F1 rows here; the accuracy rows are as before.
+    assert page.count("| mrpc F1 |") == 3 and page.count("| mrpc |") == 6
