@@ -312,7 +312,8 @@ EXPECTED_SECONDS = {
     "lab22_bias": 700,  # SEAT on ten random-weights draws (inference only)
     "lab23_related_multitask": 1050,
     "lab24_slicing": 300,
-    "lab25_consistency": 900,
+    # Each arm's first seed at three peak rates (chosen on validation), then two seeds at it.
+    "lab25_consistency": 1500,
     # Fine-tuned under two poolings; three pretrainings per objective (one fine-tuning seed each).
     "lab26_bert_objectives": 1200,
     "pair_stability": 6800,

@@ -27,10 +27,14 @@ few dozen steps here do not get there, and one ingredient fewer keeps the compar
 consistency.
 
 Both arms see the same labelled batches in the same order, from the same head, for the same
-steps at the same rate (full fine-tuning's, chosen on validation by
-`benchmarks/adaptation_grid.py` and read from its record by `kbert.train.chosen_on_validation`); "few labels get more epochs" (`--min-steps`) is lab07's.
-The epoch kept is the one with the best accuracy on the 10% of the training file held out
-(lab12), never on test; the held-out questions are neither labelled nor unlabelled data. Each
+steps; "few labels get more epochs" (`--min-steps`) is lab07's. Each arm has its own peak rate,
+chosen on validation at each label count (`kbert.train.rate_on_validation`): the first seed
+trains at each of `--learning-rates` — full fine-tuning's rate chosen on validation for
+MiniLM-L6 by `benchmarks/adaptation_grid.py` (1,000 questions, 3 epochs; read from its record)
+and a third and three times it, since an arm with an extra loss, or 100 labels, need not suit
+that rate — the best on validation is kept, and the other seeds train at it. The epoch kept is
+the one with the best accuracy on the 10% of the training file held out (lab12), never on
+test; the held-out questions are neither labelled nor unlabelled data. Each
 label count reports test accuracy, mean ± sd over `--seeds` seeds, and the seed-paired
 difference of consistency training to supervised only (`kbert.metrics.seed_comparison`).
 `--perturbations mask,replace,both` adds a row per perturbation; the default runs `both`
@@ -67,6 +71,7 @@ from kbert.train import TrainingSettings, fine_tuning_optimizer
 from kbert.train.fine_tuning import unused_pooler_frozen
 from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
+from kbert.train.rate_on_validation import rate_then_seeds
 
 # A perturbation's name → which of the two rates it uses.
 PERTURBATIONS = {
@@ -152,8 +157,9 @@ def training_batches(split, perturb, steps, args, seed):
 # %% The technique: one classifier, wrapped by `ConsistencyTrainer`, whose step adds
 # λ · masked KL(sharpened p(y|x) ‖ p(y|x̂)) on the unlabelled batch to the labelled batch's
 # cross-entropy. The supervised arm goes through the same trainer with labelled batches only.
-def train_run(args, data, split, perturb, seed):
-    """One arm at one label count and seed; returns its test accuracy and how it trained."""
+def train_run(args, data, split, perturb, seed, learning_rate):
+    """One arm at one label count, seed and peak rate; returns its test accuracy and how it
+    trained (the kept epoch's validation accuracy chooses the rate)."""
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for both arms of this seed
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -171,7 +177,7 @@ def train_run(args, data, split, perturb, seed):
     settings = TrainingSettings(
         epochs=epochs,
         batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=learning_rate,
         seed=seed,
         # The epoch kept is the one best on the held-out questions (lab12), never on test.
         callbacks=(
@@ -211,6 +217,7 @@ def train_run(args, data, split, perturb, seed):
     accuracy = evaluate_classifier(classifier, preprocessor, data["test"])["accuracy"]
     best = int(np.argmax(logs["val_accuracy"]))
     return {
+        "learning_rate": learning_rate,
         "test_accuracy": round(accuracy, 4),
         "epochs": epochs,
         "steps": steps_per_epoch * epochs,
@@ -255,27 +262,46 @@ def run_lab(args):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     perturbers = perturbations(tokenizer, args)
     arms = ["supervised", *args.perturbations]
-    accuracies = {size: {arm: [] for arm in arms} for size in args.labels}
-    runs, shown = [], None
-    for seed in range(args.seed, args.seed + args.seeds):
-        for size in args.labels:
-            split = labelled_split(pool, preprocessor, size, seed, args)
-            if shown is None:
-                shown = show_perturbations(tokenizer, split["unlabelled"], perturbers, args.seed)
-            for arm in arms:
-                run = train_run(args, data, split, perturbers.get(arm), seed)
-                accuracies[size][arm].append(run["test_accuracy"])
-                runs.append({"labels": size, "seed": seed, "arm": arm, **run})
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    accuracies = {size: {} for size in args.labels}
+    choices = {str(size): {} for size in args.labels}
+    runs, splits = [], {}
+
+    def split_for(size, seed):  # the same labelled subset for both arms of a seed
+        if (size, seed) not in splits:
+            splits[size, seed] = labelled_split(pool, preprocessor, size, seed, args)
+        return splits[size, seed]
+
+    shown = show_perturbations(
+        tokenizer, split_for(args.labels[0], seeds[0])["unlabelled"], perturbers, args.seed
+    )
+    for size in args.labels:
+        for arm in arms:
+
+            def train(rate, seed, size=size, arm=arm):
+                run = train_run(args, data, split_for(size, seed), perturbers.get(arm), seed, rate)
                 print(
-                    f"{size} labels, seed {seed}, {arm}: test {run['test_accuracy']:.4f} "
-                    f"(epoch {run['best_epoch']} of {run['epochs']} kept on validation, "
-                    f"confident share {run['confident_share']:.2f}, {run['train_s']:.0f} s)",
+                    f"{size} labels, seed {seed}, {arm}, lr {rate:g}: test "
+                    f"{run['test_accuracy']:.4f}, validation {run['val_accuracy']:.4f} (epoch "
+                    f"{run['best_epoch']} of {run['epochs']} kept on validation, confident "
+                    f"share {run['confident_share']:.2f}, {run['train_s']:.0f} s)",
                     flush=True,
                 )
+                return run
+
+            arm_runs, choice = rate_then_seeds(args.learning_rates, seeds, train, "val_accuracy")
+            choices[str(size)][arm] = choice
+            accuracies[size][arm] = [run["test_accuracy"] for run in arm_runs]
+            runs += [
+                {"labels": size, "seed": seed, "arm": arm, **run}
+                for seed, run in zip(seeds, arm_runs, strict=True)
+            ]
+            print(f"{size} labels, {arm}: peak rate {choice['chosen']:g} chosen on validation")
     majority = np.bincount(data["test"].labels).max() / len(data["test"])
     return {
         "model": args.model,
         "sizes": {str(size): summarize(accuracies[size]) for size in args.labels},
+        "rate_choices": choices,
         "unlabelled_examples": {
             str(size): min(len(pool) - size, args.unlabelled_examples or len(pool))
             for size in args.labels
@@ -289,7 +315,7 @@ def run_lab(args):
 
 
 SETTINGS = (
-    "pooling", "learning_rate", "batch_size", "unlabelled_ratio", "sequence_length", "epochs",
+    "pooling", "learning_rates", "batch_size", "unlabelled_ratio", "sequence_length", "epochs",
     "min_steps", "mask_rate", "replace_rate", "consistency_weight", "confidence_threshold",
     "temperature", "seeds", "dtype",
 )  # fmt: skip
@@ -364,6 +390,13 @@ def parse_arguments(argv=None):
         seeds_help="runs per label count and arm",
         seed_help="the data splits' seed",
     )
+    parser.add_argument(
+        "--learning-rates",
+        type=comma_separated(float, minimum=0.0),
+        default=None,
+        help="peak rates each arm's first seed tries, validation choosing one per arm and "
+        "label count (default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+    )
     args = parser.parse_args(argv)
     args.perturbations = [name.strip() for name in args.perturbations.split(",") if name.strip()]
     if not args.perturbations or set(args.perturbations) - set(PERTURBATIONS):
@@ -377,6 +410,10 @@ def parse_arguments(argv=None):
             )
     if args.mask_rate + args.replace_rate > 1:
         parser.error("--mask-rate + --replace-rate must be <= 1 (each wordpiece changes once)")
+    if args.learning_rates is None:  # a third of the grid's choice, itself and three times it
+        args.learning_rates = [round(args.learning_rate * f, 10) for f in (1 / 3, 1, 3)]
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
         args.pooling = trained_pooling(args.model)
@@ -390,17 +427,18 @@ def main(argv=None):
 
     # %% Results table: test accuracy, mean ± sd over seeds; differences in points, seed-paired.
     print(
-        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"\n{args.model} ({args.pooling} pooling), peak rates tried {args.learning_rates}, batch "
         f"{args.batch_size} labelled + {args.batch_size * args.unlabelled_ratio} unlabelled, "
         f"{args.sequence_length} tokens, {args.seeds} seed(s)"
     )
-    print("labels  arm                        test mean ± sd   vs supervised only")
+    print("labels  arm                        rate     test mean ± sd   vs supervised only")
     for size, rows in record["sizes"].items():
         for arm, row in rows.items():
             label = "supervised only" if arm == "supervised" else f"+ consistency ({arm})"
             spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+            rate = record["rate_choices"][size][arm]["chosen"]
             print(
-                f"{size:>6}  {label:25s}  {row['mean']:.4f}{spread:9s}  "
+                f"{size:>6}  {label:25s}  {rate:<7g}  {row['mean']:.4f}{spread:9s}  "
                 f"{format_difference(row.get('vs_supervised'))}"
             )
     print(

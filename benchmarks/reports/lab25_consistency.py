@@ -24,8 +24,11 @@ def render(results):
     epoch each seed kept, and the perturbed copies of one unlabelled question."""
     runs = _runs_by_arm(results)
     trained = any("confident_share" in run for group in runs.values() for run in group)
+    choices = results.get("rate_choices")
     rows = [
-        [size, _arm(arm), _accuracy(row), format_difference(row.get("vs_supervised"))]
+        [size, _arm(arm)]
+        + ([f"{choices[size][arm]['chosen']:g}"] if choices else [])
+        + [_accuracy(row), format_difference(row.get("vs_supervised"))]
         + (_training(arm, runs.get((size, arm), [])) if trained else [])
         for size, arms in results["sizes"].items()
         for arm, row in arms.items()
@@ -35,7 +38,8 @@ def render(results):
     unlabelled = ", ".join(
         f"{count:,} beside {size} labels" for size, count in results["unlabelled_examples"].items()
     )
-    header = ["labels", "arm", "test accuracy", "vs supervised only"]
+    header = ["labels", "arm"] + (["peak rate"] if choices else [])
+    header += ["test accuracy", "vs supervised only"]
     return "\n".join(
         [
             f"{results['model']} on TREC-6 ({described}). Unlabelled questions (the rest of the "
@@ -48,8 +52,34 @@ def render(results):
             "",
             markdown_table(header + (["confident share", "epoch kept"] if trained else []), rows),
         ]
+        + _rates_lines(choices)
         + _perturbed_example(results.get("perturbed_example"))
     )
+
+
+def _rates_lines(choices):
+    """Each arm's peak rates tried at the first seed, with the kept epoch's validation accuracy
+    (the choice) and test accuracy (shown, not used); [] for records without the choice."""
+    if not choices:
+        return []
+    lines = [
+        "",
+        "Each arm's peak rate, chosen on validation at the first seed at each label count "
+        "(`kbert.train.rate_on_validation`; validation / test accuracy per rate tried, the "
+        "chosen in bold; test is shown, never used to choose):",
+        "",
+    ]
+    for size, arms in choices.items():
+        for arm, choice in arms.items():
+            tried = ", ".join(
+                ("**{}**" if row["learning_rate"] == choice["chosen"] else "{}").format(
+                    f"{row['learning_rate']:g}: {row['val_accuracy']:.3f} / "
+                    f"{row['test_accuracy']:.3f}"
+                )
+                for row in choice["tried"]
+            )
+            lines.append(f"- {size} labels, {_arm(arm)}: {tried or 'one rate, no choice'}")
+    return lines
 
 
 # What the two columns drawn from the runs mean (UDA set β for two classes; TREC-6 has six).

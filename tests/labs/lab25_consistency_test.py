@@ -50,6 +50,8 @@ def test_lab25_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             "4",
             "--seeds",
             "1",
+            "--learning-rates",
+            "1e-3,3e-3",
             "--run-dir",
             str(tmp_path),
             "--record",
@@ -57,9 +59,9 @@ def test_lab25_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         ],
         data_root,
     )
-    # One seed, one label count, two arms: two short fits of the tiny encoder. Its predictions
-    # are near uniform over 6 classes, so no threshold is applied (-1): every unlabelled
-    # question counts and the consistency term must be positive.
+    # One seed, one label count, two arms at two rates: four short fits of the tiny encoder.
+    # Its predictions are near uniform over 6 classes, so no threshold is applied (-1): every
+    # unlabelled question counts and the consistency term must be positive.
     assert result.returncode == 0, result.stderr[-3000:]
     stdout = result.stdout
     report = json.loads(stdout.strip().splitlines()[-1])
@@ -80,6 +82,14 @@ def test_lab25_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         assert ("vs_supervised" in row) == (arm != "supervised")
     assert rows["both"]["vs_supervised"]["verdict"] == "no difference"  # one seed: no spread
     runs = {run["arm"]: run for run in report["runs"]}
+    # Each arm's rate: its first seed at both, the better kept epoch on validation chosen.
+    for arm, choice in report["rate_choices"]["16"].items():
+        tried = {row["learning_rate"]: row for row in choice["tried"]}
+        assert set(tried) == {1e-3, 3e-3} and choice["chosen_on"] == "val_accuracy"
+        best = max(tried.values(), key=lambda row: row["val_accuracy"])
+        assert choice["chosen"] == best["learning_rate"] == runs[arm]["learning_rate"]
+        assert runs[arm]["test_accuracy"] == tried[choice["chosen"]]["test_accuracy"]
+    assert "peak rate" in stdout and "chosen on validation" in stdout
     # 16 labels in batches of 8: 2 steps an epoch, --min-steps 4 gives 2 epochs.
     assert {(run["epochs"], run["steps"]) for run in runs.values()} == {(2, 4)}
     assert all(1 <= run["best_epoch"] <= 2 and run["train_s"] > 0 for run in runs.values())

@@ -128,3 +128,32 @@ def test_the_lab_s_runs_add_the_confident_share_and_the_epoch_each_seed_kept():
     plain = lab25_consistency.render(RESULTS)
     assert "confident share" not in plain and "unlabelled question and" not in plain
     assert plain.split("\n")[2].startswith("| labels | arm | test accuracy | vs supervised only |")
+
+
+def test_each_arm_s_rate_chosen_on_validation_is_a_column_and_its_tries_a_line():
+    def choice(chosen, tried):
+        rows = [
+            {"learning_rate": rate, "val_accuracy": val, "test_accuracy": test}
+            for rate, val, test in tried
+        ]
+        return {"chosen": chosen, "chosen_on": "val_accuracy", "tried": rows}
+
+    tries = [(1e-4, 0.70, 0.71), (3e-4, 0.75, 0.74), (9e-4, 0.74, 0.78)]
+    choices = {
+        "100": {
+            "supervised": choice(3e-4, tries),
+            "both": choice(9e-4, tries),
+            "mask": choice(1e-4, []),
+        },
+        "300": {"supervised": choice(3e-4, tries), "both": choice(3e-4, tries)},
+    }
+    page = lab25_consistency.render({**RESULTS, "rate_choices": choices})
+    assert "| labels | arm | peak rate | test accuracy |" in page
+    assert "| 100 | + consistency (both) | 0.0009 | 0.713 ± 0.010 (n=3) |" in page
+    assert (
+        "- 100 labels, supervised only: 0.0001: 0.700 / 0.710, **0.0003: 0.750 / 0.740**, "
+        "0.0009: 0.740 / 0.780"
+    ) in page
+    assert "- 100 labels, + consistency (mask): one rate, no choice" in page
+    # A record made before the choice: no rate column, no lines.
+    assert "peak rate" not in lab25_consistency.render(RESULTS)
