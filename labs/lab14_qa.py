@@ -17,7 +17,7 @@ are held out, and the first seed fine-tunes at each of `--learning-rates` — BE
 5e-5 (Devlin et al. 2019, the source's setting), the lab's earlier 2e-4, and 5e-4 above it, for a
 model a fifth of BERT-base's size — on the rest. The rate with the best validation F1 is chosen
 (every rate's test scores are printed beside, never used to choose); that run is the first seed
-at the chosen rate, and the other seeds train at it. Each of `--seeds` runs (three by default;
+at the chosen rate, and the other seeds train at it (`kbert.train.rate_on_validation`). Each of `--seeds` runs (three by default;
 seeds `--seed`, `--seed` + 1, ...) fine-tunes a fresh copy of the pretrained encoder with a new
 head on the same questions; the seed draws the head's weights and the order of the training
 windows. The lab reports EM and F1 as mean ± sd over the runs (`kbert.metrics.seed_comparison`),
@@ -49,6 +49,7 @@ from kbert.models import QuestionAnswerer
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import evaluate_question_answerer
 from kbert.train import TrainingSettings
+from kbert.train.rate_on_validation import rate_then_seeds
 from kbert.train.token_task_fine_tuning import fine_tune_question_answerer
 
 
@@ -127,8 +128,9 @@ def hold_out_articles(examples, count):
 # evaluated (windows merged back, best span per question, official EM/F1).
 def run_seed(seed, learning_rate, train, evaluations, args):
     """One seed's fine-tuning at `learning_rate`, scored on each of `evaluations` (name →
-    questions; "test" is the run's EM and F1, any other its own `{name: {exact_match, f1}}`):
-    `(run, training windows, the test answers by question id)`."""
+    questions): "test" gives the run's EM and F1, "validation" (when given) its
+    `validation_exact_match` and `validation_f1`. Returns `(run, training windows, the test
+    answers by question id)`."""
     keras.backend.clear_session()  # each run builds a new model: free the last run's graphs
     keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -164,21 +166,17 @@ def run_seed(seed, learning_rate, train, evaluations, args):
         "learning_rate": learning_rate,
         "exact_match": round(test["exact_match"], 2),
         "f1": round(test["f1"], 2),
-        **{
-            name: {"exact_match": round(s["exact_match"], 2), "f1": round(s["f1"], 2)}
-            for name, s in scores.items()
-            if name != "test"
-        },
         "final_loss": float(history.history["loss"][-1]),
         "train_seconds": round(seconds, 1),
         "train_windows_per_s": round(windows * args.epochs / seconds, 1),
         "eval_seconds": round(test["seconds"], 1),
     }
     checked = ""
-    if "validation" in run:
+    if "validation" in scores:
+        run["validation_exact_match"] = round(scores["validation"]["exact_match"], 2)
+        run["validation_f1"] = round(scores["validation"]["f1"], 2)
         checked = (
-            f"  validation EM {run['validation']['exact_match']:.2f} "
-            f"F1 {run['validation']['f1']:.2f}"
+            f"  validation EM {run['validation_exact_match']:.2f} F1 {run['validation_f1']:.2f}"
         )
     print(
         f"seed {seed}, lr {learning_rate:g}: test EM {run['exact_match']:.2f}  F1 "
@@ -189,29 +187,19 @@ def run_seed(seed, learning_rate, train, evaluations, args):
     return run, windows, test["answers"]
 
 
-def choose_rate(seed, train, validation, test, args):
-    """The first seed at every rate of `--learning-rates`, the rate with the best validation F1
-    chosen (the first listed on a tie): `(rows, chosen run, its windows, its test answers)`,
-    `rows` one per rate with its validation and test scores. One rate: no validation runs."""
-    if len(args.learning_rates) == 1:
-        run, windows, answers = run_seed(seed, args.learning_rates[0], train, {"test": test}, args)
-        return [], run, windows, answers
-    tried = [
-        run_seed(seed, rate, train, {"validation": validation, "test": test}, args)
-        for rate in args.learning_rates
-    ]
-    rows = [
+def rate_rows(choice):
+    """The rates tried at the first seed as the record keeps them: validation EM / F1 (the
+    choice is on F1) and test EM / F1 beside."""
+    return [
         {
-            "learning_rate": run["learning_rate"],
-            "validation_exact_match": run["validation"]["exact_match"],
-            "validation_f1": run["validation"]["f1"],
-            "test_exact_match": run["exact_match"],
-            "test_f1": run["f1"],
+            "learning_rate": row["learning_rate"],
+            "validation_exact_match": row["validation_exact_match"],
+            "validation_f1": row["validation_f1"],
+            "test_exact_match": row["exact_match"],
+            "test_f1": row["f1"],
         }
-        for run, _, _ in tried
+        for row in choice["tried"]
     ]
-    best = max(range(len(tried)), key=lambda index: rows[index]["validation_f1"])
-    return rows, *tried[best]
 
 
 def summarize(runs):
@@ -267,8 +255,26 @@ def main():
     # %% The peak rate, chosen on validation at the first seed; then every other seed at it,
     # from fresh weights on the same data. The first seed's answers are kept.
     seeds = [args.seed + offset for offset in range(args.seeds)]
-    rates, first, windows, answers = choose_rate(seeds[0], train, validation, evaluation, args)
-    chosen = first["learning_rate"]
+    kept = {}  # (rate, seed) → the run's training windows and test answers
+
+    def train_at(rate, seed):
+        # Validation only where a choice is made: every rate's first-seed run.
+        evaluations = {"test": evaluation}
+        if seed == seeds[0] and len(args.learning_rates) > 1:
+            evaluations["validation"] = validation
+        run, windows, answers = run_seed(seed, rate, train, evaluations, args)
+        kept[rate, seed] = windows, answers
+        return run
+
+    runs, choice = rate_then_seeds(
+        args.learning_rates,
+        seeds,
+        train_at,
+        "validation_f1",
+        shown=("validation_exact_match", "exact_match", "f1"),
+    )
+    chosen, rates = choice["chosen"], rate_rows(choice)
+    windows, answers = kept[chosen, seeds[0]]
     if rates:
         print(f"\nPeak rate chosen on validation F1 (seed {seeds[0]}): {chosen:g}")
         print(f"{'rate':>8} {'val EM':>8} {'val F1':>8} {'test EM':>8} {'test F1':>8}")
@@ -278,9 +284,6 @@ def main():
                 f"{row['validation_f1']:>8.2f} {row['test_exact_match']:>8.2f} "
                 f"{row['test_f1']:>8.2f}"
             )
-    runs = [first] + [
-        run_seed(seed, chosen, train, {"test": evaluation}, args)[0] for seed in seeds[1:]
-    ]
     show_answers(evaluation, answers, seeds[0])
 
     # %% One table: EM and F1, mean ± sd over the seeds.
