@@ -309,7 +309,8 @@ EXPECTED_SECONDS = {
     # SST-2 and SQuAD at 3 seeds per start (its record ran one): about 4 × 6 min more.
     "lab19_text_to_text": 5200,
     "lab21_sequential_adaptation": 1500,
-    "lab22_bias": 700,  # SEAT on ten random-weights draws (inference only)
+    # SEAT on ten random-weights draws (inference only); each arm's first seed at three rates.
+    "lab22_bias": 1000,
     "lab23_related_multitask": 1050,
     "lab24_slicing": 300,
     # Each arm's first seed at three peak rates (chosen on validation), then two seeds at it.

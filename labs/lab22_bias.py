@@ -24,8 +24,11 @@ open problems on MiniLM-L6, in three parts:
     word swapped (he ↔ she, man ↔ woman, ...). SEAT on the fine-tuned encoder, the behavioural
     gaps and SST-2 accuracy (GLUE dev) before and after, each as the seed-paired difference
     (`kbert.metrics.seed_comparison`), "no difference" when inside the spread over seeds.
-    Both arms take the same number of optimizer steps: the plain arm's (`--epochs` passes over
-    its sentences). The augmented set is larger, so the CDA arm's learning-rate schedule spans
+    Each arm has its own peak rate, chosen on validation (`kbert.train.rate_on_validation`:
+    the first seed at each of `--learning-rates`, SST-2 accuracy on held-out training sentences
+    choosing, the other seeds at it; by default full fine-tuning's rate chosen for MiniLM-L6 on
+    TREC-6, a third and three times it). Both arms take the same number of optimizer steps: the
+    plain arm's (`--epochs` passes over its sentences). The augmented set is larger, so the CDA arm's learning-rate schedule spans
     those steps and it stops there, part-way through a pass if need be; otherwise CDA would
     also train longer, and a difference would mix "counterfactual data" with "more training".
     The budget is the plain arm's rather than CDA's so that the baseline stays ordinary
@@ -66,6 +69,7 @@ import numpy as np
 
 from kbert.analysis.association_tests import association_test, effect_size
 from kbert.analysis.probing import random_encoder_like
+from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import classification_dataset, load_classification_task
 from kbert.data.classification_tasks import Examples
@@ -83,6 +87,7 @@ from kbert.train import (
 )
 from kbert.train.lab_run_arguments import add_chosen_rate_argument
 from kbert.train.precision import DTYPES, resolve_dtype
+from kbert.train.rate_on_validation import rate_then_seeds, rates_around
 
 SEAT_TESTS = (
     "sent-weat3",
@@ -402,12 +407,13 @@ class StopAfterSteps(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def train_on_budget(classifier, preprocessor, plan, seed, args):
-    """Fine-tunes for exactly `plan["steps"]` optimizer steps; returns `(steps, seconds)`."""
+def train_on_budget(classifier, preprocessor, plan, seed, args, learning_rate):
+    """Fine-tunes for exactly `plan["steps"]` optimizer steps at peak `learning_rate`; returns
+    `(steps, seconds)`."""
     settings = TrainingSettings(
         epochs=plan["epochs"],
         batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=learning_rate,
         seed=seed,
         callbacks=(StopAfterSteps(plan["steps"]),),
         verbose=0,
@@ -424,22 +430,26 @@ def train_on_budget(classifier, preprocessor, plan, seed, args):
     return int(keras.ops.convert_to_numpy(classifier.optimizer.iterations)), seconds
 
 
-def fine_tune(plan, probes, seed, args):
-    """One SST-2 fine-tuning run; returns accuracy, the gaps and SEAT on the tuned encoder.
+def fine_tune(plan, probes, seed, args, learning_rate):
+    """One SST-2 fine-tuning run at peak `learning_rate`; returns test and validation accuracy,
+    the gaps and SEAT on the tuned encoder.
 
     `plan`: the arm's `train` examples, `epochs` to start and `steps` to take. `probes`: the
-    SST-2 `test` examples, the SEAT `tests` and the behavioural `groups`.
+    SST-2 `test` and `validation` examples, the SEAT `tests` and the behavioural `groups`.
     """
     keras.utils.set_random_seed(seed)
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, 2, pooling=args.pooling)
-    steps, seconds = train_on_budget(classifier, preprocessor, plan, seed, args)
+    steps, seconds = train_on_budget(classifier, preprocessor, plan, seed, args, learning_rate)
     accuracy = evaluate_classifier(classifier, preprocessor, probes["test"])["accuracy"]
+    validation = evaluate_classifier(classifier, preprocessor, probes["validation"])["accuracy"]
     return {
         "seed": seed,
+        "learning_rate": learning_rate,
         "steps": steps,  # optimizer updates taken, read from the optimizer
         "accuracy": round(float(accuracy), 4),
+        "validation_accuracy": round(float(validation), 4),
         "gaps": behavioural_gaps(classifier, preprocessor, probes["groups"], args),
         "seat": seat(
             encoder, preprocessor, probes["tests"], args
@@ -522,6 +532,19 @@ def parse_arguments(argv=None):
     # Full fine-tuning's rate for MiniLM-L6, chosen on validation (as the sibling labs read it),
     # not BERT-base's 5e-5.
     add_chosen_rate_argument(parser)
+    parser.add_argument(
+        "--learning-rates",
+        type=comma_separated(float, minimum=0.0),
+        default=None,
+        help="peak rates each arm's first seed tries, validation choosing one per arm "
+        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+    )
+    parser.add_argument(
+        "--validation-examples",
+        type=int,
+        default=1000,
+        help="held-out SST-2 training sentences the rate is chosen on",
+    )
     parser.add_argument("--sequence-length", type=int, default=64)
     parser.add_argument("--dtype", default="auto", choices=DTYPES)
     parser.add_argument("--seed", type=int, default=0, help="first run's seed, permutation seed")
@@ -540,6 +563,7 @@ def parse_arguments(argv=None):
         "batch_size",
         "seeds",
         "control_draws",
+        "validation_examples",
     ):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
@@ -547,6 +571,10 @@ def parse_arguments(argv=None):
         parser.error(f"--seed must be >= 0; received {args.seed}")
     if not args.learning_rate > 0:
         parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
+    if args.learning_rates is None:
+        args.learning_rates = rates_around(args.learning_rate)
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     if args.sequence_length < 16:  # the templates and SEAT sentences need about a dozen tokens
         parser.error(f"--sequence-length must be >= 16; received {args.sequence_length}")
     args.dtype = resolve_dtype(args.dtype)
@@ -572,27 +600,36 @@ def print_plans(plans):
 
 
 def fine_tune_arms(plans, probes, args):
-    """Both arms on the same seeds; `{arm: [run per seed]}`."""
-    runs = {arm: [] for arm in plans}
-    for k in range(args.seeds):
-        for arm, plan in plans.items():
-            run = fine_tune(plan, probes, args.seed + k, args)
-            runs[arm].append(run)
+    """Both arms on the same seeds, each at its own rate chosen on validation: `({arm: [run
+    per seed]}, {arm: the rate choice})`."""
+    runs, choices = {}, {}
+    seeds = [args.seed + k for k in range(args.seeds)]
+    for arm, plan in plans.items():
+
+        def train(rate, seed, arm=arm, plan=plan):
+            run = fine_tune(plan, probes, seed, args, rate)
             gaps = ", ".join(
                 f"{g} {v['gap']:+.4f} (p {v['p_value']:.4f})" for g, v in run["gaps"].items()
             )
             print(
-                f"seed {run['seed']} {arm:10s} accuracy {run['accuracy']:.4f}; "
-                f"gaps {gaps}; {run['steps']} steps ({run['train_s']:.0f} s)",
+                f"seed {run['seed']} {arm:10s} lr {rate:g}: accuracy {run['accuracy']:.4f}, "
+                f"validation {run['validation_accuracy']:.4f}; gaps {gaps}; {run['steps']} "
+                f"steps ({run['train_s']:.0f} s)",
                 flush=True,
             )
-    return runs
+            return run
+
+        runs[arm], choices[arm] = rate_then_seeds(
+            args.learning_rates, seeds, train, "validation_accuracy", shown=("accuracy",)
+        )
+        print(f"{arm}: peak rate {choices[arm]['chosen']:g} chosen on validation", flush=True)
+    return runs, choices
 
 
 SETTINGS = (
     "epochs",
     "batch_size",
-    "learning_rate",
+    "learning_rates",
     "sequence_length",
     "permutations",
     "control_draws",
@@ -622,14 +659,12 @@ def main():
     )
 
     # %% (b) and (c): fine-tune on SST-2 with and without CDA, the same seeds and steps.
+    limits = {"train": args.max_train_examples, "validation": args.validation_examples}
     data = {
         split: load_classification_task(
-            "sst2",
-            split,
-            data_dir=args.data_dir,
-            max_examples=args.max_train_examples if split == "train" else None,
+            "sst2", split, data_dir=args.data_dir, max_examples=limits.get(split)
         )
-        for split in ("train", "test")
+        for split in ("train", "validation", "test")
     }
     augmented = augment(data["train"])
     swapped = next((t for t in data["train"].texts if counterfactual(t) != t), None)
@@ -647,8 +682,13 @@ def main():
     }
     print_plans(plans)
     groups = behavioural_groups(args.data_dir)
-    probes = {"test": data["test"], "tests": tests, "groups": groups}
-    runs = fine_tune_arms(plans, probes, args)
+    probes = {
+        "test": data["test"],
+        "validation": data["validation"],
+        "tests": tests,
+        "groups": groups,
+    }
+    runs, choices = fine_tune_arms(plans, probes, args)
     print("\nSEAT after fine-tuning (first seed)")
     print_seat(
         {
@@ -668,6 +708,8 @@ def main():
         "train_examples": len(data["train"]),
         "augmented_examples": len(augmented),
         "test_examples": len(data["test"]),
+        "validation_examples": len(data["validation"]),
+        "rate_choices": choices,
         "settings": {
             **{key: getattr(args, key) for key in SETTINGS},
             "dtype": args.dtype,

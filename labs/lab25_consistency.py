@@ -71,7 +71,7 @@ from kbert.train import TrainingSettings, fine_tuning_optimizer
 from kbert.train.fine_tuning import unused_pooler_frozen
 from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds
+from kbert.train.rate_on_validation import rate_then_seeds, rates_around
 
 # A perturbation's name → which of the two rates it uses.
 PERTURBATIONS = {
@@ -411,7 +411,7 @@ def parse_arguments(argv=None):
     if args.mask_rate + args.replace_rate > 1:
         parser.error("--mask-rate + --replace-rate must be <= 1 (each wordpiece changes once)")
     if args.learning_rates is None:  # a third of the grid's choice, itself and three times it
-        args.learning_rates = [round(args.learning_rate * f, 10) for f in (1 / 3, 1, 3)]
+        args.learning_rates = rates_around(args.learning_rate)
     if len(set(args.learning_rates)) != len(args.learning_rates):
         parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest

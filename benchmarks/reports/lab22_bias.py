@@ -114,6 +114,26 @@ def _steps_sentence(results):
     )
 
 
+def rates_sentence(results):
+    """Each arm's peak rate chosen on validation, and the rates its first seed tried ("" for
+    records made before the choice)."""
+    choices = results.get("rate_choices")
+    if not choices:
+        return ""
+    parts = []
+    for arm, choice in choices.items():
+        tried = ", ".join(
+            f"{row['learning_rate']:g} ({row['validation_accuracy']:.3f} / {row['accuracy']:.3f})"
+            for row in choice["tried"]
+        )
+        parts.append(f"{ARM_NAMES[arm]} {choice['chosen']:g}" + (f" of {tried}" if tried else ""))
+    return (
+        "Each arm's peak rate, chosen on validation accuracy at the first seed "
+        f"({results['validation_examples']:,} held-out training sentences; per rate tried: "
+        "validation / test accuracy, test never used to choose): " + "; ".join(parts) + "."
+    )
+
+
 def render(results):
     """SEAT before and after fine-tuning, and CDA's change of each measure over the seeds."""
     summary = results["summary"]
@@ -122,7 +142,7 @@ def render(results):
         for name, row in summary.items()
     ]
     draws = len(results["seat"]["random_weights"]["draws"])
-    null = gap_null_sentence(results)
+    null, rates = gap_null_sentence(results), rates_sentence(results)
     added = results["augmented_examples"] - results["train_examples"]
     groups = "; ".join(
         f"{name}: {group['first']} minus {group['second']}"
@@ -161,6 +181,7 @@ def render(results):
             markdown_table(["measure", "fine-tuned", "with CDA", "CDA − fine-tuned"], rows),
         ]
         + (["", null] if null else [])
+        + (["", rates] if rates else [])
     )
 
 

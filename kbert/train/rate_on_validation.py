@@ -13,6 +13,16 @@ read to choose.
 """
 
 
+def rates_around(rate):
+    """`[rate / 3, rate, rate × 3]`, rounded to 10 decimals: the rates a lab tries around a rate
+    chosen elsewhere (the grid's full fine-tuning rate) when its own arms may want another.
+
+        >>> rates_around(3e-4)
+        [0.0001, 0.0003, 0.0009]
+    """
+    return [round(rate * factor, 10) for factor in (1 / 3, 1, 3)]
+
+
 def rate_then_seeds(rates, seeds, train, validation_key, shown=("test_accuracy",)):
     """Runs `train(rate, seed)` at every rate for the first seed, chooses the rate with the
     highest `run[validation_key]` (the first listed on a tie), then the other seeds at it.

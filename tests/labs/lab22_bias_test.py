@@ -38,6 +38,8 @@ def test_the_fine_tuning_rate_defaults_to_minilms_chosen_full_fine_tuning_rate(l
     args = lab["parse_arguments"](["--permutations", "10", "--dtype", "float32"])
     chosen = chosen_rates("minilm_l6", START_LEARNING_RATES["minilm_l6"]).value["full"]
     assert args.learning_rate == chosen  # the sibling labs' rate, not BERT-base's 5e-5
+    # Each arm tries a third of it, itself and three times it; validation chooses.
+    assert args.learning_rates == pytest.approx([chosen / 3, chosen, 3 * chosen])
     rate = lab["parse_arguments"](["--learning-rate", "1e-4", "--dtype", "float32"]).learning_rate
     assert rate == 1e-4
 
@@ -166,6 +168,10 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         "2",
         "--control-draws",
         "3",
+        "--learning-rates",
+        "1e-3,3e-3",
+        "--validation-examples",
+        "64",
         "--sequence-length",
         "32",
         "--dtype",
@@ -218,6 +224,12 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
     for method in ("fine_tuned", "cda"):
         runs = results["runs"][method]
         assert [run["seed"] for run in runs] == [0, 1]
+        # The arm's rate: both tried at seed 0, the better on validation kept for both seeds.
+        choice = results["rate_choices"][method]
+        best = max(choice["tried"], key=lambda row: row["validation_accuracy"])
+        assert [row["learning_rate"] for row in choice["tried"]] == [1e-3, 3e-3]
+        assert [run["learning_rate"] for run in runs] == [best["learning_rate"]] * 2
+        assert runs[0]["accuracy"] == best["accuracy"]
         assert [run["steps"] for run in runs] == [steps, steps]  # read from the optimizers
         for run in runs:
             terms = run["gaps"]["gender_terms"]

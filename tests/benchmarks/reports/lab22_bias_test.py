@@ -128,3 +128,24 @@ def test_render_reads_the_pretrained_d_against_the_draws_and_each_gap_against_it
         "fine-tuned gender_terms p 0.0010, 0.0200, 0.3000; with CDA gender_terms p 0.5000, "
         "0.6000, 0.7000."
     ) in page
+
+
+def test_render_gives_each_arm_s_rate_chosen_on_validation_and_the_rates_tried():
+    tried = [
+        {"learning_rate": 1e-4, "validation_accuracy": 0.85, "accuracy": 0.86},
+        {"learning_rate": 3e-4, "validation_accuracy": 0.87, "accuracy": 0.85},
+    ]
+    choices = {
+        "fine_tuned": {"chosen": 3e-4, "chosen_on": "validation_accuracy", "tried": tried},
+        "cda": {"chosen": 1e-4, "chosen_on": "validation_accuracy", "tried": []},
+    }
+    page = lab22_bias.render({**_record(), "rate_choices": choices, "validation_examples": 1000})
+    assert (
+        "Each arm's peak rate, chosen on validation accuracy at the first seed (1,000 held-out "
+        "training sentences;"
+    ) in page
+    assert (
+        "fine-tuned 0.0003 of 0.0001 (0.850 / 0.860), 0.0003 (0.870 / 0.850); with CDA 0.0001."
+        in page
+    )
+    assert "chosen on validation" not in lab22_bias.render(_record())
