@@ -315,8 +315,9 @@ EXPECTED_SECONDS = {
     "lab24_slicing": 300,
     # Each arm's first seed at three peak rates (chosen on validation), then two seeds at it.
     "lab25_consistency": 1500,
-    # Fine-tuned under two poolings; three pretrainings per objective (one fine-tuning seed each).
-    "lab26_bert_objectives": 1200,
+    # Fine-tuned under two poolings; three pretrainings per objective (one fine-tuning seed each);
+    # the first pretraining's fine-tuning at two rates (chosen on validation).
+    "lab26_bert_objectives": 1500,
     "pair_stability": 6800,
     # Three seeds per setting since a080328 (its record ran one).
     "anchor_strength": 1600,

@@ -64,7 +64,7 @@ def parse_arguments():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
         "--learning-rates",
-        type=comma_separated(float, minimum=0.0),
+        type=comma_separated(float, minimum=0, strictly_greater=True),
         default=[5e-5, 2e-4, 5e-4],
         help="peak rates; the first seed trains at each and validation F1 chooses one",
     )

@@ -392,7 +392,7 @@ def parse_arguments(argv=None):
     )
     parser.add_argument(
         "--learning-rates",
-        type=comma_separated(float, minimum=0.0),
+        type=comma_separated(float, minimum=0, strictly_greater=True),
         default=None,
         help="peak rates each arm's first seed tries, validation choosing one per arm and "
         "label count (default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",

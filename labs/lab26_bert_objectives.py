@@ -53,10 +53,13 @@ so the runs pair by (pretraining seed, fine-tuning seed) and the spread holds pr
 noise as well as fine-tuning noise: a difference says "this objective", not "this one
 pretrained encoder" (with one pretraining per objective the sd would measure fine-tuning noise
 only). The fine-tuning cost is that of one pretraining with three fine-tuning seeds; the
-pretraining is three times as long. Nothing is chosen by this lab: every setting is fixed in
-advance (the fine-tuning rate is the lower of the two that `benchmarks/transfer.py` chooses
-between, on validation, for lab01's from-scratch encoders), and the 10% held out of each
-training file (lab12, lab21) is never trained on.
+pretraining is three times as long. The fine-tuning peak rate is chosen on validation for each
+objective, reading and task (`kbert.train.rate_on_validation`): the first pair of seeds tries
+each of `--learning-rates` (the two `benchmarks/transfer.py` chooses between for lab01's
+from-scratch encoders), the held-out 10% of the training file (lab12, lab21; never trained on)
+scores it by the task's metric (MRPC F1, TREC-6 accuracy), and the other pairs train at the
+rate chosen, so no objective is read at a rate that suits another. Every other setting is fixed
+in advance.
 
 Sizes are cut for a 2-core CPU: a 2-layer, 128-wide encoder, 64-token blocks and pairs, a few
 hundred steps per objective on a dozen books, fine-tuning on subsamples. At this size the
@@ -80,6 +83,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.arguments import comma_separated
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task, read_named_corpus
 from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
 from kbert.files import atomic_write_text
@@ -102,6 +106,7 @@ from kbert.text import BertPreprocessor
 from kbert.text.corpus_tokenizers import train_corpus_tokenizer
 from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.pretraining_optimizer import compile_for_pretraining
+from kbert.train.rate_on_validation import rate_then_seeds
 
 OBJECTIVES = {
     "masked": "MLM alone (RoBERTa)",
@@ -217,10 +222,11 @@ def held_out_measures(model, objective, valid, common, args):
 
 def fine_tune(weights, tokenizer, data, args, arm, positive_label=None):
     """A new classifier on the encoder from `weights`, reading it by `arm["pooling"]`, trained
-    on `data = (train, test)`'s first part with `arm`'s pretraining and fine-tuning seeds; its
-    test accuracy (and `test_f1` of `positive_label` where given) and whether it landed at the
-    majority class."""
-    train, test = data
+    on `data["train"]` at `arm["learning_rate"]` with `arm`'s pretraining and fine-tuning
+    seeds; its test accuracy (and `test_f1` of `positive_label` where given), whether it landed
+    at the majority class, and (where `data` holds "validation") the validation score the rate
+    is chosen by (`validation_f1` with `positive_label`, else `validation_accuracy`)."""
+    train, test = data["train"], data["test"]
     keras.backend.clear_session()
     # The same new head for every encoder and pooling of this seed.
     keras.utils.set_random_seed(arm["seed"])
@@ -235,7 +241,7 @@ def fine_tune(weights, tokenizer, data, args, arm, positive_label=None):
     settings = TrainingSettings(
         epochs=args.epochs,
         batch_size=args.fine_tune_batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=arm["learning_rate"],
         seed=arm["seed"],
         verbose=args.verbose,
     )
@@ -244,6 +250,12 @@ def fine_tune(weights, tokenizer, data, args, arm, positive_label=None):
     run = {"test_accuracy": round(float(report["accuracy"]), 4)}
     if positive_label is not None:
         run["test_f1"] = round(float(report["f1"]), 4)
+    if "validation" in data:
+        held = evaluate_classifier(
+            classifier, preprocessor, data["validation"], positive_label=positive_label
+        )
+        metric = "f1" if positive_label is not None else "accuracy"
+        run[f"validation_{metric}"] = round(float(held[metric]), 4)
     return run | {
         "at_majority": bool(at_majority(report["predictions"], test.labels)),
         "train_s": round(seconds, 1),
@@ -264,37 +276,59 @@ def seed_pairs(args):
 
 
 def run_task(task, encoders, tokenizer, args):
-    """Every (pretraining seed, fine-tuning seed), pooling and encoder on one task; its part of
-    the record."""
+    """Every pooling and encoder on one task, each at its peak rate chosen on validation at the
+    first pair of seeds (`rate_then_seeds`), then every other (pretraining seed, fine-tuning
+    seed); its part of the record, the runs in seed order."""
     pool = load_classification_task(task, "train", data_dir=args.data_dir, seed=args.seed)
+    validation = load_classification_task(
+        task, "validation", data_dir=args.data_dir, seed=args.seed
+    ).sample(args.eval_examples, args.seed)
     test = load_classification_task(task, "test", data_dir=args.data_dir).sample(
         args.eval_examples, args.seed
     )
-    runs, positive = [], positive_class(task)
-    for p_seed, seed in seed_pairs(args):
-        # One subset per seed, for every pooling and encoder.
-        train = pool.sample(args.train_examples, 1000 * p_seed + seed)
-        for pooling, objective in itertools.product(args.poolings, args.objectives):
+    positive = positive_class(task)
+    metric = "validation_f1" if positive is not None else "validation_accuracy"
+    pairs = seed_pairs(args)
+    # One subset per pair of seeds, for every pooling and encoder.
+    subsets = {pair: pool.sample(args.train_examples, 1000 * pair[0] + pair[1]) for pair in pairs}
+    runs, choices = [], {}
+    for pooling, objective in itertools.product(args.poolings, args.objectives):
+
+        def train(rate, pair, pooling=pooling, objective=objective):
+            p_seed, seed = pair
             arm = {
                 "objective": objective,
                 "pooling": pooling,
                 "pretraining_seed": p_seed,
                 "seed": seed,
+                "learning_rate": rate,
             }
+            data = {"train": subsets[pair], "test": test}
+            if pair == pairs[0] and len(args.learning_rates) > 1:  # the rate is chosen here
+                data["validation"] = validation
             run = {
                 **arm,
-                **fine_tune(
-                    encoders[objective, p_seed], tokenizer, (train, test), args, arm, positive
-                ),
+                **fine_tune(encoders[objective, p_seed], tokenizer, data, args, arm, positive),
             }
-            runs.append(run)
             landed = ", at the majority class" if run["at_majority"] else ""
             f1 = f", F1 {run['test_f1']:.4f}" if "test_f1" in run else ""
+            held = f", {metric} {run[metric]:.4f}" if metric in run else ""
             print(
-                f"{task} seed {p_seed}/{seed}, {pooling} pooling, {objective}: test "
-                f"{run['test_accuracy']:.4f}{f1}{landed} ({run['train_s']:.0f} s)",
+                f"{task} seed {p_seed}/{seed}, {pooling} pooling, {objective}, lr {rate:g}: "
+                f"test {run['test_accuracy']:.4f}{f1}{held}{landed} ({run['train_s']:.0f} s)",
                 flush=True,
             )
+            return run
+
+        kept, choice = rate_then_seeds(
+            args.learning_rates, pairs, train, metric, shown=("test_accuracy", "test_f1")
+        )
+        choices.setdefault(pooling, {})[objective] = choice
+        runs += kept
+    # Seed-major, as before: each pair's runs together, poolings and objectives in order.
+    order = {pair: index for index, pair in enumerate(pairs)}
+    runs.sort(key=lambda run: order[run["pretraining_seed"], run["seed"]])
+    train = subsets[pairs[-1]]
     study = {
         "train_examples": len(train),
         "test_examples": len(test),
@@ -304,6 +338,8 @@ def run_task(task, encoders, tokenizer, args):
         index = test.label_names.names.index(positive)
         always = np.full(len(test.labels), index)
         study["majority_f1"] = round(binary_f1(test.labels, always, index), 4)
+    study["validation_examples"] = len(validation)
+    study["rate_choices"] = choices
     return study | {"poolings": summarize(runs, args), "runs": runs}
 
 
@@ -423,10 +459,11 @@ def parse_arguments():
     parser.add_argument("--fine-tune-batch-size", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument(
-        "--learning-rate",
-        type=float,
-        default=3e-4,
-        help="fine-tuning peak (the lower rate benchmarks/transfer.py tries for lab01's encoders)",
+        "--learning-rates",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default=[3e-4, 1e-3],
+        help="fine-tuning peaks tried per objective, reading and task, one chosen on validation "
+        "(benchmarks/transfer.py's two for lab01's encoders; one rate: no choice)",
     )
     parser.add_argument(
         "--pooling",
@@ -476,9 +513,10 @@ def parse_arguments():
             "--block-length must be >= 8 and --sequence-length in [8, --block-length] (the "
             f"encoder's positions); received {args.block_length} and {args.sequence_length}"
         )
-    for flag in ("peak_learning_rate", "learning_rate"):
-        if not getattr(args, flag) > 0:
-            parser.error(f"--{flag.replace('_', '-')} must be > 0; received {getattr(args, flag)}")
+    if not args.peak_learning_rate > 0:
+        parser.error(f"--peak-learning-rate must be > 0; received {args.peak_learning_rate}")
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     return args
 
 
@@ -541,7 +579,7 @@ def main():
                 "peak_learning_rate",
                 "sequence_length",
                 "epochs",
-                "learning_rate",
+                "learning_rates",
                 "poolings",
                 "seeds",
                 "pretraining_seeds",

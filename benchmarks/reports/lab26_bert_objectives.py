@@ -59,13 +59,23 @@ def _pooling_section(results, pooling):
     """One reading's table: test accuracy per task and objective, paired to MLM alone within
     the reading, with the runs at the majority class."""
     rows = []
+    chosen = any("rate_choices" in study for study in results["tasks"].values())
     for task, study in results["tasks"].items():
         reading = study["poolings"].get(pooling, {})
+        rates = study.get("rate_choices", {}).get(pooling, {})
+
+        def rate(objective, rates=rates):
+            """The objective's peak rate chosen on validation, as a cell ([] without it)."""
+            if not chosen:
+                return []
+            return [f"{rates[objective]['chosen']:g}" if objective in rates else "–"]
+
         for objective, row in reading.get("objectives", {}).items():
             rows.append(
                 [
                     task,
                     OBJECTIVES.get(objective, objective),
+                    *rate(objective),
                     _accuracy(row),
                     format_difference(row.get("vs_masked")),
                     f"{row['runs_at_majority']} of {len(row['runs'])}",
@@ -78,13 +88,15 @@ def _pooling_section(results, pooling):
                 [
                     f"{task} F1",
                     OBJECTIVES.get(objective, objective),
+                    *rate(objective),
                     _accuracy(row),
                     format_difference(row.get("vs_masked")),
                     "–",
                     f"always 'paraphrase' {study['majority_f1']:.3f}",
                 ]
             )
-    header = ["task", "objective", "test score", "vs MLM alone", "at majority", "majority"]
+    header = ["task", "objective", *(["peak rate"] if chosen else []), "test score"]
+    header += ["vs MLM alone", "at majority", "majority"]
     return ["", f"{POOLINGS.get(pooling, pooling)}:", "", markdown_table(header, rows)]
 
 

@@ -32,6 +32,7 @@ def test_lab26_pretrains_each_objective_and_records_the_comparison(tmp_path, dat
             *("--steps", "4", "--warmup-steps", "1", "--eval-batches", "2"),
             *("--tasks", "trec", "--train-examples", "32", "--eval-examples", "40"),
             *("--epochs", "1", "--seeds", "1", "--pretraining-seeds", "1"),
+            *("--learning-rates", "1e-3"),  # one rate: no choice (the other test chooses)
             *("--run-dir", str(tmp_path), "--record", str(record)),
         ],
         data_root,
@@ -125,7 +126,8 @@ def test_lab26_pairs_runs_by_pretraining_seed_and_reads_mrpc_by_f1_too(tmp_path,
             *("--steps", "4", "--warmup-steps", "1", "--eval-batches", "2"),
             *("--objectives", "masked,masked+sop", "--pooling", "mean", "--tasks", "mrpc"),
             *("--train-examples", "32", "--eval-examples", "40", "--epochs", "1"),
-            *("--pretraining-seeds", "2", "--run-dir", str(tmp_path)),
+            *("--pretraining-seeds", "2", "--learning-rates", "1e-3,3e-3"),
+            *("--run-dir", str(tmp_path)),
         ],
         data_root,
     )
@@ -151,6 +153,16 @@ def test_lab26_pairs_runs_by_pretraining_seed_and_reads_mrpc_by_f1_too(tmp_path,
     )
     assert f1["masked+sop"]["vs_masked"]["mean"] == pytest.approx(expected / 2)
     assert "mrpc F1" in result.stdout and "F1 of always the positive class" in result.stdout
+    # Each objective's rate: both tried at the first pair of seeds, validation F1 choosing,
+    # the second pretraining seed at the rate chosen.
+    for objective in ("masked", "masked+sop"):
+        choice = mrpc["rate_choices"]["mean"][objective]
+        assert choice["chosen_on"] == "validation_f1"
+        assert [row["learning_rate"] for row in choice["tried"]] == [1e-3, 3e-3]
+        best = max(choice["tried"], key=lambda row: row["validation_f1"])
+        rates = [r["learning_rate"] for r in mrpc["runs"] if r["objective"] == objective]
+        assert rates == [best["learning_rate"]] * 2 == [choice["chosen"]] * 2
+    assert mrpc["validation_examples"] == 40
     from benchmarks.reports import lab26_bert_objectives
 
     page = lab26_bert_objectives.render(report)
@@ -168,7 +180,7 @@ def test_lab26_pairs_runs_by_pretraining_seed_and_reads_mrpc_by_f1_too(tmp_path,
         (["--pooling", "cls,cls"], "each once; received 'cls,cls'"),
         (["--seeds", "0"], "--seeds must be >= 1"),
         (["--sequence-length", "128"], "--sequence-length in [8, --block-length]"),
-        (["--learning-rate", "0"], "--learning-rate must be > 0"),
+        (["--learning-rates", "0"], "--learning-rates: must be comma-separated numbers > 0"),
     ],
 )
 def test_lab26_refuses_bad_settings(data_root, arguments, expected):

@@ -101,3 +101,20 @@ def test_mrpc_f1_rows_sit_under_accuracy_beside_the_f1_of_always_paraphrase():
     assert "| always 'paraphrase' 0.798 |" in page
     # Only the mean reading holds F1 rows here; the accuracy rows are as before.
     assert page.count("| mrpc F1 |") == 3 and page.count("| mrpc |") == 6
+
+
+def test_each_objective_s_rate_chosen_on_validation_is_a_column_where_recorded():
+    mrpc = RESULTS["tasks"]["mrpc"]
+    choices = {
+        pooling: {
+            objective: {"chosen": rate, "chosen_on": "validation_f1", "tried": []}
+            for objective, rate in (("masked", 1e-3), ("masked+nsp", 3e-4), ("span+sbo", 1e-3))
+        }
+        for pooling in ("cls", "mean")
+    }
+    page = lab26_bert_objectives.render(
+        {**RESULTS, "tasks": {"mrpc": {**mrpc, "rate_choices": choices}}}
+    )
+    assert "| task | objective | peak rate | test score |" in page
+    assert "| mrpc | MLM + NSP (BERT) | 0.0003 | 0.707 ± 0.010 (n=3) |" in page
+    assert "peak rate" not in lab26_bert_objectives.render(RESULTS)
