@@ -311,7 +311,8 @@ EXPECTED_SECONDS = {
     "lab21_sequential_adaptation": 1500,
     # SEAT on ten random-weights draws (inference only); each arm's first seed at three rates.
     "lab22_bias": 1000,
-    "lab23_related_multitask": 1050,
+    # Each row's first seed at three peak rates (chosen on validation), then two seeds at it.
+    "lab23_related_multitask": 1750,
     "lab24_slicing": 300,
     # Each arm's first seed at three peak rates (chosen on validation), then two seeds at it.
     "lab25_consistency": 1500,

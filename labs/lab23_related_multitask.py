@@ -32,8 +32,11 @@ and the updates each task gets per epoch (expected, for temperature sampling: it
 the smaller task's batches and leave some of the larger task's out).
 
 Every run trains for a fixed number of epochs and is scored once on test (GLUE's dev sets, as in
-lab12): no checkpoint or setting is chosen, so nothing is picked on test; the held-out 10% of
-each training file (lab12's validation split) is never trained on. Reported per task: test
+lab12). Each row has its own peak rate, chosen on validation (`kbert.train.rate_on_validation`):
+the first seed trains at each of `--learning-rates`, scored on the held-out 10% of each training
+file (lab12's validation split, never trained on) by the accuracy of the tasks the row reports
+(their mean for a joint row; RTE alone for the control), and the other seeds train at the rate
+chosen; test never chooses. Reported per task: test
 accuracy (RTE, MRPC) and F1 of the paraphrase class (MRPC, GLUE's metric), mean ± sd over
 `--seeds` seeds, the seed-paired difference of each joint row to the task alone
 (`kbert.metrics.seed_comparison`: "no difference" inside the spread), on RTE the claims' two
@@ -42,9 +45,10 @@ proportional mixing), and the majority class's
 accuracy beside the runs that landed there (`kbert.metrics.majority_class.at_majority`:
 few-pair RTE can end predicting one class, Mosbach et al. 2021).
 
-Settings come from the repository's chosen defaults: the peak rate is
-full fine-tuning's, chosen on validation for MiniLM-L6 by `benchmarks/adaptation_grid.py` and
-read from its record (`kbert.train.chosen_on_validation.chosen_rates`), batches of
+Settings come from the repository's chosen defaults: the rates tried are full fine-tuning's,
+chosen on validation for MiniLM-L6 on TREC-6 by `benchmarks/adaptation_grid.py` and read from its
+record (`kbert.train.chosen_on_validation.chosen_rates`), a third and three times it (a joint
+run, or 500 RTE pairs, need not suit the rate chosen for TREC-6), batches of
 16 and MiniLM-L6 read by the pooling it was trained for (`kbert.checkpoints.trained_pooling`:
 mean) as lab21. Sizes are cut for a 2-core CPU: a seeded subsample of each training file,
 RTE smaller than MRPC (as in the full files) so the two mixings differ.
@@ -67,6 +71,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task, multitask_dataset
 from kbert.data.classification_dataset import classification_dataset
@@ -83,6 +88,7 @@ from kbert.train import TrainingSettings, count_batches, fine_tune_classifier
 from kbert.train.fine_tuning import compile_and_fit
 from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
+from kbert.train.rate_on_validation import rate_then_seeds, rates_around
 
 TASKS = ("rte", "mrpc")
 # Each row: the tasks it trains, and how a joint row draws a task per step.
@@ -108,11 +114,11 @@ def metrics_of(task):
     return ("accuracy", "f1") if CLASSIFICATION_TASKS[task].metric == "f1" else ("accuracy",)
 
 
-def training(args, seed):
+def training(args, seed, learning_rate):
     return TrainingSettings(
         epochs=args.epochs,
         batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=learning_rate,
         seed=seed,
         verbose=args.verbose,
     )
@@ -209,14 +215,31 @@ def start(args, seed):
     return encoder, BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
 
 
-def alone_run(args, task, train, test, seed):
-    """One task alone: a `SequenceClassifier` fine-tuned on its subset, scored on its test."""
+def validation_accuracy(model, preprocessor, validation, tasks):
+    """The mean accuracy over `tasks` on their held-out questions (`validation`: task → its
+    `Examples`): the score a row's rate is chosen by."""
+    accuracies = [
+        evaluate_classifier(model(task), preprocessor, validation[task])["accuracy"]
+        for task in tasks
+    ]
+    return round(float(np.mean(accuracies)), 4)
+
+
+def alone_run(args, task, data, seed, learning_rate):
+    """One task alone: a `SequenceClassifier` fine-tuned on its subset, scored on its test
+    (and on its validation questions where `data` holds them)."""
     encoder, preprocessor = start(args, seed)
+    train = data["train"][task]
     classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
     _, seconds = fine_tune_classifier(
-        classifier, preprocessor, train, settings=training(args, seed)
+        classifier, preprocessor, train, settings=training(args, seed, learning_rate)
     )
-    return {task: score(classifier, preprocessor, test, task), "train_s": round(seconds, 1)}
+    run = {task: score(classifier, preprocessor, data["test"][task], task)}
+    if "validation" in data:
+        run["validation_accuracy"] = validation_accuracy(
+            lambda _: classifier, preprocessor, data["validation"], [task]
+        )
+    return run | {"train_s": round(seconds, 1)}
 
 
 def shuffled_labels(examples, seed):
@@ -226,12 +249,12 @@ def shuffled_labels(examples, seed):
     return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
 
 
-def joint_run(args, spec, data, seed, show):
+def joint_run(args, spec, data, seed, show, learning_rate):
     """Both tasks on one encoder, one task per step; each head scored on its task's test.
 
     `spec` is the row's (`ROWS`): its `sampling`, and the task whose training labels are
-    `shuffled` in the control row. `data` maps "train" and "test" to a dict from task name to
-    its `Examples`.
+    `shuffled` in the control row. `data` maps "train", "test" (and, where the rate is chosen,
+    "validation") to a dict from task name to its `Examples`.
     """
     train, tests, sampling = data["train"], data["test"], spec["sampling"]
     if spec.get("shuffled") is not None:
@@ -242,7 +265,7 @@ def joint_run(args, spec, data, seed, show):
         for task in TASKS
     }
     model = MultitaskModel(encoder, heads)
-    settings = training(args, seed)
+    settings = training(args, seed, learning_rate)
     batches = {task: task_batches(preprocessor, train[task], settings) for task in TASKS}
     mixed, plan = mixed_batches(batches, sampling, args.temperature, seed)
     if show:
@@ -258,32 +281,47 @@ def joint_run(args, spec, data, seed, show):
     run["train_accuracy"] = {
         task: round(float(history.history[f"{task}_accuracy"][-1]), 4) for task in TASKS
     }
+    if "validation" in data:  # the tasks the row reports (RTE alone for the control)
+        run["validation_accuracy"] = validation_accuracy(
+            model.task_model, preprocessor, data["validation"], spec["tasks"]
+        )
     return run | {"plan": plan, "train_s": round(seconds, 1)}
 
 
-def seed_runs(args, data, seed, plans):
-    """One seed's rows, in order, on the same subsets: yields `(row, run)`, printing each.
+def row_runs(args, row, data_for, seeds, plans):
+    """One row at every seed, at its peak rate chosen on validation (`rate_then_seeds`):
+    `(runs in seed order, the rate choice)`, printing each run.
 
-    A joint row's plan (steps, probabilities, updates) goes into `plans`; the first seed's
-    joint runs show their first steps' tasks.
+    `data_for(seed, choosing)` gives the seed's data ("train", "test", and "validation" when
+    `choosing`). A joint row's plan (steps, probabilities, updates) goes into `plans`; its first
+    run shows its first steps' tasks.
     """
-    for row, spec in ROWS.items():
+    spec = ROWS[row]
+
+    def train(rate, seed):
+        choosing = seed == seeds[0] and len(args.learning_rates) > 1
+        data = data_for(seed, choosing)
         if spec["sampling"] is None:
             (task,) = spec["tasks"]
-            run = alone_run(args, task, data["train"][task], data["test"][task], seed)
+            run = alone_run(args, task, data, seed, rate)
         else:
-            run = joint_run(args, spec, data, seed, show=row not in plans)
+            run = joint_run(args, spec, data, seed, row not in plans, rate)
             plans[row] = run.pop("plan")
+        held = (
+            f", validation {run['validation_accuracy']:.4f}" if "validation_accuracy" in run else ""
+        )
         print(
-            f"seed {seed}, {row}: "
+            f"seed {seed}, {row}, lr {rate:g}: "
             + "; ".join(
                 f"{task} " + ", ".join(f"{m} {run[task][m]:.4f}" for m in metrics_of(task))
                 for task in spec["tasks"]
             )
-            + f" ({run['train_s']:.0f} s)",
+            + f"{held} ({run['train_s']:.0f} s)",
             flush=True,
         )
-        yield row, run
+        return run | {"learning_rate": rate}
+
+    return rate_then_seeds(args.learning_rates, seeds, train, "validation_accuracy", spec["tasks"])
 
 
 def summarize(results):
@@ -337,22 +375,28 @@ def task_facts(train, tests):
     return tasks
 
 
-def print_table(rows, tasks, plans, args, paired):
-    """The results table: each row's test metrics per task, mean ± sd, paired to alone; then
-    the claims' RTE contrasts (`paired`, from `contrasts`)."""
+def print_table(rows, tasks, plans, args, paired, choices):
+    """The results table: each row's test metrics per task, mean ± sd, paired to alone, and its
+    rate chosen on validation (`choices`); then the claims' RTE contrasts (`paired`, from
+    `contrasts`)."""
     print(
-        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"\n{args.model} ({args.pooling} pooling), rates tried {args.learning_rates}, batch "
         f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
         f"temperature {args.temperature}, {args.seeds} seed(s)"
     )
-    print("row                 task  metric    test mean ± sd   vs task alone        at majority")
+    print(
+        "row                 rate     task  metric    test mean ± sd   vs task alone        "
+        "at majority"
+    )
     for row, row_tasks in rows.items():
+        rate = f"{choices[row]['chosen']:g}"
         for task, summary in row_tasks.items():
             for metric in metrics_of(task):
                 entry = summary[metric]
                 spread = "" if entry["sd"] is None else f" ± {entry['sd']:.4f}"
                 print(
-                    f"{row:18s}  {task:4s}  {metric:8s}  {entry['mean']:.4f}{spread:9s}  "
+                    f"{row:18s}  {rate:7s}  {task:4s}  {metric:8s}  {entry['mean']:.4f}"
+                    f"{spread:9s}  "
                     f"{format_difference(entry.get('vs_alone')):19s}  "
                     f"{summary['runs_at_majority']} of {args.seeds}"
                 )
@@ -396,6 +440,13 @@ def parse_arguments(argv=None):
         seeds_help="runs per row",
         seed_help="the held-out split",
     )
+    parser.add_argument(
+        "--learning-rates",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default=None,
+        help="peak rates each row's first seed tries, validation choosing one per row "
+        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+    )
     args = parser.parse_args(argv)
     for flag in ("seeds", "epochs", "batch_size", "sequence_length"):
         if getattr(args, flag) < 1:
@@ -406,6 +457,10 @@ def parse_arguments(argv=None):
     for flag in ("learning_rate", "temperature"):
         if not getattr(args, flag) > 0:
             parser.error(f"--{flag.replace('_', '-')} must be > 0; received {getattr(args, flag)}")
+    if args.learning_rates is None:
+        args.learning_rates = rates_around(args.learning_rate)
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
         args.pooling = trained_pooling(args.model)
@@ -427,39 +482,60 @@ def main(argv=None):
         )
         for task in TASKS
     }
+    validation = {  # the held-out 10%: where each row's rate is chosen
+        task: load_classification_task(
+            task, "validation", data_dir=args.data_dir, seed=args.seed
+        ).sample(args.eval_examples, args.seed)
+        for task in TASKS
+    }
     sizes = {"rte": args.rte_examples, "mrpc": args.mrpc_examples}
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    subsets = {  # one subsample per seed, the same for every row
+        seed: {task: pools[task].sample(sizes[task], 1000 + seed) for task in TASKS}
+        for seed in seeds
+    }
 
-    # %% Every seed: each task alone, then both tasks mixed each way, on the same subsets.
+    def data_for(seed, choosing):
+        data = {"train": subsets[seed], "test": tests}
+        return data | ({"validation": validation} if choosing else {})
+
+    # %% Every row at its rate: each task alone, then both tasks mixed each way, the same
+    # subsets at every seed.
     results = {
         row: {task: {m: [] for m in (*metrics_of(task), "at_majority")} for task in spec["tasks"]}
         for row, spec in ROWS.items()
     }
-    runs, plans = [], {}
-    for seed in range(args.seed, args.seed + args.seeds):
-        train = {task: pools[task].sample(sizes[task], 1000 + seed) for task in TASKS}
-        for row, run in seed_runs(args, {"train": train, "test": tests}, seed, plans):
+    runs, plans, choices = [], {}, {}
+    for row in ROWS:
+        kept, choices[row] = row_runs(args, row, data_for, seeds, plans)
+        print(f"{row}: peak rate {choices[row]['chosen']:g} chosen on validation", flush=True)
+        for seed, run in zip(seeds, kept, strict=True):
             for task in ROWS[row]["tasks"]:
                 for key, value in run[task].items():
                     results[row][task][key].append(value)
             runs.append({"row": row, "seed": seed, **run})
+    runs.sort(key=lambda run: run["seed"])  # seed-major, rows in order within a seed
+    train = subsets[seeds[-1]]
 
     # %% Results table: test metrics, mean ± sd over seeds; differences in points, seed-paired.
     rows = summarize(results)
     tasks = task_facts(train, tests)
     paired = contrasts(results)
-    print_table(rows, tasks, plans, args, paired)
+    print_table(rows, tasks, plans, args, paired, choices)
     report = {
         "model": args.model,
         "tasks": tasks,
         "rows": rows,
         "rte_contrasts": paired,
+        "rate_choices": choices,
+        "validation_examples": {task: len(examples) for task, examples in validation.items()},
         "plans": plans,
         "runs": runs,
         "settings": {
             key: getattr(args, key)
             for key in (
                 "pooling",
-                "learning_rate",
+                "learning_rates",
                 "batch_size",
                 "sequence_length",
                 "epochs",

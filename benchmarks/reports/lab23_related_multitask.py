@@ -75,7 +75,9 @@ def _score(entry):
 def render(results):
     """Test metrics per row and task, with the seed-paired differences to the task alone."""
     table = []
+    choices = results.get("rate_choices")
     for row, label in ROWS.items():
+        rate = [f"{choices[row]['chosen']:g}" if row in choices else "–"] if choices else []
         for task, summary in results["rows"].get(row, {}).items():
             for metric, entry in summary.items():
                 if metric == "runs_at_majority":
@@ -84,6 +86,7 @@ def render(results):
                     [
                         row,
                         label,
+                        *rate,
                         task,
                         metric,
                         _score(entry),
@@ -115,10 +118,17 @@ def render(results):
             f"{results['model']} ({described}). Tasks: {tasks}. Joint runs: {plans}. Test "
             "metrics, mean ± sd over seeds; differences in points to the task alone, paired by "
             "seed ('no difference' when the mean is inside the sd); runs at the majority class "
-            "(all one class, or accuracy within a point of it):",
+            "(all one class, or accuracy within a point of it)"
+            + (
+                "; each row's peak rate chosen on validation at the first seed (the mean "
+                "accuracy of the tasks it reports on their held-out questions):"
+                if choices
+                else ":"
+            ),
             "",
             markdown_table(
-                ["row", "trains", "task", "metric", "test", "vs task alone", "at majority"],
+                ["row", "trains", *(["peak rate"] if choices else []), "task", "metric", "test"]
+                + ["vs task alone", "at majority"],
                 table,
             ),
         ]

@@ -35,6 +35,8 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             "8",
             "--seeds",
             "1",
+            "--learning-rates",
+            "1e-3,3e-3",
             "--run-dir",
             str(tmp_path),
             "--record",
@@ -95,6 +97,19 @@ def test_lab23_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     )
     assert "RTE accuracy, joint_temperature − joint_proportional (points" in stdout
     assert len(report["runs"]) == 5 and {run["row"] for run in report["runs"]} == set(ROWS)
+    # Each row's rate: both tried at the seed, the better on validation kept; the validation
+    # score is the mean over the tasks the row reports (RTE alone for the control).
+    for row, choice in report["rate_choices"].items():
+        tried = {r["learning_rate"]: r for r in choice["tried"]}
+        assert set(tried) == {1e-3, 3e-3}
+        best = max(tried.values(), key=lambda r: r["validation_accuracy"])
+        run = next(r for r in report["runs"] if r["row"] == row)
+        assert run["learning_rate"] == choice["chosen"] == best["learning_rate"]
+        assert set(tried[choice["chosen"]]) == {"learning_rate", "validation_accuracy"} | set(
+            ROWS[row]["tasks"]
+        )
+    assert report["validation_examples"] == {"rte": 24, "mrpc": 24}
+    assert "joint_temperature: peak rate" in stdout
     assert "majority class accuracy" in stdout
     from benchmarks.reports import lab23_related_multitask
 

@@ -158,3 +158,14 @@ def test_the_control_row_reads_rte_with_mrpc_against_mrpc_with_shuffled_labels()
     )
     assert line in lab23_related_multitask.render(results)
     assert lab23_related_multitask.control_line(RESULTS) == ""  # a record before the control
+
+
+def test_each_row_s_rate_chosen_on_validation_is_a_column_where_recorded():
+    choices = {
+        row: {"chosen": rate, "chosen_on": "validation_accuracy", "tried": []}
+        for row, rate in zip(RESULTS["rows"], (1e-4, 3e-4, 9e-4, 3e-4), strict=False)
+    }
+    page = lab23_related_multitask.render({**RESULTS, "rate_choices": choices})
+    assert "| row | trains | peak rate | task | metric | test |" in page
+    assert "| rte_alone | RTE alone | 0.0001 | rte | accuracy | 0.557 ± 0.010 (n=3) |" in page
+    assert "each row's peak rate chosen on validation at the first seed" in page
