@@ -308,7 +308,8 @@ EXPECTED_SECONDS = {
     "lab18b_data_curation": 1300,
     # SST-2 and SQuAD at 3 seeds per start (its record ran one): about 4 × 6 min more.
     "lab19_text_to_text": 5200,
-    "lab21_sequential_adaptation": 1500,
+    # Each start's target runs: the first seed at three peak rates (chosen on validation).
+    "lab21_sequential_adaptation": 2300,
     # SEAT on ten random-weights draws (inference only); each arm's first seed at three rates.
     "lab22_bias": 1000,
     # Each row's first seed at three peak rates (chosen on validation), then two seeds at it.

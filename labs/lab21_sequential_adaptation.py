@@ -23,9 +23,15 @@ same seeded subset, and each seed pairs the three starts, so the lab reports per
 size mean ± sd of test accuracy over `--seeds` seeds and the seed-paired difference of each
 start to the target alone (`kbert.metrics.seed_comparison`: "no difference" inside the spread).
 
-Settings come from the repository's chosen defaults: the peak rate is
-full fine-tuning's rate chosen on validation for MiniLM-L6 by `benchmarks/adaptation_grid.py`,
-read from its record (`kbert.train.chosen_on_validation.chosen_rates`), the
+Each start's target runs have their own peak rate, chosen on validation per target and size
+(`kbert.train.rate_on_validation`): the first seed tries each of `--learning-rates`, scored on
+the target's held-out training examples (`--validation-examples`, never trained on), and the
+other seeds train at the rate chosen; an encoder that left an intermediate task need not want
+the rate the pretrained one does. Settings come from the repository's chosen defaults: the rates
+tried are full fine-tuning's rate chosen on validation for MiniLM-L6 (TREC-6, 1,000 questions)
+by `benchmarks/adaptation_grid.py`, read from its record
+(`kbert.train.chosen_on_validation.chosen_rates`), a third and three times it; the intermediate
+runs train at that rate itself; the
 intermediate task runs one epoch (`kbert.train.adaptation_recipes.sequential_adaptation`),
 batches of 16 and "few labels get more epochs" are lab07's, with fewer least steps (24 where
 lab07 takes 100: `--min-steps`, `--epochs`, sized so that the 27 target runs fit a 2-core CPU;
@@ -65,6 +71,7 @@ from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
+from kbert.train.rate_on_validation import rate_then_seeds, rates_around
 
 # Target → its intermediate task, and the flags that size each.
 STUDIES = {
@@ -90,11 +97,12 @@ def shuffled_labels(examples, seed):
     return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
 
 
-def training(args, seed, epochs):
+def training(args, seed, epochs, learning_rate=None):
+    """The recipe at `learning_rate` (default: `--learning-rate`, the intermediate runs')."""
     return TrainingSettings(
         epochs=epochs,
         batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=learning_rate or args.learning_rate,
         seed=seed,
         verbose=args.verbose,
     )
@@ -166,9 +174,11 @@ def adapted_encoder(args, intermediate, seed, target_classes=None):
     return encoder.get_weights(), run
 
 
-def target_run(args, weights, train, test, seed):
-    """The target from `weights` (None: the pretrained encoder) with a new head: its test
-    accuracy, and whether it landed at the majority class."""
+def target_run(args, weights, data, seed, learning_rate):
+    """The target from `weights` (None: the pretrained encoder) with a new head, trained on
+    `data["train"]` at `learning_rate`: its test accuracy, whether it landed at the majority
+    class, and (where `data` holds "validation") its validation accuracy."""
+    train, test = data["train"], data["test"]
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for every start of this seed
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -179,10 +189,15 @@ def target_run(args, weights, train, test, seed):
     # Few labels get more epochs (lab07): at least `--min-steps` steps, at least `--epochs`.
     epochs = max(args.epochs, math.ceil(args.min_steps / math.ceil(len(train) / args.batch_size)))
     _, seconds = fine_tune_classifier(
-        classifier, preprocessor, train, settings=training(args, seed, epochs)
+        classifier, preprocessor, train, settings=training(args, seed, epochs, learning_rate)
     )
     report = evaluate_classifier(classifier, preprocessor, test)
-    return {
+    held = {}
+    if "validation" in data:
+        accuracy = evaluate_classifier(classifier, preprocessor, data["validation"])["accuracy"]
+        held["validation_accuracy"] = round(float(accuracy), 4)
+    return held | {
+        "learning_rate": learning_rate,
         "test_accuracy": round(float(report["accuracy"]), 4),
         "at_majority": at_majority(report["predictions"], test.labels),
         "epochs": epochs,
@@ -235,7 +250,8 @@ def gain_by_labels(accuracies, resolved):
 
 
 def study_data(target, args):
-    """One target's training pool, its scored test subset and its intermediate task's examples."""
+    """One target's training pool, its scored test subset, its intermediate task's examples and
+    its held-out validation examples (where each start's rate is chosen)."""
     study = STUDIES[target]
     pool = load_classification_task(target, "train", data_dir=args.data_dir, seed=args.seed)
     test = load_classification_task(target, "test", data_dir=args.data_dir).sample(
@@ -244,7 +260,10 @@ def study_data(target, args):
     intermediate = load_classification_task(
         study["intermediate"], "train", data_dir=args.data_dir, seed=args.seed
     ).sample(getattr(args, study["budget"]), args.seed)
-    return pool, test, intermediate
+    validation = load_classification_task(
+        target, "validation", data_dir=args.data_dir, seed=args.seed
+    ).sample(args.validation_examples, args.seed)
+    return pool, test, intermediate, validation
 
 
 def seed_starts(args, intermediate, seed, target_classes, intermediate_runs):
@@ -266,42 +285,60 @@ def seed_starts(args, intermediate, seed, target_classes, intermediate_runs):
     return weights, carry_over
 
 
-def size_runs(args, target, weights, data, seed):
-    """One seed's target runs on one training subset, from each start: yields `(start, run)`,
-    printing each. `data` maps "train" and "test" to the target's `Examples`."""
-    train, test = data["train"], data["test"]
-    for start in STARTS:
-        run = target_run(args, weights[start], train, test, seed)
+def start_runs(args, target, weights, data_for, seeds, start):
+    """One start's target runs at one size, every seed, at the peak rate chosen on validation
+    (`rate_then_seeds`): `(runs in seed order, the rate choice)`, printing each run.
+    `weights[seed][start]` is the encoder's (None: pretrained); `data_for(seed, choosing)` the
+    seed's "train" and "test" (and "validation" when `choosing`)."""
+
+    def train(rate, seed):
+        choosing = seed == seeds[0] and len(args.learning_rates) > 1
+        data = data_for(seed, choosing)
+        run = target_run(args, weights[seed][start], data, seed, rate)
         majority = ", at the majority class" if run["at_majority"] else ""
+        held = f", validation {run['validation_accuracy']:.4f}" if choosing else ""
         print(
-            f"{target} {len(train)} labelled, seed {seed}, {start}: test "
-            f"{run['test_accuracy']:.4f}{majority} ({run['epochs']} epochs, "
+            f"{target} {len(data['train'])} labelled, seed {seed}, {start}, lr {rate:g}: test "
+            f"{run['test_accuracy']:.4f}{held}{majority} ({run['epochs']} epochs, "
             f"{run['train_s']:.0f} s)",
             flush=True,
         )
-        yield start, run
+        return run
+
+    return rate_then_seeds(args.learning_rates, seeds, train, "validation_accuracy")
 
 
 def run_study(target, args, show):
     """Every seed and start of one target; returns its part of the record."""
     sizes = getattr(args, STUDIES[target]["sizes"])
-    pool, test, intermediate = study_data(target, args)
-    accuracies = {size: {start: [] for start in STARTS} for size in sizes}
-    landed = {size: {start: [] for start in STARTS} for size in sizes}
+    pool, test, intermediate, validation = study_data(target, args)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    accuracies = {size: {} for size in sizes}
+    landed = {size: {} for size in sizes}
     runs, intermediate_runs, carry_over = [], {"sequential": [], "shuffled": []}, None
-    for seed in range(args.seed, args.seed + args.seeds):
+    weights = {}  # seed → start → the encoder's weights (None: pretrained)
+    for seed in seeds:
         classes = len(pool.label_names) if show and carry_over is None else None
-        weights, shown = seed_starts(args, intermediate, seed, classes, intermediate_runs)
+        weights[seed], shown = seed_starts(args, intermediate, seed, classes, intermediate_runs)
         carry_over = carry_over or shown
-        for size in sizes:
-            train = pool.sample(size, 1000 * size + seed)  # the same subset for every start
-            for start, run in size_runs(
-                args, target, weights, {"train": train, "test": test}, seed
-            ):
-                accuracies[size][start].append(run["test_accuracy"])
-                landed[size][start].append(run["at_majority"])
-                runs.append({"size": len(train), "seed": seed, "start": start, **run})
     resolved = {size: min(size, len(pool)) if size else len(pool) for size in sizes}
+    choices = {}
+    for size in sizes:
+
+        def data_for(seed, choosing, size=size):
+            data = {"train": pool.sample(size, 1000 * size + seed), "test": test}
+            return data | ({"validation": validation} if choosing else {})
+
+        for start in STARTS:  # the same subset per seed for every start
+            kept, choice = start_runs(args, target, weights, data_for, seeds, start)
+            choices.setdefault(str(resolved[size]), {})[start] = choice
+            accuracies[size][start] = [run["test_accuracy"] for run in kept]
+            landed[size][start] = [run["at_majority"] for run in kept]
+            runs += [
+                {"size": resolved[size], "seed": seed, "start": start, **run}
+                for seed, run in zip(seeds, kept, strict=True)
+            ]
+    runs.sort(key=lambda run: run["seed"])  # seed-major; sizes and starts in order within
     return {
         "intermediate": STUDIES[target]["intermediate"],
         "intermediate_examples": len(intermediate),
@@ -310,8 +347,10 @@ def run_study(target, args, show):
             for start, rs in intermediate_runs.items()
         },
         "test_examples": len(test),
+        "validation_examples": len(validation),
         "majority_accuracy": round(majority_accuracy(test.labels), 4),
         "sizes": {str(resolved[size]): summarize(accuracies[size], landed[size]) for size in sizes},
+        "rate_choices": choices,
         "gain_fewest_minus_most": gain_by_labels(accuracies, resolved),
         "runs": runs,
         "carry_over": carry_over,
@@ -322,20 +361,23 @@ def print_table(studies, args):
     """The results table: per target, size and start, test accuracy (mean ± sd), its paired
     difference to the target alone, the majority class and the runs that landed there."""
     print(
-        f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch "
+        f"\n{args.model} ({args.pooling} pooling), intermediate lr {args.learning_rate}, "
+        f"target rates tried {args.learning_rates}, batch "
         f"{args.batch_size}, {args.sequence_length} tokens, {args.seeds} seed(s)"
     )
     print(
-        "target  labelled  start                                 test mean ± sd   majority  "
-        "at majority  vs alone"
+        "target  labelled  start                                 rate     test mean ± sd   "
+        "majority  at majority  vs alone"
     )
     for target, study in studies.items():
         for size, rows in study["sizes"].items():
             for start, label in STARTS.items():
                 row = rows[start]
                 spread = "" if row["sd"] is None else f" ± {row['sd']:.4f}"
+                rate = f"{study['rate_choices'][size][start]['chosen']:g}"
                 print(
-                    f"{target:6s}  {size:>8s}  {label:36s}  {row['mean']:.4f}{spread:9s}  "
+                    f"{target:6s}  {size:>8s}  {label:36s}  {rate:7s}  {row['mean']:.4f}"
+                    f"{spread:9s}  "
                     f"{study['majority_accuracy']:.4f}    "
                     f"{row['runs_at_majority']} of {len(row['runs']):<6d}  "
                     f"{format_difference(row.get('vs_alone'))}"
@@ -383,6 +425,12 @@ parser.add_argument(
     "--eval-examples", type=int, default=300, help="test examples scored per target (0: all)"
 )
 parser.add_argument(
+    "--validation-examples",
+    type=int,
+    default=300,
+    help="held-out training examples per target each start's rate is chosen on (0: all)",
+)
+parser.add_argument(
     "--sequence-length", type=int, default=128, help="tokens read (a review's head)"
 )
 parser.add_argument("--batch-size", type=int, default=16)
@@ -396,6 +444,13 @@ add_lab_run_arguments(
     seeds_help="runs per target, size and start",
     seed_help="the data subsets' seed",
 )
+parser.add_argument(
+    "--learning-rates",
+    type=comma_separated(float, minimum=0, strictly_greater=True),
+    default=None,
+    help="peak rates each start's target runs try at the first seed, validation choosing "
+    "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+)
 args = parser.parse_args()
 targets = [target.strip() for target in args.targets.split(",") if target.strip()]
 if not targets or set(targets) - set(STUDIES):
@@ -403,11 +458,22 @@ if not targets or set(targets) - set(STUDIES):
 for flag in ("seeds", "epochs", "intermediate_epochs", "batch_size", "sequence_length"):
     if getattr(args, flag) < 1:
         parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
-for flag in ("sst2_examples", "mrpc_examples", "eval_examples", "min_steps", "seed"):
+for flag in (
+    "sst2_examples",
+    "mrpc_examples",
+    "eval_examples",
+    "validation_examples",
+    "min_steps",
+    "seed",
+):
     if getattr(args, flag) < 0:
         parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
 if not args.learning_rate > 0:
     parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
+if args.learning_rates is None:
+    args.learning_rates = rates_around(args.learning_rate)
+if len(set(args.learning_rates)) != len(args.learning_rates):
+    parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
 args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
 if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
     args.pooling = trained_pooling(args.model)
@@ -427,6 +493,7 @@ report = {
         for key in (
             "pooling",
             "learning_rate",
+            "learning_rates",
             "batch_size",
             "sequence_length",
             "epochs",

@@ -80,15 +80,19 @@ def render(results):
     """Test accuracy per target, labelled size and start, with the seed-paired differences,
     the majority class and the runs that landed there, and what the differences show."""
     rows = []
+    chosen = any("rate_choices" in study for study in results["targets"].values())
     for target, study in results["targets"].items():
         for size, starts in study["sizes"].items():
             for start, label in STARTS.items():
                 row = starts[start]
+                choice = study.get("rate_choices", {}).get(size, {}).get(start)
+                rate = [f"{choice['chosen']:g}" if choice else "–"] if chosen else []
                 rows.append(
                     [
                         target,
                         size,
                         label.replace("intermediate task", study["intermediate"]),
+                        *rate,
                         _accuracy(row),
                         format_difference(row.get("vs_alone")),
                         format_difference(row.get("vs_shuffled")),
@@ -110,13 +114,20 @@ def render(results):
             f"{results['model']} ({described}). Intermediate tasks: {intermediates}. Test "
             "accuracy, mean ± sd over seeds; differences in points, paired by seed ('no "
             "difference' when the mean is inside the sd); runs at the majority class (all one "
-            "class, or accuracy within a point of it):",
+            "class, or accuracy within a point of it)"
+            + (
+                "; each start's target rate chosen on the target's held-out examples at the "
+                "first seed:"
+                if chosen
+                else ":"
+            ),
             "",
             markdown_table(
                 [
                     "target",
                     "labelled",
                     "start",
+                    *(["peak rate"] if chosen else []),
                     "test accuracy",
                     "vs target alone",
                     "vs shuffled control",

@@ -41,6 +41,10 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             "2",
             "--seeds",
             "2",
+            "--learning-rates",
+            "1e-3,3e-3",
+            "--validation-examples",
+            "16",
             "--run-dir",
             str(tmp_path),
             "--record",
@@ -49,8 +53,8 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
         data_root,
     )
     # Two seeds (a paired difference needs a spread), both targets, IMDb at one size and RTE at
-    # two (its gain by labels): 26 fits, each mostly tracing on 2 cores
-    # (`tests/conftest.py::tiny_models`).
+    # two (its gain by labels), each start's first seed at two rates: 35 fits, each mostly
+    # tracing on 2 cores (`tests/conftest.py::tiny_models`).
     assert result.returncode == 0, result.stderr[-3000:]
     stdout = result.stdout
     report = json.loads(stdout.strip().splitlines()[-1])
@@ -68,6 +72,20 @@ def test_lab21_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     assert imdb["test_examples"] == 40 and rte["test_examples"] == 40
     assert imdb["intermediate_examples"] == 32 and set(imdb["sizes"]) == {"16"}
     assert set(rte["sizes"]) == {"16", "24"}
+    # Each start's target rate: both tried at the first seed, the better on the 16 held-out
+    # examples kept for both seeds.
+    for study in (imdb, rte):
+        assert study["validation_examples"] == 16
+        for size, choices in study["rate_choices"].items():
+            for start, choice in choices.items():
+                best = max(choice["tried"], key=lambda row: row["validation_accuracy"])
+                assert [row["learning_rate"] for row in choice["tried"]] == [1e-3, 3e-3]
+                rates = [
+                    run["learning_rate"]
+                    for run in study["runs"]
+                    if str(run["size"]) == size and run["start"] == start
+                ]
+                assert rates == [best["learning_rate"]] * 2 == [choice["chosen"]] * 2
     # The claim "most help at fewest labels" as one paired difference: per seed, the related
     # task's gain over alone at 16 minus at 24 (IMDb has one size here: none).
     assert imdb["gain_fewest_minus_most"] is None

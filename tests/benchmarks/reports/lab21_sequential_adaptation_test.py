@@ -138,3 +138,19 @@ def test_no_count_is_added_where_no_compared_run_is_at_the_majority():
     assert "2 of 3 after the control" in lab21_sequential_adaptation.compared(
         rows, "shuffled", "mrpc"
     )
+
+
+def test_each_start_s_target_rate_chosen_on_validation_is_a_column_where_recorded():
+    imdb = RESULTS["targets"]["imdb"]
+    choices = {
+        "100": {
+            start: {"chosen": rate, "chosen_on": "validation_accuracy", "tried": []}
+            for start, rate in zip(STARTS, (1e-4, 3e-4, 9e-4), strict=True)
+        }
+    }
+    targets = {**RESULTS["targets"], "imdb": {**imdb, "rate_choices": choices}}
+    page = lab21_sequential_adaptation.render({**RESULTS, "targets": targets})
+    assert "| target | labelled | start | peak rate | test accuracy |" in page
+    assert "| imdb | 100 | sst2, then target | 0.0003 |" in page
+    assert "| rte | 1000 | target alone | – |" in page  # a study recorded without the choice
+    assert "peak rate" not in lab21_sequential_adaptation.render(RESULTS)
