@@ -314,7 +314,8 @@ EXPECTED_SECONDS = {
     "lab22_bias": 1000,
     # Each row's first seed at three peak rates (chosen on validation), then two seeds at it.
     "lab23_related_multitask": 1750,
-    "lab24_slicing": 300,
+    # Each model's first seed at three peak rates (chosen on validation), then two at it.
+    "lab24_slicing": 500,
     # Each arm's first seed at three peak rates (chosen on validation), then two seeds at it.
     "lab25_consistency": 1500,
     # Fine-tuned under two poolings; three pretrainings per objective (one fine-tuning seed each);

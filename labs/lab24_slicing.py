@@ -23,16 +23,23 @@ Critical Data Slices", NeurIPS 2019), on TREC-6 question classification with Min
    slice representations by attention instead; the losses (task, membership, experts) are
    summed the same way.
 5. The control: the same baseline with the chosen slices' training questions upweighted in the
-   loss (each one's cross-entropy counts `--slice-weight` times another's), on the same
-   questions, steps and rate. If the heads did no more than this, the two would tie.
+   loss (each one's cross-entropy counts `--slice-weight` times another's: 2 by default, as in
+   the slice-aware model, whose expert head adds a member's cross-entropy once more), on the
+   same questions and steps. If the heads did no more than this, the two would tie.
 
-All three are trained at the same rate and epochs from the same seed, per seed; the lab reports
+All three are trained for the same epochs from the same seed, per seed, each at its own peak
+rate chosen on validation (`kbert.train.rate_on_validation`: the first seed tries each of
+`--learning-rates`, overall accuracy on the held-out validation split chooses, the other seeds
+train at it; a model with 2 + 2 × slices new heads need not want the baseline's rate); the lab
+reports
 test accuracy overall and on each chosen slice, mean ± sd over `--seeds` seeds, and the
 seed-paired differences of each model to the baseline and of the heads to the control
 (`kbert.metrics.seed_comparison`: "no difference" inside the spread). MiniLM-L6 is read by the
-pooling it was trained for (`kbert.checkpoints.trained_pooling`: mean); the rate is full
-fine-tuning's, chosen on validation by `benchmarks/adaptation_grid.py` and read from its record
-(`kbert.train.chosen_on_validation.chosen_rates`). Sizes are
+pooling it was trained for (`kbert.checkpoints.trained_pooling`: mean); the rates tried are
+full fine-tuning's, chosen on validation by `benchmarks/adaptation_grid.py` (1,000 questions,
+3 epochs) and read from its record (`kbert.train.chosen_on_validation.chosen_rates`), a third
+and three times it. The worst slices are found on the baseline's seeds at its chosen rate.
+Sizes are
 cut for a 2-core CPU: `--train-examples` questions, `--sequence-length` tokens (TREC questions
 are short).
 
@@ -55,6 +62,7 @@ import numpy as np
 
 from kbert.analysis.data_slices import data_slices
 from kbert.analysis.worst_slices import worst_slices
+from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.metrics.seed_comparison import format_difference, paired_difference, seed_summary
@@ -65,6 +73,7 @@ from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
 from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
 from kbert.train.precision import resolve_dtype
+from kbert.train.rate_on_validation import rate_then_seeds, rates_around
 
 MODELS = {
     "baseline": "plain fine-tuning",
@@ -99,11 +108,11 @@ def weight_share(in_slice, weight):
     return float(upweighted / (upweighted + (~in_slice).sum()))
 
 
-def training(args, seed):
+def training(args, seed, learning_rate):
     return TrainingSettings(
         epochs=args.epochs,
         batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=learning_rate,
         seed=seed,
         verbose=args.verbose,
     )
@@ -117,17 +126,17 @@ def fresh_start(args, seed):
     return encoder, BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
 
 
-def plain_run(args, train, seed):
+def plain_run(args, train, seed, learning_rate):
     """A `SequenceClassifier` fine-tuned on `train`; returns it, its preprocessor and seconds."""
     encoder, preprocessor = fresh_start(args, seed)
     classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
     _, seconds = fine_tune_classifier(
-        classifier, preprocessor, train, settings=training(args, seed)
+        classifier, preprocessor, train, settings=training(args, seed, learning_rate)
     )
     return classifier, preprocessor, seconds
 
 
-def upweighted_run(args, train, in_slice, seed):
+def upweighted_run(args, train, in_slice, seed, learning_rate):
     """The control: a `SequenceClassifier` on `train` with the questions in `in_slice` (bool
     `(n,)`) weighing `--slice-weight` in its loss (`upweighted_loss`)."""
     encoder, preprocessor = fresh_start(args, seed)
@@ -139,7 +148,7 @@ def upweighted_run(args, train, in_slice, seed):
     targets = np.stack([np.asarray(train.labels), in_slice], axis=-1).astype(np.int32)
     packed = dataclasses.replace(train, labels=targets)
     _, seconds = fine_tune_classifier(
-        classifier, preprocessor, packed, settings=training(args, seed)
+        classifier, preprocessor, packed, settings=training(args, seed, learning_rate)
     )
     return classifier, preprocessor, seconds
 
@@ -147,7 +156,7 @@ def upweighted_run(args, train, in_slice, seed):
 # %% The technique. Each chosen slice gets a membership head and an expert head on the shared
 # encoder; the targets are the class and, per slice, whether the slicing function picked the
 # question. The prediction needs no slicing function: the membership heads stand in for them.
-def slice_aware_run(args, train, members, seed):
+def slice_aware_run(args, train, members, seed, learning_rate):
     """A `SliceAwareClassifier` for the slices in `members` (name → bool `(n,)`) on `train`."""
     encoder, preprocessor = fresh_start(args, seed)
     model = SliceAwareClassifier(
@@ -155,7 +164,9 @@ def slice_aware_run(args, train, members, seed):
     )
     targets = SliceAwareClassifier.targets(train.labels, members)  # (n, 1 + slices)
     packed = dataclasses.replace(train, labels=targets)
-    _, seconds = fine_tune_classifier(model, preprocessor, packed, settings=training(args, seed))
+    _, seconds = fine_tune_classifier(
+        model, preprocessor, packed, settings=training(args, seed, learning_rate)
+    )
     return model, preprocessor, seconds
 
 
@@ -242,8 +253,9 @@ parser.add_argument("--long-words", type=int, default=15, help="length:long is a
 parser.add_argument(
     "--slice-weight",
     type=float,
-    default=3.0,
-    help="the control: a slice question's weight in the loss (the others weigh 1)",
+    default=2.0,
+    help="the control: a slice question's weight in the loss (the others weigh 1); 2 matches "
+    "the slice-aware model, whose expert loss counts a member's cross-entropy once more",
 )
 parser.add_argument("--sequence-length", type=int, default=32, help="tokens read per question")
 parser.add_argument("--batch-size", type=int, default=16)
@@ -254,6 +266,13 @@ add_lab_run_arguments(
     "full",
     seeds_help="runs per model",
     seed_help="the data sample's seed",
+)
+parser.add_argument(
+    "--learning-rates",
+    type=comma_separated(float, minimum=0, strictly_greater=True),
+    default=None,
+    help="peak rates each model's first seed tries, validation choosing one per model "
+    "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
 )
 args = parser.parse_args()
 for flag in ("seeds", "epochs", "batch_size", "sequence_length", "slices", "min_slice_examples"):
@@ -271,6 +290,10 @@ if not 1 <= args.short_words < args.long_words:
     )
 if not args.learning_rate > 0:
     parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
+if args.learning_rates is None:
+    args.learning_rates = rates_around(args.learning_rate)
+if len(set(args.learning_rates)) != len(args.learning_rates):
+    parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
 args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
 if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
     args.pooling = trained_pooling(args.model)
@@ -297,23 +320,54 @@ for name, row in table.items():
     print(f"{name:16s} {row['train']:6d} {row['validation']:6d} {row['test']:6d}  {row['example']}")
 
 # %% The baseline, every seed: plain fine-tuning, scored on every slice of validation and test.
-runs = {model: [] for model in MODELS}
-validation_reports, timings = [], {model: [] for model in MODELS}
-for seed in range(args.seed, args.seed + args.seeds):
-    classifier, preprocessor, seconds = plain_run(args, splits["train"], seed)
-    timings["baseline"].append(round(seconds, 1))
-    for split in ("validation", "test"):
-        predictions = evaluate_classifier(classifier, preprocessor, splits[split])["predictions"]
-        report = slice_accuracy(splits[split].labels, predictions, slices[split])
-        if split == "validation":
-            validation_reports.append(report)
-        else:
-            runs["baseline"].append(scores(predictions, splits["test"], slices["test"]))
-    print(
-        f"seed {seed} baseline: validation {validation_reports[-1]['overall']:.4f}, test "
-        f"{runs['baseline'][-1]['overall']:.4f} ({seconds:.0f} s)",
-        flush=True,
-    )
+seeds = list(range(args.seed, args.seed + args.seeds))
+choices = {}
+
+
+def choose_and_run(model, fit_and_predict):
+    """`model` at its rate chosen on validation, every seed: `fit_and_predict(rate, seed)`
+    gives `(validation predictions, test predictions, seconds, extra)`; returns the runs in seed
+    order (each with its test scores under "test" and `extra`), the choice kept in `choices`."""
+
+    def train(rate, seed):
+        val_predictions, test_predictions, seconds, extra = fit_and_predict(rate, seed)
+        validation = slice_accuracy(
+            splits["validation"].labels, val_predictions, slices["validation"]
+        )
+        test = scores(test_predictions, splits["test"], slices["test"])
+        print(
+            f"seed {seed} {model}, lr {rate:g}: validation {validation['overall']:.4f}, test "
+            f"{test['overall']:.4f} ({seconds:.0f} s)",
+            flush=True,
+        )
+        return {
+            "learning_rate": rate,
+            "validation_accuracy": round(validation["overall"], 4),
+            "test_accuracy": test["overall"],
+            "validation_report": validation,
+            "test": test,
+            "train_s": round(seconds, 1),
+            **extra,
+        }
+
+    kept, choices[model] = rate_then_seeds(args.learning_rates, seeds, train, "validation_accuracy")
+    print(f"{model}: peak rate {choices[model]['chosen']:g} chosen on validation", flush=True)
+    return kept
+
+
+def plain_fit(rate, seed):
+    classifier, preprocessor, seconds = plain_run(args, splits["train"], seed, rate)
+    predictions = [
+        evaluate_classifier(classifier, preprocessor, splits[split])["predictions"]
+        for split in ("validation", "test")
+    ]
+    return *predictions, seconds, {}
+
+
+baseline = choose_and_run("baseline", plain_fit)
+runs = {"baseline": [run["test"] for run in baseline]}
+timings = {"baseline": [run["train_s"] for run in baseline]}
+validation_reports = [run["validation_report"] for run in baseline]
 
 # %% Find the worst slices on validation: each slice's gap to overall, averaged over the
 # baseline's seeds; slices with too few validation questions are not ranked.
@@ -349,31 +403,42 @@ if not chosen:
 members = {name: slices["train"][name] for name in chosen}
 in_any = np.any(np.stack(list(members.values())), axis=0)
 test_members = {name: slices["test"][name] for name in chosen}
-membership = []
-for seed in range(args.seed, args.seed + args.seeds):
-    model, preprocessor, seconds = slice_aware_run(args, splits["train"], members, seed)
-    timings["slice_aware"].append(round(seconds, 1))
-    predictions, agreement = slice_aware_predictions(
-        model, preprocessor, splits["test"], test_members
+validation_members = {name: slices["validation"][name] for name in chosen}
+
+
+def slice_aware_fit(rate, seed):
+    model, preprocessor, seconds = slice_aware_run(args, splits["train"], members, seed, rate)
+    validation, _ = slice_aware_predictions(
+        model, preprocessor, splits["validation"], validation_members
     )
-    runs["slice_aware"].append(scores(predictions, splits["test"], slices["test"]))
-    membership.append(agreement)
-    classifier, preprocessor, seconds = upweighted_run(args, splits["train"], in_any, seed)
-    timings["upweighted"].append(round(seconds, 1))
-    predictions = evaluate_classifier(classifier, preprocessor, splits["test"])["predictions"]
-    runs["upweighted"].append(scores(predictions, splits["test"], slices["test"]))
-    print(
-        f"seed {seed}: test slice heads {runs['slice_aware'][-1]['overall']:.4f}, upweighted "
-        f"{runs['upweighted'][-1]['overall']:.4f}",
-        flush=True,
-    )
+    test, agreement = slice_aware_predictions(model, preprocessor, splits["test"], test_members)
+    return validation, test, seconds, {"membership": agreement}
+
+
+def upweighted_fit(rate, seed):
+    classifier, preprocessor, seconds = upweighted_run(args, splits["train"], in_any, seed, rate)
+    predictions = [
+        evaluate_classifier(classifier, preprocessor, splits[split])["predictions"]
+        for split in ("validation", "test")
+    ]
+    return *predictions, seconds, {}
+
+
+for model, fit in (("slice_aware", slice_aware_fit), ("upweighted", upweighted_fit)):
+    kept = choose_and_run(model, fit)
+    runs[model] = [run["test"] for run in kept]
+    timings[model] = [run["train_s"] for run in kept]
+    if model == "slice_aware":
+        membership = [run["membership"] for run in kept]
 
 # %% Results table: test accuracy overall and on each chosen slice, mean ± sd over seeds;
 # differences in points, seed-paired.
 summary = summarize(runs, chosen)
 print(
-    f"\n{args.model} ({args.pooling} pooling), lr {args.learning_rate}, batch {args.batch_size}, "
-    f"{args.epochs} epoch(s), {len(splits['train'])} training questions, {args.seeds} seed(s)"
+    f"\n{args.model} ({args.pooling} pooling), rates tried {args.learning_rates} (chosen: "
+    + ", ".join(f"{model} {choice['chosen']:g}" for model, choice in choices.items())
+    + f"), batch {args.batch_size}, {args.epochs} epoch(s), {len(splits['train'])} training "
+    f"questions, {args.seeds} seed(s)"
 )
 print(f"{'model':46s} {'measure':16s} {'test n':>6s} {'mean ± sd':>17s}  vs baseline  vs control")
 for model, label in MODELS.items():
@@ -416,11 +481,22 @@ report = {
         "upweighted": round(weight_share(in_any, args.slice_weight), 4),
     },
     "train_seconds": timings,
+    # Each model's rate, chosen on overall validation accuracy at the first seed.
+    "rate_choices": {
+        model: {
+            **choice,
+            "tried": [
+                {key: row[key] for key in ("learning_rate", "validation_accuracy", "test_accuracy")}
+                for row in choice["tried"]
+            ],
+        }
+        for model, choice in choices.items()
+    },
     "settings": {
         key: getattr(args, key)
         for key in (
             "pooling",
-            "learning_rate",
+            "learning_rates",
             "batch_size",
             "sequence_length",
             "epochs",

@@ -86,7 +86,29 @@ def render(results):
                 rows,
             ),
         ]
+        + _rates_lines(results)
     )
+
+
+def _rates_lines(results):
+    """Each model's peak rate chosen on overall validation accuracy at the first seed, with
+    the rates tried ([] for records made before the choice)."""
+    choices = results.get("rate_choices")
+    if not choices:
+        return []
+    parts = []
+    for model, choice in choices.items():
+        tried = ", ".join(
+            f"{row['learning_rate']:g} ({row['validation_accuracy']:.3f} / "
+            f"{row['test_accuracy']:.3f})"
+            for row in choice["tried"]
+        )
+        parts.append(f"{MODELS[model]} {choice['chosen']:g}" + (f" of {tried}" if tried else ""))
+    return [
+        "",
+        "Each model's peak rate, chosen on overall validation accuracy at the first seed (per "
+        "rate tried: validation / test accuracy; test never chooses): " + "; ".join(parts) + ".",
+    ]
 
 
 def headline(results):

@@ -37,6 +37,8 @@ def test_lab24_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
             "1",
             "--seeds",
             "1",
+            "--learning-rates",
+            "1e-3,3e-3",
             "--run-dir",
             str(tmp_path),
             "--record",
@@ -81,6 +83,14 @@ def test_lab24_runs_its_story_and_records_it(tmp_path, data_root, tiny_models):
     )
     assert "vs_upweighted" in summary["slice_aware"]["overall"]
     assert set(report["membership_accuracy"]) == set(chosen)
+    # Each model's rate: both tried at the seed, the better overall on validation chosen; its
+    # kept run is the chosen rate's (the table's single run is that rate's test score).
+    for model, choice in report["rate_choices"].items():
+        best = max(choice["tried"], key=lambda row: row["validation_accuracy"])
+        assert [row["learning_rate"] for row in choice["tried"]] == [1e-3, 3e-3]
+        assert choice["chosen"] == best["learning_rate"]
+        assert summary[model]["overall"]["runs"] == [best["test_accuracy"]]
+    assert "slice_aware: peak rate" in stdout
     assert all(0 <= value <= 1 for value in report["membership_accuracy"].values())
     assert "← chosen" in stdout and "membership heads agree" in stdout
     page = lab24_slicing.render(report)

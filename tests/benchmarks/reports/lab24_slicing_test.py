@@ -65,3 +65,18 @@ def test_the_slicing_lab_renders_slices_and_the_paired_comparison():
     assert (
         "negation: +10.0 ± 0.0 (better) vs baseline, +6.0 ± 0.0 (better) vs upweighting" in headline
     )
+
+
+def test_each_model_s_rate_chosen_on_validation_is_named_with_the_rates_tried():
+    tried = [
+        {"learning_rate": 1e-4, "validation_accuracy": 0.80, "test_accuracy": 0.82},
+        {"learning_rate": 3e-4, "validation_accuracy": 0.85, "test_accuracy": 0.81},
+    ]
+    choices = {
+        model: {"chosen": 3e-4, "chosen_on": "validation_accuracy", "tried": tried}
+        for model in ("baseline", "slice_aware", "upweighted")
+    }
+    page = lab24_slicing.render({**RESULTS, "rate_choices": choices})
+    label = lab24_slicing.MODELS["slice_aware"]
+    assert f"{label} 0.0003 of 0.0001 (0.800 / 0.820), 0.0003 (0.850 / 0.810)" in page
+    assert "chosen on overall validation accuracy" not in lab24_slicing.render(RESULTS)
