@@ -306,6 +306,9 @@ EXPECTED_SECONDS = {
     "lab17_distillation": 1000,
     # Three pretrainings per corpus, one fine-tuning each (it pretrained once, fine-tuned 3×).
     "lab18b_data_curation": 1300,
+    # 300 training dialogs per run (its record trained once per start on all 900): each start's
+    # first seed at two peak rates (chosen on validation perplexity), then two more seeds.
+    "lab09_dialog": 6800,
     # SST-2 and SQuAD at 3 seeds per start (its record ran one): about 4 × 6 min more.
     "lab19_text_to_text": 5200,
     # Each start's target runs: the first seed at three peak rates (chosen on validation).

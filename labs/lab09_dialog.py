@@ -14,7 +14,12 @@ and a next-utterance classifier that must pick the gold reply among a distractor
 another dialog (×1). The same recipe runs from lab01's pretrained causal model and from a
 randomly initialised copy of it, at three seeds each (`--seeds`; a seed draws the random start's
 weights, the heads' and the data order): transfer, shown again on generation, as the
-seed-paired difference of the two starts (`kbert.metrics.seed_comparison`).
+seed-paired difference of the two starts (`kbert.metrics.seed_comparison`). Each start has its
+own peak rate, chosen on validation (`kbert.train.rate_on_validation`): the first seed tries
+each of `--learning-rates`, the gold replies' perplexity on validation dialogs (a tenth of the
+training split's personas, held out of training) chooses, and the other seeds train at it; a
+random start usually wants a higher rate than a pretrained one, and one shared rate would
+favour one of them.
 
 Data: the ConvAI2 validation split of PERSONA-CHAT (`../shared/data/personachat/`, 1,000
 dialogs; the training split cannot be had here), split by persona: 90% to train, 10% held out,
@@ -46,6 +51,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained
 from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs
 from kbert.data.personachat import SPECIAL_TOKENS
@@ -59,6 +65,7 @@ from kbert.models import (
 from kbert.models.text_generator import TextGenerator
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train import count_batches, fine_tuning_optimizer
+from kbert.train.rate_on_validation import rate_then_seeds
 
 # %% Settings (`--help` lists them) and the dialogs, split by persona.
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -69,7 +76,16 @@ parser.add_argument("--sequence-length", type=int, default=128)
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per start")
 parser.add_argument("--batch-size", type=int, default=16)
-parser.add_argument("--learning-rate", type=float, default=3e-4)
+parser.add_argument(
+    "--learning-rates",
+    type=comma_separated(float, minimum=0, strictly_greater=True),
+    default=[3e-4, 1e-3],
+    help="peak rates each start's first seed tries, validation perplexity choosing one per "
+    "start (one rate: no choice)",
+)
+parser.add_argument(
+    "--validation-examples", type=int, default=200, help="validation replies the rate is chosen on"
+)
 parser.add_argument(
     "--train-dialogs",
     type=int,
@@ -101,13 +117,22 @@ if args.seeds < 1 or args.epochs < 1 or args.train_dialogs < 0:
         "--seeds and --epochs must be positive integers and --train-dialogs >= 0; received "
         f"{args.seeds}, {args.epochs}, {args.train_dialogs}"
     )
+if len(set(args.learning_rates)) != len(args.learning_rates) or args.validation_examples < 1:
+    parser.error(
+        "--learning-rates must not repeat a rate and --validation-examples must be >= 1; "
+        f"received {args.learning_rates}, {args.validation_examples}"
+    )
 dialogs = read_personachat(data_dir=args.data_dir)
 train_dialogs, held_out_dialogs = split_dialogs(dialogs, held_out=0.1, seed=args.seed)
+# Validation: a tenth of the training split's personas, never trained on (the rate's choice).
+train_dialogs, validation_dialogs = split_dialogs(train_dialogs, held_out=0.1, seed=args.seed)
 if args.train_dialogs:
     train_dialogs = train_dialogs[: args.train_dialogs]
 train_examples = reply_examples(train_dialogs, args.max_history, 1, seed=args.seed)
 held_out = reply_examples(held_out_dialogs, args.max_history, args.candidates - 1, args.seed)
 held_out = held_out[: args.eval_examples]
+validation = reply_examples(validation_dialogs, args.max_history, args.candidates - 1, args.seed)
+validation = validation[: args.validation_examples]
 print(
     f"PERSONA-CHAT: {len(train_dialogs)} training dialogs ({len(train_examples):,} replies), "
     f"{len(held_out_dialogs)} held-out dialogs with unseen personas ({len(held_out)} replies "
@@ -124,7 +149,7 @@ print(f"added {SPECIAL_TOKENS} as ids {list(special.values())}; sequences of {le
 texts = sorted(
     {
         text
-        for example in train_examples + held_out
+        for example in train_examples + held_out + validation
         for text in [*example.persona, *example.history, example.reply, *example.distractors]
     }
 )
@@ -182,6 +207,7 @@ def arrays(examples, rng):
 rng = np.random.default_rng(args.seed)
 train_x, train_y = arrays(train_examples, rng)
 eval_x, eval_y = arrays(held_out, rng)
+validation_x, validation_y = arrays(validation, rng)
 
 
 # %% Train both starts with the same recipe, at --seeds seeds (seed s: the random start's
@@ -194,23 +220,28 @@ def fresh_encoder(name, seed):
     return add_segment_embeddings(Encoder.from_config(pretrained.get_config()))
 
 
-def evaluate(model):
+def evaluate(model, split="held_out"):
+    """Perplexity of the gold replies and Hits@1 on the held-out replies (test), or on the
+    validation replies (`split="validation"`, where the rate is chosen)."""
+    inputs, targets = (eval_x, eval_y) if split == "held_out" else (validation_x, validation_y)
+    count = len(targets["choice"])
     # 8 examples x 20 candidates a call: the LM logits of 160 sequences fit in memory.
     nll, tokens, correct = 0.0, 0, 0
-    for start in range(0, len(held_out), 8):
-        x = {key: value[start : start + 8] for key, value in eval_x.items()}
-        y = {key: value[start : start + 8] for key, value in eval_y.items()}
+    for start in range(0, count, 8):
+        x = {key: value[start : start + 8] for key, value in inputs.items()}
+        y = {key: value[start : start + 8] for key, value in targets.items()}
         outputs = model(x, training=False)
         lm_loss, _, hits = model.losses_of(y, outputs)
         scored = int(np.sum(y["labels"][:, :, 1:] != -100))
         nll += float(lm_loss) * scored
         tokens += scored
         correct += int(np.sum(np.asarray(hits)))
-    return {"perplexity": float(np.exp(nll / tokens)), "hits_at_1": correct / len(held_out)}
+    return {"perplexity": float(np.exp(nll / tokens)), "hits_at_1": correct / count}
 
 
-def train(name, seed, score_before):
-    """One start fine-tuned at one seed: its scores (and those before, when asked) and model."""
+def train(name, seed, score_before, learning_rate, validate):
+    """One start fine-tuned at one seed and peak rate: its scores (its validation perplexity
+    too when `validate`; those before training when asked) and model."""
     keras.utils.set_random_seed(seed)
     model = DialogModel(fresh_encoder(name, seed))
     batches = (
@@ -219,18 +250,24 @@ def train(name, seed, score_before):
         .batch(args.batch_size)
     )
     steps = count_batches(batches) * args.epochs
-    model.compile(optimizer=fine_tuning_optimizer(steps, args.learning_rate))
+    model.compile(optimizer=fine_tuning_optimizer(steps, learning_rate))
     before = evaluate(model) if score_before else None
     history = model.fit(batches, epochs=args.epochs, verbose=args.verbose).history
     run = {
         "seed": seed,
+        "learning_rate": learning_rate,
         **evaluate(model),
         "train_choice_accuracy": round(history["choice_accuracy"][-1], 4),
         "train_lm_loss": round(history["lm_loss"][-1], 4),
     }
+    if validate:  # the rate's choice maximises this: the lower perplexity, the higher
+        perplexity = evaluate(model, "validation")["perplexity"]
+        run["validation_perplexity"] = perplexity
+        run["validation_neg_log_perplexity"] = -math.log(perplexity)
     print(
-        f"{name} seed {seed}: held-out perplexity {run['perplexity']:.1f}"
+        f"{name} seed {seed}, lr {learning_rate:g}: held-out perplexity {run['perplexity']:.1f}"
         + (f" (before {before['perplexity']:.1f})" if before else "")
+        + (f", validation perplexity {run['validation_perplexity']:.1f}" if validate else "")
         + f", Hits@1 {run['hits_at_1']:.3f} of {args.candidates} (chance "
         f"{1 / args.candidates:.3f})",
         flush=True,
@@ -238,16 +275,32 @@ def train(name, seed, score_before):
     return run, before, model
 
 
-models, runs, results = {}, {name: [] for name in starts}, {}
+models, runs, results, choices = {}, {}, {}, {}
 seeds = [args.seed + offset for offset in range(args.seeds)]
-for seed in seeds:
-    for name in starts:
+for name in starts:
+    first_seed = {}  # rate → the first seed's model (the chosen one writes the samples below)
+
+    def run_at(rate, seed, name=name, first_seed=first_seed):
         first = seed == seeds[0]
-        run, before, model = train(name, seed, score_before=first)
-        runs[name].append(run)
-        if first:  # the first seed's models write the samples below; the others are dropped
-            models[name], results[name] = model, {"before": before}
-        del model
+        score_before = first and rate == args.learning_rates[0]  # once: training has not begun
+        validate = first and len(args.learning_rates) > 1
+        run, before, model = train(name, seed, score_before, rate, validate)
+        if before is not None:
+            results[name] = {"before": before}
+        if first:
+            first_seed[rate] = model
+        return run
+
+    runs[name], choices[name] = rate_then_seeds(
+        args.learning_rates,
+        seeds,
+        run_at,
+        "validation_neg_log_perplexity",
+        shown=("validation_perplexity", "perplexity", "hits_at_1"),
+    )
+    models[name] = first_seed[choices[name]["chosen"]]
+    first_seed.clear()  # the other rates' models are dropped
+    print(f"{name}: peak rate {choices[name]['chosen']:g} chosen on validation perplexity")
 for name in starts:
     results[name] |= over_seeds(runs[name], ("perplexity", "hits_at_1"))
     results[name] |= over_seeds(
@@ -339,9 +392,20 @@ report = {
     "train_replies": len(train_examples),
     "held_out_replies": len(held_out),
     "differences": differences,
+    "validation_replies": len(validation),
+    "rate_choices": {
+        name: {
+            **choice,
+            "tried": [
+                {key: value for key, value in row.items() if key != "validation_neg_log_perplexity"}
+                for row in choice["tried"]
+            ],
+        }
+        for name, choice in choices.items()
+    },
     "settings": {
         key: getattr(args, key)
-        for key in ("epochs", "batch_size", "learning_rate", "max_history", "seed", "seeds")
+        for key in ("epochs", "batch_size", "learning_rates", "max_history", "seed", "seeds")
     }
     | {"sequence_length": length, "lab01_model": args.lab01_model},
     "samples": samples,

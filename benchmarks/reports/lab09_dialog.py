@@ -15,6 +15,25 @@ def _spread(mean, sd, digits):
     return f"{mean:,.{digits}f}" + ("" if sd is None else f" ± {sd:,.{digits}f}")
 
 
+def _rates(results):
+    """ "lr 0.0003" (one rate for both starts, records before the choice), or each start's rate
+    chosen on validation perplexity with the rates its first seed tried."""
+    choices = results.get("rate_choices")
+    if not choices:
+        return f"lr {results['settings']['learning_rate']:g}"
+    parts = []
+    for name, choice in choices.items():
+        tried = ", ".join(
+            f"{row['learning_rate']:g}: {row['validation_perplexity']:,.1f}"
+            for row in choice["tried"]
+        )
+        parts.append(f"{name} {choice['chosen']:g}" + (f" (of {tried})" if tried else ""))
+    return (
+        f"peak rate chosen per start on the validation perplexity of "
+        f"{results['validation_replies']:,} replies: " + "; ".join(parts)
+    )
+
+
 def render(results):
     """Tables of `labs/lab09_dialog.py`: held-out perplexity and Hits@1 per start (mean ± sd
     over seeds, with the first seed's before fine-tuning), the seed-paired difference of the
@@ -35,8 +54,8 @@ def render(results):
     parts = [
         f"PERSONA-CHAT (ConvAI2 validation split by persona): {results['train_replies']:,} "
         f"training replies, {results['held_out_replies']:,} held-out replies of unseen personas; "
-        f"{settings['epochs']} epochs, batch {settings['batch_size']}, lr "
-        f"{settings['learning_rate']:g}, {settings['sequence_length']} tokens, history "
+        f"{settings['epochs']} epochs, batch {settings['batch_size']}, {_rates(results)}, "
+        f"{settings['sequence_length']} tokens, history "
         f"{settings['max_history']}; start `{settings['lab01_model']}`; {seeds} seed(s). Hits@1 "
         f"among {results['candidates']} candidates (chance {1 / results['candidates']:.3f}); "
         "before fine-tuning (first seed) → after (mean ± sd over seeds):",

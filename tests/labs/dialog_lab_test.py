@@ -42,6 +42,10 @@ def test_the_dialog_lab_trains_both_starts_and_scores_them(tmp_path, data_root, 
             "2",
             "--eval-examples",
             "12",
+            "--validation-examples",
+            "8",
+            "--learning-rates",
+            "1e-3,3e-3",
             "--candidates",
             "4",
             "--samples",
@@ -78,3 +82,12 @@ def test_the_dialog_lab_trains_both_starts_and_scores_them(tmp_path, data_root, 
     assert differences["hits_at_1"]["n"] == 2 and differences["log_perplexity_reduction"]["n"] == 2
     assert "paired by seed" in result.stdout
     assert "held-out perplexity" in result.stdout and "persona:" in result.stdout
+    # Each start's rate: both tried at the first seed, the lower validation perplexity kept.
+    assert recorded["validation_replies"] == 8
+    for name, choice in recorded["rate_choices"].items():
+        best = min(choice["tried"], key=lambda row: row["validation_perplexity"])
+        assert [row["learning_rate"] for row in choice["tried"]] == [1e-3, 3e-3]
+        runs = recorded["results"][name]["runs"]
+        assert [run["learning_rate"] for run in runs] == [best["learning_rate"]] * 2
+        assert runs[0]["perplexity"] == best["perplexity"]
+    assert "peak rate" in result.stdout

@@ -56,3 +56,26 @@ def test_three_seeds_render_mean_sd_and_the_paired_difference():
     assert "3 seed(s)" in page and "Hits@1 +20.00 ± 5.00 (better)" in page
     assert "divided by 7.39 (log-perplexity reduction +2.00 ± 0.10 (better))" in page
     assert lab09_dialog.headline(three).endswith("(Hits@1 better, perplexity better, over 3 seeds)")
+
+
+def test_each_start_s_rate_chosen_on_validation_perplexity_is_named():
+    tried = [
+        {"learning_rate": 3e-4, "validation_perplexity": 60.0, "perplexity": 61.0},
+        {"learning_rate": 1e-3, "validation_perplexity": 55.0, "perplexity": 57.0},
+    ]
+    choices = {
+        "pretrained": {
+            "chosen": 1e-3,
+            "chosen_on": "validation_neg_log_perplexity",
+            "tried": tried,
+        },
+        "random": {"chosen": 3e-4, "chosen_on": "validation_neg_log_perplexity", "tried": []},
+    }
+    settings = {k: v for k, v in DIALOG["settings"].items() if k != "learning_rate"}
+    record = {**DIALOG, "settings": settings, "rate_choices": choices, "validation_replies": 200}
+    page = lab09_dialog.render(record)
+    assert (
+        "peak rate chosen per start on the validation perplexity of 200 replies: pretrained "
+        "0.001 (of 0.0003: 60.0, 0.001: 55.0); random 0.0003"
+    ) in page
+    assert "lr 0.0003" in lab09_dialog.render(DIALOG)  # a record made before the choice
