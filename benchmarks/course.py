@@ -300,7 +300,7 @@ EXPECTED_SECONDS = {
     "lab07_document_classification": 1050,
     "lab12_pairs": 2400,
     # The first seed at each of three peak rates (chosen on validation), then two more seeds at
-    # the chosen one: five fine-tunings of its one-seed record's 1,437 s, and the evaluations.
+    # the chosen one: five fine-tunings of its one-seed record's length, and the evaluations.
     "lab14_qa": 7700,
     "lab16_peft": 710,
     "lab17_distillation": 1000,

@@ -69,9 +69,14 @@ from kbert.models import SequenceClassifier
 from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
+from kbert.train.lab_run_arguments import (
+    add_lab_run_arguments,
+    add_learning_rates_argument,
+    finish_lab,
+    resolve_learning_rates,
+)
 from kbert.train.precision import resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds, rates_around
+from kbert.train.rate_on_validation import rate_then_seeds
 
 # Target → its intermediate task, and the flags that size each.
 STUDIES = {
@@ -285,11 +290,13 @@ def seed_starts(args, intermediate, seed, target_classes, intermediate_runs):
     return weights, carry_over
 
 
-def start_runs(args, target, weights, data_for, seeds, start):
+def start_runs(args, target, size_inputs, start):
     """One start's target runs at one size, every seed, at the peak rate chosen on validation
     (`rate_then_seeds`): `(runs in seed order, the rate choice)`, printing each run.
-    `weights[seed][start]` is the encoder's (None: pretrained); `data_for(seed, choosing)` the
-    seed's "train" and "test" (and "validation" when `choosing`)."""
+    `size_inputs`: "seeds"; "weights", with `weights[seed][start]` the encoder's (None:
+    pretrained); "data_for", with `data_for(seed, choosing)` the seed's "train" and "test" (and
+    "validation" when `choosing`)."""
+    seeds, weights, data_for = (size_inputs[key] for key in ("seeds", "weights", "data_for"))
 
     def train(rate, seed):
         choosing = seed == seeds[0] and len(args.learning_rates) > 1
@@ -330,7 +337,8 @@ def run_study(target, args, show):
             return data | ({"validation": validation} if choosing else {})
 
         for start in STARTS:  # the same subset per seed for every start
-            kept, choice = start_runs(args, target, weights, data_for, seeds, start)
+            inputs = {"seeds": seeds, "weights": weights, "data_for": data_for}
+            kept, choice = start_runs(args, target, inputs, start)
             choices.setdefault(str(resolved[size]), {})[start] = choice
             accuracies[size][start] = [run["test_accuracy"] for run in kept]
             landed[size][start] = [run["at_majority"] for run in kept]
@@ -444,13 +452,7 @@ add_lab_run_arguments(
     seeds_help="runs per target, size and start",
     seed_help="the data subsets' seed",
 )
-parser.add_argument(
-    "--learning-rates",
-    type=comma_separated(float, minimum=0, strictly_greater=True),
-    default=None,
-    help="peak rates each start's target runs try at the first seed, validation choosing "
-    "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
-)
+add_learning_rates_argument(parser, "start's target run")
 args = parser.parse_args()
 targets = [target.strip() for target in args.targets.split(",") if target.strip()]
 if not targets or set(targets) - set(STUDIES):
@@ -470,10 +472,7 @@ for flag in (
         parser.error(f"--{flag.replace('_', '-')} must be >= 0; received {getattr(args, flag)}")
 if not args.learning_rate > 0:
     parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
-if args.learning_rates is None:
-    args.learning_rates = rates_around(args.learning_rate)
-if len(set(args.learning_rates)) != len(args.learning_rates):
-    parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+resolve_learning_rates(parser, args)
 args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
 if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
     args.pooling = trained_pooling(args.model)

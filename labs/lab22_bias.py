@@ -28,13 +28,12 @@ open problems on MiniLM-L6, in three parts:
     the first seed at each of `--learning-rates`, SST-2 accuracy on held-out training sentences
     choosing, the other seeds at it; by default full fine-tuning's rate chosen for MiniLM-L6 on
     TREC-6, a third and three times it). Both arms take the same number of optimizer steps: the
-    plain arm's (`--epochs` passes over its sentences). The augmented set is larger, so the CDA arm's learning-rate schedule spans
-    those steps and it stops there, part-way through a pass if need be; otherwise CDA would
-    also train longer, and a difference would mix "counterfactual data" with "more training".
-    The budget is the plain arm's rather than CDA's so that the baseline stays ordinary
-    fine-tuning with the recipe's epochs, and only the arm under test changes. The record's
-    `settings.arms` holds each arm's batches per pass, passes started and steps; each run's
-    `steps` is read from its optimizer.
+    plain arm's (`--epochs` passes over its sentences). The augmented set is larger, so the CDA
+    arm's schedule spans those steps and it stops there, part-way through a pass if need be;
+    otherwise CDA would also train longer, and a difference would mix "counterfactual data"
+    with "more training". The budget is the plain arm's so that the baseline stays ordinary
+    fine-tuning with the recipe's epochs. `settings.arms` in the record holds each arm's
+    batches per pass, passes started and steps; each run's `steps` is read from its optimizer.
 
 The SEAT tests, chosen to cover both groups and both kinds of target: sent-weat3 (European vs
 African American names, pleasant vs unpleasant), sent-weat6 (male vs female names, career vs
@@ -67,14 +66,18 @@ import kbert.quiet  # noqa: F401  (TensorFlow's start-up lines filtered)
 import keras
 import numpy as np
 
-from kbert.analysis.association_tests import association_test, effect_size
+from kbert.analysis.association_tests import (
+    against_draws,
+    association_test,
+    effect_size,
+    mean_gap_p_value,
+)
 from kbert.analysis.probing import random_encoder_like
-from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import classification_dataset, load_classification_task
 from kbert.data.classification_tasks import Examples
 from kbert.data.seat import read_association_test
-from kbert.metrics.seed_comparison import mean_sd, paired_difference, verdict
+from kbert.metrics.seed_comparison import mean_sd, paired_difference
 from kbert.models import SequenceClassifier, extract_layer_features
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.tasks import classifier_logits, evaluate_classifier
@@ -85,9 +88,14 @@ from kbert.train import (
     fine_tune_classifier,
     fine_tuning_optimizer,
 )
-from kbert.train.lab_run_arguments import add_chosen_rate_argument
+from kbert.train.lab_run_arguments import (
+    add_chosen_rate_argument,
+    add_learning_rates_argument,
+    resolve_learning_rates,
+)
 from kbert.train.precision import DTYPES, resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds, rates_around
+from kbert.train.rate_on_validation import rate_then_seeds
+from kbert.train.stop_after_steps import StopAfterSteps
 
 SEAT_TESTS = (
     "sent-weat3",
@@ -171,20 +179,14 @@ def random_control(encoder, preprocessor, tests, args):
 def against_random(pretrained, control):
     """Per test: the pretrained d minus the random draws' mean d, and its verdict against their
     sd ("no difference" inside it: the surface of the sentences alone gives such a d)."""
-    compared = {}
-    for name, result in pretrained.items():
-        mean, sd = control["effect_size"][name]
-        difference = result["effect_size"] - mean
-        compared[name] = {
-            "difference": round(difference, 5),
-            "control_sd": None if sd is None else round(sd, 5),
-            "verdict": verdict(difference, sd),
-        }
-    return compared
+    return {
+        name: against_draws(result["effect_size"], *control["effect_size"][name])
+        for name, result in pretrained.items()
+    }
 
 
 def against_random_cells(compared):
-    """`{test: "+0.412 (better)"}`: d minus the control's mean, with its verdict."""
+    """`{test: "<d minus the control's mean> (above | below | no difference)"}`."""
     words = {"better": "above", "worse": "below", "no difference": "no difference"}
     return {
         name: f"{row['difference']:+.3f} ({words[row['verdict']]})"
@@ -271,24 +273,9 @@ def filler_probabilities(classifier, preprocessor, fillers, batch_size):
     return positive.reshape(len(fillers), len(TEMPLATES)).mean(axis=1)
 
 
-def gap_p_value(first, second, permutations, seed):
-    """Two-sided p of the gap mean(first) − mean(second) against random re-splits of the
-    pooled fillers into groups of the same sizes: the share of `permutations` re-splits (and
-    the real one) whose |gap| is at least the real |gap|."""
-    pooled = np.concatenate([first, second])
-    observed = abs(first.mean() - second.mean())
-    rng = np.random.default_rng(seed)
-    at_least = 1  # the real split counts as one of the re-splits (p is never 0)
-    for _ in range(permutations):
-        order = rng.permutation(len(pooled))
-        split = pooled[order[: len(first)]].mean() - pooled[order[len(first) :]].mean()
-        at_least += abs(split) >= observed - 1e-12
-    return at_least / (permutations + 1)
-
-
 def behavioural_gaps(classifier, preprocessor, groups, args):
     """Per group: P(positive) of each side, the gap (first minus second) and its two-sided
-    permutation p over re-splits of the fillers (`gap_p_value`)."""
+    permutation p over re-splits of the fillers (`mean_gap_p_value`)."""
     gaps = {}
     for name, (_, first, _, second) in groups.items():
         p_first = filler_probabilities(classifier, preprocessor, first, args.batch_size)
@@ -297,7 +284,7 @@ def behavioural_gaps(classifier, preprocessor, groups, args):
             "p_first": float(p_first.mean()),
             "p_second": float(p_second.mean()),
             "gap": float(p_first.mean() - p_second.mean()),
-            "p_value": gap_p_value(p_first, p_second, args.permutations, args.seed),
+            "p_value": mean_gap_p_value(p_first, p_second, args.permutations, args.seed),
         }
     return gaps
 
@@ -393,27 +380,13 @@ def arm_plans(batches, epochs):
     }
 
 
-class StopAfterSteps(keras.callbacks.Callback):
-    """Ends `fit` once `steps` batches have trained, part-way through an epoch if need be."""
-
-    def __init__(self, steps):
-        super().__init__()
-        self.steps = steps
-        self.seen = 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seen += 1
-        if self.seen >= self.steps:
-            self.model.stop_training = True
-
-
-def train_on_budget(classifier, preprocessor, plan, seed, args, learning_rate):
-    """Fine-tunes for exactly `plan["steps"]` optimizer steps at peak `learning_rate`; returns
-    `(steps, seconds)`."""
+def train_on_budget(classifier, preprocessor, plan, seed, args):
+    """Fine-tunes for exactly `plan["steps"]` optimizer steps at peak `plan["learning_rate"]`;
+    returns `(steps, seconds)`."""
     settings = TrainingSettings(
         epochs=plan["epochs"],
         batch_size=args.batch_size,
-        learning_rate=learning_rate,
+        learning_rate=plan["learning_rate"],
         seed=seed,
         callbacks=(StopAfterSteps(plan["steps"]),),
         verbose=0,
@@ -441,7 +414,9 @@ def fine_tune(plan, probes, seed, args, learning_rate):
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
     preprocessor = BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     classifier = SequenceClassifier(encoder, 2, pooling=args.pooling)
-    steps, seconds = train_on_budget(classifier, preprocessor, plan, seed, args, learning_rate)
+    steps, seconds = train_on_budget(
+        classifier, preprocessor, {**plan, "learning_rate": learning_rate}, seed, args
+    )
     accuracy = evaluate_classifier(classifier, preprocessor, probes["test"])["accuracy"]
     validation = evaluate_classifier(classifier, preprocessor, probes["validation"])["accuracy"]
     return {
@@ -532,13 +507,7 @@ def parse_arguments(argv=None):
     # Full fine-tuning's rate for MiniLM-L6, chosen on validation (as the sibling labs read it),
     # not BERT-base's 5e-5.
     add_chosen_rate_argument(parser)
-    parser.add_argument(
-        "--learning-rates",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=None,
-        help="peak rates each arm's first seed tries, validation choosing one per arm "
-        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
-    )
+    add_learning_rates_argument(parser, "arm")
     parser.add_argument(
         "--validation-examples",
         type=int,
@@ -556,25 +525,18 @@ def parse_arguments(argv=None):
     parser.add_argument("--run-dir", default="runs/lab22_bias")
     add_record_argument(parser)
     args = parser.parse_args(argv)
-    for flag in (
-        "permutations",
-        "max_train_examples",
-        "epochs",
-        "batch_size",
-        "seeds",
-        "control_draws",
+    positive = (
+        "permutations", "max_train_examples", "epochs", "batch_size", "seeds", "control_draws",
         "validation_examples",
-    ):
+    )  # fmt: skip
+    for flag in positive:
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1; received {getattr(args, flag)}")
     if args.seed < 0:
         parser.error(f"--seed must be >= 0; received {args.seed}")
     if not args.learning_rate > 0:
         parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
-    if args.learning_rates is None:
-        args.learning_rates = rates_around(args.learning_rate)
-    if len(set(args.learning_rates)) != len(args.learning_rates):
-        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+    resolve_learning_rates(parser, args)
     if args.sequence_length < 16:  # the templates and SEAT sentences need about a dozen tokens
         parser.error(f"--sequence-length must be >= 16; received {args.sequence_length}")
     args.dtype = resolve_dtype(args.dtype)
@@ -627,14 +589,9 @@ def fine_tune_arms(plans, probes, args):
 
 
 SETTINGS = (
-    "epochs",
-    "batch_size",
-    "learning_rates",
-    "sequence_length",
-    "permutations",
-    "control_draws",
+    "epochs", "batch_size", "learning_rates", "sequence_length", "permutations", "control_draws",
     "seed",
-)
+)  # fmt: skip
 
 
 def main():

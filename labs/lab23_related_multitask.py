@@ -71,7 +71,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task, multitask_dataset
 from kbert.data.classification_dataset import classification_dataset
@@ -86,9 +85,14 @@ from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, count_batches, fine_tune_classifier
 from kbert.train.fine_tuning import compile_and_fit
-from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
+from kbert.train.lab_run_arguments import (
+    add_lab_run_arguments,
+    add_learning_rates_argument,
+    finish_lab,
+    resolve_learning_rates,
+)
 from kbert.train.precision import resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds, rates_around
+from kbert.train.rate_on_validation import rate_then_seeds
 
 TASKS = ("rte", "mrpc")
 # Each row: the tasks it trains, and how a joint row draws a task per step.
@@ -225,15 +229,13 @@ def validation_accuracy(model, preprocessor, validation, tasks):
     return round(float(np.mean(accuracies)), 4)
 
 
-def alone_run(args, task, data, seed, learning_rate):
+def alone_run(args, task, data, settings):
     """One task alone: a `SequenceClassifier` fine-tuned on its subset, scored on its test
     (and on its validation questions where `data` holds them)."""
-    encoder, preprocessor = start(args, seed)
+    encoder, preprocessor = start(args, settings.seed)
     train = data["train"][task]
     classifier = SequenceClassifier(encoder, len(train.label_names), pooling=args.pooling)
-    _, seconds = fine_tune_classifier(
-        classifier, preprocessor, train, settings=training(args, seed, learning_rate)
-    )
+    _, seconds = fine_tune_classifier(classifier, preprocessor, train, settings=settings)
     run = {task: score(classifier, preprocessor, data["test"][task], task)}
     if "validation" in data:
         run["validation_accuracy"] = validation_accuracy(
@@ -249,14 +251,14 @@ def shuffled_labels(examples, seed):
     return dataclasses.replace(examples, labels=labels, source=f"{examples.source} (shuffled)")
 
 
-def joint_run(args, spec, data, seed, show, learning_rate):
+def joint_run(args, spec, data, settings, show):
     """Both tasks on one encoder, one task per step; each head scored on its task's test.
 
     `spec` is the row's (`ROWS`): its `sampling`, and the task whose training labels are
     `shuffled` in the control row. `data` maps "train", "test" (and, where the rate is chosen,
     "validation") to a dict from task name to its `Examples`.
     """
-    train, tests, sampling = data["train"], data["test"], spec["sampling"]
+    train, tests, sampling, seed = data["train"], data["test"], spec["sampling"], settings.seed
     if spec.get("shuffled") is not None:
         train = {**train, spec["shuffled"]: shuffled_labels(train[spec["shuffled"]], 2000 + seed)}
     encoder, preprocessor = start(args, seed)
@@ -265,7 +267,6 @@ def joint_run(args, spec, data, seed, show, learning_rate):
         for task in TASKS
     }
     model = MultitaskModel(encoder, heads)
-    settings = training(args, seed, learning_rate)
     batches = {task: task_batches(preprocessor, train[task], settings) for task in TASKS}
     mixed, plan = mixed_batches(batches, sampling, args.temperature, seed)
     if show:
@@ -303,9 +304,9 @@ def row_runs(args, row, data_for, seeds, plans):
         data = data_for(seed, choosing)
         if spec["sampling"] is None:
             (task,) = spec["tasks"]
-            run = alone_run(args, task, data, seed, rate)
+            run = alone_run(args, task, data, training(args, seed, rate))
         else:
-            run = joint_run(args, spec, data, seed, row not in plans, rate)
+            run = joint_run(args, spec, data, training(args, seed, rate), row not in plans)
             plans[row] = run.pop("plan")
         held = (
             f", validation {run['validation_accuracy']:.4f}" if "validation_accuracy" in run else ""
@@ -375,10 +376,12 @@ def task_facts(train, tests):
     return tasks
 
 
-def print_table(rows, tasks, plans, args, paired, choices):
+def print_table(report, args):
     """The results table: each row's test metrics per task, mean ± sd, paired to alone, and its
-    rate chosen on validation (`choices`); then the claims' RTE contrasts (`paired`, from
-    `contrasts`)."""
+    rate chosen on validation; then the claims' RTE contrasts (`contrasts`). `report` holds
+    "rows", "tasks", "plans", "rte_contrasts" and "rate_choices"."""
+    rows, tasks, plans = report["rows"], report["tasks"], report["plans"]
+    paired, choices = report["rte_contrasts"], report["rate_choices"]
     print(
         f"\n{args.model} ({args.pooling} pooling), rates tried {args.learning_rates}, batch "
         f"{args.batch_size}, {args.sequence_length} tokens, {args.epochs} epoch(s), "
@@ -440,13 +443,7 @@ def parse_arguments(argv=None):
         seeds_help="runs per row",
         seed_help="the held-out split",
     )
-    parser.add_argument(
-        "--learning-rates",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=None,
-        help="peak rates each row's first seed tries, validation choosing one per row "
-        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
-    )
+    add_learning_rates_argument(parser, "row")
     args = parser.parse_args(argv)
     for flag in ("seeds", "epochs", "batch_size", "sequence_length"):
         if getattr(args, flag) < 1:
@@ -457,10 +454,7 @@ def parse_arguments(argv=None):
     for flag in ("learning_rate", "temperature"):
         if not getattr(args, flag) > 0:
             parser.error(f"--{flag.replace('_', '-')} must be > 0; received {getattr(args, flag)}")
-    if args.learning_rates is None:
-        args.learning_rates = rates_around(args.learning_rate)
-    if len(set(args.learning_rates)) != len(args.learning_rates):
-        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+    resolve_learning_rates(parser, args)
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
         args.pooling = trained_pooling(args.model)
@@ -520,13 +514,11 @@ def main(argv=None):
     # %% Results table: test metrics, mean ± sd over seeds; differences in points, seed-paired.
     rows = summarize(results)
     tasks = task_facts(train, tests)
-    paired = contrasts(results)
-    print_table(rows, tasks, plans, args, paired, choices)
     report = {
         "model": args.model,
         "tasks": tasks,
         "rows": rows,
-        "rte_contrasts": paired,
+        "rte_contrasts": contrasts(results),
         "rate_choices": choices,
         "validation_examples": {task: len(examples) for task, examples in validation.items()},
         "plans": plans,
@@ -545,6 +537,7 @@ def main(argv=None):
             )
         },
     }
+    print_table(report, args)
     finish_lab(args, report)
     return report
 

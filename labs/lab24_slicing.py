@@ -62,7 +62,6 @@ import numpy as np
 
 from kbert.analysis.data_slices import data_slices
 from kbert.analysis.worst_slices import worst_slices
-from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained, trained_pooling
 from kbert.data import load_classification_task
 from kbert.metrics.seed_comparison import format_difference, paired_difference, seed_summary
@@ -71,9 +70,14 @@ from kbert.models import SequenceClassifier, SliceAwareClassifier
 from kbert.tasks import classifier_logits, evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.train import TrainingSettings, fine_tune_classifier
-from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
+from kbert.train.lab_run_arguments import (
+    add_lab_run_arguments,
+    add_learning_rates_argument,
+    finish_lab,
+    resolve_learning_rates,
+)
 from kbert.train.precision import resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds, rates_around
+from kbert.train.rate_on_validation import rate_then_seeds
 
 MODELS = {
     "baseline": "plain fine-tuning",
@@ -267,13 +271,7 @@ add_lab_run_arguments(
     seeds_help="runs per model",
     seed_help="the data sample's seed",
 )
-parser.add_argument(
-    "--learning-rates",
-    type=comma_separated(float, minimum=0, strictly_greater=True),
-    default=None,
-    help="peak rates each model's first seed tries, validation choosing one per model "
-    "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
-)
+add_learning_rates_argument(parser, "model")
 args = parser.parse_args()
 for flag in ("seeds", "epochs", "batch_size", "sequence_length", "slices", "min_slice_examples"):
     if getattr(args, flag) < 1:
@@ -290,10 +288,7 @@ if not 1 <= args.short_words < args.long_words:
     )
 if not args.learning_rate > 0:
     parser.error(f"--learning-rate must be > 0; received {args.learning_rate}")
-if args.learning_rates is None:
-    args.learning_rates = rates_around(args.learning_rate)
-if len(set(args.learning_rates)) != len(args.learning_rates):
-    parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+resolve_learning_rates(parser, args)
 args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
 if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
     args.pooling = trained_pooling(args.model)

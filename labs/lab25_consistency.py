@@ -69,9 +69,14 @@ from kbert.text import BertPreprocessor
 from kbert.text.token_perturbation import TokenPerturbation
 from kbert.train import TrainingSettings, fine_tuning_optimizer
 from kbert.train.fine_tuning import unused_pooler_frozen
-from kbert.train.lab_run_arguments import add_lab_run_arguments, finish_lab
+from kbert.train.lab_run_arguments import (
+    add_lab_run_arguments,
+    add_learning_rates_argument,
+    finish_lab,
+    resolve_learning_rates,
+)
 from kbert.train.precision import resolve_dtype
-from kbert.train.rate_on_validation import rate_then_seeds, rates_around
+from kbert.train.rate_on_validation import rate_then_seeds
 
 # A perturbation's name → which of the two rates it uses.
 PERTURBATIONS = {
@@ -157,9 +162,11 @@ def training_batches(split, perturb, steps, args, seed):
 # %% The technique: one classifier, wrapped by `ConsistencyTrainer`, whose step adds
 # λ · masked KL(sharpened p(y|x) ‖ p(y|x̂)) on the unlabelled batch to the labelled batch's
 # cross-entropy. The supervised arm goes through the same trainer with labelled batches only.
-def train_run(args, data, split, perturb, seed, learning_rate):
-    """One arm at one label count, seed and peak rate; returns its test accuracy and how it
-    trained (the kept epoch's validation accuracy chooses the rate)."""
+def train_run(args, data, split, run):
+    """One arm at one label count, seed and peak rate (`run`: its "perturb", None for
+    supervised only, "seed" and "learning_rate"); returns its test accuracy and how it trained
+    (the kept epoch's validation accuracy chooses the rate)."""
+    perturb, seed, learning_rate = run["perturb"], run["seed"], run["learning_rate"]
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)  # the same new head for both arms of this seed
     encoder, tokenizer = load_pretrained(args.model, dtype=args.dtype)
@@ -279,7 +286,8 @@ def run_lab(args):
         for arm in arms:
 
             def train(rate, seed, size=size, arm=arm):
-                run = train_run(args, data, split_for(size, seed), perturbers.get(arm), seed, rate)
+                at = {"perturb": perturbers.get(arm), "seed": seed, "learning_rate": rate}
+                run = train_run(args, data, split_for(size, seed), at)
                 print(
                     f"{size} labels, seed {seed}, {arm}, lr {rate:g}: test "
                     f"{run['test_accuracy']:.4f}, validation {run['val_accuracy']:.4f} (epoch "
@@ -390,13 +398,7 @@ def parse_arguments(argv=None):
         seeds_help="runs per label count and arm",
         seed_help="the data splits' seed",
     )
-    parser.add_argument(
-        "--learning-rates",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=None,
-        help="peak rates each arm's first seed tries, validation choosing one per arm and "
-        "label count (default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
-    )
+    add_learning_rates_argument(parser, "arm")
     args = parser.parse_args(argv)
     args.perturbations = [name.strip() for name in args.perturbations.split(",") if name.strip()]
     if not args.perturbations or set(args.perturbations) - set(PERTURBATIONS):
@@ -410,10 +412,7 @@ def parse_arguments(argv=None):
             )
     if args.mask_rate + args.replace_rate > 1:
         parser.error("--mask-rate + --replace-rate must be <= 1 (each wordpiece changes once)")
-    if args.learning_rates is None:  # a third of the grid's choice, itself and three times it
-        args.learning_rates = rates_around(args.learning_rate)
-    if len(set(args.learning_rates)) != len(args.learning_rates):
-        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+    resolve_learning_rates(parser, args)
     args.dtype = resolve_dtype(args.dtype)  # "auto": what this machine computes fastest
     if args.pooling == "trained":  # how the checkpoint was trained to be read (MiniLM-L6: mean)
         args.pooling = trained_pooling(args.model)

@@ -220,13 +220,14 @@ def held_out_measures(model, objective, valid, common, args):
     return run
 
 
-def fine_tune(weights, tokenizer, data, args, arm, positive_label=None):
+def fine_tune(weights, tokenizer, data, args, arm):
     """A new classifier on the encoder from `weights`, reading it by `arm["pooling"]`, trained
     on `data["train"]` at `arm["learning_rate"]` with `arm`'s pretraining and fine-tuning
-    seeds; its test accuracy (and `test_f1` of `positive_label` where given), whether it landed
-    at the majority class, and (where `data` holds "validation") the validation score the rate
-    is chosen by (`validation_f1` with `positive_label`, else `validation_accuracy`)."""
-    train, test = data["train"], data["test"]
+    seeds; its test accuracy (and `test_f1` of `data["positive_label"]` where not None),
+    whether it landed at the majority class, and (where `data` holds "validation") the
+    validation score the rate is chosen by (`validation_f1` with a positive label, else
+    `validation_accuracy`)."""
+    train, test, positive_label = data["train"], data["test"], data["positive_label"]
     keras.backend.clear_session()
     # The same new head for every encoder and pooling of this seed.
     keras.utils.set_random_seed(arm["seed"])
@@ -303,12 +304,12 @@ def run_task(task, encoders, tokenizer, args):
                 "seed": seed,
                 "learning_rate": rate,
             }
-            data = {"train": subsets[pair], "test": test}
+            data = {"train": subsets[pair], "test": test, "positive_label": positive}
             if pair == pairs[0] and len(args.learning_rates) > 1:  # the rate is chosen here
                 data["validation"] = validation
             run = {
                 **arm,
-                **fine_tune(encoders[objective, p_seed], tokenizer, data, args, arm, positive),
+                **fine_tune(encoders[objective, p_seed], tokenizer, data, args, arm),
             }
             landed = ", at the majority class" if run["at_majority"] else ""
             f1 = f", F1 {run['test_f1']:.4f}" if "test_f1" in run else ""

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from kbert.checks import check_int
+from kbert.metrics.seed_comparison import verdict
 
 _CHUNK = 4096  # partitions scored per array (bounds memory with a few thousand targets)
 
@@ -190,4 +191,37 @@ def association_test(targets, attributes, permutations=10_000, seed=0):
         **permutation_p_value(scores_x, scores_y, permutations, seed),
         "mean_x": float(scores_x.mean()),
         "mean_y": float(scores_y.mean()),
+    }
+
+
+def mean_gap_p_value(first, second, permutations=10_000, seed=0):
+    """Two-sided permutation p-value of mean(first) − mean(second): twice the smaller of the two
+    one-sided p-values (`permutation_p_value` each way; exact when the re-partitions of
+    first ∪ second into groups of the same sizes number at most `permutations`), at most 1.
+    For group gaps such as a classifier's mean score on names of one group minus another's:
+    any two lists give some gap, and this says how often a split of the same items does too.
+
+        >>> mean_gap_p_value([0.9, 0.8, 0.85], [0.1, 0.2, 0.15])  # no split's gap is larger
+        0.0
+        >>> mean_gap_p_value([0.9, 0.1, 0.5], [0.8, 0.2, 0.5])  # splits give such gaps often
+        0.8
+    """
+    upper = permutation_p_value(first, second, permutations, seed)["p_value"]
+    lower = permutation_p_value(second, first, permutations, seed)["p_value"]
+    return min(1.0, 2 * min(upper, lower))
+
+
+def against_draws(value, draws_mean, draws_sd):
+    """`value` (an effect size on trained vectors) minus the mean over random draws (vectors of
+    an untrained encoder of the same shape), with its verdict against the draws' sd: "better"
+    (above), "worse" (below) or "no difference" (inside it, or with one draw and no sd).
+
+        >>> against_draws(0.5, 0.2, 0.1)["verdict"]
+        'better'
+    """
+    difference = value - draws_mean
+    return {
+        "difference": round(difference, 5),
+        "control_sd": None if draws_sd is None else round(draws_sd, 5),
+        "verdict": verdict(difference, draws_sd),
     }

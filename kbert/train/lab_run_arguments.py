@@ -9,11 +9,13 @@ Labs 12, 20 and 22 take only the rate (`add_chosen_rate_argument`).
 import json
 from pathlib import Path
 
+from kbert.arguments import comma_separated
 from kbert.files import atomic_write_text
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train.adaptation_comparison import START_LEARNING_RATES
 from kbert.train.chosen_on_validation import chosen_rates
 from kbert.train.precision import DTYPES
+from kbert.train.rate_on_validation import rates_around
 
 
 def add_chosen_rate_argument(parser, method="full", what="peak rate"):
@@ -28,6 +30,28 @@ def add_chosen_rate_argument(parser, method="full", what="peak rate"):
         default=rates.value[method],
         help=f"{what} (default: {rates.source})",
     )
+
+
+def add_learning_rates_argument(parser, what="arm"):
+    """Adds `--learning-rates`: the peak rates each `what`'s first seed tries, validation
+    choosing one (`kbert.train.rate_on_validation`); by default `--learning-rate` ÷ 3, itself
+    and × 3 (`resolve_learning_rates` fills it after parsing)."""
+    parser.add_argument(
+        "--learning-rates",
+        type=comma_separated(float, minimum=0, strictly_greater=True),
+        default=None,
+        help=f"peak rates each {what}'s first seed tries, validation choosing one per {what} "
+        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+    )
+
+
+def resolve_learning_rates(parser, args):
+    """`args.learning_rates` as the run uses them: the given list, or `rates_around` the
+    (checked) `args.learning_rate`; a parser error when a rate repeats."""
+    if args.learning_rates is None:
+        args.learning_rates = rates_around(args.learning_rate)
+    if len(set(args.learning_rates)) != len(args.learning_rates):
+        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
 
 
 def add_lab_run_arguments(

@@ -6,10 +6,12 @@ import pytest
 
 from kbert.analysis import association_tests
 from kbert.analysis.association_tests import (
+    against_draws,
     association_scores,
     association_test,
     effect_size,
     effect_size_from_scores,
+    mean_gap_p_value,
     permutation_p_value,
 )
 
@@ -104,3 +106,26 @@ def test_equal_scores_have_no_effect_size():
 
 def test_doctests():
     assert doctest.testmod(association_tests).failed == 0
+
+
+def test_a_mean_gap_is_tested_two_sided_against_re_splits_of_the_same_items():
+    high, low = [0.9, 0.91, 0.92, 0.93], [0.1, 0.11, 0.12]
+    # No re-split of these 7 items into 4 and 3 gives a larger gap, either way round.
+    assert mean_gap_p_value(high, low) == mean_gap_p_value(low, high) == 0.0
+    # Scores that do not follow the groups: most splits give such a gap.
+    assert mean_gap_p_value([0.9, 0.1, 0.5], [0.8, 0.2, 0.5]) > 0.5
+    # Sampled re-splits (more partitions than `permutations`): one-sided p is at least 1/(1+n).
+    rng = np.random.default_rng(0)
+    first, second = rng.normal(1.0, 0.1, 12), rng.normal(0.0, 0.1, 12)
+    assert mean_gap_p_value(first, second, permutations=200, seed=0) == pytest.approx(2 / 201)
+
+
+def test_an_effect_size_is_read_against_the_random_draws_spread():
+    assert against_draws(0.5, 0.2, 0.1) == {
+        "difference": 0.3,
+        "control_sd": 0.1,
+        "verdict": "better",
+    }
+    assert against_draws(0.5, 0.0, 0.5)["verdict"] == "no difference"  # inside the sd
+    assert against_draws(-0.5, 0.2, 0.1)["verdict"] == "worse"
+    assert against_draws(0.5, 0.1, None)["verdict"] == "no difference"  # one draw: no spread
