@@ -51,7 +51,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.arguments import comma_separated
 from kbert.checkpoints import load_pretrained
 from kbert.data import dialog_inputs, read_personachat, reply_examples, split_dialogs
 from kbert.data.personachat import SPECIAL_TOKENS
@@ -65,6 +64,7 @@ from kbert.models import (
 from kbert.models.text_generator import TextGenerator
 from kbert.run_records import add_record_argument, record_if_requested
 from kbert.train import count_batches, fine_tuning_optimizer
+from kbert.train.lab_run_arguments import add_learning_rates_argument, resolve_learning_rates
 from kbert.train.rate_on_validation import rate_then_seeds
 
 # %% Settings (`--help` lists them) and the dialogs, split by persona.
@@ -76,13 +76,7 @@ parser.add_argument("--sequence-length", type=int, default=128)
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--seeds", type=int, default=3, help="fine-tuning runs per start")
 parser.add_argument("--batch-size", type=int, default=16)
-parser.add_argument(
-    "--learning-rates",
-    type=comma_separated(float, minimum=0, strictly_greater=True),
-    default=[3e-4, 1e-3],
-    help="peak rates each start's first seed tries, validation perplexity choosing one per "
-    "start (one rate: no choice)",
-)
+add_learning_rates_argument(parser, "start", [3e-4, 1e-3], "3e-4, the lab's rate before, and 1e-3")
 parser.add_argument(
     "--validation-examples", type=int, default=200, help="validation replies the rate is chosen on"
 )
@@ -117,11 +111,9 @@ if args.seeds < 1 or args.epochs < 1 or args.train_dialogs < 0:
         "--seeds and --epochs must be positive integers and --train-dialogs >= 0; received "
         f"{args.seeds}, {args.epochs}, {args.train_dialogs}"
     )
-if len(set(args.learning_rates)) != len(args.learning_rates) or args.validation_examples < 1:
-    parser.error(
-        "--learning-rates must not repeat a rate and --validation-examples must be >= 1; "
-        f"received {args.learning_rates}, {args.validation_examples}"
-    )
+resolve_learning_rates(parser, args)
+if args.validation_examples < 1:
+    parser.error(f"--validation-examples must be >= 1; received {args.validation_examples}")
 dialogs = read_personachat(data_dir=args.data_dir)
 train_dialogs, held_out_dialogs = split_dialogs(dialogs, held_out=0.1, seed=args.seed)
 # Validation: a tenth of the training split's personas, never trained on (the rate's choice).

@@ -83,7 +83,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert.arguments import comma_separated
 from kbert.data import CLASSIFICATION_TASKS, load_classification_task, read_named_corpus
 from kbert.data.combined_pretraining_inputs import combined_pretraining_datasets
 from kbert.files import atomic_write_text
@@ -105,6 +104,7 @@ from kbert.tasks import evaluate_classifier
 from kbert.text import BertPreprocessor
 from kbert.text.corpus_tokenizers import train_corpus_tokenizer
 from kbert.train import TrainingSettings, fine_tune_classifier
+from kbert.train.lab_run_arguments import add_learning_rates_argument, resolve_learning_rates
 from kbert.train.pretraining_optimizer import compile_for_pretraining
 from kbert.train.rate_on_validation import rate_then_seeds
 
@@ -459,12 +459,11 @@ def parse_arguments():
     parser.add_argument("--sequence-length", type=int, default=64, help="fine-tuning tokens")
     parser.add_argument("--fine-tune-batch-size", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument(
-        "--learning-rates",
-        type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=[3e-4, 1e-3],
-        help="fine-tuning peaks tried per objective, reading and task, one chosen on validation "
-        "(benchmarks/transfer.py's two for lab01's encoders; one rate: no choice)",
+    add_learning_rates_argument(
+        parser,
+        "objective, reading and task",
+        [3e-4, 1e-3],
+        "benchmarks/transfer.py's two for lab01's encoders",
     )
     parser.add_argument(
         "--pooling",
@@ -516,8 +515,7 @@ def parse_arguments():
         )
     if not args.peak_learning_rate > 0:
         parser.error(f"--peak-learning-rate must be > 0; received {args.peak_learning_rate}")
-    if len(set(args.learning_rates)) != len(args.learning_rates):
-        parser.error(f"--learning-rates must not repeat a rate; received {args.learning_rates}")
+    resolve_learning_rates(parser, args)
     return args
 
 

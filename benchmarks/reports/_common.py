@@ -18,6 +18,14 @@ def paired_by_seed(values, baseline):
     return paired_difference([values[s] for s in seeds], [baseline[s] for s in seeds]), seeds
 
 
+def chosen_rate(label, choice, cell):
+    """ "label 0.0003 of 0.0001 (…), 0.0003 (…)": the peak rate a lab chose on validation
+    (`kbert.train.rate_on_validation`'s `choice`) and each rate its first seed tried, `cell(row)`
+    giving that rate's scores; "label 0.0003" where one rate was given (no choice)."""
+    tried = ", ".join(f"{row['learning_rate']:g} ({cell(row)})" for row in choice["tried"])
+    return f"{label} {choice['chosen']:g}" + (f" of {tried}" if tried else "")
+
+
 def markdown_table(header, rows):
     """A Markdown table: `header` (cell texts) over `rows` (lists of cells, formatted by `str`)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

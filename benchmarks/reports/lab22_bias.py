@@ -1,6 +1,6 @@
 """The records of `labs/lab22_bias.py`: their section of docs/results.md and README headline."""
 
-from benchmarks.reports._common import markdown_table
+from benchmarks.reports._common import chosen_rate, markdown_table
 
 STEMS = ("lab22_bias",)
 
@@ -120,13 +120,14 @@ def rates_sentence(results):
     choices = results.get("rate_choices")
     if not choices:
         return ""
-    parts = []
-    for arm, choice in choices.items():
-        tried = ", ".join(
-            f"{row['learning_rate']:g} ({row['validation_accuracy']:.3f} / {row['accuracy']:.3f})"
-            for row in choice["tried"]
+    parts = [
+        chosen_rate(
+            ARM_NAMES[arm],
+            choice,
+            lambda row: f"{row['validation_accuracy']:.3f} / {row['accuracy']:.3f}",
         )
-        parts.append(f"{ARM_NAMES[arm]} {choice['chosen']:g}" + (f" of {tried}" if tried else ""))
+        for arm, choice in choices.items()
+    ]
     return (
         "Each arm's peak rate, chosen on validation accuracy at the first seed "
         f"({results['validation_examples']:,} held-out training sentences; per rate tried: "

@@ -1,6 +1,6 @@
 """The records of `labs/lab24_slicing.py`: their section and README headline."""
 
-from benchmarks.reports._common import markdown_table
+from benchmarks.reports._common import chosen_rate, markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab24_slicing",)
@@ -96,14 +96,14 @@ def _rates_lines(results):
     choices = results.get("rate_choices")
     if not choices:
         return []
-    parts = []
-    for model, choice in choices.items():
-        tried = ", ".join(
-            f"{row['learning_rate']:g} ({row['validation_accuracy']:.3f} / "
-            f"{row['test_accuracy']:.3f})"
-            for row in choice["tried"]
+    parts = [
+        chosen_rate(
+            MODELS[model],
+            choice,
+            lambda row: f"{row['validation_accuracy']:.3f} / {row['test_accuracy']:.3f}",
         )
-        parts.append(f"{MODELS[model]} {choice['chosen']:g}" + (f" of {tried}" if tried else ""))
+        for model, choice in choices.items()
+    ]
     return [
         "",
         "Each model's peak rate, chosen on overall validation accuracy at the first seed (per "

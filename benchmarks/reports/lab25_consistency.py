@@ -1,6 +1,6 @@
 """The records of `labs/lab25_consistency.py`: their section and README headline."""
 
-from benchmarks.reports._common import markdown_table
+from benchmarks.reports._common import chosen_rate, markdown_table
 from kbert.metrics.seed_comparison import format_difference, mean_sd
 
 STEMS = ("lab25_consistency",)
@@ -65,20 +65,18 @@ def _rates_lines(choices):
     lines = [
         "",
         "Each arm's peak rate, chosen on validation at the first seed at each label count "
-        "(`kbert.train.rate_on_validation`; validation / test accuracy per rate tried, the "
-        "chosen in bold; test is shown, never used to choose):",
+        "(`kbert.train.rate_on_validation`; the rate chosen, then validation / test accuracy "
+        "per rate tried; test is shown, never used to choose):",
         "",
     ]
     for size, arms in choices.items():
         for arm, choice in arms.items():
-            tried = ", ".join(
-                ("**{}**" if row["learning_rate"] == choice["chosen"] else "{}").format(
-                    f"{row['learning_rate']:g}: {row['val_accuracy']:.3f} / "
-                    f"{row['test_accuracy']:.3f}"
-                )
-                for row in choice["tried"]
+            cell = chosen_rate(
+                f"- {size} labels, {_arm(arm)}:",
+                choice,
+                lambda row: f"{row['val_accuracy']:.3f} / {row['test_accuracy']:.3f}",
             )
-            lines.append(f"- {size} labels, {_arm(arm)}: {tried or 'one rate, no choice'}")
+            lines.append(cell)
     return lines
 
 

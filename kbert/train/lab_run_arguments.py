@@ -32,16 +32,19 @@ def add_chosen_rate_argument(parser, method="full", what="peak rate"):
     )
 
 
-def add_learning_rates_argument(parser, what="arm"):
+def add_learning_rates_argument(parser, what="arm", default=None, default_help=None):
     """Adds `--learning-rates`: the peak rates each `what`'s first seed tries, validation
-    choosing one (`kbert.train.rate_on_validation`); by default `--learning-rate` ÷ 3, itself
-    and × 3 (`resolve_learning_rates` fills it after parsing)."""
+    choosing one (`kbert.train.rate_on_validation`). By default `--learning-rate` ÷ 3, itself
+    and × 3 (`resolve_learning_rates` fills it after parsing); a lab without `--learning-rate`
+    gives its own `default` list and says where it comes from (`default_help`)."""
+    if default is None:
+        default_help = "--learning-rate ÷ 3, itself and × 3"
     parser.add_argument(
         "--learning-rates",
         type=comma_separated(float, minimum=0, strictly_greater=True),
-        default=None,
+        default=default,
         help=f"peak rates each {what}'s first seed tries, validation choosing one per {what} "
-        "(default: --learning-rate ÷ 3, itself and × 3; one rate: no choice)",
+        f"(default: {default_help}; one rate: no choice)",
     )
 
 

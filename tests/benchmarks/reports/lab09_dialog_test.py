@@ -76,6 +76,6 @@ def test_each_start_s_rate_chosen_on_validation_perplexity_is_named():
     page = lab09_dialog.render(record)
     assert (
         "peak rate chosen per start on the validation perplexity of 200 replies: pretrained "
-        "0.001 (of 0.0003: 60.0, 0.001: 55.0); random 0.0003"
+        "0.001 of 0.0003 (60.0), 0.001 (55.0); random 0.0003"
     ) in page
     assert "lr 0.0003" in lab09_dialog.render(DIALOG)  # a record made before the choice

@@ -151,9 +151,9 @@ def test_each_arm_s_rate_chosen_on_validation_is_a_column_and_its_tries_a_line()
     assert "| labels | arm | peak rate | test accuracy |" in page
     assert "| 100 | + consistency (both) | 0.0009 | 0.713 ± 0.010 (n=3) |" in page
     assert (
-        "- 100 labels, supervised only: 0.0001: 0.700 / 0.710, **0.0003: 0.750 / 0.740**, "
-        "0.0009: 0.740 / 0.780"
+        "- 100 labels, supervised only: 0.0003 of 0.0001 (0.700 / 0.710), 0.0003 (0.750 / "
+        "0.740), 0.0009 (0.740 / 0.780)"
     ) in page
-    assert "- 100 labels, + consistency (mask): one rate, no choice" in page
+    assert "- 100 labels, + consistency (mask): 0.0001\n" in page  # one rate: no choice
     # A record made before the choice: no rate column, no lines.
     assert "peak rate" not in lab25_consistency.render(RESULTS)
