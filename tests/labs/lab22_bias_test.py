@@ -168,7 +168,7 @@ def test_a_small_run_prints_the_story_and_records_it(tmp_path, data_root, tiny_m
         "random weights",
         "CDA:",
         "both arms take",
-        "seed 0 fine_tuned accuracy",
+        "seed 0 fine_tuned lr 0.001: accuracy",
         "seed 1 cda",
         "SEAT after fine-tuning",
         "CDA − fine-tuned",
