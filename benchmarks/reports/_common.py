@@ -26,6 +26,13 @@ def chosen_rate(label, choice, cell):
     return f"{label} {choice['chosen']:g}" + (f" of {tried}" if tried else "")
 
 
+def chosen_rates(choices, names, cell):
+    """`chosen_rate` for each of `choices` (name → a rate choice), "; "-joined, each labelled
+    `names[name]` (a dict, or a callable)."""
+    label = names if callable(names) else names.__getitem__
+    return "; ".join(chosen_rate(label(name), choice, cell) for name, choice in choices.items())
+
+
 def markdown_table(header, rows):
     """A Markdown table: `header` (cell texts) over `rows` (lists of cells, formatted by `str`)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -2,7 +2,7 @@
 
 import math
 
-from benchmarks.reports._common import chosen_rate, markdown_table
+from benchmarks.reports._common import chosen_rates, markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab09_dialog",)
@@ -21,13 +21,10 @@ def _rates(results):
     choices = results.get("rate_choices")
     if not choices:
         return f"lr {results['settings']['learning_rate']:g}"
-    parts = [
-        chosen_rate(name, choice, lambda row: f"{row['validation_perplexity']:,.1f}")
-        for name, choice in choices.items()
-    ]
+    rates = chosen_rates(choices, str, lambda row: f"{row['validation_perplexity']:,.1f}")
     return (
         f"peak rate chosen per start on the validation perplexity of "
-        f"{results['validation_replies']:,} replies: " + "; ".join(parts)
+        f"{results['validation_replies']:,} replies: " + rates
     )
 
 

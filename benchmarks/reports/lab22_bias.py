@@ -1,6 +1,6 @@
 """The records of `labs/lab22_bias.py`: their section of docs/results.md and README headline."""
 
-from benchmarks.reports._common import chosen_rate, markdown_table
+from benchmarks.reports._common import chosen_rates, markdown_table
 
 STEMS = ("lab22_bias",)
 
@@ -120,18 +120,13 @@ def rates_sentence(results):
     choices = results.get("rate_choices")
     if not choices:
         return ""
-    parts = [
-        chosen_rate(
-            ARM_NAMES[arm],
-            choice,
-            lambda row: f"{row['validation_accuracy']:.3f} / {row['accuracy']:.3f}",
-        )
-        for arm, choice in choices.items()
-    ]
+    rates = chosen_rates(
+        choices, ARM_NAMES, lambda row: f"{row['validation_accuracy']:.3f} / {row['accuracy']:.3f}"
+    )
     return (
         "Each arm's peak rate, chosen on validation accuracy at the first seed "
         f"({results['validation_examples']:,} held-out training sentences; per rate tried: "
-        "validation / test accuracy, test never used to choose): " + "; ".join(parts) + "."
+        "validation / test accuracy, test never used to choose): " + rates + "."
     )
 
 

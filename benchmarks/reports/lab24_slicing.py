@@ -1,6 +1,6 @@
 """The records of `labs/lab24_slicing.py`: their section and README headline."""
 
-from benchmarks.reports._common import chosen_rate, markdown_table
+from benchmarks.reports._common import chosen_rates, markdown_table
 from kbert.metrics.seed_comparison import format_difference
 
 STEMS = ("lab24_slicing",)
@@ -96,18 +96,15 @@ def _rates_lines(results):
     choices = results.get("rate_choices")
     if not choices:
         return []
-    parts = [
-        chosen_rate(
-            MODELS[model],
-            choice,
-            lambda row: f"{row['validation_accuracy']:.3f} / {row['test_accuracy']:.3f}",
-        )
-        for model, choice in choices.items()
-    ]
+    rates = chosen_rates(
+        choices,
+        MODELS,
+        lambda row: f"{row['validation_accuracy']:.3f} / {row['test_accuracy']:.3f}",
+    )
     return [
         "",
         "Each model's peak rate, chosen on overall validation accuracy at the first seed (per "
-        "rate tried: validation / test accuracy; test never chooses): " + "; ".join(parts) + ".",
+        "rate tried: validation / test accuracy; test never chooses): " + rates + ".",
     ]
 
 
